@@ -1,0 +1,74 @@
+/*
+ * exec.h — the contract between instruction semantics (isa/exec_*.c) and
+ * the tile scheduler (sim/tile.c).
+ *
+ * Every row of isa.def has an executor
+ *
+ *     enum isa_flow isa_exec_<ID>(isa_tile_state *t, isa_context *c, const isa_insn *in);
+ *
+ * that applies the instruction's effect on architectural state and says how
+ * the context's control flow continues.  Executors decide values, never
+ * time: latencies come from the row's cost class and the machine
+ * description.  On entry c->pc is the address of the instruction (of its
+ * bundle, for an aux instruction).  An executor that raises an exception
+ * fills t->fault with isa_raise() and returns ISA_FLOW_FAULT, leaving
+ * architectural state as it was before the instruction where it can.
+ */
+#ifndef IPUSIM_ISA_EXEC_H
+#define IPUSIM_ISA_EXEC_H
+
+#include <stdarg.h>
+#include <string.h>
+
+#include "state.h"
+
+enum isa_flow {
+    ISA_FLOW_NEXT = 0,  /* continue after this instruction (rpt looping applies) */
+    ISA_FLOW_JUMP,      /* continue at c->pc, which the executor has set */
+    ISA_FLOW_STALL,     /* cannot proceed now (run with no free worker): re-issue later */
+    ISA_FLOW_EXIT,      /* the context has ended (worker exit, supervisor end of program) */
+    ISA_FLOW_SYNC,      /* supervisor reached a sync; t->sync_zone says which */
+    ISA_FLOW_FAULT,     /* exception recorded in t->fault */
+};
+
+#define ISA_INSN(id, mn, ops, major, funct, pipe, cost, flags) \
+    enum isa_flow isa_exec_##id(isa_tile_state *t, isa_context *c, const isa_insn *in);
+#include "isa.def"
+#undef ISA_INSN
+
+/* Record an exception raised by context c at c->pc; returns ISA_FLOW_FAULT. */
+enum isa_flow isa_raise(isa_tile_state *t, const isa_context *c, const isa_insn *in,
+                        enum isa_exception exc, uint32_t address, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+
+/* Register access helpers: $m15, $a15 (and $a14 as half of $azeros) read as
+ * zero and ignore writes. */
+static inline uint32_t isa_m(const isa_context *c, int r) { return c->m[r]; }
+static inline void isa_set_m(isa_context *c, int r, uint32_t v) { if (r != ISA_MRF_ZERO) c->m[r] = v; }
+static inline uint32_t isa_a(const isa_context *c, int r) { return c->a[r]; }
+static inline void isa_set_a(isa_context *c, int r, uint32_t v) { if (r < 14) c->a[r] = v; }
+
+static inline float isa_bits_f32(uint32_t b) { float f; memcpy(&f, &b, 4); return f; }
+static inline uint32_t isa_f32_bits(float f) { uint32_t b; memcpy(&b, &f, 4); return b; }
+
+/* Queue an ARF write from a main-pipeline instruction (ISA_F_ARFW): n
+ * consecutive registers from reg.  Committed by isa_commit_pending(). */
+static inline void isa_defer_a(isa_context *c, int reg, const uint32_t *v, int n)
+{
+    c->pending_a_reg = (uint8_t)reg;
+    c->pending_a_count = (uint8_t)n;
+    for (int i = 0; i < n; i++)
+        c->pending_a[i] = v[i];
+}
+
+static inline void isa_commit_pending(isa_context *c)
+{
+    for (int i = 0; i < c->pending_a_count; i++)
+        isa_set_a(c, c->pending_a_reg + i, c->pending_a[i]);
+    c->pending_a_count = 0;
+}
+
+/* Name of an exception, for messages ("memory conflict"). */
+const char *isa_exception_name(enum isa_exception exc);
+
+#endif

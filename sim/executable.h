@@ -1,0 +1,132 @@
+/*
+ * executable.h — the ipusim executable: the contract between the compiler
+ * (or the assembler) and the simulator.
+ *
+ * On disk it is an ELF64 little-endian file of type ET_EXEC (ET_REL for an
+ * assembled object that has not been placed) with e_machine EXE_EM_IPUSIM,
+ * a machine number of ipusim's own.  Layout:
+ *
+ *   - one ELF section per piece of tile code or data, SHF_ALLOC, with
+ *     sh_addr the tile-local address and SHF_EXECINSTR for code; .bss-like
+ *     pieces are SHT_NOBITS.  Its name is "<name>@<tile>", e.g.
+ *     ".text@0" or ".data@1471" (<tile> is the global tile number:
+ *     chip * tiles_per_chip + tile).
+ *   - ".ipusim.tiles": for every tile that has code, the supervisor entry
+ *     address (records of struct exe_tile_record).
+ *   - ".symtab"/".strtab": symbols, each tied to its section and so to a
+ *     tile (STT_FUNC for code labels, STT_OBJECT for data).
+ *   - ".ipusim.lines": address -> source file and line, for messages and
+ *     the debugger.
+ *   - ".ipusim.bsp" and ".ipusim.tensors": the BSP control program and the
+ *     tensor map, opaque byte blobs to this module, written and read by the
+ *     layers that own them.
+ *
+ * Writing goes to a temporary file renamed into place, so an interrupted
+ * write never leaves a half-written executable.  Reading validates
+ * everything it relies on and reports the first problem found.
+ */
+#ifndef IPUSIM_EXECUTABLE_H
+#define IPUSIM_EXECUTABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define EXE_EM_IPUSIM 0x4950u     /* e_machine: "IP" */
+#define EXE_FORMAT_VERSION 1u     /* e_flags: bumped on incompatible change */
+
+enum exe_section_flags {
+    EXE_SEC_EXEC  = 1u << 0,      /* code */
+    EXE_SEC_WRITE = 1u << 1,      /* writable data */
+    EXE_SEC_NOBITS = 1u << 2,     /* zero-filled, no bytes in the file */
+};
+
+typedef struct exe_section {
+    char *name;                   /* without the "@tile" suffix: ".text" */
+    uint32_t tile;                /* global tile number */
+    uint32_t addr;                /* tile-local address of the first byte */
+    uint32_t size;                /* bytes */
+    uint32_t flags;               /* enum exe_section_flags */
+    uint8_t *bytes;               /* size bytes; NULL for NOBITS */
+} exe_section;
+
+enum exe_symbol_kind { EXE_SYM_CODE, EXE_SYM_DATA, EXE_SYM_OTHER };
+
+typedef struct exe_symbol {
+    char *name;
+    uint32_t tile;
+    uint32_t addr;
+    uint32_t size;
+    uint8_t kind;                 /* enum exe_symbol_kind */
+    bool global;
+} exe_symbol;
+
+typedef struct exe_line {
+    uint32_t tile;
+    uint32_t addr;
+    uint32_t line;
+    uint32_t file;                /* index into exe.files */
+} exe_line;
+
+typedef struct exe_tile_record {
+    uint32_t tile;
+    uint32_t supervisor_entry;    /* address the supervisor starts at */
+} exe_tile_record;
+
+typedef struct exe_blob {
+    uint8_t *bytes;
+    size_t size;
+} exe_blob;
+
+typedef struct ipu_exe {
+    exe_section *sections; size_t n_sections;
+    exe_symbol *symbols;   size_t n_symbols;
+    exe_line *lines;       size_t n_lines;
+    char **files;          size_t n_files;
+    exe_tile_record *tiles; size_t n_tiles;
+    exe_blob bsp;                 /* .ipusim.bsp, may be empty */
+    exe_blob tensors;             /* .ipusim.tensors, may be empty */
+    bool relocatable;             /* ET_REL: an object not yet placed */
+} ipu_exe;
+
+ipu_exe *exe_new(void);
+void exe_free(ipu_exe *e);
+
+/* Builders copy what they are given.  They return false only when the host
+ * runs out of memory or a section overlaps another one on the same tile
+ * (err explains). */
+bool exe_add_section(ipu_exe *e, uint32_t tile, const char *name, uint32_t addr,
+                     const void *bytes, uint32_t size, uint32_t flags,
+                     char *err, size_t err_size);
+bool exe_add_symbol(ipu_exe *e, uint32_t tile, const char *name, uint32_t addr,
+                    uint32_t size, enum exe_symbol_kind kind, bool global);
+/* Returns the file index for a source file name (added once). */
+uint32_t exe_add_file(ipu_exe *e, const char *path);
+bool exe_add_line(ipu_exe *e, uint32_t tile, uint32_t addr, uint32_t file, uint32_t line);
+bool exe_set_entry(ipu_exe *e, uint32_t tile, uint32_t supervisor_entry);
+bool exe_set_blob(exe_blob *b, const void *bytes, size_t size);
+
+/* Write to path (temporary file + rename).  On failure returns false and
+ * err names the file and the reason; the old file, if any, is untouched. */
+bool exe_write(const ipu_exe *e, const char *path, char *err, size_t err_size);
+
+/* Read and validate.  On failure returns NULL and err names the file and
+ * what is wrong with it ("prog.elf: not an ipusim executable (e_machine
+ * 62, expected 0x4950)", "prog.elf: section .text@3 extends past the end of
+ * the file", ...). */
+ipu_exe *exe_read(const char *path, char *err, size_t err_size);
+/* The same from a memory image (used by the fuzzers and tests). */
+ipu_exe *exe_read_memory(const void *image, size_t size, const char *name,
+                         char *err, size_t err_size);
+
+/* Lookups. */
+const exe_symbol *exe_find_symbol(const ipu_exe *e, const char *name);
+/* The symbol covering (tile, addr), preferring code labels; NULL if none. */
+const exe_symbol *exe_symbol_at(const ipu_exe *e, uint32_t tile, uint32_t addr);
+/* Source position of (tile, addr): the line record at or before addr in the
+ * same section; false if unknown. */
+bool exe_line_at(const ipu_exe *e, uint32_t tile, uint32_t addr,
+                 const char **file, uint32_t *line);
+const exe_tile_record *exe_tile(const ipu_exe *e, uint32_t tile);
+
+#endif

@@ -1,0 +1,137 @@
+#include "fileio.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char *dup_str(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d)
+        memcpy(d, s, n);
+    return d;
+}
+
+bool afile_open(atomic_file *f, const char *path, char *err, size_t err_size)
+{
+    memset(f, 0, sizeof *f);
+    size_t n = strlen(path) + 16;
+    f->path = dup_str(path);
+    f->tmp_path = malloc(n);
+    if (!f->path || !f->tmp_path) {
+        snprintf(err, err_size, "%s: out of memory", path);
+        goto fail;
+    }
+    snprintf(f->tmp_path, n, "%s.tmpXXXXXX", path);
+    int fd = mkstemp(f->tmp_path);
+    if (fd < 0) {
+        snprintf(err, err_size, "%s: cannot create: %s", path, strerror(errno));
+        goto fail;
+    }
+    f->fp = fdopen(fd, "wb");
+    if (!f->fp) {
+        snprintf(err, err_size, "%s: cannot open: %s", path, strerror(errno));
+        close(fd);
+        unlink(f->tmp_path);
+        goto fail;
+    }
+    return true;
+fail:
+    free(f->path);
+    free(f->tmp_path);
+    memset(f, 0, sizeof *f);
+    return false;
+}
+
+static void afile_release(atomic_file *f)
+{
+    free(f->path);
+    free(f->tmp_path);
+    memset(f, 0, sizeof *f);
+}
+
+bool afile_commit(atomic_file *f, char *err, size_t err_size)
+{
+    bool ok = true;
+    if (fflush(f->fp) != 0 || ferror(f->fp)) {
+        snprintf(err, err_size, "%s: write failed: %s", f->path, strerror(errno));
+        ok = false;
+    } else if (fsync(fileno(f->fp)) != 0 && errno != EINVAL) {
+        snprintf(err, err_size, "%s: write failed: %s", f->path, strerror(errno));
+        ok = false;
+    }
+    if (fclose(f->fp) != 0 && ok) {
+        snprintf(err, err_size, "%s: write failed: %s", f->path, strerror(errno));
+        ok = false;
+    }
+    f->fp = NULL;
+    if (ok && rename(f->tmp_path, f->path) != 0) {
+        snprintf(err, err_size, "%s: cannot rename into place: %s", f->path, strerror(errno));
+        ok = false;
+    }
+    if (!ok)
+        unlink(f->tmp_path);
+    afile_release(f);
+    return ok;
+}
+
+void afile_abort(atomic_file *f)
+{
+    if (f->fp)
+        fclose(f->fp);
+    if (f->tmp_path)
+        unlink(f->tmp_path);
+    afile_release(f);
+}
+
+bool afile_write_all(const char *path, const void *data, size_t size, char *err, size_t err_size)
+{
+    atomic_file f;
+    if (!afile_open(&f, path, err, err_size))
+        return false;
+    if (size && fwrite(data, 1, size, f.fp) != size) {
+        snprintf(err, err_size, "%s: write failed: %s", path, strerror(errno));
+        afile_abort(&f);
+        return false;
+    }
+    return afile_commit(&f, err, err_size);
+}
+
+bool read_whole_file(const char *path, char **data, size_t *size, char *err, size_t err_size)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp) {
+        snprintf(err, err_size, "%s: cannot open: %s", path, strerror(errno));
+        return false;
+    }
+    size_t cap = 65536, n = 0;
+    char *buf = malloc(cap + 1);
+    while (buf) {
+        size_t got = fread(buf + n, 1, cap - n, fp);
+        n += got;
+        if (n < cap) {
+            if (ferror(fp)) {
+                snprintf(err, err_size, "%s: read failed: %s", path, strerror(errno));
+                free(buf);
+                fclose(fp);
+                return false;
+            }
+            break;
+        }
+        cap *= 2;
+        char *nb = realloc(buf, cap + 1);
+        if (!nb) { free(buf); buf = NULL; break; }
+        buf = nb;
+    }
+    fclose(fp);
+    if (!buf) {
+        snprintf(err, err_size, "%s: out of memory reading file", path);
+        return false;
+    }
+    buf[n] = 0;
+    *data = buf;
+    *size = n;
+    return true;
+}
