@@ -68,6 +68,50 @@ static inline void isa_commit_pending(isa_context *c)
     c->pending_a_count = 0;
 }
 
+/* CSR access with its side effects (isa/csr.c): reading $COUNT_L/U gives
+ * t->cycle, writing $FP_CLR clears the accumulators and status bits it
+ * names, writing $PRNG_SEED seeds the PRNG, ...  Raise ISA_EXC_INVALID_OPERAND
+ * for an unknown CSR, a read-only one written, or a supervisor CSR reached
+ * from a worker. */
+enum isa_flow isa_csr_read(isa_tile_state *t, isa_context *c, const isa_insn *in,
+                           unsigned csr, uint32_t *value);
+enum isa_flow isa_csr_write(isa_tile_state *t, isa_context *c, const isa_insn *in,
+                            unsigned csr, uint32_t value);
+
+/*
+ * Semantics the scheduler relies on (ipusim's definitions where ISA2 is
+ * silent or does not publish the instruction):
+ *
+ * run $entry, $vbase, $dst      start the lowest-numbered inactive worker at
+ *                               $entry with $VERTEX_BASE = $vbase, $FP_CTL =
+ *                               the supervisor's $FP_ICTL; its number (1..6)
+ *                               goes to $dst.  No inactive worker: STALL.
+ * runall $entry, $vbase, $step  start all six workers; worker k (1..6) gets
+ *                               $VERTEX_BASE = $vbase + (k-1) * $step.  Any
+ *                               worker still running: STALL.
+ *   Both set bit k of t->started_workers for every worker started.
+ *   A worker's $WSR bits 2..0 hold its worker index k-1 (0..5).
+ * sync zone                     zone 0: wait (STALL) until no worker runs;
+ *                               zones 1 and 2: the same wait, then return
+ *                               SYNC with t->sync_zone set and c->pc left on
+ *                               the sync; whoever releases the barrier moves
+ *                               the pc past it.  Other zones: INVALID_OPERAND.
+ * exit* $m (worker)             if the condition holds: run_mode = INACTIVE,
+ *                               EXIT; else NEXT.
+ * exit* $m (supervisor)         ends the tile's program: workers still
+ *                               running is ISA_EXC_RUN; else run_mode = DONE,
+ *                               EXIT.
+ * trap n                        t->trap_code = n, raise ISA_EXC_BREAK.
+ * rpt count, size               the body is the (size+1) bundles that follow
+ *                               the rpt; it must start 8-byte aligned
+ *                               (ISA_EXC_RPT otherwise).  Sets rpt_first,
+ *                               rpt_end and rpt_remaining (the number of
+ *                               times the body runs); if that is zero, sets
+ *                               c->pc = rpt_end and returns JUMP, else NEXT.
+ *                               The scheduler loops the body and rejects
+ *                               control instructions inside it.
+ */
+
 /* Name of an exception, for messages ("memory conflict"). */
 const char *isa_exception_name(enum isa_exception exc);
 

@@ -91,4 +91,9 @@ typedef struct isa_tile_state {
     isa_fault fault;           /* valid when fault.exception != ISA_EXC_NONE */
 } isa_tile_state;
 
+/* Reset: supervisor running (pc 0 until the loader sets it), workers
+ * inactive, registers zero, memory empty. */
+void isa_state_init(isa_tile_state *t, uint32_t tile_id, uint32_t memory_bytes);
+void isa_state_free(isa_tile_state *t);
+
 #endif
