@@ -7,7 +7,9 @@
  *     enum isa_flow isa_exec_<ID>(isa_tile_state *t, isa_context *c, const isa_insn *in);
  *
  * that applies the instruction's effect on architectural state and says how
- * the context's control flow continues.  Executors decide values, never
+ * the context's control flow continues.  t->issue_bytes is the size (4 or 8)
+ * of the instruction or bundle being issued: c->pc + t->issue_bytes is the
+ * address after it.  Executors decide values, never
  * time: latencies come from the row's cost class and the machine
  * description.  On entry c->pc is the address of the instruction (of its
  * bundle, for an aux instruction).  An executor that raises an exception
@@ -41,10 +43,18 @@ enum isa_flow isa_raise(isa_tile_state *t, const isa_context *c, const isa_insn 
                         enum isa_exception exc, uint32_t address, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
 
-/* Register access helpers: $m15, $a15 (and $a14 as half of $azeros) read as
- * zero and ignore writes. */
+/* Register access helpers.  $m15, $a15 (and $a14 as half of $azeros) read
+ * as zero and ignore writes.  $m12 and $m13 read a worker's $WORKER_BASE
+ * and $VERTEX_BASE (0 on the supervisor) and ignore writes (ISA2 Table
+ * 2.4): c->m[12] and c->m[13] mirror those CSRs, kept in step by run,
+ * runall and put (isa_sync_base_registers). */
 static inline uint32_t isa_m(const isa_context *c, int r) { return c->m[r]; }
-static inline void isa_set_m(isa_context *c, int r, uint32_t v) { if (r != ISA_MRF_ZERO) c->m[r] = v; }
+static inline void isa_set_m(isa_context *c, int r, uint32_t v) { if (r < 12 || r == 14) c->m[r] = v; }
+static inline void isa_sync_base_registers(isa_context *c)
+{
+    c->m[12] = c->id == ISA_SUPERVISOR ? 0 : c->csr[ISA_CSR_WORKER_BASE];
+    c->m[13] = c->id == ISA_SUPERVISOR ? 0 : c->csr[ISA_CSR_VERTEX_BASE];
+}
 static inline uint32_t isa_a(const isa_context *c, int r) { return c->a[r]; }
 static inline void isa_set_a(isa_context *c, int r, uint32_t v) { if (r < 14) c->a[r] = v; }
 
@@ -52,20 +62,25 @@ static inline float isa_bits_f32(uint32_t b) { float f; memcpy(&f, &b, 4); retur
 static inline uint32_t isa_f32_bits(float f) { uint32_t b; memcpy(&b, &f, 4); return b; }
 
 /* Queue an ARF write from a main-pipeline instruction (ISA_F_ARFW): n
- * consecutive registers from reg.  Committed by isa_commit_pending(). */
+ * consecutive registers from reg; may be called several times for one
+ * instruction.  Committed by isa_commit_pending(). */
 static inline void isa_defer_a(isa_context *c, int reg, const uint32_t *v, int n)
 {
-    c->pending_a_reg = (uint8_t)reg;
-    c->pending_a_count = (uint8_t)n;
-    for (int i = 0; i < n; i++)
-        c->pending_a[i] = v[i];
+    for (int i = 0; i < n && reg + i < 16; i++) {
+        c->pending_a[reg + i] = v[i];
+        c->pending_a_mask |= (uint16_t)(1u << (reg + i));
+    }
 }
 
 static inline void isa_commit_pending(isa_context *c)
 {
-    for (int i = 0; i < c->pending_a_count; i++)
-        isa_set_a(c, c->pending_a_reg + i, c->pending_a[i]);
-    c->pending_a_count = 0;
+    uint32_t mask = c->pending_a_mask;
+    while (mask) {
+        int r = __builtin_ctz(mask);
+        isa_set_a(c, r, c->pending_a[r]);
+        mask &= mask - 1;
+    }
+    c->pending_a_mask = 0;
 }
 
 /* CSR access with its side effects (isa/csr.c): reading $COUNT_L/U gives
@@ -96,11 +111,14 @@ enum isa_flow isa_csr_write(isa_tile_state *t, isa_context *c, const isa_insn *i
  *                               SYNC with t->sync_zone set and c->pc left on
  *                               the sync; whoever releases the barrier moves
  *                               the pc past it.  Other zones: INVALID_OPERAND.
- * exit* $m (worker)             if the condition holds: run_mode = INACTIVE,
- *                               EXIT; else NEXT.
- * exit* $m (supervisor)         ends the tile's program: workers still
- *                               running is ISA_EXC_RUN; else run_mode = DONE,
- *                               EXIT.
+ * exit* $m (worker)             ends the worker (run_mode = INACTIVE, EXIT);
+ *                               the condition (e.g. $m == 0 for exitz) is
+ *                               its exit status, kept in c->exit_status
+ *                               (ISA2 3.7.2: the condition is the status a
+ *                               vertex returns, not whether it exits).
+ * exit* $m (supervisor)         ends the tile's program the same way:
+ *                               workers still running is ISA_EXC_RUN; else
+ *                               run_mode = DONE, EXIT.
  * trap n                        t->trap_code = n, raise ISA_EXC_BREAK.
  * rpt count, size               the body is the (size+1) bundles that follow
  *                               the rpt; it must start 8-byte aligned

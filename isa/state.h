@@ -68,9 +68,11 @@ typedef struct isa_context {
     uint32_t rpt_first, rpt_end, rpt_remaining;
 
     /* Main-pipeline ARF results wait here until the bundle's aux sibling has
-     * read its operands (see ISA_F_ARFW). */
-    uint32_t pending_a[4];
-    uint8_t pending_a_reg, pending_a_count;
+     * read its operands (see ISA_F_ARFW): pending_a[r] is the value for $ar
+     * when bit r of pending_a_mask is set. */
+    uint32_t pending_a[16];
+    uint16_t pending_a_mask;
+    uint8_t exit_status;       /* condition result of the exit* that ended the context */
 
     uint64_t prng[2];          /* xoroshiro128aox state ($PRNG_*) */
     isa_amp_context amp;       /* $AACC and AMP pipeline state */
@@ -82,6 +84,12 @@ typedef struct isa_tile_state {
     isa_amp_shared amp;        /* $CWEI: shared by all contexts */
     uint32_t tile_id;          /* global tile number, for messages */
     uint64_t cycle;            /* tile cycles since reset ($COUNT_L/U) */
+
+    /* Set by the scheduler before each issue: the bytes of the instruction
+     * or bundle being executed (4 or 8), so c->pc + issue_bytes is the
+     * address after it (the return address of call, the start of a rpt
+     * body). */
+    uint8_t issue_bytes;
 
     /* Requests from the semantics to the scheduler. */
     uint8_t started_workers;   /* bit w set: worker w was started by run/runall */

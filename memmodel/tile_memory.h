@@ -17,6 +17,35 @@
  * written memory return zeros (real SRAM would hold garbage; ipusim is
  * deterministic instead).
  *
+ * Element numbering (tmem_element; ISA2 §2.8.2, §2.8.4, §2.8.11.1), with
+ * off = addr - base and r1 = region1_base - base:
+ *   region 0 (off < r1):  element = off / 16 KiB  (linear, one element
+ *                         covers 16 KiB of consecutive addresses);
+ *   region 1 (off >= r1): pairs of elements cover 32 KiB of addresses;
+ *                         pair = (off - r1) / 32 KiB, and address bit 3
+ *                         picks the member: element = r1 / 16 KiB +
+ *                         2 * pair + ((addr >> 3) & 1).  So 64-bit words
+ *                         a and a + 8 are always in different elements.
+ *   An odd element left over at the top of region 1 (only with sizes that
+ *   are not a whole number of pairs past 0x80000, e.g. GC2's 256 KiB from
+ *   0x4C000) is a single non-interleaved element, numbered last.
+ * GC200/Bow: 13 elements in region 0 (0..12), 13 pairs in region 1
+ * (13..38).  The region 1 base is 0x80000 when the memory reaches past it;
+ * a smaller memory is all region 0.
+ *
+ * Storage pages are 16 KiB of consecutive addresses (page = off / 16 KiB),
+ * which is not the element numbering in region 1: elements decide
+ * conflicts only, pages only where bytes live.
+ *
+ * Checks run in this order: width, then alignment and range as in ISA2
+ * Listing 2.6 (alignment first), then region.  A 128-bit load occupies both elements of its pair; callers
+ * checking conflicts pass both addr and addr + 8.  Stores of 1, 2 or 16
+ * bytes return TMEM_WIDTH (the hardware has no such store; software does a
+ * 32-bit read-modify-write, ISA2 §2.8.6).
+ *
+ * The host must be little-endian (checked at compile time): loads and
+ * stores copy bytes straight between the page and the value.
+ *
  * Not modelled: ECC errors, the exchange-side access clashes of §2.8.11.2.
  */
 #ifndef IPUSIM_TILE_MEMORY_H
@@ -25,9 +54,16 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "ipusim's tile memory assumes a little-endian host"
+#endif
 
 #define TMEM_PAGE_BYTES 16384u
 #define TMEM_MAX_PAGES  64u          /* enough for 1 MiB of tile memory */
+#define TMEM_PAGE_SHIFT 14u
+#define TMEM_NO_ELEMENT 0xFFFFFFFFu  /* tmem_element of an address outside memory */
 
 enum tmem_status {
     TMEM_OK = 0,
@@ -36,6 +72,7 @@ enum tmem_status {
     TMEM_REGION,      /* access kind not allowed in this region (128-bit load from region 0) */
     TMEM_CONFLICT,    /* two accesses of one instruction on one element */
     TMEM_NOMEM,       /* host out of memory allocating a page */
+    TMEM_WIDTH,       /* no load/store of this many bytes (stores: 4 or 8 only) */
 };
 
 typedef struct tile_memory {
@@ -56,21 +93,97 @@ void tmem_free(tile_memory *m);
 enum tmem_status tmem_load(const tile_memory *m, uint32_t addr, unsigned bytes, void *buf);
 enum tmem_status tmem_store(tile_memory *m, uint32_t addr, unsigned bytes, const void *buf);
 
-/* Fast paths used by the executor (same rules, fixed sizes). */
-enum tmem_status tmem_load32(const tile_memory *m, uint32_t addr, uint32_t *v);
-enum tmem_status tmem_load64(const tile_memory *m, uint32_t addr, uint64_t *v);
-enum tmem_status tmem_store32(tile_memory *m, uint32_t addr, uint32_t v);
-enum tmem_status tmem_store64(tile_memory *m, uint32_t addr, uint64_t v);
+/* Fast paths used by the executor (same rules, fixed sizes), inline below.
+ * static inline enum tmem_status tmem_load32(const tile_memory *m, uint32_t addr, uint32_t *v);
+ * static inline enum tmem_status tmem_load64(const tile_memory *m, uint32_t addr, uint64_t *v);
+ * static inline enum tmem_status tmem_store32(tile_memory *m, uint32_t addr, uint32_t v);
+ * static inline enum tmem_status tmem_store64(tile_memory *m, uint32_t addr, uint64_t v);
+ * On any status but TMEM_OK a load leaves *v unchanged and a store writes
+ * nothing. */
+
+/* Storage page number `page` (offset from base / TMEM_PAGE_BYTES, inside
+ * the memory), allocated zeroed if needed; NULL when the host is out of
+ * memory.  The slow path of the stores. */
+uint8_t *tmem_page_for_write(tile_memory *m, uint32_t page);
+
+/* A range or alignment failure of a fixed-size access (alignment first). */
+static inline enum tmem_status tmem_fault_(const tile_memory *m, uint32_t addr, uint32_t bytes)
+{
+    return (addr & (bytes - 1u)) ? TMEM_ALIGN
+         : (addr - m->base >= m->size_bytes) ? TMEM_RANGE : TMEM_OK;
+}
+
+/* Both checks in one compare: off is in range and aligned iff the bits
+ * below the access size are clear and off < size (base is page aligned, so
+ * off and addr share their low bits). */
+#define TMEM_ACCESS_OK_(m, off, bytes) \
+    ((((off) & ((bytes) - 1u)) | (uint32_t)((off) >= (m)->size_bytes)) == 0)
+
+static inline enum tmem_status tmem_load32(const tile_memory *m, uint32_t addr, uint32_t *v)
+{
+    uint32_t off = addr - m->base;
+    if (!TMEM_ACCESS_OK_(m, off, 4u))
+        return tmem_fault_(m, addr, 4u);
+    const uint8_t *p = m->page[off >> TMEM_PAGE_SHIFT];
+    if (p)
+        memcpy(v, p + (off & (TMEM_PAGE_BYTES - 1u)), 4);
+    else
+        *v = 0;
+    return TMEM_OK;
+}
+
+static inline enum tmem_status tmem_load64(const tile_memory *m, uint32_t addr, uint64_t *v)
+{
+    uint32_t off = addr - m->base;
+    if (!TMEM_ACCESS_OK_(m, off, 8u))
+        return tmem_fault_(m, addr, 8u);
+    const uint8_t *p = m->page[off >> TMEM_PAGE_SHIFT];
+    if (p)
+        memcpy(v, p + (off & (TMEM_PAGE_BYTES - 1u)), 8);
+    else
+        *v = 0;
+    return TMEM_OK;
+}
+
+static inline enum tmem_status tmem_store32(tile_memory *m, uint32_t addr, uint32_t v)
+{
+    uint32_t off = addr - m->base;
+    if (!TMEM_ACCESS_OK_(m, off, 4u))
+        return tmem_fault_(m, addr, 4u);
+    uint8_t *p = m->page[off >> TMEM_PAGE_SHIFT];
+    if (!p && !(p = tmem_page_for_write(m, off >> TMEM_PAGE_SHIFT)))
+        return TMEM_NOMEM;
+    memcpy(p + (off & (TMEM_PAGE_BYTES - 1u)), &v, 4);
+    return TMEM_OK;
+}
+
+static inline enum tmem_status tmem_store64(tile_memory *m, uint32_t addr, uint64_t v)
+{
+    uint32_t off = addr - m->base;
+    if (!TMEM_ACCESS_OK_(m, off, 8u))
+        return tmem_fault_(m, addr, 8u);
+    uint8_t *p = m->page[off >> TMEM_PAGE_SHIFT];
+    if (!p && !(p = tmem_page_for_write(m, off >> TMEM_PAGE_SHIFT)))
+        return TMEM_NOMEM;
+    memcpy(p + (off & (TMEM_PAGE_BYTES - 1u)), &v, 8);
+    return TMEM_OK;
+}
 
 /* The memory element an address falls in (0 .. size/16 KiB - 1), taking
- * region 1's interleaving into account. */
+ * region 1's interleaving into account (mapping in the comment at the top);
+ * TMEM_NO_ELEMENT outside [base, base + size). */
 unsigned tmem_element(const tile_memory *m, uint32_t addr);
 
-/* TMEM_CONFLICT if any two of the n addresses fall in the same element. */
+/* TMEM_CONFLICT if any two of the n addresses fall in the same element.
+ * Addresses outside memory are ignored here: the access itself reports
+ * them. */
 enum tmem_status tmem_check_conflict(const tile_memory *m, const uint32_t *addr, unsigned n);
 
 /* Unchecked bulk access for the loader, the debugger and the exchange:
- * only range is checked (no alignment/region rules). */
+ * only range is checked (no alignment/region rules); the whole of
+ * [addr, addr + n) must lie in memory, else TMEM_RANGE and nothing is
+ * copied.  n == 0 always succeeds.  Writing zeros to a page never written
+ * leaves it unallocated (it reads as zeros anyway). */
 enum tmem_status tmem_write_bytes(tile_memory *m, uint32_t addr, const void *src, size_t n);
 enum tmem_status tmem_read_bytes(const tile_memory *m, uint32_t addr, void *dst, size_t n);
 

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static char *dup_str(const char *s)
@@ -30,6 +31,10 @@ bool afile_open(atomic_file *f, const char *path, char *err, size_t err_size)
         snprintf(err, err_size, "%s: cannot create: %s", path, strerror(errno));
         goto fail;
     }
+    /* mkstemp creates the file 0600; give it the mode a plain fopen would. */
+    mode_t mask = umask(0);
+    umask(mask);
+    fchmod(fd, 0666 & ~mask);
     f->fp = fdopen(fd, "wb");
     if (!f->fp) {
         snprintf(err, err_size, "%s: cannot open: %s", path, strerror(errno));

@@ -1,0 +1,128 @@
+/*
+ * tile.h — the timing model of one tile: barrel-threaded issue of the
+ * supervisor and six workers, latencies, zero-overhead repeat, and the
+ * loader that puts a tile's part of an executable into its memory.
+ *
+ * What is modelled (ISA2 §2.3–2.6, IPU_FACTS.md):
+ *   - six execution slots served round-robin, one slot per tile cycle; a
+ *     worker owns one slot from `run` until it exits, the supervisor owns
+ *     every other slot and may issue in each of them (so it issues every
+ *     cycle when no worker runs);
+ *   - a context issues at most one instruction or bundle per turn; after an
+ *     instruction of latency L worker cycles it waits L turns (6 L tile
+ *     cycles) before its next issue (the latency classes are machine
+ *     parameters);
+ *   - a bundle (main + aux) is one issue; the aux half reads its operands
+ *     before the main half's ARF results are written;
+ *   - rpt bodies loop with no issue overhead; control instructions inside
+ *     a body raise an exception;
+ *   - a branch to an address that is 4 but not 8 byte aligned costs
+ *     branch_misaligned_penalty_cycles more.
+ *
+ * What is approximated or not modelled:
+ *   - results are visible to the next instruction of the same context at
+ *     once; the supervisor's register hazards (which real code covers with
+ *     nops) are not checked;
+ *   - instruction fetch never stalls; code is decoded once when loaded, so
+ *     a program that overwrites its own code keeps running the old code;
+ *   - a supervisor that stalls (run with no free worker, sync waiting for
+ *     workers) retries once a worker exits.
+ *
+ * A tile touches nothing outside its ipu_tile, so tiles run on different
+ * host threads between syncs give the same results as one thread.
+ */
+#ifndef IPUSIM_TILE_H
+#define IPUSIM_TILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "isa/state.h"
+#include "machine.h"
+#include "executable.h"
+
+/* Why an address cannot be issued from (tile_decoded.invalid). */
+enum tile_decode_error {
+    TILE_DECODE_OK = 0,
+    TILE_DECODE_NOT_CODE,        /* not inside an executable section */
+    TILE_DECODE_ILLEGAL,         /* no instruction has this encoding */
+    TILE_DECODE_BUNDLE_ALIGN,    /* co-issue bit on a word at 4 mod 8 */
+    TILE_DECODE_BUNDLE_TRUNC,    /* co-issue bit on the last word of code */
+    TILE_DECODE_BUNDLE_PIPES,    /* bundle halves are not main + aux */
+};
+
+/* One decoded issue: a solo instruction or a bundle. */
+typedef struct tile_decoded {
+    isa_insn main;               /* the instruction (or the bundle's main half) */
+    isa_insn aux;                /* the bundle's aux half */
+    uint32_t flags;              /* the rows' flags: permissions ANDed, others ORed */
+    uint16_t issue_cycles;       /* tile cycles before the context may issue again */
+    uint8_t bytes;               /* 4 or 8 */
+    uint8_t invalid;             /* enum tile_decode_error */
+    uint16_t amp_macs;           /* MACs this issue performs in the AMP */
+    uint8_t amp_f32;             /* those MACs are f32 */
+} tile_decoded;
+
+typedef struct tile_stats {
+    uint64_t instructions;       /* instructions executed (a bundle counts 2) */
+    uint64_t issues;             /* solo instructions + bundles */
+    uint64_t supervisor_issues;
+    uint64_t worker_issues;
+    uint64_t idle_slot_cycles;   /* cycles whose slot owner could not issue */
+    uint64_t amp_f16_macs;
+    uint64_t amp_f32_macs;
+    uint64_t syncs;              /* syncs of zone internal/external completed */
+    uint64_t op_count[ISA_OP_COUNT];
+} tile_stats;
+
+enum tile_stop {
+    TILE_STOP_END,               /* the supervisor ended the program */
+    TILE_STOP_SYNC,              /* the supervisor reached a chip/system sync */
+    TILE_STOP_FAULT,             /* simulated exception: see s.fault */
+    TILE_STOP_LIMIT,             /* reached the cycle limit */
+};
+
+typedef struct ipu_tile {
+    isa_tile_state s;            /* architectural state */
+    uint32_t tile_id;            /* global tile number */
+    tile_decoded *code;          /* one entry per 4 bytes of [code_base, code_end) */
+    uint32_t code_base, code_end;
+    uint8_t slot_owner[ISA_WORKERS];    /* context issuing in each slot */
+    uint8_t slot;                /* slot of s.cycle */
+    uint64_t ready_cycle[ISA_CONTEXTS]; /* earliest cycle each context may issue */
+    uint16_t cost_cycles[ISA_COST_COUNT];
+    uint16_t branch_penalty_cycles;
+    bool loaded;                 /* has code (false: an idle tile) */
+    tile_stats stats;
+} ipu_tile;
+
+/* Reset a tile for machine m.  Returns false if the host is out of memory. */
+bool tile_init(ipu_tile *t, const machine *m, uint32_t tile_id);
+void tile_free(ipu_tile *t);
+
+/* Put tile_id's sections of e into memory, decode its code and point the
+ * supervisor at its entry.  A tile with no sections in e stays idle.
+ * Errors (section outside tile memory, code outside region 0, code without
+ * an entry) name the tile, section and addresses. */
+bool tile_load(ipu_tile *t, const ipu_exe *e, char *err, size_t err_size);
+
+/* Issue until the program ends, the supervisor syncs (zone 1 or 2), an
+ * exception, or s.cycle reaches cycle_limit. */
+enum tile_stop tile_run(ipu_tile *t, uint64_t cycle_limit);
+
+/* Let the supervisor continue past the sync it stopped at. */
+void tile_release_sync(ipu_tile *t);
+
+/* Run a lone tile to the end of its program: syncs are released at once
+ * (there is no other tile to wait for). */
+enum tile_stop tile_run_alone(ipu_tile *t, uint64_t cycle_limit);
+
+/* "tile 0, worker 3, pc 0x4c01c (kernel.S:42, in loop+0x1c): memory conflict:
+ * ...\n    ld2x64pace $a0:1, ..." — e may be NULL (no symbols or lines). */
+void tile_describe_fault(const ipu_tile *t, const ipu_exe *e, char *buf, size_t n);
+
+/* The decoded issue at pc, or NULL when pc is outside the tile's code. */
+const tile_decoded *tile_decoded_at(const ipu_tile *t, uint32_t pc);
+
+#endif

@@ -1,0 +1,2 @@
+// cycle_b.S — see cycle_a.S
+        .include "cycle_a.S"

@@ -1,0 +1,731 @@
+/*
+ * test_executable.c — the ELF executable: builders, write/read round trip,
+ * lookups, every kind of bad input with its own message, atomic writes.
+ */
+#include <CUnit/CUnit.h>
+#include <dirent.h>
+#include <elf.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sim/executable.h"
+#include "sim/fileio.h"
+#include "test_util.h"
+
+static char tmpdir[64];
+
+static const char *tmp_path(const char *leaf)
+{
+    static char buf[4][sizeof tmpdir + 256];
+    static unsigned k;
+    char *p = buf[k++ % 4];
+    snprintf(p, sizeof buf[0], "%s/%.200s", tmpdir, leaf);
+    return p;
+}
+
+static int suite_init(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/ipusim_test_exe_XXXXXX");
+    return mkdtemp(tmpdir) ? 0 : 1;
+}
+
+static int suite_clean(void)
+{
+    DIR *d = opendir(tmpdir);
+    if (d) {
+        struct dirent *de;
+        while ((de = readdir(d)))
+            if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+                unlink(tmp_path(de->d_name));
+        closedir(d);
+    }
+    rmdir(tmpdir);
+    return 0;
+}
+
+/* Files in tmpdir (temporaries left behind would show up here). */
+static unsigned count_files(void)
+{
+    unsigned n = 0;
+    DIR *d = opendir(tmpdir);
+    struct dirent *de;
+    while (d && (de = readdir(d)))
+        if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+            n++;
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static const uint8_t code0[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+static const uint8_t data0[8] = {0xAA, 0xBB, 0xCC, 0xDD, 0xEE, 0xFF, 0x11, 0x22};
+static const uint8_t bsp_bytes[5] = {'B', 'S', 'P', 0, 7};
+
+/* A small program on tiles 0, 1 and 1471. */
+static ipu_exe *sample(void)
+{
+    char err[256];
+    ipu_exe *e = exe_new();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+    CU_ASSERT_TRUE_FATAL(exe_add_section(e, 0, ".text", 0x4C000, code0, 16, EXE_SEC_EXEC, err, sizeof err));
+    CU_ASSERT_TRUE_FATAL(exe_add_section(e, 0, ".data", 0x80000, data0, 8, EXE_SEC_WRITE, err, sizeof err));
+    CU_ASSERT_TRUE_FATAL(exe_add_section(e, 1, ".bss", 0x90000, NULL, 4096, EXE_SEC_WRITE | EXE_SEC_NOBITS, err, sizeof err));
+    CU_ASSERT_TRUE_FATAL(exe_add_section(e, 1471, ".text", 0x4C100, code0, 8, EXE_SEC_EXEC, err, sizeof err));
+    CU_ASSERT_TRUE_FATAL(exe_add_symbol(e, 0, "main", 0x4C000, 16, EXE_SYM_CODE, true));
+    CU_ASSERT_TRUE_FATAL(exe_add_symbol(e, 0, "loop", 0x4C008, 0, EXE_SYM_CODE, false));
+    CU_ASSERT_TRUE_FATAL(exe_add_symbol(e, 0, "text_end", 0x4C010, 0, EXE_SYM_OTHER, false));
+    CU_ASSERT_TRUE_FATAL(exe_add_symbol(e, 0, "weights", 0x80000, 8, EXE_SYM_DATA, true));
+    CU_ASSERT_TRUE_FATAL(exe_add_symbol(e, 1, "scratch", 0x90010, 64, EXE_SYM_DATA, false));
+    CU_ASSERT_TRUE_FATAL(exe_add_symbol(e, 1471, "main", 0x4C100, 8, EXE_SYM_CODE, false));
+    uint32_t f0 = exe_add_file(e, "kernels/amp.S");
+    uint32_t f1 = exe_add_file(e, "kernels/relu.S");
+    CU_ASSERT_EQUAL(f0, 0);
+    CU_ASSERT_EQUAL(f1, 1);
+    CU_ASSERT_TRUE(exe_add_line(e, 0, 0x4C000, f0, 10));
+    CU_ASSERT_TRUE(exe_add_line(e, 0, 0x4C008, f0, 12));
+    CU_ASSERT_TRUE(exe_add_line(e, 1471, 0x4C100, f1, 3));
+    CU_ASSERT_TRUE(exe_set_entry(e, 0, 0x4C000));
+    CU_ASSERT_TRUE(exe_set_entry(e, 1471, 0x4C100));
+    CU_ASSERT_TRUE(exe_set_blob(&e->bsp, bsp_bytes, sizeof bsp_bytes));
+    CU_ASSERT_TRUE(exe_set_blob(&e->tensors, "tensormap", 9));
+    return e;
+}
+
+/* A written sample as bytes. */
+static uint8_t *sample_image(size_t *size)
+{
+    char err[256];
+    ipu_exe *e = sample();
+    const char *p = tmp_path("img.elf");
+    CU_ASSERT_TRUE_FATAL(exe_write(e, p, err, sizeof err));
+    exe_free(e);
+    char *data;
+    CU_ASSERT_TRUE_FATAL(read_whole_file(p, &data, size, err, sizeof err));
+    unlink(p);
+    return (uint8_t *)data;
+}
+
+/* Raw access to a written image, to damage it in precise ways. */
+static Elf64_Shdr *shdr(uint8_t *img, size_t i)
+{
+    Elf64_Ehdr *eh = (Elf64_Ehdr *)img;
+    return (Elf64_Shdr *)(img + eh->e_shoff) + i;
+}
+
+static size_t find_scn(uint8_t *img, const char *name)
+{
+    Elf64_Ehdr *eh = (Elf64_Ehdr *)img;
+    const char *names = (const char *)img + shdr(img, eh->e_shstrndx)->sh_offset;
+    for (size_t i = 1; i < eh->e_shnum; i++)
+        if (strcmp(names + shdr(img, i)->sh_name, name) == 0)
+            return i;
+    CU_FAIL_FATAL("section not found");
+    return 0;
+}
+
+/* Reading img must fail with exactly msg. */
+static void expect_error(const uint8_t *img, size_t size, const char *msg)
+{
+    char err[512] = "";
+    ipu_exe *e = exe_read_memory(img, size, "t.elf", err, sizeof err);
+    CU_ASSERT_PTR_NULL(e);
+    exe_free(e);
+    CU_ASSERT_STRING_EQUAL(err, msg);
+    if (strcmp(err, msg) != 0)
+        fprintf(stderr, "\n  got:      %s\n  expected: %s\n", err, msg);
+}
+
+/* ------------------------------------------------------------ builders */
+
+static void test_builders(void)
+{
+    char err[256];
+    ipu_exe *e = exe_new();
+    CU_ASSERT_TRUE(exe_add_section(e, 2, ".b", 0x50000, NULL, 16, 0, err, sizeof err));
+    CU_ASSERT_TRUE(exe_add_section(e, 2, ".a", 0x4C000, NULL, 16, 0, err, sizeof err));
+    CU_ASSERT_TRUE(exe_add_section(e, 1, ".c", 0x60000, NULL, 16, 0, err, sizeof err));
+    /* Kept sorted by (tile, address). */
+    CU_ASSERT_STRING_EQUAL(e->sections[0].name, ".c");
+    CU_ASSERT_STRING_EQUAL(e->sections[1].name, ".a");
+    CU_ASSERT_STRING_EQUAL(e->sections[2].name, ".b");
+    /* Copied, zero-filled when no bytes are given. */
+    CU_ASSERT_EQUAL(e->sections[1].bytes[15], 0);
+    /* Overlap on one tile, but not across tiles. */
+    CU_ASSERT_FALSE(exe_add_section(e, 2, ".x", 0x4C008, NULL, 16, 0, err, sizeof err));
+    CU_ASSERT_STRING_EQUAL(err, "section .x@2 [0x4c008, 0x4c018) overlaps section .a@2 [0x4c000, 0x4c010)");
+    CU_ASSERT_FALSE(exe_add_section(e, 2, ".y", 0x4FFF0, NULL, 0x20, 0, err, sizeof err));
+    CU_ASSERT_STRING_EQUAL(err, "section .y@2 [0x4fff0, 0x50010) overlaps section .b@2 [0x50000, 0x50010)");
+    CU_ASSERT_TRUE(exe_add_section(e, 3, ".x", 0x4C008, NULL, 16, 0, err, sizeof err));
+    CU_ASSERT_TRUE(exe_add_section(e, 2, ".gap", 0x4C010, NULL, 0x3FF0, 0, err, sizeof err));
+    CU_ASSERT_EQUAL(e->n_sections, 5);
+    /* Placement. */
+    CU_ASSERT_FALSE(exe_add_section(e, 0, ".hi", 0xE7FF0, NULL, 0x20, 0, err, sizeof err));
+    CU_ASSERT_STRING_EQUAL(err, "section .hi@0 [0xe7ff0, 0xe8010) is outside tile memory [0x4c000, 0xe8000)");
+    CU_ASSERT_FALSE(exe_add_section(e, 0, ".lo", 0x40000, NULL, 4, 0, err, sizeof err));
+    CU_ASSERT_FALSE(exe_add_section(e, 0, ".text", 0x80000, NULL, 4, EXE_SEC_EXEC, err, sizeof err));
+    CU_ASSERT_STRING_EQUAL(err, "section .text@0 [0x80000, 0x80004) is code outside the executable region [0x4c000, 0x80000)");
+    CU_ASSERT_EQUAL(e->n_sections, 5);
+    /* Files once each; lines need a known file. */
+    CU_ASSERT_EQUAL(exe_add_file(e, "a.S"), 0);
+    CU_ASSERT_EQUAL(exe_add_file(e, "b.S"), 1);
+    CU_ASSERT_EQUAL(exe_add_file(e, "a.S"), 0);
+    CU_ASSERT_EQUAL(e->n_files, 2);
+    CU_ASSERT_FALSE(exe_add_line(e, 0, 0x4C000, 2, 1));
+    CU_ASSERT_TRUE(exe_add_line(e, 0, 0x4C000, 1, 1));
+    /* Entries replace. */
+    CU_ASSERT_TRUE(exe_set_entry(e, 5, 0x4C000));
+    CU_ASSERT_TRUE(exe_set_entry(e, 5, 0x4C040));
+    CU_ASSERT_EQUAL(e->n_tiles, 1);
+    CU_ASSERT_EQUAL(exe_tile(e, 5)->supervisor_entry, 0x4C040);
+    CU_ASSERT_PTR_NULL(exe_tile(e, 6));
+    /* Blobs copy, and an empty one frees. */
+    char blob[4] = "xyz";
+    CU_ASSERT_TRUE(exe_set_blob(&e->bsp, blob, 4));
+    blob[0] = 'Q';
+    CU_ASSERT_EQUAL(e->bsp.bytes[0], 'x');
+    CU_ASSERT_TRUE(exe_set_blob(&e->bsp, NULL, 0));
+    CU_ASSERT_PTR_NULL(e->bsp.bytes);
+    CU_ASSERT_EQUAL(e->bsp.size, 0);
+    /* Many symbols: growth keeps earlier ones. */
+    for (unsigned i = 0; i < 1000; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "s%u", i);
+        CU_ASSERT_TRUE_FATAL(exe_add_symbol(e, 2, name, 0x4C000 + i, 0, EXE_SYM_OTHER, false));
+    }
+    CU_ASSERT_STRING_EQUAL(e->symbols[0].name, "s0");
+    CU_ASSERT_STRING_EQUAL(e->symbols[999].name, "s999");
+    exe_free(e);
+    exe_free(NULL);
+}
+
+/* ------------------------------------------------------------ round trip */
+
+static const exe_symbol *sym_on(const ipu_exe *e, const char *name, uint32_t tile)
+{
+    for (size_t i = 0; i < e->n_symbols; i++)
+        if (!strcmp(e->symbols[i].name, name) && e->symbols[i].tile == tile)
+            return &e->symbols[i];
+    return NULL;
+}
+
+static void test_roundtrip(void)
+{
+    char err[256];
+    ipu_exe *e = sample();
+    const char *p = tmp_path("prog.elf");
+    CU_ASSERT_TRUE_FATAL(exe_write(e, p, err, sizeof err));
+    exe_free(e);
+    ipu_exe *r = exe_read(p, err, sizeof err);
+    if (!r)
+        fprintf(stderr, "\n%s\n", err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    CU_ASSERT_FALSE(r->relocatable);
+
+    CU_ASSERT_EQUAL_FATAL(r->n_sections, 4);
+    const exe_section *s = r->sections;
+    CU_ASSERT_STRING_EQUAL(s[0].name, ".text");
+    CU_ASSERT_EQUAL(s[0].tile, 0);
+    CU_ASSERT_EQUAL(s[0].addr, 0x4C000);
+    CU_ASSERT_EQUAL(s[0].size, 16);
+    CU_ASSERT_EQUAL(s[0].flags, EXE_SEC_EXEC);
+    CU_ASSERT_EQUAL(memcmp(s[0].bytes, code0, 16), 0);
+    CU_ASSERT_STRING_EQUAL(s[1].name, ".data");
+    CU_ASSERT_EQUAL(s[1].addr, 0x80000);
+    CU_ASSERT_EQUAL(s[1].flags, EXE_SEC_WRITE);
+    CU_ASSERT_EQUAL(memcmp(s[1].bytes, data0, 8), 0);
+    CU_ASSERT_STRING_EQUAL(s[2].name, ".bss");
+    CU_ASSERT_EQUAL(s[2].tile, 1);
+    CU_ASSERT_EQUAL(s[2].size, 4096);
+    CU_ASSERT_EQUAL(s[2].flags, EXE_SEC_WRITE | EXE_SEC_NOBITS);
+    CU_ASSERT_PTR_NULL(s[2].bytes);
+    CU_ASSERT_EQUAL(s[3].tile, 1471);
+    CU_ASSERT_EQUAL(s[3].addr, 0x4C100);
+
+    CU_ASSERT_EQUAL(r->n_symbols, 6);
+    const exe_symbol *y = sym_on(r, "main", 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(y);
+    CU_ASSERT_EQUAL(y->addr, 0x4C000);
+    CU_ASSERT_EQUAL(y->size, 16);
+    CU_ASSERT_EQUAL(y->kind, EXE_SYM_CODE);
+    CU_ASSERT_TRUE(y->global);
+    y = sym_on(r, "loop", 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(y);
+    CU_ASSERT_EQUAL(y->addr, 0x4C008);
+    CU_ASSERT_FALSE(y->global);
+    y = sym_on(r, "text_end", 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(y);
+    CU_ASSERT_EQUAL(y->addr, 0x4C010);
+    CU_ASSERT_EQUAL(y->kind, EXE_SYM_OTHER);
+    y = sym_on(r, "weights", 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(y);
+    CU_ASSERT_EQUAL(y->kind, EXE_SYM_DATA);
+    y = sym_on(r, "scratch", 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(y);
+    CU_ASSERT_EQUAL(y->size, 64);
+    CU_ASSERT_PTR_NOT_NULL(sym_on(r, "main", 1471));
+
+    CU_ASSERT_EQUAL_FATAL(r->n_files, 2);
+    CU_ASSERT_STRING_EQUAL(r->files[0], "kernels/amp.S");
+    CU_ASSERT_STRING_EQUAL(r->files[1], "kernels/relu.S");
+    CU_ASSERT_EQUAL_FATAL(r->n_lines, 3);
+    CU_ASSERT_EQUAL(r->lines[1].tile, 0);
+    CU_ASSERT_EQUAL(r->lines[1].addr, 0x4C008);
+    CU_ASSERT_EQUAL(r->lines[1].line, 12);
+    CU_ASSERT_EQUAL(r->lines[2].file, 1);
+    CU_ASSERT_EQUAL(r->lines[2].tile, 1471);
+
+    CU_ASSERT_EQUAL_FATAL(r->n_tiles, 2);
+    CU_ASSERT_EQUAL(exe_tile(r, 0)->supervisor_entry, 0x4C000);
+    CU_ASSERT_EQUAL(exe_tile(r, 1471)->supervisor_entry, 0x4C100);
+    CU_ASSERT_EQUAL(r->bsp.size, 5);
+    CU_ASSERT_EQUAL(memcmp(r->bsp.bytes, bsp_bytes, 5), 0);
+    CU_ASSERT_EQUAL(r->tensors.size, 9);
+    CU_ASSERT_EQUAL(memcmp(r->tensors.bytes, "tensormap", 9), 0);
+
+    /* What was read can be extended and written again. */
+    CU_ASSERT_TRUE(exe_add_section(r, 0, ".more", 0x4C010, code0, 8, EXE_SEC_EXEC, err, sizeof err));
+    CU_ASSERT_TRUE(exe_add_symbol(r, 0, "more", 0x4C010, 8, EXE_SYM_CODE, true));
+    CU_ASSERT_TRUE(exe_write(r, p, err, sizeof err));
+    exe_free(r);
+    r = exe_read(p, err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    CU_ASSERT_EQUAL(r->n_sections, 5);
+    CU_ASSERT_EQUAL(r->n_symbols, 7);
+    exe_free(r);
+}
+
+static void test_roundtrip_object_and_empty(void)
+{
+    char err[256];
+    ipu_exe *e = exe_new();
+    e->relocatable = true;
+    CU_ASSERT_TRUE(exe_add_section(e, 7, ".text", 0x4C000, code0, 4, EXE_SEC_EXEC, err, sizeof err));
+    const char *p = tmp_path("obj.o");
+    CU_ASSERT_TRUE_FATAL(exe_write(e, p, err, sizeof err));
+    exe_free(e);
+    ipu_exe *r = exe_read(p, err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    CU_ASSERT_TRUE(r->relocatable);
+    CU_ASSERT_EQUAL(r->n_sections, 1);
+    CU_ASSERT_EQUAL(r->n_symbols, 0);
+    CU_ASSERT_EQUAL(r->n_lines, 0);
+    CU_ASSERT_EQUAL(r->n_tiles, 0);
+    CU_ASSERT_EQUAL(r->bsp.size, 0);
+    CU_ASSERT_PTR_NULL(r->bsp.bytes);
+    exe_free(r);
+
+    /* A completely empty executable is still a valid file. */
+    e = exe_new();
+    CU_ASSERT_TRUE_FATAL(exe_write(e, p, err, sizeof err));
+    exe_free(e);
+    r = exe_read(p, err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    CU_ASSERT_EQUAL(r->n_sections, 0);
+    exe_free(r);
+    unlink(p);
+}
+
+/* Past SHN_LORESERVE sections the symbols use .symtab_shndx. */
+static void test_many_sections(void)
+{
+    char err[256];
+    const unsigned n = 0xFF00 + 300;
+    ipu_exe *e = exe_new();
+    for (unsigned t = 0; t < n; t++)
+        CU_ASSERT_TRUE_FATAL(exe_add_section(e, t, ".d", 0x80000, &t, 4, EXE_SEC_WRITE, err, sizeof err));
+    CU_ASSERT_TRUE(exe_add_symbol(e, n - 1, "last", 0x80000, 4, EXE_SYM_DATA, true));
+    CU_ASSERT_TRUE(exe_add_symbol(e, 3, "early", 0x80000, 4, EXE_SYM_DATA, true));
+    const char *p = tmp_path("many.elf");
+    CU_ASSERT_TRUE_FATAL(exe_write(e, p, err, sizeof err));
+    exe_free(e);
+    ipu_exe *r = exe_read(p, err, sizeof err);
+    if (!r)
+        fprintf(stderr, "\n%s\n", err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    CU_ASSERT_EQUAL(r->n_sections, n);
+    uint32_t v;
+    memcpy(&v, r->sections[n - 1].bytes, 4);
+    CU_ASSERT_EQUAL(v, n - 1);
+    const exe_symbol *y = exe_find_symbol(r, "last");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(y);
+    CU_ASSERT_EQUAL(y->tile, n - 1);
+    y = exe_find_symbol(r, "early");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(y);
+    CU_ASSERT_EQUAL(y->tile, 3);
+    exe_free(r);
+    unlink(p);
+}
+
+/* ------------------------------------------------------------ lookups */
+
+static void test_lookups(void)
+{
+    ipu_exe *e = sample();
+    CU_ASSERT_TRUE(exe_add_symbol(e, 0, "main_data", 0x4C008, 0, EXE_SYM_DATA, false));
+    const exe_symbol *y = exe_find_symbol(e, "main");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(y);
+    CU_ASSERT_EQUAL(y->tile, 0);              /* the global one */
+    CU_ASSERT_PTR_NULL(exe_find_symbol(e, "nope"));
+
+    y = exe_symbol_at(e, 0, 0x4C004);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(y);
+    CU_ASSERT_STRING_EQUAL(y->name, "main");
+    /* The nearest code label wins over an enclosing one and over data. */
+    y = exe_symbol_at(e, 0, 0x4C00C);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(y);
+    CU_ASSERT_STRING_EQUAL(y->name, "loop");
+    y = exe_symbol_at(e, 0, 0x80004);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(y);
+    CU_ASSERT_STRING_EQUAL(y->name, "weights");
+    /* A sized symbol does not cover past its end. */
+    CU_ASSERT_PTR_NULL(exe_symbol_at(e, 0, 0x80008));
+    y = exe_symbol_at(e, 1, 0x9004C);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(y);
+    CU_ASSERT_STRING_EQUAL(y->name, "scratch");
+    CU_ASSERT_PTR_NULL(exe_symbol_at(e, 1, 0x90050));
+    CU_ASSERT_PTR_NULL(exe_symbol_at(e, 1, 0x9000C));
+    y = exe_symbol_at(e, 1471, 0x4C104);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(y);
+    CU_ASSERT_EQUAL(y->tile, 1471);
+    CU_ASSERT_PTR_NULL(exe_symbol_at(e, 2, 0x4C000));
+
+    const char *file = NULL;
+    uint32_t line = 0;
+    CU_ASSERT_TRUE(exe_line_at(e, 0, 0x4C004, &file, &line));
+    CU_ASSERT_STRING_EQUAL(file, "kernels/amp.S");
+    CU_ASSERT_EQUAL(line, 10);
+    CU_ASSERT_TRUE(exe_line_at(e, 0, 0x4C00C, &file, &line));
+    CU_ASSERT_EQUAL(line, 12);
+    CU_ASSERT_TRUE(exe_line_at(e, 1471, 0x4C104, &file, &line));
+    CU_ASSERT_STRING_EQUAL(file, "kernels/relu.S");
+    CU_ASSERT_EQUAL(line, 3);
+    /* Not past the section, not in another section, not on another tile. */
+    CU_ASSERT_FALSE(exe_line_at(e, 0, 0x4C010, &file, &line));
+    CU_ASSERT_FALSE(exe_line_at(e, 0, 0x80000, &file, &line));
+    CU_ASSERT_FALSE(exe_line_at(e, 1, 0x4C004, &file, &line));
+    CU_ASSERT_FALSE(exe_line_at(e, 1471, 0x4C0FC, &file, &line));
+    exe_free(e);
+}
+
+/* ------------------------------------------------------------ bad input */
+
+static void test_bad_headers(void)
+{
+    size_t size;
+    uint8_t *img = sample_image(&size);
+    uint8_t *bad = malloc(size);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(bad);
+
+    expect_error(img, 0, "t.elf: empty file");
+    expect_error((const uint8_t *)"hello, world", 12, "t.elf: not an ELF file (no ELF magic number)");
+    expect_error(img, 3, "t.elf: not an ELF file (no ELF magic number)");
+    expect_error(img, 10, "t.elf: truncated: the ELF identification needs 16 bytes but the file has 10 bytes");
+
+    memcpy(bad, img, size);
+    bad[EI_CLASS] = ELFCLASS32;
+    expect_error(bad, size, "t.elf: ELF32 file; ipusim executables are ELF64");
+    memcpy(bad, img, size);
+    bad[EI_DATA] = ELFDATA2MSB;
+    expect_error(bad, size, "t.elf: big-endian ELF file; ipusim executables are little-endian");
+    memcpy(bad, img, size);
+    bad[EI_VERSION] = 9;
+    expect_error(bad, size, "t.elf: unsupported ELF version 9");
+    memcpy(bad, img, size);
+    ((Elf64_Ehdr *)bad)->e_flags = 2;
+    expect_error(bad, size, "t.elf: executable format version 2, this ipusim reads version 1");
+    memcpy(bad, img, size);
+    ((Elf64_Ehdr *)bad)->e_type = ET_DYN;
+    expect_error(bad, size, "t.elf: ELF type 3 is neither an executable nor an object");
+    memcpy(bad, img, size);
+    ((Elf64_Ehdr *)bad)->e_shstrndx = 200;
+    expect_error(bad, size, "t.elf: section name table index 200 is out of range (14 sections)");
+
+    /* A real x86-64 program: only its header is needed. */
+    char err[256];
+    char *host;
+    size_t host_size;
+    CU_ASSERT_TRUE_FATAL(read_whole_file("/bin/true", &host, &host_size, err, sizeof err));
+    CU_ASSERT_FATAL(host_size >= 64);
+    expect_error((uint8_t *)host, 64, "t.elf: not an ipusim executable (e_machine 62, expected 0x4950)");
+    free(host);
+
+    /* exe_read names the path. */
+    const char *p = tmp_path("garbage.elf");
+    CU_ASSERT_TRUE(afile_write_all(p, "garbage", 7, err, sizeof err));
+    CU_ASSERT_PTR_NULL(exe_read(p, err, sizeof err));
+    char want[300];
+    snprintf(want, sizeof want, "%s: not an ELF file (no ELF magic number)", p);
+    CU_ASSERT_STRING_EQUAL(err, want);
+    unlink(p);
+    p = tmp_path("missing.elf");
+    CU_ASSERT_PTR_NULL(exe_read(p, err, sizeof err));
+    snprintf(want, sizeof want, "%s: cannot open: No such file or directory", p);
+    CU_ASSERT_STRING_EQUAL(err, want);
+    free(bad);
+    free(img);
+}
+
+static void test_truncated(void)
+{
+    size_t size;
+    uint8_t *img = sample_image(&size);
+    Elf64_Ehdr *eh = (Elf64_Ehdr *)img;
+    /* The table of sections is last; its start and its end. */
+    size_t shoff = eh->e_shoff;
+    CU_ASSERT_EQUAL_FATAL(shoff + eh->e_shnum * sizeof(Elf64_Shdr), size);
+    char want[200];
+    expect_error(img, 1, "t.elf: not an ELF file (no ELF magic number)");
+    expect_error(img, 16, "t.elf: truncated: the ELF header needs 64 bytes but the file has 16 bytes");
+    expect_error(img, 63, "t.elf: truncated: the ELF header needs 64 bytes but the file has 63 bytes");
+    snprintf(want, sizeof want, "t.elf: truncated: the section header table at byte %zu is past the end of the file (64 bytes)", shoff);
+    expect_error(img, 64, want);
+    snprintf(want, sizeof want, "t.elf: truncated: the section header table at byte %zu is past the end of the file (100 bytes)", shoff);
+    expect_error(img, 100, want);
+    snprintf(want, sizeof want, "t.elf: truncated: the section header table at byte %zu is past the end of the file (%zu bytes)", shoff, shoff);
+    expect_error(img, shoff, want);
+    snprintf(want, sizeof want, "t.elf: truncated: the section header table at byte %zu is past the end of the file (%zu bytes)", shoff, shoff + 63);
+    expect_error(img, shoff + 63, want);
+    snprintf(want, sizeof want, "t.elf: truncated: the section header table ends at byte %zu but the file has %zu bytes", size, shoff + 64);
+    expect_error(img, shoff + 64, want);
+    snprintf(want, sizeof want, "t.elf: truncated: the section header table ends at byte %zu but the file has %zu bytes", size, size - 1);
+    expect_error(img, size - 1, want);
+    snprintf(want, sizeof want, "t.elf: truncated: the section header table ends at byte %zu but the file has %zu bytes", size, size / 2 + shoff / 2);
+    expect_error(img, size / 2 + shoff / 2, want);
+    /* And every other length: a clean failure with the file's name. */
+    for (size_t n = 0; n < size; n++) {
+        char err[512] = "";
+        ipu_exe *e = exe_read_memory(img, n, "t.elf", err, sizeof err);
+        CU_ASSERT_PTR_NULL(e);
+        exe_free(e);
+        CU_ASSERT_EQUAL(strncmp(err, "t.elf: ", 7), 0);
+    }
+    char err[256];
+    ipu_exe *e = exe_read_memory(img, size, "t.elf", err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL(e);
+    exe_free(e);
+    free(img);
+}
+
+static void test_corrupt_sections(void)
+{
+    size_t size;
+    uint8_t *img = sample_image(&size);
+    uint8_t *bad = malloc(size);
+    char want[300];
+    CU_ASSERT_PTR_NOT_NULL_FATAL(bad);
+
+    /* A section offset past the end of the file. */
+    memcpy(bad, img, size);
+    size_t text0 = find_scn(bad, ".text@0");
+    shdr(bad, text0)->sh_offset = size - 4;
+    snprintf(want, sizeof want, "t.elf: truncated: section .text@0 ends at byte %zu but the file has %zu bytes", size + 12, size);
+    expect_error(bad, size, want);
+    memcpy(bad, img, size);
+    shdr(bad, text0)->sh_offset = UINT64_MAX - 2;
+    snprintf(want, sizeof want, "t.elf: truncated: section .text@0 ends at byte %llu but the file has %zu bytes", ULLONG_MAX, size);
+    expect_error(bad, size, want);
+    /* Sections that overlap on one tile. */
+    memcpy(bad, img, size);
+    shdr(bad, find_scn(bad, ".data@0"))->sh_addr = 0x4C008;
+    expect_error(bad, size, "t.elf: sections .text@0 [0x4c000, 0x4c010) and .data@0 [0x4c008, 0x4c010) overlap");
+    /* Outside tile memory; code outside region 0. */
+    memcpy(bad, img, size);
+    shdr(bad, find_scn(bad, ".bss@1"))->sh_addr = 0xE7800;
+    expect_error(bad, size, "t.elf: section .bss@1 [0xe7800, 0xe8800) is outside tile memory [0x4c000, 0xe8000)");
+    memcpy(bad, img, size);
+    shdr(bad, text0)->sh_addr = 0x80000;
+    expect_error(bad, size, "t.elf: section .text@0 [0x80000, 0x80010) is code outside the executable region [0x4c000, 0x80000)");
+    /* Names that do not parse as name@tile. */
+    memcpy(bad, img, size);
+    Elf64_Ehdr *eh = (Elf64_Ehdr *)bad;
+    char *names = (char *)bad + shdr(bad, eh->e_shstrndx)->sh_offset;
+    char *at = strchr(names + shdr(bad, text0)->sh_name, '@');
+    *at = '#';
+    expect_error(bad, size, "t.elf: section .text#0 (number 2) is loadable but its name has no @tile suffix");
+    memcpy(bad, img, size);
+    names = (char *)bad + shdr(bad, eh->e_shstrndx)->sh_offset;
+    at = strchr(names + shdr(bad, text0)->sh_name, '@');
+    at[1] = 'x';
+    expect_error(bad, size, "t.elf: section .text@x: bad tile number \"x\"");
+    /* A name offset past the name table. */
+    memcpy(bad, img, size);
+    shdr(bad, text0)->sh_name = 100000;
+    snprintf(want, sizeof want, "t.elf: section 2: name offset 100000 is beyond the section name table (%llu bytes)",
+             (unsigned long long)shdr(bad, eh->e_shstrndx)->sh_size);
+    expect_error(bad, size, want);
+    /* Record sections of the wrong size. */
+    memcpy(bad, img, size);
+    shdr(bad, find_scn(bad, ".ipusim.lines"))->sh_size = 47;
+    expect_error(bad, size, "t.elf: .ipusim.lines: size 47 is not a multiple of the 16-byte record");
+    memcpy(bad, img, size);
+    shdr(bad, find_scn(bad, ".ipusim.tiles"))->sh_size = 12;
+    expect_error(bad, size, "t.elf: .ipusim.tiles: size 12 is not a multiple of the 8-byte record");
+    /* Record contents. */
+    memcpy(bad, img, size);
+    uint8_t *lines = bad + shdr(bad, find_scn(bad, ".ipusim.lines"))->sh_offset;
+    lines[16 + 12] = 9;
+    expect_error(bad, size, "t.elf: .ipusim.lines: record 1 names file 9 but there are 2 files");
+    memcpy(bad, img, size);
+    uint8_t *files = bad + shdr(bad, find_scn(bad, ".ipusim.files"))->sh_offset;
+    files[4] = 0xFF;
+    snprintf(want, sizeof want, "t.elf: .ipusim.files: record 1: name offset %u is beyond .ipusim.filestr (%llu bytes)",
+             files[4] | files[5] << 8 | files[6] << 16 | (unsigned)files[7] << 24,
+             (unsigned long long)shdr(bad, find_scn(bad, ".ipusim.filestr"))->sh_size);
+    expect_error(bad, size, want);
+    memcpy(bad, img, size);
+    uint8_t *tiles = bad + shdr(bad, find_scn(bad, ".ipusim.tiles"))->sh_offset;
+    memcpy(tiles + 8, tiles, 4);   /* tile 1471's record now says tile 0 */
+    expect_error(bad, size, "t.elf: .ipusim.tiles: tile 0 is listed twice");
+    memcpy(bad, img, size);
+    tiles = bad + shdr(bad, find_scn(bad, ".ipusim.tiles"))->sh_offset;
+    tiles[6] = 0x08;               /* entry 0x4c000 -> 0x8c000 */
+    expect_error(bad, size, "t.elf: .ipusim.tiles: tile 0: supervisor entry 0x8c000 is not a word in the executable region [0x4c000, 0x80000)");
+    /* Symbols. */
+    size_t symtab = find_scn(img, ".symtab");
+    memcpy(bad, img, size);
+    Elf64_Sym *syms = (Elf64_Sym *)(bad + shdr(bad, symtab)->sh_offset);
+    syms[1].st_shndx = (Elf64_Section)symtab;
+    snprintf(want, sizeof want, "t.elf: symbol %s refers to section %zu, which is not a tile section",
+             (char *)bad + shdr(bad, find_scn(bad, ".strtab"))->sh_offset + syms[1].st_name, symtab);
+    expect_error(bad, size, want);
+    memcpy(bad, img, size);
+    syms = (Elf64_Sym *)(bad + shdr(bad, symtab)->sh_offset);
+    syms[2].st_name = 5000;
+    snprintf(want, sizeof want, "t.elf: symbol 2: name offset 5000 is beyond the string table (%llu bytes)",
+             (unsigned long long)shdr(bad, find_scn(bad, ".strtab"))->sh_size);
+    expect_error(bad, size, want);
+    memcpy(bad, img, size);
+    syms = (Elf64_Sym *)(bad + shdr(bad, symtab)->sh_offset);
+    syms[1].st_value += 0x100;
+    syms[1].st_shndx = (Elf64_Section)text0;
+    snprintf(want, sizeof want, "t.elf: symbol %s [0x%llx, 0x%llx) lies outside its section .text@0",
+             (char *)bad + shdr(bad, find_scn(bad, ".strtab"))->sh_offset + syms[1].st_name,
+             (unsigned long long)syms[1].st_value, (unsigned long long)(syms[1].st_value + syms[1].st_size));
+    expect_error(bad, size, want);
+    memcpy(bad, img, size);
+    shdr(bad, symtab)->sh_size -= 5;
+    snprintf(want, sizeof want, "t.elf: symbol table size %llu is not a multiple of 24",
+             (unsigned long long)shdr(bad, symtab)->sh_size);
+    expect_error(bad, size, want);
+    memcpy(bad, img, size);
+    shdr(bad, symtab)->sh_link = 2;
+    expect_error(bad, size, "t.elf: symbol table links to section 2, which is not a string table");
+    free(bad);
+    free(img);
+}
+
+/* Random damage never crashes the reader: each result is a valid program
+ * or a message naming the file. */
+static void test_random_damage(void)
+{
+    size_t size;
+    uint8_t *img = sample_image(&size);
+    uint8_t *bad = malloc(size);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(bad);
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    unsigned ok = 0, failed = 0;
+    for (unsigned round = 0; round < 3000; round++) {
+        memcpy(bad, img, size);
+        unsigned flips = 1 + round % 8;
+        for (unsigned k = 0; k < flips; k++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            /* Mostly hit the headers, where damage matters most. */
+            size_t pos = (x >> 8) % 4 == 0 ? (size_t)((x >> 16) % size)
+                       : (x >> 8) % 4 == 1 ? (size_t)((x >> 16) % 64)
+                       : ((Elf64_Ehdr *)img)->e_shoff + (size_t)((x >> 16) % (size - ((Elf64_Ehdr *)img)->e_shoff));
+            bad[pos] = (uint8_t)(x >> 40);
+        }
+        char err[512] = "";
+        ipu_exe *e = exe_read_memory(bad, size, "t.elf", err, sizeof err);
+        if (e) {
+            ok++;
+            exe_free(e);
+        } else {
+            failed++;
+            CU_ASSERT_EQUAL(strncmp(err, "t.elf: ", 7), 0);
+        }
+    }
+    CU_ASSERT(failed > 1000);
+    free(bad);
+    free(img);
+}
+
+/* ------------------------------------------------------------ atomic write */
+
+static void test_atomic_write(void)
+{
+    char err[512];
+    ipu_exe *e = sample();
+    char p[300];
+    snprintf(p, sizeof p, "%s/no/such/dir/x.elf", tmpdir);
+    unsigned before = count_files();
+    CU_ASSERT_FALSE(exe_write(e, p, err, sizeof err));
+    char want[400];
+    snprintf(want, sizeof want, "%s: cannot create: No such file or directory", p);
+    CU_ASSERT_STRING_EQUAL(err, want);
+    CU_ASSERT_EQUAL(count_files(), before);
+
+    /* Writing over an existing file replaces it whole. */
+    const char *q = tmp_path("over.elf");
+    CU_ASSERT_TRUE(afile_write_all(q, "old contents that are not ELF", 29, err, sizeof err));
+    CU_ASSERT_TRUE_FATAL(exe_write(e, q, err, sizeof err));
+    ipu_exe *r = exe_read(q, err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL(r);
+    exe_free(r);
+    struct stat st_big;
+    CU_ASSERT_EQUAL(stat(q, &st_big), 0);
+    ipu_exe *small = exe_new();
+    CU_ASSERT_TRUE_FATAL(exe_write(small, q, err, sizeof err));
+    struct stat st_small;
+    CU_ASSERT_EQUAL(stat(q, &st_small), 0);
+    CU_ASSERT(st_small.st_size < st_big.st_size);
+    r = exe_read(q, err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    CU_ASSERT_EQUAL(r->n_sections, 0);
+    CU_ASSERT_EQUAL(r->n_symbols, 0);
+    exe_free(r);
+    /* A failed write (a symbol in no section) leaves the old file and no
+     * temporary. */
+    unsigned n_files = count_files();
+    CU_ASSERT_TRUE(exe_add_symbol(small, 9, "lost", 0x4C000, 0, EXE_SYM_CODE, true));
+    CU_ASSERT_FALSE(exe_write(small, q, err, sizeof err));
+    snprintf(want, sizeof want, "%s: symbol lost (tile 9, address 0x4c000) is in no section", q);
+    CU_ASSERT_STRING_EQUAL(err, want);
+    CU_ASSERT_EQUAL(count_files(), n_files);
+    struct stat st_after;
+    CU_ASSERT_EQUAL(stat(q, &st_after), 0);
+    CU_ASSERT_EQUAL(st_after.st_size, st_small.st_size);
+    /* A sized symbol running past its section is refused too. */
+    exe_free(small);
+    small = exe_new();
+    CU_ASSERT_TRUE(exe_add_section(small, 0, ".text", 0x4C000, code0, 8, EXE_SEC_EXEC, err, sizeof err));
+    CU_ASSERT_TRUE(exe_add_symbol(small, 0, "long", 0x4C004, 8, EXE_SYM_CODE, true));
+    CU_ASSERT_FALSE(exe_write(small, q, err, sizeof err));
+    snprintf(want, sizeof want, "%s: symbol long [0x4c004, 0x4c00c) extends past the end of section .text@0", q);
+    CU_ASSERT_STRING_EQUAL(err, want);
+    CU_ASSERT_EQUAL(count_files(), n_files);
+    exe_free(small);
+    exe_free(e);
+    unlink(q);
+}
+
+void test_register(void)
+{
+    CU_pSuite s = CU_add_suite("executable", suite_init, suite_clean);
+    CU_add_test(s, "builders", test_builders);
+    CU_add_test(s, "round trip", test_roundtrip);
+    CU_add_test(s, "object and empty round trip", test_roundtrip_object_and_empty);
+    CU_add_test(s, "more than 65280 sections", test_many_sections);
+    CU_add_test(s, "lookups", test_lookups);
+    CU_add_test(s, "bad headers", test_bad_headers);
+    CU_add_test(s, "truncated files", test_truncated);
+    CU_add_test(s, "corrupt sections", test_corrupt_sections);
+    CU_add_test(s, "random damage", test_random_damage);
+    CU_add_test(s, "atomic write", test_atomic_write);
+}
