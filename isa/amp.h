@@ -71,8 +71,8 @@ typedef struct isa_amp_shared {
     uint32_t cwei[ISA_CWEI_WORDS];
 } isa_amp_shared;
 
-/* $AACC of one context, f32 bits.  $FP_CLR.ZAACC zeroes all of it
- * (isa_amp_clear). */
+/* $AACC of one context, f32 bits: the whole AMP pipeline state of the
+ * context.  $FP_CLR.ZAACC zeroes all of it (isa_amp_clear). */
 typedef struct isa_amp_context {
     uint32_t aacc[ISA_AACC_WORDS];
 } isa_amp_context;

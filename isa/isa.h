@@ -47,6 +47,8 @@ enum isa_sync_zone {
     ISA_SYNC_WORKERS  = 0,  /* wait until every worker of this tile has exited */
     ISA_SYNC_INTERNAL = 1,  /* barrier over all tiles of this chip */
     ISA_SYNC_EXTERNAL = 2,  /* barrier over all chips of the sync group */
+    ISA_SYNC_EXCHANGE = 3,  /* end of this tile's exchange phase, no barrier
+                               (exchange/exchange.h) */
 };
 
 enum isa_op {

@@ -96,6 +96,10 @@ typedef struct isa_tile_state {
     uint8_t sync_zone;         /* zone of the last sync (enum isa_sync_zone) */
     uint32_t trap_code;        /* operand of the last trap */
 
+    /* The exchange this tile takes part in (exchange/exchange.h); NULL when
+     * the tile runs alone, where xsend/xrecv raise ISA_EXC_EXCHANGE. */
+    struct xch_log *xlog;
+
     isa_fault fault;           /* valid when fault.exception != ISA_EXC_NONE */
 } isa_tile_state;
 

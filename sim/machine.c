@@ -13,20 +13,21 @@
 #include "fileio.h"
 
 const machine_param_info machine_params[MP_COUNT] = {
-#define MACHINE_PARAM(name_, unit_, lo, hi, gc2, gc200, bow, m2000, bow2000, src, desc) \
+#define MACHINE_PARAM(name_, unit_, lo, hi, gc2, gc200, bow, m2000, bow2000, pod16, src, desc) \
     { .name = #name_, .unit = unit_, .source = src, .description = desc, .min = lo, .max = hi, \
-      .preset_value = { gc2, gc200, bow, m2000, bow2000 } },
+      .preset_value = { gc2, gc200, bow, m2000, bow2000, pod16 } },
 #include "machine.def"
 #undef MACHINE_PARAM
 };
 
-const char *const machine_preset_names[PRESET_COUNT] = { "gc2", "gc200", "bow", "m2000", "bow2000" };
+const char *const machine_preset_names[PRESET_COUNT] = { "gc2", "gc200", "bow", "m2000", "bow2000", "pod16" };
 const char *const machine_preset_descriptions[PRESET_COUNT] = {
     "Colossus Mk1 GC2: 1216 tiles at 1.6 GHz, 256 KiB per tile",
     "Colossus Mk2 GC200: 1472 tiles at 1.325 GHz, 624 KiB per tile",
     "Bow IPU: GC200 logic wafer-on-wafer, 1472 tiles at 1.85 GHz",
     "IPU-M2000: 4 x GC200 at 1.325 GHz",
     "Bow-2000: 4 x Bow at 1.85 GHz",
+    "Bow Pod16: 4 Bow-2000 boards, 16 x Bow at 1.85 GHz",
 };
 
 bool machine_preset(const char *name, machine *m, char *err, size_t err_size)
@@ -41,7 +42,7 @@ bool machine_preset(const char *name, machine *m, char *err, size_t err_size)
             m->value[i] = machine_params[i].preset_value[p];
         return true;
     }
-    snprintf(err, err_size, "unknown machine '%s' (known: gc2, gc200, bow, m2000, bow2000)", name);
+    snprintf(err, err_size, "unknown machine '%s' (known: gc2, gc200, bow, m2000, bow2000, pod16)", name);
     return false;
 }
 

@@ -1,7 +1,7 @@
 /*
  * machine.h — the machine description: every constant of the timing and
  * capacity model, named, with its unit and source, grouped into presets
- * (gc2, gc200, bow, m2000, bow2000) and overridable one by one.
+ * (gc2, gc200, bow, m2000, bow2000, pod16) and overridable one by one.
  *
  * A program is compiled once and runs unchanged on every preset; only the
  * machine description changes.  Nothing in the simulator uses a hardware
@@ -16,13 +16,14 @@
 #include <stdint.h>
 
 enum machine_param {
-#define MACHINE_PARAM(name, unit, lo, hi, gc2, gc200, bow, m2000, bow2000, src, desc) MP_##name,
+#define MACHINE_PARAM(name, unit, lo, hi, gc2, gc200, bow, m2000, bow2000, pod16, src, desc) MP_##name,
 #include "machine.def"
 #undef MACHINE_PARAM
     MP_COUNT
 };
 
-enum machine_preset { PRESET_GC2, PRESET_GC200, PRESET_BOW, PRESET_M2000, PRESET_BOW2000, PRESET_COUNT };
+enum machine_preset { PRESET_GC2, PRESET_GC200, PRESET_BOW, PRESET_M2000, PRESET_BOW2000, PRESET_POD16,
+                      PRESET_COUNT };
 
 typedef struct machine {
     char name[64];                 /* preset name, plus " (modified)" after overrides */

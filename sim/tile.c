@@ -107,7 +107,7 @@ static void decode_at(ipu_tile *t, const uint8_t *is_code, uint32_t i, uint32_t 
     d->issue_cycles = t->cost_cycles[cost];
     const isa_insn *amp = (d->flags & ISA_F_AMP) ? (isa_get(d->main.op)->flags & ISA_F_AMP ? &d->main : &d->aux) : NULL;
     if (amp) {
-        d->amp_macs = (uint16_t)isa_amp_macs((enum isa_op)amp->op);
+        d->amp_macs = (uint16_t)isa_amp_insn_macs(amp);
         d->amp_f32 = amp->op == ISA_OP_AMP_F32SISO || amp->op == ISA_OP_AMP_F32SISOV2;
     }
 }
@@ -230,6 +230,30 @@ static enum isa_flow fetch_fault(ipu_tile *t, isa_context *c, const tile_decoded
                      c->pc, "%s", decode_error_text(d->invalid));
 }
 
+/* Derive the statistics from the per-address issue counts. */
+static void collect_stats(ipu_tile *t)
+{
+    tile_stats *st = &t->stats;
+    st->issues = st->instructions = st->amp_f16_macs = st->amp_f32_macs = 0;
+    memset(st->op_count, 0, sizeof st->op_count);
+    uint32_t n = t->code ? (t->code_end - t->code_base) / 4 : 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const tile_decoded *d = &t->code[i];
+        if (!d->count)
+            continue;
+        st->issues += d->count;
+        st->instructions += d->count * (d->bytes / 4u);
+        st->op_count[d->main.op] += d->count;
+        if (d->bytes == 8)
+            st->op_count[d->aux.op] += d->count;
+        if (d->amp_f32)
+            st->amp_f32_macs += d->count * d->amp_macs;
+        else
+            st->amp_f16_macs += d->count * d->amp_macs;
+    }
+    st->worker_issues = st->issues - st->supervisor_issues;
+}
+
 /* Issue one instruction or bundle of context k at the current cycle. */
 static inline enum isa_flow issue(ipu_tile *t, isa_context *c, unsigned k, uint64_t cycle)
 {
@@ -238,7 +262,7 @@ static inline enum isa_flow issue(ipu_tile *t, isa_context *c, unsigned k, uint6
     uint32_t off = pc - t->code_base;
     if (__builtin_expect(off >= t->code_end - t->code_base || (pc & 3), 0))
         return fetch_fault(t, c, NULL);
-    const tile_decoded *d = &t->code[off >> 2];
+    tile_decoded *d = &t->code[off >> 2];
     if (__builtin_expect(d->invalid != 0, 0))
         return fetch_fault(t, c, d);
     uint32_t need = k == ISA_SUPERVISOR ? ISA_F_SUP : ISA_F_WRK;
@@ -269,7 +293,6 @@ static inline enum isa_flow issue(ipu_tile *t, isa_context *c, unsigned k, uint6
             isa_commit_pending(c);
     }
 
-    tile_stats *st = &t->stats;
     switch (flow) {
     case ISA_FLOW_NEXT: {
         uint32_t next = pc + d->bytes;
@@ -297,23 +320,17 @@ static inline enum isa_flow issue(ipu_tile *t, isa_context *c, unsigned k, uint6
         c->run_mode = ISA_RUN_FAULTED;
         return flow;
     }
-    t->ready_cycle[k] = cycle + (k == ISA_SUPERVISOR ? 1 : d->issue_cycles) +
-                        (flow == ISA_FLOW_JUMP && (c->pc & 7) == 4 ? t->branch_penalty_cycles : 0);
-    st->issues++;
-    st->instructions += d->bytes >> 2;
-    st->op_count[d->main.op]++;
-    if (d->bytes == 8)
-        st->op_count[d->aux.op]++;
-    if (k == ISA_SUPERVISOR)
-        st->supervisor_issues++;
-    else
-        st->worker_issues++;
-    if (d->amp_macs) {
-        if (d->amp_f32)
-            st->amp_f32_macs += d->amp_macs;
-        else
-            st->amp_f16_macs += d->amp_macs;
+    d->count++;
+    if (k != ISA_SUPERVISOR) {
+        uint64_t ready = cycle + d->issue_cycles;
+        if (__builtin_expect(flow == ISA_FLOW_JUMP && (c->pc & 7) == 4, 0))
+            ready += t->branch_penalty_cycles;
+        t->ready_cycle[k] = ready;
+        return flow;
     }
+    t->ready_cycle[k] = cycle + 1 +
+                        (flow == ISA_FLOW_JUMP && (c->pc & 7) == 4 ? t->branch_penalty_cycles : 0);
+    t->stats.supervisor_issues++;
     /* Workers started by run/runall take their slots now. */
     if (s->started_workers) {
         for (unsigned w = 1; w <= ISA_WORKERS; w++)
@@ -369,6 +386,7 @@ enum tile_stop tile_run(ipu_tile *t, uint64_t cycle_limit)
     }
     s->cycle = cycle;
     t->slot = (uint8_t)slot;
+    collect_stats(t);
     return stop;
 }
 

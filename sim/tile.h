@@ -62,8 +62,12 @@ typedef struct tile_decoded {
     uint8_t invalid;             /* enum tile_decode_error */
     uint16_t amp_macs;           /* MACs this issue performs in the AMP */
     uint8_t amp_f32;             /* those MACs are f32 */
+    uint64_t count;              /* times issued: the statistics derive from these */
 } tile_decoded;
 
+/* Statistics of a tile.  The issue loop counts only issues per address
+ * (tile_decoded.count) and supervisor issues; the rest is derived from
+ * those counts whenever tile_run returns. */
 typedef struct tile_stats {
     uint64_t instructions;       /* instructions executed (a bundle counts 2) */
     uint64_t issues;             /* solo instructions + bundles */

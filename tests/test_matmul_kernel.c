@@ -186,10 +186,14 @@ static mm_result run_case(const mm_case *c, uint32_t seed)
     for (size_t i = 0; i < m * n; i++) {
         bool same = c->f16_partials ? got16[i] == model16[i]
                                     : memcmp(&got32[i], &model32[i], 4) == 0;
-        if (!same && res.bit_mismatches++ < 4)
-            fprintf(stderr, "\n  C[%zu][%zu]: codelet 0x%08x, model 0x%08x", i / n, i % n,
-                    c->f16_partials ? got16[i] : *(uint32_t *)&got32[i],
-                    c->f16_partials ? model16[i] : *(uint32_t *)&model32[i]);
+        if (!same && res.bit_mismatches++ < 4) {
+            uint32_t gb = got16[i], mb = model16[i];
+            if (!c->f16_partials) {
+                memcpy(&gb, &got32[i], 4);
+                memcpy(&mb, &model32[i], 4);
+            }
+            fprintf(stderr, "\n  C[%zu][%zu]: codelet 0x%08x, model 0x%08x", i / n, i % n, gb, mb);
+        }
         got[i] = c->f16_partials ? fp16_to_f32(got16[i]) : got32[i];
     }
 
