@@ -8,7 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake pkg-config libopenblas-dev libelf-dev libreadline-dev
-          libcunit1-dev libcjson-dev tmux)
+          libcunit1-dev libcjson-dev tmux
+          libprotobuf-c-dev protobuf-c-compiler libonnx-dev libonnx-testdata)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

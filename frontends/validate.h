@@ -1,0 +1,42 @@
+/*
+ * validate.h — the ONNX backend node tests (onnx/backend/test/data/node,
+ * Debian's libonnx-testdata) run through the importer and the reference
+ * evaluator, compared with the expected outputs.
+ *
+ * Each test is a directory holding model.onnx and test_data_set_N/ with
+ * input_K.pb and output_K.pb (serialised TensorProtos).  Inputs are matched
+ * to the model's inputs by name.  Inputs that decide a shape (a Reshape's
+ * target, ...) are bound as compile-time constants, since ipusim compiles
+ * static shapes.
+ *
+ * Tolerance (VALIDATE_RTOL, VALIDATE_ATOL): a float element passes when
+ * |got - want| <= atol + rtol |want| with rtol = 1e-3, atol = 1e-7, the
+ * defaults of ONNX's own backend test runner, so a pass here means what a
+ * pass there means.  bf16 outputs allow one bf16 ulp (rtol 2^-7): the data
+ * (ONNX 1.12) truncates f32 to bf16 where ipusim rounds to nearest.  NaN
+ * must meet NaN and an infinity the same infinity.  Integer and bool
+ * outputs must be equal, as must every dtype and shape.
+ */
+#ifndef IPUSIM_FRONTENDS_VALIDATE_H
+#define IPUSIM_FRONTENDS_VALIDATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define VALIDATE_RTOL 1e-3
+#define VALIDATE_ATOL 1e-7
+#define VALIDATE_RTOL_BF16 (1.0 / 128)
+#define VALIDATE_DEFAULT_NODE_TESTS "/usr/share/libonnx-testdata/data/node"
+
+enum validate_result {
+    VALIDATE_PASS,
+    VALIDATE_FAIL,
+    VALIDATE_UNSUPPORTED,       /* an op, dtype or opset ipusim does not take */
+};
+
+/* Run one node test directory; msg says why it failed or is unsupported
+ * (on a pass: the largest error seen).  With fuse, the fusion passes
+ * (fusion.h) run on the imported graph before it is evaluated. */
+enum validate_result validate_onnx_node_test(const char *test_dir, bool fuse, char *msg, size_t msg_size);
+
+#endif

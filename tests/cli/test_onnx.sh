@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# `ipusim validate --onnx-tests` on the ONNX backend node tests Debian
+# installs (libonnx-testdata): zero failures, the BERT and ResNet-50 ops
+# among the passes, and a broken test detected as a failure.
+source "$(dirname "$0")/lib.sh"
+
+DATA=${IPUSIM_ONNX_NODE_TESTS:-/usr/share/libonnx-testdata/data/node}
+if [ ! -d "$DATA" ]; then
+    echo "SKIP: $DATA does not exist (install the Debian package libonnx-testdata)"
+    exit 0
+fi
+
+out=$("$IPUSIM" validate --onnx-tests "$DATA" 2>&1)
+rc=$?
+check "validate exits 0 (status $rc)" test "$rc" -eq 0
+check "header says what ran" grep -q "mode: reference evaluator; simulation pending" <<<"$out"
+summary=$(tail -n 1 <<<"$out")
+echo "$summary"
+check "zero failures: $summary" grep -Eq "^[0-9]+ tests: [0-9]+ passed, 0 failed, [0-9]+ unsupported$" <<<"$summary"
+if grep -q "^FAIL" <<<"$out"; then grep "^FAIL" <<<"$out" | head -20; fi
+
+# One test per op of BERT and ResNet-50 (and the decomposed LayerNorm).
+for t in test_matmul_4d test_gemm_default_vector_bias test_gemm_transposeB test_conv_with_strides_padding \
+         test_conv_with_autopad_same test_batchnorm_example test_relu test_maxpool_2d_pads \
+         test_averagepool_2d_pads test_flatten_axis1 test_add_bcast test_sub_bcast test_mul_bcast \
+         test_div_bcast test_sqrt test_pow_bcast_scalar test_erf test_tanh test_softmax_axis_2 \
+         test_layer_normalization_3d_axis_negative_1_epsilon \
+         test_layer_normalization_3d_axis_negative_1_epsilon_expanded test_reduce_mean_keepdims_random \
+         test_transpose_all_permutations_3 test_reshape_negative_dim test_gather_negative_indices \
+         test_cast_FLOAT_to_FLOAT16 test_concat_3d_axis_negative_2 test_slice_neg_steps \
+         test_unsqueeze_unsorted_axes test_squeeze_negative_axes test_where_long_example test_equal_bcast \
+         test_expand_dim_changed test_constant test_shape_start_1_end_negative_1; do
+    check "$t passes" grep -Eq "^PASS +$t:" <<<"$out"
+done
+
+# Fused graphs give the same results.
+expect 0 " 0 failed" -- "$IPUSIM" validate --onnx-tests "$DATA" --fuse --quiet
+
+# Unsupported is reported as such, not as a failure.
+expect 0 "UNSUPPORTED test_nonmaxsuppression_center_point_box_format: .*unsupported op 'NonMaxSuppression'" -- \
+    "$IPUSIM" validate --onnx-tests "$DATA" --filter nonmaxsuppression_center
+
+# A test whose expected output is wrong fails, and the command with it.
+if [ -d "$DATA/test_relu" ]; then
+    mkdir -p "$WORK/node/test_relu"
+    cp -r "$DATA/test_relu/." "$WORK/node/test_relu/"
+    cp "$DATA/test_relu/test_data_set_0/input_0.pb" "$WORK/node/test_relu/test_data_set_0/output_0.pb"
+    expect 1 "FAIL +test_relu: output 'y': [0-9]+ of 60 elements outside tolerance" -- \
+        "$IPUSIM" validate --onnx-tests "$WORK/node"
+    expect 1 "0 passed, 1 failed, 0 unsupported" -- "$IPUSIM" validate --onnx-tests "$WORK/node"
+fi
+
+expect 1 "nosuch: cannot open" -- "$IPUSIM" validate --onnx-tests "$WORK/nosuch"
+expect 2 "nothing to validate" -- "$IPUSIM" validate
+
+finish
