@@ -12,44 +12,98 @@
  *                                cycles while they leave the tile.
  *   xrecv $addr, $bytes, $src    expect `bytes` from endpoint `src` at `addr`.
  *
+ * Both check at issue (simulated exceptions, isa/exec_control.c):
+ *   - addr must be 4-byte aligned (the exchange moves 32-bit words:
+ *     ISA_EXC_MEM_ALIGN "xsend at 0x80002: address not 4-byte aligned") and
+ *     bytes a multiple of 4 (ISA_EXC_INVALID_OPERAND);
+ *   - [addr, addr + bytes) must lie in tile memory (ISA_EXC_MEM_RANGE,
+ *     "xsend at 0xf0000: 16 bytes outside tile memory (0x4c000-0xe7fff)");
+ *   - the endpoint must be one of those below (ISA_EXC_EXCHANGE).
+ * The first exchange instruction of a tile after a sync (any zone but 0)
+ * costs exchange_setup_cycles more: the supervisor waits that long before
+ * its next issue, and the data of that instruction start moving only then.
+ *
  * Endpoints (32-bit values in $dest / $src):
  *   0 .. chips * tiles_per_chip - 1   a tile, by global number
  *                                     (chip * tiles_per_chip + tile)
  *   XCH_BROADCAST                     (xsend only) every tile that has an
  *                                     xrecv from this sender in this phase
- *   XCH_HOST | n                      host stream n (xsend: to the host,
- *                                     xrecv: from the host)
+ *   XCH_HOST | n                      host stream n (xsend: output stream n
+ *                                     to the host, xrecv: the next bytes of
+ *                                     input stream n)
  *   XCH_STREAM_MEMORY | n             streaming-memory buffer n (DDR behind
- *                                     the gateway)
+ *                                     the gateway): xsend appends to it,
+ *                                     xrecv reads it in order from its start
+ *                                     (and from the start again after the
+ *                                     last byte, so data written once can be
+ *                                     streamed in every step)
+ *   n is at most XCH_ENDPOINT_INDEX; other bit patterns are errors.
  *
- * An exchange phase ends at the tile's next `sync` of any zone other than
- * 0; zone ISA_SYNC_EXCHANGE (3) ends it without a barrier.  When every tile
- * of the sync group has ended the phase, the phase is resolved:
+ * Phases.  An exchange phase of a tile ends at its next `sync` of zone 1,
+ * 2 or 3 (or at the end of its program); zone ISA_SYNC_EXCHANGE (3) ends it
+ * without a barrier.  The tiles of a phase's sync group — the tiles with
+ * code that took part in the barrier that began it: the chip's tiles after
+ * `sync 1`, every chip's tiles after `sync 2` and at the start of the
+ * program — exchange with each other; sync 3 keeps the group.  The phase is
+ * resolved when every tile of the group has stopped at the end of a phase
+ * (at a sync of zone 1, 2 or 3, or at the end of its program); everything
+ * the group's tiles logged since the previous resolution is resolved
+ * together:
  *
  *   - matching: the i-th xsend from tile S to tile R is matched with the
- *     i-th xrecv on R from S (broadcasts are matched by every receiver
- *     with an xrecv from S); byte counts must agree; an xsend with no
- *     matching xrecv, an xrecv that nothing fills, or a size mismatch is a
- *     simulated "bad exchange" exception naming both tiles and pcs;
- *   - timing: data leaves the sender at its issue time plus the set-up
- *     cost, needs the tile-to-tile latency for the distance between the
- *     tiles (base latency + per island of distance + across columns), and
- *     arrives at exchange_send_bytes_per_cycle.  A receiver takes one
- *     stream at a time: overlapping arrivals are serialised (counted as
- *     receive conflicts).  The two tiles of a supertile (2k, 2k+1) share one
- *     outgoing bus: their sends are serialised too.  Between chips the data
- *     crosses IPU-Links: bytes / (links x link bandwidth), serialised per
- *     directed chip pair, plus hop latency.  Host and streaming-memory
- *     transfers are timed in bytes per second plus latency, serialised per
- *     chip and direction.  Off-chip timing is in picoseconds: a faster tile
- *     clock does not make it faster.
+ *     i-th xrecv on R from S, where S's broadcasts count as sends to every
+ *     tile; a broadcast no tile receives, an xsend to a tile with no
+ *     matching xrecv, an xrecv that nothing fills, a size mismatch, a send
+ *     to a tile outside the group (cross-chip exchange after `sync 1`) or
+ *     to a tile without code are simulated "bad exchange" exceptions naming
+ *     both tiles and pcs;
+ *   - timing on a chip, in the chip's cycles, with n = ceil(bytes /
+ *     exchange_send_bytes_per_cycle):
+ *       start   = issue cycle + 1 + the set-up cost if this instruction
+ *                 paid it (xch_transfer.start_cycle, stamped by sim/tile.c)
+ *       depart  = max(start, when the sender's bus is free); the two tiles
+ *                 of a supertile (2k, 2k+1 of a chip) share one outgoing
+ *                 bus, busy from depart for n cycles (once for a
+ *                 broadcast, whatever the number of receivers)
+ *       arrive  = depart + latency(S, R), where latency = base +
+ *                 per-island * |island(S) - island(R)| (islands of
+ *                 exchange_island_tiles tiles counted within a column) +
+ *                 cross-column cost if the columns differ (tile t is in
+ *                 column t / ceil(tiles_per_chip / exchange_columns))
+ *       begin   = max(arrive, the receiver's xrecv start, when the
+ *                 receiver's port is free): a receiver takes one stream at
+ *                 a time (overlaps are serialised and their cycles counted
+ *                 as receive conflicts; the hardware would lose the data),
+ *                 and a stream that arrives before its xrecv was issued
+ *                 waits for it (a late receive, counted too)
+ *       done    = begin + n: the last byte is in the receiver's memory.
+ *     Sends are served in order of (start, sender tile, send index);
+ *     receivers take streams in order of (arrive, sender tile, index).
+ *   - timing off the chip, in picoseconds (a faster tile clock does not
+ *     make it faster): a transfer between chips takes
+ *     bytes / (ipu_links_per_chip_pair x ipu_link_bandwidth), serialised
+ *     per directed chip pair (data for several receivers on one chip
+ *     crosses once), paced also by the sender's bus (n cycles), plus
+ *     ipu_link_hop_latency_ps per hop (1 hop on a board, board_hops
+ *     between boards); it does not occupy the receiver's port.  Host and
+ *     streaming-memory transfers take bytes / bandwidth serialised per chip
+ *     and direction, plus their latency; a read (xrecv) starts at its
+ *     start cycle, a write (xsend) at its departure.
  *   - data: received bytes are written into the receivers' memory when the
- *     phase is resolved; a tile that ended its phase with sync 3 resumes
- *     at max(its own stop, the arrival of the last byte it receives).
+ *     phase is resolved; a tile that ended its phase with sync 3 resumes at
+ *     max(its own stop, the arrival of the last byte it receives); a tile
+ *     at a barrier counts as arrived there when also every transfer it
+ *     sent has been delivered (sim/engine.h).
+ *
+ * Resources (buses, ports, links, host and streaming-memory channels) keep
+ * their busy times from one resolution to the next.
  *
  * Not modelled: flow control (there is none on the IPU), the exchange
  * clashes with the tile's own memory accesses (ISA2 §2.8.11.2), data loss on
- * receive overlap (ipusim serialises instead and counts it).
+ * receive overlap (ipusim serialises instead and counts it), the on-chip
+ * path from a tile to the IPU-Links or the gateway (part of the hop and
+ * host latencies), contention between several chips for the streaming
+ * memory (bandwidth is per chip).
  */
 #ifndef IPUSIM_EXCHANGE_H
 #define IPUSIM_EXCHANGE_H
@@ -58,19 +112,38 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "isa/state.h"
+#include "memmodel/tile_memory.h"
+
 #define XCH_BROADCAST      0xffffffffu
 #define XCH_HOST           0x80000000u
 #define XCH_STREAM_MEMORY  0x40000000u
 #define XCH_ENDPOINT_INDEX 0x00ffffffu
 
+enum xch_endpoint_kind {
+    XCH_EP_TILE,
+    XCH_EP_BROADCAST,
+    XCH_EP_HOST,
+    XCH_EP_STREAM,
+    XCH_EP_INVALID,
+};
+
+/* What an endpoint value names, for a system of system_tiles tiles. */
+enum xch_endpoint_kind xch_endpoint_kind(uint32_t endpoint, uint32_t system_tiles);
+
+/* ---- the log a tile writes while it runs ----------------------------------- */
+
 /* One xsend or xrecv as the tile executed it. */
 typedef struct xch_transfer {
     uint32_t pc;            /* address of the instruction */
-    uint64_t issue_cycle;   /* the tile's cycle when it issued */
     uint32_t addr;          /* tile address of the data */
     uint32_t bytes;
     uint32_t endpoint;      /* dest for a send, src for a receive */
-    uint8_t *data;          /* send: the bytes as read at issue (malloc'd) */
+    uint64_t issue_cycle;   /* the tile's cycle when it issued */
+    uint64_t start_cycle;   /* set by sim/tile.c: issue + 1 + the set-up this
+                               instruction paid: the data start to leave (send),
+                               the receive is posted (recv) */
+    size_t data_offset;     /* send: where its bytes are in xch_log.data */
 } xch_transfer;
 
 /* What one tile did in the current exchange phase.  Filled by the xsend /
@@ -81,13 +154,132 @@ typedef struct xch_log {
     size_t n_sends, cap_sends;
     xch_transfer *recvs;
     size_t n_recvs, cap_recvs;
-    bool phase_started;     /* an exchange instruction issued since the last sync */
+    uint8_t *data;          /* the bytes of every send, as read at issue */
+    size_t data_bytes, data_cap;
+    uint32_t system_tiles;  /* tile endpoints are 0 .. system_tiles - 1 */
+    bool phase_started;     /* an exchange instruction issued since the last
+                               resolution: the set-up cost is paid */
 } xch_log;
 
+/* Append a transfer; false only when the host is out of memory.  The send
+ * copies `bytes` bytes from data. */
 bool xch_log_send(xch_log *log, uint32_t pc, uint64_t cycle, uint32_t addr, uint32_t bytes,
                   uint32_t dest, const uint8_t *data);
 bool xch_log_recv(xch_log *log, uint32_t pc, uint64_t cycle, uint32_t addr, uint32_t bytes, uint32_t src);
+/* Forget the transfers (keeping the storage) and end the phase. */
 void xch_log_clear(xch_log *log);
 void xch_log_free(xch_log *log);
+
+/* ---- the fabric: timing and matching --------------------------------------- */
+
+/* The exchange's parameters, from the machine description (sim/machine.def). */
+typedef struct xch_params {
+    uint32_t chips, tiles_per_chip, chips_per_board, board_hops;
+    uint32_t tiles_per_column, island_tiles;
+    uint32_t base_latency_cycles, cycles_per_island, cross_column_cycles;
+    uint32_t send_bytes_per_cycle;
+    uint64_t link_bytes_per_s;        /* one directed chip pair: links x link bandwidth */
+    uint64_t link_hop_ps;
+    uint64_t host_bytes_per_s, host_latency_ps;
+    uint64_t stream_bytes_per_s, stream_latency_ps;
+    uint64_t stream_capacity_bytes;
+} xch_params;
+
+/* Counters per chip, cumulative over the run.  Sends are counted on the
+ * sender's chip, host and streaming-memory reads on the reader's. */
+typedef struct xch_chip_stats {
+    uint64_t exchange_bytes;          /* bytes sent to tiles (a broadcast once) */
+    uint64_t exchange_transfers;      /* matched xsend/xrecv pairs delivered */
+    uint64_t receive_conflict_cycles; /* cycles streams waited for a busy port */
+    uint64_t late_receives;           /* streams that arrived before their xrecv */
+    uint64_t link_bytes, link_ps;     /* sent over IPU-Links; busy time of the links */
+    uint64_t host_bytes, host_ps;     /* to and from the host; channel busy time */
+    uint64_t stream_bytes, stream_ps; /* to and from streaming memory; busy time */
+} xch_chip_stats;
+
+/* An off-chip transfer, for the trace. */
+enum xch_span_kind { XCH_SPAN_LINK, XCH_SPAN_HOST_OUT, XCH_SPAN_HOST_IN, XCH_SPAN_STREAM_WRITE,
+                     XCH_SPAN_STREAM_READ };
+typedef struct xch_span {
+    uint32_t chip;          /* the chip whose channel carries it (sender's for links) */
+    uint32_t tile;          /* the tile that issued it */
+    uint32_t peer;          /* receiving chip (links), stream or buffer number */
+    uint8_t kind;           /* enum xch_span_kind */
+    uint64_t bytes;
+    uint64_t start_ps;      /* the channel starts carrying it */
+    uint64_t busy_ps;       /* the channel is busy this long (bytes / bandwidth) */
+    uint64_t end_ps;        /* delivered (busy time, pacing and latency) */
+} xch_span;
+
+typedef struct xch_stream {
+    uint32_t index;
+    uint8_t *data;
+    size_t size, cap;
+    size_t cursor;          /* host input / buffer read position */
+} xch_stream;
+
+typedef struct xch_system {
+    xch_params p;
+    uint64_t *chip_hz;              /* tile clock of each chip, whole Hz */
+    uint64_t *bus_free;             /* per supertile (global tile / 2): first free cycle */
+    uint64_t *port_free;            /* per global tile: receive port's first free cycle */
+    uint64_t *link_free_ps;         /* [from * chips + to] */
+    uint64_t *host_free_ps;         /* [chip * 2 + dir], dir 0 out, 1 in */
+    uint64_t *stream_free_ps;       /* [chip * 2 + dir], dir 0 write, 1 read */
+    int32_t *party_of;              /* global tile -> index in the current resolution, -1 */
+    xch_chip_stats *chip_stats;
+    xch_stream *host_in, *host_out, *buffers;
+    size_t n_host_in, n_host_out, n_buffers;
+    uint64_t stream_used_bytes;     /* sum of buffer sizes, against the capacity */
+    bool record_spans;
+    xch_span *spans;
+    size_t n_spans, cap_spans;
+} xch_system;
+
+/* One tile taking part in a resolution. */
+typedef struct xch_party {
+    uint32_t tile;                  /* global tile number */
+    xch_log *log;
+    tile_memory *mem;
+    uint64_t stop_cycle;            /* the cycle after its phase-ending sync (or end) */
+    /* results */
+    uint64_t recv_done_cycle;       /* when its last received byte landed (0: none) */
+    uint64_t send_done_cycle;       /* when everything it sent was delivered (0: none),
+                                       in its own chip's cycles, rounded up */
+    bool faulted;                   /* the exchange raised an exception on this tile */
+    uint8_t exception;              /* enum isa_exception */
+    uint32_t fault_pc;              /* the xsend / xrecv concerned */
+    char message[160];
+} xch_party;
+
+/* Set up for chips x tiles_per_chip tiles; chip clocks start at
+ * default_hz.  False when the host is out of memory. */
+bool xch_system_init(xch_system *x, const xch_params *p, uint64_t default_hz);
+void xch_system_free(xch_system *x);
+
+/* Host input stream n (copied); false when out of memory. */
+bool xch_set_host_input(xch_system *x, uint32_t n, const void *data, size_t size);
+/* Host output stream n so far, or NULL when nothing was sent to it. */
+const uint8_t *xch_host_output(const xch_system *x, uint32_t n, size_t *size);
+/* Preload streaming-memory buffer n (counts against the capacity); false
+ * with a message when it does not fit or the host is out of memory. */
+bool xch_set_stream_buffer(xch_system *x, uint32_t n, const void *data, size_t size,
+                           char *err, size_t err_size);
+const uint8_t *xch_stream_buffer(const xch_system *x, uint32_t n, size_t *size);
+
+/* Latency in cycles between two tiles of one chip (tile numbers within the
+ * chip). */
+uint32_t xch_latency_cycles(const xch_params *p, uint32_t from, uint32_t to);
+/* IPU-Link hops between two chips (0 for the same chip). */
+uint32_t xch_chip_hops(const xch_params *p, uint32_t a, uint32_t b);
+
+/* Resolve the phase of these parties (one sync group: group_chip is its
+ * chip, or -1 for the whole system), in the given order (increasing global
+ * tile).  Matches, times, writes the received data, clears the logs.
+ * Returns false when some party faulted (see its fields): matching faults
+ * are found before anything moves; a fault met while the fabric serves the
+ * transfers (host input exhausted, streaming memory full) leaves the data
+ * moved so far.  Either way the run cannot go on. */
+bool xch_resolve(xch_system *x, xch_party *parties, size_t n, int32_t group_chip);
 
 #endif

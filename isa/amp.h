@@ -65,10 +65,37 @@
  * bits 4..3.  TAMP_F32_E4_P<p> is ISA_AMP_F32_FLAGS(4, p). */
 #define ISA_AMP_F32_FLAGS(engines, phase) ((((engines) - 1u) << 3) | (phase))
 
+/* Kinds of weight values (isa_amp_f16_phase.kind). */
+#define ISA_AMP_W_NAN_OR_INF 0x1u  /* some weight is a NaN or an infinity */
+#define ISA_AMP_W_SIGNALS    0x2u  /* some weight is an sNaN or an infinity (INV) */
+
+#define ISA_AMP_UNITS (ISA_AMP_SETS * ISA_AMP_UNITS_PER_SET)
+
+/* The weights one phase of the f16 AMP instructions reads ($CWEI_k_phase
+ * for units k = 0..15), decoded for exec_amp.c's fast path: a cache of
+ * cwei[], never state of its own. */
+typedef struct isa_amp_f16_phase {
+    /* w[i][k]: element i of unit k's entry as a double (exact); 0 where
+     * that element is a NaN or an infinity. */
+    double w[4][ISA_AMP_UNITS];
+    /* Over the units of set s in engines 0..e (those EE = e enables):
+     * kind[s][e], the ISA_AMP_W_* of their weights, OR-ed; span[s][e], the
+     * largest exponent span (largest minus smallest binary exponent of
+     * the non-zero finite weights) of one entry. */
+    uint8_t kind[ISA_AMP_SETS][ISA_AMP_ENGINES_PER_SET];
+    uint8_t span[ISA_AMP_SETS][ISA_AMP_ENGINES_PER_SET];
+} isa_amp_f16_phase;
+
 /* $CWEI: entry i (CCCS index i = 4n + m, $CWEI_n_m) is cwei[2i] (bits 31..0)
- * and cwei[2i+1] (bits 63..32). */
+ * and cwei[2i+1] (bits 63..32).  Write entries only with isa_amp_set_cwei:
+ * it marks the phase's decoded weights stale (entry 4k + p belongs to phase
+ * p), and the f16 AMP executors rebuild a stale phase before using it.
+ * An all-zero isa_amp_shared (memset) is consistent: zero weights, nothing
+ * stale. */
 typedef struct isa_amp_shared {
     uint32_t cwei[ISA_CWEI_WORDS];
+    uint32_t f16_stale;                  /* bit p: f16_phase[p] out of date */
+    isa_amp_f16_phase f16_phase[4];
 } isa_amp_shared;
 
 /* $AACC of one context, f32 bits: the whole AMP pipeline state of the
@@ -92,6 +119,7 @@ static inline void isa_amp_set_cwei(isa_amp_shared *s, unsigned index, uint64_t 
 {
     s->cwei[2 * index] = (uint32_t)v;
     s->cwei[2 * index + 1] = (uint32_t)(v >> 32);
+    s->f16_stale |= 1u << (index & 3u);
 }
 
 /* MACs one issue of op performs with every engine enabled: 32 for
@@ -112,5 +140,12 @@ unsigned isa_amp_insn_macs(const isa_insn *in);
  * least 2^-48 in magnitude).  Accumulation then uses fp32_add (fparith.h),
  * and the f32 AMP products fp32_mul. */
 float isa_amp_f16_dot4(const uint16_t x[4], const uint16_t w[4]);
+
+/* The same value computed the slow, obviously exact way: the four products
+ * as integers times 2^-48, summed in 128 bits and rounded once.
+ * isa_amp_f16_dot4 and the f16 AMP executors take a faster path where it
+ * is provably equal and fall back on this one otherwise; it is public as
+ * the reference the tests compare the fast path with. */
+float isa_amp_f16_dot4_exact(const uint16_t x[4], const uint16_t w[4]);
 
 #endif

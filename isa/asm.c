@@ -15,6 +15,8 @@
  */
 #include "asm.h"
 
+#include <float.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,6 +197,7 @@ static asm_stmt *emit(asm_ctx *a, int kind, uint64_t size, asm_loc loc)
             asm_error(a, loc, "section %s on tile %u grows past the end of tile memory (0x%x)", s->name, s->tile,
                       ISA_MEMORY_END);
         s->too_big = true;
+        a->stop = true;   /* what follows would only repeat it */
         return NULL;
     }
     if (!(s->flags & EXE_SEC_NOBITS)) {
@@ -281,7 +284,8 @@ static void define_label(asm_ctx *a, const char *name, const char *shown, bool i
     s->tile = a->cur_tile;
     s->section = a->cur_section;
     s->offset = sec->size;
-    sec->n_labels++;
+    if (!internal)
+        sec->n_labels++;
 }
 
 enum { DEF_SET, DEF_EQUIV };
@@ -505,22 +509,19 @@ static bool short_form_ok(const isa_desc *d)
            d->operands[d->n_operands - 1].kind == ISA_OPND_UIMM;
 }
 
-static const char *const *all_mnemonics(size_t *n)
+/* The distinct mnemonics of the table, for "did you mean". */
+static size_t all_mnemonics(const char **list)
 {
-    static const char *list[ISA_OP_COUNT];
-    static size_t count;
-    if (!count) {
-        for (unsigned i = 0; i < ISA_OP_COUNT; i++) {
-            const char *mn = isa_get(i)->mnemonic;
-            size_t j;
-            for (j = 0; j < count && strcmp(list[j], mn); j++)
-                ;
-            if (j == count)
-                list[count++] = mn;
-        }
+    size_t count = 0;
+    for (unsigned i = 0; i < ISA_OP_COUNT; i++) {
+        const char *mn = isa_get(i)->mnemonic;
+        size_t j;
+        for (j = 0; j < count && strcmp(list[j], mn); j++)
+            ;
+        if (j == count)
+            list[count++] = mn;
     }
-    *n = count;
-    return list;
+    return count;
 }
 
 /* Parse "mnemonic operands" and select the row.  NULL after an error. */
@@ -545,8 +546,8 @@ static asm_insn *parse_insn(asm_ctx *a, const char *text, const char *p, asm_loc
     enum isa_op rows[32];
     size_t n_rows = isa_lookup_mnemonic(mnemonic, rows, 32);
     if (!n_rows) {
-        size_t nm;
-        const char *const *list = all_mnemonics(&nm);
+        const char *list[ISA_OP_COUNT];
+        size_t nm = all_mnemonics(list);
         const char *s = asm_suggest(mnemonic, list, nm);
         if (s)
             asm_error(a, mloc, "unknown mnemonic '%s' (did you mean '%s'?)", mnemonic, s);
@@ -820,10 +821,12 @@ static void d_section(asm_ctx *a, const dir_call *c)
         if (!name)
             return;
     } else {
-        while (*p && *p != ',' && !asm_is_space((unsigned char)*p))
+        while (*p && *p != ',' && *p != '"' && !asm_is_space((unsigned char)*p))
             p++;
         if (p == s) {
-            asm_error(a, at(c->base, c->text, s), "expected a section name after '.section'");
+            char found[64];
+            found_text(s, found, sizeof found);
+            asm_error(a, at(c->base, c->text, s), "expected a section name after '.section', found %s", found);
             return;
         }
         name = asm_strndup(&a->arena, s, (size_t)(p - s));
@@ -1083,13 +1086,18 @@ static void d_float(asm_ctx *a, const dir_call *c)
             bytes = asm_xrealloc(bytes, cap);
         }
         if (c->arg == 4) {
-            float f = (float)d;
+            /* Round to f32 as IEEE does; a double beyond the f32 range
+             * must not reach the conversion (undefined in C). */
+            float f = fabs(d) <= FLT_MAX || !isfinite(d) ? (float)d
+                      : fabs(d) >= 0x1.ffffffp127 ? copysignf(INFINITY, (float)(d > 0 ? 1 : -1))
+                                                   : copysignf(FLT_MAX, (float)(d > 0 ? 1 : -1));
             uint32_t bits;
             memcpy(&bits, &f, 4);
             put_le(bytes + n, bits, 4);
             n += 4;
         } else {
-            put_le(bytes + n, fp16_from_f32((float)d), 2);
+            float f = fabs(d) <= FLT_MAX || !isfinite(d) ? (float)d : copysignf(INFINITY, (float)(d > 0 ? 1 : -1));
+            put_le(bytes + n, fp16_from_f32(f), 2);
             n += 2;
         }
         if (*p != ',')
@@ -1602,7 +1610,7 @@ static void process_stmt(asm_ctx *a, asm_stmt_text *st, int depth)
         return;
 
     /* Bundles. */
-    bool open = false, close = false;
+    bool close = false;
     asm_loc ploc = at(loc, text, p);
     if (*p == '{') {
         if (a->in_bundle) {
@@ -1613,9 +1621,14 @@ static void process_stmt(asm_ctx *a, asm_stmt_text *st, int depth)
             a->bundle_loc = ploc;
             a->n_bundle = 0;
             a->bundle_failed = false;
-            open = true;
         }
         p = asm_skip_space(p + 1);
+        if (label_at(p, &name, &len, &type)) {
+            asm_error(a, at(loc, text, p), "label '%.*s' inside a bundle (the bundle opened at line %u)", (int)len,
+                      name, a->bundle_loc.line);
+            a->bundle_failed = true;
+            p = asm_skip_space(label_at(p, &name, &len, &type));
+        }
     }
     size_t n = strlen(p);
     while (n && asm_is_space((unsigned char)p[n - 1]))
@@ -1633,7 +1646,6 @@ static void process_stmt(asm_ctx *a, asm_stmt_text *st, int depth)
         text = copy;
         p = copy + off;
     }
-    (void)open;
     p = asm_skip_space(p);
     if (*p) {
         args = directive_word(p, dir, sizeof dir);
@@ -1672,11 +1684,7 @@ static void process_stmt(asm_ctx *a, asm_stmt_text *st, int depth)
                 if (e && expect_end(a, text, q, loc, "the value"))
                     define_const(a, cname, e, DEF_SET, at(loc, text, p));
             } else {
-                char word[64];
-                size_t wl = (size_t)(w - p) < sizeof word ? (size_t)(w - p) : sizeof word - 1;
-                memcpy(word, p, wl);
-                word[wl] = 0;
-                asm_macro *m = w > p ? asm_find_macro(a, word) : NULL;
+                asm_macro *m = w > p ? asm_find_macro(a, asm_strndup(&a->arena, p, (size_t)(w - p))) : NULL;
                 if (m) {
                     if (close) {
                         /* The bundle closes after the macro's statements. */
@@ -2076,7 +2084,18 @@ static bool tile_entry(asm_ctx *a, uint32_t tile, uint32_t *entry)
     }
     asm_symbol *s = asm_find_label(a, "__supervisor", tile);
     if (s) {
-        *entry = a->sections[s->section].base + s->offset;
+        const asm_section *sec = &a->sections[s->section];
+        *entry = sec->base + s->offset;
+        if (!(sec->flags & EXE_SEC_EXEC)) {
+            asm_error(a, s->loc, "'__supervisor', the supervisor entry of tile %u, is in section %s, which is not "
+                      "executable", tile, sec->name);
+            return false;
+        }
+        if (*entry & 3) {
+            asm_error(a, s->loc, "'__supervisor', the supervisor entry of tile %u, at 0x%x is not 4-byte aligned",
+                      tile, *entry);
+            return false;
+        }
         return true;
     }
     uint32_t idx;
@@ -2106,7 +2125,9 @@ static ipu_exe *build_exe(asm_ctx *a, const line_rec *lines, size_t n_lines)
     char err[300];
     for (size_t i = 0; i < a->n_sections && !a->n_errors; i++) {
         asm_section *s = &a->sections[i];
-        if (!s->size && !s->n_labels)
+        /* An empty section is kept if it holds labels or was placed: what
+         * the disassembler prints comes back the same. */
+        if (!s->size && !s->n_labels && !s->placed_explicitly)
             continue;
         if (!exe_add_section(e, s->tile, s->name, s->base, s->bytes, s->size, s->flags, err, sizeof err))
             asm_error(a, s->loc, "%s", err);

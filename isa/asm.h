@@ -35,8 +35,10 @@
  *                second pass.
  *   directives   .text .data .bss .section NAME[, "awx"[, @nobits][, ADDR]]
  *                .tile N .org ADDR .align/.balign N .p2align N
- *                .word/.long/.int .half/.short/.hword .byte .float/.single
- *                .half_float/.f16 .ascii .asciz/.string .space/.skip N[, fill]
+ *                .word/.long/.int/.4byte (32 bits) .half/.short/.hword/.2byte
+ *                .byte .quad/.8byte .float/.single (f32) .half_float/.f16
+ *                (f16, round to nearest even) .ascii .asciz/.string
+ *                .space/.skip N[, fill]
  *                .zero N .equ/.set NAME, EXPR  NAME = EXPR  .equiv
  *                .globl/.global .type NAME, @function|@object|@notype
  *                .size NAME, EXPR .entry EXPR .include "file"
@@ -57,11 +59,18 @@
  * 0x80000 (region 1, then region 0 if region 1 is full), NOBITS sections
  * (.bss) after that, from the first free address from 0x80000.  `.org ADDR`
  * in a section with content pads up to the tile address ADDR (it is an
- * absolute address, not an offset).  Sections may not overlap.
+ * absolute address, not an offset).  Sections may not overlap.  Flags
+ * default by name: .text* "ax", .data* "aw", .bss* "aw" NOBITS, others
+ * "a".  An empty section is kept only if it holds labels or was placed.
+ *
+ * Checks that need addresses: bundles 8-byte and instructions 4-byte
+ * aligned, immediates in range, branch targets 4-byte aligned in region 0,
+ * and rpt bodies (exec.h): 8-byte aligned, inside the section, free of
+ * control instructions.
  *
  * Entry.  The supervisor entry of a tile is `.entry EXPR` if given, else
- * the tile's symbol `__supervisor`, else the start of its .text, else the
- * start of its first code section.
+ * the tile's symbol `__supervisor` (which must be in a code section), else
+ * the start of its .text, else the start of its first code section.
  *
  * Output.  Sections keep their names (".text"), their tile and address;
  * labels become symbols (code or data by their section, overridden by
@@ -76,7 +85,8 @@
  *
  * Limits (hostile input, e.g. from a fuzzer, never crashes the assembler):
  * include depth 32 and include cycles are errors; macro expansion depth 64;
- * 1,000,000 statements after expansion; 64 MiB of macro-expanded text;
+ * 1,000,000 statements after expansion (asm_options.max_statements); 64 MiB
+ * of macro-expanded text;
  * expressions nested 200 deep; 256 MiB of section bytes in all.
  */
 #ifndef IPUSIM_ISA_ASM_H
@@ -93,6 +103,7 @@ typedef struct asm_options {
     size_t n_include_dirs;
     uint32_t default_tile;            /* the tile before any .tile directive (0) */
     bool no_include;                  /* refuse .include (for fuzzing) */
+    uint32_t max_statements;          /* statements after expansion; 0: 1,000,000 */
 } asm_options;
 
 /* Assemble a file, or a string named `name` in messages (and whose

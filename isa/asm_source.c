@@ -343,7 +343,7 @@ static void blank_comments(char *line, bool *in_comment)
 }
 
 /* Split the next physical line of a file frame into statements. */
-static bool read_line(asm_ctx *a, asm_frame *f)
+static bool read_line(asm_frame *f)
 {
     if (f->pos >= f->len)
         return false;
@@ -376,7 +376,6 @@ static bool read_line(asm_ctx *a, asm_frame *f)
         }
         p++;
     }
-    (void)a;
     return true;
 }
 
@@ -389,7 +388,7 @@ bool asm_next_stmt(asm_ctx *a, asm_stmt_text *out, int *depth)
                 *out = f->pend[f->i_pend++];
                 goto got;
             }
-            if (read_line(a, f))
+            if (read_line(f))
                 continue;
         } else {
             if (f->i < f->n) {
@@ -407,9 +406,9 @@ bool asm_next_stmt(asm_ctx *a, asm_stmt_text *out, int *depth)
     return false;
 got:
     *depth = a->n_frames;
-    if (++a->n_statements > ASM_MAX_STATEMENTS) {
-        asm_error(a, out->loc, "more than %u statements after expansion (a runaway .rept or macro?)",
-                  ASM_MAX_STATEMENTS);
+    uint32_t limit = a->opt.max_statements ? a->opt.max_statements : ASM_MAX_STATEMENTS;
+    if (++a->n_statements > limit) {
+        asm_error(a, out->loc, "more than %u statements after expansion (a runaway .rept or macro?)", limit);
         a->stop = true;
         return false;
     }
@@ -531,8 +530,7 @@ asm_macro *asm_define_macro(asm_ctx *a, const char *text, const char *p, asm_loc
 
 /* Split macro arguments at top-level commas (or, when there are none and
  * the macro has several parameters, at blanks).  Returns the count. */
-static size_t split_args(asm_ctx *a, const char *args, size_t max, const char **start, size_t *len,
-                         bool blanks)
+static size_t split_args(const char *args, size_t max, const char **start, size_t *len, bool blanks)
 {
     size_t n = 0;
     const char *p = asm_skip_space(args);
@@ -569,7 +567,6 @@ static size_t split_args(asm_ctx *a, const char *args, size_t max, const char **
                 break;
         }
     }
-    (void)a;
     return n;
 }
 
@@ -590,7 +587,7 @@ void asm_push_macro(asm_ctx *a, asm_macro *m, const char *args, asm_loc loc)
         if (*p == ',') { has_comma = true; break; }
         p++;
     }
-    size_t na = split_args(a, args, maxa, as, al, !has_comma && np > 1 && !m->vararg);
+    size_t na = split_args(args, maxa, as, al, !has_comma && np > 1 && !m->vararg);
     if (m->vararg && na > np) {
         /* The last parameter takes everything from its argument on. */
         size_t last = np - 1;

@@ -181,7 +181,7 @@ static bool quotable_name(const char *s)
     if (!s[0])
         return false;
     for (const char *p = s; *p; p++)
-        if (*p == '"' || *p == '\n' || *p == '\r')
+        if (*p == '"' || *p == '\\' || *p == '\n' || *p == '\r')
             return false;
     return true;
 }
@@ -200,6 +200,7 @@ typedef struct tile_syms {
     const exe_symbol **by_addr;   /* symbols of the tile, sorted by address, then order */
     size_t n;
     bool *dup;                    /* by_addr[i] repeats the name of an earlier symbol */
+    const exe_section **owner;    /* the section by_addr[i] is printed in, or NULL */
 } tile_syms;
 
 static int cmp_sym(const void *x, const void *y)
@@ -278,13 +279,36 @@ static void mark_duplicates(tile_syms *ts)
     free(v);
 }
 
+/* Which section each symbol is printed in.  Symbols carry a tile and an
+ * address, not a section, so any section whose range holds the address
+ * gives the same symbol back; but an empty section exactly at the address
+ * takes it first, since labels are all an empty section can hold, then a
+ * section holding the address, then one ending there. */
+static void assign_owners(tile_syms *ts, const exe_section *const *secs, size_t n_secs)
+{
+    for (size_t i = 0; i < ts->n; i++) {
+        uint32_t addr = ts->by_addr[i]->addr;
+        const exe_section *own = NULL;
+        for (int pass = 0; pass < 3 && !own; pass++)
+            for (size_t k = 0; k < n_secs && !own; k++) {
+                const exe_section *s = secs[k];
+                uint64_t end = (uint64_t)s->addr + s->size;
+                if ((pass == 0 && !s->size && s->addr == addr) ||
+                    (pass == 1 && addr >= s->addr && addr < end) ||
+                    (pass == 2 && addr == end))
+                    own = s;
+            }
+        ts->owner[i] = own;
+    }
+}
+
 /* Labels for the symbols at addr that belong to section sec. */
 static void print_labels(FILE *out, const tile_syms *ts, const exe_section *sec, uint32_t addr, bool *printed)
 {
     enum exe_symbol_kind def = (sec->flags & EXE_SEC_EXEC) ? EXE_SYM_CODE : EXE_SYM_DATA;
     for (size_t i = first_at(ts, addr); i < ts->n && ts->by_addr[i]->addr == addr; i++) {
         const exe_symbol *s = ts->by_addr[i];
-        if (printed[i])
+        if (printed[i] || ts->owner[i] != sec)
             continue;
         printed[i] = true;
         if (!quotable_name(s->name) || ts->dup[i]) {
@@ -320,6 +344,8 @@ static uint32_t le32(const uint8_t *p)
 /* The next symbol address after addr (within the tile), or limit. */
 static uint32_t next_label(const tile_syms *ts, uint32_t addr, uint32_t limit)
 {
+    if (addr == UINT32_MAX)
+        return limit;
     size_t i = first_at(ts, addr + 1);
     if (i < ts->n && ts->by_addr[i]->addr < limit)
         return ts->by_addr[i]->addr;
@@ -412,10 +438,16 @@ static void print_section(FILE *out, const exe_section *sec, const tile_syms *ts
     if (sec->flags & EXE_SEC_WRITE) *f++ = 'w';
     if (sec->flags & EXE_SEC_EXEC) *f++ = 'x';
     *f = 0;
+    if (!quotable_name(sec->name)) {
+        /* The assembler could not read the name back: say so, and go on
+         * with the other sections. */
+        fprintf(out, "\n// section of %u bytes at 0x%x not shown: its name cannot be written\n", sec->size, sec->addr);
+        return;
+    }
     fputs("\n.section ", out);
-    bool plain = sec->name[0] != '"';
+    bool plain = true;
     for (const char *p = sec->name; *p && plain; p++)
-        if (*p == ',' || *p == ' ' || *p == '\t' || *p == '"' || *p == ';' || *p == '#' || *p == '/')
+        if (strchr(",\" \t\r\v\f;#/{}", *p))
             plain = false;
     if (plain && sec->name[0])
         fputs(sec->name, out);
@@ -423,12 +455,15 @@ static void print_section(FILE *out, const exe_section *sec, const tile_syms *ts
         fprintf(out, "\"%s\"", sec->name);
     fprintf(out, ", \"%s\"%s, 0x%x\n", flags, (sec->flags & EXE_SEC_NOBITS) ? ", @nobits" : "", sec->addr);
 
-    uint32_t addr = sec->addr, end = sec->addr + sec->size;
+    uint32_t addr = sec->addr;
+    uint32_t end = sec->size <= UINT32_MAX - sec->addr ? sec->addr + sec->size : UINT32_MAX;
     for (;;) {
         print_labels(out, ts, sec, addr, printed);
         if (addr >= end)
             break;
         uint32_t stop = next_label(ts, addr, end);
+        if (stop <= addr)
+            break;
         if (sec->flags & EXE_SEC_NOBITS || !sec->bytes)
             fprintf(out, "    .space %u\n", stop - addr);
         else if (sec->flags & EXE_SEC_EXEC)
@@ -448,8 +483,9 @@ bool disasm_exe(const ipu_exe *e, FILE *out, char *err, size_t n)
     const exe_symbol **syms = malloc((e->n_symbols ? e->n_symbols : 1) * sizeof *syms);
     bool *printed = calloc(e->n_symbols ? e->n_symbols : 1, sizeof *printed);
     bool *dup = calloc(e->n_symbols ? e->n_symbols : 1, sizeof *dup);
-    if (!tiles || !secs || !syms || !printed || !dup) {
-        free(tiles); free(secs); free(syms); free(printed); free(dup);
+    const exe_section **owner = calloc(e->n_symbols ? e->n_symbols : 1, sizeof *owner);
+    if (!tiles || !secs || !syms || !printed || !dup || !owner) {
+        free(tiles); free(secs); free(syms); free(printed); free(dup); free(owner);
         if (err && n) snprintf(err, n, "out of memory");
         return false;
     }
@@ -474,7 +510,7 @@ bool disasm_exe(const ipu_exe *e, FILE *out, char *err, size_t n)
         if (t && tiles[t] == tiles[t - 1])
             continue;
         uint32_t tile = tiles[t];
-        tile_syms ts = { e, tile, syms, 0, dup };
+        tile_syms ts = { e, tile, syms, 0, dup, owner };
         for (size_t i = 0; i < e->n_symbols; i++)
             if (e->symbols[i].tile == tile)
                 syms[ts.n++] = &e->symbols[i];
@@ -486,9 +522,7 @@ bool disasm_exe(const ipu_exe *e, FILE *out, char *err, size_t n)
         size_t first = si;
         while (si < e->n_sections && secs[si]->tile == tile)
             si++;
-        /* A symbol at the very end of a section is printed there unless a
-         * section before took it: symbols carry a tile and an address,
-         * not a section, so either place gives the same symbol back. */
+        assign_owners(&ts, secs + first, si - first);
         for (size_t k = first; k < si; k++)
             print_section(out, secs[k], &ts, printed);
         for (size_t i = 0; i < ts.n; i++)
@@ -512,6 +546,7 @@ bool disasm_exe(const ipu_exe *e, FILE *out, char *err, size_t n)
     free(syms);
     free(printed);
     free(dup);
+    free(owner);
     if (fflush(out) != 0 || ferror(out)) {
         if (err && n) snprintf(err, n, "error writing the disassembly");
         return false;

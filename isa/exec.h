@@ -107,10 +107,12 @@ enum isa_flow isa_csr_write(isa_tile_state *t, isa_context *c, const isa_insn *i
  *   Both set bit k of t->started_workers for every worker started.
  *   A worker's $WSR bits 2..0 hold its worker index k-1 (0..5).
  * sync zone                     zone 0: wait (STALL) until no worker runs;
- *                               zones 1 and 2: the same wait, then return
- *                               SYNC with t->sync_zone set and c->pc left on
- *                               the sync; whoever releases the barrier moves
- *                               the pc past it.  Other zones: INVALID_OPERAND.
+ *                               zones 1, 2 and 3: the same wait, then
+ *                               return SYNC with t->sync_zone set and c->pc
+ *                               left on the sync; whoever releases the
+ *                               barrier (zone 3: the end of the exchange
+ *                               phase, no barrier) moves the pc past it.
+ *                               Other zones: INVALID_OPERAND.
  * exit* $m (worker)             ends the worker (run_mode = INACTIVE, EXIT);
  *                               the condition (e.g. $m == 0 for exitz) is
  *                               its exit status, kept in c->exit_status

@@ -27,12 +27,19 @@
  *
  * What is not: the rpt-body and supervisor/worker restrictions (the
  * scheduler checks them from the row flags), how the supervisor reads
- * the exit status (ISA2's $SSR.LC; ipusim keeps it in c->exit_status), and the exchange:
- * xsend/xrecv fault until a chip program attaches one.
+ * the exit status (ISA2's $SSR.LC; ipusim keeps it in c->exit_status).
+ *
+ * xsend / xrecv check their operands and append to the tile's exchange log
+ * (exchange/exchange.h); without an attached log (a tile run alone) they
+ * raise "bad exchange".  Timing and matching are not theirs: the scheduler
+ * stamps the set-up and busy cycles, the resolution does the rest.
  */
 #include "exec.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+
+#include "exchange/exchange.h"
 
 /* Mask of the $REPEAT_COUNT.VALUE field on IPU2 (12 bits; poplibs'
  * CSR_W_REPEAT_COUNT__VALUE__MASK). */
@@ -259,9 +266,10 @@ enum isa_flow isa_exec_RUNALL(isa_tile_state *t, isa_context *c, const isa_insn 
 enum isa_flow isa_exec_SYNC(isa_tile_state *t, isa_context *c, const isa_insn *in)
 {
     uint32_t zone = (uint32_t)in->operand[0];
-    if (zone > ISA_SYNC_EXTERNAL)
+    if (zone > ISA_SYNC_EXCHANGE)
         return isa_raise(t, c, in, ISA_EXC_INVALID_OPERAND, 0,
-                         "sync: %u is not a sync zone (0 workers, 1 internal, 2 external)", zone);
+                         "sync: %u is not a sync zone (0 workers, 1 internal, 2 external, 3 end of exchange)",
+                         zone);
     if (any_worker_running(t))
         return ISA_FLOW_STALL;
     if (zone == ISA_SYNC_WORKERS)
@@ -293,14 +301,71 @@ enum isa_flow isa_exec_PUT(isa_tile_state *t, isa_context *c, const isa_insn *in
     return isa_csr_write(t, c, in, (unsigned)in->operand[0], isa_m(c, in->operand[1]));
 }
 
+/* The checks both exchange instructions make at issue (exchange/exchange.h):
+ * an attached exchange, a 4-byte aligned address, whole 32-bit words, the
+ * range inside tile memory, an endpoint that exists. */
+static enum isa_flow check_exchange(isa_tile_state *t, isa_context *c, const isa_insn *in, bool send,
+                                    uint32_t addr, uint32_t bytes, uint32_t endpoint)
+{
+    const char *mn = send ? "xsend" : "xrecv";
+    if (!t->xlog)
+        return isa_raise(t, c, in, ISA_EXC_EXCHANGE, 0,
+                         "%s: no exchange is attached to this tile (exchange instructions run in a chip program)",
+                         mn);
+    const tile_memory *m = &t->mem;
+    uint32_t off = addr - m->base;
+    if (off >= m->size_bytes || bytes > m->size_bytes - off)
+        return isa_raise(t, c, in, ISA_EXC_MEM_RANGE, addr, "%s at 0x%x: %u bytes outside tile memory (0x%x-0x%x)",
+                         mn, addr, bytes, m->base, m->base + m->size_bytes - 1u);
+    if (addr & 3u)
+        return isa_raise(t, c, in, ISA_EXC_MEM_ALIGN, addr, "%s at 0x%x: address not 4-byte aligned", mn, addr);
+    if (bytes & 3u)
+        return isa_raise(t, c, in, ISA_EXC_INVALID_OPERAND, addr,
+                         "%s: %u bytes is not a whole number of 32-bit words", mn, bytes);
+    enum xch_endpoint_kind kind = xch_endpoint_kind(endpoint, t->xlog->system_tiles);
+    if (kind == XCH_EP_INVALID)
+        return isa_raise(t, c, in, ISA_EXC_EXCHANGE, 0,
+                         "%s: endpoint 0x%x is not a tile (0-%u), the broadcast, a host stream or a "
+                         "streaming-memory buffer", mn, endpoint, t->xlog->system_tiles - 1u);
+    if (!send && kind == XCH_EP_BROADCAST)
+        return isa_raise(t, c, in, ISA_EXC_EXCHANGE, 0,
+                         "xrecv: the broadcast endpoint 0x%x cannot be a source (name the sending tile)", endpoint);
+    return ISA_FLOW_NEXT;
+}
+
+static enum isa_flow out_of_host_memory(isa_tile_state *t, isa_context *c, const isa_insn *in)
+{
+    return isa_raise(t, c, in, ISA_EXC_EXCHANGE, 0, "%s: the simulator is out of host memory",
+                     isa_get(in->op)->mnemonic);
+}
+
 enum isa_flow isa_exec_XSEND(isa_tile_state *t, isa_context *c, const isa_insn *in)
 {
-    return isa_raise(t, c, in, ISA_EXC_EXCHANGE, 0,
-                     "xsend: no exchange is attached to this tile (exchange instructions run in a chip program)");
+    uint32_t addr = isa_m(c, in->operand[0]), bytes = isa_m(c, in->operand[1]);
+    uint32_t dest = isa_m(c, in->operand[2]);
+    enum isa_flow f = check_exchange(t, c, in, true, addr, bytes, dest);
+    if (f != ISA_FLOW_NEXT)
+        return f;
+    /* The bytes are read now: later stores to the buffer do not change what
+     * was sent. */
+    uint8_t small[1024];
+    uint8_t *data = bytes <= sizeof small ? small : malloc(bytes);
+    if (!data)
+        return out_of_host_memory(t, c, in);
+    tmem_read_bytes(&t->mem, addr, data, bytes);
+    bool ok = xch_log_send(t->xlog, c->pc, t->cycle, addr, bytes, dest, data);
+    if (data != small)
+        free(data);
+    return ok ? ISA_FLOW_NEXT : out_of_host_memory(t, c, in);
 }
 
 enum isa_flow isa_exec_XRECV(isa_tile_state *t, isa_context *c, const isa_insn *in)
 {
-    return isa_raise(t, c, in, ISA_EXC_EXCHANGE, 0,
-                     "xrecv: no exchange is attached to this tile (exchange instructions run in a chip program)");
+    uint32_t addr = isa_m(c, in->operand[0]), bytes = isa_m(c, in->operand[1]);
+    uint32_t src = isa_m(c, in->operand[2]);
+    enum isa_flow f = check_exchange(t, c, in, false, addr, bytes, src);
+    if (f != ISA_FLOW_NEXT)
+        return f;
+    return xch_log_recv(t->xlog, c->pc, t->cycle, addr, bytes, src) ? ISA_FLOW_NEXT
+                                                                      : out_of_host_memory(t, c, in);
 }

@@ -397,26 +397,56 @@ typedef struct pace_result {
     uint64_t loaded[2];
 } pace_result;
 
+/* The common case of check_accesses, without a branch per check: every
+ * access in range, 8-byte aligned and in its region, each on its own
+ * element.  False sends the instruction through check_accesses, which
+ * reports the first failing check in ISA2's order. */
+static inline bool pace_accesses_ok(const tile_memory *m, const uint32_t *ea, const pace_access *acc, unsigned n)
+{
+    bool ok = true;
+    unsigned element[3];
+    _Pragma("GCC unroll 3")
+    for (unsigned i = 0; i < n; i++) {
+        ok &= (ea[i] - m->base < m->size_bytes) & !(ea[i] & 7u)
+              & !(acc[i].kind == ACCESS_INTERLEAVED && ea[i] < m->region1_base);
+        element[i] = tmem_element(m, ea[i]);
+    }
+    _Pragma("GCC unroll 3")
+    for (unsigned i = 0; i < n; i++)
+        _Pragma("GCC unroll 3")
+        for (unsigned j = i + 1; j < n; j++)
+            ok &= element[i] != element[j];
+    return ok;
+}
+
 /* Checks every access, loads, stores `store_data` and post-increments the
  * used addresses in the MRF pair; registers other than the pair are the
- * caller's to write (after this returns NEXT). */
-static enum isa_flow pace(isa_tile_state *t, isa_context *c, const isa_insn *in,
-                          const pace_access *acc, unsigned n, int pair_reg, int stride_reg,
-                          uint32_t strimm, uint64_t store_data, pace_result *out)
+ * caller's to write (after this returns NEXT).  Always inlined: each pace
+ * instruction passes constant accesses, and the loops over them then
+ * unroll into straight code. */
+static inline __attribute__((always_inline)) enum isa_flow
+pace(isa_tile_state *t, isa_context *c, const isa_insn *in, const pace_access *acc, unsigned n, int pair_reg,
+     int stride_reg, uint32_t strimm, uint64_t store_data, pace_result *out)
 {
+    out->loaded[0] = out->loaded[1] = 0;
     uint32_t packed[3];
     unpack_addresses(isa_m(c, pair_reg), isa_m(c, pair_reg + 1), packed);
     uint32_t ea[3] = {0};
-    enum access_kind kind[3] = {ACCESS_ANY, ACCESS_ANY, ACCESS_ANY};
-    for (unsigned i = 0; i < n; i++) {
+    _Pragma("GCC unroll 3")
+    for (unsigned i = 0; i < n; i++)
         ea[i] = packed[acc[i].slot];
-        kind[i] = acc[i].kind;
+    enum isa_flow f;
+    if (!pace_accesses_ok(&t->mem, ea, acc, n)) {
+        enum access_kind kind[3] = {ACCESS_ANY, ACCESS_ANY, ACCESS_ANY};
+        for (unsigned i = 0; i < n; i++)
+            kind[i] = acc[i].kind;
+        f = check_accesses(t, c, in, ea, kind, n);
+        if (f != ISA_FLOW_NEXT)
+            return f;
     }
-    enum isa_flow f = check_accesses(t, c, in, ea, kind, n);
-    if (f != ISA_FLOW_NEXT)
-        return f;
 
     unsigned loads = 0;
+    _Pragma("GCC unroll 3")
     for (unsigned i = 0; i < n; i++) {
         enum tmem_status st = acc[i].is_store
             ? tmem_store64(&t->mem, ea[i], store_data)
@@ -427,6 +457,7 @@ static enum isa_flow pace(isa_tile_state *t, isa_context *c, const isa_insn *in,
     }
 
     uint32_t stride = isa_m(c, stride_reg);
+    _Pragma("GCC unroll 3")
     for (unsigned i = 0; i < n; i++)
         packed[acc[i].slot] = advance_address(packed[acc[i].slot], stride, (strimm >> (2 * i)) & 3u);
     uint32_t lower, upper;

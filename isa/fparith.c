@@ -292,6 +292,9 @@ bool fp32_sigmoid_special(float a, unsigned *exc, float *result)
 
 float fp32_add(float a, float b)
 {
+    float sum;
+    if (fp32_add_finite(a, b, &sum))
+        return sum;
     if (isnan(a) || isnan(b))
         return fp32_qnan();
     a = fp32_flush(a);
@@ -397,7 +400,11 @@ float fp_round_f16_precision(double v)
 
 unsigned fp_overflow_check(double v, bool f16, bool nanoo)
 {
-    if (isnan(v) || v == 0.0)
+    /* Most values: rounding is monotonic and the largest finite value is
+     * representable, so nothing up to it can round above it. */
+    if (fabs(v) <= (f16 ? 65504.0 : (double)FLT_MAX))
+        return 0;
+    if (isnan(v))
         return 0;
     bool over;
     if (isinf(v)) {

@@ -38,6 +38,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 /* $FP_STS flags; the same bits of $FP_CTL make them malign and of $FP_CLR
  * clear them (ISA2 §2.7.5.2.12–14). */
@@ -98,6 +99,45 @@ bool fp32_sigmoid_special(float a, unsigned *exc, float *result);
 float fp32_add(float a, float b);          /* TFPU_Add to f32 */
 float fp32_mul(float a, float b);          /* TFPU_Mul to f32 (result not flushed) */
 float fp32_mac(float x, float y, float z); /* TFPU_Mac: x·y rounded to f32, then + z */
+
+/* fp32_add's common case, inline for the accumulating loops: returns true
+ * and sets *sum to fp32_add(a, b) when neither a nor b is a NaN or an
+ * infinity; returns false (and leaves *sum) otherwise.
+ *
+ * fp32_add rounds the double sum of the flushed operands to f32.  That sum
+ * of two f32 values is exact in double unless their exponents are far
+ * apart, and then rounding twice (to double, then to f32) is still the
+ * one correct f32 rounding, because double has at least 2 * 24 + 2 bits
+ * (Figueroa, "When is double rounding innocuous?", 1995): the same value,
+ * overflow to infinity included, as one f32 addition in the host's
+ * round-to-nearest-even mode (which ipusim never changes, and which needs
+ * f32 arithmetic evaluated in f32 or wider, with no flush-to-zero mode set
+ * on the host).  A denormal sum is exact in both and flushed to ±0 with
+ * its sign, as fp32_add does. */
+static inline bool fp32_add_finite(float a, float b, float *sum)
+{
+    uint32_t ab, bb;
+    memcpy(&ab, &a, 4);
+    memcpy(&bb, &b, 4);
+    if ((ab & 0x7f800000u) == 0x7f800000u || (bb & 0x7f800000u) == 0x7f800000u)
+        return false;
+    if (!(ab & 0x7f800000u))
+        ab &= 0x80000000u;                  /* denormal operand -> ±0 */
+    if (!(bb & 0x7f800000u))
+        bb &= 0x80000000u;
+    float fa, fb;
+    memcpy(&fa, &ab, 4);
+    memcpy(&fb, &bb, 4);
+    float s = fa + fb;
+    uint32_t sb;
+    memcpy(&sb, &s, 4);
+    if (!(sb & 0x7f800000u)) {
+        sb &= 0x80000000u;                  /* denormal result -> ±0 */
+        memcpy(&s, &sb, 4);
+    }
+    *sum = s;
+    return true;
+}
 
 /* minNum/maxNum (TFPU_Min/TFPU_Max): a quiet NaN operand yields the other
  * operand; a signalling NaN, or two NaNs, yield the fixed quiet NaN

@@ -99,23 +99,7 @@ enum tmem_status tmem_store(tile_memory *m, uint32_t addr, unsigned bytes, const
     return TMEM_OK;
 }
 
-unsigned tmem_element(const tile_memory *m, uint32_t addr)
-{
-    uint32_t off = addr - m->base;
-    if (off >= m->size_bytes)
-        return TMEM_NO_ELEMENT;
-    uint32_t r1_off = m->region1_base - m->base;
-    if (off < r1_off)
-        return off / ISA_ELEMENT_BYTES;
-    uint32_t r0_elements = r1_off / ISA_ELEMENT_BYTES;
-    uint32_t in_r1 = off - r1_off;
-    uint32_t pair = in_r1 / PAIR_BYTES;
-    /* An unpaired last element (region 1 an odd number of elements long)
-     * is not interleaved. */
-    if ((pair + 1u) * PAIR_BYTES > m->size_bytes - r1_off)
-        return r0_elements + 2u * pair;
-    return r0_elements + 2u * pair + ((addr >> 3) & 1u);
-}
+_Static_assert(PAIR_BYTES == 2u * TMEM_PAGE_BYTES, "tmem_element (inline): a pair of elements is two pages");
 
 enum tmem_status tmem_check_conflict(const tile_memory *m, const uint32_t *addr, unsigned n)
 {

@@ -171,8 +171,25 @@ static inline enum tmem_status tmem_store64(tile_memory *m, uint32_t addr, uint6
 
 /* The memory element an address falls in (0 .. size/16 KiB - 1), taking
  * region 1's interleaving into account (mapping in the comment at the top);
- * TMEM_NO_ELEMENT outside [base, base + size). */
-unsigned tmem_element(const tile_memory *m, uint32_t addr);
+ * TMEM_NO_ELEMENT outside [base, base + size).  Inline, with shifts and
+ * masks (the instructions with several accesses look up every address):
+ * an element is one page (16 KiB) of addresses in region 0, a pair of
+ * elements 2 pages in region 1, and region 1 starts on a page boundary
+ * (r1_off is a whole number of pages). */
+static inline unsigned tmem_element(const tile_memory *m, uint32_t addr)
+{
+    uint32_t off = addr - m->base;
+    if (off >= m->size_bytes)
+        return TMEM_NO_ELEMENT;
+    uint32_t r1_off = m->region1_base - m->base;
+    if (off < r1_off)
+        return off >> TMEM_PAGE_SHIFT;
+    uint32_t in_r1 = off - r1_off;
+    /* Past the last whole pair: an unpaired last element, not interleaved. */
+    uint32_t paired_bytes = (m->size_bytes - r1_off) & ~(2u * TMEM_PAGE_BYTES - 1u);
+    return (r1_off >> TMEM_PAGE_SHIFT) + 2u * (in_r1 >> (TMEM_PAGE_SHIFT + 1u))
+         + ((addr >> 3) & (unsigned)(in_r1 < paired_bytes));
+}
 
 /* TMEM_CONFLICT if any two of the n addresses fall in the same element.
  * Addresses outside memory are ignored here: the access itself reports

@@ -1,7 +1,11 @@
 /*
  * bench.c — `ipusim bench`: how fast the simulator runs, measured on
  * programs, not in tests.  Figures are simulated instructions and tile
- * cycles per host second for the interpreter on one tile.
+ * cycles per host second for the interpreter on one tile, then for the
+ * system engine (sim/engine.h) on a whole chip: a BSP program (six workers
+ * compute, a ring exchange, sync 1) on 92, 368 and 1472 tiles with one and
+ * two host threads, to show how the host time scales with tiles and
+ * threads.
  */
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -9,8 +13,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_record.h"
 #include "commands.h"
 #include "diag.h"
+#include "engine.h"
 #include "executable.h"
 #include "fileio.h"
 #include "isa/asm.h"
@@ -75,11 +81,131 @@ static bool run_program(const bench_program *p, const machine *m, double min_sec
     return ok;
 }
 
+/* ---- the full-chip program ---------------------------------------------------- */
+
+#define CHIP_SUPERSTEPS 20
+
+/* Every tile: six workers count to 5, the supervisor sends 16 bytes to the
+ * next tile and receives 16 from the previous one (a ring over all tiles,
+ * so it crosses columns), sync 1; CHIP_SUPERSTEPS times. */
+static char *chip_program(uint32_t tiles)
+{
+    size_t cap = 4096 + (size_t)tiles * 64, len = 0;
+    char *s = malloc(cap);
+    if (!s)
+        fatal("out of memory");
+    len += (size_t)snprintf(s + len, cap - len,
+                            ".macro TILE t, next, prev\n .tile \\t\n .text\n__supervisor:\n setzi $m8, %d\n"
+                            " setzi $m1, worker\n setzi $m3, sbuf\n setzi $m4, 16\n setzi $m5, \\next\n"
+                            " setzi $m6, rbuf\n setzi $m7, \\prev\n"
+                            "loop:\n runall $m1, $mzero, $mzero\n sync 0\n xsend $m3, $m4, $m5\n"
+                            " xrecv $m6, $m4, $m7\n sync 1\n add $m8, $m8, -1\n brnz $m8, loop\n exitz $mzero\n"
+                            "worker:\n setzi $m0, 4\n1: add $m2, $m2, 1\n brnzdec $m0, 1b\n exitz $mzero\n"
+                            " .data\nsbuf: .word \\t, \\t, \\t, \\t\nrbuf: .space 16\n.endm\n",
+                            CHIP_SUPERSTEPS);
+    for (uint32_t t = 0; t < tiles; t++)
+        len += (size_t)snprintf(s + len, cap - len, "TILE %u, %u, %u\n", t, (t + 1) % tiles, (t + tiles - 1) % tiles);
+    return s;
+}
+
+typedef struct chip_result {
+    double host_seconds;
+    uint64_t tile_cycles, instructions, runs;
+} chip_result;
+
+static bool run_chip(const ipu_exe *e, const machine *m, int threads, double min_seconds, chip_result *r,
+                     char *err, size_t err_size)
+{
+    memset(r, 0, sizeof *r);
+    while (r->runs == 0 || r->host_seconds < min_seconds) {
+        engine *g = engine_new(m, e, err, err_size);
+        if (!g)
+            return false;
+        engine_options o = { .threads = threads, .trace_tile_first = 1 };
+        enum engine_status st = engine_run(g, &o);
+        if (st != ENGINE_DONE) {
+            snprintf(err, err_size, "full-chip program did not complete: %s", engine_message(g));
+            engine_free(g);
+            return false;
+        }
+        const engine_stats *s = engine_get_stats(g);
+        r->host_seconds += s->host_seconds;
+        r->tile_cycles += s->tile_cycles;
+        r->instructions += s->instructions;
+        r->runs++;
+        engine_free(g);
+    }
+    return true;
+}
+
+static int chip_benchmarks(const machine *m, double seconds, cJSON *arr, bench_record *rec)
+{
+    static const uint32_t tile_counts[] = { 92, 368, 1472 };
+    static const int thread_counts[] = { 1, 2 };
+    printf("\nfull chip: %s, %d supersteps of (6 workers compute, 16-byte ring exchange, sync 1)\n\n", m->name,
+           CHIP_SUPERSTEPS);
+    printf("%6s %8s %10s %14s %16s %16s %18s %9s\n", "tiles", "threads", "host_s", "tile_cycles", "tile_cycles/s",
+           "instructions/s", "host_us/superstep", "speedup");
+    double t1[3] = { 0 }, per_tile_1[3] = { 0 };
+    char err[1024];
+    for (size_t a = 0; a < sizeof tile_counts / sizeof *tile_counts; a++) {
+        char *src = chip_program(tile_counts[a]);
+        ipu_exe *e = asm_assemble_string(src, "chip.S", NULL, err, sizeof err);
+        free(src);
+        if (!e) {
+            fprintf(stderr, "ipusim bench: full-chip program: %s\n", err);
+            return 1;
+        }
+        for (size_t b = 0; b < sizeof thread_counts / sizeof *thread_counts; b++) {
+            chip_result r;
+            if (!run_chip(e, m, thread_counts[b], seconds / 8, &r, err, sizeof err)) {
+                fprintf(stderr, "ipusim bench: %s\n", err);
+                exe_free(e);
+                return 1;
+            }
+            double per_run = r.host_seconds / (double)r.runs;
+            double cps = (double)r.tile_cycles / r.host_seconds, ips = (double)r.instructions / r.host_seconds;
+            if (b == 0) {
+                t1[a] = per_run;
+                per_tile_1[a] = per_run / tile_counts[a];
+            }
+            printf("%6u %8d %10.4f %14llu %16.4g %16.4g %18.1f %8.2fx\n", tile_counts[a], thread_counts[b], per_run,
+                   (unsigned long long)(r.tile_cycles / r.runs), cps, ips, 1e6 * per_run / CHIP_SUPERSTEPS,
+                   t1[a] / per_run);
+            char figure[64];
+            snprintf(figure, sizeof figure, "chip%u threads%d tile_cycles/s", tile_counts[a], thread_counts[b]);
+            bench_record_add(rec, figure, "tile_cycles/s", cps);
+            if (arr) {
+                cJSON *o = cJSON_CreateObject();
+                cJSON_AddStringToObject(o, "program", "full_chip_ring");
+                cJSON_AddNumberToObject(o, "tiles", tile_counts[a]);
+                cJSON_AddNumberToObject(o, "host_threads", thread_counts[b]);
+                cJSON_AddNumberToObject(o, "supersteps", CHIP_SUPERSTEPS);
+                cJSON_AddNumberToObject(o, "host_seconds_per_run", per_run);
+                cJSON_AddNumberToObject(o, "tile_cycles_per_run", (double)(r.tile_cycles / r.runs));
+                cJSON_AddNumberToObject(o, "tile_cycles_per_host_second", cps);
+                cJSON_AddNumberToObject(o, "instructions_per_host_second", ips);
+                cJSON_AddNumberToObject(o, "speedup_over_one_thread", t1[a] / per_run);
+                cJSON_AddItemToArray(arr, o);
+            }
+        }
+        exe_free(e);
+    }
+    printf("\nscaling with one thread: host time per tile %.2f us (92 tiles), %.2f us (368), %.2f us (1472); "
+           "1472 tiles take %.1fx the time of 92 (16x the tiles)\n",
+           1e6 * per_tile_1[0], 1e6 * per_tile_1[1], 1e6 * per_tile_1[2], t1[2] / t1[0]);
+    return 0;
+}
+
 int cmd_bench(int argc, char **argv, const command *self)
 {
     double seconds = 2.0;
     const char *json = NULL;
+    bench_record rec;
+    bench_record_init(&rec);
     for (int i = 1; i < argc; i++) {
+        if (bench_record_option(&rec, self, argc, argv, &i))
+            continue;
         if (!strcmp(argv[i], "--seconds")) {
             const char *v = cli_value(self, argc, argv, &i);
             char *end;
@@ -111,6 +237,11 @@ int cmd_bench(int argc, char **argv, const command *self)
         double ips = (double)r.instructions / r.host_seconds, cps = (double)r.cycles / r.host_seconds;
         printf("%-12s %-40s %14llu %14llu %18.4g %18.4g\n", programs[k].name, programs[k].description,
                (unsigned long long)(r.instructions / r.runs), (unsigned long long)(r.cycles / r.runs), ips, cps);
+        char figure[64];
+        snprintf(figure, sizeof figure, "%s instructions/s", programs[k].name);
+        bench_record_add(&rec, figure, "instructions/s", ips);
+        snprintf(figure, sizeof figure, "%s tile_cycles/s", programs[k].name);
+        bench_record_add(&rec, figure, "tile_cycles/s", cps);
         if (arr) {
             cJSON *o = cJSON_CreateObject();
             cJSON_AddStringToObject(o, "program", programs[k].name);
@@ -121,6 +252,8 @@ int cmd_bench(int argc, char **argv, const command *self)
             cJSON_AddItemToArray(arr, o);
         }
     }
+    if (chip_benchmarks(&m, seconds, root ? cJSON_AddArrayToObject(root, "chip_programs") : NULL, &rec))
+        rc = 1;
     if (root) {
         char *text = cJSON_Print(root);
         cJSON_Delete(root);
@@ -128,5 +261,9 @@ int cmd_bench(int argc, char **argv, const command *self)
             fatal("%s", text ? err : "out of memory");
         free(text);
     }
+    /* A failed run is not recorded: the old record stays. */
+    if (rc == 0 && !bench_record_finish(&rec, stdout, err, sizeof err))
+        fatal("%s", err);
+    bench_record_free(&rec);
     return rc;
 }

@@ -75,6 +75,18 @@ static bool set_value(machine *m, const char *name, double v, const char *where,
                  p->min, p->max, p->unit);
         return false;
     }
+    /* Counts, cycles and bytes are whole numbers; rates and times need not be. */
+    bool fractional = !strcmp(p->unit, "Hz") || !strcmp(p->unit, "B/s") || !strcmp(p->unit, "ps");
+    if (!fractional && v != floor(v)) {
+        snprintf(err, err_size, "%smachine parameter %s = %g must be a whole number (%s)", where, name, v,
+                 p->unit[0] ? p->unit : "a count");
+        return false;
+    }
+    if (i == MP_tile_memory_bytes && fmod(v, 16384.0) != 0) {
+        snprintf(err, err_size, "%smachine parameter tile_memory_bytes = %g must be a multiple of 16384 "
+                 "(whole 16 KiB memory elements)", where, v);
+        return false;
+    }
     m->value[i] = v;
     mark_modified(m);
     return true;

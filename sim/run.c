@@ -1,30 +1,39 @@
 /*
- * run.c — `ipusim run`: load an executable, run every tile that has code
- * to the end of its program, report cycles and simulation speed.
+ * run.c — `ipusim run`: load an executable onto a machine, run it on the
+ * system engine (sim/engine.h), report cycles, the compute / exchange /
+ * sync / link / host / streaming-memory breakdown per chip and superstep,
+ * and the simulation speed; optionally as JSON and as a Chrome trace.
  *
- * Tiles here run independently (a sync of zone 1 or 2 releases at once);
- * the chip-level BSP engine with exchange and barriers replaces this loop
- * when programs carry a BSP schedule.
+ * Exit status: 0 completed, 1 the user's error (bad file, option, program
+ * that does not load), 3 the program stopped on a simulated exception, a
+ * deadlock or the cycle limit (the report is still printed).
  */
 #include <cjson/cJSON.h>
-#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "commands.h"
 #include "diag.h"
+#include "engine.h"
 #include "executable.h"
 #include "fileio.h"
 #include "isa/fp16.h"
-#include "tile.h"
+#include "simtime.h"
 
 typedef struct dump_request {
     const char *symbol;
+    long tile;        /* -1: the first symbol of that name */
     long count;       /* -1: from the symbol's size */
     const char *type; /* f16 f32 i32 u32 x32 u8 */
 } dump_request;
+
+typedef struct stream_file {
+    uint32_t stream;
+    const char *path;
+} stream_file;
+
+#define MAX_STREAM_FILES 64
 
 static unsigned type_bytes(const char *type)
 {
@@ -36,7 +45,7 @@ static unsigned type_bytes(const char *type)
 
 static dump_request parse_dump(const command *self, const char *spec)
 {
-    dump_request d = { .count = -1, .type = "x32" };
+    dump_request d = { .tile = -1, .count = -1, .type = "x32" };
     char *copy = strdup(spec);
     if (!copy)
         fatal("out of memory");
@@ -55,22 +64,39 @@ static dump_request parse_dump(const command *self, const char *spec)
                 cli_usage_error(self, "--dump: bad count in '%s'", spec);
         }
     }
+    char *at = strchr(copy, '@');
+    if (at) {
+        *at++ = 0;
+        char *end;
+        d.tile = strtol(at, &end, 0);
+        if (*end || !*at || d.tile < 0)
+            cli_usage_error(self, "--dump: bad tile in '%s'", spec);
+    }
     if (!type_bytes(d.type))
         cli_usage_error(self, "--dump: unknown type in '%s' (f16, f32, i32, u32, x32, u8)", spec);
     d.symbol = copy;
     return d;
 }
 
-static double seconds_now(void)
+/* "N=FILE" for --input / --output. */
+static stream_file parse_stream(const command *self, const char *opt, const char *spec)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    stream_file s = { 0 };
+    char *end;
+    unsigned long n = strtoul(spec, &end, 0);
+    if (end == spec || *end != '=' || !end[1] || n > 0xffffff) {
+        static char msg[4200];
+        snprintf(msg, sizeof msg, "%s: expected STREAM=FILE (stream 0..16777215), got '%.4000s'", opt, spec);
+        cli_usage_error(self, "%s", msg);
+    }
+    s.stream = (uint32_t)n;
+    s.path = end + 1;
+    return s;
 }
 
 static void format_value(char *buf, size_t n, const char *type, const uint8_t *p)
 {
-    uint32_t u32;
+    uint32_t u32 = 0;
     memcpy(&u32, p, 4 <= type_bytes(type) ? 4 : type_bytes(type));
     if (!strcmp(type, "f16")) {
         uint16_t h;
@@ -90,38 +116,200 @@ static void format_value(char *buf, size_t n, const char *type, const uint8_t *p
         snprintf(buf, n, "0x%08x", u32);
 }
 
+static const exe_symbol *find_dump_symbol(const ipu_exe *e, const dump_request *d)
+{
+    if (d->tile < 0)
+        return exe_find_symbol(e, d->symbol);
+    for (size_t i = 0; i < e->n_symbols; i++)
+        if (e->symbols[i].tile == (uint32_t)d->tile && !strcmp(e->symbols[i].name, d->symbol))
+            return &e->symbols[i];
+    return NULL;
+}
+
+static double pct(uint64_t part, uint64_t whole)
+{
+    return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+static const char *zone_name(uint8_t zone)
+{
+    return zone == 1 ? "sync 1" : zone == 2 ? "sync 2" : "end";
+}
+
+static void print_chips(const engine_stats *st)
+{
+    printf("%4s %6s %5s %12s %11s %9s %10s %7s %7s %7s %13s %6s %10s %10s %9s %10s %9s %10s %9s %8s\n", "chip", "tiles",
+           "steps", "cycles", "time_us", "compute_%", "exchange_%", "wait_%", "sync_%", "idle_%", "instructions",
+           "amp_%", "exch_bytes", "link_bytes", "link_us", "host_bytes", "host_us", "strm_bytes", "strm_us", "busiest");
+    for (uint32_t c = 0; c < st->n_chips; c++) {
+        const engine_chip_stats *cs = &st->chips[c];
+        if (!cs->tiles)
+            continue;
+        const engine_counts *k = &cs->c;
+        printf("%4u %6u %5u %12llu %11.3f %9.1f %10.1f %7.1f %7.1f %7.1f %13llu %6.2f %10llu %10llu %9.3f %10llu %9.3f "
+               "%10llu %9.3f %8u\n",
+               c, cs->tiles, cs->supersteps, (unsigned long long)k->cycles, cs->seconds * 1e6,
+               pct(k->compute_cycles, k->cycles), pct(k->exchange_cycles, k->cycles), pct(k->wait_cycles, k->cycles),
+               pct(k->sync_cycles, k->cycles), pct(k->tile_idle_cycles, k->cycles * cs->tiles),
+               (unsigned long long)k->instructions, 100.0 * cs->amp_utilisation, (unsigned long long)k->exchange_bytes,
+               (unsigned long long)k->link_bytes, (double)k->link_ps / 1e6, (unsigned long long)k->host_bytes,
+               (double)k->host_ps / 1e6, (unsigned long long)k->stream_bytes, (double)k->stream_ps / 1e6,
+               cs->busiest_tile);
+    }
+}
+
+static void print_supersteps(const engine_stats *st)
+{
+    printf("%4s %5s %8s %12s %10s %10s %10s %8s %8s %7s %8s %12s %10s %10s %10s %10s\n", "chip", "step", "ended_by",
+           "start_cycle", "cycles", "compute", "exchange", "wait", "sync", "idle_%", "busiest", "instructions",
+           "exch_bytes", "link_bytes", "host_bytes", "strm_bytes");
+    for (size_t i = 0; i < st->n_supersteps; i++) {
+        const engine_superstep *s = &st->supersteps[i];
+        const engine_counts *k = &s->c;
+        uint32_t tiles = st->chips[s->chip].tiles;
+        printf("%4u %5u %8s %12llu %10llu %10llu %10llu %8llu %8llu %7.1f %8u %12llu %10llu %10llu %10llu %10llu\n",
+               s->chip, s->index, zone_name(s->zone), (unsigned long long)s->start_cycle,
+               (unsigned long long)k->cycles, (unsigned long long)k->compute_cycles,
+               (unsigned long long)k->exchange_cycles, (unsigned long long)k->wait_cycles,
+               (unsigned long long)k->sync_cycles, pct(k->tile_idle_cycles, k->cycles * tiles), s->busiest_tile,
+               (unsigned long long)k->instructions, (unsigned long long)k->exchange_bytes,
+               (unsigned long long)k->link_bytes, (unsigned long long)k->host_bytes,
+               (unsigned long long)k->stream_bytes);
+    }
+}
+
+static void add_counts_json(cJSON *o, const engine_counts *k, uint64_t hz)
+{
+    cJSON_AddNumberToObject(o, "cycles", (double)k->cycles);
+    cJSON_AddNumberToObject(o, "seconds", (double)k->cycles / (double)hz);
+    cJSON_AddNumberToObject(o, "compute_cycles", (double)k->compute_cycles);
+    cJSON_AddNumberToObject(o, "exchange_cycles", (double)k->exchange_cycles);
+    cJSON_AddNumberToObject(o, "wait_other_chips_cycles", (double)k->wait_cycles);
+    cJSON_AddNumberToObject(o, "sync_cycles", (double)k->sync_cycles);
+    cJSON_AddNumberToObject(o, "tile_compute_cycles", (double)k->tile_compute_cycles);
+    cJSON_AddNumberToObject(o, "tile_exchange_cycles", (double)k->tile_exchange_cycles);
+    cJSON_AddNumberToObject(o, "tile_idle_cycles", (double)k->tile_idle_cycles);
+    cJSON_AddNumberToObject(o, "tile_sync_cycles", (double)k->tile_sync_cycles);
+    cJSON_AddNumberToObject(o, "instructions", (double)k->instructions);
+    cJSON_AddNumberToObject(o, "amp_f16_macs", (double)k->amp_f16_macs);
+    cJSON_AddNumberToObject(o, "amp_f32_macs", (double)k->amp_f32_macs);
+    cJSON_AddNumberToObject(o, "exchange_bytes", (double)k->exchange_bytes);
+    cJSON_AddNumberToObject(o, "exchange_transfers", (double)k->exchange_transfers);
+    cJSON_AddNumberToObject(o, "receive_conflict_cycles", (double)k->receive_conflict_cycles);
+    cJSON_AddNumberToObject(o, "late_receives", (double)k->late_receives);
+    cJSON_AddNumberToObject(o, "link_bytes", (double)k->link_bytes);
+    cJSON_AddNumberToObject(o, "link_busy_ps", (double)k->link_ps);
+    cJSON_AddNumberToObject(o, "host_bytes", (double)k->host_bytes);
+    cJSON_AddNumberToObject(o, "host_busy_ps", (double)k->host_ps);
+    cJSON_AddNumberToObject(o, "stream_memory_bytes", (double)k->stream_bytes);
+    cJSON_AddNumberToObject(o, "stream_memory_busy_ps", (double)k->stream_ps);
+}
+
+static cJSON *stats_json(const engine *g, const engine_stats *st)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON *units = cJSON_AddObjectToObject(root, "units");
+    cJSON_AddStringToObject(units, "*_cycles", "tile clock cycles of the chip concerned");
+    cJSON_AddStringToObject(units, "tile_*_cycles", "tile-cycles: cycles summed over the chip's tiles with code");
+    cJSON_AddStringToObject(units, "*_ps", "picoseconds");
+    cJSON_AddStringToObject(units, "*_seconds", "seconds of simulated time (host_seconds: of the host)");
+    cJSON_AddStringToObject(units, "*_bytes", "bytes");
+    cJSON_AddStringToObject(units, "*_hz", "hertz");
+    cJSON_AddStringToObject(units, "amp_utilisation", "fraction of the chip's AMP peak (all tiles of the chip)");
+    cJSON *chips = cJSON_AddArrayToObject(root, "chips");
+    for (uint32_t c = 0; c < st->n_chips; c++) {
+        const engine_chip_stats *cs = &st->chips[c];
+        if (!cs->tiles)
+            continue;
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "chip", c);
+        cJSON_AddNumberToObject(o, "tile_clock_hz", (double)cs->clock_hz);
+        cJSON_AddNumberToObject(o, "tiles_with_code", cs->tiles);
+        cJSON_AddNumberToObject(o, "supersteps", cs->supersteps);
+        cJSON_AddNumberToObject(o, "busiest_tile", cs->busiest_tile);
+        cJSON_AddNumberToObject(o, "end_ps", (double)cs->end_ps);
+        add_counts_json(o, &cs->c, cs->clock_hz);
+        cJSON_AddNumberToObject(o, "amp_utilisation", cs->amp_utilisation);
+        cJSON_AddItemToArray(chips, o);
+    }
+    cJSON *steps = cJSON_AddArrayToObject(root, "supersteps");
+    for (size_t i = 0; i < st->n_supersteps; i++) {
+        const engine_superstep *s = &st->supersteps[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "chip", s->chip);
+        cJSON_AddNumberToObject(o, "index", s->index);
+        cJSON_AddStringToObject(o, "ended_by", zone_name(s->zone));
+        cJSON_AddNumberToObject(o, "busiest_tile", s->busiest_tile);
+        cJSON_AddNumberToObject(o, "start_cycle", (double)s->start_cycle);
+        cJSON_AddNumberToObject(o, "end_cycle", (double)s->end_cycle);
+        cJSON_AddNumberToObject(o, "start_ps", (double)s->start_ps);
+        cJSON_AddNumberToObject(o, "end_ps", (double)s->end_ps);
+        add_counts_json(o, &s->c, engine_chip_clock_hz(g, s->chip));
+        cJSON_AddNumberToObject(o, "amp_utilisation", s->amp_utilisation);
+        cJSON_AddItemToArray(steps, o);
+    }
+    return root;
+}
+
 int cmd_run(int argc, char **argv, const command *self)
 {
     machine m;
-    char err[1024];
+    char err[4096];
     if (!machine_preset("gc200", &m, err, sizeof err))
         panic("%s", err);
-    const char *input = NULL, *json = NULL;
-    unsigned long long max_cycles = 10000000000ull;
-    int threads = 0;
+    const char *input = NULL, *json = NULL, *trace = NULL;
+    engine_options opt = { .max_cycles = 10000000000ull, .trace_tile_first = 1, .trace_tile_last = 0 };
+    bool supersteps = false;
     dump_request dumps[64];
     unsigned n_dumps = 0;
+    stream_file inputs[MAX_STREAM_FILES], outputs[MAX_STREAM_FILES];
+    unsigned n_inputs = 0, n_outputs = 0;
     for (int i = 1; i < argc; i++) {
         if (cli_machine_option(self, &m, argc, argv, &i))
             continue;
         if (!strcmp(argv[i], "--json"))
             json = cli_value(self, argc, argv, &i);
+        else if (!strcmp(argv[i], "--trace"))
+            trace = cli_value(self, argc, argv, &i);
+        else if (!strcmp(argv[i], "--trace-tiles")) {
+            const char *v = cli_value(self, argc, argv, &i);
+            char *end;
+            unsigned long a = strtoul(v, &end, 0), b = a;
+            if (end != v && *end == '-')
+                b = strtoul(end + 1, &end, 0);
+            if (*end || end == v || b < a || b > 0xffffffffu)
+                cli_usage_error(self, "--trace-tiles: expected TILE or FIRST-LAST, got '%s'", v);
+            opt.trace_tile_first = (uint32_t)a;
+            opt.trace_tile_last = (uint32_t)b;
+        } else if (!strcmp(argv[i], "--supersteps"))
+            supersteps = true;
         else if (!strcmp(argv[i], "--max-cycles")) {
             const char *v = cli_value(self, argc, argv, &i);
             char *end;
-            max_cycles = strtoull(v, &end, 0);
-            if (*end || max_cycles == 0)
+            opt.max_cycles = strtoull(v, &end, 0);
+            if (*end || opt.max_cycles == 0)
                 cli_usage_error(self, "--max-cycles: '%s' is not a positive number", v);
         } else if (!strcmp(argv[i], "--threads")) {
             const char *v = cli_value(self, argc, argv, &i);
             char *end;
-            threads = (int)strtol(v, &end, 0);
-            if (*end || threads <= 0 || threads > 1024)
+            opt.threads = (int)strtol(v, &end, 0);
+            if (*end || opt.threads <= 0 || opt.threads > 1024)
                 cli_usage_error(self, "--threads: '%s' is not a thread count (1..1024)", v);
         } else if (!strcmp(argv[i], "--dump")) {
             if (n_dumps == 64)
                 fatal("run: at most 64 --dump options");
             dumps[n_dumps++] = parse_dump(self, cli_value(self, argc, argv, &i));
+        } else if (!strcmp(argv[i], "--input") || !strcmp(argv[i], "--output")) {
+            const char *opt_name = argv[i];
+            bool in = opt_name[2] == 'i';
+            if ((in ? n_inputs : n_outputs) == MAX_STREAM_FILES)
+                fatal("run: at most %d %s options", MAX_STREAM_FILES, opt_name);
+            const char *spec = cli_value(self, argc, argv, &i);
+            stream_file s = parse_stream(self, opt_name, spec);
+            if (in)
+                inputs[n_inputs++] = s;
+            else
+                outputs[n_outputs++] = s;
         } else if (argv[i][0] == '-')
             cli_usage_error(self, "unknown option '%s'", argv[i]);
         else if (!input)
@@ -131,104 +319,90 @@ int cmd_run(int argc, char **argv, const command *self)
     }
     if (!input)
         cli_usage_error(self, "%s", "no executable given");
-    if (threads)
-        omp_set_num_threads(threads);
+    opt.record_trace = trace != NULL;
 
     ipu_exe *e = exe_read(input, err, sizeof err);
     if (!e)
         fatal("%s", err);
-    uint32_t n_tiles_machine = machine_u32(&m, MP_chips) * machine_u32(&m, MP_tiles_per_chip);
-    /* Tiles that have sections, in increasing order. */
-    uint32_t *ids = calloc(e->n_sections + 1, sizeof *ids);
-    size_t n = 0;
-    for (size_t s = 0; s < e->n_sections; s++) {
-        uint32_t id = e->sections[s].tile;
-        bool seen = false;
-        for (size_t k = 0; k < n; k++)
-            seen |= ids[k] == id;
-        if (!seen)
-            ids[n++] = id;
-    }
-    for (size_t a = 1; a < n; a++)
-        for (size_t b = a; b > 0 && ids[b - 1] > ids[b]; b--) {
-            uint32_t x = ids[b]; ids[b] = ids[b - 1]; ids[b - 1] = x;
-        }
-    if (n == 0)
-        fatal("%s: the executable has no tile sections", input);
-    if (ids[n - 1] >= n_tiles_machine)
-        fatal("%s: tile %u is beyond the %u tiles of machine %s", input, ids[n - 1], n_tiles_machine, m.name);
-
-    ipu_tile *tiles = calloc(n, sizeof *tiles);
-    if (!tiles)
-        fatal("out of host memory for %zu tiles", n);
-    for (size_t k = 0; k < n; k++) {
-        tile_init(&tiles[k], &m, ids[k]);
-        if (!tile_load(&tiles[k], e, err, sizeof err))
-            fatal("%s: %s", input, err);
+    engine *g = engine_new(&m, e, err, sizeof err);
+    if (!g)
+        fatal("%s: %s", input, err);
+    for (unsigned k = 0; k < n_inputs; k++) {
+        char *data;
+        size_t size;
+        if (!read_whole_file(inputs[k].path, &data, &size, err, sizeof err))
+            fatal("--input %u: %s", inputs[k].stream, err);
+        if (!engine_set_host_input(g, inputs[k].stream, data, size))
+            fatal("out of host memory for host input stream %u", inputs[k].stream);
+        free(data);
     }
 
-    double t0 = seconds_now();
-    enum tile_stop *stops = calloc(n, sizeof *stops);
-#pragma omp parallel for schedule(dynamic, 1)
-    for (size_t k = 0; k < n; k++)
-        stops[k] = tile_run_alone(&tiles[k], max_cycles);
-    double host_s = seconds_now() - t0;
-
+    enum engine_status status = engine_run(g, &opt);
     int rc = 0;
-    for (size_t k = 0; k < n; k++) {
-        if (stops[k] == TILE_STOP_FAULT) {
-            char msg[1024];
-            tile_describe_fault(&tiles[k], e, msg, sizeof msg);
-            fprintf(stderr, "ipusim: simulated exception: %s\n", msg);
-            rc = 3;
-            break;
-        }
-        if (stops[k] == TILE_STOP_LIMIT) {
-            fprintf(stderr, "ipusim: tile %u did not finish within %llu cycles (--max-cycles)\n", tiles[k].tile_id,
-                    max_cycles);
-            rc = 3;
-            break;
-        }
+    if (status == ENGINE_FAULT) {
+        fprintf(stderr, "ipusim: simulated exception: %s\n", engine_message(g));
+        rc = 3;
+    } else if (status != ENGINE_DONE) {
+        fprintf(stderr, "ipusim: %s\n", engine_message(g));
+        rc = status == ENGINE_HOST_ERROR ? 1 : 3;
     }
 
-    uint64_t total_instr = 0, total_cycles = 0, max_tile_cycles = 0;
+    const engine_stats *st = engine_get_stats(g);
+    size_t n = engine_tile_count(g);
+    uint32_t chips_used = 0;
+    for (uint32_t c = 0; c < st->n_chips; c++)
+        chips_used += st->chips[c].tiles > 0;
+    printf("%s on %s (%u chip%s x %u tiles, tile clock %.4g GHz; %zu tile%s with code on %u chip%s)\n\n", input,
+           m.name, st->n_chips, st->n_chips == 1 ? "" : "s", machine_u32(&m, MP_tiles_per_chip),
+           machine_get(&m, MP_tile_clock_hz) / 1e9, n, n == 1 ? "" : "s", chips_used, chips_used == 1 ? "" : "s");
+
+    uint64_t max_tile_cycles = 0;
+    if (n <= 32) {
+        printf("%6s %12s %12s %13s %12s %9s %14s %8s\n", "tile", "cycles", "time_us", "instructions", "issues",
+               "idle_%", "amp_macs", "amp_%");
+    }
     double peak_f16 = machine_get(&m, MP_amp_f16_peak_macs_per_cycle);
     double peak_f32 = machine_get(&m, MP_amp_f32_peak_macs_per_cycle);
-    printf("%s on %s (%zu tile%s with code, tile clock %.4g GHz)\n\n", input, m.name, n, n == 1 ? "" : "s",
-           machine_get(&m, MP_tile_clock_hz) / 1e9);
-    printf("%6s %12s %12s %13s %12s %9s %14s %8s\n", "tile", "cycles", "time_us", "instructions", "issues",
-           "idle_%", "amp_macs", "amp_%");
     for (size_t k = 0; k < n; k++) {
-        const ipu_tile *t = &tiles[k];
+        const ipu_tile *t = engine_tile_at(g, k);
         uint64_t cyc = t->s.cycle;
-        double amp_pct = cyc ? 100.0 * ((double)t->stats.amp_f16_macs / peak_f16 +
-                                        (double)t->stats.amp_f32_macs / peak_f32) / (double)cyc : 0.0;
-        if (k < 32 || k == n - 1)
-            printf("%6u %12llu %12.3f %13llu %12llu %9.1f %14llu %8.1f\n", t->tile_id, (unsigned long long)cyc,
-                   1e6 * machine_cycles_to_seconds(&m, cyc), (unsigned long long)t->stats.instructions,
-                   (unsigned long long)t->stats.issues,
-                   cyc ? 100.0 * (double)t->stats.idle_slot_cycles / (double)cyc : 0.0,
-                   (unsigned long long)(t->stats.amp_f16_macs + t->stats.amp_f32_macs), amp_pct);
-        else if (k == 32)
-            printf("%6s\n", "...");
-        total_instr += t->stats.instructions;
-        total_cycles += cyc;
+        uint64_t hz = engine_chip_clock_hz(g, t->tile_id / machine_u32(&m, MP_tiles_per_chip));
         if (cyc > max_tile_cycles)
             max_tile_cycles = cyc;
+        if (n > 32)
+            continue;
+        double amp_pct = cyc ? 100.0 * ((double)t->stats.amp_f16_macs / peak_f16 +
+                                        (double)t->stats.amp_f32_macs / peak_f32) / (double)cyc : 0.0;
+        printf("%6u %12llu %12.3f %13llu %12llu %9.1f %14llu %8.1f\n", t->tile_id, (unsigned long long)cyc,
+               1e6 * (double)cyc / (double)hz, (unsigned long long)t->stats.instructions,
+               (unsigned long long)t->stats.issues, cyc ? 100.0 * (double)t->stats.idle_slot_cycles / (double)cyc : 0.0,
+               (unsigned long long)(t->stats.amp_f16_macs + t->stats.amp_f32_macs), amp_pct);
     }
-    printf("\nsimulation: %.3f host s, %.3g tile-cycles/s, %.3g instructions/s (%d host thread%s)\n", host_s,
-           host_s > 0 ? (double)total_cycles / host_s : 0.0, host_s > 0 ? (double)total_instr / host_s : 0.0,
-           omp_get_max_threads(), omp_get_max_threads() == 1 ? "" : "s");
+    if (n <= 32)
+        printf("\n");
+    print_chips(st);
+    if (supersteps || st->n_supersteps <= 16) {
+        printf("\n");
+        print_supersteps(st);
+    }
+    double host_s = st->host_seconds;
+    printf("\nsimulation: %.3f host s, %.3g tile-cycles/s, %.3g instructions/s (%d host thread%s); "
+           "simulated %.6g s\n",
+           host_s, host_s > 0 ? (double)st->tile_cycles / host_s : 0.0,
+           host_s > 0 ? (double)st->instructions / host_s : 0.0, st->host_threads, st->host_threads == 1 ? "" : "s",
+           (double)st->end_ps / 1e12);
 
     cJSON *jdumps = json ? cJSON_CreateArray() : NULL;
     for (unsigned d = 0; d < n_dumps; d++) {
-        const exe_symbol *sym = exe_find_symbol(e, dumps[d].symbol);
-        if (!sym)
+        const exe_symbol *sym = find_dump_symbol(e, &dumps[d]);
+        if (!sym) {
+            if (dumps[d].tile >= 0)
+                fatal("--dump: no symbol '%s' on tile %ld in %s", dumps[d].symbol, dumps[d].tile, input);
             fatal("--dump: no symbol '%s' in %s", dumps[d].symbol, input);
-        const ipu_tile *t = NULL;
-        for (size_t k = 0; k < n; k++)
-            if (tiles[k].tile_id == sym->tile)
-                t = &tiles[k];
+        }
+        const ipu_tile *t = engine_tile(g, sym->tile);
+        if (!t)
+            fatal("--dump: symbol '%s' is on tile %u, which has no code", sym->name, sym->tile);
         unsigned eb = type_bytes(dumps[d].type);
         long count = dumps[d].count > 0 ? dumps[d].count : (long)(sym->size / eb);
         if (count <= 0)
@@ -257,35 +431,63 @@ int cmd_run(int argc, char **argv, const command *self)
         }
     }
 
+    for (unsigned k = 0; k < n_outputs; k++) {
+        size_t size = 0;
+        const uint8_t *data = engine_host_output(g, outputs[k].stream, &size);
+        if (!data)
+            warning("--output %u: the program sent nothing to host stream %u; writing an empty file",
+                    outputs[k].stream, outputs[k].stream);
+        if (!afile_write_all(outputs[k].path, data ? data : (const uint8_t *)"", size, err, sizeof err))
+            fatal("--output %u: %s", outputs[k].stream, err);
+    }
+
+    if (trace && !engine_write_trace(g, trace, err, sizeof err))
+        fatal("--trace: %s", err);
+
     if (json) {
-        cJSON *root = cJSON_CreateObject();
+        cJSON *root = stats_json(g, st);
         cJSON_AddStringToObject(root, "executable", input);
         cJSON_AddStringToObject(root, "machine", m.name);
+        cJSON_AddNumberToObject(root, "chips", st->n_chips);
+        cJSON_AddNumberToObject(root, "tiles_per_chip", machine_u32(&m, MP_tiles_per_chip));
         cJSON_AddNumberToObject(root, "tile_clock_hz", machine_get(&m, MP_tile_clock_hz));
-        cJSON_AddStringToObject(root, "status", rc ? "fault" : "completed");
+        cJSON_AddStringToObject(root, "status", status == ENGINE_DONE ? "completed"
+                                                : status == ENGINE_FAULT ? "fault"
+                                                : status == ENGINE_DEADLOCK ? "deadlock"
+                                                : status == ENGINE_LIMIT ? "cycle limit" : "host error");
+        cJSON_AddStringToObject(root, "message", engine_message(g));
+        cJSON_AddNumberToObject(root, "end_ps", (double)st->end_ps);
+        cJSON_AddNumberToObject(root, "end_seconds", (double)st->end_ps / 1e12);
         cJSON_AddNumberToObject(root, "max_tile_cycles", (double)max_tile_cycles);
         cJSON_AddNumberToObject(root, "max_tile_seconds", machine_cycles_to_seconds(&m, max_tile_cycles));
         cJSON *jt = cJSON_AddArrayToObject(root, "tiles");
         for (size_t k = 0; k < n; k++) {
-            const ipu_tile *t = &tiles[k];
+            const ipu_tile *t = engine_tile_at(g, k);
+            uint64_t hz = engine_chip_clock_hz(g, t->tile_id / machine_u32(&m, MP_tiles_per_chip));
             cJSON *o = cJSON_CreateObject();
             cJSON_AddNumberToObject(o, "tile", t->tile_id);
             cJSON_AddNumberToObject(o, "cycles", (double)t->s.cycle);
-            cJSON_AddNumberToObject(o, "seconds", machine_cycles_to_seconds(&m, t->s.cycle));
+            cJSON_AddNumberToObject(o, "seconds", (double)t->s.cycle / (double)hz);
             cJSON_AddNumberToObject(o, "instructions", (double)t->stats.instructions);
             cJSON_AddNumberToObject(o, "issues", (double)t->stats.issues);
             cJSON_AddNumberToObject(o, "supervisor_issues", (double)t->stats.supervisor_issues);
             cJSON_AddNumberToObject(o, "worker_issues", (double)t->stats.worker_issues);
             cJSON_AddNumberToObject(o, "idle_slot_cycles", (double)t->stats.idle_slot_cycles);
+            cJSON_AddNumberToObject(o, "exchange_stall_cycles", (double)t->stats.exchange_stall_cycles);
+            cJSON_AddNumberToObject(o, "syncs", (double)t->stats.syncs);
             cJSON_AddNumberToObject(o, "amp_f16_macs", (double)t->stats.amp_f16_macs);
             cJSON_AddNumberToObject(o, "amp_f32_macs", (double)t->stats.amp_f32_macs);
             cJSON_AddItemToArray(jt, o);
         }
         cJSON *sim = cJSON_AddObjectToObject(root, "simulation");
         cJSON_AddNumberToObject(sim, "host_seconds", host_s);
-        cJSON_AddNumberToObject(sim, "tile_cycles_per_host_second", host_s > 0 ? (double)total_cycles / host_s : 0);
-        cJSON_AddNumberToObject(sim, "instructions_per_host_second", host_s > 0 ? (double)total_instr / host_s : 0);
-        cJSON_AddNumberToObject(sim, "host_threads", omp_get_max_threads());
+        cJSON_AddNumberToObject(sim, "tile_cycles", (double)st->tile_cycles);
+        cJSON_AddNumberToObject(sim, "instructions", (double)st->instructions);
+        cJSON_AddNumberToObject(sim, "tile_cycles_per_host_second",
+                                host_s > 0 ? (double)st->tile_cycles / host_s : 0);
+        cJSON_AddNumberToObject(sim, "instructions_per_host_second",
+                                host_s > 0 ? (double)st->instructions / host_s : 0);
+        cJSON_AddNumberToObject(sim, "host_threads", st->host_threads);
         if (jdumps)
             cJSON_AddItemToObject(root, "dumps", jdumps);
         char *text = cJSON_Print(root);
@@ -295,11 +497,7 @@ int cmd_run(int argc, char **argv, const command *self)
         free(text);
     }
 
-    for (size_t k = 0; k < n; k++)
-        tile_free(&tiles[k]);
-    free(tiles);
-    free(stops);
-    free(ids);
+    engine_free(g);
     exe_free(e);
     for (unsigned d = 0; d < n_dumps; d++)
         free((char *)dumps[d].symbol);

@@ -10,6 +10,7 @@
 #include "isa/amp.h"
 #include "isa/disasm.h"
 #include "isa/exec.h"
+#include "exchange/exchange.h"
 
 static inline enum isa_flow dispatch(isa_tile_state *s, isa_context *c, const isa_insn *in)
 {
@@ -45,6 +46,10 @@ bool tile_init(ipu_tile *t, const machine *m, uint32_t tile_id)
         t->cost_cycles[k] = (uint16_t)(worker_cycles * ISA_WORKERS);
     }
     t->branch_penalty_cycles = (uint16_t)machine_u32(m, MP_branch_misaligned_penalty_cycles);
+    t->exchange_setup_cycles = machine_u32(m, MP_exchange_setup_cycles);
+    t->exchange_send_bytes_per_cycle = machine_u32(m, MP_exchange_send_bytes_per_cycle);
+    if (t->exchange_send_bytes_per_cycle == 0)
+        t->exchange_send_bytes_per_cycle = 1;
     /* Until a program is loaded the supervisor has nothing to run. */
     t->s.ctx[ISA_SUPERVISOR].run_mode = ISA_RUN_DONE;
     return true;
@@ -110,6 +115,10 @@ static void decode_at(ipu_tile *t, const uint8_t *is_code, uint32_t i, uint32_t 
         d->amp_macs = (uint16_t)isa_amp_insn_macs(amp);
         d->amp_f32 = amp->op == ISA_OP_AMP_F32SISO || amp->op == ISA_OP_AMP_F32SISOV2;
     }
+    if (d->main.op == ISA_OP_XSEND)
+        d->exchange = TILE_XCH_SEND;
+    else if (d->main.op == ISA_OP_XRECV)
+        d->exchange = TILE_XCH_RECV;
 }
 
 bool tile_load(ipu_tile *t, const ipu_exe *e, char *err, size_t err_size)
@@ -254,6 +263,30 @@ static void collect_stats(ipu_tile *t)
     st->worker_issues = st->issues - st->supervisor_issues;
 }
 
+/* An exchange instruction issued at `cycle` and logged its transfer: stamp
+ * when the transfer starts and return the cycles the supervisor waits
+ * beyond the usual one (exchange/exchange.h). */
+static __attribute__((noinline)) uint64_t exchange_issued(ipu_tile *t, const tile_decoded *d, uint64_t cycle)
+{
+    xch_log *log = t->s.xlog;
+    uint64_t setup = 0;
+    if (!log->phase_started) {
+        setup = t->exchange_setup_cycles;
+        log->phase_started = true;
+    }
+    uint64_t stall = setup;
+    xch_transfer *x;
+    if (d->exchange == TILE_XCH_SEND) {
+        x = &log->sends[log->n_sends - 1];
+        stall += (x->bytes + t->exchange_send_bytes_per_cycle - 1) / t->exchange_send_bytes_per_cycle;
+    } else {
+        x = &log->recvs[log->n_recvs - 1];
+    }
+    x->start_cycle = cycle + 1 + setup;
+    t->stats.exchange_stall_cycles += stall;
+    return stall;
+}
+
 /* Issue one instruction or bundle of context k at the current cycle. */
 static inline enum isa_flow issue(ipu_tile *t, isa_context *c, unsigned k, uint64_t cycle)
 {
@@ -330,6 +363,8 @@ static inline enum isa_flow issue(ipu_tile *t, isa_context *c, unsigned k, uint6
     }
     t->ready_cycle[k] = cycle + 1 +
                         (flow == ISA_FLOW_JUMP && (c->pc & 7) == 4 ? t->branch_penalty_cycles : 0);
+    if (__builtin_expect(d->exchange != TILE_XCH_NONE, 0))
+        t->ready_cycle[k] += exchange_issued(t, d, cycle);
     t->stats.supervisor_issues++;
     /* Workers started by run/runall take their slots now. */
     if (s->started_workers) {
@@ -341,6 +376,25 @@ static inline enum isa_flow issue(ipu_tile *t, isa_context *c, unsigned k, uint6
         s->started_workers = 0;
     }
     return flow;
+}
+
+/* The supervisor waits (exchange set-up, data leaving the tile, a branch
+ * penalty) in an idle cycle.  When no worker runs, nothing can happen
+ * before it is ready: count the cycles up to then as idle at once and
+ * return the last of them (the loop steps to the next).  Exactly the same
+ * as stepping through them one by one. */
+static uint64_t skip_supervisor_wait(ipu_tile *t, uint64_t cycle, uint64_t cycle_limit, unsigned *slot)
+{
+    for (unsigned i = 0; i < ISA_WORKERS; i++)
+        if (t->slot_owner[i] != ISA_SUPERVISOR)
+            return cycle;
+    uint64_t target = t->ready_cycle[ISA_SUPERVISOR] < cycle_limit ? t->ready_cycle[ISA_SUPERVISOR] : cycle_limit;
+    if (target <= cycle + 1)
+        return cycle;
+    uint64_t skipped = target - 1 - cycle;
+    t->stats.idle_slot_cycles += skipped;
+    *slot = (unsigned)((*slot + skipped % ISA_WORKERS) % ISA_WORKERS);
+    return target - 1;
 }
 
 enum tile_stop tile_run(ipu_tile *t, uint64_t cycle_limit)
@@ -360,6 +414,8 @@ enum tile_stop tile_run(ipu_tile *t, uint64_t cycle_limit)
         isa_context *c = &s->ctx[k];
         if (c->run_mode != ISA_RUN_RUNNING || cycle < t->ready_cycle[k]) {
             t->stats.idle_slot_cycles++;
+            if (k == ISA_SUPERVISOR && c->run_mode == ISA_RUN_RUNNING)
+                cycle = skip_supervisor_wait(t, cycle, cycle_limit, &slot);
             continue;
         }
         enum isa_flow flow = issue(t, c, k, cycle);
@@ -398,6 +454,14 @@ void tile_release_sync(ipu_tile *t)
     sup->run_mode = ISA_RUN_RUNNING;
     sup->pc += ISA_INSN_BYTES;
     t->stats.syncs++;
+}
+
+void tile_advance_to(ipu_tile *t, uint64_t cycle)
+{
+    if (cycle <= t->s.cycle)
+        return;
+    t->slot = (uint8_t)((t->slot + (cycle - t->s.cycle) % ISA_WORKERS) % ISA_WORKERS);
+    t->s.cycle = cycle;
 }
 
 enum tile_stop tile_run_alone(ipu_tile *t, uint64_t cycle_limit)

@@ -17,7 +17,12 @@
  *   - rpt bodies loop with no issue overhead; control instructions inside
  *     a body raise an exception;
  *   - a branch to an address that is 4 but not 8 byte aligned costs
- *     branch_misaligned_penalty_cycles more.
+ *     branch_misaligned_penalty_cycles more;
+ *   - exchange instructions (exchange/exchange.h): the first after a sync
+ *     holds the supervisor exchange_setup_cycles more, an xsend of b bytes
+ *     ceil(b / exchange_send_bytes_per_cycle) more while its data leave;
+ *     the scheduler stamps when the transfer starts
+ *     (xch_transfer.start_cycle).
  *
  * What is approximated or not modelled:
  *   - results are visible to the next instruction of the same context at
@@ -52,6 +57,9 @@ enum tile_decode_error {
     TILE_DECODE_BUNDLE_PIPES,    /* bundle halves are not main + aux */
 };
 
+/* Exchange instructions, which the scheduler times (exchange/exchange.h). */
+enum tile_exchange_op { TILE_XCH_NONE = 0, TILE_XCH_SEND, TILE_XCH_RECV };
+
 /* One decoded issue: a solo instruction or a bundle. */
 typedef struct tile_decoded {
     isa_insn main;               /* the instruction (or the bundle's main half) */
@@ -62,6 +70,7 @@ typedef struct tile_decoded {
     uint8_t invalid;             /* enum tile_decode_error */
     uint16_t amp_macs;           /* MACs this issue performs in the AMP */
     uint8_t amp_f32;             /* those MACs are f32 */
+    uint8_t exchange;            /* enum tile_exchange_op: xsend / xrecv */
     uint64_t count;              /* times issued: the statistics derive from these */
 } tile_decoded;
 
@@ -76,7 +85,9 @@ typedef struct tile_stats {
     uint64_t idle_slot_cycles;   /* cycles whose slot owner could not issue */
     uint64_t amp_f16_macs;
     uint64_t amp_f32_macs;
-    uint64_t syncs;              /* syncs of zone internal/external completed */
+    uint64_t syncs;              /* syncs of zone 1, 2 or 3 passed */
+    uint64_t exchange_stall_cycles; /* cycles the supervisor waited after exchange
+                                       instructions (set-up, data leaving the tile) */
     uint64_t op_count[ISA_OP_COUNT];
 } tile_stats;
 
@@ -97,6 +108,8 @@ typedef struct ipu_tile {
     uint64_t ready_cycle[ISA_CONTEXTS]; /* earliest cycle each context may issue */
     uint16_t cost_cycles[ISA_COST_COUNT];
     uint16_t branch_penalty_cycles;
+    uint32_t exchange_setup_cycles;       /* machine: exchange_setup_cycles */
+    uint32_t exchange_send_bytes_per_cycle;
     bool loaded;                 /* has code (false: an idle tile) */
     tile_stats stats;
 } ipu_tile;
@@ -111,12 +124,18 @@ void tile_free(ipu_tile *t);
  * an entry) name the tile, section and addresses. */
 bool tile_load(ipu_tile *t, const ipu_exe *e, char *err, size_t err_size);
 
-/* Issue until the program ends, the supervisor syncs (zone 1 or 2), an
+/* Issue until the program ends, the supervisor syncs (zone 1, 2 or 3), an
  * exception, or s.cycle reaches cycle_limit. */
 enum tile_stop tile_run(ipu_tile *t, uint64_t cycle_limit);
 
 /* Let the supervisor continue past the sync it stopped at. */
 void tile_release_sync(ipu_tile *t);
+
+/* Move a stopped tile's clock forward to `cycle` (no-op if it is not
+ * later): the cycles in between issue nothing and are not counted as idle
+ * slots (the engine counts them as sync or exchange waiting).  The barrel
+ * slot follows the cycle (slot = cycle mod 6). */
+void tile_advance_to(ipu_tile *t, uint64_t cycle);
 
 /* Run a lone tile to the end of its program: syncs are released at once
  * (there is no other tile to wait for). */

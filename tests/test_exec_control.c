@@ -5,6 +5,7 @@
 #include <CUnit/CUnit.h>
 #include <string.h>
 
+#include "exchange/exchange.h"
 #include "exec_fixture.h"
 #include "test_util.h"
 
@@ -391,11 +392,15 @@ static void test_sync(void)
         CU_ASSERT_EQUAL(s->pc, FX_CODE_BASE);          /* left on the sync */
         CU_ASSERT_EQUAL(fx_run(t, s, ISA_OP_SYNC, ISA_SYNC_EXTERNAL), ISA_FLOW_SYNC);
         CU_ASSERT_EQUAL(t->sync_zone, ISA_SYNC_EXTERNAL);
-        CU_ASSERT_EQUAL(fx_run(t, s, ISA_OP_SYNC, 3), ISA_FLOW_FAULT);
+        CU_ASSERT_EQUAL(fx_run(t, s, ISA_OP_SYNC, ISA_SYNC_EXCHANGE), ISA_FLOW_SYNC);
+        CU_ASSERT_EQUAL(t->sync_zone, ISA_SYNC_EXCHANGE);
+        CU_ASSERT_EQUAL(s->pc, FX_CODE_BASE);
+        CU_ASSERT_EQUAL(fx_run(t, s, ISA_OP_SYNC, 4), ISA_FLOW_FAULT);
         isa_fault f = fx_take_fault(t);
         CU_ASSERT_EQUAL(f.exception, ISA_EXC_INVALID_OPERAND);
-        CU_ASSERT_STRING_EQUAL(f.message, "sync: 3 is not a sync zone (0 workers, 1 internal, 2 external)");
-        CU_ASSERT_EQUAL(t->sync_zone, ISA_SYNC_EXTERNAL);
+        CU_ASSERT_STRING_EQUAL(f.message,
+                               "sync: 4 is not a sync zone (0 workers, 1 internal, 2 external, 3 end of exchange)");
+        CU_ASSERT_EQUAL(t->sync_zone, ISA_SYNC_EXCHANGE);
     });
 }
 
@@ -412,6 +417,92 @@ static void test_exchange_unattached(void)
         f = fx_take_fault(t);
         CU_ASSERT_STRING_EQUAL(f.message,
                                "xrecv: no exchange is attached to this tile (exchange instructions run in a chip program)");
+    });
+}
+
+/* With an exchange log attached, xsend/xrecv check their operands and log
+ * what they did; the send's bytes are the memory as it was at issue. */
+static void test_exchange_attached(void)
+{
+    WITH_TILE({
+        xch_log log;
+        memset(&log, 0, sizeof log);
+        log.system_tiles = 8;
+        t->xlog = &log;
+        isa_context *s = fx_supervisor(t);
+        uint32_t words[3] = { 0x11111111, 0x22222222, 0x33333333 };
+        CU_ASSERT_EQUAL(tmem_write_bytes(&t->mem, FX_DATA1, words, sizeof words), TMEM_OK);
+        s->m[0] = FX_DATA1;
+        s->m[1] = 12;
+        s->m[2] = 5;
+        t->cycle = 40;
+        CU_ASSERT_EQUAL(fx_run(t, s, ISA_OP_XSEND, 0, 1, 2), ISA_FLOW_NEXT);
+        words[0] = 0;
+        tmem_write_bytes(&t->mem, FX_DATA1, words, 4); /* too late to change what was sent */
+        CU_ASSERT_EQUAL_FATAL(log.n_sends, 1);
+        CU_ASSERT_EQUAL(log.sends[0].pc, FX_CODE_BASE);
+        CU_ASSERT_EQUAL(log.sends[0].issue_cycle, 40);
+        CU_ASSERT_EQUAL(log.sends[0].start_cycle, 41);
+        CU_ASSERT_EQUAL(log.sends[0].addr, FX_DATA1);
+        CU_ASSERT_EQUAL(log.sends[0].bytes, 12);
+        CU_ASSERT_EQUAL(log.sends[0].endpoint, 5);
+        uint32_t sent[3];
+        memcpy(sent, log.data + log.sends[0].data_offset, 12);
+        CU_ASSERT_EQUAL(sent[0], 0x11111111);
+        CU_ASSERT_EQUAL(sent[2], 0x33333333);
+        /* Broadcast, host and streaming-memory endpoints. */
+        s->m[2] = XCH_BROADCAST;
+        CU_ASSERT_EQUAL(fx_run(t, s, ISA_OP_XSEND, 0, 1, 2), ISA_FLOW_NEXT);
+        s->m[2] = XCH_HOST | 3;
+        CU_ASSERT_EQUAL(fx_run(t, s, ISA_OP_XSEND, 0, 1, 2), ISA_FLOW_NEXT);
+        s->m[2] = XCH_STREAM_MEMORY | 7;
+        CU_ASSERT_EQUAL(fx_run(t, s, ISA_OP_XRECV, 0, 1, 2), ISA_FLOW_NEXT);
+        CU_ASSERT_EQUAL(log.n_sends, 3);
+        CU_ASSERT_EQUAL_FATAL(log.n_recvs, 1);
+        CU_ASSERT_EQUAL(log.recvs[0].endpoint, XCH_STREAM_MEMORY | 7);
+        CU_ASSERT_EQUAL(log.recvs[0].bytes, 12);
+
+        /* The faults, each with its message. */
+        s->m[2] = 1;
+        s->m[0] = FX_DATA1 + 2;
+        CU_ASSERT_EQUAL(fx_run(t, s, ISA_OP_XSEND, 0, 1, 2), ISA_FLOW_FAULT);
+        isa_fault f = fx_take_fault(t);
+        CU_ASSERT_EQUAL(f.exception, ISA_EXC_MEM_ALIGN);
+        CU_ASSERT_STRING_EQUAL(f.message, "xsend at 0x90002: address not 4-byte aligned");
+        s->m[0] = 0xe7ff8;
+        s->m[1] = 16;
+        CU_ASSERT_EQUAL(fx_run(t, s, ISA_OP_XRECV, 0, 1, 2), ISA_FLOW_FAULT);
+        f = fx_take_fault(t);
+        CU_ASSERT_EQUAL(f.exception, ISA_EXC_MEM_RANGE);
+        CU_ASSERT_EQUAL(f.address, 0xe7ff8);
+        CU_ASSERT_STRING_EQUAL(f.message, "xrecv at 0xe7ff8: 16 bytes outside tile memory (0x4c000-0xe7fff)");
+        s->m[0] = FX_DATA1;
+        s->m[1] = 6;
+        CU_ASSERT_EQUAL(fx_run(t, s, ISA_OP_XSEND, 0, 1, 2), ISA_FLOW_FAULT);
+        f = fx_take_fault(t);
+        CU_ASSERT_EQUAL(f.exception, ISA_EXC_INVALID_OPERAND);
+        CU_ASSERT_STRING_EQUAL(f.message, "xsend: 6 bytes is not a whole number of 32-bit words");
+        s->m[1] = 8;
+        s->m[2] = 8; /* the system has tiles 0..7 */
+        CU_ASSERT_EQUAL(fx_run(t, s, ISA_OP_XSEND, 0, 1, 2), ISA_FLOW_FAULT);
+        f = fx_take_fault(t);
+        CU_ASSERT_EQUAL(f.exception, ISA_EXC_EXCHANGE);
+        CU_ASSERT_STRING_EQUAL(f.message, "xsend: endpoint 0x8 is not a tile (0-7), the broadcast, a host stream or "
+                                          "a streaming-memory buffer");
+        s->m[2] = XCH_HOST | XCH_STREAM_MEMORY;
+        CU_ASSERT_EQUAL(fx_run(t, s, ISA_OP_XRECV, 0, 1, 2), ISA_FLOW_FAULT);
+        f = fx_take_fault(t);
+        CU_ASSERT_EQUAL(f.exception, ISA_EXC_EXCHANGE);
+        s->m[2] = XCH_BROADCAST;
+        CU_ASSERT_EQUAL(fx_run(t, s, ISA_OP_XRECV, 0, 1, 2), ISA_FLOW_FAULT);
+        f = fx_take_fault(t);
+        CU_ASSERT_STRING_EQUAL(f.message,
+                               "xrecv: the broadcast endpoint 0xffffffff cannot be a source (name the sending tile)");
+        /* Nothing was logged by the faulting instructions. */
+        CU_ASSERT_EQUAL(log.n_sends, 3);
+        CU_ASSERT_EQUAL(log.n_recvs, 1);
+        t->xlog = NULL;
+        xch_log_free(&log);
     });
 }
 
@@ -434,5 +525,6 @@ void test_register(void)
               {"run/runall argument faults", test_run_errors},
               {"runall vertex bases", test_runall},
               {"sync waits for workers", test_sync},
-              {"xsend/xrecv without an exchange", test_exchange_unattached});
+              {"xsend/xrecv without an exchange", test_exchange_unattached},
+              {"xsend/xrecv log and check", test_exchange_attached});
 }

@@ -117,7 +117,10 @@
     .error "C and the weights do not fit in region 1"
     .endif
 
-// The AMP instruction of the chosen variant.
+// The AMP instruction of the chosen variant.  Defined once, so a program
+// can include this file for several tiles (`.tile N` before each include).
+    .ifndef MM_AMP_MACRO
+    .set MM_AMP_MACRO, 1
     .macro amp dst, in, partials, flags
     .if MM_F16_PARTIALS
     f16v4hihov4amp \dst, \in, \partials, \flags
@@ -125,6 +128,7 @@
     f16v4sisoamp \dst, \in, \partials, \flags
     .endif
     .endm
+    .endif
 
 // ---- supervisor -------------------------------------------------------------
 //

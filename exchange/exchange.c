@@ -1,0 +1,689 @@
+/*
+ * exchange.c — resolving an exchange phase: matching the tiles' logged
+ * sends and receives, timing them on the fabric (buses, receive ports,
+ * IPU-Links, host and streaming-memory channels) and moving the data.  The
+ * model and its ordering rules are in exchange.h.
+ */
+#include "exchange.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/simtime.h"
+
+/* ---- set-up ------------------------------------------------------------------ */
+
+static uint32_t buses_per_chip(const xch_params *p) { return (p->tiles_per_chip + 1) / 2; }
+
+bool xch_system_init(xch_system *x, const xch_params *p, uint64_t default_hz)
+{
+    memset(x, 0, sizeof *x);
+    x->p = *p;
+    if (x->p.send_bytes_per_cycle == 0)
+        x->p.send_bytes_per_cycle = 1;
+    if (x->p.tiles_per_column == 0)
+        x->p.tiles_per_column = 1;
+    if (x->p.island_tiles == 0)
+        x->p.island_tiles = 1;
+    if (x->p.chips_per_board == 0)
+        x->p.chips_per_board = 1;
+    size_t chips = p->chips, tiles = (size_t)p->chips * p->tiles_per_chip;
+    x->chip_hz = calloc(chips, sizeof *x->chip_hz);
+    x->bus_free = calloc(chips * buses_per_chip(p), sizeof *x->bus_free);
+    x->port_free = calloc(tiles, sizeof *x->port_free);
+    x->link_free_ps = calloc(chips * chips, sizeof *x->link_free_ps);
+    x->host_free_ps = calloc(chips * 2, sizeof *x->host_free_ps);
+    x->stream_free_ps = calloc(chips * 2, sizeof *x->stream_free_ps);
+    x->party_of = malloc(tiles * sizeof *x->party_of);
+    x->chip_stats = calloc(chips, sizeof *x->chip_stats);
+    if (!x->chip_hz || !x->bus_free || !x->port_free || !x->link_free_ps || !x->host_free_ps ||
+        !x->stream_free_ps || !x->party_of || !x->chip_stats) {
+        xch_system_free(x);
+        return false;
+    }
+    for (size_t c = 0; c < chips; c++)
+        x->chip_hz[c] = default_hz;
+    for (size_t t = 0; t < tiles; t++)
+        x->party_of[t] = -1;
+    return true;
+}
+
+static void free_streams(xch_stream *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(s[i].data);
+    free(s);
+}
+
+void xch_system_free(xch_system *x)
+{
+    free(x->chip_hz);
+    free(x->bus_free);
+    free(x->port_free);
+    free(x->link_free_ps);
+    free(x->host_free_ps);
+    free(x->stream_free_ps);
+    free(x->party_of);
+    free(x->chip_stats);
+    free_streams(x->host_in, x->n_host_in);
+    free_streams(x->host_out, x->n_host_out);
+    free_streams(x->buffers, x->n_buffers);
+    free(x->spans);
+    memset(x, 0, sizeof *x);
+}
+
+/* ---- streams and buffers ------------------------------------------------------ */
+
+static xch_stream *find_stream(xch_stream *s, size_t n, uint32_t index)
+{
+    for (size_t i = 0; i < n; i++)
+        if (s[i].index == index)
+            return &s[i];
+    return NULL;
+}
+
+static xch_stream *get_stream(xch_stream **s, size_t *n, uint32_t index)
+{
+    xch_stream *f = find_stream(*s, *n, index);
+    if (f)
+        return f;
+    xch_stream *p = realloc(*s, (*n + 1) * sizeof *p);
+    if (!p)
+        return NULL;
+    *s = p;
+    f = &p[(*n)++];
+    memset(f, 0, sizeof *f);
+    f->index = index;
+    return f;
+}
+
+static bool stream_append(xch_stream *s, const void *data, size_t size)
+{
+    if (s->size + size > s->cap) {
+        size_t c = s->cap ? s->cap : 256;
+        while (c < s->size + size)
+            c *= 2;
+        uint8_t *p = realloc(s->data, c);
+        if (!p)
+            return false;
+        s->data = p;
+        s->cap = c;
+    }
+    if (size)
+        memcpy(s->data + s->size, data, size);
+    s->size += size;
+    return true;
+}
+
+bool xch_set_host_input(xch_system *x, uint32_t n, const void *data, size_t size)
+{
+    xch_stream *s = get_stream(&x->host_in, &x->n_host_in, n);
+    if (!s)
+        return false;
+    s->size = s->cursor = 0;
+    return stream_append(s, data, size);
+}
+
+const uint8_t *xch_host_output(const xch_system *x, uint32_t n, size_t *size)
+{
+    const xch_stream *s = find_stream(x->host_out, x->n_host_out, n);
+    *size = s ? s->size : 0;
+    return s ? (s->data ? s->data : (const uint8_t *)"") : NULL;
+}
+
+bool xch_set_stream_buffer(xch_system *x, uint32_t n, const void *data, size_t size, char *err, size_t err_size)
+{
+    xch_stream *old = find_stream(x->buffers, x->n_buffers, n);
+    uint64_t used = x->stream_used_bytes - (old ? old->size : 0);
+    if (used + size > x->p.stream_capacity_bytes) {
+        snprintf(err, err_size,
+                 "streaming-memory buffer %u (%zu bytes) does not fit: %llu of %llu bytes already used "
+                 "(streaming_memory_bytes)", n, size, (unsigned long long)used,
+                 (unsigned long long)x->p.stream_capacity_bytes);
+        return false;
+    }
+    xch_stream *s = get_stream(&x->buffers, &x->n_buffers, n);
+    if (!s) {
+        snprintf(err, err_size, "out of host memory for streaming-memory buffer %u", n);
+        return false;
+    }
+    s->size = s->cursor = 0;
+    if (!stream_append(s, data, size)) {
+        snprintf(err, err_size, "out of host memory for streaming-memory buffer %u", n);
+        return false;
+    }
+    x->stream_used_bytes = used + size;
+    return true;
+}
+
+const uint8_t *xch_stream_buffer(const xch_system *x, uint32_t n, size_t *size)
+{
+    const xch_stream *s = find_stream(x->buffers, x->n_buffers, n);
+    *size = s ? s->size : 0;
+    return s ? (s->data ? s->data : (const uint8_t *)"") : NULL;
+}
+
+/* ---- distances ------------------------------------------------------------------ */
+
+uint32_t xch_latency_cycles(const xch_params *p, uint32_t from, uint32_t to)
+{
+    uint32_t col_a = from / p->tiles_per_column, col_b = to / p->tiles_per_column;
+    uint32_t isl_a = (from % p->tiles_per_column) / p->island_tiles;
+    uint32_t isl_b = (to % p->tiles_per_column) / p->island_tiles;
+    uint32_t islands = isl_a > isl_b ? isl_a - isl_b : isl_b - isl_a;
+    return p->base_latency_cycles + p->cycles_per_island * islands + (col_a != col_b ? p->cross_column_cycles : 0);
+}
+
+uint32_t xch_chip_hops(const xch_params *p, uint32_t a, uint32_t b)
+{
+    if (a == b)
+        return 0;
+    return a / p->chips_per_board == b / p->chips_per_board ? 1 : p->board_hops;
+}
+
+/* ---- resolution ----------------------------------------------------------------- */
+
+typedef struct send_info {
+    uint32_t party, index;          /* parties[party].log->sends[index] */
+    uint64_t depart, n_cycles;      /* sender's chip cycles */
+    uint32_t matched;               /* deliveries made */
+} send_info;
+
+typedef struct delivery {
+    uint32_t send;                  /* index into send_info */
+    uint32_t r_party, r_index;      /* the receive */
+    uint32_t r_tile;
+    uint64_t arrive;                /* receiver's chip cycles */
+    bool off_chip;
+} delivery;
+
+/* A send or a host / streaming-memory read, in the order the fabric serves them. */
+typedef struct request {
+    uint64_t start_ps;
+    uint32_t tile;
+    uint64_t issue_cycle;
+    uint32_t party, index;
+    bool recv;
+    uint32_t send;                  /* index into send_info for sends */
+} request;
+
+typedef struct resolver {
+    xch_system *x;
+    xch_party *parties;
+    size_t n;
+    int32_t group_chip;
+    bool faulted;
+} resolver;
+
+static __attribute__((format(printf, 5, 6))) void fault(resolver *r, xch_party *p, enum isa_exception exc,
+                                                        uint32_t pc, const char *fmt, ...)
+{
+    r->faulted = true;
+    if (p->faulted)
+        return;
+    p->faulted = true;
+    p->exception = (uint8_t)exc;
+    p->fault_pc = pc;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(p->message, sizeof p->message, fmt, ap);
+    va_end(ap);
+}
+
+static uint32_t chip_of(const xch_system *x, uint32_t tile) { return tile / x->p.tiles_per_chip; }
+
+static uint64_t cycles_for(const xch_system *x, uint32_t bytes)
+{
+    return (bytes + (uint64_t)x->p.send_bytes_per_cycle - 1) / x->p.send_bytes_per_cycle;
+}
+
+/* Why `peer` cannot take part in the phase of `self`, or NULL if it can. */
+static const char *outside_group(const resolver *r, uint32_t peer, char *buf, size_t n)
+{
+    if (r->x->party_of[peer] >= 0)
+        return NULL;
+    uint32_t chip = chip_of(r->x, peer);
+    if (r->group_chip >= 0 && chip != (uint32_t)r->group_chip)
+        snprintf(buf, n, "tile %u is on chip %u, outside this phase's sync group (chip %d after sync 1; "
+                 "exchange between chips needs sync 2)", peer, chip, r->group_chip);
+    else
+        snprintf(buf, n, "tile %u has no code", peer);
+    return buf;
+}
+
+static void *grow(void *v, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return v;
+    size_t c = *cap ? *cap * 2 : 64;
+    while (c < need)
+        c *= 2;
+    void *p = realloc(v, c * elem);
+    if (p)
+        *cap = c;
+    return p;
+}
+
+static void add_span(xch_system *x, uint32_t chip, uint32_t tile, uint32_t peer, enum xch_span_kind kind,
+                     uint64_t bytes, uint64_t start, uint64_t busy, uint64_t end)
+{
+    if (!x->record_spans)
+        return;
+    xch_span *s = grow(x->spans, &x->cap_spans, x->n_spans + 1, sizeof *s);
+    if (!s)
+        return;
+    x->spans = s;
+    s[x->n_spans++] = (xch_span){ .chip = chip, .tile = tile, .peer = peer, .kind = (uint8_t)kind, .bytes = bytes,
+                                  .start_ps = start, .busy_ps = busy, .end_ps = end };
+}
+
+static int cmp_request(const void *a, const void *b)
+{
+    const request *x = a, *y = b;
+    if (x->start_ps != y->start_ps) return x->start_ps < y->start_ps ? -1 : 1;
+    if (x->tile != y->tile) return x->tile < y->tile ? -1 : 1;
+    if (x->issue_cycle != y->issue_cycle) return x->issue_cycle < y->issue_cycle ? -1 : 1;
+    if (x->recv != y->recv) return x->recv ? 1 : -1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static int cmp_delivery(const void *a, const void *b)
+{
+    const delivery *x = a, *y = b;
+    if (x->r_tile != y->r_tile) return x->r_tile < y->r_tile ? -1 : 1;
+    if (x->arrive != y->arrive) return x->arrive < y->arrive ? -1 : 1;
+    return x->send < y->send ? -1 : x->send > y->send;
+}
+
+/* Step 1: pair every tile receive with its send (exchange.h, matching). */
+static bool match(resolver *r, send_info *sends, const size_t *send_base, delivery **out, size_t *n_out)
+{
+    xch_system *x = r->x;
+    uint32_t system_tiles = x->p.chips * x->p.tiles_per_chip;
+    delivery *dv = NULL;
+    size_t n_dv = 0, cap_dv = 0;
+    /* Per receiver: the position reached in each sender's sends. */
+    typedef struct cursor { uint32_t sender; size_t next; } cursor;
+    cursor *cur = NULL;
+    size_t cap_cur = 0;
+    char why[200];
+    for (size_t ri = 0; ri < r->n; ri++) {
+        xch_party *rp = &r->parties[ri];
+        size_t n_cur = 0;
+        for (size_t k = 0; k < rp->log->n_recvs; k++) {
+            const xch_transfer *rv = &rp->log->recvs[k];
+            if (xch_endpoint_kind(rv->endpoint, system_tiles) != XCH_EP_TILE)
+                continue;
+            uint32_t s_tile = rv->endpoint;
+            if (outside_group(r, s_tile, why, sizeof why)) {
+                fault(r, rp, ISA_EXC_EXCHANGE, rv->pc, "xrecv of %u bytes from tile %u: %s", rv->bytes, s_tile,
+                      why);
+                continue;
+            }
+            uint32_t si = (uint32_t)x->party_of[s_tile];
+            const xch_log *sl = r->parties[si].log;
+            size_t c = 0;
+            while (c < n_cur && cur[c].sender != s_tile)
+                c++;
+            if (c == n_cur) {
+                cursor *p = grow(cur, &cap_cur, n_cur + 1, sizeof *cur);
+                if (!p)
+                    goto oom;
+                cur = p;
+                cur[n_cur++] = (cursor){ s_tile, 0 };
+            }
+            size_t j = cur[c].next;
+            while (j < sl->n_sends && sl->sends[j].endpoint != rp->tile && sl->sends[j].endpoint != XCH_BROADCAST)
+                j++;
+            if (j == sl->n_sends) {
+                fault(r, rp, ISA_EXC_EXCHANGE, rv->pc,
+                      "xrecv of %u bytes from tile %u is not matched: tile %u sends nothing more to tile %u "
+                      "in this phase", rv->bytes, s_tile, s_tile, rp->tile);
+                cur[c].next = j;
+                continue;
+            }
+            cur[c].next = j + 1;
+            const xch_transfer *sd = &sl->sends[j];
+            uint32_t send = (uint32_t)(send_base[si] + j);
+            sends[send].matched++;   /* paired, even if the sizes disagree: one fault, on the receiver */
+            if (sd->bytes != rv->bytes) {
+                fault(r, rp, ISA_EXC_EXCHANGE, rv->pc,
+                      "xrecv of %u bytes from tile %u: the matching xsend (tile %u, pc 0x%x) sends %u bytes",
+                      rv->bytes, s_tile, s_tile, sd->pc, sd->bytes);
+                continue;
+            }
+            delivery *p = grow(dv, &cap_dv, n_dv + 1, sizeof *dv);
+            if (!p)
+                goto oom;
+            dv = p;
+            dv[n_dv++] = (delivery){ .send = send, .r_party = (uint32_t)ri, .r_index = (uint32_t)k,
+                                     .r_tile = rp->tile, .off_chip = chip_of(x, s_tile) != chip_of(x, rp->tile) };
+        }
+    }
+    /* Sends nobody took. */
+    for (size_t si = 0; si < r->n; si++) {
+        xch_party *sp = &r->parties[si];
+        for (size_t j = 0; j < sp->log->n_sends; j++) {
+            const xch_transfer *sd = &sp->log->sends[j];
+            enum xch_endpoint_kind kind = xch_endpoint_kind(sd->endpoint, system_tiles);
+            if (kind == XCH_EP_TILE && outside_group(r, sd->endpoint, why, sizeof why))
+                fault(r, sp, ISA_EXC_EXCHANGE, sd->pc, "xsend of %u bytes to tile %u: %s", sd->bytes, sd->endpoint,
+                      why);
+            else if (kind == XCH_EP_TILE && !sends[send_base[si] + j].matched)
+                fault(r, sp, ISA_EXC_EXCHANGE, sd->pc,
+                      "xsend of %u bytes to tile %u has no matching xrecv on tile %u in this phase", sd->bytes,
+                      sd->endpoint, sd->endpoint);
+            else if (kind == XCH_EP_BROADCAST && !sends[send_base[si] + j].matched)
+                fault(r, sp, ISA_EXC_EXCHANGE, sd->pc,
+                      "broadcast of %u bytes from tile %u: no tile has an xrecv from tile %u for it", sd->bytes,
+                      sp->tile, sp->tile);
+        }
+    }
+    free(cur);
+    *out = dv;
+    *n_out = n_dv;
+    return true;
+oom:
+    free(cur);
+    free(dv);
+    return false;
+}
+
+static void note_send_done(const xch_system *x, xch_party *p, uint64_t done_ps)
+{
+    uint64_t c = simtime_ps_to_cycle_ceil(done_ps, x->chip_hz[chip_of(x, p->tile)]);
+    if (c > p->send_done_cycle)
+        p->send_done_cycle = c;
+}
+
+static void note_recv_done(xch_party *p, uint64_t cycle)
+{
+    if (cycle > p->recv_done_cycle)
+        p->recv_done_cycle = cycle;
+}
+
+/* A host or streaming-memory read: the data come from the host stream or
+ * the buffer, timed on the chip's inbound channel. */
+static void serve_read(resolver *r, xch_party *p, const xch_transfer *rv, bool host)
+{
+    xch_system *x = r->x;
+    uint32_t chip = chip_of(x, p->tile);
+    uint32_t n = rv->endpoint & XCH_ENDPOINT_INDEX;
+    xch_stream *s = host ? find_stream(x->host_in, x->n_host_in, n) : find_stream(x->buffers, x->n_buffers, n);
+    if (host && (!s || s->size - s->cursor < rv->bytes)) {
+        if (!s)
+            fault(r, p, ISA_EXC_EXCHANGE, rv->pc,
+                  "xrecv of %u bytes from host stream %u: no data was given for input stream %u", rv->bytes, n, n);
+        else
+            fault(r, p, ISA_EXC_EXCHANGE, rv->pc, "xrecv of %u bytes from host stream %u: only %zu bytes are left",
+                  rv->bytes, n, s->size - s->cursor);
+        return;
+    }
+    if (!host) {
+        if (s && s->cursor == s->size)
+            s->cursor = 0;
+        if (!s || s->size - s->cursor < rv->bytes) {
+            fault(r, p, ISA_EXC_EXCHANGE, rv->pc,
+                  "xrecv of %u bytes from streaming-memory buffer %u: the buffer holds %zu bytes from read "
+                  "position %zu", rv->bytes, n, s ? s->size - s->cursor : 0, s ? s->cursor : 0);
+            return;
+        }
+    }
+    uint64_t *free_ps = host ? &x->host_free_ps[chip * 2 + 1] : &x->stream_free_ps[chip * 2 + 1];
+    uint64_t bps = host ? x->p.host_bytes_per_s : x->p.stream_bytes_per_s;
+    uint64_t latency = host ? x->p.host_latency_ps : x->p.stream_latency_ps;
+    uint64_t begin = simtime_max(simtime_cycles_to_ps(rv->start_cycle, x->chip_hz[chip]), *free_ps);
+    uint64_t dur = simtime_transfer_ps(rv->bytes, bps);
+    *free_ps = simtime_add(begin, dur);
+    uint64_t done = simtime_add(simtime_add(begin, latency), dur);
+    xch_chip_stats *cs = &x->chip_stats[chip];
+    if (host) {
+        cs->host_bytes += rv->bytes;
+        cs->host_ps += dur;
+    } else {
+        cs->stream_bytes += rv->bytes;
+        cs->stream_ps += dur;
+    }
+    add_span(x, chip, p->tile, n, host ? XCH_SPAN_HOST_IN : XCH_SPAN_STREAM_READ, rv->bytes, begin, dur, done);
+    tmem_write_bytes(p->mem, rv->addr, s->data + s->cursor, rv->bytes);
+    s->cursor += rv->bytes;
+    note_recv_done(p, simtime_ps_to_cycle_ceil(done, x->chip_hz[chip]));
+}
+
+/* A send leaves the tile on its supertile's bus: returns the departure. */
+static uint64_t depart_on_bus(xch_system *x, uint32_t tile, const xch_transfer *sd, uint64_t n_cycles)
+{
+    uint32_t chip = chip_of(x, tile);
+    uint64_t *bus = &x->bus_free[(size_t)chip * buses_per_chip(&x->p) + (tile % x->p.tiles_per_chip) / 2];
+    uint64_t depart = simtime_max(sd->start_cycle, *bus);
+    *bus = depart + n_cycles;
+    return depart;
+}
+
+/* A write to the host or to streaming memory. */
+static void serve_write(resolver *r, xch_party *p, const xch_transfer *sd, bool host)
+{
+    xch_system *x = r->x;
+    uint32_t chip = chip_of(x, p->tile);
+    uint32_t n = sd->endpoint & XCH_ENDPOINT_INDEX;
+    if (!host) {
+        if (x->stream_used_bytes + sd->bytes > x->p.stream_capacity_bytes) {
+            if (x->p.stream_capacity_bytes == 0)
+                fault(r, p, ISA_EXC_EXCHANGE, sd->pc,
+                      "xsend of %u bytes to streaming-memory buffer %u: this machine has no streaming memory "
+                      "(streaming_memory_bytes = 0)", sd->bytes, n);
+            else
+                fault(r, p, ISA_EXC_EXCHANGE, sd->pc,
+                      "xsend of %u bytes to streaming-memory buffer %u: streaming memory is full (%llu of %llu "
+                      "bytes used, streaming_memory_bytes)", sd->bytes, n, (unsigned long long)x->stream_used_bytes,
+                      (unsigned long long)x->p.stream_capacity_bytes);
+            return;
+        }
+    }
+    xch_stream *s = host ? get_stream(&x->host_out, &x->n_host_out, n) : get_stream(&x->buffers, &x->n_buffers, n);
+    if (!s || !stream_append(s, p->log->data + sd->data_offset, sd->bytes)) {
+        fault(r, p, ISA_EXC_EXCHANGE, sd->pc, "xsend: the simulator is out of host memory");
+        return;
+    }
+    if (!host)
+        x->stream_used_bytes += sd->bytes;
+    uint64_t n_cycles = cycles_for(x, sd->bytes);
+    uint64_t depart = depart_on_bus(x, p->tile, sd, n_cycles);
+    uint64_t hz = x->chip_hz[chip];
+    uint64_t *free_ps = host ? &x->host_free_ps[chip * 2] : &x->stream_free_ps[chip * 2];
+    uint64_t bps = host ? x->p.host_bytes_per_s : x->p.stream_bytes_per_s;
+    uint64_t latency = host ? x->p.host_latency_ps : x->p.stream_latency_ps;
+    uint64_t begin = simtime_max(simtime_cycles_to_ps(depart, hz), *free_ps);
+    uint64_t dur = simtime_transfer_ps(sd->bytes, bps);
+    *free_ps = simtime_add(begin, dur);
+    uint64_t done = simtime_add(simtime_max(simtime_add(begin, dur), simtime_cycles_to_ps(depart + n_cycles, hz)),
+                                latency);
+    xch_chip_stats *cs = &x->chip_stats[chip];
+    if (host) {
+        cs->host_bytes += sd->bytes;
+        cs->host_ps += dur;
+    } else {
+        cs->stream_bytes += sd->bytes;
+        cs->stream_ps += dur;
+    }
+    add_span(x, chip, p->tile, n, host ? XCH_SPAN_HOST_OUT : XCH_SPAN_STREAM_WRITE, sd->bytes, begin, dur, done);
+    note_send_done(x, p, done);
+}
+
+bool xch_resolve(xch_system *x, xch_party *parties, size_t n, int32_t group_chip)
+{
+    resolver r = { .x = x, .parties = parties, .n = n, .group_chip = group_chip };
+    uint32_t system_tiles = x->p.chips * x->p.tiles_per_chip;
+    size_t n_sends = 0, n_requests = 0;
+    for (size_t i = 0; i < n; i++) {
+        parties[i].recv_done_cycle = parties[i].send_done_cycle = 0;
+        parties[i].faulted = false;
+        x->party_of[parties[i].tile] = (int32_t)i;
+        n_sends += parties[i].log->n_sends;
+        n_requests += parties[i].log->n_sends;
+        for (size_t k = 0; k < parties[i].log->n_recvs; k++) {
+            enum xch_endpoint_kind kind = xch_endpoint_kind(parties[i].log->recvs[k].endpoint, system_tiles);
+            n_requests += kind == XCH_EP_HOST || kind == XCH_EP_STREAM;
+        }
+    }
+    size_t *send_base = malloc((n + 1) * sizeof *send_base);
+    send_info *sends = calloc(n_sends + 1, sizeof *sends);
+    request *req = malloc((n_requests + 1) * sizeof *req);
+    delivery *dv = NULL;
+    size_t n_dv = 0;
+    bool ok = send_base && sends && req;
+    if (ok) {
+        size_t s = 0;
+        for (size_t i = 0; i < n; i++) {
+            send_base[i] = s;
+            for (size_t j = 0; j < parties[i].log->n_sends; j++, s++)
+                sends[s] = (send_info){ .party = (uint32_t)i, .index = (uint32_t)j };
+        }
+        ok = match(&r, sends, send_base, &dv, &n_dv);
+    }
+    if (!ok) {
+        /* Out of host memory: say so on the first party. */
+        if (n)
+            fault(&r, &parties[0], ISA_EXC_EXCHANGE, 0, "exchange: the simulator is out of host memory");
+        goto done;
+    }
+    if (r.faulted)
+        goto done;
+
+    /* Step 2: the fabric serves sends and host / streaming-memory reads in
+     * order of (start, tile, issue cycle). */
+    size_t nr = 0;
+    for (size_t i = 0; i < n; i++) {
+        const xch_log *l = parties[i].log;
+        uint64_t hz = x->chip_hz[chip_of(x, parties[i].tile)];
+        for (size_t j = 0; j < l->n_sends; j++)
+            req[nr++] = (request){ .start_ps = simtime_cycles_to_ps(l->sends[j].start_cycle, hz),
+                                   .tile = parties[i].tile, .issue_cycle = l->sends[j].issue_cycle,
+                                   .party = (uint32_t)i, .index = (uint32_t)j, .send = (uint32_t)(send_base[i] + j) };
+        for (size_t k = 0; k < l->n_recvs; k++) {
+            enum xch_endpoint_kind kind = xch_endpoint_kind(l->recvs[k].endpoint, system_tiles);
+            if (kind == XCH_EP_HOST || kind == XCH_EP_STREAM)
+                req[nr++] = (request){ .start_ps = simtime_cycles_to_ps(l->recvs[k].start_cycle, hz),
+                                       .tile = parties[i].tile, .issue_cycle = l->recvs[k].issue_cycle,
+                                       .party = (uint32_t)i, .index = (uint32_t)k, .recv = true };
+        }
+    }
+    qsort(req, nr, sizeof *req, cmp_request);
+    /* Deliveries grouped by send, for the link transfers. */
+    size_t *dv_of_send = calloc(n_sends + 2, sizeof *dv_of_send);
+    uint32_t *dv_order = malloc((n_dv + 1) * sizeof *dv_order);
+    if (!dv_of_send || !dv_order) {
+        free(dv_of_send);
+        free(dv_order);
+        if (n)
+            fault(&r, &parties[0], ISA_EXC_EXCHANGE, 0, "exchange: the simulator is out of host memory");
+        goto done;
+    }
+    for (size_t d = 0; d < n_dv; d++)
+        dv_of_send[dv[d].send + 1]++;
+    for (size_t s = 0; s < n_sends; s++)
+        dv_of_send[s + 1] += dv_of_send[s];
+    {
+        size_t *fill = calloc(n_sends + 1, sizeof *fill);
+        if (fill) {
+            for (size_t d = 0; d < n_dv; d++)
+                dv_order[dv_of_send[dv[d].send] + fill[dv[d].send]++] = (uint32_t)d;
+            free(fill);
+        } else {
+            fault(&r, &parties[0], ISA_EXC_EXCHANGE, 0, "exchange: the simulator is out of host memory");
+        }
+    }
+    for (size_t q = 0; q < nr && !r.faulted; q++) {
+        xch_party *p = &parties[req[q].party];
+        uint32_t chip = chip_of(x, p->tile);
+        if (req[q].recv) {
+            const xch_transfer *rv = &p->log->recvs[req[q].index];
+            serve_read(&r, p, rv, xch_endpoint_kind(rv->endpoint, system_tiles) == XCH_EP_HOST);
+            continue;
+        }
+        const xch_transfer *sd = &p->log->sends[req[q].index];
+        enum xch_endpoint_kind kind = xch_endpoint_kind(sd->endpoint, system_tiles);
+        if (kind == XCH_EP_HOST || kind == XCH_EP_STREAM) {
+            serve_write(&r, p, sd, kind == XCH_EP_HOST);
+            continue;
+        }
+        send_info *si = &sends[req[q].send];
+        si->n_cycles = cycles_for(x, sd->bytes);
+        si->depart = depart_on_bus(x, p->tile, sd, si->n_cycles);
+        x->chip_stats[chip].exchange_bytes += sd->bytes;
+        uint64_t hz = x->chip_hz[chip];
+        uint64_t depart_ps = simtime_cycles_to_ps(si->depart, hz);
+        uint64_t depart_end_ps = simtime_cycles_to_ps(si->depart + si->n_cycles, hz);
+        /* One link transfer per receiving chip (deliveries are in receiver
+         * order, so a chip's receivers are together). */
+        uint32_t last_chip = UINT32_MAX;
+        uint64_t last_arrive = 0;
+        for (size_t k = dv_of_send[req[q].send]; k < dv_of_send[req[q].send + 1]; k++) {
+            delivery *d = &dv[dv_order[k]];
+            uint32_t rchip = chip_of(x, d->r_tile);
+            if (!d->off_chip) {
+                d->arrive = si->depart + xch_latency_cycles(&x->p, p->tile % x->p.tiles_per_chip,
+                                                            d->r_tile % x->p.tiles_per_chip);
+                continue;
+            }
+            if (rchip != last_chip) {
+                uint64_t *link = &x->link_free_ps[(size_t)chip * x->p.chips + rchip];
+                uint64_t begin = simtime_max(depart_ps, *link);
+                uint64_t dur = simtime_transfer_ps(sd->bytes, x->p.link_bytes_per_s);
+                *link = simtime_add(begin, dur);
+                last_arrive = simtime_add(simtime_max(simtime_add(begin, dur), depart_end_ps),
+                                          (uint64_t)xch_chip_hops(&x->p, chip, rchip) * x->p.link_hop_ps);
+                x->chip_stats[chip].link_bytes += sd->bytes;
+                x->chip_stats[chip].link_ps += dur;
+                add_span(x, chip, p->tile, rchip, XCH_SPAN_LINK, sd->bytes, begin, dur, last_arrive);
+                last_chip = rchip;
+            }
+            d->arrive = simtime_ps_to_cycle_ceil(last_arrive, x->chip_hz[rchip]);
+        }
+    }
+    free(dv_of_send);
+    free(dv_order);
+    if (r.faulted)
+        goto done;
+
+    /* Step 3: receivers take their streams in order of arrival. */
+    qsort(dv, n_dv, sizeof *dv, cmp_delivery);
+    for (size_t k = 0; k < n_dv; k++) {
+        delivery *d = &dv[k];
+        const send_info *si = &sends[d->send];
+        xch_party *sp = &parties[si->party], *rp = &parties[d->r_party];
+        const xch_transfer *sd = &sp->log->sends[si->index];
+        const xch_transfer *rv = &rp->log->recvs[d->r_index];
+        uint32_t rchip = chip_of(x, rp->tile);
+        uint64_t ready = simtime_max(d->arrive, rv->start_cycle);
+        uint64_t done;
+        if (d->off_chip) {
+            done = ready;
+        } else {
+            uint64_t *port = &x->port_free[rp->tile];
+            uint64_t begin = simtime_max(ready, *port);
+            x->chip_stats[rchip].receive_conflict_cycles += begin - ready;
+            done = begin + si->n_cycles;
+            *port = done;
+        }
+        if (rv->start_cycle > d->arrive)
+            x->chip_stats[rchip].late_receives++;
+        x->chip_stats[chip_of(x, sp->tile)].exchange_transfers++;
+        note_recv_done(rp, done);
+        note_send_done(x, sp, simtime_cycles_to_ps(done, x->chip_hz[rchip]));
+        tmem_write_bytes(rp->mem, rv->addr, sp->log->data + sd->data_offset, sd->bytes);
+    }
+
+done:
+    for (size_t i = 0; i < n; i++) {
+        x->party_of[parties[i].tile] = -1;
+        xch_log_clear(parties[i].log);
+    }
+    free(send_base);
+    free(sends);
+    free(req);
+    free(dv);
+    return !r.faulted;
+}

@@ -1,0 +1,826 @@
+/*
+ * engine.c — the discrete-event loop over a system of chips: running tiles
+ * between syncs on host threads, sync arrivals, exchange resolution,
+ * barrier releases, and the statistics (the model is in engine.h).
+ */
+#include "engine_internal.h"
+
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "diag.h"
+#include "simtime.h"
+
+#define DEFAULT_MAX_CYCLES 10000000000ull
+
+static double seconds_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void *grow(void *v, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return v;
+    size_t c = *cap ? *cap * 2 : 64;
+    while (c < need)
+        c *= 2;
+    void *p = realloc(v, c * elem);
+    if (!p)
+        panic("out of host memory (%zu bytes)", c * elem);
+    *cap = c;
+    return p;
+}
+
+static uint64_t chip_ps(const engine *g, uint32_t chip, uint64_t cycles)
+{
+    return simtime_cycles_to_ps(cycles, g->chip[chip].hz);
+}
+
+/* ---- set-up ------------------------------------------------------------------ */
+
+engine *engine_new(const machine *m, const ipu_exe *e, char *err, size_t err_size)
+{
+    engine *g = calloc(1, sizeof *g);
+    if (!g) {
+        snprintf(err, err_size, "out of host memory");
+        return NULL;
+    }
+    g->m = *m;
+    g->exe = e;
+    g->chips = machine_u32(m, MP_chips);
+    g->tiles_per_chip = machine_u32(m, MP_tiles_per_chip);
+    g->system_tiles = g->chips * g->tiles_per_chip;
+    uint8_t *has = calloc(g->system_tiles, 1);
+    g->index_of = malloc(g->system_tiles * sizeof *g->index_of);
+    g->chip = calloc(g->chips, sizeof *g->chip);
+    g->group_members = calloc(g->chips + 1, sizeof *g->group_members);
+    g->group_active = calloc(g->chips + 1, sizeof *g->group_active);
+    g->group_open = calloc(g->chips + 1, sizeof *g->group_open);
+    if (!has || !g->index_of || !g->chip || !g->group_members || !g->group_active || !g->group_open) {
+        free(has);
+        engine_free(g);
+        snprintf(err, err_size, "out of host memory");
+        return NULL;
+    }
+    for (size_t s = 0; s < e->n_sections; s++) {
+        uint32_t id = e->sections[s].tile;
+        if (id >= g->system_tiles) {
+            snprintf(err, err_size, "tile %u is beyond the %u tiles of machine %s (%u chip%s x %u tiles)", id,
+                     g->system_tiles, m->name, g->chips, g->chips == 1 ? "" : "s", g->tiles_per_chip);
+            free(has);
+            engine_free(g);
+            return NULL;
+        }
+        if (!has[id]) {
+            has[id] = 1;
+            g->n_tiles++;
+        }
+    }
+    if (g->n_tiles == 0) {
+        snprintf(err, err_size, "the executable has no tile sections");
+        free(has);
+        engine_free(g);
+        return NULL;
+    }
+    g->tiles = calloc(g->n_tiles, sizeof *g->tiles);
+    g->tile_state = calloc(g->n_tiles, sizeof *g->tile_state);
+    if (!g->tiles || !g->tile_state) {
+        snprintf(err, err_size, "out of host memory for %zu tiles", g->n_tiles);
+        free(has);
+        engine_free(g);
+        return NULL;
+    }
+    uint64_t hz = simtime_hz(machine_get(m, MP_tile_clock_hz));
+    for (uint32_t c = 0; c < g->chips; c++)
+        g->chip[c].hz = hz;
+    size_t k = 0;
+    for (uint32_t id = 0; id < g->system_tiles; id++) {
+        g->index_of[id] = -1;
+        if (!has[id])
+            continue;
+        etile *et = &g->tiles[k];
+        et->x = &g->tile_state[k];
+        g->index_of[id] = (int32_t)k++;
+        et->tile_id = id;
+        et->chip = id / g->tiles_per_chip;
+        tile_init(&et->x->t, m, id);
+        et->log.system_tiles = g->system_tiles;
+        et->x->t.s.xlog = &et->log;
+        if (!tile_load(&et->x->t, e, err, err_size)) {
+            free(has);
+            engine_free(g);
+            return NULL;
+        }
+    }
+    free(has);
+    for (size_t i = 0, c = 0; c < g->chips; c++) {
+        g->chip[c].first = i;
+        while (i < g->n_tiles && g->tiles[i].chip == c)
+            i++;
+        g->chip[c].end = i;
+    }
+    uint32_t columns = machine_u32(m, MP_exchange_columns);
+    xch_params p = {
+        .chips = g->chips,
+        .tiles_per_chip = g->tiles_per_chip,
+        .chips_per_board = machine_u32(m, MP_chips_per_board),
+        .board_hops = machine_u32(m, MP_board_hops),
+        .tiles_per_column = (g->tiles_per_chip + columns - 1) / (columns ? columns : 1),
+        .island_tiles = machine_u32(m, MP_exchange_island_tiles),
+        .base_latency_cycles = machine_u32(m, MP_exchange_base_latency_cycles),
+        .cycles_per_island = machine_u32(m, MP_exchange_cycles_per_island),
+        .cross_column_cycles = machine_u32(m, MP_exchange_cross_column_cycles),
+        .send_bytes_per_cycle = machine_u32(m, MP_exchange_send_bytes_per_cycle),
+        .link_bytes_per_s = (uint64_t)(machine_get(m, MP_ipu_link_bandwidth_bytes_per_s) *
+                                       machine_get(m, MP_ipu_links_per_chip_pair)),
+        .link_hop_ps = (uint64_t)machine_get(m, MP_ipu_link_hop_latency_ps),
+        .host_bytes_per_s = (uint64_t)machine_get(m, MP_host_bandwidth_bytes_per_s),
+        .host_latency_ps = (uint64_t)machine_get(m, MP_host_latency_ps),
+        .stream_bytes_per_s = (uint64_t)machine_get(m, MP_streaming_memory_bandwidth_bytes_per_s),
+        .stream_latency_ps = (uint64_t)machine_get(m, MP_streaming_memory_latency_ps),
+        .stream_capacity_bytes = (uint64_t)machine_get(m, MP_streaming_memory_bytes),
+    };
+    if (!xch_system_init(&g->xch, &p, hz)) {
+        snprintf(err, err_size, "out of host memory for the exchange of %u tiles", g->system_tiles);
+        engine_free(g);
+        return NULL;
+    }
+    return g;
+}
+
+void engine_free(engine *g)
+{
+    if (!g)
+        return;
+    for (size_t i = 0; g->tile_state && i < g->n_tiles; i++)
+        tile_free(&g->tile_state[i].t);
+    for (size_t i = 0; g->tiles && i < g->n_tiles; i++)
+        xch_log_free(&g->tiles[i].log);
+    free(g->tiles);
+    free(g->tile_state);
+    free(g->index_of);
+    free(g->chip);
+    free(g->group_members);
+    free(g->group_active);
+    free(g->group_open);
+    xch_system_free(&g->xch);
+    free(g->heap);
+    free(g->releases);
+    free(g->runnable);
+    free(g->stats.chips);
+    free(g->stats.supersteps);
+    free(g->segs);
+    free(g);
+}
+
+bool engine_set_chip_clock(engine *g, uint32_t chip, double hz, char *err, size_t err_size)
+{
+    if (chip >= g->chips || !(hz >= 1e6 && hz <= 1e12)) {
+        snprintf(err, err_size, "chip %u clock %.6g Hz: need a chip below %u and a clock of 1 MHz to 1 THz", chip,
+                 hz, g->chips);
+        return false;
+    }
+    g->chip[chip].hz = simtime_hz(hz);
+    g->xch.chip_hz[chip] = g->chip[chip].hz;
+    return true;
+}
+
+bool engine_set_host_input(engine *g, uint32_t stream, const void *data, size_t size)
+{
+    return xch_set_host_input(&g->xch, stream, data, size);
+}
+
+bool engine_set_stream_buffer(engine *g, uint32_t n, const void *data, size_t size, char *err, size_t err_size)
+{
+    return xch_set_stream_buffer(&g->xch, n, data, size, err, err_size);
+}
+
+const uint8_t *engine_host_output(const engine *g, uint32_t stream, size_t *size)
+{
+    return xch_host_output(&g->xch, stream, size);
+}
+
+const uint8_t *engine_stream_buffer(const engine *g, uint32_t n, size_t *size)
+{
+    return xch_stream_buffer(&g->xch, n, size);
+}
+
+const char *engine_message(const engine *g) { return g->message; }
+const engine_stats *engine_get_stats(const engine *g) { return &g->stats; }
+size_t engine_tile_count(const engine *g) { return g->n_tiles; }
+const ipu_tile *engine_tile_at(const engine *g, size_t i) { return i < g->n_tiles ? &g->tile_state[i].t : NULL; }
+uint64_t engine_chip_clock_hz(const engine *g, uint32_t chip) { return chip < g->chips ? g->chip[chip].hz : 0; }
+
+const ipu_tile *engine_tile(const engine *g, uint32_t global_tile)
+{
+    if (global_tile >= g->system_tiles || g->index_of[global_tile] < 0)
+        return NULL;
+    return &g->tile_state[g->index_of[global_tile]].t;
+}
+
+/* ---- the event queue ----------------------------------------------------------- */
+
+static bool event_before(const event *a, const event *b)
+{
+    return a->time_ps != b->time_ps ? a->time_ps < b->time_ps : a->seq < b->seq;
+}
+
+static void push_event(engine *g, uint64_t time_ps, uint32_t kind, uint32_t arg)
+{
+    g->heap = grow(g->heap, &g->cap_heap, g->n_heap + 1, sizeof *g->heap);
+    size_t i = g->n_heap++;
+    event ev = { .time_ps = time_ps, .seq = g->next_seq++, .kind = kind, .arg = arg };
+    while (i > 0) {
+        size_t parent = (i - 1) / 2;
+        if (!event_before(&ev, &g->heap[parent]))
+            break;
+        g->heap[i] = g->heap[parent];
+        i = parent;
+    }
+    g->heap[i] = ev;
+}
+
+static event pop_event(engine *g)
+{
+    event top = g->heap[0];
+    event last = g->heap[--g->n_heap];
+    size_t i = 0, n = g->n_heap;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && event_before(&g->heap[c + 1], &g->heap[c]))
+            c++;
+        if (!event_before(&g->heap[c], &last))
+            break;
+        g->heap[i] = g->heap[c];
+        i = c;
+    }
+    if (n)
+        g->heap[i] = last;
+    return top;
+}
+
+/* ---- helpers ------------------------------------------------------------------- */
+
+static bool traced(const engine *g, const etile *et)
+{
+    return g->opt.record_trace && et->tile_id >= g->opt.trace_tile_first && et->tile_id <= g->opt.trace_tile_last;
+}
+
+static void add_segment(engine *g, size_t idx, enum seg_kind kind, uint64_t start, uint64_t end)
+{
+    if (end <= start)
+        return;
+    g->segs = grow(g->segs, &g->cap_segs, g->n_segs + 1, sizeof *g->segs);
+    g->segs[g->n_segs++] = (segment){ .tile = (uint32_t)idx, .kind = (uint8_t)kind, .start_cycle = start,
+                                      .end_cycle = end };
+}
+
+static void make_runnable(engine *g, size_t idx, uint64_t resume_cycle)
+{
+    etile *et = &g->tiles[idx];
+    et->state = ET_RUNNABLE;
+    et->resume_cycle = resume_cycle;
+    g->group_active[et->group]++;
+    g->runnable[g->n_runnable++] = (uint32_t)idx;
+    uint64_t ps = chip_ps(g, et->chip, resume_cycle);
+    if (ps < g->min_resume_ps)
+        g->min_resume_ps = ps;
+}
+
+/* " (prog.S:12, in loop+0x4)" or "" */
+static void where(const engine *g, const etile *et, uint32_t pc, char *buf, size_t n)
+{
+    buf[0] = 0;
+    const char *file;
+    uint32_t line;
+    if (g->exe && exe_line_at(g->exe, et->tile_id, pc, &file, &line))
+        snprintf(buf, n, " (%s:%u)", file, line);
+}
+
+static void fail_with_tile_fault(engine *g, etile *et)
+{
+    et->state = ET_FAULTED;
+    g->status = ENGINE_FAULT;
+    tile_describe_fault(&et->x->t, g->exe, g->message, sizeof g->message);
+}
+
+/* ---- statistics ------------------------------------------------------------------ */
+
+static void add_counts(engine_counts *a, const engine_counts *b)
+{
+    const uint64_t *src = (const uint64_t *)b;
+    uint64_t *dst = (uint64_t *)a;
+    for (size_t i = 0; i < sizeof *a / sizeof(uint64_t); i++)
+        dst[i] += src[i];
+}
+
+static double amp_utilisation(const engine *g, const engine_counts *c)
+{
+    double peak16 = machine_get(&g->m, MP_amp_f16_peak_macs_per_cycle);
+    double peak32 = machine_get(&g->m, MP_amp_f32_peak_macs_per_cycle);
+    double denom = (double)g->tiles_per_chip * (double)c->cycles;
+    return denom > 0 ? ((double)c->amp_f16_macs / peak16 + (double)c->amp_f32_macs / peak32) / denom : 0.0;
+}
+
+/* End chip c's current superstep at end_cycle.  group_max_ps: the last
+ * effective arrival in the barrier's group (other chips' included). */
+static void close_superstep(engine *g, uint32_t c, uint8_t zone, uint64_t end_cycle, uint64_t group_max_ps)
+{
+    chip_state *cs = &g->chip[c];
+    engine_superstep s;
+    memset(&s, 0, sizeof s);
+    s.chip = c;
+    s.index = cs->n_supersteps++;
+    s.zone = zone;
+    s.start_cycle = cs->ss_start_cycle;
+    s.start_ps = cs->ss_start_ps;
+    uint64_t chip_max = 0;
+    size_t busiest = cs->first;
+    for (size_t i = cs->first; i < cs->end; i++)
+        if (g->tiles[i].eff_cycle > chip_max || i == cs->first) {
+            chip_max = g->tiles[i].eff_cycle;
+            busiest = i;
+        }
+    uint64_t group_max = simtime_max(chip_max, simtime_ps_to_cycle_ceil(group_max_ps, cs->hz));
+    if (end_cycle < group_max)
+        end_cycle = group_max;
+    s.end_cycle = end_cycle;
+    s.end_ps = chip_ps(g, c, end_cycle);
+    s.c.cycles = end_cycle - s.start_cycle;
+    for (size_t i = cs->first; i < cs->end; i++) {
+        etile *et = &g->tiles[i];
+        uint64_t exch = et->ss_exchange + (et->eff_cycle - et->stop_cycle);
+        s.c.tile_compute_cycles += et->ss_compute;
+        s.c.tile_exchange_cycles += exch;
+        s.c.tile_idle_cycles += group_max - et->eff_cycle;
+        s.c.tile_sync_cycles += end_cycle - group_max;
+        s.c.instructions += et->instructions - et->instr_mark;
+        s.c.amp_f16_macs += et->amp_f16_macs - et->f16_mark;
+        s.c.amp_f32_macs += et->amp_f32_macs - et->f32_mark;
+        if (i == busiest) {
+            s.busiest_tile = et->tile_id;
+            s.c.compute_cycles = et->ss_compute;
+            s.c.exchange_cycles = exch;
+            s.c.wait_cycles = group_max - chip_max;
+            s.c.sync_cycles = end_cycle - group_max;
+        }
+        if (traced(g, et)) {
+            add_segment(g, i, SEG_EXCHANGE, et->stop_cycle, et->eff_cycle);
+            add_segment(g, i, SEG_IDLE, et->eff_cycle, group_max);
+            add_segment(g, i, SEG_SYNC, group_max, end_cycle);
+        }
+        et->ss_compute = et->ss_exchange = 0;
+        et->instr_mark = et->instructions;
+        et->f16_mark = et->amp_f16_macs;
+        et->f32_mark = et->amp_f32_macs;
+    }
+    const xch_chip_stats *now = &g->xch.chip_stats[c], *mark = &cs->xch_mark;
+    s.c.exchange_bytes = now->exchange_bytes - mark->exchange_bytes;
+    s.c.exchange_transfers = now->exchange_transfers - mark->exchange_transfers;
+    s.c.receive_conflict_cycles = now->receive_conflict_cycles - mark->receive_conflict_cycles;
+    s.c.late_receives = now->late_receives - mark->late_receives;
+    s.c.link_bytes = now->link_bytes - mark->link_bytes;
+    s.c.link_ps = now->link_ps - mark->link_ps;
+    s.c.host_bytes = now->host_bytes - mark->host_bytes;
+    s.c.host_ps = now->host_ps - mark->host_ps;
+    s.c.stream_bytes = now->stream_bytes - mark->stream_bytes;
+    s.c.stream_ps = now->stream_ps - mark->stream_ps;
+    cs->xch_mark = *now;
+    s.amp_utilisation = amp_utilisation(g, &s.c);
+    cs->ss_start_cycle = end_cycle;
+    cs->ss_start_ps = s.end_ps;
+    g->stats.supersteps = grow(g->stats.supersteps, &g->cap_supersteps, g->stats.n_supersteps + 1,
+                               sizeof *g->stats.supersteps);
+    g->stats.supersteps[g->stats.n_supersteps++] = s;
+}
+
+/* ---- barriers and the exchange ------------------------------------------------- */
+
+static void check_chip_barrier(engine *g, uint32_t c)
+{
+    chip_state *cs = &g->chip[c];
+    size_t n = cs->end - cs->first;
+    if (n == 0 || cs->barrier_ready[1] != n)
+        return;
+    uint64_t max_eff = 0;
+    for (size_t i = cs->first; i < cs->end; i++) {
+        g->tiles[i].state = ET_RELEASING;
+        max_eff = simtime_max(max_eff, g->tiles[i].eff_cycle);
+    }
+    cs->barrier_ready[1] = 0;
+    uint64_t release_cycle = max_eff + machine_u32(&g->m, MP_sync_internal_cycles);
+    g->releases = grow(g->releases, &g->cap_releases, g->n_releases + 1, sizeof *g->releases);
+    g->releases[g->n_releases] = (release){ .group = c, .zone = 1, .release_ps = chip_ps(g, c, release_cycle),
+                                            .group_max_ps = chip_ps(g, c, max_eff) };
+    push_event(g, g->releases[g->n_releases].release_ps, EV_RELEASE, (uint32_t)g->n_releases);
+    g->n_releases++;
+}
+
+/* The largest IPU-Link hop count between chips that have code (at least
+ * one: an external sync leaves the chip even on a one-chip system). */
+static uint32_t sync_hops(const engine *g)
+{
+    uint32_t hops = 1;
+    for (uint32_t a = 0; a < g->chips; a++)
+        for (uint32_t b = a + 1; b < g->chips; b++)
+            if (g->chip[a].end > g->chip[a].first && g->chip[b].end > g->chip[b].first) {
+                uint32_t h = xch_chip_hops(&g->xch.p, a, b);
+                if (h > hops)
+                    hops = h;
+            }
+    return hops;
+}
+
+static void check_system_barrier(engine *g)
+{
+    if (g->barrier2_ready != g->n_tiles)
+        return;
+    uint64_t max_ps = 0;
+    for (size_t i = 0; i < g->n_tiles; i++) {
+        g->tiles[i].state = ET_RELEASING;
+        max_ps = simtime_max(max_ps, chip_ps(g, g->tiles[i].chip, g->tiles[i].eff_cycle));
+    }
+    for (uint32_t c = 0; c < g->chips; c++)
+        g->chip[c].barrier_ready[2] = 0;
+    g->barrier2_ready = 0;
+    uint64_t latency = (uint64_t)machine_get(&g->m, MP_sync_external_ps_per_hop) * sync_hops(g);
+    g->releases = grow(g->releases, &g->cap_releases, g->n_releases + 1, sizeof *g->releases);
+    g->releases[g->n_releases] = (release){ .group = g->chips, .zone = 2, .release_ps = simtime_add(max_ps, latency),
+                                            .group_max_ps = max_ps };
+    push_event(g, g->releases[g->n_releases].release_ps, EV_RELEASE, (uint32_t)g->n_releases);
+    g->n_releases++;
+}
+
+static void finish_chip(engine *g, uint32_t c)
+{
+    chip_state *cs = &g->chip[c];
+    uint64_t end = 0;
+    for (size_t i = cs->first; i < cs->end; i++)
+        end = simtime_max(end, g->tiles[i].eff_cycle);
+    cs->finished = true;
+    close_superstep(g, c, 0, end, 0);
+}
+
+/* Resolve group grp's phase when none of its tiles still runs. */
+static void try_resolve(engine *g, uint32_t grp)
+{
+    if (g->group_active[grp] || !g->group_open[grp])
+        return;
+    size_t lo = 0, hi = g->n_tiles;
+    if (grp < g->chips) {
+        lo = g->chip[grp].first;
+        hi = g->chip[grp].end;
+    }
+    xch_party *parties = malloc((hi - lo + 1) * sizeof *parties);
+    uint32_t *idx = malloc((hi - lo + 1) * sizeof *idx);
+    if (!parties || !idx)
+        panic("out of host memory resolving an exchange of %zu tiles", hi - lo);
+    size_t n = 0;
+    for (size_t i = lo; i < hi; i++) {
+        etile *et = &g->tiles[i];
+        if (et->group != grp)
+            continue;
+        memset(&parties[n], 0, sizeof parties[n]);
+        parties[n].tile = et->tile_id;
+        parties[n].log = &et->log;
+        parties[n].mem = &et->x->t.s.mem;
+        parties[n].stop_cycle = et->stop_cycle;
+        idx[n++] = (uint32_t)i;
+    }
+    if (!xch_resolve(&g->xch, parties, n, grp < g->chips ? (int32_t)grp : -1)) {
+        for (size_t k = 0; k < n; k++) {
+            if (!parties[k].faulted)
+                continue;
+            etile *et = &g->tiles[idx[k]];
+            isa_tile_state *ts = &et->x->t.s;
+            isa_fault *f = &ts->fault;
+            memset(f, 0, sizeof *f);
+            f->exception = parties[k].exception;
+            f->context = ISA_SUPERVISOR;
+            f->pc = parties[k].fault_pc;
+            tmem_read_bytes(&ts->mem, f->pc, &f->word, 4);
+            snprintf(f->message, sizeof f->message, "%s", parties[k].message);
+            ts->ctx[ISA_SUPERVISOR].run_mode = ISA_RUN_FAULTED;
+            fail_with_tile_fault(g, et);
+            break;
+        }
+        free(parties);
+        free(idx);
+        return;
+    }
+    bool barrier1 = false;
+    for (size_t k = 0; k < n; k++) {
+        size_t i = idx[k];
+        etile *et = &g->tiles[i];
+        if (!et->phase_open)
+            continue;
+        et->phase_open = false;
+        g->group_open[grp]--;
+        et->sent_cycle = simtime_max(et->sent_cycle, parties[k].send_done_cycle);
+        uint64_t eff = simtime_max(et->stop_cycle, simtime_max(parties[k].recv_done_cycle, et->sent_cycle));
+        et->eff_cycle = eff;
+        chip_state *cs = &g->chip[et->chip];
+        if (et->state == ET_ENDED) {
+            if (++cs->done == cs->end - cs->first)
+                finish_chip(g, et->chip);
+        } else if (et->zone == ISA_SYNC_EXCHANGE) {
+            uint64_t resume = simtime_max(et->stop_cycle, parties[k].recv_done_cycle);
+            et->ss_exchange += resume - et->stop_cycle;
+            if (traced(g, et))
+                add_segment(g, i, SEG_EXCHANGE, et->stop_cycle, resume);
+            make_runnable(g, i, resume);
+        } else if (et->zone == ISA_SYNC_INTERNAL) {
+            cs->barrier_ready[1]++;
+            barrier1 = true;
+        } else {
+            cs->barrier_ready[2]++;
+            g->barrier2_ready++;
+        }
+    }
+    free(parties);
+    free(idx);
+    if (barrier1)
+        for (uint32_t c = 0; c < g->chips; c++)
+            if (grp == g->chips || grp == c)
+                check_chip_barrier(g, c);
+    check_system_barrier(g);
+}
+
+static void process_stop(engine *g, uint32_t idx)
+{
+    etile *et = &g->tiles[idx];
+    g->group_active[et->group]--;
+    et->phase_open = true;
+    g->group_open[et->group]++;
+    et->state = et->stop == TILE_STOP_END ? ET_ENDED : ET_WAITING;
+    try_resolve(g, et->group);
+}
+
+static void process_release(engine *g, uint32_t r)
+{
+    release rel = g->releases[r];
+    for (uint32_t c = 0; c < g->chips; c++) {
+        chip_state *cs = &g->chip[c];
+        if (cs->end == cs->first || (rel.zone == 1 && c != rel.group))
+            continue;
+        uint64_t end_cycle = simtime_ps_to_cycle_ceil(rel.release_ps, cs->hz);
+        close_superstep(g, c, rel.zone, end_cycle, rel.group_max_ps);
+        uint32_t new_group = rel.zone == 1 ? c : g->chips;
+        for (size_t i = cs->first; i < cs->end; i++) {
+            etile *et = &g->tiles[i];
+            g->group_members[et->group]--;
+            et->group = new_group;
+            et->sent_cycle = 0;
+            g->group_members[new_group]++;
+            make_runnable(g, i, cs->ss_start_cycle);
+        }
+    }
+}
+
+/* ---- running tiles ------------------------------------------------------------- */
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Run every runnable tile to its next stop, in parallel; queue the stops.
+ * False when a tile faulted or reached the limit. */
+static bool run_batch(engine *g, int threads)
+{
+    size_t n = g->n_runnable;
+    uint32_t *list = g->runnable;
+    qsort(list, n, sizeof *list, cmp_u32);
+    uint64_t limit = g->opt.max_cycles;
+    etile *tiles = g->tiles;
+    /* Small batches are not worth waking threads for; the results are the
+     * same either way. */
+    if (n < 16 * (size_t)threads)
+        threads = 1;
+#pragma omp parallel for schedule(dynamic, 8) num_threads(threads) if (threads > 1)
+    for (size_t k = 0; k < n; k++) {
+        etile *et = &tiles[list[k]];
+        ipu_tile *t = &et->x->t;
+        tile_release_sync(t);
+        tile_advance_to(t, et->resume_cycle);
+        et->run_start = t->s.cycle;
+        uint64_t stall_mark = t->stats.exchange_stall_cycles;
+        et->stop = (uint8_t)tile_run(t, limit);
+        et->stop_cycle = t->s.cycle;
+        et->run_stall = t->stats.exchange_stall_cycles - stall_mark;
+        et->zone = t->s.sync_zone;
+        et->instructions = t->stats.instructions;
+        et->amp_f16_macs = t->stats.amp_f16_macs;
+        et->amp_f32_macs = t->stats.amp_f32_macs;
+    }
+    etile *bad = NULL;
+    for (size_t k = 0; k < n; k++) {
+        etile *et = &tiles[list[k]];
+        uint64_t run = et->stop_cycle - et->run_start;
+        uint64_t stall = et->run_stall;
+        if (stall > run)
+            stall = run;
+        et->ss_compute += run - stall;
+        et->ss_exchange += stall;
+        et->compute_total += run - stall;
+        et->run_cycles += run;
+        g->stats.tile_cycles += run;
+        if (g->opt.record_trace)
+            add_segment(g, list[k], SEG_RUN, et->run_start, et->stop_cycle);
+        if (et->stop == TILE_STOP_FAULT || et->stop == TILE_STOP_LIMIT) {
+            if (!bad)
+                bad = et;
+            continue;
+        }
+        et->state = ET_STOPPED;
+        if (et->stop != TILE_STOP_SYNC)
+            et->zone = 0;
+        push_event(g, chip_ps(g, et->chip, et->stop_cycle), EV_STOP, list[k]);
+    }
+    g->n_runnable = 0;
+    if (!bad)
+        return true;
+    if (bad->stop == TILE_STOP_FAULT) {
+        fail_with_tile_fault(g, bad);
+    } else {
+        g->status = ENGINE_LIMIT;
+        snprintf(g->message, sizeof g->message, "tile %u did not finish within %llu cycles (--max-cycles)",
+                 bad->tile_id, (unsigned long long)g->opt.max_cycles);
+    }
+    return false;
+}
+
+/* ---- deadlock report --------------------------------------------------------- */
+
+static size_t describe_tile(const engine *g, const etile *et, char *buf, size_t n)
+{
+    uint32_t pc = et->x->t.s.ctx[ISA_SUPERVISOR].pc;
+    char loc[300];
+    where(g, et, pc, loc, sizeof loc);
+    if (et->state == ET_ENDED)
+        return (size_t)snprintf(buf, n, "\n    tile %u ended its program at pc 0x%x%s", et->tile_id, pc, loc);
+    return (size_t)snprintf(buf, n, "\n    tile %u waits at sync %u at pc 0x%x%s", et->tile_id, et->zone, pc, loc);
+}
+
+/* One barrier that cannot complete: the tiles of [lo, hi) not waiting at a
+ * sync of `zone`. */
+static size_t describe_barrier(const engine *g, size_t lo, size_t hi, unsigned zone, const char *what, char *buf,
+                               size_t n)
+{
+    size_t missing = 0, w = 0;
+    for (size_t i = lo; i < hi; i++)
+        missing += !(g->tiles[i].state == ET_WAITING && g->tiles[i].zone == zone);
+    w += (size_t)snprintf(buf + w, n - w, "%sdeadlock: sync %u (%s) waits for %zu of %zu tiles, which cannot arrive:",
+                          buf == g->message ? "" : "\n", zone, what, missing, hi - lo);
+    size_t shown = 0;
+    for (size_t i = lo; i < hi && w < n; i++) {
+        const etile *et = &g->tiles[i];
+        if (et->state == ET_WAITING && et->zone == zone)
+            continue;
+        if (shown++ == 8) {
+            w += (size_t)snprintf(buf + w, n - w, "\n    ... and %zu more", missing - 8);
+            break;
+        }
+        w += describe_tile(g, et, buf + w, n - w);
+    }
+    return w < n ? w : n;
+}
+
+static void report_deadlock(engine *g)
+{
+    g->status = ENGINE_DEADLOCK;
+    size_t w = 0, n = sizeof g->message;
+    g->message[0] = 0;
+    for (uint32_t c = 0; c < g->chips && w + 1 < n; c++) {
+        const chip_state *cs = &g->chip[c];
+        bool waiting = false;
+        for (size_t i = cs->first; i < cs->end; i++)
+            waiting |= g->tiles[i].state == ET_WAITING && g->tiles[i].zone == ISA_SYNC_INTERNAL;
+        if (waiting) {
+            char what[32];
+            snprintf(what, sizeof what, "chip %u", c);
+            w += describe_barrier(g, cs->first, cs->end, ISA_SYNC_INTERNAL, what, g->message + w, n - w);
+        }
+    }
+    bool waiting2 = false;
+    for (size_t i = 0; i < g->n_tiles; i++)
+        waiting2 |= g->tiles[i].state == ET_WAITING && g->tiles[i].zone == ISA_SYNC_EXTERNAL;
+    if (waiting2 && w + 1 < n)
+        w += describe_barrier(g, 0, g->n_tiles, ISA_SYNC_EXTERNAL, "all chips", g->message + w, n - w);
+    if (w == 0) {
+        /* Tiles stopped at sync 3 whose group never resolved. */
+        snprintf(g->message, n, "deadlock: tiles wait at the end of an exchange phase that cannot be resolved:");
+        w = strlen(g->message);
+        for (size_t i = 0; i < g->n_tiles && w + 1 < n; i++)
+            if (g->tiles[i].state != ET_ENDED)
+                w += describe_tile(g, &g->tiles[i], g->message + w, n - w);
+    }
+}
+
+/* ---- the loop ---------------------------------------------------------------- */
+
+static int cmp_superstep(const void *a, const void *b)
+{
+    const engine_superstep *x = a, *y = b;
+    if (x->end_ps != y->end_ps) return x->end_ps < y->end_ps ? -1 : 1;
+    if (x->chip != y->chip) return x->chip < y->chip ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static void finish_stats(engine *g, int threads, double host_s)
+{
+    engine_stats *st = &g->stats;
+    st->n_chips = g->chips;
+    st->chips = calloc(g->chips, sizeof *st->chips);
+    if (!st->chips)
+        panic("out of host memory");
+    qsort(st->supersteps, st->n_supersteps, sizeof *st->supersteps, cmp_superstep);
+    for (uint32_t c = 0; c < g->chips; c++) {
+        engine_chip_stats *cs = &st->chips[c];
+        cs->chip = c;
+        cs->tiles = (uint32_t)(g->chip[c].end - g->chip[c].first);
+        cs->clock_hz = g->chip[c].hz;
+        uint64_t best = 0;
+        for (size_t i = g->chip[c].first; i < g->chip[c].end; i++)
+            if (i == g->chip[c].first || g->tiles[i].compute_total > best) {
+                best = g->tiles[i].compute_total;
+                cs->busiest_tile = g->tiles[i].tile_id;
+            }
+    }
+    for (size_t k = 0; k < st->n_supersteps; k++) {
+        const engine_superstep *s = &st->supersteps[k];
+        engine_chip_stats *cs = &st->chips[s->chip];
+        add_counts(&cs->c, &s->c);
+        cs->supersteps++;
+        cs->end_ps = simtime_max(cs->end_ps, s->end_ps);
+    }
+    for (uint32_t c = 0; c < g->chips; c++) {
+        engine_chip_stats *cs = &st->chips[c];
+        cs->seconds = (double)cs->c.cycles / (double)cs->clock_hz;
+        cs->amp_utilisation = amp_utilisation(g, &cs->c);
+        st->end_ps = simtime_max(st->end_ps, cs->end_ps);
+    }
+    for (size_t i = 0; i < g->n_tiles; i++)
+        st->instructions += g->tiles[i].instructions;
+    st->host_seconds = host_s;
+    st->host_threads = threads;
+}
+
+enum engine_status engine_run(engine *g, const engine_options *o)
+{
+    if (g->ran)
+        panic("engine_run called twice on one engine");
+    g->ran = true;
+    g->opt = *o;
+    if (!g->opt.max_cycles)
+        g->opt.max_cycles = DEFAULT_MAX_CYCLES;
+    int threads = o->threads > 0 ? o->threads : omp_get_max_threads();
+    g->runnable = malloc((g->n_tiles + 1) * sizeof *g->runnable);
+    if (!g->runnable) {
+        g->status = ENGINE_HOST_ERROR;
+        snprintf(g->message, sizeof g->message, "out of host memory");
+        return g->status;
+    }
+    g->xch.record_spans = o->record_trace;
+    g->status = ENGINE_DONE;
+    g->min_resume_ps = UINT64_MAX;
+    for (size_t i = 0; i < g->n_tiles; i++) {
+        g->tiles[i].group = g->chips;
+        g->group_members[g->chips]++;
+        make_runnable(g, i, 0);
+    }
+    double t0 = seconds_now();
+    while (g->status == ENGINE_DONE) {
+        if (g->n_runnable && !run_batch(g, threads))
+            break;
+        g->min_resume_ps = UINT64_MAX;
+        while (g->n_heap && g->heap[0].time_ps <= g->min_resume_ps && g->status == ENGINE_DONE) {
+            event ev = pop_event(g);
+            if (ev.kind == EV_STOP)
+                process_stop(g, ev.arg);
+            else
+                process_release(g, ev.arg);
+        }
+        if (!g->n_runnable && !g->n_heap)
+            break;
+    }
+    double host_s = seconds_now() - t0;
+    if (g->status == ENGINE_DONE) {
+        for (size_t i = 0; i < g->n_tiles; i++)
+            if (g->tiles[i].state != ET_ENDED) {
+                report_deadlock(g);
+                break;
+            }
+    }
+    finish_stats(g, threads, host_s);
+    return g->status;
+}

@@ -1,0 +1,121 @@
+/*
+ * engine_internal.h — the engine's state, shared by engine.c (the event
+ * loop and statistics) and trace.c (the trace writer).  Not an API.
+ */
+#ifndef IPUSIM_ENGINE_INTERNAL_H
+#define IPUSIM_ENGINE_INTERNAL_H
+
+#include "engine.h"
+#include "exchange/exchange.h"
+
+enum etile_status {
+    ET_RUNNABLE,          /* will run in the next batch (from resume_cycle) */
+    ET_STOPPED,           /* ran; its stop event is in the queue */
+    ET_WAITING,           /* at a sync (zone), stop processed */
+    ET_RELEASING,         /* its barrier completed; the release event is queued */
+    ET_ENDED,             /* its program ended, stop processed */
+    ET_FAULTED,
+};
+
+/* A tile with code: its state (cold, big) and the engine's bookkeeping
+ * (hot, compact: the serial part of the loop touches only this). */
+typedef struct etile_body {
+    ipu_tile t;
+} etile_body;
+
+typedef struct etile {
+    etile_body *x;                /* the tile itself */
+    xch_log log;                  /* its exchange phase (t.s.xlog points here) */
+    uint32_t tile_id;             /* global tile number */
+    uint32_t chip;
+    uint32_t group;               /* exchange group: chip number, or chips for the system */
+    uint8_t state;                /* enum etile_status */
+    uint8_t zone;                 /* zone of the sync it stopped at */
+    uint8_t stop;                 /* enum tile_stop of the last run */
+    bool phase_open;              /* stopped with its phase not yet resolved */
+    uint64_t resume_cycle;        /* RUNNABLE: when it goes */
+    uint64_t run_start;           /* cycle the last run started at */
+    uint64_t stop_cycle;          /* cycle after the stopping instruction */
+    uint64_t run_stall;           /* exchange stall cycles in the last run */
+    uint64_t eff_cycle;           /* effective arrival (engine.h) */
+    uint64_t sent_cycle;          /* delivery of the last byte it sent since its last barrier */
+    /* tile_stats copied after each run */
+    uint64_t instructions, amp_f16_macs, amp_f32_macs;
+    /* current superstep */
+    uint64_t ss_compute, ss_exchange;
+    uint64_t instr_mark, f16_mark, f32_mark;
+    /* whole run */
+    uint64_t compute_total, run_cycles;
+} etile;
+
+typedef struct event {
+    uint64_t time_ps;
+    uint64_t seq;
+    uint32_t kind;                /* EV_STOP, EV_RELEASE */
+    uint32_t arg;                 /* tile index, or release index */
+} event;
+
+enum { EV_STOP, EV_RELEASE };
+
+typedef struct release {
+    uint32_t group;               /* chip, or chips for a zone-2 barrier */
+    uint8_t zone;
+    uint64_t release_ps;
+    uint64_t group_max_ps;        /* last effective arrival of the group */
+} release;
+
+typedef struct chip_state {
+    size_t first, end;            /* its tiles: g->tiles[first .. end) */
+    uint64_t hz;
+    uint32_t barrier_ready[3];    /* tiles waiting at zone 1 / 2 with their phase resolved */
+    uint32_t done;                /* tiles ended with their phase resolved */
+    bool finished;
+    uint64_t ss_start_cycle, ss_start_ps;
+    uint32_t n_supersteps;
+    xch_chip_stats xch_mark;      /* exchange counters at the superstep's start */
+} chip_state;
+
+/* A span of a tile's time, for the trace. */
+enum seg_kind { SEG_RUN, SEG_EXCHANGE, SEG_IDLE, SEG_SYNC };
+typedef struct segment {
+    uint32_t tile;                /* index into g->tiles */
+    uint8_t kind;
+    uint64_t start_cycle, end_cycle;
+} segment;
+
+struct engine {
+    machine m;
+    const ipu_exe *exe;
+    uint32_t chips, tiles_per_chip, system_tiles;
+    etile *tiles;                 /* tiles with code, by global number */
+    etile_body *tile_state;      /* their state, in the same order */
+    size_t n_tiles;
+    int32_t *index_of;            /* global tile -> index in tiles, -1 */
+    chip_state *chip;
+    xch_system xch;
+    /* groups 0..chips-1: a chip; chips: the system */
+    uint32_t *group_members, *group_active, *group_open;
+    uint32_t barrier2_ready;
+    /* events */
+    event *heap;
+    size_t n_heap, cap_heap;
+    uint64_t next_seq;
+    release *releases;
+    size_t n_releases, cap_releases;
+    /* runs */
+    uint32_t *runnable;
+    size_t n_runnable;
+    uint64_t min_resume_ps;
+    /* results */
+    engine_options opt;
+    enum engine_status status;
+    char message[4096];
+    engine_stats stats;
+    size_t cap_supersteps;
+    /* trace */
+    segment *segs;
+    size_t n_segs, cap_segs;
+    bool ran;
+};
+
+#endif

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# run.sh — build the libFuzzer harnesses and run each for a set time.
+#
+#   bash tests/fuzz/run.sh SECONDS [TARGET...]     targets: asm elf tile code onnx (default: all)
+#
+# Environment:
+#   BUILD_DIR   where to build and keep the growing corpora (default build-fuzz)
+#   JOBS        harnesses run at once (default 1); each runs under `nice`
+#   IPUSIM_FUZZ_SKIP_KNOWN=1
+#               step around bugs already saved in tests/fuzz/regressions/ and
+#               not yet fixed (fuzz_targets.h lists them), so that a campaign
+#               finds new ones; without it a saved input that still crashes
+#               stops its target at once
+#
+# Each target starts from its seed corpus (tests/fuzz/corpus/<target>, plus
+# the saved regressions) and grows a working corpus in
+# $BUILD_DIR/corpus/<target>, kept between runs.  Crashes, leaks, timeouts
+# (one input running over 10 s: a hang) and out-of-memory inputs are
+# written to $BUILD_DIR/artifacts/<target>/; replay one with
+#   $BUILD_DIR/fuzz_<target> FILE
+# and, once fixed, keep it in tests/fuzz/regressions/<target>/ so ctest
+# replays it (tests/test_fuzz_regressions.c).
+#
+# Prints per target: seconds, executions, executions per second, corpus
+# size, and the inputs that crashed; exits non-zero if any did.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+
+SECONDS_EACH=${1:?usage: $0 SECONDS [asm|elf|tile|code|onnx]...}
+shift
+TARGETS=("$@")
+((${#TARGETS[@]})) || TARGETS=(asm elf tile code onnx)
+BUILD_DIR=${BUILD_DIR:-build-fuzz}
+JOBS=${JOBS:-1}
+
+for t in "${TARGETS[@]}"; do
+    case $t in asm|elf|tile|code|onnx) ;; *) echo "run.sh: unknown target '$t' (asm, elf, tile, code, onnx)" >&2; exit 2 ;; esac
+done
+command -v clang >/dev/null || { echo "run.sh: needs clang (apt-get install clang libclang-rt-14-dev libfuzzer-14-dev)" >&2; exit 2; }
+
+mkdir -p "$BUILD_DIR"
+{ cmake -S tests/fuzz -B "$BUILD_DIR" -DCMAKE_C_COMPILER=clang &&
+  nice cmake --build "$BUILD_DIR" -j2 --target "${TARGETS[@]/#/fuzz_}"; } >"$BUILD_DIR/build.log" 2>&1 || {
+    tail -20 "$BUILD_DIR/build.log" >&2; echo "run.sh: build failed (log: $BUILD_DIR/build.log)" >&2; exit 2; }
+
+# The assembler's dictionary: mnemonics from the instruction table, the
+# directives and register names, so mutations produce statements.
+dict="$BUILD_DIR/asm.dict"
+{
+    sed -n 's/^ISA_INSN([A-Z0-9_]*, *"\([^"]*\)".*/"\1 "/p' isa/isa.def | sort -u
+    for w in .text .data .bss .section .tile .org .align .p2align .word .half .byte .float .f16 \
+             .ascii .asciz .space .zero .equ .set .globl .type .size .entry .macro .endm .exitm \
+             .rept .endr .if .ifdef .else .endif .error .worker .supervisor '"ax"' '"aw"' @nobits \
+             @function '$m0' '$m1' '$m15' '$mzero' '$a0' '$a0:1' '$a0:3' '$azero' '$azeros' '$m0:1+=' \
+             '$m2+=' '$WSR' '$FP_CTL' '$VERTEX_BASE' '1f' '1b' '0x80000' '0x4c000' '{' '}' '; ' ':' '__supervisor'; do
+        printf '"%s"\n' "${w//\"/\\\"}"
+    done
+} > "$dict"
+
+run_one() {
+    local t=$1 log="$BUILD_DIR/fuzz_$t.log"
+    local work="$BUILD_DIR/corpus/$t" art="$BUILD_DIR/artifacts/$t/"
+    mkdir -p "$work" "$art"
+    local seeds=("tests/fuzz/corpus/$t")
+    [ "$t" = tile ] && seeds+=(tests/fuzz/corpus/elf)
+    [ -d "tests/fuzz/regressions/$t" ] && seeds+=("tests/fuzz/regressions/$t")
+    local extra=()
+    [ "$t" = asm ] && extra+=(-dict="$dict")
+    ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+        nice "$BUILD_DIR/fuzz_$t" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \
+        -print_final_stats=1 -artifact_prefix="$art" "${extra[@]}" "$work" "${seeds[@]}" >"$log" 2>&1
+    echo $? > "$log.rc"
+}
+
+for t in "${TARGETS[@]}"; do
+    run_one "$t" &
+    while (($(jobs -rp | wc -l) >= JOBS)); do wait -n; done
+done
+wait
+
+status=0
+printf '%-6s %8s %12s %10s %8s  %s\n' target seconds executions exec/s corpus crashes
+for t in "${TARGETS[@]}"; do
+    log="$BUILD_DIR/fuzz_$t.log"
+    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+    eps=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
+    corpus=$(find "$BUILD_DIR/corpus/$t" -type f | wc -l)
+    rc=$(cat "$log.rc")
+    found=$(grep -oE "(crash|leak|timeout|oom)-[0-9a-f]+" "$log" | sort -u | tr '\n' ' ')
+    if [ "$rc" -ne 0 ] || [ -n "$found" ]; then
+        status=1
+        [ -n "$found" ] || found="exit $rc (see $log)"
+    else
+        found=none
+    fi
+    printf '%-6s %8s %12s %10s %8s  %s\n' "$t" "$SECONDS_EACH" "${runs:-?}" "${eps:-?}" "$corpus" "$found"
+done
+((status)) && echo "inputs in $BUILD_DIR/artifacts/<target>/; logs in $BUILD_DIR/fuzz_<target>.log"
+exit $status

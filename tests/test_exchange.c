@@ -1,0 +1,373 @@
+/*
+ * test_exchange.c — the exchange on small programs whose cycle counts are
+ * worked out by hand (exchange/exchange.h has the model).
+ *
+ * GC200 parameters used below (sim/machine.def): 4 bytes per cycle (so n =
+ * bytes / 4 cycles on the bus and at the receiver), set-up 100 cycles, base
+ * latency 59, +2 per island of 4 tiles, +62 across columns of 92 tiles,
+ * internal sync 90.
+ *
+ * Every tile of these programs sets three registers per transfer (one
+ * setzi each, cycles 0 .. 3k-1 for k transfers), issues its exchange
+ * instructions back to back, then `sync 3` (or the zone asked) and exitz.
+ * With one transfer the exchange instruction issues at c3 and, paying the
+ * set-up, starts at c3 + 1 + 100 = c104.  A sender of n cycles issues the
+ * sync at c104 + n, stops at 105 + n, resumes at once and ends at 106 + n.
+ * A receiver issues the sync at c104, stops at 105 and resumes when its
+ * last byte is in (done): it ends at max(105, done) + 1.
+ */
+#include <CUnit/CUnit.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_fixture.h"
+#include "exchange/exchange.h"
+#include "sim/simtime.h"
+#include "test_util.h"
+
+typedef struct xfer {
+    uint32_t tile;
+    char kind;          /* 's' xsend, 'r' xrecv */
+    uint32_t bytes;
+    uint32_t peer;      /* endpoint */
+} xfer;
+
+/* The program: every tile named in xs, its transfers in the order given,
+ * then `sync zone` and exitz.  Send j of tile S carries the words
+ * (S << 16) | (j << 8) | w; receive j lands at label rbufj. */
+static char *program(const xfer *xs, size_t n, unsigned zone)
+{
+    size_t cap = 1 << 16, len = 0;
+    char *s = malloc(cap);
+    uint32_t done[64];
+    size_t n_done = 0;
+#define OUT(...) (len += (size_t)snprintf(s + len, cap - len, __VA_ARGS__))
+    for (size_t i = 0; i < n; i++) {
+        uint32_t t = xs[i].tile;
+        bool seen = false;
+        for (size_t k = 0; k < n_done; k++)
+            seen |= done[k] == t;
+        if (seen)
+            continue;
+        done[n_done++] = t;
+        OUT("    .tile %u\n    .text\n__supervisor:\n", t);
+        unsigned j = 0;
+        for (size_t k = 0; k < n; k++) {
+            if (xs[k].tile != t)
+                continue;
+            OUT("    setzi $m%u, %s%u\n    setzi $m%u, %u\n", 3 * j, xs[k].kind == 's' ? "sbuf" : "rbuf", j,
+                3 * j + 1, xs[k].bytes);
+            if (xs[k].peer < (1u << 20))
+                OUT("    setzi $m%u, %u\n", 3 * j + 2, xs[k].peer);
+            else
+                OUT("    ld32 $m%u, $mzero, $mzero, 0\n", 3 * j + 2);  /* replaced below */
+            j++;
+        }
+        j = 0;
+        for (size_t k = 0; k < n; k++)
+            if (xs[k].tile == t) {
+                OUT("    %s $m%u, $m%u, $m%u\n", xs[k].kind == 's' ? "xsend" : "xrecv", 3 * j, 3 * j + 1, 3 * j + 2);
+                j++;
+            }
+        OUT("    sync %u\n    exitz $mzero\n    .data\n", zone);
+        j = 0;
+        for (size_t k = 0; k < n; k++) {
+            if (xs[k].tile != t)
+                continue;
+            if (xs[k].kind == 's') {
+                OUT("sbuf%u:\n", j);
+                for (uint32_t w = 0; w < xs[k].bytes / 4; w++)
+                    OUT("    .word 0x%x\n", (t << 16) | (j << 8) | w);
+            } else {
+                OUT("rbuf%u:\n    .space %u\n", j, xs[k].bytes ? xs[k].bytes : 4);
+            }
+            j++;
+        }
+    }
+#undef OUT
+    return s;
+}
+
+static sys_result run_xfers(const char *preset, const xfer *xs, size_t n, unsigned zone)
+{
+    char *src = program(xs, n, zone);
+    sys_result r = sys_run(preset, NULL, src, 1);
+    free(src);
+    return r;
+}
+
+static uint32_t sym(const sys_result *r, uint32_t tile, const char *name)
+{
+    for (size_t i = 0; i < r->e->n_symbols; i++)
+        if (r->e->symbols[i].tile == tile && !strcmp(r->e->symbols[i].name, name))
+            return r->e->symbols[i].addr;
+    CU_FAIL("no such symbol");
+    return 0;
+}
+
+static void test_latency_by_distance(void)
+{
+    xch_params p = { .tiles_per_column = 92, .island_tiles = 4, .base_latency_cycles = 59, .cycles_per_island = 2,
+                     .cross_column_cycles = 62, .chips_per_board = 4, .board_hops = 2 };
+    CU_ASSERT_EQUAL(xch_latency_cycles(&p, 0, 1), 59);     /* same island */
+    CU_ASSERT_EQUAL(xch_latency_cycles(&p, 0, 9), 63);     /* islands 0 and 2 */
+    CU_ASSERT_EQUAL(xch_latency_cycles(&p, 9, 0), 63);
+    CU_ASSERT_EQUAL(xch_latency_cycles(&p, 0, 91), 59 + 2 * 22);
+    CU_ASSERT_EQUAL(xch_latency_cycles(&p, 0, 92), 59 + 62); /* column 1, island 0 */
+    CU_ASSERT_EQUAL(xch_latency_cycles(&p, 0, 100), 59 + 4 + 62);
+    CU_ASSERT_EQUAL(xch_chip_hops(&p, 0, 0), 0);
+    CU_ASSERT_EQUAL(xch_chip_hops(&p, 0, 3), 1);
+    CU_ASSERT_EQUAL(xch_chip_hops(&p, 3, 4), 2);
+}
+
+static void test_neighbour(void)
+{
+    /* 16 bytes, tile 0 -> 1: n = 4; depart c104, latency 59, arrive 163,
+     * done 167: tile 1 ends at 168, tile 0 at 106 + 4 = 110. */
+    xfer xs[] = { { 0, 's', 16, 1 }, { 1, 'r', 16, 0 } };
+    sys_result r = run_xfers("gc200", xs, 2, 3);
+    SYS_ASSERT_STATUS(r, ENGINE_DONE);
+    CU_ASSERT_EQUAL(sys_cycles(&r, 0), 110);
+    CU_ASSERT_EQUAL(sys_cycles(&r, 1), 168);
+    uint32_t rb = sym(&r, 1, "rbuf0");
+    CU_ASSERT_EQUAL(sys_word(&r, 1, rb), 0x00000000);
+    CU_ASSERT_EQUAL(sys_word(&r, 1, rb + 12), 0x00000003);
+    const engine_superstep *s = sys_step(&r, 0, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    CU_ASSERT_EQUAL(s->c.exchange_bytes, 16);
+    CU_ASSERT_EQUAL(s->c.exchange_transfers, 1);
+    CU_ASSERT_EQUAL(s->c.receive_conflict_cycles, 0);
+    /* Tile 1 is the critical path: 6 cycles issued (105 - 100 stall, and
+     * its exitz), 100 of set-up and 62 waiting for the data. */
+    CU_ASSERT_EQUAL(s->busiest_tile, 1);
+    CU_ASSERT_EQUAL(s->c.cycles, 168);
+    CU_ASSERT_EQUAL(s->c.compute_cycles, 6);
+    CU_ASSERT_EQUAL(s->c.exchange_cycles, 162);
+    /* Tile 0 ends at 110, but counts as done when its data have landed
+     * (167): one idle cycle until tile 1's end. */
+    CU_ASSERT_EQUAL(r.st->chips[0].c.tile_idle_cycles, 1);
+    CU_ASSERT_EQUAL(r.st->chips[0].c.tile_exchange_cycles, 162 + 104 + (167 - 110));
+    sys_free(&r);
+}
+
+static void test_neighbour_with_barrier(void)
+{
+    /* The same with sync 1: tile 1 arrives at 105 and its data land at
+     * 167; tile 0 arrives at 109 and its send is delivered at 167.  The
+     * barrier releases at 167 + 90 = 257; both end at 258. */
+    xfer xs[] = { { 0, 's', 16, 1 }, { 1, 'r', 16, 0 } };
+    sys_result r = run_xfers("gc200", xs, 2, 1);
+    SYS_ASSERT_STATUS(r, ENGINE_DONE);
+    CU_ASSERT_EQUAL(sys_cycles(&r, 0), 258);
+    CU_ASSERT_EQUAL(sys_cycles(&r, 1), 258);
+    const engine_superstep *s = sys_step(&r, 0, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    CU_ASSERT_EQUAL(s->zone, 1);
+    CU_ASSERT_EQUAL(s->end_cycle, 257);
+    /* Both arrive at 167: the busiest is the lower tile, 0: 5 cycles of
+     * its own, 104 stalled, 58 waiting for delivery, 90 of sync. */
+    CU_ASSERT_EQUAL(s->busiest_tile, 0);
+    CU_ASSERT_EQUAL(s->c.compute_cycles, 5);
+    CU_ASSERT_EQUAL(s->c.exchange_cycles, 104 + 58);
+    CU_ASSERT_EQUAL(s->c.sync_cycles, 90);
+    CU_ASSERT_EQUAL(s->c.tile_sync_cycles, 180);
+    CU_ASSERT_EQUAL(s->c.tile_idle_cycles, 0);
+    const engine_superstep *last = sys_step(&r, 0, 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(last);
+    CU_ASSERT_EQUAL(last->zone, 0);
+    CU_ASSERT_EQUAL(last->c.cycles, 1);
+    sys_free(&r);
+}
+
+static void test_across_island_and_columns(void)
+{
+    /* Tile 0 sends 16 bytes to 9 (2 islands: 63), 92 (next column: 121)
+     * and 100 (next column, 2 islands: 125), one xsend each.  The first
+     * issues at c9 (9 setzi), starts at c110 and the bus is busy to c114;
+     * the second issues at c110 + 4 = c114 and starts at c115, the third
+     * at c119 and starts at c120.  Receivers issue at c3, start at c104:
+     *   tile 9:   110 + 63 + 4 = 177 -> ends 178
+     *   tile 92:  115 + 121 + 4 = 240 -> ends 241
+     *   tile 100: 120 + 125 + 4 = 249 -> ends 250
+     * Tile 0: sync at c124, ends 126. */
+    xfer xs[] = { { 0, 's', 16, 9 }, { 0, 's', 16, 92 }, { 0, 's', 16, 100 },
+                  { 9, 'r', 16, 0 }, { 92, 'r', 16, 0 }, { 100, 'r', 16, 0 } };
+    sys_result r = run_xfers("gc200", xs, 6, 3);
+    SYS_ASSERT_STATUS(r, ENGINE_DONE);
+    CU_ASSERT_EQUAL(sys_cycles(&r, 0), 126);
+    CU_ASSERT_EQUAL(sys_cycles(&r, 9), 178);
+    CU_ASSERT_EQUAL(sys_cycles(&r, 92), 241);
+    CU_ASSERT_EQUAL(sys_cycles(&r, 100), 250);
+    CU_ASSERT_EQUAL(sys_word(&r, 100, sym(&r, 100, "rbuf0") + 4), 0x0201);
+    sys_free(&r);
+}
+
+static void test_broadcast(void)
+{
+    /* One broadcast of 16 bytes from tile 0, received by 1, 9 and 92: the
+     * bus is busy once (4 cycles), each receiver gets it after its own
+     * latency: done 167, 171, 229 -> ends 168, 172, 230.  Bytes counted
+     * once, three transfers. */
+    xfer xs[] = { { 0, 's', 16, XCH_BROADCAST }, { 1, 'r', 16, 0 }, { 9, 'r', 16, 0 }, { 92, 'r', 16, 0 } };
+    char *src = program(xs, 4, 3);
+    /* setzi cannot hold 0xffffffff: make $m2 of tile 0 all ones. */
+    char *p = strstr(src, "ld32 $m2, $mzero, $mzero, 0");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    memcpy(p, "add $m2, $mzero, -1        ", 27);
+    sys_result r = sys_run("gc200", NULL, src, 1);
+    free(src);
+    SYS_ASSERT_STATUS(r, ENGINE_DONE);
+    CU_ASSERT_EQUAL(sys_cycles(&r, 0), 110);
+    CU_ASSERT_EQUAL(sys_cycles(&r, 1), 168);
+    CU_ASSERT_EQUAL(sys_cycles(&r, 9), 172);
+    CU_ASSERT_EQUAL(sys_cycles(&r, 92), 230);
+    CU_ASSERT_EQUAL(sys_word(&r, 92, sym(&r, 92, "rbuf0") + 8), 2);
+    const engine_superstep *s = sys_step(&r, 0, 0);
+    CU_ASSERT_EQUAL(s->c.exchange_bytes, 16);
+    CU_ASSERT_EQUAL(s->c.exchange_transfers, 3);
+    sys_free(&r);
+}
+
+static void test_two_senders_serialised(void)
+{
+    /* Tiles 2 and 4 (different supertiles) each send 64 bytes (n = 16) to
+     * tile 8.  Both depart at c104.  Latencies: 2 -> 8 is 2 islands (63),
+     * 4 -> 8 one island (61): arrivals 167 and 165.  Tile 8 posts its
+     * receives at c107 and c108 (two transfers: six setzi, xrecv at c6
+     * and c107).  Its port takes 4's stream first: 165..181, then 2's:
+     * 181..197 (14 cycles of conflict).  Tile 8 stops at 109 and ends at
+     * 198; the senders end at 106 + 16 = 122. */
+    xfer xs[] = { { 2, 's', 64, 8 }, { 4, 's', 64, 8 }, { 8, 'r', 64, 2 }, { 8, 'r', 64, 4 } };
+    sys_result r = run_xfers("gc200", xs, 4, 3);
+    SYS_ASSERT_STATUS(r, ENGINE_DONE);
+    CU_ASSERT_EQUAL(sys_cycles(&r, 2), 122);
+    CU_ASSERT_EQUAL(sys_cycles(&r, 4), 122);
+    CU_ASSERT_EQUAL(sys_cycles(&r, 8), 198);
+    CU_ASSERT_EQUAL(sys_word(&r, 8, sym(&r, 8, "rbuf0") + 60), 0x2000f);
+    CU_ASSERT_EQUAL(sys_word(&r, 8, sym(&r, 8, "rbuf1") + 60), 0x4000f);
+    CU_ASSERT_EQUAL(sys_step(&r, 0, 0)->c.receive_conflict_cycles, 14);
+    sys_free(&r);
+}
+
+static void test_supertile_shares_the_bus(void)
+{
+    /* Tiles 0 and 1 (one supertile) each send 64 bytes, to 4 and 5, both
+     * starting at c104.  Their shared bus serves tile 0 first (lower
+     * number): 104..120, then tile 1: 120..136.  Latency 61 (one island)
+     * each: done 104 + 61 + 16 = 181 and 120 + 61 + 16 = 197; receivers end
+     * at 182 and 198.  The senders do not see the bus: both end at 122.
+     * Tiles 2 and 3 alone on their bus: no delay (control). */
+    xfer xs[] = { { 0, 's', 64, 4 }, { 1, 's', 64, 5 }, { 4, 'r', 64, 0 }, { 5, 'r', 64, 1 } };
+    sys_result r = run_xfers("gc200", xs, 4, 3);
+    SYS_ASSERT_STATUS(r, ENGINE_DONE);
+    CU_ASSERT_EQUAL(sys_cycles(&r, 0), 122);
+    CU_ASSERT_EQUAL(sys_cycles(&r, 1), 122);
+    CU_ASSERT_EQUAL(sys_cycles(&r, 4), 182);
+    CU_ASSERT_EQUAL(sys_cycles(&r, 5), 198);
+    sys_free(&r);
+    xfer ys[] = { { 0, 's', 64, 4 }, { 2, 's', 64, 5 }, { 4, 'r', 64, 0 }, { 5, 'r', 64, 2 } };
+    r = run_xfers("gc200", ys, 4, 3);
+    SYS_ASSERT_STATUS(r, ENGINE_DONE);
+    CU_ASSERT_EQUAL(sys_cycles(&r, 4), 182);
+    CU_ASSERT_EQUAL(sys_cycles(&r, 5), 182);
+    sys_free(&r);
+}
+
+static void test_bandwidth_is_a_parameter(void)
+{
+    /* 8 bytes per cycle: n = 2 for 16 bytes; done 104 + 59 + 2 = 165. */
+    xfer xs[] = { { 0, 's', 16, 1 }, { 1, 'r', 16, 0 } };
+    char *src = program(xs, 2, 3);
+    sys_result r = sys_run("gc200", "exchange_send_bytes_per_cycle=8;exchange_setup_cycles=10", src, 1);
+    free(src);
+    SYS_ASSERT_STATUS(r, ENGINE_DONE);
+    /* set-up 10: start c14, done 14 + 59 + 2 = 75 -> 76; sender 3+1+10+2 -> sync c16, ends 18. */
+    CU_ASSERT_EQUAL(sys_cycles(&r, 1), 76);
+    CU_ASSERT_EQUAL(sys_cycles(&r, 0), 18);
+    sys_free(&r);
+}
+
+/* ---- errors ---------------------------------------------------------------- */
+
+static void expect_fault(const xfer *xs, size_t n, const char *where, const char *what)
+{
+    sys_result r = run_xfers("gc200", xs, n, 3);
+    SYS_ASSERT_STATUS(r, ENGINE_FAULT);
+    if (!strstr(r.message, where) || !strstr(r.message, what))
+        fprintf(stderr, "\nmessage: %s\nwanted: %s ... %s\n", r.message, where, what);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.message, where));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.message, what));
+    sys_free(&r);
+}
+
+static void test_size_mismatch(void)
+{
+    /* The exchange instructions sit after three setzi: pc 0x4c00c. */
+    xfer xs[] = { { 0, 's', 16, 1 }, { 1, 'r', 8, 0 } };
+    expect_fault(xs, 2, "tile 1, supervisor, pc 0x4c00c (test.S:",
+                 "): bad exchange: xrecv of 8 bytes from tile 0: the matching xsend (tile 0, pc 0x4c00c) sends "
+                 "16 bytes\n    xrecv $m0, $m1, $m2");
+}
+
+static void test_unmatched_send(void)
+{
+    xfer xs[] = { { 0, 's', 16, 1 }, { 1, 's', 16, 2 }, { 2, 'r', 16, 1 } };
+    expect_fault(xs, 3, "tile 0, supervisor, pc 0x4c00c",
+                 "bad exchange: xsend of 16 bytes to tile 1 has no matching xrecv on tile 1 in this phase");
+}
+
+static void test_unmatched_recv(void)
+{
+    xfer xs[] = { { 0, 's', 16, 2 }, { 1, 'r', 16, 0 }, { 2, 'r', 16, 0 } };
+    expect_fault(xs, 3, "tile 1, supervisor, pc 0x4c00c",
+                 "bad exchange: xrecv of 16 bytes from tile 0 is not matched: tile 0 sends nothing more to tile 1 "
+                 "in this phase");
+}
+
+static void test_send_to_tile_without_code(void)
+{
+    xfer xs[] = { { 0, 's', 16, 7 } };
+    expect_fault(xs, 1, "tile 0, supervisor, pc 0x4c00c", "bad exchange: xsend of 16 bytes to tile 7: tile 7 has no code");
+}
+
+static void test_out_of_range_address(void)
+{
+    /* Caught when xsend issues (pc 0x4c00c), with the instruction. */
+    const char *src = "__supervisor:\n setzi $m0, 0xe7ff8\n setzi $m1, 16\n setzi $m2, 1\n xsend $m0, $m1, $m2\n"
+                      " sync 3\n exitz $mzero\n"
+                      " .tile 1\n__supervisor:\n sync 3\n exitz $mzero\n";
+    sys_result r = sys_run("gc200", NULL, src, 1);
+    SYS_ASSERT_STATUS(r, ENGINE_FAULT);
+    CU_ASSERT_STRING_EQUAL(r.message, "tile 0, supervisor, pc 0x4c00c (test.S:5, in __supervisor+0xc): bad address: "
+                                      "xsend at 0xe7ff8: 16 bytes outside tile memory (0x4c000-0xe7fff)\n"
+                                      "    xsend $m0, $m1, $m2");
+    sys_free(&r);
+}
+
+static void test_lowest_tile_reported(void)
+{
+    /* Tiles 3 and 5 both fail to match: tile 3's fault is the one told. */
+    xfer xs[] = { { 5, 's', 16, 6 }, { 3, 's', 16, 4 }, { 4, 'r', 8, 3 }, { 6, 'r', 8, 5 } };
+    expect_fault(xs, 4, "tile 4, supervisor", "xrecv of 8 bytes from tile 3");
+}
+
+void test_register(void)
+{
+    ADD_SUITE("exchange_timing",
+              {"latency by tile distance", test_latency_by_distance},
+              {"neighbour to neighbour", test_neighbour},
+              {"neighbour, then a barrier", test_neighbour_with_barrier},
+              {"across islands and columns", test_across_island_and_columns},
+              {"broadcast", test_broadcast},
+              {"two senders to one receiver", test_two_senders_serialised},
+              {"supertile pair shares the bus", test_supertile_shares_the_bus},
+              {"bandwidth and set-up are parameters", test_bandwidth_is_a_parameter});
+    ADD_SUITE("exchange_errors",
+              {"size mismatch", test_size_mismatch},
+              {"unmatched send", test_unmatched_send},
+              {"unmatched receive", test_unmatched_recv},
+              {"send to a tile without code", test_send_to_tile_without_code},
+              {"out-of-range address", test_out_of_range_address},
+              {"lowest tile reported", test_lowest_tile_reported});
+}

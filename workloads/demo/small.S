@@ -1,0 +1,2 @@
+    .equ DEMO_TILES, 64
+    .include "board_step.S"
