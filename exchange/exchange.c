@@ -570,7 +570,8 @@ bool xch_resolve(xch_system *x, xch_party *parties, size_t n, int32_t group_chip
                                        .party = (uint32_t)i, .index = (uint32_t)k, .recv = true };
         }
     }
-    qsort(req, nr, sizeof *req, cmp_request);
+    if (nr)
+        qsort(req, nr, sizeof *req, cmp_request);
     /* Deliveries grouped by send, for the link transfers. */
     size_t *dv_of_send = calloc(n_sends + 2, sizeof *dv_of_send);
     uint32_t *dv_order = malloc((n_dv + 1) * sizeof *dv_order);
@@ -649,7 +650,8 @@ bool xch_resolve(xch_system *x, xch_party *parties, size_t n, int32_t group_chip
         goto done;
 
     /* Step 3: receivers take their streams in order of arrival. */
-    qsort(dv, n_dv, sizeof *dv, cmp_delivery);
+    if (n_dv)
+        qsort(dv, n_dv, sizeof *dv, cmp_delivery);
     for (size_t k = 0; k < n_dv; k++) {
         delivery *d = &dv[k];
         const send_info *si = &sends[d->send];

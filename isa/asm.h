@@ -85,7 +85,8 @@
  *
  * Limits (hostile input, e.g. from a fuzzer, never crashes the assembler):
  * include depth 32 and include cycles are errors; macro expansion depth 64;
- * 1,000,000 statements after expansion (asm_options.max_statements); 64 MiB
+ * 16,000,000 statements after expansion (asm_options.max_statements; a
+ * whole 4-chip program is about 1.2 million); 64 MiB
  * of macro-expanded text;
  * expressions nested 200 deep; 256 MiB of section bytes in all.
  */
@@ -103,7 +104,7 @@ typedef struct asm_options {
     size_t n_include_dirs;
     uint32_t default_tile;            /* the tile before any .tile directive (0) */
     bool no_include;                  /* refuse .include (for fuzzing) */
-    uint32_t max_statements;          /* statements after expansion; 0: 1,000,000 */
+    uint32_t max_statements;          /* statements after expansion; 0: 16,000,000 */
 } asm_options;
 
 /* Assemble a file, or a string named `name` in messages (and whose

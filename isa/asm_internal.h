@@ -23,7 +23,7 @@
 #define ASM_MAX_FRAMES          160      /* all nested sources together */
 #define ASM_MAX_INCLUDE_DEPTH   32
 #define ASM_MAX_MACRO_DEPTH     64
-#define ASM_MAX_STATEMENTS      1000000u
+#define ASM_MAX_STATEMENTS      16000000u
 #define ASM_MAX_EXPANSION_BYTES (64u << 20)
 #define ASM_MAX_FILE_BYTES      (64u << 20)
 #define ASM_MAX_LINE_BYTES      (1u << 20)   /* one statement after substitution */

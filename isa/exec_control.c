@@ -37,6 +37,7 @@
 #include "exec.h"
 
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 
 #include "exchange/exchange.h"
@@ -131,9 +132,10 @@ static enum isa_flow exit_if(isa_tile_state *t, isa_context *c, const isa_insn *
             for (unsigned k = 1; k <= ISA_WORKERS; k++)
                 if (t->ctx[k].run_mode == ISA_RUN_RUNNING)
                     n += (size_t)snprintf(running + n, sizeof running - n, "%s%u", n ? ", " : "", k);
+            bool several = strchr(running, ',') != NULL;
             return isa_raise(t, c, in, ISA_EXC_RUN, 0,
-                             "%s: the supervisor ends the program while workers %s still run (sync 0 first)",
-                             isa_get(in->op)->mnemonic, running);
+                             "%s: the supervisor ends the program while worker%s %s still run%s (sync 0 first)",
+                             isa_get(in->op)->mnemonic, several ? "s" : "", running, several ? "" : "s");
         }
         c->run_mode = ISA_RUN_DONE;
     } else {

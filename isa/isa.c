@@ -142,6 +142,14 @@ bool isa_decode(uint32_t word, isa_insn *out)
         for (unsigned i = 0; i < d->n_operands; i++) {
             const isa_operand_desc *o = &d->operands[i];
             uint32_t field = (word >> o->shift) & ((1u << o->bits) - 1u);
+            /* A pair starts at an even register, a quad at a multiple of 4:
+             * other field values are not encodings of anything. */
+            if (((o->kind == ISA_OPND_MP || o->kind == ISA_OPND_MP_INC || o->kind == ISA_OPND_AP) && (field & 1)) ||
+                (o->kind == ISA_OPND_AQ && (field & 3))) {
+                out->op = ISA_OP_INVALID;
+                out->word = word;
+                return false;
+            }
             switch (o->kind) {
             case ISA_OPND_SIMM: out->operand[i] = sign_extend(field, o->bits); break;
             case ISA_OPND_TARGET: out->operand[i] = (int32_t)isa_target_to_addr(field); break;

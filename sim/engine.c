@@ -599,7 +599,8 @@ static bool run_batch(engine *g, int threads)
 {
     size_t n = g->n_runnable;
     uint32_t *list = g->runnable;
-    qsort(list, n, sizeof *list, cmp_u32);
+    if (n)
+        qsort(list, n, sizeof *list, cmp_u32);
     uint64_t limit = g->opt.max_cycles;
     etile *tiles = g->tiles;
     /* Small batches are not worth waking threads for; the results are the
@@ -743,7 +744,8 @@ static void finish_stats(engine *g, int threads, double host_s)
     st->chips = calloc(g->chips, sizeof *st->chips);
     if (!st->chips)
         panic("out of host memory");
-    qsort(st->supersteps, st->n_supersteps, sizeof *st->supersteps, cmp_superstep);
+    if (st->n_supersteps)
+        qsort(st->supersteps, st->n_supersteps, sizeof *st->supersteps, cmp_superstep);
     for (uint32_t c = 0; c < g->chips; c++) {
         engine_chip_stats *cs = &st->chips[c];
         cs->chip = c;

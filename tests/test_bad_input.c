@@ -548,7 +548,7 @@ static const fault_case fault_cases[] = {
       "__supervisor:\n    setzi $m1, worker\n    run $m1, $mzero, $mzero\n    exitz $mzero\n"
       "    .align 8\nworker:\n1:  bri 1b\n", ISA_EXC_RUN,
       "tile 0, supervisor, pc 0x4c008 (bad.S:4, in __supervisor+0x8): bad worker control: exitz: the supervisor "
-      "ends the program while workers 1 still run (sync 0 first)\n    exitz $mzero" },
+      "ends the program while worker 1 still runs (sync 0 first)\n    exitz $mzero" },
     { "bad sync zone", "__supervisor:\n    sync 7\n    exitz $mzero\n", ISA_EXC_INVALID_OPERAND,
       "tile 0, supervisor, pc 0x4c000 (bad.S:2, in __supervisor+0x0): invalid operand: sync: 7 is not a sync zone "
       "(0 workers, 1 internal, 2 external, 3 end of exchange)\n    sync 7" },

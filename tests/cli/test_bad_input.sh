@@ -261,7 +261,7 @@ second_line_is '    xsend $m0, $m1, $m2' -- "$IPUSIM" run exchange.elf
 fault fetch '__supervisor:\n    setzi $m0, 0x60000\n    br $m0\n' \
     "tile 0, supervisor, pc 0x60000: instruction fetch: pc 0x60000 is outside the tile's code (0x4c000-0x4c007)" ''
 fault workers_left '__supervisor:\n    setzi $m1, worker\n    run $m1, $mzero, $mzero\n    exitz $mzero\n    .align 8\nworker:\n1:  bri 1b\n' \
-    "tile 0, supervisor, pc 0x4c008 (workers_left.S:4, in __supervisor+0x8): bad worker control: exitz: the supervisor ends the program while workers 1 still run (sync 0 first)" \
+    "tile 0, supervisor, pc 0x4c008 (workers_left.S:4, in __supervisor+0x8): bad worker control: exitz: the supervisor ends the program while worker 1 still runs (sync 0 first)" \
     'exitz $mzero'
 asm_ok forever '__supervisor:\n1:  bri 1b\n'
 fails 3 "ipusim: tile 0 did not finish within 1000 cycles (--max-cycles)" -- "$IPUSIM" run forever.elf --max-cycles 1000
