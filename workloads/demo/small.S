@@ -1,2 +1,0 @@
-    .equ DEMO_TILES, 64
-    .include "board_step.S"
