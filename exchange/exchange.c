@@ -37,9 +37,10 @@ bool xch_system_init(xch_system *x, const xch_params *p, uint64_t default_hz)
     x->host_free_ps = calloc(chips * 2, sizeof *x->host_free_ps);
     x->stream_free_ps = calloc(chips * 2, sizeof *x->stream_free_ps);
     x->party_of = malloc(tiles * sizeof *x->party_of);
+    x->has_code = calloc(tiles, 1);
     x->chip_stats = calloc(chips, sizeof *x->chip_stats);
     if (!x->chip_hz || !x->bus_free || !x->port_free || !x->link_free_ps || !x->host_free_ps ||
-        !x->stream_free_ps || !x->party_of || !x->chip_stats) {
+        !x->stream_free_ps || !x->party_of || !x->has_code || !x->chip_stats) {
         xch_system_free(x);
         return false;
     }
@@ -66,12 +67,19 @@ void xch_system_free(xch_system *x)
     free(x->host_free_ps);
     free(x->stream_free_ps);
     free(x->party_of);
+    free(x->has_code);
     free(x->chip_stats);
     free_streams(x->host_in, x->n_host_in);
     free_streams(x->host_out, x->n_host_out);
     free_streams(x->buffers, x->n_buffers);
     free(x->spans);
     memset(x, 0, sizeof *x);
+}
+
+void xch_set_has_code(xch_system *x, uint32_t tile)
+{
+    if (tile < x->p.chips * x->p.tiles_per_chip)
+        x->has_code[tile] = 1;
 }
 
 /* ---- streams and buffers ------------------------------------------------------ */
@@ -245,11 +253,14 @@ static const char *outside_group(const resolver *r, uint32_t peer, char *buf, si
     if (r->x->party_of[peer] >= 0)
         return NULL;
     uint32_t chip = chip_of(r->x, peer);
-    if (r->group_chip >= 0 && chip != (uint32_t)r->group_chip)
+    if (!r->x->has_code[peer])
+        snprintf(buf, n, "tile %u has no code", peer);
+    else if (r->group_chip >= 0 && chip != (uint32_t)r->group_chip)
         snprintf(buf, n, "tile %u is on chip %u, outside this phase's sync group (chip %d after sync 1; "
                  "exchange between chips needs sync 2)", peer, chip, r->group_chip);
     else
-        snprintf(buf, n, "tile %u has no code", peer);
+        snprintf(buf, n, "tile %u is not in this exchange phase: chip %u has passed a sync 1 since the "
+                 "last sync 2 (exchange between chips needs sync 2)", peer, chip);
     return buf;
 }
 

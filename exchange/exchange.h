@@ -227,6 +227,7 @@ typedef struct xch_system {
     uint64_t *host_free_ps;         /* [chip * 2 + dir], dir 0 out, 1 in */
     uint64_t *stream_free_ps;       /* [chip * 2 + dir], dir 0 write, 1 read */
     int32_t *party_of;              /* global tile -> index in the current resolution, -1 */
+    uint8_t *has_code;              /* global tile -> 1 when it has code (xch_set_has_code) */
     xch_chip_stats *chip_stats;
     xch_stream *host_in, *host_out, *buffers;
     size_t n_host_in, n_host_out, n_buffers;
@@ -256,6 +257,9 @@ typedef struct xch_party {
  * default_hz.  False when the host is out of memory. */
 bool xch_system_init(xch_system *x, const xch_params *p, uint64_t default_hz);
 void xch_system_free(xch_system *x);
+
+/* Mark a tile as having code (for messages about sends to other tiles). */
+void xch_set_has_code(xch_system *x, uint32_t tile);
 
 /* Host input stream n (copied); false when out of memory. */
 bool xch_set_host_input(xch_system *x, uint32_t n, const void *data, size_t size);

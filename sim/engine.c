@@ -151,6 +151,8 @@ engine *engine_new(const machine *m, const ipu_exe *e, char *err, size_t err_siz
         engine_free(g);
         return NULL;
     }
+    for (size_t i = 0; i < g->n_tiles; i++)
+        xch_set_has_code(&g->xch, g->tiles[i].tile_id);
     return g;
 }
 
@@ -328,6 +330,28 @@ static double amp_utilisation(const engine *g, const engine_counts *c)
     double peak32 = machine_get(&g->m, MP_amp_f32_peak_macs_per_cycle);
     double denom = (double)g->tiles_per_chip * (double)c->cycles;
     return denom > 0 ? ((double)c->amp_f16_macs / peak16 + (double)c->amp_f32_macs / peak32) / denom : 0.0;
+}
+
+/* Bring a tile's instruction and MAC counts up to date: a pass over its
+ * code (tile_collect_stats).  Done when it stops at a barrier or its end,
+ * so a superstep's counts are complete when it closes. */
+static void take_counts(etile *et)
+{
+    ipu_tile *t = &et->x->t;
+    tile_collect_stats(t);
+    et->instructions = t->stats.instructions;
+    et->amp_f16_macs = t->stats.amp_f16_macs;
+    et->amp_f32_macs = t->stats.amp_f32_macs;
+}
+
+/* The same for tiles [lo, hi), on the host threads. */
+static void refresh_counts(engine *g, size_t lo, size_t hi)
+{
+    int threads = hi - lo < 64 ? 1 : g->threads;
+    etile *tiles = g->tiles;
+#pragma omp parallel for schedule(dynamic, 16) num_threads(threads) if (threads > 1)
+    for (size_t i = lo; i < hi; i++)
+        take_counts(&tiles[i]);
 }
 
 /* End chip c's current superstep at end_cycle.  group_max_ps: the last
@@ -603,10 +627,27 @@ static bool run_batch(engine *g, int threads)
         qsort(list, n, sizeof *list, cmp_u32);
     uint64_t limit = g->opt.max_cycles;
     etile *tiles = g->tiles;
-    /* Small batches are not worth waking threads for; the results are the
-     * same either way. */
-    if (n < 16 * (size_t)threads)
+    /* Host threads pay off for big batches on a host that is not busy with
+     * other work.  Small batches run on one thread; for the others the
+     * engine keeps the recent speed (tile-cycles per host second) of
+     * batches run on one thread and on all, runs the faster way and tries
+     * the other every 16th batch.  Only the speed depends on this, never
+     * the results. */
+    int mode = g->opt.force_threads;
+    bool timed = threads > 1 && n >= 16 * (size_t)threads && !g->opt.force_threads;
+    if (timed) {
+        if (g->batch_rate[1] == 0)
+            mode = 1;
+        else if (g->batch_rate[0] == 0)
+            mode = 0;
+        else
+            mode = g->batch_rate[1] >= g->batch_rate[0];
+        if (++g->batches % 16 == 0)
+            mode = !mode;
+    }
+    if (mode == 0)
         threads = 1;
+    double t0 = timed ? seconds_now() : 0;
 #pragma omp parallel for schedule(dynamic, 8) num_threads(threads) if (threads > 1)
     for (size_t k = 0; k < n; k++) {
         etile *et = &tiles[list[k]];
@@ -619,10 +660,13 @@ static bool run_batch(engine *g, int threads)
         et->stop_cycle = t->s.cycle;
         et->run_stall = t->stats.exchange_stall_cycles - stall_mark;
         et->zone = t->s.sync_zone;
-        et->instructions = t->stats.instructions;
-        et->amp_f16_macs = t->stats.amp_f16_macs;
-        et->amp_f32_macs = t->stats.amp_f32_macs;
+        /* A superstep of this tile ends here (not at a sync 3): count its
+         * instructions now, while its code is in the cache. */
+        if (et->stop != TILE_STOP_SYNC || et->zone != ISA_SYNC_EXCHANGE)
+            take_counts(et);
     }
+    double batch_s = timed ? seconds_now() - t0 : 0;
+    uint64_t batch_cycles = 0;
     etile *bad = NULL;
     for (size_t k = 0; k < n; k++) {
         etile *et = &tiles[list[k]];
@@ -635,6 +679,7 @@ static bool run_batch(engine *g, int threads)
         et->compute_total += run - stall;
         et->run_cycles += run;
         g->stats.tile_cycles += run;
+        batch_cycles += run;
         if (g->opt.record_trace)
             add_segment(g, list[k], SEG_RUN, et->run_start, et->stop_cycle);
         if (et->stop == TILE_STOP_FAULT || et->stop == TILE_STOP_LIMIT) {
@@ -648,6 +693,12 @@ static bool run_batch(engine *g, int threads)
         push_event(g, chip_ps(g, et->chip, et->stop_cycle), EV_STOP, list[k]);
     }
     g->n_runnable = 0;
+    if (timed && batch_s > 0) {
+        double rate = (double)batch_cycles / batch_s, *r = &g->batch_rate[mode];
+        *r = *r == 0 ? rate : 0.7 * *r + 0.3 * rate;
+    }
+    g->stats.batches++;
+    g->stats.parallel_batches += threads > 1;
     if (!bad)
         return true;
     if (bad->stop == TILE_STOP_FAULT) {
@@ -771,6 +822,9 @@ static void finish_stats(engine *g, int threads, double host_s)
         cs->amp_utilisation = amp_utilisation(g, &cs->c);
         st->end_ps = simtime_max(st->end_ps, cs->end_ps);
     }
+    /* A run stopped early may leave tiles stopped at a sync 3. */
+    if (g->status != ENGINE_DONE)
+        refresh_counts(g, 0, g->n_tiles);
     for (size_t i = 0; i < g->n_tiles; i++)
         st->instructions += g->tiles[i].instructions;
     st->host_seconds = host_s;
@@ -786,6 +840,7 @@ enum engine_status engine_run(engine *g, const engine_options *o)
     if (!g->opt.max_cycles)
         g->opt.max_cycles = DEFAULT_MAX_CYCLES;
     int threads = o->threads > 0 ? o->threads : omp_get_max_threads();
+    g->threads = threads;
     g->runnable = malloc((g->n_tiles + 1) * sizeof *g->runnable);
     if (!g->runnable) {
         g->status = ENGINE_HOST_ERROR;

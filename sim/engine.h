@@ -100,9 +100,15 @@
  *     the superstep; link/host/stream _ps are the channel's busy time
  *     (bytes / bandwidth), not including latency.
  * Chip totals sum the supersteps; cycles is the chip's last superstep end.
+ * Host threads: a batch of fewer than 16 runnable tiles per thread runs on
+ * one thread; for bigger ones the engine times its batches and uses the
+ * threads while that is faster than one thread (a busy host can make it
+ * slower), trying the other way every 16th batch.  Results never depend on
+ * it.
  * Simulation speed: host_seconds of engine_run (wall clock), tile_cycles =
- * cycles the tiles' issue loops went through (jumps over waits excluded),
- * instructions executed.
+ * the tiles' cycles from each resume to the next stop, summed (the clock
+ * jumps to a barrier's release or to data arriving after a sync 3 are not
+ * counted), instructions executed.
  */
 #ifndef IPUSIM_ENGINE_H
 #define IPUSIM_ENGINE_H
@@ -120,6 +126,7 @@ typedef struct engine engine;
 typedef struct engine_options {
     uint64_t max_cycles;          /* a tile reaching this cycle stops the run (0: 10^10) */
     int threads;                  /* host threads (0: OpenMP's default) */
+    bool force_threads;           /* every batch on all threads, however small or slow (tests) */
     bool record_trace;            /* keep what engine_write_trace needs */
     uint32_t trace_tile_first;    /* per-tile spans for global tiles first..last */
     uint32_t trace_tile_last;     /*   (first > last: none) */
@@ -173,9 +180,11 @@ typedef struct engine_stats {
     size_t n_supersteps;
     uint64_t end_ps;              /* when the last chip ended */
     double host_seconds;
-    uint64_t tile_cycles;         /* cycles simulated by the issue loops */
+    uint64_t tile_cycles;         /* tile cycles run between resumes and stops */
     uint64_t instructions;
     int host_threads;
+    uint64_t batches;             /* runs of the runnable tiles */
+    uint64_t parallel_batches;    /* of which on more than one host thread */
 } engine_stats;
 
 /* Load every tile of e that has code onto machine m.  Errors (tile beyond

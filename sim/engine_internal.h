@@ -108,6 +108,10 @@ struct engine {
     uint64_t min_resume_ps;
     /* results */
     engine_options opt;
+    int threads;                  /* host threads */
+    double batch_rate[2];         /* tile-cycles per host second of recent batches run
+                                     on one thread [0] and on all [1] (run_batch) */
+    uint64_t batches;             /* batches timed so far */
     enum engine_status status;
     char message[4096];
     engine_stats stats;

@@ -386,11 +386,11 @@ int cmd_run(int argc, char **argv, const command *self)
         print_supersteps(st);
     }
     double host_s = st->host_seconds;
-    printf("\nsimulation: %.3f host s, %.3g tile-cycles/s, %.3g instructions/s (%d host thread%s); "
-           "simulated %.6g s\n",
+    printf("\nsimulation: %.3f host s, %.3g tile-cycles/s, %.3g instructions/s (%d host thread%s, %llu of %llu "
+           "tile batches in parallel); simulated %.6g s\n",
            host_s, host_s > 0 ? (double)st->tile_cycles / host_s : 0.0,
            host_s > 0 ? (double)st->instructions / host_s : 0.0, st->host_threads, st->host_threads == 1 ? "" : "s",
-           (double)st->end_ps / 1e12);
+           (unsigned long long)st->parallel_batches, (unsigned long long)st->batches, (double)st->end_ps / 1e12);
 
     cJSON *jdumps = json ? cJSON_CreateArray() : NULL;
     for (unsigned d = 0; d < n_dumps; d++) {
@@ -448,7 +448,7 @@ int cmd_run(int argc, char **argv, const command *self)
         cJSON *root = stats_json(g, st);
         cJSON_AddStringToObject(root, "executable", input);
         cJSON_AddStringToObject(root, "machine", m.name);
-        cJSON_AddNumberToObject(root, "chips", st->n_chips);
+        cJSON_AddNumberToObject(root, "system_chips", st->n_chips);
         cJSON_AddNumberToObject(root, "tiles_per_chip", machine_u32(&m, MP_tiles_per_chip));
         cJSON_AddNumberToObject(root, "tile_clock_hz", machine_get(&m, MP_tile_clock_hz));
         cJSON_AddStringToObject(root, "status", status == ENGINE_DONE ? "completed"
@@ -488,6 +488,8 @@ int cmd_run(int argc, char **argv, const command *self)
         cJSON_AddNumberToObject(sim, "instructions_per_host_second",
                                 host_s > 0 ? (double)st->instructions / host_s : 0);
         cJSON_AddNumberToObject(sim, "host_threads", st->host_threads);
+        cJSON_AddNumberToObject(sim, "tile_batches", (double)st->batches);
+        cJSON_AddNumberToObject(sim, "tile_batches_in_parallel", (double)st->parallel_batches);
         if (jdumps)
             cJSON_AddItemToObject(root, "dumps", jdumps);
         char *text = cJSON_Print(root);

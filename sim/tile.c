@@ -240,7 +240,7 @@ static enum isa_flow fetch_fault(ipu_tile *t, isa_context *c, const tile_decoded
 }
 
 /* Derive the statistics from the per-address issue counts. */
-static void collect_stats(ipu_tile *t)
+void tile_collect_stats(ipu_tile *t)
 {
     tile_stats *st = &t->stats;
     st->issues = st->instructions = st->amp_f16_macs = st->amp_f32_macs = 0;
@@ -442,7 +442,6 @@ enum tile_stop tile_run(ipu_tile *t, uint64_t cycle_limit)
     }
     s->cycle = cycle;
     t->slot = (uint8_t)slot;
-    collect_stats(t);
     return stop;
 }
 
@@ -468,8 +467,10 @@ enum tile_stop tile_run_alone(ipu_tile *t, uint64_t cycle_limit)
 {
     for (;;) {
         enum tile_stop stop = tile_run(t, cycle_limit);
-        if (stop != TILE_STOP_SYNC)
+        if (stop != TILE_STOP_SYNC) {
+            tile_collect_stats(t);
             return stop;
+        }
         tile_release_sync(t);
     }
 }

@@ -75,8 +75,10 @@ typedef struct tile_decoded {
 } tile_decoded;
 
 /* Statistics of a tile.  The issue loop counts only issues per address
- * (tile_decoded.count) and supervisor issues; the rest is derived from
- * those counts whenever tile_run returns. */
+ * (tile_decoded.count), supervisor issues, idle slots and exchange stalls;
+ * the rest is derived from those counts by tile_collect_stats, which
+ * tile_run_alone calls before it returns (a pass over the tile's code: the
+ * engine calls it once per superstep, not at every stop). */
 typedef struct tile_stats {
     uint64_t instructions;       /* instructions executed (a bundle counts 2) */
     uint64_t issues;             /* solo instructions + bundles */
@@ -127,6 +129,9 @@ bool tile_load(ipu_tile *t, const ipu_exe *e, char *err, size_t err_size);
 /* Issue until the program ends, the supervisor syncs (zone 1, 2 or 3), an
  * exception, or s.cycle reaches cycle_limit. */
 enum tile_stop tile_run(ipu_tile *t, uint64_t cycle_limit);
+
+/* Derive the counts of tile_stats from the per-address issue counts. */
+void tile_collect_stats(ipu_tile *t);
 
 /* Let the supervisor continue past the sync it stopped at. */
 void tile_release_sync(ipu_tile *t);

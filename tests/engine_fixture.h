@@ -62,8 +62,10 @@ static inline sys_result sys_run_with(const char *preset, const char *sets, cons
     }
     if (setup)
         setup(r.g);
-    engine_options o = { .threads = threads, .record_trace = trace, .trace_tile_first = 0,
-                         .trace_tile_last = trace ? 3 : 0 };
+    /* Several threads: use them for every batch, so the tests exercise
+     * the parallel runs however the host is loaded. */
+    engine_options o = { .threads = threads, .force_threads = threads > 1, .record_trace = trace,
+                         .trace_tile_first = 0, .trace_tile_last = trace ? 3 : 0 };
     if (!trace)
         o.trace_tile_first = 1;
     r.status = engine_run(r.g, &o);

@@ -253,6 +253,23 @@ static void test_cross_chip_needs_sync2(void)
     sys_free(&r);
 }
 
+static void test_cross_chip_after_other_chip_moved_on(void)
+{
+    /* Both tiles start in the system's phase; chip 1 passes a sync 1 and
+     * so leaves it, while tile 0 (after a sync 3) still is in it and sends
+     * to chip 1. */
+    const char *src = ".tile 0\n__supervisor:\n sync 3\n setzi $m0, 0x80000\n setzi $m1, 4\n setzi $m2, 1472\n"
+                      " xsend $m0, $m1, $m2\n sync 3\n exitz $mzero\n"
+                      ".tile 1472\n__supervisor:\n sync 1\n sync 1\n exitz $mzero\n";
+    sys_result r = sys_run("m2000", NULL, src, 1);
+    SYS_ASSERT_STATUS(r, ENGINE_FAULT);
+    CU_ASSERT_STRING_EQUAL(r.message, "tile 0, supervisor, pc 0x4c010 (test.S:7, in __supervisor+0x10): bad exchange: "
+                                      "xsend of 4 bytes to tile 1472: tile 1472 is not in this exchange phase: chip "
+                                      "1 has passed a sync 1 since the last sync 2 (exchange between chips needs "
+                                      "sync 2)\n    xsend $m0, $m1, $m2");
+    sys_free(&r);
+}
+
 /* The 4-chip program: on each chip 8 tiles (0, 2, .., 14 of the chip).
  * Superstep 0 computes (a loop), superstep 1 sends 4 KiB from each tile to
  * the same tile of the next chip over the IPU-Links, superstep 2 sends the
@@ -476,6 +493,9 @@ static void test_threads_deterministic(void)
     SYS_ASSERT_STATUS(c, ENGINE_DONE);
     CU_ASSERT_EQUAL(a.st->host_threads, 1);
     CU_ASSERT_EQUAL(b.st->host_threads, 2);
+    CU_ASSERT_EQUAL(a.st->parallel_batches, 0);
+    CU_ASSERT_EQUAL(b.st->parallel_batches, b.st->batches);
+    CU_ASSERT_EQUAL(b.st->batches, a.st->batches);
     const sys_result *other[2] = { &b, &c };
     for (int o = 0; o < 2; o++) {
         const sys_result *x = other[o];
@@ -572,6 +592,7 @@ void test_register(void)
               {"external sync across chips and boards", test_external_sync},
               {"chips at different clocks", test_chips_at_different_clocks},
               {"cross-chip exchange needs sync 2", test_cross_chip_needs_sync2},
+              {"cross-chip exchange after the other chip moved on", test_cross_chip_after_other_chip_moved_on},
               {"4 chips on m2000 and bow2000", test_four_chips_m2000_bow2000},
               {"host streams round trip", test_host_round_trip},
               {"host input exhausted", test_host_input_exhausted},

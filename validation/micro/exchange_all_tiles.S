@@ -3,7 +3,8 @@
 // next column) and receives 4 KiB from the tile 92 before it, in one
 // superstep between two sync 1 barriers.
 //
-//   ipusim run validation/micro/exchange_all_tiles.S.elf --supersteps
+//   ipusim asm validation/micro/exchange_all_tiles.S -o exchange_all_tiles.elf
+//   ipusim run exchange_all_tiles.elf --supersteps
 //
 // Figure: 1472 x 4096 bytes over superstep 1's exchange time.  Each tile
 // sends at 4 B/cycle, but the two tiles of a supertile share one bus

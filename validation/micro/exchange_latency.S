@@ -3,7 +3,8 @@
 // column) and 1471 (last column) receive it, and each records the cycle it
 // resumed at after its sync 3, which is when the word landed.
 //
-//   ipusim run validation/micro/exchange_latency.S.elf --dump arrived@N:1:u32
+//   ipusim asm validation/micro/exchange_latency.S -o exchange_latency.elf
+//   ipusim run exchange_latency.elf --dump arrived@N:1:u32
 //
 // Figure: latency = arrived - 104 - 1 (the word leaves at cycle 104, after
 // three setup instructions and the 100-cycle set-up, and takes one cycle

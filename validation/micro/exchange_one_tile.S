@@ -1,9 +1,11 @@
 // exchange_one_tile.S — one tile's exchange bandwidth: tile 0 sends 64 KiB
 // to tile 1 in one xsend, between two sync 1 barriers.
 //
-//   ipusim run validation/micro/exchange_one_tile.S.elf --supersteps
+//   ipusim asm validation/micro/exchange_one_tile.S -o exchange_one_tile.elf
+//   ipusim run exchange_one_tile.elf --supersteps
 //
-// Figure: superstep 1's exchange.  The data start leaving at the set-up's
+// Figure: superstep 1's exchange; tile 1 records the cycle after it
+// (--dump done@1:1:u32).  The data start leaving at the set-up's
 // end and arrive at exchange_send_bytes_per_cycle: 65536 B in 16384
 // cycles = 4 B/cycle = 5.3 GB/s at 1.325 GHz (GC200), 7.4 GB/s at 1.85 GHz
 // (Bow).  Published: 6.34 GB/s per tile on GC2 at 1.6 GHz = 3.96 B/cycle

@@ -1,8 +1,8 @@
 // sync_cost.S — the cost of a barrier: all 1472 tiles run 100 empty
 // supersteps (sync 1 back to back).
 //
-//   ipusim run validation/micro/sync_cost.S.elf
-//   ipusim run validation/micro/sync_cost.S.elf --machine m2000    (tiles of chip 0)
+//   ipusim asm validation/micro/sync_cost.S -o sync_cost.elf
+//   ipusim run sync_cost.elf
 //
 // Figure: cycles per superstep = 1 (the sync instruction) +
 // sync_internal_cycles (90): 91, so the chip ends at about 100 x 91.

@@ -2,7 +2,8 @@
 // of the 4 chips of an M2000 / Bow-2000 runs 100 empty supersteps with
 // sync 2.
 //
-//   ipusim run validation/micro/sync_cost_external.S.elf --machine m2000
+//   ipusim asm validation/micro/sync_cost_external.S -o sync_cost_external.elf
+//   ipusim run sync_cost_external.elf --machine m2000
 //
 // Figure: time per superstep = 1 cycle + sync_external_ps_per_hop (30 ns)
 // x 1 hop (one board), rounded up to the clock: 41 cycles (30.9 ns) at
