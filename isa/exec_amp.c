@@ -10,8 +10,25 @@
  * Every executor works in the ISA's stages: read operands and check input
  * exceptions, compute new accumulator values into locals, check output
  * exceptions, and only then commit ($AACC, $TAS, the destination
- * registers, the PRNG).  A malign FP exception therefore leaves all state
- * as it was, apart from the sticky $FP_STS flags.
+ * registers, the PRNG).  (The f16 executors know every flag before the
+ * accumulator update, which raises none, and update in place after the
+ * check.)  A malign FP exception therefore leaves all state as it was,
+ * apart from the sticky $FP_STS flags.
+ *
+ * Speed: an f16 AMP issue is 64 (or 32) multiply-accumulates, so the f16
+ * instructions have fast paths, each giving bit for bit what the plain
+ * code gives (tests/test_amp_fastpath.c compares them on millions of
+ * random and adversarial cases):
+ *   - the dot product sums exact products in double inside a proven
+ *     exponent window (DOT4_MAX_SPAN, below) and uses the exact 128-bit
+ *     sum (isa_amp_f16_dot4_exact) outside it;
+ *   - the weights of each phase are kept decoded (amp.h,
+ *     isa_amp_f16_phase): as doubles, with their NaN/infinity kinds and
+ *     exponent spans, rebuilt only when $CWEI changes;
+ *   - the common issue (all engines, round to nearest, nothing special
+ *     among its operands: f16_issue_fast) runs on vectors and, on x86-64,
+ *     in an AVX2 build picked at load time; everything else takes the
+ *     unit-by-unit path (exec_f16_amp).
  */
 #include <math.h>
 #include <string.h>
@@ -128,8 +145,9 @@ float isa_amp_f16_dot4_exact(const uint16_t x[4], const uint16_t w[4])
  * so the products of any unit span at most span(x) + span(w) + 1, where
  * span(x) is the exponent span of the non-zero inputs (exp_span4) and
  * span(w) the largest of the units' weight entries (cached per entry).
- * When that is within DOT4_MAX_SPAN every unit takes dot4_sum; otherwise
- * each unit checks its own products (dot4_fast) and falls back on its own.
+ * When that is within DOT4_MAX_SPAN every unit sums in double at once
+ * (set_dots_fast, and the vectorised fast issue); otherwise each unit
+ * checks its own products (dot4_fast) and falls back on its own.
  */
 #define DOT4_MAX_SPAN 29
 
@@ -148,18 +166,9 @@ static inline unsigned exp_span4(const float v[4])
     return emax > emin ? emax - emin : 0;
 }
 
-/* The sum of the four products, for inputs known to be exact in double
- * (above): one rounding, to f32. */
-static inline float dot4_sum(const float xf[4], const float wf[4])
-{
-    float p[4];
-    for (int i = 0; i < 4; i++)
-        p[i] = xf[i] * wf[i];
-    return (float)(((double)p[0] + (double)p[1]) + ((double)p[2] + (double)p[3]));
-}
-
-/* dot4_sum where the span of the products allows it (true); false where
- * the exact path must decide. */
+/* The sum of the four products in double, rounded once to f32, where the
+ * span of the products allows it (true); false where the exact path must
+ * decide. */
 static inline bool dot4_fast(const float xf[4], const float wf[4], float *result)
 {
     float p[4];
@@ -449,17 +458,15 @@ enum amp_f16_kind { AMP_HIHO, AMP_SISO, AMP_HIHOV4 };
  * goes the general way (exec_f16_amp below).  The conditions are all
  * checked before anything is written.
  *
- * The arithmetic is written with GCC/Clang vector types (SSE2 on x86-64,
- * NEON on AArch64), four f32 lanes or two double lanes at a time; a
- * compiler without __builtin_shufflevector gets only the general path.
- * A set's 16 accumulators are split into its 8 even and 8 odd ones; the
- * new even one of unit u is fp32_add(from[u], dot[u]), where from is the
- * even accumulators, or in phase 0 the odd ones, and the new odd one is
+ * The arithmetic is written with GCC/Clang vector types (SSE2 or AVX2 on
+ * x86-64, NEON on AArch64): 8 f32 lanes (the 8 units of a set), 4 double
+ * lanes (4 units' dot products, exact as in set_dots_fast); a compiler
+ * without __builtin_shufflevector gets only the general path.  A set's 16
+ * accumulators are split into its 8 even and 8 odd ones; the new even one
+ * of unit u is fp32_add(from[u], dot[u]), where from is the even
+ * accumulators, or in phase 0 the odd ones, and the new odd one is
  * chain[u + 2], chain being the other half (the incoming partials past
- * unit 7): exactly f16_amp_step's chain.  fp32_add of an operand that is
- * not a NaN or an infinity and a dot product that is finite and never
- * denormal is one f32 addition of the flushed operand, then flushed
- * (fp32_add_finite).
+ * unit 7): exactly f16_amp_step's chain.
  */
 #if defined(__has_builtin)
 #if __has_builtin(__builtin_shufflevector) && __has_builtin(__builtin_convertvector)
@@ -582,10 +589,13 @@ static inline amp_v4u set_special_v(const amp_set_v *sv)
 }
 
 /* Set s's update, written to acc[16]: the even accumulators get
- * fp32_add(from, dot) (a flushed operand, one f32 addition, a flushed
- * result; `from` holds no NaN or infinity here and the dot product is
- * finite and never denormal), the odd ones chain[u + 2] and the incoming
- * partials. */
+ * fp32_add(from, dot), the odd ones chain[u + 2] and the incoming
+ * partials.  Here `from` holds no NaN or infinity, and the dot product is
+ * ±0 or at least 2^-48 in magnitude, so fp32_add is one f32 addition of
+ * the flushed `from`, and its result needs no flushing: with dot ±0 the
+ * sum is `from` (or a zero); with |from| < 2^-49 it exceeds 2^-49; and
+ * otherwise both operands, and so their exact sum, are multiples of
+ * 2^-72, which is 0 or far above the denormals. */
 static inline __attribute__((always_inline)) void set_update_v(const isa_amp_f16_phase *ph, unsigned s,
                                                                const amp_v4d x[4], const amp_set_v *sv,
                                                                amp_v4u incoming, uint32_t acc[16])
@@ -596,9 +606,6 @@ static inline __attribute__((always_inline)) void set_update_v(const isa_amp_f16
     amp_v8u zero_exp = (amp_v8u)((from & v8_exp) == 0), signed_zero = from & v8_sign;
     sel8(&zero_exp, &signed_zero, &from);                       /* flush a denormal */
     amp_v8u sum = (amp_v8u)((amp_v8f)from + dot);
-    zero_exp = (amp_v8u)((sum & v8_exp) == 0);
-    signed_zero = sum & v8_sign;
-    sel8(&zero_exp, &signed_zero, &sum);
     amp_v4u sum_lo = __builtin_shufflevector(sum, sum, 0, 1, 2, 3);
     amp_v4u sum_hi = __builtin_shufflevector(sum, sum, 4, 5, 6, 7);
     amp_v4u odd_new_lo = __builtin_shufflevector(sv->chain_lo, sv->chain_hi, 2, 3, 4, 5);
@@ -666,7 +673,9 @@ static inline __attribute__((always_inline)) bool f16_issue_fast(isa_tile_state 
         out = __builtin_shufflevector(sv[0].chain_lo, sv[0].chain_lo, 0, 1, 0, 1);
     }
     special |= (amp_v4u)((amp_v4i)(out & v4_mag) > (amp_v4i)v4_f16_max);
-    if (special[0] | special[1] | special[2] | special[3])
+    uint64_t any[2];
+    memcpy(any, &special, sizeof any);
+    if (any[0] | any[1])
         return false;
 
     amp_v4d xd = __builtin_convertvector((amp_v4f)xb, amp_v4d);
@@ -676,9 +685,10 @@ static inline __attribute__((always_inline)) bool f16_issue_fast(isa_tile_state 
     if (sets == 2)
         set_update_v(ph, 1, x, &sv[1], __builtin_shufflevector(partial, partial, 2, 3, 0, 1), aacc + 16);
     amp_v4u h = f16_from_f32_in_range_v(out);
-    isa_set_a(c, (int)dst, h[0] | (h[1] << 16));
+    h = h | (__builtin_shufflevector(h, h, 1, 0, 3, 2) << 16);    /* lanes 0, 2: the result words */
+    isa_set_a(c, (int)dst, h[0]);
     if (sets == 2)
-        isa_set_a(c, (int)dst + 1, h[2] | (h[3] << 16));
+        isa_set_a(c, (int)dst + 1, h[2]);
     return true;
 }
 
@@ -721,7 +731,6 @@ static enum isa_flow exec_f16_amp(isa_tile_state *t, isa_context *c, const isa_i
     unsigned sets = kind == AMP_HIHOV4 ? 2 : 1;
     uint32_t ctl = c->csr[ISA_CSR_FP_CTL];
     bool nanoo = (ctl & FP_CTL_NANOO) != 0;
-
 
     uint16_t x[4] = {half_of(isa_a(c, src0), 0), half_of(isa_a(c, src0), 1),
                      half_of(isa_a(c, src0 + 1), 0), half_of(isa_a(c, src0 + 1), 1)};

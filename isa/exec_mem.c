@@ -397,26 +397,28 @@ typedef struct pace_result {
     uint64_t loaded[2];
 } pace_result;
 
-/* The common case of check_accesses, without a branch per check: every
- * access in range, 8-byte aligned and in its region, each on its own
- * element.  False sends the instruction through check_accesses, which
- * reports the first failing check in ISA2's order. */
+/* The common case of check_accesses: every access in range, 8-byte
+ * aligned and in its region, each on its own element.  False sends the
+ * instruction through check_accesses, which reports the first failing
+ * check in ISA2's order.  (Checked access by access, so that the compiler
+ * knows the loads and stores that follow in range and aligned.) */
 static inline bool pace_accesses_ok(const tile_memory *m, const uint32_t *ea, const pace_access *acc, unsigned n)
 {
-    bool ok = true;
     unsigned element[3];
     _Pragma("GCC unroll 3")
     for (unsigned i = 0; i < n; i++) {
-        ok &= (ea[i] - m->base < m->size_bytes) & !(ea[i] & 7u)
-              & !(acc[i].kind == ACCESS_INTERLEAVED && ea[i] < m->region1_base);
+        if (ea[i] - m->base >= m->size_bytes || (ea[i] & 7u)
+            || (acc[i].kind == ACCESS_INTERLEAVED && ea[i] < m->region1_base))
+            return false;
         element[i] = tmem_element(m, ea[i]);
     }
+    bool distinct = true;
     _Pragma("GCC unroll 3")
     for (unsigned i = 0; i < n; i++)
         _Pragma("GCC unroll 3")
         for (unsigned j = i + 1; j < n; j++)
-            ok &= element[i] != element[j];
-    return ok;
+            distinct &= element[i] != element[j];
+    return distinct;
 }
 
 /* Checks every access, loads, stores `store_data` and post-increments the
