@@ -354,15 +354,15 @@ static inline enum isa_flow issue(ipu_tile *t, isa_context *c, unsigned k, uint6
         return flow;
     }
     d->count++;
-    if (k != ISA_SUPERVISOR) {
-        uint64_t ready = cycle + d->issue_cycles;
-        if (__builtin_expect(flow == ISA_FLOW_JUMP && (c->pc & 7) == 4, 0))
-            ready += t->branch_penalty_cycles;
-        t->ready_cycle[k] = ready;
+    /* A worker waits for its instruction's latency, the supervisor issues
+     * again in its next slot; a branch to a 4-but-not-8-aligned address
+     * costs both the same penalty. */
+    uint64_t ready = cycle + (k == ISA_SUPERVISOR ? 1u : d->issue_cycles);
+    if (__builtin_expect(flow == ISA_FLOW_JUMP && (c->pc & 7) == 4, 0))
+        ready += t->branch_penalty_cycles;
+    t->ready_cycle[k] = ready;
+    if (k != ISA_SUPERVISOR)
         return flow;
-    }
-    t->ready_cycle[k] = cycle + 1 +
-                        (flow == ISA_FLOW_JUMP && (c->pc & 7) == 4 ? t->branch_penalty_cycles : 0);
     if (__builtin_expect(d->exchange != TILE_XCH_NONE, 0))
         t->ready_cycle[k] += exchange_issued(t, d, cycle);
     t->stats.supervisor_issues++;
