@@ -15,8 +15,6 @@
 
 /* ---- set-up ------------------------------------------------------------------ */
 
-static uint32_t buses_per_chip(const xch_params *p) { return (p->tiles_per_chip + 1) / 2; }
-
 bool xch_system_init(xch_system *x, const xch_params *p, uint64_t default_hz)
 {
     memset(x, 0, sizeof *x);
@@ -31,7 +29,7 @@ bool xch_system_init(xch_system *x, const xch_params *p, uint64_t default_hz)
         x->p.chips_per_board = 1;
     size_t chips = p->chips, tiles = (size_t)p->chips * p->tiles_per_chip;
     x->chip_hz = calloc(chips, sizeof *x->chip_hz);
-    x->bus_free = calloc(chips * buses_per_chip(p), sizeof *x->bus_free);
+    x->bus_free = calloc(tiles, sizeof *x->bus_free);
     x->port_free = calloc(tiles, sizeof *x->port_free);
     x->link_free_ps = calloc(chips * chips, sizeof *x->link_free_ps);
     x->host_free_ps = calloc(chips * 2, sizeof *x->host_free_ps);
@@ -463,11 +461,11 @@ static void serve_read(resolver *r, xch_party *p, const xch_transfer *rv, bool h
     note_recv_done(p, simtime_ps_to_cycle_ceil(done, x->chip_hz[chip]));
 }
 
-/* A send leaves the tile on its supertile's bus: returns the departure. */
+/* A send leaves the tile on the tile's own outgoing bus (exchange.h, on
+ * the supertile): returns the departure. */
 static uint64_t depart_on_bus(xch_system *x, uint32_t tile, const xch_transfer *sd, uint64_t n_cycles)
 {
-    uint32_t chip = chip_of(x, tile);
-    uint64_t *bus = &x->bus_free[(size_t)chip * buses_per_chip(&x->p) + (tile % x->p.tiles_per_chip) / 2];
+    uint64_t *bus = &x->bus_free[tile];
     uint64_t depart = simtime_max(sd->start_cycle, *bus);
     *bus = depart + n_cycles;
     return depart;
@@ -652,7 +650,11 @@ bool xch_resolve(xch_system *x, xch_party *parties, size_t n, int32_t group_chip
                 add_span(x, chip, p->tile, rchip, XCH_SPAN_LINK, sd->bytes, begin, dur, last_arrive);
                 last_chip = rchip;
             }
-            d->arrive = simtime_ps_to_cycle_ceil(last_arrive, x->chip_hz[rchip]);
+            /* The stream enters the receiver's port over its last n
+             * cycles before the last byte lands (the sender's bus paces it
+             * at the port's rate): arrive is when it can start. */
+            uint64_t last = simtime_ps_to_cycle_ceil(last_arrive, x->chip_hz[rchip]);
+            d->arrive = last > si->n_cycles ? last - si->n_cycles : 0;
         }
     }
     free(dv_of_send);
@@ -671,16 +673,13 @@ bool xch_resolve(xch_system *x, xch_party *parties, size_t n, int32_t group_chip
         const xch_transfer *rv = &rp->log->recvs[d->r_index];
         uint32_t rchip = chip_of(x, rp->tile);
         uint64_t ready = simtime_max(d->arrive, rv->start_cycle);
-        uint64_t done;
-        if (d->off_chip) {
-            done = ready;
-        } else {
-            uint64_t *port = &x->port_free[rp->tile];
-            uint64_t begin = simtime_max(ready, *port);
-            x->chip_stats[rchip].receive_conflict_cycles += begin - ready;
-            done = begin + si->n_cycles;
-            *port = done;
-        }
+        /* On-chip and off-chip streams alike enter through the receiver's
+         * exchange port (exchange.h). */
+        uint64_t *port = &x->port_free[rp->tile];
+        uint64_t begin = simtime_max(ready, *port);
+        x->chip_stats[rchip].receive_conflict_cycles += begin - ready;
+        uint64_t done = begin + si->n_cycles;
+        *port = done;
         if (rv->start_cycle > d->arrive)
             x->chip_stats[rchip].late_receives++;
         x->chip_stats[chip_of(x, sp->tile)].exchange_transfers++;

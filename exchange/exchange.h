@@ -61,10 +61,9 @@
  *     exchange_send_bytes_per_cycle):
  *       start   = issue cycle + 1 + the set-up cost if this instruction
  *                 paid it (xch_transfer.start_cycle, stamped by sim/tile.c)
- *       depart  = max(start, when the sender's bus is free); the two tiles
- *                 of a supertile (2k, 2k+1 of a chip) share one outgoing
- *                 bus, busy from depart for n cycles (once for a
- *                 broadcast, whatever the number of receivers)
+ *       depart  = max(start, when the sender's bus is free); each tile
+ *                 has its own outgoing bus, busy from depart for n cycles
+ *                 (once for a broadcast, whatever the number of receivers)
  *       arrive  = depart + latency(S, R), where latency = base +
  *                 per-island * |island(S) - island(R)| (islands of
  *                 exchange_island_tiles tiles counted within a column) +
@@ -79,13 +78,32 @@
  *       done    = begin + n: the last byte is in the receiver's memory.
  *     Sends are served in order of (start, sender tile, send index);
  *     receivers take streams in order of (arrive, sender tile, index).
+ *   - the supertile.  The two tiles of a supertile (2k, 2k+1 of a chip)
+ *     share an exchange bus (POPLIBS: Target::getTilesPerSharedExchangeBus
+ *     = 2), but PopLibs' cost models give every tile the full
+ *     exchangeBytesPerCycle for what it sends and receives and use the
+ *     sharing only to speed up receiving: when both tiles of a supertile
+ *     take the same data, lib/popops/ExchangeEstimator.cpp and
+ *     lib/poplin/ExchangeEstimator.hpp multiply the receive rate by 2.
+ *     Graphcore's all-to-all exchange figure for GC200 (8 TB/s, HC33 and
+ *     the GC200 product brief) is 1472 tiles x 4 B x 1.325 GHz = 7.8 TB/s:
+ *     every tile sending at once at the full rate, which a bus shared by
+ *     two senders would halve.
+ *     So each tile has its own outgoing bus here; a broadcast is carried
+ *     once and each receiver takes it at the port's rate (the doubled
+ *     receive rate of a supertile pair is not modelled).
  *   - timing off the chip, in picoseconds (a faster tile clock does not
  *     make it faster): a transfer between chips takes
  *     bytes / (ipu_links_per_chip_pair x ipu_link_bandwidth), serialised
  *     per directed chip pair (data for several receivers on one chip
  *     crosses once), paced also by the sender's bus (n cycles), plus
  *     ipu_link_hop_latency_ps per hop (1 hop on a board, board_hops
- *     between boards); it does not occupy the receiver's port.  Host and
+ *     between boards).  The data still enter the receiving tile through
+ *     its exchange port at exchange_send_bytes_per_cycle: the stream
+ *     occupies the port for the n receiver cycles before its last byte
+ *     lands (arrive = that landing - n, then begin and done as on the
+ *     chip), so streams from several chips to one tile are serialised
+ *     like on-chip ones.  Host and
  *     streaming-memory transfers take bytes / bandwidth serialised per chip
  *     and direction, plus their latency; a read (xrecv) starts at its
  *     start cycle, a write (xsend) at its departure.
@@ -221,7 +239,7 @@ typedef struct xch_stream {
 typedef struct xch_system {
     xch_params p;
     uint64_t *chip_hz;              /* tile clock of each chip, whole Hz */
-    uint64_t *bus_free;             /* per supertile (global tile / 2): first free cycle */
+    uint64_t *bus_free;             /* per global tile: outgoing bus's first free cycle */
     uint64_t *port_free;            /* per global tile: receive port's first free cycle */
     uint64_t *link_free_ps;         /* [from * chips + to] */
     uint64_t *host_free_ps;         /* [chip * 2 + dir], dir 0 out, 1 in */

@@ -20,6 +20,7 @@
 #include "frontends/onnx_import.h"
 #include "sim/commands.h"
 #include "sim/diag.h"
+#include "validation/micro.h"
 
 static int cmp_str(const void *a, const void *b)
 {
@@ -288,6 +289,9 @@ enum validate_result validate_onnx_node_test(const char *test_dir, bool fuse, ch
 
 int cmd_validate(int argc, char **argv, const command *self)
 {
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--micro"))
+            return micro_cmd(argc, argv, self);
     const char *dir = NULL, *filter = NULL;
     bool onnx_tests = false, quiet = false, fuse = false;
     for (int i = 1; i < argc; i++) {

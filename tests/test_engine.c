@@ -284,7 +284,11 @@ static char *four_chip_program(void)
             uint32_t t = c * 1472 + 2 * k, next = ((c + 1) % 4) * 1472 + 2 * k, prev = ((c + 3) % 4) * 1472 + 2 * k;
             OUT(".tile %u\n__supervisor:\n setzi $m0, 3000\n1: brnzdec $m0, 1b\n sync 2\n", t);
             OUT(" setzi $m3, sbuf\n setzi $m4, 4096\n setzi $m5, %u\n setzi $m6, rbuf\n setzi $m7, %u\n", next, prev);
-            OUT(" xsend $m3, $m4, $m5\n xrecv $m6, $m4, $m7\n sync 2\n");
+            /* The receive is posted first: the stream enters the tile's
+             * exchange port (exchange.h), and a receive posted after the
+             * tile's own 1024-cycle send would be late and make the step
+             * port-bound instead of link-bound. */
+            OUT(" xrecv $m6, $m4, $m7\n xsend $m3, $m4, $m5\n sync 2\n");
             OUT(" setzi $m5, 0x80000\n shl $m5, $m5, 12\n or $m5, $m5, %u\n xsend $m6, $m4, $m5\n", c);
             OUT(" setzi $m5, 0x40000\n shl $m5, $m5, 12\n or $m5, $m5, %u\n xsend $m6, $m4, $m5\n", c * 8 + k);
             OUT(" sync 2\n exitz $mzero\n .data\nsbuf:\n .rept 1024\n .word %u\n .endr\nrbuf:\n .space 4096\n", t);

@@ -250,27 +250,71 @@ static void test_two_senders_serialised(void)
     sys_free(&r);
 }
 
-static void test_supertile_shares_the_bus(void)
+static void test_supertile_tiles_send_at_once(void)
 {
     /* Tiles 0 and 1 (one supertile) each send 64 bytes, to 4 and 5, both
-     * starting at c104.  Their shared bus serves tile 0 first (lower
-     * number): 104..120, then tile 1: 120..136.  Latency 61 (one island)
-     * each: done 104 + 61 + 16 = 181 and 120 + 61 + 16 = 197; receivers end
-     * at 182 and 198.  The senders do not see the bus: both end at 122.
-     * Tiles 2 and 3 alone on their bus: no delay (control). */
+     * starting at c104.  Each tile has its own outgoing bus (exchange.h, the
+     * supertile: PopLibs' cost models give every sender the full 4 B/cycle,
+     * and 1472 x 4 B x 1.325 GHz is Graphcore's 7.8 TB/s), so both depart
+     * at c104 and stream for 16 cycles side by side.  Latency 61 (one
+     * island) each: done 104 + 61 + 16 = 181 for both; receivers end at
+     * 182.  The senders end at 106 + 16 = 122.  A bus shared by the pair
+     * would have made tile 5's data land 16 cycles later (198). */
     xfer xs[] = { { 0, 's', 64, 4 }, { 1, 's', 64, 5 }, { 4, 'r', 64, 0 }, { 5, 'r', 64, 1 } };
     sys_result r = run_xfers("gc200", xs, 4, 3);
     SYS_ASSERT_STATUS(r, ENGINE_DONE);
     CU_ASSERT_EQUAL(sys_cycles(&r, 0), 122);
     CU_ASSERT_EQUAL(sys_cycles(&r, 1), 122);
     CU_ASSERT_EQUAL(sys_cycles(&r, 4), 182);
-    CU_ASSERT_EQUAL(sys_cycles(&r, 5), 198);
+    CU_ASSERT_EQUAL(sys_cycles(&r, 5), 182);
+    CU_ASSERT_EQUAL(sys_word(&r, 5, sym(&r, 5, "rbuf0") + 60), 0x1000f);
     sys_free(&r);
-    xfer ys[] = { { 0, 's', 64, 4 }, { 2, 's', 64, 5 }, { 4, 'r', 64, 0 }, { 5, 'r', 64, 2 } };
+    /* One tile's two sends still share its bus: tile 0 sends 64 bytes to
+     * 4, then 64 to 5 (six setzi; xsend at c6 starts at c107, the second
+     * issues when the first has left, c107 + 16 = c123, and starts at
+     * c124).  Done 107 + 61 + 16 = 184 and 124 + 61 + 16 = 201: receivers
+     * end at 185 and 202. */
+    xfer ys[] = { { 0, 's', 64, 4 }, { 0, 's', 64, 5 }, { 4, 'r', 64, 0 }, { 5, 'r', 64, 0 } };
     r = run_xfers("gc200", ys, 4, 3);
     SYS_ASSERT_STATUS(r, ENGINE_DONE);
-    CU_ASSERT_EQUAL(sys_cycles(&r, 4), 182);
-    CU_ASSERT_EQUAL(sys_cycles(&r, 5), 182);
+    CU_ASSERT_EQUAL(sys_cycles(&r, 4), 185);
+    CU_ASSERT_EQUAL(sys_cycles(&r, 5), 202);
+    sys_free(&r);
+}
+
+static void test_off_chip_streams_share_the_port(void)
+{
+    /* m2000 (1.325 GHz, 27.2 GB/s per directed chip pair, 160 ns a hop):
+     * tile 0 of chip 1 (1472) and of chip 2 (2944) each send 64 bytes to
+     * tile 0 of chip 0, over two different links.  Each sender: xsend at
+     * c3, start c104 = 78491 ps (ceil(104 / 1.325 GHz)); the link carries
+     * 64 B in 2353 ps, but the sender's bus paces the stream to c120 =
+     * 90567 ps; plus one hop: the last byte lands at 250567 ps = the start
+     * of cycle 332 of chip 0.  Both streams enter tile 0 through its port
+     * at 4 B/cycle, n = 16: each could start at 332 - 16 = 316.  Tile 0
+     * posts its receives at c107 and c108 (six setzi, xrecv at c6 paying
+     * the set-up).  The port takes chip 1's stream 316..332, then chip 2's
+     * 332..348: 16 cycles of receive conflict.  Tile 0 stops at 109 and
+     * ends at 349 (without the port: both at 332, ending at 333).  The
+     * senders end at 106 + 16 = 122. */
+    xfer xs[] = { { 1472, 's', 64, 0 }, { 2944, 's', 64, 0 }, { 0, 'r', 64, 1472 }, { 0, 'r', 64, 2944 } };
+    sys_result r = run_xfers("m2000", xs, 4, 3);
+    SYS_ASSERT_STATUS(r, ENGINE_DONE);
+    CU_ASSERT_EQUAL(sys_cycles(&r, 1472), 122);
+    CU_ASSERT_EQUAL(sys_cycles(&r, 2944), 122);
+    CU_ASSERT_EQUAL(sys_cycles(&r, 0), 349);
+    CU_ASSERT_EQUAL(sys_word(&r, 0, sym(&r, 0, "rbuf0") + 60), (1472u << 16) | 15);
+    CU_ASSERT_EQUAL(sys_word(&r, 0, sym(&r, 0, "rbuf1") + 60), (2944u << 16) | 15);
+    const engine_superstep *s = sys_step(&r, 0, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    CU_ASSERT_EQUAL(s->c.receive_conflict_cycles, 16);
+    CU_ASSERT_EQUAL(s->c.late_receives, 0);
+    sys_free(&r);
+    /* One stream alone lands as before: done 332, tile 0 ends at 333. */
+    xfer ys[] = { { 1472, 's', 64, 0 }, { 0, 'r', 64, 1472 } };
+    r = run_xfers("m2000", ys, 2, 3);
+    SYS_ASSERT_STATUS(r, ENGINE_DONE);
+    CU_ASSERT_EQUAL(sys_cycles(&r, 0), 333);
     sys_free(&r);
 }
 
@@ -361,7 +405,8 @@ void test_register(void)
               {"across islands and columns", test_across_island_and_columns},
               {"broadcast", test_broadcast},
               {"two senders to one receiver", test_two_senders_serialised},
-              {"supertile pair shares the bus", test_supertile_shares_the_bus},
+              {"the tiles of a supertile send at once", test_supertile_tiles_send_at_once},
+              {"off-chip streams share the receiver's port", test_off_chip_streams_share_the_port},
               {"bandwidth and set-up are parameters", test_bandwidth_is_a_parameter});
     ADD_SUITE("exchange_errors",
               {"size mismatch", test_size_mismatch},

@@ -1,4 +1,4 @@
-// sync_cost.S — the cost of a barrier: all 1472 tiles run 100 empty
+// sync_cost.S — the cost of a barrier: all TILES (1472) tiles run 100 empty
 // supersteps (sync 1 back to back).
 //
 //   ipusim asm validation/micro/sync_cost.S -o sync_cost.elf
@@ -9,6 +9,10 @@
 // Published: PopLibs' planners assume about 90 cycles per on-chip sync
 // (POPLIBS CTCLossPlan.cpp).  sync_cost_external.S does the same with
 // sync 2 across 4 chips.
+        .ifndef TILES
+        .equ    TILES, 1472             // 1216 on GC2
+        .endif
+
         .macro  TILE t
         .tile   \t
         .text
@@ -20,7 +24,7 @@ __supervisor:
         .endm
 
         .set    T, 0
-        .rept   1472
+        .rept   TILES
         TILE    T
         .set    T, T + 1
         .endr
