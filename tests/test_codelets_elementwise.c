@@ -1,0 +1,946 @@
+/*
+ * test_codelets_elementwise.c — the element-wise codelets
+ * (workloads/codelets/elementwise.S) run on one simulated GC200 tile: the
+ * library text plus a small supervisor (runall on six vertex records,
+ * sync 0, exitz) assembled together, inputs written to tile memory, six
+ * workers run with uneven shares (zero-count records included), outputs
+ * compared
+ *   (a) bit for bit with the models (workloads/codelets/elementwise_model.c)
+ *       on random inputs with denormals, infinities, NaNs and signed zeros;
+ *   (b) with a double-precision reference (libm) within the tolerances
+ *       derived below, on finite normal inputs;
+ *   (c) cycle counts against hand calculations (below);
+ *   (d) in place (out = in);
+ *   (e) placements that defeat the one-bundle-per-pair loops (streams in
+ *       one memory element, region 0, in1 in region 0, misaligned rows,
+ *       odd column steps) still give the model's bits and no fault;
+ * and the tile cycles per element of every op at 24,000 elements are
+ * printed (the table in elementwise.S).
+ *
+ * Cycle counts.  Conventions of tests/test_axpy_kernel.c: the supervisor
+ * issues setzi x3 at cycles 0-2 and runall at T = 3; worker k (1..6) first
+ * issues at cycle T+1 + ((k-1 - (T+1)) mod 6), i.e. workers 5, 6, 1, 2, 3,
+ * 4 at cycles 4..9, and then issues every 6 L tile cycles after an issue
+ * of latency L worker cycles; it exits at first_k + 6 W_k where W_k is the
+ * sum of the latencies of its issues before exitz; the supervisor's sync
+ * issues at E + 1 (E the last exit) and its exitz at E + 2: cycles = E + 3.
+ * Every issue of the codelets is a bundle (8 bytes), so no branch pays the
+ * misalignment penalty.  W for each path, from elementwise.S:
+ *
+ *   vtx_copy, both 8-aligned, apart, P = bytes / 8 pairs, no tail word:
+ *     3 ld32 + brz + xor, and, brnz + and, brz (to 1)        9
+ *     mov, add, call + ew_apart (11), shr, brz                16
+ *     ld64, add, tapack, shr                                  4
+ *     rpt block: min, sub, rpt, brnz + 2 floor(P/2) bundles   4 + 2 floor(P/2)
+ *     and, brz (+ ldst64pace, bri when P is odd)              2 (+2)
+ *     ew_copy_tail: and, brz (to ew_exit)                     2
+ *   W = 37 + P + (P odd); a zero-byte record: 3 ld32 + brz = 4.
+ *
+ *   vtx_unary_f32 exp, n elements, P = n / 2 (f32exp: 3 worker cycles):
+ *     dispatch: 2 ld32, brz, cmpult, brz, 2 ld32, setzi, shl, ld32,
+ *       2 setzi, br                                          13
+ *     ld64step, shr, brz                                      3
+ *     P >= 1: first body (2 bundles of 3) 6, add 1, rpt block 4
+ *       + 6 (P - 1), st64step 1                               6 P + 6
+ *     and, brz                                                2
+ *     n odd: body 6, st32 1 (then exitz)                      7
+ *   W = 18 + (P ? 6 P + 6 : 0) + 7 (n odd); a zero-count record: 3.
+ *
+ *   vtx_binary_f32 add, one row, in1 contiguous, fast loop (apart):
+ *     entry: 2 ld32, brz, cmpult, brz, 3 ld32                 8
+ *     row: 2 ld32, setzi, or, and, brnz, brz, cmpeq, brz, and, brnz,
+ *       setzi, cmpult, brz, shr, brz                          16
+ *     3 x (mov, mov/add, call, ew_apart 11, brz)              45
+ *     setzi, bri; ew_bin_go: shl, ld32, ld32, br              6
+ *     tapack, shr, 3 fill bundles, shr                        6
+ *     rpt block 4 + 2 floor(P/2); and, shl, brz 3;
+ *       P odd: extra bundle, mov 2                            7 + P + (P odd)
+ *     and, brz (cols odd: st32, bri) 2 (+2)
+ *     next row: 2 ld32, 3 add, add, brnz                      7
+ *   W = 97 + P + (P odd) + 2 (cols odd) for P = cols / 2; zero rows: 3.
+ *
+ * Worked example (test_hand_cycles, copy): shares of 40, 24, 0, 56, 8, 16
+ * bytes: P = 5, 3, 0, 7, 1, 2; W = 43, 41, 4, 45, 39, 39; workers 1..6 first
+ * issue at 6, 7, 8, 9, 4, 5 and exit at 6 + 258 = 264, 7 + 246 = 253,
+ * 8 + 24 = 32, 9 + 270 = 279, 4 + 234 = 238, 5 + 234 = 239: E = 279, 282
+ * cycles.
+ *
+ * Tolerances against double precision (u = 2^-24, t = 2^-126, r = the
+ * reference rounded to the nearest double):
+ *   add, sub, mul, div: the tile rounds the exact result once to f32 (and
+ *     flushes a denormal result to ±0): |got - r| <= u |r| + t;
+ *   max, min, relu, neg, abs: exact (0);
+ *   exp, log, sqrt, rsqrt, reciprocal, tanh, sigmoid: ipusim evaluates them
+ *     in double and rounds once (isa/fparith.h; the hardware promises 1.5 to
+ *     16.5 ulps, ISA2 Table 4.1): u |r| + t, and twice that to cover the
+ *     C library's own error in the reference;
+ *   scale-shift: the axpy bound (tests/test_axpy_kernel.c) with a = scale;
+ *   erf: ELEMENTWISE_ERF_ABS_ERROR = 1.5e-6 absolute (elementwise.h):
+ *     A&S 7.1.26's 1.5e-7 plus the f32 evaluation (measured: 0.3 of it);
+ *   gelu_erf: (x/2)(1 + erf): |x|/2 * 1.5e-6 for erf's error plus 3 u |r|
+ *     for the roundings of x/sqrt 2, 1 + erf and the last product, + t;
+ *   gelu_tanh: the argument s x (1 + k x^2) is formed with 5 roundings
+ *     (relative error <= 5u), tanh is rounded once and tanh' <= 1, so
+ *     1 + tanh is off by at most (5u |arg| + u) + u(1 + |tanh|); times |x|/2
+ *     plus 2 u |r| for the last two roundings, + t.
+ */
+#include <CUnit/CUnit.h>
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "isa/asm.h"
+#include "isa/fparith.h"
+#include "isa/fp16.h"
+#include "sim/machine.h"
+#include "sim/tile.h"
+#include "test_util.h"
+#include "workloads/codelets/abi.h"
+#include "workloads/codelets/elementwise.h"
+
+#define W CODELET_WORKERS
+#define REC_ADDR 0x81000u          /* six records, after the library's data */
+#define REC_STEP 64u               /* bytes between records */
+#define A_ADDR 0x88000u            /* tensors 96 KiB apart in region 1 */
+#define B_ADDR 0xa0000u
+#define C_ADDR 0xb8000u
+#define R0_ADDR 0x58000u           /* region 0, past the library's code element */
+#define RUNALL_CYCLE 3u
+
+/* ---- host values ---------------------------------------------------------------- */
+
+static uint32_t lcg_state;
+static uint32_t lcg(void)
+{
+    lcg_state = lcg_state * 1664525u + 1013904223u;
+    return lcg_state;
+}
+
+static float f32_of_bits(uint32_t b) { float f; memcpy(&f, &b, 4); return f; }
+static uint32_t bits_of(float f) { uint32_t b; memcpy(&b, &f, 4); return b; }
+
+/* A random normal value of magnitude 2^lo .. 2^hi, either sign. */
+static float rnd_normal(int lo, int hi)
+{
+    float m = 1.0f + (float)(lcg() >> 9) / (float)(1u << 23);
+    int e = lo + (int)(lcg() % (uint32_t)(hi - lo + 1));
+    float v = ldexpf(m, e);
+    return (lcg() & 1) ? -v : v;
+}
+
+/* Special values mixed into the bit-exact tests. */
+static const uint32_t specials[] = {
+    0x00000000u, 0x80000000u, 0x00000001u, 0x807fffffu, 0x00400000u, /* zeros, denormals */
+    0x7f800000u, 0xff800000u, 0x7fc00000u, 0xffc00001u, 0x7f800001u, /* inf, qNaN, sNaN */
+    0x7f7fffffu, 0xff7fffffu, 0x00800000u, 0x3f800000u, 0xbf800000u, /* extremes, ±1 */
+    0x42c80000u, 0xc2c80000u, 0x3f000000u,                            /* ±100, 0.5 */
+};
+#define N_SPECIALS (sizeof specials / sizeof specials[0])
+
+static float rnd_any(void)
+{
+    uint32_t r = lcg() % 8;
+    if (r == 0)
+        return f32_of_bits(specials[lcg() % N_SPECIALS]);
+    return rnd_normal(-8, 8);
+}
+
+/* ---- the tile --------------------------------------------------------------------- */
+
+typedef struct ew_run {
+    ipu_exe *e;
+    ipu_tile *t;
+    bool ran;
+    uint64_t cycles;
+    char fault[1024];
+} ew_run;
+
+static void ew_setup(ew_run *r, const char *entry)
+{
+    memset(r, 0, sizeof *r);
+    char text[1024], err[4096];
+    snprintf(text, sizeof text,
+             "    .include \"workloads/codelets/elementwise.S\"\n"
+             "    .section .text.test_supervisor, \"ax\"\n"
+             "    .align 8\n"
+             "    .globl __supervisor\n"
+             "    .supervisor\n"
+             "__supervisor:\n"
+             "    setzi  $m5, 0x%x\n"
+             "    setzi  $m6, %u\n"
+             "    setzi  $m7, %s\n"
+             "    runall $m7, $m5, $m6\n"
+             "    sync   0\n"
+             "    exitz  $mzero\n",
+             REC_ADDR, REC_STEP, entry);
+    const char *dirs[] = {IPUSIM_SOURCE_DIR};
+    asm_options opt = {.include_dirs = dirs, .n_include_dirs = 1};
+    r->e = asm_assemble_string(text, "elementwise_test.S", &opt, err, sizeof err);
+    if (!r->e) {
+        fprintf(stderr, "\nassembly failed:\n%s\n", err);
+        CU_FAIL_FATAL("elementwise.S does not assemble");
+    }
+    machine mach;
+    CU_ASSERT_TRUE_FATAL(machine_preset("gc200", &mach, err, sizeof err));
+    r->t = calloc(1, sizeof *r->t);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r->t);
+    CU_ASSERT_TRUE_FATAL(tile_init(r->t, &mach, 0));
+    if (!tile_load(r->t, r->e, err, sizeof err)) {
+        fprintf(stderr, "\nload failed: %s\n", err);
+        CU_FAIL_FATAL("load failed");
+    }
+    /* The test's tensors must not overlap the library's data. */
+    for (size_t i = 0; i < r->e->n_sections; i++) {
+        const exe_section *s = &r->e->sections[i];
+        uint32_t limit = (s->flags & EXE_SEC_EXEC) ? 0x50000u : REC_ADDR;
+        CU_ASSERT_TRUE_FATAL(s->addr + s->size <= limit);
+    }
+}
+
+static void ew_write(ew_run *r, uint32_t addr, const void *data, size_t bytes)
+{
+    CU_ASSERT_EQUAL_FATAL(tmem_write_bytes(&r->t->s.mem, addr, data, bytes), TMEM_OK);
+}
+
+static void ew_read(ew_run *r, uint32_t addr, void *data, size_t bytes)
+{
+    CU_ASSERT_EQUAL_FATAL(tmem_read_bytes(&r->t->s.mem, addr, data, bytes), TMEM_OK);
+}
+
+/* Records: words[w][i] for the six workers. */
+static void ew_records(ew_run *r, const uint32_t words[W][16], unsigned n_words)
+{
+    for (unsigned w = 0; w < W; w++)
+        ew_write(r, REC_ADDR + w * REC_STEP, words[w], n_words * 4);
+}
+
+static bool ew_go(ew_run *r)
+{
+    enum tile_stop stop = tile_run_alone(r->t, 200000000);
+    r->ran = stop == TILE_STOP_END;
+    r->cycles = r->t->s.cycle;
+    if (!r->ran) {
+        if (stop == TILE_STOP_FAULT)
+            tile_describe_fault(r->t, r->e, r->fault, sizeof r->fault);
+        fprintf(stderr, "\nthe codelet did not end: stop %d %s\n", (int)stop, r->fault);
+    }
+    return r->ran;
+}
+
+static void ew_done(ew_run *r)
+{
+    if (r->t) {
+        tile_free(r->t);
+        free(r->t);
+    }
+    exe_free(r->e);
+    memset(r, 0, sizeof *r);
+}
+
+/* Split n units over six workers unevenly: weights 3, 1, 0, 4, 1, 2 (the
+ * third worker gets nothing), or evenly when even_split is set (the cost
+ * measurements); first[w], count[w]. */
+static bool even_split;
+static void uneven_shares(uint32_t n, uint32_t first[W], uint32_t count[W])
+{
+    static const uint32_t uneven[W] = {3, 1, 0, 4, 1, 2}, even[W] = {1, 1, 1, 1, 1, 1};
+    const uint32_t *weight = even_split ? even : uneven;
+    const uint64_t total = even_split ? 6 : 11;
+    uint32_t at = 0;
+    for (unsigned w = 0; w < W; w++) {
+        uint32_t c = w == W - 1 ? n - at : (uint32_t)((uint64_t)n * weight[w] / total);
+        first[w] = at;
+        count[w] = c;
+        at += c;
+    }
+}
+
+static uint64_t hand_cycles(const uint64_t worker_cycles[W])
+{
+    uint64_t last = 0;
+    for (unsigned k = 1; k <= W; k++) {
+        uint64_t first = RUNALL_CYCLE + 1 + (k - 1 + W - (RUNALL_CYCLE + 1) % W) % W;
+        uint64_t exit_cycle = first + W * worker_cycles[k - 1];
+        if (exit_cycle > last)
+            last = exit_cycle;
+    }
+    return last + 3;
+}
+
+/* ---- binary ------------------------------------------------------------------------- */
+
+static const char *const binary_name[] = {"add", "sub", "mul", "max", "min", "div"};
+
+typedef struct bin_case {
+    enum elementwise_binary_op op;
+    uint32_t rows, cols;
+    uint32_t row_step;             /* bytes */
+    uint32_t in1_row_step, in1_col_step;
+    uint32_t in0, in1, out;        /* tile addresses (out may be in0) */
+    bool finite;                   /* finite normal inputs only (reference check) */
+    uint32_t seed;
+} bin_case;
+
+typedef struct bin_result {
+    bool ran;
+    uint64_t cycles;
+    size_t mismatches;
+    size_t over_bound;
+    double max_err_ulps;
+} bin_result;
+
+static size_t in1_elems(const bin_case *c)
+{
+    size_t last = c->rows ? ((size_t)(c->rows - 1) * c->in1_row_step + (size_t)(c->cols ? c->cols - 1 : 0) * c->in1_col_step) / 4 : 0;
+    return last + 1;
+}
+
+static double binary_ref(enum elementwise_binary_op op, double a, double b)
+{
+    switch (op) {
+    case ELEMENTWISE_ADD: return a + b;
+    case ELEMENTWISE_SUB: return a - b;
+    case ELEMENTWISE_MUL: return a * b;
+    case ELEMENTWISE_DIV: return a / b;
+    case ELEMENTWISE_MAX: return a > b ? a : b;
+    default:              return a < b ? a : b;
+    }
+}
+
+/* Run one binary case, rows shared unevenly over the six workers. */
+static bin_result run_binary(const bin_case *c)
+{
+    bin_result res;
+    memset(&res, 0, sizeof res);
+    size_t n0 = (size_t)c->rows * (c->row_step / 4) + 16, n1 = in1_elems(c) + 16;
+    float *in0 = calloc(n0, 4), *in1 = calloc(n1, 4), *got = calloc(n0, 4), *model = calloc(n0, 4);
+    CU_ASSERT_FATAL(in0 && in1 && got && model);
+    lcg_state = c->seed;
+    for (size_t i = 0; i < n0; i++)
+        in0[i] = c->finite ? rnd_normal(-20, 20) : rnd_any();
+    for (size_t i = 0; i < n1; i++)
+        in1[i] = c->finite ? rnd_normal(-20, 20) : rnd_any();
+    /* The output tensor starts with a pattern the codelet must overwrite
+     * exactly where it writes (padding between rows must survive). */
+    for (size_t i = 0; i < n0; i++)
+        got[i] = f32_of_bits(0x7fbadbadu);
+    ew_run r;
+    ew_setup(&r, "vtx_binary_f32");
+    ew_write(&r, c->in1, in1, n1 * 4);
+    if (c->out != c->in0)
+        ew_write(&r, c->out, got, n0 * 4);
+    ew_write(&r, c->in0, in0, n0 * 4);
+    uint32_t first[W], count[W], words[W][16];
+    uneven_shares(c->rows, first, count);
+    for (unsigned w = 0; w < W; w++) {
+        uint32_t *v = words[w];
+        v[BINARY_F32_V_IN0] = c->in0 + first[w] * c->row_step;
+        v[BINARY_F32_V_IN1] = c->in1 + first[w] * c->in1_row_step;
+        v[BINARY_F32_V_OUT] = c->out + first[w] * c->row_step;
+        v[BINARY_F32_V_ROWS] = count[w];
+        v[BINARY_F32_V_COLS] = c->cols;
+        v[BINARY_F32_V_ROW_STEP] = c->row_step;
+        v[BINARY_F32_V_IN1_ROW_STEP] = c->in1_row_step;
+        v[BINARY_F32_V_IN1_COL_STEP] = c->in1_col_step;
+        v[BINARY_F32_V_OP] = c->op;
+    }
+    ew_records(&r, words, BINARY_F32_V_WORDS);
+    res.ran = ew_go(&r);
+    res.cycles = r.cycles;
+    if (res.ran) {
+        ew_read(&r, c->out, got, n0 * 4);
+        /* The model: in place or not, on the same layout; elements outside
+         * the rows keep what was there. */
+        for (size_t i = 0; i < n0; i++)
+            model[i] = c->out == c->in0 ? in0[i] : f32_of_bits(0x7fbadbadu);
+        elementwise_model_binary_f32(c->op, in0, in1, model, c->rows, c->cols, c->row_step, c->in1_row_step,
+                                     c->in1_col_step);
+        for (size_t i = 0; i < n0 - 16; i++)
+            if (bits_of(got[i]) != bits_of(model[i]) && res.mismatches++ < 4)
+                fprintf(stderr, "\n  %s out[%zu]: codelet 0x%08x, model 0x%08x", binary_name[c->op], i,
+                        bits_of(got[i]), bits_of(model[i]));
+        if (c->finite)
+            for (uint32_t row = 0; row < c->rows; row++)
+                for (uint32_t col = 0; col < c->cols; col++) {
+                    size_t i = (size_t)row * (c->row_step / 4) + col;
+                    size_t j = ((size_t)row * c->in1_row_step + (size_t)col * c->in1_col_step) / 4;
+                    double want = binary_ref(c->op, in0[i], in1[j]);
+                    bool exact = c->op == ELEMENTWISE_MAX || c->op == ELEMENTWISE_MIN;
+                    double bound = exact ? 0 : ldexp(fabs(want), -24) + ldexp(1.0, -126);
+                    double err = fabs((double)got[i] - want);
+                    if (err > bound)
+                        res.over_bound++;
+                    double ulps = want != 0 ? err / ldexp(fabs(want), -23) : 0;
+                    if (ulps > res.max_err_ulps)
+                        res.max_err_ulps = ulps;
+                }
+    }
+    ew_done(&r);
+    free(in0); free(in1); free(got); free(model);
+    return res;
+}
+
+static void check_binary(const bin_case *c, const char *what)
+{
+    bin_result res = run_binary(c);
+    if (res.mismatches || res.over_bound || !res.ran)
+        fprintf(stderr, "\n  binary %s (%s): ran %d, %zu mismatches, %zu over bound\n", binary_name[c->op], what,
+                res.ran, res.mismatches, res.over_bound);
+    CU_ASSERT_TRUE(res.ran);
+    CU_ASSERT_EQUAL(res.mismatches, 0);
+    CU_ASSERT_EQUAL(res.over_bound, 0);
+}
+
+/* Every op on every loop: fast contiguous and broadcast (tensors apart in
+ * region 1), single-access (streams in one element: out 8 mod 16 bytes
+ * after in0 + 24, close), element by element (column step 8, misaligned
+ * rows), special values and finite values against the reference. */
+static void test_binary_paths(void)
+{
+    for (unsigned op = 0; op < ELEMENTWISE_BINARY_OPS; op++) {
+        for (int finite = 0; finite < 2; finite++) {
+            uint32_t seed = 100u * op + (uint32_t)finite;
+            /* 22 rows of 37 (odd) in a 40-element row pitch. */
+            bin_case fast = {op, 22, 37, 160, 160, 4, A_ADDR, B_ADDR, C_ADDR, finite, seed};
+            check_binary(&fast, "contiguous, apart");
+            bin_case bc = {op, 22, 37, 160, 4, 0, A_ADDR, B_ADDR, C_ADDR, finite, seed + 7};
+            check_binary(&bc, "row broadcast, apart");
+            bin_case scalar = {op, 9, 50, 200, 0, 0, A_ADDR, B_ADDR, C_ADDR, finite, seed + 9};
+            check_binary(&scalar, "scalar broadcast, apart");
+            /* out close behind in0, same address bit 3 three pairs back. */
+            bin_case close = {op, 10, 64, 256, 256, 4, A_ADDR, B_ADDR, A_ADDR + 2560 + 64 + 8, finite, seed + 1};
+            check_binary(&close, "contiguous, out near in0");
+            bin_case closeb = {op, 10, 64, 256, 4, 0, A_ADDR, B_ADDR, A_ADDR + 2560 + 64 + 8, finite, seed + 2};
+            check_binary(&closeb, "broadcast, out near in0");
+            bin_case r0 = {op, 7, 33, 136, 136, 4, R0_ADDR, R0_ADDR + 0x2000, R0_ADDR + 0x4000, finite, seed + 3};
+            check_binary(&r0, "region 0, in1 in region 0");
+            bin_case strided = {op, 6, 21, 84, 4, 8, A_ADDR, B_ADDR, C_ADDR, finite, seed + 4};
+            check_binary(&strided, "in1 column step 8, rows 4 mod 8");
+            bin_case odd_rows = {op, 8, 15, 60, 64, 4, A_ADDR, B_ADDR, C_ADDR, finite, seed + 5};
+            check_binary(&odd_rows, "row pitch 60: every other row misaligned");
+        }
+    }
+}
+
+/* In place (out = in0): region 1 stays on the fast loop, region 0 does not. */
+static void test_binary_in_place(void)
+{
+    for (unsigned op = 0; op < ELEMENTWISE_BINARY_OPS; op++) {
+        bin_case c = {op, 12, 301, 1208, 1208, 4, A_ADDR, B_ADDR, A_ADDR, false, 900u + op};
+        check_binary(&c, "in place, contiguous");
+        bin_case b = {op, 12, 301, 1208, 4, 0, A_ADDR, B_ADDR, A_ADDR, false, 950u + op};
+        check_binary(&b, "in place, broadcast");
+        bin_case z = {op, 5, 40, 160, 160, 4, R0_ADDR, B_ADDR, R0_ADDR, false, 980u + op};
+        check_binary(&z, "in place in region 0");
+    }
+    /* The in-place fast loop is taken: one row of 2000, far fewer cycles
+     * than the single-access loop on the same data in region 0. */
+    bin_case fast = {ELEMENTWISE_ADD, 6, 2000, 8000, 8000, 4, A_ADDR, B_ADDR, A_ADDR, true, 5};
+    bin_case slow = {ELEMENTWISE_ADD, 6, 2000, 8000, 8000, 4, R0_ADDR, B_ADDR, R0_ADDR, true, 5};
+    bin_result f = run_binary(&fast), s = run_binary(&slow);
+    CU_ASSERT_EQUAL(f.mismatches + s.mismatches, 0);
+    printf("\n    in place add, 12000 elements: region 1 %llu cycles, region 0 (single access) %llu\n",
+           (unsigned long long)f.cycles, (unsigned long long)s.cycles);
+    CU_ASSERT_TRUE(f.cycles * 2 < s.cycles);
+}
+
+/* ---- unary ---------------------------------------------------------------------------- */
+
+static const char *const unary_name[] = {
+    "relu", "neg", "abs", "exp", "log", "sqrt", "rsqrt", "reciprocal", "tanh", "sigmoid",
+    "erf", "gelu_erf", "gelu_tanh", "scale_shift",
+};
+
+typedef struct un_case {
+    enum elementwise_unary_fn fn;
+    uint32_t n;
+    uint32_t in, out;
+    bool finite;
+    uint32_t seed;
+    float a, b;
+} un_case;
+
+typedef struct un_result {
+    bool ran;
+    uint64_t cycles;
+    size_t mismatches, over_bound;
+    double max_ratio;
+} un_result;
+
+static double unary_ref(enum elementwise_unary_fn fn, double x, double a, double b)
+{
+    switch (fn) {
+    case ELEMENTWISE_RELU:       return x > 0 ? x : 0;
+    case ELEMENTWISE_NEG:        return -x;
+    case ELEMENTWISE_ABS:        return fabs(x);
+    case ELEMENTWISE_EXP:        return exp(x);
+    case ELEMENTWISE_LOG:        return log(x);
+    case ELEMENTWISE_SQRT:       return sqrt(x);
+    case ELEMENTWISE_RSQRT:      return 1 / sqrt(x);
+    case ELEMENTWISE_RECIPROCAL: return 1 / x;
+    case ELEMENTWISE_TANH:       return tanh(x);
+    case ELEMENTWISE_SIGMOID:    return 1 / (1 + exp(-x));
+    case ELEMENTWISE_ERF:        return erf(x);
+    case ELEMENTWISE_GELU_ERF:   return x / 2 * (1 + erf(x / sqrt(2.0)));
+    case ELEMENTWISE_GELU_TANH:  return x / 2 * (1 + tanh(sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+    default:                     return a * x + b;
+    }
+}
+
+/* The tolerance of one element (the derivation at the top). */
+static double unary_bound(enum elementwise_unary_fn fn, double x, double want, double a, double b)
+{
+    const double u = ldexp(1.0, -24), t = ldexp(1.0, -126);
+    switch (fn) {
+    case ELEMENTWISE_RELU: case ELEMENTWISE_NEG: case ELEMENTWISE_ABS:
+        return 0;
+    case ELEMENTWISE_ERF:
+        return ELEMENTWISE_ERF_ABS_ERROR;
+    case ELEMENTWISE_GELU_ERF:
+        return fabs(x) / 2 * ELEMENTWISE_ERF_ABS_ERROR + 3 * u * fabs(want) + t;
+    case ELEMENTWISE_GELU_TANH: {
+        double arg = sqrt(2 / M_PI) * (x + 0.044715 * x * x * x);
+        return fabs(x) / 2 * (5 * u * fabs(arg) + u + u * (1 + fabs(tanh(arg)))) + 2 * u * fabs(want) + t;
+    }
+    case ELEMENTWISE_SCALE_SHIFT: {
+        double ax = fabs(a * x);
+        (void)b;
+        return 2 * ((u * ax + t) * (1 + u) + u * fabs(want) + t);
+    }
+    default:
+        return 2 * (u * fabs(want) + t);
+    }
+}
+
+/* Inputs in each function's useful range (finite case). */
+static float unary_input(enum elementwise_unary_fn fn, bool finite)
+{
+    if (!finite)
+        return rnd_any();
+    switch (fn) {
+    case ELEMENTWISE_EXP:        return rnd_normal(-12, 5);
+    case ELEMENTWISE_LOG: case ELEMENTWISE_SQRT: case ELEMENTWISE_RSQRT:
+        return fabsf(rnd_normal(-30, 30));
+    case ELEMENTWISE_TANH: case ELEMENTWISE_SIGMOID: case ELEMENTWISE_ERF:
+    case ELEMENTWISE_GELU_ERF: case ELEMENTWISE_GELU_TANH:
+        return rnd_normal(-12, 3);
+    default:                     return rnd_normal(-20, 20);
+    }
+}
+
+static un_result run_unary(const un_case *c)
+{
+    un_result res;
+    memset(&res, 0, sizeof res);
+    size_t n = c->n + 16;
+    float *in = calloc(n, 4), *got = calloc(n, 4), *model = calloc(n, 4);
+    CU_ASSERT_FATAL(in && got && model);
+    lcg_state = c->seed;
+    for (size_t i = 0; i < n; i++) {
+        in[i] = unary_input(c->fn, c->finite);
+        got[i] = f32_of_bits(0x7fbadbadu);
+    }
+    ew_run r;
+    ew_setup(&r, "vtx_unary_f32");
+    if (c->out != c->in)
+        ew_write(&r, c->out, got, n * 4);
+    ew_write(&r, c->in, in, n * 4);
+    uint32_t first[W], count[W], words[W][16];
+    uneven_shares(c->n / 2, first, count);
+    for (unsigned w = 0; w < W; w++) {
+        /* Whole pairs, and the odd last element to the last worker. */
+        uint32_t *v = words[w];
+        uint32_t elems = count[w] * 2 + (w == W - 1 ? c->n % 2 : 0);
+        v[UNARY_F32_V_IN] = c->in + first[w] * 8;
+        v[UNARY_F32_V_OUT] = c->out + first[w] * 8;
+        v[UNARY_F32_V_N] = elems;
+        v[UNARY_F32_V_FN] = c->fn;
+        v[UNARY_F32_V_A] = bits_of(c->a);
+        v[UNARY_F32_V_B] = bits_of(c->b);
+    }
+    ew_records(&r, words, UNARY_F32_V_WORDS);
+    res.ran = ew_go(&r);
+    res.cycles = r.cycles;
+    if (res.ran) {
+        ew_read(&r, c->out, got, n * 4);
+        for (size_t i = 0; i < n; i++)
+            model[i] = c->out == c->in ? in[i] : f32_of_bits(0x7fbadbadu);
+        elementwise_model_unary_f32(c->fn, c->a, c->b, in, model, c->n);
+        for (size_t i = 0; i < n; i++)
+            if (bits_of(got[i]) != bits_of(model[i]) && res.mismatches++ < 4)
+                fprintf(stderr, "\n  %s out[%zu] (x = 0x%08x): codelet 0x%08x, model 0x%08x", unary_name[c->fn], i,
+                        bits_of(in[i]), bits_of(got[i]), bits_of(model[i]));
+        if (c->finite)
+            for (size_t i = 0; i < c->n; i++) {
+                double want = unary_ref(c->fn, in[i], c->a, c->b);
+                double bound = unary_bound(c->fn, in[i], want, c->a, c->b);
+                double err = fabs((double)got[i] - want);
+                if (err > bound && res.over_bound++ < 4)
+                    fprintf(stderr, "\n  %s(%.9g): %.9g, reference %.9g, bound %.3g", unary_name[c->fn],
+                            (double)in[i], (double)got[i], want, bound);
+                double ratio = bound > 0 ? err / bound : (err > 0 ? INFINITY : 0);
+                if (ratio > res.max_ratio)
+                    res.max_ratio = ratio;
+            }
+    }
+    ew_done(&r);
+    free(in); free(got); free(model);
+    return res;
+}
+
+static void check_unary(const un_case *c, const char *what)
+{
+    un_result res = run_unary(c);
+    if (res.mismatches || res.over_bound || !res.ran)
+        fprintf(stderr, "\n  unary %s (%s): ran %d, %zu mismatches, %zu over bound\n", unary_name[c->fn], what,
+                res.ran, res.mismatches, res.over_bound);
+    if (c->finite && c->fn >= ELEMENTWISE_ERF && c->fn <= ELEMENTWISE_GELU_TANH && c->n > 1000)
+        printf("\n    %s: largest error %.2f of its bound", unary_name[c->fn], res.max_ratio);
+    CU_ASSERT_TRUE(res.ran);
+    CU_ASSERT_EQUAL(res.mismatches, 0);
+    CU_ASSERT_EQUAL(res.over_bound, 0);
+}
+
+static void test_unary_functions(void)
+{
+    for (unsigned fn = 0; fn < ELEMENTWISE_UNARY_FNS; fn++) {
+        for (int finite = 0; finite < 2; finite++) {
+            uint32_t seed = 300u + 10u * fn + (uint32_t)finite;
+            un_case apart = {fn, 1001, A_ADDR, C_ADDR, finite, seed, -1.7320508f, 0.3125f};
+            check_unary(&apart, "apart");
+            un_case inplace = {fn, 777, A_ADDR, A_ADDR, finite, seed + 1, 2.5f, -1.0f};
+            check_unary(&inplace, "in place");
+            un_case close = {fn, 300, A_ADDR, A_ADDR + 1200 + 64 + 8, finite, seed + 2, 0.5f, 0.0f};
+            check_unary(&close, "out near in");
+            un_case r0 = {fn, 255, R0_ADDR, R0_ADDR, finite, seed + 3, 3.0f, 1e-3f};
+            check_unary(&r0, "in place in region 0");
+            un_case tiny = {fn, 7, A_ADDR, C_ADDR, finite, seed + 4, 1.0f, 1.0f};
+            check_unary(&tiny, "7 elements: mostly empty records");
+        }
+    }
+}
+
+/* Values worked out by hand (model and codelet agree on them above). */
+static void test_model_values(void)
+{
+    const float nan = fp32_qnan();
+    CU_ASSERT_EQUAL(bits_of(elementwise_model_binary(ELEMENTWISE_SUB, 1.0f, 1.0f)), 0x00000000u);
+    CU_ASSERT_EQUAL(bits_of(elementwise_model_binary(ELEMENTWISE_DIV, 1.0f, 0.0f)), 0x7f800000u);
+    CU_ASSERT_EQUAL(bits_of(elementwise_model_binary(ELEMENTWISE_DIV, 0.0f, 0.0f)), FP32_TILE_QNAN_BITS);
+    /* maxNum: a quiet NaN loses; -0 < +0. */
+    CU_ASSERT_EQUAL(bits_of(elementwise_model_binary(ELEMENTWISE_MAX, nan, -3.0f)), bits_of(-3.0f));
+    CU_ASSERT_EQUAL(bits_of(elementwise_model_binary(ELEMENTWISE_MIN, 0.0f, -0.0f)), 0x80000000u);
+    /* Denormal operands are zeros: 2^-149 + 2^-149 = +0. */
+    CU_ASSERT_EQUAL(bits_of(elementwise_model_binary(ELEMENTWISE_ADD, f32_of_bits(1), f32_of_bits(1))), 0u);
+    /* relu(-0) = +0, relu(NaN) = +0 (maxNum), neg keeps a denormal. */
+    CU_ASSERT_EQUAL(bits_of(elementwise_model_unary(ELEMENTWISE_RELU, -0.0f, 0, 0)), 0u);
+    CU_ASSERT_EQUAL(bits_of(elementwise_model_unary(ELEMENTWISE_RELU, nan, 0, 0)), 0u);
+    CU_ASSERT_EQUAL(bits_of(elementwise_model_unary(ELEMENTWISE_NEG, f32_of_bits(5), 0, 0)), 0x80000005u);
+    CU_ASSERT_EQUAL(bits_of(elementwise_model_unary(ELEMENTWISE_ABS, -2.0f, 0, 0)), bits_of(2.0f));
+    /* erf(±0) = ±0 exactly, erf(±inf) = ±1, erf(NaN) = NaN. */
+    CU_ASSERT_EQUAL(bits_of(elementwise_model_unary(ELEMENTWISE_ERF, 0.0f, 0, 0)), 0u);
+    CU_ASSERT_EQUAL(bits_of(elementwise_model_unary(ELEMENTWISE_ERF, -0.0f, 0, 0)), 0x80000000u);
+    CU_ASSERT_EQUAL(bits_of(elementwise_model_unary(ELEMENTWISE_ERF, INFINITY, 0, 0)), bits_of(1.0f));
+    CU_ASSERT_EQUAL(bits_of(elementwise_model_unary(ELEMENTWISE_ERF, -INFINITY, 0, 0)), bits_of(-1.0f));
+    CU_ASSERT_EQUAL(bits_of(elementwise_model_unary(ELEMENTWISE_ERF, nan, 0, 0)), FP32_TILE_QNAN_BITS);
+    /* scale-shift: 3 * 2 + 0.5, product then sum. */
+    CU_ASSERT_EQUAL(bits_of(elementwise_model_unary(ELEMENTWISE_SCALE_SHIFT, 2.0f, 3.0f, 0.5f)), bits_of(6.5f));
+    /* gelu(0) = 0, gelu(large) = x. */
+    CU_ASSERT_EQUAL(bits_of(elementwise_model_unary(ELEMENTWISE_GELU_TANH, 0.0f, 0, 0)), 0u);
+    CU_ASSERT_EQUAL(bits_of(elementwise_model_unary(ELEMENTWISE_GELU_ERF, 20.0f, 0, 0)), bits_of(20.0f));
+    CU_ASSERT_EQUAL(bits_of(elementwise_model_unary(ELEMENTWISE_GELU_TANH, 20.0f, 0, 0)), bits_of(20.0f));
+    /* Casts: 65520 rounds to 65536 > 65504: saturates; inf is invalid -> NaN;
+     * 2^-25 is a tie between 0 and the smallest f16 subnormal: to even, 0. */
+    CU_ASSERT_EQUAL(elementwise_model_f32_to_f16(65520.0f), FP16_MAX_BITS);
+    CU_ASSERT_EQUAL(elementwise_model_f32_to_f16(INFINITY), FP16_TILE_QNAN);
+    CU_ASSERT_EQUAL(elementwise_model_f32_to_f16(0x1p-25f), 0);
+    CU_ASSERT_EQUAL(elementwise_model_f32_to_f16(0x1.8p-24f), 2);
+    CU_ASSERT_EQUAL(bits_of(elementwise_model_f16_to_f32(0x3c00)), bits_of(1.0f));
+    CU_ASSERT_EQUAL(bits_of(elementwise_model_f16_to_f32(0x7c01)), FP32_TILE_QNAN_BITS);
+    CU_ASSERT_EQUAL(bits_of(elementwise_model_f16_to_f32(0xfc00)), 0xff800000u);
+}
+
+/* ---- casts and copy ---------------------------------------------------------------------- */
+
+/* Returns the cycles (0 when the run failed). */
+static uint64_t run_cast(bool to_f16, uint32_t n, uint32_t in_addr, uint32_t out_addr, uint32_t seed)
+{
+    size_t slack = 32;
+    uint32_t *in = calloc(n + slack, 4), *got = calloc(n + slack, 4), *want = calloc(n + slack, 4);
+    CU_ASSERT_FATAL(in && got && want);
+    lcg_state = seed;
+    size_t in_bytes = to_f16 ? (size_t)n * 4 : ((size_t)n * 2 + 7) / 8 * 8;
+    size_t out_bytes = to_f16 ? ((size_t)n * 2 + 7) / 8 * 8 : (size_t)n * 4;
+    for (size_t i = 0; i < n + slack; i++)
+        got[i] = 0x5a5a5a5au;
+    if (to_f16) {
+        for (size_t i = 0; i < n; i++) {
+            float v = (lcg() % 4 == 0) ? rnd_any() : rnd_normal(-26, 17);
+            in[i] = bits_of(v);
+        }
+    } else {
+        uint16_t *h = (uint16_t *)in;
+        for (size_t i = 0; i < n; i++)
+            h[i] = (uint16_t)lcg();
+    }
+    ew_run r;
+    ew_setup(&r, to_f16 ? "vtx_cast_f32_to_f16" : "vtx_cast_f16_to_f32");
+    ew_write(&r, out_addr, got, out_bytes + 64);
+    ew_write(&r, in_addr, in, in_bytes);
+    uint32_t first[W], count[W], words[W][16];
+    uneven_shares(n / 4, first, count);    /* shares of 4 elements keep f16 8-aligned */
+    for (unsigned w = 0; w < W; w++) {
+        uint32_t elems = count[w] * 4 + (w == W - 1 ? n % 4 : 0);
+        words[w][CAST_V_IN] = in_addr + first[w] * 4 * (to_f16 ? 4 : 2);
+        words[w][CAST_V_OUT] = out_addr + first[w] * 4 * (to_f16 ? 2 : 4);
+        words[w][CAST_V_N] = elems;
+    }
+    ew_records(&r, words, CAST_V_WORDS);
+    uint64_t cycles = ew_go(&r) ? r.cycles : 0;
+    CU_ASSERT_NOT_EQUAL(cycles, 0);
+    ew_read(&r, out_addr, got, out_bytes + 64);
+    memcpy(want, got, (n + slack) * 4);
+    size_t bad = 0;
+    if (to_f16) {
+        uint16_t *h = (uint16_t *)want;
+        for (size_t i = 0; i < n; i++)
+            h[i] = elementwise_model_f32_to_f16(f32_of_bits(in[i]));
+        if (n % 2)
+            h[n] = h[n - 1];       /* the pad element: a copy of the last */
+        for (size_t i = n + n % 2; i < out_bytes / 2 + 32; i++)
+            h[i] = 0x5a5a;         /* nothing else written */
+        /* Reference: an IEEE conversion of finite values in range. */
+        for (size_t i = 0; i < n; i++) {
+            float v = fp32_flush(f32_of_bits(in[i]));
+            if (isfinite(v) && fabsf(v) <= 65504.0f && fp16_from_f32(v) != h[i] && bad++ < 4)
+                fprintf(stderr, "\n  f32 -> f16 of %g: 0x%04x, IEEE 0x%04x", (double)v, h[i], fp16_from_f32(v));
+        }
+    } else {
+        const uint16_t *h = (const uint16_t *)in;
+        for (size_t i = 0; i < n; i++) {
+            float v = elementwise_model_f16_to_f32(h[i]);
+            want[i] = bits_of(v);
+            if (!fp16_is_nan(h[i]) && bits_of(v) != bits_of(fp16_to_f32(h[i])) && bad++ < 4)
+                fprintf(stderr, "\n  f16 -> f32 of 0x%04x differs from the exact value", h[i]);
+        }
+        for (size_t i = n; i < out_bytes / 4 + 16; i++)
+            want[i] = 0x5a5a5a5au;
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+    size_t mism = 0;
+    for (size_t i = 0; i < out_bytes / 4 + 16; i++)
+        if (got[i] != want[i] && mism++ < 4)
+            fprintf(stderr, "\n  cast word %zu: codelet 0x%08x, model 0x%08x", i, got[i], want[i]);
+    CU_ASSERT_EQUAL(mism, 0);
+    ew_done(&r);
+    free(in); free(got); free(want);
+    return cycles;
+}
+
+static void test_casts(void)
+{
+    static const uint32_t sizes[] = {1, 2, 3, 5, 22, 23, 1001, 4097};
+    for (unsigned i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        run_cast(true, sizes[i], A_ADDR, C_ADDR, 40u + i);
+        run_cast(false, sizes[i], A_ADDR, C_ADDR, 60u + i);
+        run_cast(true, sizes[i], R0_ADDR, R0_ADDR + 0x8000, 80u + i);
+        run_cast(false, sizes[i], R0_ADDR, R0_ADDR + 0x8000, 90u + i);
+    }
+}
+
+/* Copy bytes from src to dst with shares of shares_bytes[w]; returns the
+ * cycles (0 when it failed). */
+static uint64_t run_copy(const uint32_t share_bytes[W], uint32_t src, uint32_t dst, uint32_t seed)
+{
+    uint32_t total = 0;
+    for (unsigned w = 0; w < W; w++)
+        total += share_bytes[w];
+    size_t words = total / 4 + 32;
+    uint32_t *in = calloc(words, 4), *got = calloc(words, 4);
+    CU_ASSERT_FATAL(in && got);
+    lcg_state = seed;
+    for (size_t i = 0; i < words; i++) {
+        in[i] = lcg();
+        got[i] = 0xdeadbeefu;
+    }
+    ew_run r;
+    ew_setup(&r, "vtx_copy");
+    ew_write(&r, dst, got, words * 4);
+    ew_write(&r, src, in, words * 4);
+    uint32_t words_rec[W][16], at = 0;
+    for (unsigned w = 0; w < W; w++) {
+        words_rec[w][COPY_V_SRC] = src + at;
+        words_rec[w][COPY_V_DST] = dst + at;
+        words_rec[w][COPY_V_BYTES] = share_bytes[w];
+        at += share_bytes[w];
+    }
+    ew_records(&r, words_rec, COPY_V_WORDS);
+    uint64_t cycles = ew_go(&r) ? r.cycles : 0;
+    ew_read(&r, dst, got, words * 4);
+    size_t bad = 0;
+    for (size_t i = 0; i < words; i++) {
+        uint32_t want = i < total / 4 ? in[i] : 0xdeadbeefu;
+        if (got[i] != want && bad++ < 4)
+            fprintf(stderr, "\n  copy word %zu: 0x%08x, want 0x%08x", i, got[i], want);
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+    ew_done(&r);
+    free(in); free(got);
+    return cycles;
+}
+
+static uint64_t copy_fast_worker_cycles(uint32_t bytes)
+{
+    uint32_t p = bytes / 8;
+    return bytes ? 37 + p + (p % 2) : 4;
+}
+
+static void test_copy(void)
+{
+    /* Both 8-aligned and apart (the fast loop), with odd words. */
+    static const uint32_t s1[W] = {40, 24, 0, 56, 8, 16};
+    uint64_t c = run_copy(s1, A_ADDR, C_ADDR, 1);
+    uint64_t wc[W];
+    for (unsigned w = 0; w < W; w++)
+        wc[w] = copy_fast_worker_cycles(s1[w]);
+    CU_ASSERT_EQUAL(hand_cycles(wc), 282);
+    CU_ASSERT_EQUAL(c, 282);
+    /* Shares with a last word, both 4 mod 8 (a head word), different
+     * phases (word by word), close (single access), region 0. */
+    static const uint32_t s2[W] = {44, 4, 0, 1004, 12, 4000};
+    CU_ASSERT_NOT_EQUAL(run_copy(s2, A_ADDR, C_ADDR, 2), 0);
+    static const uint32_t s3[W] = {36, 4, 0, 1000, 12, 4004};
+    CU_ASSERT_NOT_EQUAL(run_copy(s3, A_ADDR + 4, C_ADDR + 4, 3), 0);
+    CU_ASSERT_NOT_EQUAL(run_copy(s3, A_ADDR + 4, C_ADDR, 4), 0);
+    CU_ASSERT_NOT_EQUAL(run_copy(s2, A_ADDR, A_ADDR + 5120 + 8, 5), 0);
+    CU_ASSERT_NOT_EQUAL(run_copy(s2, R0_ADDR, R0_ADDR + 0x2000, 6), 0);
+    static const uint32_t big[W] = {32768, 32768, 32768, 32768, 32768, 32768};
+    CU_ASSERT_NOT_EQUAL(run_copy(big, 0x82000, 0xb4000, 7), 0);   /* more than one rpt block */
+}
+
+/* ---- hand-counted cycles ----------------------------------------------------------------- */
+
+static uint64_t exp_worker_cycles(uint32_t n)
+{
+    uint32_t p = n / 2;
+    if (n == 0)
+        return 3;
+    return 18 + (p ? 6 * (uint64_t)p + 6 : 0) + (n % 2 ? 7 : 0);
+}
+
+static uint64_t add_fast_worker_cycles(uint32_t rows, uint32_t cols)
+{
+    uint32_t p = cols / 2;
+    return rows ? 97 + p + (p % 2) + (cols % 2 ? 2 : 0) : 3;
+}
+
+static void test_hand_cycles(void)
+{
+    /* exp: shares of 2 * {3, 1, 0, 4, 1, 2} pairs + 1 odd element (n = 23). */
+    un_case e = {ELEMENTWISE_EXP, 23, A_ADDR, C_ADDR, true, 11, 0, 0};
+    un_result ur = run_unary(&e);
+    uint32_t first[W], count[W];
+    uneven_shares(23 / 2, first, count);
+    uint64_t wc[W];
+    for (unsigned w = 0; w < W; w++)
+        wc[w] = exp_worker_cycles(count[w] * 2 + (w == W - 1));
+    /* 11 pairs: shares 3, 1, 0, 4, 1, 2 pairs, n = 6, 2, 0, 8, 2, 5:
+     * W = 42, 30, 3, 48, 30, 43; workers 1..6 first issue at 6, 7, 8, 9,
+     * 4, 5 and exit at 6 + 252 = 258, 7 + 180 = 187, 8 + 18 = 26,
+     * 9 + 288 = 297, 4 + 180 = 184, 5 + 258 = 263: E = 297, 300 cycles. */
+    CU_ASSERT_EQUAL(hand_cycles(wc), 300);
+    CU_ASSERT_EQUAL(ur.cycles, 300);
+    CU_ASSERT_EQUAL(ur.mismatches, 0);
+
+    /* add, one row per worker (rows 22: 6, 2, 0, 8, 2, 4), 37 columns. */
+    bin_case b = {ELEMENTWISE_ADD, 22, 37, 160, 160, 4, A_ADDR, B_ADDR, C_ADDR, true, 12};
+    bin_result br = run_binary(&b);
+    uneven_shares(22, first, count);
+    uint64_t bw[W];
+    for (unsigned w = 0; w < W; w++) {
+        /* Every row: dispatch 69 + loop; the entry 8 once. */
+        uint64_t per_row = add_fast_worker_cycles(1, 37) - 8;
+        bw[w] = count[w] ? 8 + count[w] * per_row : 3;
+    }
+    printf("\n    add 22 x 37: %llu cycles (hand %llu)\n", (unsigned long long)br.cycles,
+           (unsigned long long)hand_cycles(bw));
+    CU_ASSERT_EQUAL(br.cycles, hand_cycles(bw));
+    CU_ASSERT_EQUAL(br.mismatches, 0);
+}
+
+/* ---- per-element cost --------------------------------------------------------------------- */
+
+static void test_per_element_cost(void)
+{
+    const uint32_t n = 24000;
+    even_split = true;
+    printf("\n    tile cycles per element, %u elements over six workers (GC200):\n", n);
+    for (unsigned op = 0; op < ELEMENTWISE_BINARY_OPS; op++) {
+        bin_case c = {op, 6, n / 6, n / 6 * 4, n / 6 * 4, 4, A_ADDR, B_ADDR, C_ADDR, true, 77};
+        bin_result r = run_binary(&c);
+        bin_case b = {op, 6, n / 6, n / 6 * 4, 0, 0, A_ADDR, B_ADDR, C_ADDR, true, 78};
+        bin_result rb = run_binary(&b);
+        printf("      binary %-4s  contiguous %.3f  scalar %.3f\n", binary_name[op], (double)r.cycles / n,
+               (double)rb.cycles / n);
+        CU_ASSERT_EQUAL(r.mismatches + rb.mismatches, 0);
+        if (op < ELEMENTWISE_BINARY_V2_OPS) {
+            /* One row of 4000 a worker: 2000 loop bundles and 97 more
+             * (row set-up with its three apart tests, fill, exit), W =
+             * 2097: 0.5 + 6 * 97 / 24000 plus the start and end. */
+            uint64_t wc[W];
+            for (unsigned w = 0; w < W; w++)
+                wc[w] = add_fast_worker_cycles(1, n / 6);
+            CU_ASSERT_EQUAL(r.cycles, hand_cycles(wc));
+            CU_ASSERT_TRUE((double)rb.cycles / n < 0.52);
+        }
+    }
+    for (unsigned fn = 0; fn < ELEMENTWISE_UNARY_FNS; fn++) {
+        un_case c = {fn, n, A_ADDR, C_ADDR, true, 79, 1.5f, 0.25f};
+        un_result r = run_unary(&c);
+        printf("      unary %-11s %.3f\n", unary_name[fn], (double)r.cycles / n);
+        CU_ASSERT_EQUAL(r.mismatches, 0);
+    }
+    uint64_t to16 = run_cast(true, n, A_ADDR, C_ADDR, 81), to32 = run_cast(false, n, A_ADDR, C_ADDR, 82);
+    printf("      cast f32->f16 %.3f  f16->f32 %.3f\n", (double)to16 / n, (double)to32 / n);
+    uint32_t shares[W];
+    for (unsigned w = 0; w < W; w++)
+        shares[w] = n * 4 / W;
+    uint64_t copy = run_copy(shares, A_ADDR, C_ADDR, 83);
+    printf("      copy          %.3f per 4 bytes\n", (double)copy / n);
+    CU_ASSERT_TRUE(copy > 0 && (double)copy / n < 0.52);   /* one bundle per 8 bytes: 0.5 */
+    even_split = false;
+}
+
+/* ---- bad records -------------------------------------------------------------------------- */
+
+static void test_bad_op(void)
+{
+    ew_run r;
+    ew_setup(&r, "vtx_unary_f32");
+    uint32_t words[W][16];
+    memset(words, 0, sizeof words);
+    words[1][UNARY_F32_V_IN] = A_ADDR;
+    words[1][UNARY_F32_V_OUT] = C_ADDR;
+    words[1][UNARY_F32_V_N] = 4;
+    words[1][UNARY_F32_V_FN] = ELEMENTWISE_UNARY_FNS;
+    ew_records(&r, words, UNARY_F32_V_WORDS);
+    CU_ASSERT_FALSE(ew_go(&r));
+    CU_ASSERT_EQUAL(r.t->s.trap_code, ELEMENTWISE_TRAP_BAD_OP);
+    ew_done(&r);
+}
+
+void test_register(void)
+{
+    ADD_SUITE("codelets_elementwise",
+              {"model on hand-worked values", test_model_values},
+              {"binary: every op on every loop", test_binary_paths},
+              {"binary: in place", test_binary_in_place},
+              {"unary: every function, placements", test_unary_functions},
+              {"casts f32 <-> f16", test_casts},
+              {"copy", test_copy},
+              {"hand-counted cycles", test_hand_cycles},
+              {"per-element cost at 24,000 elements", test_per_element_cost},
+              {"op out of range traps", test_bad_op});
+}

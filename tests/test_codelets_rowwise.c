@@ -1,0 +1,937 @@
+/*
+ * test_codelets_rowwise.c — the row-wise codelets (workloads/codelets/
+ * rowwise.S) assembled with a small supervisor (runall on six records,
+ * sync 0, exitz) and run on one simulated GC200 tile:
+ *   (a) outputs equal the bit-exact models (rowwise_model.c) bit for bit,
+ *       random inputs with large magnitudes, odd and even widths, one
+ *       column, rows padded with signalling NaNs (read past, never used:
+ *       $FP_STS stays clear);
+ *   (b) outputs are within a derived tolerance of a double-precision
+ *       reference (derivations at reference_*);
+ *   (c) cycle counts equal the hand counts below;
+ *   (d) softmax and layer norm in place;
+ *   (e) records with zero rows do nothing;
+ * and gather's index checks (negative indices, the trap), transpose.
+ *
+ * Cycle counts (conventions of tests/test_axpy_kernel.c): the supervisor
+ * issues setzi x3 at cycles 0..2 and runall at T = 3; worker k (1..6)
+ * first issues at T + 1 + ((k - 1 - (T + 1)) mod 6) = cycles 4..9 for
+ * workers 5, 6, 1, 2, 3, 4; each issue of a worker costs 6 tile cycles
+ * times its latency (f32exp, f32oox, f32div: 3; f32oorx: 4), so a worker
+ * whose issues before its exitz cost W worker cycles exits at
+ * first + 6 W; the run ends 3 cycles after the last exit E (sync at E + 1,
+ * exitz at E + 2): cycles = E + 3.  W for each codelet, with P = cols / 2,
+ * o = cols % 2, R rows (read from the code in rowwise.S):
+ *   reduce:    R = 0: 3 (two bundles, brz).  Else 12 (prologue) + the
+ *              dispatch (sum 1, max 3, sumsq 5, mean 7) + R (7 + P + o),
+ *              (8 + P + o) for mean and max.
+ *   softmax:   R = 0: 3.  Else 10 + R (20 + 11 P + 9 o).
+ *   layernorm: R = 0: 3.  Else 15 + R (26 + 7 P + 8 o + (P > 0)).
+ *   gather:    n = 0: 2.  Else 12 + n (10 + 2 units), units = row bytes
+ *              / 8 (or / 4 when not a multiple of 8).
+ *   transpose: R = 0: 2.  Else 12 + R (6 + 3 cols).
+ *
+ * Worked example 1 (test_hand_cycles): reduce sum, cols = 5 (P = 2, o = 1),
+ * rows 2, 1, 1, 1, 1, 0 for workers 1..6.  Per row 7 + 2 + 1 = 10.
+ * Worker 1: W = 13 + 20 = 33, first issue at 6: exits at 6 + 198 = 204.
+ * Workers 2..5: W = 23: exit at 7 + 138 = 145, 146, 147, and worker 5 at
+ * 4 + 138 = 142.  Worker 6: W = 3, exits at 5 + 18 = 23.  E = 204: 207
+ * cycles.
+ * Worked example 2: softmax, cols = 3 (P = 1, o = 1), one row each for
+ * workers 1..6.  Per row 20 + 11 + 9 = 40; W = 10 + 40 = 50.  The last
+ * worker to start is worker 4 (first issue at 9): exits at 9 + 300 = 309:
+ * 312 cycles.
+ */
+#include <CUnit/CUnit.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "isa/asm.h"
+#include "isa/fparith.h"
+#include "sim/machine.h"
+#include "sim/tile.h"
+#include "test_util.h"
+#include "workloads/codelets/rowwise.h"
+
+#define WORKERS 6u
+#define RUNALL_CYCLE 3u
+#define REC_ADDR 0x80000u        /* the six records */
+#define DATA_ADDR 0x81000u       /* tensors from here (region 1) */
+#define SLACK_BYTES 64u
+#define SNAN_BITS 0x7fa00001u    /* filled into padding and slack */
+
+static const double U = 0x1p-24;  /* unit roundoff of f32, round to nearest */
+
+/* ---- small helpers ---------------------------------------------------------- */
+
+static uint32_t lcg_state;
+static double rnd_unit(void)    /* [-1, 1) */
+{
+    lcg_state = lcg_state * 1664525u + 1013904223u;
+    return (double)((int32_t)(lcg_state >> 8) - (1 << 23)) / (double)(1 << 23);
+}
+
+static uint32_t bits_of(float f)
+{
+    uint32_t b;
+    memcpy(&b, &f, 4);
+    return b;
+}
+
+static float float_of(uint32_t b)
+{
+    float f;
+    memcpy(&f, &b, 4);
+    return f;
+}
+
+static uint32_t rows_of(unsigned total, unsigned w) { return total / WORKERS + (w < total % WORKERS); }
+
+/* ---- the tile ------------------------------------------------------------------ */
+
+typedef struct rig {
+    ipu_exe *e;
+    ipu_tile *t;
+    uint32_t next;               /* bump allocator for tensors */
+} rig;
+
+typedef struct run_result {
+    bool ran;                    /* ended normally */
+    enum tile_stop stop;
+    uint64_t cycles;
+    char fault[1024];
+    uint32_t fp_sts;             /* $FP_STS of the workers, ORed */
+} run_result;
+
+static bool rig_open(rig *r, const char *entry, unsigned record_words)
+{
+    char text[512], err[4096];
+    snprintf(text, sizeof text,
+             ".include \"workloads/codelets/rowwise.S\"\n"
+             "    .align 8\n    .globl __supervisor\n    .supervisor\n__supervisor:\n"
+             "    setzi $m5, %u\n    setzi $m6, %u\n    setzi $m7, %s\n"
+             "    runall $m7, $m5, $m6\n    sync 0\n    exitz $mzero\n",
+             REC_ADDR, record_words * 4u, entry);
+    const char *dirs[] = {IPUSIM_SOURCE_DIR};
+    asm_options opt = {.include_dirs = dirs, .n_include_dirs = 1};
+    memset(r, 0, sizeof *r);
+    r->e = asm_assemble_string(text, "rowwise_test.S", &opt, err, sizeof err);
+    if (!r->e) {
+        fprintf(stderr, "\nassembly failed:\n%s\n", err);
+        return false;
+    }
+    machine mach;
+    r->t = calloc(1, sizeof *r->t);
+    if (!r->t || !machine_preset("gc200", &mach, err, sizeof err) || !tile_init(r->t, &mach, 0)
+        || !tile_load(r->t, r->e, err, sizeof err)) {
+        fprintf(stderr, "\nset-up failed: %s\n", err);
+        return false;
+    }
+    r->next = DATA_ADDR;
+    return true;
+}
+
+static void rig_close(rig *r)
+{
+    if (r->t) {
+        tile_free(r->t);
+        free(r->t);
+    }
+    exe_free(r->e);
+}
+
+/* Tile memory for `bytes`, 8-byte aligned, followed by the slack; all of
+ * it filled with signalling NaNs first. */
+static uint32_t rig_alloc(rig *r, size_t bytes)
+{
+    uint32_t addr = r->next;
+    size_t span = (bytes + SLACK_BYTES + 7u) & ~(size_t)7u;
+    for (size_t i = 0; i < span; i += 4)
+        tmem_store32(&r->t->s.mem, addr + (uint32_t)i, SNAN_BITS);
+    r->next += (uint32_t)span;
+    return addr;
+}
+
+static void rig_write(rig *r, uint32_t addr, const void *src, size_t bytes)
+{
+    CU_ASSERT_EQUAL(tmem_write_bytes(&r->t->s.mem, addr, src, bytes), TMEM_OK);
+}
+
+static void rig_read(rig *r, uint32_t addr, void *dst, size_t bytes)
+{
+    CU_ASSERT_EQUAL(tmem_read_bytes(&r->t->s.mem, addr, dst, bytes), TMEM_OK);
+}
+
+/* rows x cols f32 at `step` floats a row: the padding keeps its NaNs. */
+static void rig_write_rows(rig *r, uint32_t addr, const float *x, size_t rows, size_t cols, size_t step)
+{
+    for (size_t i = 0; i < rows; i++)
+        rig_write(r, addr + (uint32_t)(i * step * 4), x + i * step, cols * 4);
+}
+
+static void rig_read_rows(rig *r, uint32_t addr, float *x, size_t rows, size_t cols, size_t step)
+{
+    for (size_t i = 0; i < rows; i++)
+        rig_read(r, addr + (uint32_t)(i * step * 4), x + i * step, cols * 4);
+}
+
+static run_result rig_run(rig *r, const uint32_t *records, unsigned record_words)
+{
+    run_result res;
+    memset(&res, 0, sizeof res);
+    rig_write(r, REC_ADDR, records, (size_t)WORKERS * record_words * 4);
+    res.stop = tile_run_alone(r->t, 200000000);
+    res.ran = res.stop == TILE_STOP_END;
+    res.cycles = r->t->s.cycle;
+    if (res.stop == TILE_STOP_FAULT)
+        tile_describe_fault(r->t, r->e, res.fault, sizeof res.fault);
+    for (unsigned k = 1; k <= WORKERS; k++)
+        res.fp_sts |= r->t->s.ctx[k].csr[ISA_CSR_FP_STS];
+    return res;
+}
+
+/* The hand count: W[k] worker cycles before each worker's exitz. */
+static uint64_t hand_cycles(const uint64_t w[WORKERS])
+{
+    const uint64_t t = RUNALL_CYCLE;
+    uint64_t last = 0;
+    for (unsigned k = 0; k < WORKERS; k++) {
+        uint64_t first = t + 1 + (k + WORKERS - (t + 1) % WORKERS) % WORKERS;
+        uint64_t exit_cycle = first + WORKERS * w[k];
+        if (exit_cycle > last)
+            last = exit_cycle;
+    }
+    return last + 3;
+}
+
+static uint64_t reduce_w(unsigned rows, unsigned cols, enum reduce_op op)
+{
+    if (!rows)
+        return 3;
+    uint64_t p = cols / 2, o = cols % 2;
+    static const uint64_t dispatch[] = {1, 3, 5, 7};
+    uint64_t row = (op == REDUCE_OP_MEAN || op == REDUCE_OP_MAX ? 8 : 7) + p + o;
+    return 12 + dispatch[op] + rows * row;
+}
+
+static uint64_t softmax_w(unsigned rows, unsigned cols)
+{
+    uint64_t p = cols / 2, o = cols % 2;
+    return rows ? 10 + rows * (20 + 11 * p + 9 * o) : 3;
+}
+
+static uint64_t layernorm_w(unsigned rows, unsigned cols)
+{
+    uint64_t p = cols / 2, o = cols % 2;
+    return rows ? 15 + rows * (26 + 7 * p + 8 * o + (p > 0)) : 3;
+}
+
+static uint64_t gather_w(unsigned n, unsigned row_bytes)
+{
+    uint64_t units = row_bytes % 8 ? row_bytes / 4 : row_bytes / 8;
+    return n ? 12 + n * (10 + 2 * units) : 2;
+}
+
+static uint64_t transpose_w(unsigned rows, unsigned cols)
+{
+    return rows ? 12 + rows * (6 + 3 * (uint64_t)cols) : 2;
+}
+
+/* Elements whose bits differ (the first few printed). */
+static size_t mismatches(const char *what, const float *got, const float *want, size_t rows, size_t cols,
+                         size_t step)
+{
+    size_t bad = 0;
+    for (size_t i = 0; i < rows; i++)
+        for (size_t c = 0; c < cols; c++)
+            if (bits_of(got[i * step + c]) != bits_of(want[i * step + c]) && bad++ < 4)
+                fprintf(stderr, "\n  %s[%zu][%zu]: codelet 0x%08x, model 0x%08x", what, i, c,
+                        bits_of(got[i * step + c]), bits_of(want[i * step + c]));
+    return bad;
+}
+
+/* Elements further from ref than bound; the worst ratio to *ratio. */
+static size_t over_bound(const float *got, const double *ref, const double *bound, size_t n, double *ratio)
+{
+    size_t bad = 0;
+    double worst = 0;
+    for (size_t i = 0; i < n; i++) {
+        double e = fabs((double)got[i] - ref[i]);
+        double q = bound[i] > 0 ? e / bound[i] : (e > 0 ? INFINITY : 0);
+        if (q > worst)
+            worst = q;
+        if (!(e <= bound[i]) && bad++ < 4)
+            fprintf(stderr, "\n  [%zu]: got %.9g, reference %.9g, bound %.3g", i, (double)got[i], ref[i], bound[i]);
+    }
+    *ratio = worst;
+    return bad;
+}
+
+/* Inputs: each row gets its own magnitude, 10^(0..30) for `wide`
+ * (10^(0..15) for sums of squares, which would overflow beyond). */
+static unsigned wide_exponents = 31;
+static void fill_rows(float *x, size_t rows, size_t cols, size_t step, bool wide, double offset)
+{
+    for (size_t i = 0; i < rows; i++) {
+        double mag = wide ? pow(10.0, (double)(i * 7 % wide_exponents)) : 1.0;
+        for (size_t c = 0; c < cols; c++)
+            x[i * step + c] = (float)(offset + mag * rnd_unit());
+    }
+}
+
+/* ---- reduce -------------------------------------------------------------------- */
+
+/* Tolerance against the exact sum in double.  Each lane adds its
+ * m = ceil(n / 2) terms to +0 one at a time (the first addition exact), so
+ * its error is at most (m - 1) u sum|x| (first order); lane 0 + lane 1
+ * adds one rounding of u sum|x|: (m u + u^2 terms) sum|x|.  Sum of
+ * squares: every product is rounded once more, (m + 1) u sum x^2.  Mean:
+ * the sum's bound times scale, the scale's own rounding (scale = fl(1/n):
+ * u) and the product's: (m + 2) u sum|x| / n.  The bound is doubled for
+ * the second-order terms; max is exact (bound 0). */
+static double reduce_reference(const float *x, size_t cols, enum reduce_op op, double *bound)
+{
+    double s = 0, a = 0, m = x[0];
+    double lane_terms = (double)((cols + 1) / 2);
+    for (size_t c = 0; c < cols; c++) {
+        double v = x[c];
+        switch (op) {
+        case REDUCE_OP_MAX: m = v > m ? v : m; break;
+        case REDUCE_OP_SUMSQ: s += v * v; a += v * v; break;
+        default: s += v; a += fabs(v); break;
+        }
+    }
+    switch (op) {
+    case REDUCE_OP_MAX: *bound = 0; return m;
+    case REDUCE_OP_SUMSQ: *bound = 2 * (lane_terms + 1) * U * a; return s;
+    case REDUCE_OP_MEAN: *bound = 2 * (lane_terms + 2) * U * a / (double)cols; return s / (double)cols;
+    default: *bound = 2 * lane_terms * U * a; return s;
+    }
+}
+
+typedef struct case_result {
+    run_result run;
+    uint64_t hand;
+    size_t bit_mismatches, over;
+    double ratio;
+} case_result;
+
+static case_result reduce_case(unsigned total_rows, unsigned cols, unsigned step, enum reduce_op op,
+                               bool wide, uint32_t seed, const unsigned *rows_override)
+{
+    case_result cr;
+    memset(&cr, 0, sizeof cr);
+    rig r;
+    if (!rig_open(&r, "vtx_reduce_rows_f32", REDUCE_ROWS_V_WORDS)) {
+        CU_FAIL("rig");
+        rig_close(&r);
+        return cr;
+    }
+    lcg_state = seed;
+    float *x = malloc((size_t)total_rows * step * 4 + 4), *got = malloc((size_t)total_rows * 4 + 4);
+    float *model = malloc((size_t)total_rows * 4 + 4);
+    double *ref = malloc((size_t)total_rows * 8 + 8), *bound = malloc((size_t)total_rows * 8 + 8);
+    for (size_t i = 0; i < (size_t)total_rows * step; i++)
+        x[i] = float_of(SNAN_BITS);
+    wide_exponents = op == REDUCE_OP_SUMSQ ? 16 : 31;
+    fill_rows(x, total_rows, cols, step, wide, 0);
+    wide_exponents = 31;
+    uint32_t in = rig_alloc(&r, (size_t)total_rows * step * 4), out = rig_alloc(&r, (size_t)total_rows * 4);
+    rig_write_rows(&r, in, x, total_rows, cols, step);
+    float scale = 1.0f / (float)cols;
+    uint32_t rec[WORKERS * REDUCE_ROWS_V_WORDS];
+    uint64_t w[WORKERS];
+    unsigned row0 = 0;
+    for (unsigned k = 0; k < WORKERS; k++) {
+        unsigned n = rows_override ? rows_override[k] : rows_of(total_rows, k);
+        uint32_t *v = rec + k * REDUCE_ROWS_V_WORDS;
+        v[REDUCE_ROWS_V_IN] = in + row0 * step * 4;
+        v[REDUCE_ROWS_V_OUT] = out + row0 * 4;
+        v[REDUCE_ROWS_V_ROWS] = n;
+        v[REDUCE_ROWS_V_COLS] = cols;
+        v[REDUCE_ROWS_V_IN_STEP] = step * 4;
+        v[REDUCE_ROWS_V_OP] = op;
+        v[REDUCE_ROWS_V_SCALE] = bits_of(scale);
+        w[k] = reduce_w(n, cols, op);
+        row0 += n;
+    }
+    cr.run = rig_run(&r, rec, REDUCE_ROWS_V_WORDS);
+    cr.hand = hand_cycles(w);
+    if (cr.run.ran) {
+        rig_read(&r, out, got, (size_t)total_rows * 4);
+        rowwise_model_reduce(x, model, total_rows, cols, step, op, scale);
+        cr.bit_mismatches = mismatches("out", got, model, 1, total_rows, 0);
+        for (unsigned i = 0; i < total_rows; i++)
+            ref[i] = reduce_reference(x + (size_t)i * step, cols, op, &bound[i]);
+        cr.over = over_bound(got, ref, bound, total_rows, &cr.ratio);
+    } else {
+        fprintf(stderr, "\nreduce did not end: %s\n", cr.run.fault);
+    }
+    free(x); free(got); free(model); free(ref); free(bound);
+    rig_close(&r);
+    return cr;
+}
+
+static void check_case(const case_result *cr)
+{
+    CU_ASSERT_TRUE(cr->run.ran);
+    CU_ASSERT_EQUAL(cr->bit_mismatches, 0);
+    CU_ASSERT_EQUAL(cr->over, 0);
+    CU_ASSERT_EQUAL(cr->run.cycles, cr->hand);
+    CU_ASSERT_EQUAL(cr->run.fp_sts, 0);
+    if (cr->run.cycles != cr->hand)
+        fprintf(stderr, "\n  cycles %llu, hand count %llu", (unsigned long long)cr->run.cycles,
+                (unsigned long long)cr->hand);
+}
+
+static void test_reduce(void)
+{
+    static const unsigned widths[] = {1, 2, 3, 8, 77, 768};
+    for (unsigned op = REDUCE_OP_SUM; op <= REDUCE_OP_MEAN; op++)
+        for (unsigned i = 0; i < sizeof widths / sizeof widths[0]; i++) {
+            unsigned cols = widths[i], step = (cols + 1) & ~1u;
+            if (i % 2)
+                step += 4;   /* padded rows */
+            case_result cr = reduce_case(13, cols, step, (enum reduce_op)op, true, 100u + op * 10 + i, NULL);
+            check_case(&cr);
+        }
+}
+
+/* Worked example 1 at the top. */
+static void test_hand_cycles(void)
+{
+    static const unsigned rows[WORKERS] = {2, 1, 1, 1, 1, 0};
+    uint64_t w[WORKERS];
+    for (unsigned k = 0; k < WORKERS; k++)
+        w[k] = reduce_w(rows[k], 5, REDUCE_OP_SUM);
+    CU_ASSERT_EQUAL(w[0], 33);
+    CU_ASSERT_EQUAL(w[1], 23);
+    CU_ASSERT_EQUAL(w[5], 3);
+    CU_ASSERT_EQUAL(hand_cycles(w), 207);
+    case_result cr = reduce_case(6, 5, 6, REDUCE_OP_SUM, false, 7u, rows);
+    check_case(&cr);
+    CU_ASSERT_EQUAL(cr.run.cycles, 207);
+}
+
+/* ---- softmax ------------------------------------------------------------------- */
+
+/* Tolerance against softmax in double.  m = max is exact.  d = fl(x - m):
+ * |d - (x - m)| <= u |x - m|; f32exp rounds exp(d) once (u), and exp turns
+ * d's error into a relative one of u |x - m|: e_c has relative error
+ * eps_c = (2 + |x_c - m|) u.  Each lane sums at most m = ceil(n / 2) terms;
+ * with lane 0 + lane 1, the sum s has relative error at most
+ * rel_s = sum e eps / sum e + m u.  f32oox and the product add u each:
+ * |y_c - ref_c| <= ref_c (eps_c + rel_s + 2 u), doubled for second-order
+ * terms, plus 2^-125 for results and exponentials flushed from the
+ * denormal range (exp(d) < 2^-126 is written as 0). */
+static void softmax_reference(const float *x, size_t cols, double *ref, double *bound)
+{
+    double m = x[0], s = 0, weighted = 0;
+    for (size_t c = 0; c < cols; c++)
+        m = x[c] > m ? x[c] : m;
+    for (size_t c = 0; c < cols; c++) {
+        ref[c] = exp((double)x[c] - m);
+        s += ref[c];
+        weighted += ref[c] * (2 + fabs((double)x[c] - m)) * U;
+    }
+    double rel_s = weighted / s + (double)((cols + 1) / 2) * U;
+    for (size_t c = 0; c < cols; c++) {
+        ref[c] /= s;
+        bound[c] = 2 * ref[c] * ((2 + fabs((double)x[c] - m)) * U + rel_s + 2 * U) + 0x1p-125;
+    }
+}
+
+static case_result softmax_case(unsigned total_rows, unsigned cols, unsigned step, bool in_place, bool wide,
+                                uint32_t seed, uint32_t placement)
+{
+    case_result cr;
+    memset(&cr, 0, sizeof cr);
+    rig r;
+    if (!rig_open(&r, "vtx_softmax_rows_f32", SOFTMAX_ROWS_V_WORDS)) {
+        CU_FAIL("rig");
+        rig_close(&r);
+        return cr;
+    }
+    if (placement)
+        r.next = placement;
+    lcg_state = seed;
+    size_t nf = (size_t)total_rows * step + 1;
+    float *x = malloc(nf * 4), *got = malloc(nf * 4), *model = malloc(nf * 4);
+    double *ref = malloc(nf * 8), *bound = malloc(nf * 8);
+    for (size_t i = 0; i < nf; i++)
+        x[i] = got[i] = model[i] = float_of(SNAN_BITS);
+    fill_rows(x, total_rows, cols, step, wide, 0);
+    uint32_t in = rig_alloc(&r, (size_t)total_rows * step * 4);
+    uint32_t out = in_place ? in : rig_alloc(&r, (size_t)total_rows * step * 4);
+    rig_write_rows(&r, in, x, total_rows, cols, step);
+    uint32_t rec[WORKERS * SOFTMAX_ROWS_V_WORDS];
+    uint64_t w[WORKERS];
+    unsigned row0 = 0;
+    for (unsigned k = 0; k < WORKERS; k++) {
+        unsigned n = rows_of(total_rows, k);
+        uint32_t *v = rec + k * SOFTMAX_ROWS_V_WORDS;
+        v[SOFTMAX_ROWS_V_IN] = in + row0 * step * 4;
+        v[SOFTMAX_ROWS_V_OUT] = out + row0 * step * 4;
+        v[SOFTMAX_ROWS_V_ROWS] = n;
+        v[SOFTMAX_ROWS_V_COLS] = cols;
+        v[SOFTMAX_ROWS_V_STEP] = step * 4;
+        w[k] = softmax_w(n, cols);
+        row0 += n;
+    }
+    cr.run = rig_run(&r, rec, SOFTMAX_ROWS_V_WORDS);
+    cr.hand = hand_cycles(w);
+    if (cr.run.ran) {
+        rig_read_rows(&r, out, got, total_rows, cols, step);
+        rowwise_model_softmax(x, model, total_rows, cols, step);
+        cr.bit_mismatches = mismatches("softmax", got, model, total_rows, cols, step);
+        size_t over = 0;
+        double worst = 0;
+        for (unsigned i = 0; i < total_rows; i++) {
+            double q;
+            softmax_reference(x + (size_t)i * step, cols, ref, bound);
+            over += over_bound(got + (size_t)i * step, ref, bound, cols, &q);
+            worst = q > worst ? q : worst;
+        }
+        cr.over = over;
+        cr.ratio = worst;
+    } else {
+        fprintf(stderr, "\nsoftmax did not end: %s\n", cr.run.fault);
+    }
+    free(x); free(got); free(model); free(ref); free(bound);
+    rig_close(&r);
+    return cr;
+}
+
+static void test_softmax(void)
+{
+    static const unsigned widths[] = {1, 2, 3, 4, 17, 128};
+    for (unsigned i = 0; i < sizeof widths / sizeof widths[0]; i++) {
+        unsigned cols = widths[i], step = ((cols + 1) & ~1u) + (i % 2 ? 2 : 0);
+        case_result cr = softmax_case(11, cols, step, false, true, 300u + i, 0);
+        check_case(&cr);
+    }
+    /* Worked example 2 at the top. */
+    CU_ASSERT_EQUAL(softmax_w(1, 3), 50);
+    case_result cr = softmax_case(6, 3, 4, false, false, 9u, 0);
+    check_case(&cr);
+    CU_ASSERT_EQUAL(cr.run.cycles, 312);
+}
+
+/* In place, and with the tensor in region 0 (not interleaved). */
+static void test_softmax_in_place(void)
+{
+    case_result cr = softmax_case(8, 33, 34, true, true, 41u, 0);
+    check_case(&cr);
+    cr = softmax_case(7, 64, 64, true, false, 42u, 0x60000u);
+    check_case(&cr);
+}
+
+/* Large magnitudes: 1e30-scaled rows give exp of huge negatives (0) and
+ * exactly 1 at the max; nothing overflows. */
+static void test_softmax_large(void)
+{
+    case_result cr = softmax_case(31, 9, 10, false, true, 5u, 0);
+    check_case(&cr);
+    CU_ASSERT(cr.ratio <= 1.0);
+}
+
+/* ---- layer norm ---------------------------------------------------------------- */
+
+/* Tolerance against ONNX LayerNormalization in double.  With n columns,
+ * m = ceil(n / 2) terms a lane, A = sum |x|:
+ *   mean: the sum's error m u A (see reduce) and f32div's rounding:
+ *     |dm| <= m u A / n + u |mean|;
+ *   d_c = fl(x_c - mean~): |d~_c - d_c| <= |dm| + u |d_c|;
+ *   var: the sum of d~^2 (each square rounded, each lane m terms) over n:
+ *     since sum d_c = 0, the mean's error enters only as n dm^2, so
+ *     |var~ - var| <= (m + 3) u var + dm^2 (first order in u);
+ *   var + eps and f32oorx: rstd has relative error
+ *     rel_r <= ((m + 3) u var + dm^2) / (2 (var + eps)) + u / 2 + u;
+ *   y = ((d~ r~) g) + b, two products and a sum rounded:
+ *     |y~ - y| <= |g| r (|dm| + u |d|) + |g d| r (rel_r + 2 u) + u |y|.
+ * Doubled for second-order terms. */
+static void layernorm_reference(const float *x, const float *g, const float *b, size_t cols, float eps,
+                                double *ref, double *bound)
+{
+    double s = 0, a = 0, v = 0, n = (double)cols, m = (double)((cols + 1) / 2);
+    for (size_t c = 0; c < cols; c++) {
+        s += x[c];
+        a += fabs((double)x[c]);
+    }
+    double mean = s / n;
+    for (size_t c = 0; c < cols; c++)
+        v += ((double)x[c] - mean) * ((double)x[c] - mean);
+    v /= n;
+    double r = 1.0 / sqrt(v + eps);
+    double dm = m * U * a / n + U * fabs(mean);
+    double rel_r = ((m + 3) * U * v + dm * dm) / (2 * (v + eps)) + 1.5 * U;
+    for (size_t c = 0; c < cols; c++) {
+        double d = (double)x[c] - mean;
+        ref[c] = d * r * g[c] + b[c];
+        bound[c] = 2 * (fabs(g[c]) * r * (dm + U * fabs(d)) + fabs(g[c] * d) * r * (rel_r + 2 * U)
+                        + U * fabs(ref[c])) + 0x1p-125;
+    }
+}
+
+static case_result layernorm_case(unsigned total_rows, unsigned cols, unsigned step, bool in_place,
+                                  double offset, float eps, uint32_t seed)
+{
+    case_result cr;
+    memset(&cr, 0, sizeof cr);
+    rig r;
+    if (!rig_open(&r, "vtx_layernorm_rows_f32", LAYERNORM_ROWS_V_WORDS)) {
+        CU_FAIL("rig");
+        rig_close(&r);
+        return cr;
+    }
+    lcg_state = seed;
+    size_t nf = (size_t)total_rows * step + 1;
+    float *x = malloc(nf * 4), *got = malloc(nf * 4), *model = malloc(nf * 4);
+    float *g = malloc((size_t)cols * 4), *b = malloc((size_t)cols * 4);
+    double *ref = malloc(nf * 8), *bound = malloc(nf * 8);
+    for (size_t i = 0; i < nf; i++)
+        x[i] = got[i] = model[i] = float_of(SNAN_BITS);
+    fill_rows(x, total_rows, cols, step, false, offset);
+    for (unsigned c = 0; c < cols; c++) {
+        g[c] = (float)(1.0 + 0.5 * rnd_unit());
+        b[c] = (float)(0.25 * rnd_unit());
+    }
+    uint32_t in = rig_alloc(&r, (size_t)total_rows * step * 4);
+    uint32_t out = in_place ? in : rig_alloc(&r, (size_t)total_rows * step * 4);
+    uint32_t ga = rig_alloc(&r, (size_t)cols * 4), be = rig_alloc(&r, (size_t)cols * 4);
+    rig_write_rows(&r, in, x, total_rows, cols, step);
+    rig_write(&r, ga, g, (size_t)cols * 4);
+    rig_write(&r, be, b, (size_t)cols * 4);
+    uint32_t rec[WORKERS * LAYERNORM_ROWS_V_WORDS];
+    uint64_t w[WORKERS];
+    unsigned row0 = 0;
+    for (unsigned k = 0; k < WORKERS; k++) {
+        unsigned n = rows_of(total_rows, k);
+        uint32_t *v = rec + k * LAYERNORM_ROWS_V_WORDS;
+        v[LAYERNORM_ROWS_V_IN] = in + row0 * step * 4;
+        v[LAYERNORM_ROWS_V_OUT] = out + row0 * step * 4;
+        v[LAYERNORM_ROWS_V_GAMMA] = ga;
+        v[LAYERNORM_ROWS_V_BETA] = be;
+        v[LAYERNORM_ROWS_V_ROWS] = n;
+        v[LAYERNORM_ROWS_V_COLS] = cols;
+        v[LAYERNORM_ROWS_V_STEP] = step * 4;
+        v[LAYERNORM_ROWS_V_EPS] = bits_of(eps);
+        w[k] = layernorm_w(n, cols);
+        row0 += n;
+    }
+    cr.run = rig_run(&r, rec, LAYERNORM_ROWS_V_WORDS);
+    cr.hand = hand_cycles(w);
+    if (cr.run.ran) {
+        rig_read_rows(&r, out, got, total_rows, cols, step);
+        rowwise_model_layernorm(x, model, g, b, total_rows, cols, step, eps);
+        cr.bit_mismatches = mismatches("layernorm", got, model, total_rows, cols, step);
+        size_t over = 0;
+        double worst = 0;
+        for (unsigned i = 0; i < total_rows; i++) {
+            double q;
+            layernorm_reference(x + (size_t)i * step, g, b, cols, eps, ref, bound);
+            over += over_bound(got + (size_t)i * step, ref, bound, cols, &q);
+            worst = q > worst ? q : worst;
+        }
+        cr.over = over;
+        cr.ratio = worst;
+    } else {
+        fprintf(stderr, "\nlayernorm did not end: %s\n", cr.run.fault);
+    }
+    free(x); free(got); free(model); free(g); free(b); free(ref); free(bound);
+    rig_close(&r);
+    return cr;
+}
+
+static void test_layernorm(void)
+{
+    static const unsigned widths[] = {1, 2, 3, 4, 5, 31, 128};
+    for (unsigned i = 0; i < sizeof widths / sizeof widths[0]; i++) {
+        unsigned cols = widths[i], step = ((cols + 1) & ~1u) + (i % 2 ? 4 : 0);
+        case_result cr = layernorm_case(13, cols, step, false, i % 3 ? 0.0 : 100.0, 1e-5f, 500u + i);
+        check_case(&cr);
+    }
+    /* BERT's epsilon and an offset that a one-pass E[x^2] - mean^2 would cancel. */
+    case_result cr = layernorm_case(7, 96, 96, false, 1000.0, 1e-12f, 77u);
+    check_case(&cr);
+}
+
+static void test_layernorm_in_place(void)
+{
+    case_result cr = layernorm_case(9, 21, 22, true, 3.0, 1e-5f, 61u);
+    check_case(&cr);
+    cr = layernorm_case(6, 64, 64, true, 0.0, 1e-5f, 62u);
+    check_case(&cr);
+}
+
+/* ---- zero rows ----------------------------------------------------------------- */
+
+/* Every worker gets rows = 0: nothing is written (the output keeps its
+ * NaN filling) and the run takes the hand count. */
+static void test_zero_rows(void)
+{
+    static const unsigned zeros[WORKERS] = {0, 0, 0, 0, 0, 0};
+    case_result cr = reduce_case(0, 4, 4, REDUCE_OP_SUM, false, 1u, zeros);
+    CU_ASSERT_TRUE(cr.run.ran);
+    uint64_t w[WORKERS] = {3, 3, 3, 3, 3, 3};
+    CU_ASSERT_EQUAL(cr.run.cycles, hand_cycles(w));
+    /* Softmax with rows only for workers 1 and 2 (others 0): 2 rows. */
+    case_result s = softmax_case(2, 6, 6, false, false, 3u, 0);
+    check_case(&s);
+    case_result l = layernorm_case(3, 6, 6, false, 0.0, 1e-5f, 4u);
+    check_case(&l);
+}
+
+/* ---- gather -------------------------------------------------------------------- */
+
+typedef struct gather_result {
+    run_result run;
+    uint64_t hand;
+    size_t mismatched_bytes;
+} gather_result;
+
+static gather_result gather_case(unsigned n, unsigned row_bytes, unsigned table_rows, const int32_t *idx,
+                                 uint32_t seed)
+{
+    gather_result gr;
+    memset(&gr, 0, sizeof gr);
+    rig r;
+    if (!rig_open(&r, "vtx_gather_rows", GATHER_ROWS_V_WORDS)) {
+        CU_FAIL("rig");
+        rig_close(&r);
+        return gr;
+    }
+    lcg_state = seed;
+    size_t tb = (size_t)row_bytes * table_rows, ob = (size_t)row_bytes * n;
+    uint8_t *table = malloc(tb + 1), *got = malloc(ob + 1), *model = malloc(ob + 1);
+    for (size_t i = 0; i < tb; i++)
+        table[i] = (uint8_t)(rnd_unit() * 128 + 128);
+    uint32_t ta = rig_alloc(&r, tb), ia = rig_alloc(&r, (size_t)n * 4), oa = rig_alloc(&r, ob);
+    rig_write(&r, ta, table, tb);
+    rig_write(&r, ia, idx, (size_t)n * 4);
+    uint32_t rec[WORKERS * GATHER_ROWS_V_WORDS];
+    uint64_t w[WORKERS];
+    unsigned i0 = 0;
+    for (unsigned k = 0; k < WORKERS; k++) {
+        unsigned m = rows_of(n, k);
+        uint32_t *v = rec + k * GATHER_ROWS_V_WORDS;
+        v[GATHER_ROWS_V_TABLE] = ta;
+        v[GATHER_ROWS_V_IDX] = ia + i0 * 4;
+        v[GATHER_ROWS_V_OUT] = oa + i0 * row_bytes;
+        v[GATHER_ROWS_V_N] = m;
+        v[GATHER_ROWS_V_ROW_BYTES] = row_bytes;
+        v[GATHER_ROWS_V_TABLE_ROWS] = table_rows;
+        w[k] = gather_w(m, row_bytes);
+        i0 += m;
+    }
+    gr.run = rig_run(&r, rec, GATHER_ROWS_V_WORDS);
+    gr.hand = hand_cycles(w);
+    if (gr.run.ran) {
+        rig_read(&r, oa, got, ob);
+        CU_ASSERT_EQUAL(rowwise_model_gather(table, idx, model, n, row_bytes, table_rows), n);
+        for (size_t i = 0; i < ob; i++)
+            gr.mismatched_bytes += got[i] != model[i];
+    }
+    free(table); free(got); free(model);
+    rig_close(&r);
+    return gr;
+}
+
+static void test_gather(void)
+{
+    enum { N = 20, ROWS = 9 };
+    int32_t idx[N];
+    for (unsigned i = 0; i < N; i++)
+        idx[i] = (int32_t)((i * 5) % ROWS) - (i % 3 ? 0 : ROWS);   /* a third negative */
+    idx[1] = ROWS - 1;
+    idx[2] = -ROWS;                                                    /* row 0 */
+    static const unsigned row_bytes[] = {4, 8, 12, 3072};
+    for (unsigned i = 0; i < sizeof row_bytes / sizeof row_bytes[0]; i++) {
+        gather_result gr = gather_case(N, row_bytes[i], ROWS, idx, 900u + i);
+        CU_ASSERT_TRUE(gr.run.ran);
+        CU_ASSERT_EQUAL(gr.mismatched_bytes, 0);
+        CU_ASSERT_EQUAL(gr.run.cycles, gr.hand);
+        if (gr.run.cycles != gr.hand)
+            fprintf(stderr, "\n  gather %u: cycles %llu, hand %llu", row_bytes[i],
+                    (unsigned long long)gr.run.cycles, (unsigned long long)gr.hand);
+    }
+}
+
+/* An index outside [-rows, rows) stops the worker with trap 0x47 before it
+ * reads anything outside the table. */
+static void test_gather_bad_index(void)
+{
+    static const int32_t bad[][2] = {{0, 9}, {0, -10}, {3, 0x7fffffff}, {-1, INT32_MIN}};
+    for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int32_t idx[6] = {1, 2, 3, 4, 5, 6};
+        idx[5] = bad[i][1];
+        idx[4] = bad[i][0];
+        gather_result gr = gather_case(6, 16, 9, idx, 1u);
+        CU_ASSERT_FALSE(gr.run.ran);
+        CU_ASSERT_EQUAL(gr.run.stop, TILE_STOP_FAULT);
+        CU_ASSERT_PTR_NOT_NULL(strstr(gr.run.fault, "worker 6"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(gr.run.fault, "trap 71"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(gr.run.fault, "rw_gather_bad"));
+    }
+    int32_t idx[3] = {0, 5, 9};
+    float out;
+    CU_ASSERT_EQUAL(rowwise_model_gather(&out, idx, &out, 3, 4, 9), 2);
+}
+
+/* ---- transpose ----------------------------------------------------------------- */
+
+static void transpose_case(unsigned total_rows, unsigned cols, unsigned in_step, unsigned out_step, uint32_t seed)
+{
+    rig r;
+    if (!rig_open(&r, "vtx_transpose_f32", TRANSPOSE_V_WORDS)) {
+        CU_FAIL("rig");
+        rig_close(&r);
+        return;
+    }
+    lcg_state = seed;
+    size_t ni = (size_t)total_rows * in_step + 1, no = (size_t)cols * out_step + 1;
+    float *x = malloc(ni * 4), *got = malloc(no * 4), *model = malloc(no * 4);
+    for (size_t i = 0; i < ni; i++)
+        x[i] = (float)rnd_unit();
+    for (size_t i = 0; i < no; i++)
+        got[i] = model[i] = float_of(SNAN_BITS);
+    x[0] = float_of(SNAN_BITS);          /* bits are copied, NaNs included */
+    uint32_t in = rig_alloc(&r, (size_t)total_rows * in_step * 4), out = rig_alloc(&r, (size_t)cols * out_step * 4);
+    rig_write(&r, in, x, (size_t)total_rows * in_step * 4);
+    uint32_t rec[WORKERS * TRANSPOSE_V_WORDS];
+    uint64_t w[WORKERS];
+    unsigned row0 = 0;
+    for (unsigned k = 0; k < WORKERS; k++) {
+        unsigned n = rows_of(total_rows, k);
+        uint32_t *v = rec + k * TRANSPOSE_V_WORDS;
+        v[TRANSPOSE_V_IN] = in + row0 * in_step * 4;
+        v[TRANSPOSE_V_OUT] = out + row0 * 4;
+        v[TRANSPOSE_V_ROWS] = n;
+        v[TRANSPOSE_V_COLS] = cols;
+        v[TRANSPOSE_V_IN_STEP] = in_step * 4;
+        v[TRANSPOSE_V_OUT_STEP] = out_step * 4;
+        w[k] = transpose_w(n, cols);
+        row0 += n;
+    }
+    run_result run = rig_run(&r, rec, TRANSPOSE_V_WORDS);
+    CU_ASSERT_TRUE(run.ran);
+    CU_ASSERT_EQUAL(run.cycles, hand_cycles(w));
+    rig_read_rows(&r, out, got, cols, total_rows, out_step);
+    rowwise_model_transpose(x, model, total_rows, cols, in_step, out_step);
+    CU_ASSERT_EQUAL(mismatches("transpose", got, model, cols, total_rows, out_step), 0);
+    CU_ASSERT_EQUAL(bits_of(got[0]), SNAN_BITS);
+    for (unsigned c = 0; c < cols; c++)
+        for (unsigned i = 0; i < total_rows; i++)
+            if (c + i)
+                CU_ASSERT_EQUAL(bits_of(got[c * out_step + i]), bits_of(x[i * in_step + c]));
+    free(x); free(got); free(model);
+    rig_close(&r);
+}
+
+static void test_transpose(void)
+{
+    transpose_case(7, 5, 6, 8, 1u);
+    transpose_case(13, 1, 2, 14, 2u);
+    transpose_case(1, 9, 10, 1, 3u);
+    transpose_case(24, 16, 16, 24, 4u);
+}
+
+/* ---- measurements ---------------------------------------------------------------- */
+
+/* BERT-Base width: 6 x 16 rows of 768 (6 x 64 rows, 1.2 MB, would not fit
+ * in one tile's 624 KiB; per element the cost is the same). */
+#define LARGE_ROWS 96u
+static void test_large(void)
+{
+    case_result s = softmax_case(LARGE_ROWS, 768, 768, true, true, 11u, 0);
+    check_case(&s);
+    case_result l = layernorm_case(LARGE_ROWS, 768, 768, true, 1.0, 1e-12f, 12u);
+    check_case(&l);
+    case_result rs = reduce_case(LARGE_ROWS, 768, 768, REDUCE_OP_SUM, false, 13u, NULL);
+    check_case(&rs);
+    case_result rm = reduce_case(LARGE_ROWS, 768, 768, REDUCE_OP_MAX, false, 14u, NULL);
+    check_case(&rm);
+    double n = LARGE_ROWS * 768.0;
+    printf("\n    softmax %ux768: %llu cycles, %.4f per element (worst error / tolerance %.3f)\n",
+           LARGE_ROWS, (unsigned long long)s.run.cycles, s.run.cycles / n, s.ratio);
+    printf("    layernorm %ux768: %llu cycles, %.4f per element (worst error / tolerance %.3f)\n",
+           LARGE_ROWS, (unsigned long long)l.run.cycles, l.run.cycles / n, l.ratio);
+    printf("    reduce sum %ux768: %llu cycles, %.4f per element\n", LARGE_ROWS, (unsigned long long)rs.run.cycles,
+           rs.run.cycles / n);
+    printf("    reduce max %ux768: %llu cycles, %.4f per element\n", LARGE_ROWS, (unsigned long long)rm.run.cycles,
+           rm.run.cycles / n);
+    /* Six workers issue one bundle a tile cycle between them, so the row
+     * formulas' worker cycles per element are tile cycles per element:
+     * softmax 11 P / 2P = 5.5 (f32exp: 3 of every 5.5), layer norm 3.5,
+     * reduce 0.5, plus the per-row and per-worker overheads. */
+    CU_ASSERT(s.run.cycles / n >= 5.5 && s.run.cycles / n < 5.6);
+    CU_ASSERT(l.run.cycles / n >= 3.5 && l.run.cycles / n < 3.6);
+    CU_ASSERT(rs.run.cycles / n >= 0.5 && rs.run.cycles / n < 0.52);
+
+    int32_t *idx = malloc(LARGE_ROWS * 4);
+    for (unsigned i = 0; i < LARGE_ROWS; i++)
+        idx[i] = (int32_t)((i * 37) % 40);
+    gather_result g = gather_case(LARGE_ROWS, 3072, 40, idx, 15u);
+    CU_ASSERT_TRUE(g.run.ran);
+    CU_ASSERT_EQUAL(g.mismatched_bytes, 0);
+    CU_ASSERT_EQUAL(g.run.cycles, g.hand);
+    printf("    gather %u rows of 3072 B: %llu cycles, %.4f per word\n", LARGE_ROWS, (unsigned long long)g.run.cycles,
+           g.run.cycles / (LARGE_ROWS * 768.0));
+    free(idx);
+}
+
+/* ---- the model on hand-worked values ----------------------------------------------- */
+
+static void test_model(void)
+{
+    /* Sum of 1, 2, 3: lane 0 = 1 + 3, lane 1 = 2: 6.  Max, sum of squares,
+     * mean with scale 0.5: 3, 14, 3. */
+    const float x[3] = {1.0f, 2.0f, 3.0f};
+    float out;
+    rowwise_model_reduce(x, &out, 1, 3, 3, REDUCE_OP_SUM, 0);
+    CU_ASSERT_EQUAL(bits_of(out), bits_of(6.0f));
+    rowwise_model_reduce(x, &out, 1, 3, 3, REDUCE_OP_MAX, 0);
+    CU_ASSERT_EQUAL(bits_of(out), bits_of(3.0f));
+    rowwise_model_reduce(x, &out, 1, 3, 3, REDUCE_OP_SUMSQ, 0);
+    CU_ASSERT_EQUAL(bits_of(out), bits_of(14.0f));
+    rowwise_model_reduce(x, &out, 1, 3, 3, REDUCE_OP_MEAN, 0.5f);
+    CU_ASSERT_EQUAL(bits_of(out), bits_of(3.0f));
+    /* Lanes, not left to right: 2^24 + 1 + 1 - 2^24 ... lane 0 = 2^24 + 1
+     * = 2^24 (tie to even), lane 1 = 1 - 2^24 exactly: sum 1 (left to
+     * right in f32 would give 0). */
+    const float y[4] = {16777216.0f, 1.0f, 1.0f, -16777216.0f};
+    rowwise_model_reduce(y, &out, 1, 4, 4, REDUCE_OP_SUM, 0);
+    CU_ASSERT_EQUAL(bits_of(out), bits_of(1.0f));
+    /* Softmax of two equal values: exp(0) = 1 each, 1/2 exactly. */
+    const float z[2] = {1e30f, 1e30f};
+    float s[2];
+    rowwise_model_softmax(z, s, 1, 2, 2);
+    CU_ASSERT_EQUAL(bits_of(s[0]), bits_of(0.5f));
+    CU_ASSERT_EQUAL(bits_of(s[1]), bits_of(0.5f));
+    /* Layer norm of (1, 3), gamma 1, beta 0, eps 0: mean 2, var 1: (-1, 1). */
+    const float l[2] = {1.0f, 3.0f}, one[2] = {1.0f, 1.0f}, zero[2] = {0.0f, 0.0f};
+    float o[2];
+    rowwise_model_layernorm(l, o, one, zero, 1, 2, 2, 0.0f);
+    CU_ASSERT_EQUAL(bits_of(o[0]), bits_of(-1.0f));
+    CU_ASSERT_EQUAL(bits_of(o[1]), bits_of(1.0f));
+}
+
+void test_register(void)
+{
+    ADD_SUITE("codelets_rowwise",
+              {"model on hand-worked values", test_model},
+              {"reduce: sum, max, sumsq, mean vs model and reference", test_reduce},
+              {"reduce: hand-counted cycles", test_hand_cycles},
+              {"softmax vs model and reference, hand cycles", test_softmax},
+              {"softmax in place, region 0", test_softmax_in_place},
+              {"softmax large magnitudes", test_softmax_large},
+              {"layer norm vs model and reference", test_layernorm},
+              {"layer norm in place", test_layernorm_in_place},
+              {"zero-row records", test_zero_rows},
+              {"gather, negative indices", test_gather},
+              {"gather: out-of-range index traps", test_gather_bad_index},
+              {"transpose", test_transpose},
+              {"large: cycles per element", test_large});
+}

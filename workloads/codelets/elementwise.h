@@ -1,0 +1,179 @@
+/*
+ * elementwise.h — the element-wise codelets of the kernel library
+ * (workloads/codelets/elementwise.S): vertex record layouts and the
+ * bit-exact C models (elementwise_model.c).
+ *
+ * Codelets (worker vertices, calling convention in abi.h):
+ *   vtx_binary_f32        out[r][c] = in0[r][c] OP in1[r * in1_row_step +
+ *                         c * in1_col_step], OP in enum elementwise_binary_op
+ *   vtx_unary_f32         out[i] = F(in[i]), F in enum elementwise_unary_fn
+ *   vtx_cast_f32_to_f16   out[i] = (f16) in[i], round to nearest even
+ *   vtx_cast_f16_to_f32   out[i] = (f32) in[i]
+ *   vtx_copy              n bytes from src to dst
+ *
+ * Alignment and placement (what the compiler must give, and what makes a
+ * codelet take its fast loop; every placement that meets the alignment is
+ * correct and never raises a memory conflict):
+ *   - binary: in0, in1 and out 8-byte aligned; row steps and the in1 column
+ *     step multiples of 4 bytes.  A row is "paired" when its in0/out start
+ *     (and, for a column step of 4, its in1 start) is 8-byte aligned: it
+ *     runs two elements per f32v2 instruction; other rows, and column steps
+ *     other than 0 and 4, run element by element.  A paired row of add, sub,
+ *     mul, max or min takes the one-bundle-per-pair loop (ld2xst64pace /
+ *     ldst64pace) when its streams are apart (below); else the loop of
+ *     single loads and stores.  out may equal in0 (in place).
+ *   - unary: in and out 8-byte aligned; out may equal in.  relu and abs
+ *     take the one-bundle-per-pair loop (ldst64pace) when in and out are
+ *     apart.
+ *   - casts: in and out 8-byte aligned.  An f16 tensor is padded to 8
+ *     bytes: f32 -> f16 with n odd writes one 32-bit word whose upper half
+ *     is the padding element (it gets a copy of the last element).
+ *   - copy: src, dst 4-byte aligned, bytes a multiple of 4; 64-bit loop
+ *     when both are 8-byte aligned (a 4-byte head when both are 4 mod 8),
+ *     word by word otherwise.
+ *   "Apart" (GC200 and Bow memory, ISA2 §2.8.4; on GC2, whose last 16 KiB
+ *   are one element that is not interleaved, streams both in it are not
+ *   apart by bit 3: the compiler should avoid that element for those):
+ *   two address streams that step together by 8 bytes, starting
+ *   at p and q (the store stream counted from where it would be at the
+ *   same bundle, i.e. out - 24 for a store three pairs behind the loads),
+ *   never meet in one memory element when |p - q| >= 32 KiB, or when both
+ *   start in the interleaved region 1 (from 0x80000) and differ in address
+ *   bit 3 (ISA2 §2.8.4, §2.8.11.1).  ld2xst64pace also needs in1 in region 1
+ *   (ISA2 §3.7.5.1.2).  Tensors of one operation laid out one after another
+ *   in region 1 are apart as soon as each is 32 KiB long, and in place
+ *   (out = in0) is apart in region 1.
+ *
+ * Every codelet may read up to 24 bytes past the end of an input (within
+ * CODELET_READ_SLACK_BYTES); what it computes from those bytes is never
+ * stored, but arithmetic on them may set sticky $FP_STS flags (no
+ * exception: $FP_CTL is 0).  A record with an op or function number out of
+ * range stops the worker with `trap ELEMENTWISE_TRAP_BAD_OP`.
+ */
+#ifndef IPUSIM_CODELETS_ELEMENTWISE_H
+#define IPUSIM_CODELETS_ELEMENTWISE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "isa/fp16.h"
+
+#define ELEMENTWISE_TRAP_BAD_OP 0x45u   /* trap code: op/function out of range */
+
+/* vtx_binary_f32 record (32-bit words). */
+enum binary_f32_vertex {
+    BINARY_F32_V_IN0 = 0,          /* in0, row 0 */
+    BINARY_F32_V_IN1,              /* in1 element (0, 0) */
+    BINARY_F32_V_OUT,              /* out, row 0 (may equal in0) */
+    BINARY_F32_V_ROWS,             /* rows (0: nothing to do) */
+    BINARY_F32_V_COLS,             /* elements per row */
+    BINARY_F32_V_ROW_STEP,         /* bytes between rows of in0 and out (>= cols * 4) */
+    BINARY_F32_V_IN1_ROW_STEP,     /* bytes between rows of in1 */
+    BINARY_F32_V_IN1_COL_STEP,     /* bytes between columns of in1: 4 contiguous, 0 broadcast */
+    BINARY_F32_V_OP,               /* enum elementwise_binary_op */
+    BINARY_F32_V_WORDS
+};
+
+/* The ops with an f32v2 instruction come first (the fast loops take
+ * op < ELEMENTWISE_BINARY_V2_OPS). */
+enum elementwise_binary_op {
+    ELEMENTWISE_ADD = 0,           /* f32v2add */
+    ELEMENTWISE_SUB,               /* f32v2sub: in0 - in1 */
+    ELEMENTWISE_MUL,               /* f32v2mul */
+    ELEMENTWISE_MAX,               /* f32v2max (maxNum: a quiet NaN loses) */
+    ELEMENTWISE_MIN,               /* f32v2min */
+    ELEMENTWISE_DIV,               /* f32div, one lane at a time: in0 / in1 */
+    ELEMENTWISE_BINARY_OPS,
+    ELEMENTWISE_BINARY_V2_OPS = ELEMENTWISE_DIV
+};
+
+/* vtx_unary_f32 record. */
+enum unary_f32_vertex {
+    UNARY_F32_V_IN = 0,
+    UNARY_F32_V_OUT,               /* may equal in */
+    UNARY_F32_V_N,                 /* elements */
+    UNARY_F32_V_FN,                /* enum elementwise_unary_fn */
+    UNARY_F32_V_A,                 /* f32 bits: scale of SCALE_SHIFT */
+    UNARY_F32_V_B,                 /* f32 bits: shift of SCALE_SHIFT */
+    UNARY_F32_V_WORDS
+};
+
+enum elementwise_unary_fn {
+    ELEMENTWISE_RELU = 0,          /* max(x, +0) (f32v2max: relu(NaN) = +0) */
+    ELEMENTWISE_NEG,               /* sign bit flipped (f32neg) */
+    ELEMENTWISE_ABS,               /* sign bit cleared (f32v2abs) */
+    ELEMENTWISE_EXP,               /* f32exp */
+    ELEMENTWISE_LOG,               /* f32ln */
+    ELEMENTWISE_SQRT,              /* f32sqrt */
+    ELEMENTWISE_RSQRT,             /* f32oorx */
+    ELEMENTWISE_RECIPROCAL,        /* f32oox */
+    ELEMENTWISE_TANH,              /* f32tanh */
+    ELEMENTWISE_SIGMOID,           /* f32sigm */
+    ELEMENTWISE_ERF,               /* Abramowitz & Stegun 7.1.26 (below) */
+    ELEMENTWISE_GELU_ERF,          /* x/2 (1 + erf(x / sqrt 2)) */
+    ELEMENTWISE_GELU_TANH,         /* x/2 (1 + tanh(sqrt(2/pi) x (1 + 0.044715 x^2))) */
+    ELEMENTWISE_SCALE_SHIFT,       /* a * x + b: the product rounded, then the sum */
+    ELEMENTWISE_UNARY_FNS
+};
+
+/* vtx_cast_f32_to_f16 and vtx_cast_f16_to_f32 records. */
+enum cast_vertex {
+    CAST_V_IN = 0,
+    CAST_V_OUT,
+    CAST_V_N,                      /* elements */
+    CAST_V_WORDS
+};
+#define CAST_F32_TO_F16_V_WORDS CAST_V_WORDS
+#define CAST_F16_TO_F32_V_WORDS CAST_V_WORDS
+
+/* vtx_copy record. */
+enum copy_vertex {
+    COPY_V_SRC = 0,
+    COPY_V_DST,
+    COPY_V_BYTES,                  /* a multiple of 4 */
+    COPY_V_WORDS
+};
+
+/*
+ * The bit-exact models.  Each performs the codelet's instructions on one
+ * element in the codelet's order with the tile's arithmetic (isa/fparith.h:
+ * operands and results of f32 arithmetic flushed from the denormal range,
+ * NaN results the tile's fixed quiet NaN, special cases as ISA2's
+ * pseudo-code, $FP_CTL = 0), so a simulated codelet's output equals the
+ * model's bit for bit.  Transcendentals are ipusim's (the C library in
+ * double, rounded once, see fparith.h), which is what the simulator gives.
+ *
+ * erf is A&S 7.1.26 (Abramowitz & Stegun, Handbook of Mathematical
+ * Functions, 1964, eq. 7.1.26):
+ *     erf(x) = sign(x) (1 - (a1 t + a2 t^2 + a3 t^3 + a4 t^4 + a5 t^5) e^(-x^2)),
+ *     t = 1 / (1 + p |x|), p = 0.3275911, a1..a5 = 0.254829592,
+ *     -0.284496736, 1.421413741, -1.453152027, 1.061405429,
+ * with |error| <= 1.5e-7 in exact arithmetic.  In f32 the codelet adds
+ * the roundings of the evaluation: t = 1/(1 + p|x|) (one rounding each
+ * for the product, the sum and the reciprocal: 3u relative, and the
+ * polynomial's derivative in t is below 1.1), ten Horner steps on values
+ * below 1.5 (each at most u * 1.5 absolute, shrunk by later factors t <= 1),
+ * e^-x^2 (2u relative), the product and 1 - q e (2u): in all below
+ * 3.3u + 15u + 4u ~= 1.3e-6 with u = 2^-24, so the codelet stays within
+ * ELEMENTWISE_ERF_ABS_ERROR = 1.5e-6 of the true erf (measured on random
+ * inputs: 4.4e-7).  sign(x) is taken as max(min(x, 2^-126), -2^-126) *
+ * 2^126 (exact), so erf(±0) = ±0 exactly, erf(±inf) = ±1, erf(NaN) = NaN.
+ * gelu_tanh(-inf) is NaN (-inf * 0); gelu_erf(-inf) likewise.
+ */
+#define ELEMENTWISE_ERF_ABS_ERROR 1.5e-6
+
+float elementwise_model_binary(enum elementwise_binary_op op, float a, float b);
+float elementwise_model_unary(enum elementwise_unary_fn fn, float x, float a, float b);
+f16_t elementwise_model_f32_to_f16(float x);
+float elementwise_model_f16_to_f32(f16_t h);
+
+/* Whole-record models over host arrays laid out as on the tile: steps in
+ * bytes as in the record, in1_col_step_bytes any multiple of 4.  The
+ * binary model writes out[r * row_step + c] elementwise; out may be in0. */
+void elementwise_model_binary_f32(enum elementwise_binary_op op, const float *in0, const float *in1, float *out,
+                                  uint32_t rows, uint32_t cols, uint32_t row_step_bytes,
+                                  uint32_t in1_row_step_bytes, uint32_t in1_col_step_bytes);
+void elementwise_model_unary_f32(enum elementwise_unary_fn fn, float a, float b, const float *in, float *out,
+                                 size_t n);
+
+#endif

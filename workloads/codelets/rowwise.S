@@ -1,0 +1,433 @@
+// rowwise.S — row-wise f32 codelets of the kernel library (worker vertices,
+// calling convention in workloads/codelets/abi.h; record layouts and the
+// bit-exact C models in workloads/codelets/rowwise.h, rowwise_model.c):
+//
+//   vtx_reduce_rows_f32     out[r] = sum / max / sum of squares / mean of in[r][*]
+//   vtx_softmax_rows_f32    out[r] = softmax(in[r])           (in place allowed)
+//   vtx_layernorm_rows_f32  out[r] = (in[r] - mean) * rstd * gamma + beta
+//                                                              (in place allowed)
+//   vtx_gather_rows         out row i = table row idx[i]
+//   vtx_transpose_f32       out[c][r] = in[r][c]
+//
+// Each worker gets one record: a block of rows.  Rows are read in 64-bit
+// pairs with ld64step; the loads run one pair ahead of the arithmetic (the
+// aux half of a bundle reads a pair while the main half loads the next,
+// ISA2 §2.5: the main half's ARF result is written after the aux half has
+// read its operands), so every row is read up to 8 bytes past its last
+// column (in the row padding, the next row, or the tensor's slack, abi.h).
+// Only single-access loads and stores are used: no placement can raise a
+// memory conflict.  Row steps must be multiples of 8 (rowwise.h).
+//
+// Order of operations (the models follow it; see rowwise.h):
+//   sum, sum of squares, mean: lanes (even, odd columns) accumulated in
+//     $AACC with f32v2acc / f32v2mac (x*x rounded, then added); the odd last
+//     column joins lane 0 last; read out with f32v2gina (which also leaves
+//     $AACC[0,2] zero for the next row), then lane 0 + lane 1; mean then
+//     multiplies by the record's scale (f32mul, no division).
+//   max: lanes started at x[0] (f32v2max over the pairs), max(lane 0,
+//     lane 1), then max with the odd last column.
+//   softmax: m = the max as above; e = f32exp(x - m) stored to out, summed
+//     in lanes; r = f32oox(lane 0 + lane 1) (one reciprocal per row, ISA2
+//     f32oox); out = e * r (a multiply, not a division).  x - m <= 0, so
+//     exp never overflows, whatever the magnitudes.
+//   layer norm: mean = (lanes' sum) / cols (f32div); var = (lanes' sum of
+//     (x - mean)^2) / cols, the biased variance of ONNX
+//     LayerNormalization, computed in a second pass over the row (not as
+//     E[x^2] - mean^2, which cancels); rstd = f32oorx(var + eps);
+//     out = ((x - mean) * rstd) * gamma + beta.
+//   gather: an index k < 0 is taken as k + table_rows (ONNX Gather); one
+//     still outside [0, table_rows) stops the worker with `trap 0x47`
+//     (ROWWISE_TRAP_GATHER_INDEX), a simulated fault naming tile, worker and
+//     pc, before anything outside the table is read.  Rows are copied in
+//     64-bit pairs when the row bytes are a multiple of 8, else in words.
+//   transpose: word copies (ld32step, st32, add): 3 issues per element.
+//
+// Timing (one worker issue every 6 tile cycles; f32exp, f32oox and f32div
+// take 3 worker cycles, f32oorx 4, ISA2 Table 4.1).  Worker cycles per row
+// with P = cols / 2 pairs and o = cols % 2 (tests/test_codelets_rowwise.c
+// counts every issue):
+//   reduce sum/sumsq  7 + P + o      mean 8 + P + o      max 8 + P + o
+//   softmax           20 + 11 P + 9 o     (pass 2: 8 per pair, exp-bound)
+//   layer norm        26 + 7 P + 8 o + (P > 0)
+//   gather            10 + 2 (row bytes / 8), or 10 + 2 (row bytes / 4)
+//   transpose         6 + 3 cols
+// Six workers issue one bundle a tile cycle between them, so worker cycles
+// per element are tile cycles per element.  Measured on one GC200 tile, six
+// workers of 16 rows of BERT-Base's width (tests/test_codelets_rowwise.c;
+// 6 x 64 rows of 768 f32 would not fit in one tile's memory):
+//
+//   codelet        rows x cols     tile cycles    cycles/element
+//   softmax         96 x 768          407,496         5.527   (f32exp: 3 of 5.5)
+//   layer norm      96 x 768          260,742         3.537
+//   reduce sum      96 x 768           37,626         0.510
+//   reduce max      96 x 768           37,734         0.512
+//   gather          96 x 3072 B        74,772         1.014   (per 4-byte word)
+
+    .equ RW_FP_CLR_ZAACC, 1 << 3          // $FP_CLR: zero $AACC (ISA2 §2.7.5.2.13)
+
+    .equ REDUCE_ROWS_V_IN, 0
+    .equ REDUCE_ROWS_V_OUT, 1
+    .equ REDUCE_ROWS_V_ROWS, 2
+    .equ REDUCE_ROWS_V_COLS, 3
+    .equ REDUCE_ROWS_V_IN_STEP, 4
+    .equ REDUCE_ROWS_V_OP, 5
+    .equ REDUCE_ROWS_V_SCALE, 6
+    .equ REDUCE_OP_SUM, 0
+    .equ REDUCE_OP_MAX, 1
+    .equ REDUCE_OP_SUMSQ, 2
+    .equ REDUCE_OP_MEAN, 3
+
+    .equ SOFTMAX_ROWS_V_IN, 0
+    .equ SOFTMAX_ROWS_V_OUT, 1
+    .equ SOFTMAX_ROWS_V_ROWS, 2
+    .equ SOFTMAX_ROWS_V_COLS, 3
+    .equ SOFTMAX_ROWS_V_STEP, 4
+
+    .equ LAYERNORM_ROWS_V_IN, 0
+    .equ LAYERNORM_ROWS_V_OUT, 1
+    .equ LAYERNORM_ROWS_V_GAMMA, 2
+    .equ LAYERNORM_ROWS_V_BETA, 3
+    .equ LAYERNORM_ROWS_V_ROWS, 4
+    .equ LAYERNORM_ROWS_V_COLS, 5
+    .equ LAYERNORM_ROWS_V_STEP, 6
+    .equ LAYERNORM_ROWS_V_EPS, 7
+
+    .equ GATHER_ROWS_V_TABLE, 0
+    .equ GATHER_ROWS_V_IDX, 1
+    .equ GATHER_ROWS_V_OUT, 2
+    .equ GATHER_ROWS_V_N, 3
+    .equ GATHER_ROWS_V_ROW_BYTES, 4
+    .equ GATHER_ROWS_V_TABLE_ROWS, 5
+
+    .equ TRANSPOSE_V_IN, 0
+    .equ TRANSPOSE_V_OUT, 1
+    .equ TRANSPOSE_V_ROWS, 2
+    .equ TRANSPOSE_V_COLS, 3
+    .equ TRANSPOSE_V_IN_STEP, 4
+    .equ TRANSPOSE_V_OUT_STEP, 5
+
+    .equ ROWWISE_TRAP_BAD_OP, 0x52
+    .equ ROWWISE_TRAP_GATHER_INDEX, 0x47
+
+    .text
+
+// ---- vtx_reduce_rows_f32 ------------------------------------------------------
+// $m0 row, $m1 out, $m2 rows - 1 (brnzdec), $m3 pairs, $m4 odd, $m5 row step,
+// $m6 load offset in the row, $a6 scale.
+//
+// The sum-like row loop: f32v2acc, or f32v2mac (x * x) when \square.
+.macro RW_REDUCE_ACC square
+    .if \square
+    f32v2mac $a0:1, $a0:1
+    .else
+    f32v2acc $a0:1
+    .endif
+.endm
+.macro RW_REDUCE_ACC_LOOP label, square, scale
+\label:
+    ld64step $a0:1, $m0, $m6+=, 1                              // pair 0
+    rpt     $m3, 0
+    {
+    ld64step $a0:1, $m0, $m6+=, 1
+    RW_REDUCE_ACC \square
+    }
+    { brz   $m4, 1f ; mov $a1, $a15 }                          // odd: (x[c-1], 0)
+    {
+    nop
+    RW_REDUCE_ACC \square
+    }
+1:
+    { setzi $m6, 0 ; f32v2gina $a0:1, $azeros }                // lanes out, zeros in
+    { add   $m0, $m0, $m5 ; f32add $a0, $a0, $a1 }
+    .if \scale
+    { nop ; f32mul $a0, $a0, $a6 }
+    .endif
+    st32step $a0, $mzero, $m1+=, 1
+    brnzdec $m2, \label
+    exitz   $mzero
+.endm
+
+    .align 8
+    .globl vtx_reduce_rows_f32
+    .worker
+vtx_reduce_rows_f32:
+    { ld32  $m2, $m13, $mzero, REDUCE_ROWS_V_ROWS ; setzi $a0, RW_FP_CLR_ZAACC }
+    { ld32  $m3, $m13, $mzero, REDUCE_ROWS_V_COLS ; uput $FP_CLR, $a0 }
+    brz     $m2, rw_reduce_exit
+    ld32    $m0, $m13, $mzero, REDUCE_ROWS_V_IN
+    ld32    $m1, $m13, $mzero, REDUCE_ROWS_V_OUT
+    ld32    $m5, $m13, $mzero, REDUCE_ROWS_V_IN_STEP
+    ld32    $m7, $m13, $mzero, REDUCE_ROWS_V_OP
+    ld32    $a6, $m13, $mzero, REDUCE_ROWS_V_SCALE
+    and     $m4, $m3, 1
+    shr     $m3, $m3, 1
+    add     $m2, $m2, -1
+    setzi   $m6, 0
+    brz     $m7, rw_reduce_sum_row
+    cmpeq   $m8, $m7, REDUCE_OP_MAX
+    brnz    $m8, rw_reduce_max_row
+    cmpeq   $m8, $m7, REDUCE_OP_SUMSQ
+    brnz    $m8, rw_reduce_sumsq_row
+    cmpeq   $m8, $m7, REDUCE_OP_MEAN
+    brnz    $m8, rw_reduce_mean_row
+    trap    ROWWISE_TRAP_BAD_OP
+    .align 8
+    RW_REDUCE_ACC_LOOP rw_reduce_sum_row, 0, 0
+    .align 8
+    RW_REDUCE_ACC_LOOP rw_reduce_sumsq_row, 1, 0
+    .align 8
+    RW_REDUCE_ACC_LOOP rw_reduce_mean_row, 0, 1
+    .align 8
+rw_reduce_max_row:
+    ld32    $a4, $m0, $mzero, 0
+    ld64step $a0:1, $m0, $m6+=, 1
+    { rpt   $m3, 0 ; mov $a5, $a4 }                            // lanes start at x[0]
+    { ld64step $a0:1, $m0, $m6+=, 1 ; f32v2max $a4:5, $a4:5, $a0:1 }
+    { brz   $m4, 1f ; f32max $a4, $a4, $a5 }
+    { nop ; f32max $a4, $a4, $a0 }                             // odd last column
+1:
+    st32step $a4, $mzero, $m1+=, 1
+    add     $m0, $m0, $m5
+    setzi   $m6, 0
+    brnzdec $m2, rw_reduce_max_row
+    exitz   $mzero
+    .align 8
+rw_reduce_exit:
+    exitz   $mzero
+
+// ---- vtx_softmax_rows_f32 -------------------------------------------------------
+// $m0 in row, $m1 out row, $m2 rows - 1, $m3 pairs, $m4 odd, $m5 row step,
+// $m6 load offset, $m7 store offset; $a4:5 the row max (both lanes),
+// $a6:7 the reciprocal of the sum.
+    .align 8
+    .globl vtx_softmax_rows_f32
+    .worker
+vtx_softmax_rows_f32:
+    { ld32  $m2, $m13, $mzero, SOFTMAX_ROWS_V_ROWS ; setzi $a0, RW_FP_CLR_ZAACC }
+    { ld32  $m3, $m13, $mzero, SOFTMAX_ROWS_V_COLS ; uput $FP_CLR, $a0 }
+    brz     $m2, rw_softmax_exit
+    ld32    $m0, $m13, $mzero, SOFTMAX_ROWS_V_IN
+    ld32    $m1, $m13, $mzero, SOFTMAX_ROWS_V_OUT
+    ld32    $m5, $m13, $mzero, SOFTMAX_ROWS_V_STEP
+    and     $m4, $m3, 1
+    shr     $m3, $m3, 1
+    add     $m2, $m2, -1
+    setzi   $m6, 0
+rw_softmax_row:
+    // pass 1: the max
+    ld32    $a4, $m0, $mzero, 0
+    ld64step $a0:1, $m0, $m6+=, 1
+    { rpt   $m3, 0 ; mov $a5, $a4 }
+    { ld64step $a0:1, $m0, $m6+=, 1 ; f32v2max $a4:5, $a4:5, $a0:1 }
+    { brz   $m4, 1f ; f32max $a4, $a4, $a5 }
+    { nop ; f32max $a4, $a4, $a0 }
+1:
+    { setzi $m6, 0 ; mov $a5, $a4 }
+    // pass 2: e = exp(x - max) to out, summed in $AACC
+    ld64step $a0:1, $m0, $m6+=, 1
+    rpt     $m3, (2f - 1f) / 8 - 1
+1:
+    { ld64step $a0:1, $m0, $m6+=, 1 ; f32v2sub $a2:3, $a0:1, $a4:5 }
+    f32exp  $a2, $a2
+    f32exp  $a3, $a3
+    { st64step $a2:3, $m1, $m7+=, 1 ; f32v2acc $a2:3 }
+2:
+    { brz   $m4, 1f ; mov $a3, $a15 }
+    { nop ; f32sub $a2, $a0, $a4 }
+    f32exp  $a2, $a2
+    st32    $a2, $m1, $m7, 0
+    { nop ; f32v2acc $a2:3 }
+1:
+    { setzi $m6, 0 ; f32v2gina $a2:3, $azeros }
+    { setzi $m7, 0 ; f32add $a2, $a2, $a3 }
+    // pass 3: out = e * (1 / sum)
+    { ld64step $a0:1, $m1, $m6+=, 1 ; f32oox $a6, $a2 }
+    { rpt   $m3, (2f - 1f) / 8 - 1 ; mov $a7, $a6 }
+1:
+    { ld64step $a0:1, $m1, $m6+=, 1 ; f32v2mul $a2:3, $a0:1, $a6:7 }
+    { st64step $a2:3, $m1, $m7+=, 1 ; fnop }
+2:
+    { brz   $m4, 1f ; fnop }
+    { nop ; f32mul $a2, $a0, $a6 }
+    { st32  $a2, $m1, $m7, 0 ; fnop }
+1:
+    add     $m0, $m0, $m5
+    add     $m1, $m1, $m5
+    setzi   $m6, 0
+    setzi   $m7, 0
+    brnzdec $m2, rw_softmax_row
+    exitz   $mzero
+    .align 8
+rw_softmax_exit:
+    exitz   $mzero
+
+// ---- vtx_layernorm_rows_f32 -----------------------------------------------------
+// $m0 in row, $m1 out row, $m2 rows - 1, $m3 pairs, $m4 odd, $m5 row step,
+// $m6 x load offset (one pair ahead), $m7 store offset (one pair behind),
+// $m8 gamma, $m9 beta, $m10 gamma/beta offset, $m11 pairs - 1;
+// $a4:5 mean, $a6 cols (f32), $a7 eps, $a8:9 rstd, $a10:11 working pair,
+// $a12:13 the result stored next.
+    .align 8
+    .globl vtx_layernorm_rows_f32
+    .worker
+vtx_layernorm_rows_f32:
+    { ld32  $m2, $m13, $mzero, LAYERNORM_ROWS_V_ROWS ; setzi $a0, RW_FP_CLR_ZAACC }
+    { ld32  $m3, $m13, $mzero, LAYERNORM_ROWS_V_COLS ; uput $FP_CLR, $a0 }
+    brz     $m2, rw_layernorm_exit
+    ld32    $m0, $m13, $mzero, LAYERNORM_ROWS_V_IN
+    ld32    $a6, $m13, $mzero, LAYERNORM_ROWS_V_COLS
+    ld32    $m1, $m13, $mzero, LAYERNORM_ROWS_V_OUT
+    { ld32  $a7, $m13, $mzero, LAYERNORM_ROWS_V_EPS ; f32fromui32 $a6, $a6 }
+    ld32    $m5, $m13, $mzero, LAYERNORM_ROWS_V_STEP
+    ld32    $m8, $m13, $mzero, LAYERNORM_ROWS_V_GAMMA
+    ld32    $m9, $m13, $mzero, LAYERNORM_ROWS_V_BETA
+    and     $m4, $m3, 1
+    shr     $m3, $m3, 1
+    add     $m11, $m3, -1
+    add     $m2, $m2, -1
+    setzi   $m6, 0
+rw_layernorm_row:
+    // pass 1: the mean
+    ld64step $a0:1, $m0, $m6+=, 1
+    rpt     $m3, 0
+    { ld64step $a0:1, $m0, $m6+=, 1 ; f32v2acc $a0:1 }
+    { brz   $m4, 1f ; mov $a1, $a15 }
+    { nop ; f32v2acc $a0:1 }
+1:
+    { setzi $m6, 0 ; f32v2gina $a2:3, $azeros }
+    { ld64step $a0:1, $m0, $m6+=, 1 ; f32add $a4, $a2, $a3 }
+    { setzi $m7, 0 ; f32div $a4, $a4, $a6 }
+    // pass 2: the variance, sum of (x - mean)^2
+    { rpt   $m3, (2f - 1f) / 8 - 1 ; mov $a5, $a4 }
+1:
+    { ld64step $a0:1, $m0, $m6+=, 1 ; f32v2sub $a2:3, $a0:1, $a4:5 }
+    { nop ; f32v2mac $a2:3, $a2:3 }
+2:
+    { brz   $m4, 1f ; mov $a3, $a15 }
+    { nop ; f32sub $a2, $a0, $a4 }
+    { nop ; f32v2mac $a2:3, $a2:3 }
+1:
+    { setzi $m6, 0 ; f32v2gina $a2:3, $azeros }
+    { ld64step $a0:1, $m0, $m6+=, 1 ; f32add $a2, $a2, $a3 }
+    { setzi $m10, 0 ; f32div $a2, $a2, $a6 }
+    { nop ; f32add $a2, $a2, $a7 }
+    { nop ; f32oorx $a8, $a2 }
+    // pass 3: out = ((x - mean) * rstd) * gamma + beta.  Bundle k of a pair
+    // (k = 1..4): gamma into $a0:1 as the aux half reads x from it, beta,
+    // the next x pair, the store of the previous pair's result.
+    { brz   $m3, 2f ; mov $a9, $a8 }
+    { ld64  $a0:1, $m8, $m10, 0 ; f32v2sub $a10:11, $a0:1, $a4:5 }
+    { ld64step $a2:3, $m9, $m10+=, 1 ; f32v2mul $a10:11, $a10:11, $a8:9 }
+    { ld64step $a0:1, $m0, $m6+=, 1 ; f32v2mul $a10:11, $a10:11, $a0:1 }
+    { rpt   $m11, (3f - 1f) / 8 - 1 ; f32v2add $a12:13, $a10:11, $a2:3 }
+1:
+    { ld64  $a0:1, $m8, $m10, 0 ; f32v2sub $a10:11, $a0:1, $a4:5 }
+    { ld64step $a2:3, $m9, $m10+=, 1 ; f32v2mul $a10:11, $a10:11, $a8:9 }
+    { ld64step $a0:1, $m0, $m6+=, 1 ; f32v2mul $a10:11, $a10:11, $a0:1 }
+    { st64step $a12:13, $m1, $m7+=, 1 ; f32v2add $a12:13, $a10:11, $a2:3 }
+3:
+    { st64step $a12:13, $m1, $m7+=, 1 ; fnop }
+2:
+    { brz   $m4, 1f ; fnop }
+    { ld32  $a2, $m8, $m10, 0 ; f32sub $a10, $a0, $a4 }
+    { ld32  $a3, $m9, $m10, 0 ; f32mul $a10, $a10, $a8 }
+    { nop ; f32mul $a10, $a10, $a2 }
+    { nop ; f32add $a10, $a10, $a3 }
+    { st32  $a10, $m1, $m7, 0 ; fnop }
+1:
+    add     $m0, $m0, $m5
+    add     $m1, $m1, $m5
+    setzi   $m6, 0
+    brnzdec $m2, rw_layernorm_row
+    exitz   $mzero
+    .align 8
+rw_layernorm_exit:
+    exitz   $mzero
+
+// ---- vtx_gather_rows ------------------------------------------------------------
+// $m0 table, $m1 next index, $m2 out, $m3 n - 1, $m4 row bytes, $m5 table
+// rows, $m6 index, $m7 source, $m9 pairs a row, $m10 words a row.
+    .align 8
+    .globl vtx_gather_rows
+    .worker
+vtx_gather_rows:
+    ld32    $m3, $m13, $mzero, GATHER_ROWS_V_N
+    brz     $m3, rw_gather_exit
+    ld32    $m0, $m13, $mzero, GATHER_ROWS_V_TABLE
+    ld32    $m1, $m13, $mzero, GATHER_ROWS_V_IDX
+    ld32    $m2, $m13, $mzero, GATHER_ROWS_V_OUT
+    ld32    $m4, $m13, $mzero, GATHER_ROWS_V_ROW_BYTES
+    ld32    $m5, $m13, $mzero, GATHER_ROWS_V_TABLE_ROWS
+    add     $m3, $m3, -1
+    and     $m8, $m4, 7
+    shr     $m9, $m4, 3
+    shr     $m10, $m4, 2
+    brnz    $m8, rw_gather_word_row
+// ONNX Gather: k in [-rows, rows), negative k counts from the end.
+.macro RW_GATHER_INDEX
+    ld32step $m6, $mzero, $m1+=, 1
+    shrs    $m7, $m6, 31                  // -1 for a negative index
+    and     $m7, $m7, $m5
+    add     $m6, $m6, $m7
+    cmpult  $m8, $m6, $m5                 // unsigned: still negative is out of range
+    mul     $m7, $m6, $m4
+    brz     $m8, rw_gather_bad
+    add     $m7, $m7, $m0
+.endm
+rw_gather_pair_row:
+    RW_GATHER_INDEX
+    { rpt   $m9, 0 ; fnop }
+    ld64step $a0:1, $mzero, $m7+=, 1
+    st64step $a0:1, $mzero, $m2+=, 1
+    brnzdec $m3, rw_gather_pair_row
+    exitz   $mzero
+    .align 8
+rw_gather_word_row:
+    RW_GATHER_INDEX
+    { rpt   $m10, 0 ; fnop }
+    ld32step $a0, $mzero, $m7+=, 1
+    st32step $a0, $mzero, $m2+=, 1
+    brnzdec $m3, rw_gather_word_row
+    exitz   $mzero
+    .align 8
+rw_gather_exit:
+    exitz   $mzero
+    .align 8
+rw_gather_bad:
+    trap    ROWWISE_TRAP_GATHER_INDEX
+
+// ---- vtx_transpose_f32 ------------------------------------------------------------
+// $m0 in row, $m1 out, $m2 rows - 1, $m3 cols, $m4 in step, $m5 out step,
+// $m6 load offset, $m7 store offset, $m8 4 r (out[0][r]).
+    .align 8
+    .globl vtx_transpose_f32
+    .worker
+vtx_transpose_f32:
+    ld32    $m2, $m13, $mzero, TRANSPOSE_V_ROWS
+    brz     $m2, rw_transpose_exit
+    ld32    $m0, $m13, $mzero, TRANSPOSE_V_IN
+    ld32    $m1, $m13, $mzero, TRANSPOSE_V_OUT
+    ld32    $m3, $m13, $mzero, TRANSPOSE_V_COLS
+    ld32    $m4, $m13, $mzero, TRANSPOSE_V_IN_STEP
+    ld32    $m5, $m13, $mzero, TRANSPOSE_V_OUT_STEP
+    add     $m2, $m2, -1
+    setzi   $m6, 0
+    setzi   $m7, 0
+    setzi   $m8, 0
+    nop                                   // the row loop starts 8-byte aligned
+rw_transpose_row:
+    { rpt   $m3, (2f - 1f) / 8 - 1 ; fnop }
+1:
+    { ld32step $a0, $m0, $m6+=, 1 ; fnop }
+    st32    $a0, $m1, $m7, 0
+    add     $m7, $m7, $m5
+2:
+    add     $m0, $m0, $m4
+    add     $m8, $m8, 4
+    mov     $m7, $m8
+    setzi   $m6, 0
+    brnzdec $m2, rw_transpose_row
+    exitz   $mzero
+    .align 8
+rw_transpose_exit:
+    exitz   $mzero

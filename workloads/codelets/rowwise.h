@@ -1,0 +1,143 @@
+/*
+ * rowwise.h — the row-wise codelets of the kernel library
+ * (workloads/codelets/rowwise.S): their vertex record layouts and their
+ * bit-exact C models (workloads/codelets/rowwise_model.c).
+ *
+ * Every record is 32-bit words at word offsets <NAME>_V_* (the same
+ * numbers as the .equ in rowwise.S); pointers are tile addresses, 8-byte
+ * aligned (abi.h).  A record whose row (or index) count is 0 does nothing.
+ *
+ * Conditions on every record, beyond abi.h:
+ *   - row steps (in bytes) are multiples of 8, so every row of f32 starts
+ *     8-byte aligned and is read and written in 64-bit pairs; a tensor of
+ *     odd width is laid out with its rows padded to an even width (the
+ *     padding is read, never written);
+ *   - reduce, softmax and layer norm take cols >= 1 and at most
+ *     ROWWISE_MAX_COLS (one rpt block of pairs, ISA2 rpt: 4095 at most);
+ *   - gather copies rows of at most ROWWISE_MAX_ROW_BYTES bytes; transpose
+ *     takes at most ROWWISE_MAX_TRANSPOSE_COLS input columns.
+ *
+ * Arithmetic (all f32, $FP_CTL = 0: round to nearest even, denormal
+ * operands and results flushed to ±0, NaN results the tile's fixed quiet
+ * NaN; see isa/fparith.h).  The models perform the codelets' operations in
+ * the codelets' order with the same primitives, so their results equal the
+ * simulated codelets' bit for bit.  Lanes: a row is read in pairs
+ * (x[2k], x[2k+1]); a sum (f32v2acc, or f32v2mac for squares) keeps lane 0
+ * for even columns and lane 1 for odd ones, each summed in increasing
+ * column order from +0 (accumulators are cleared); an odd last column is
+ * added to lane 0 last (with +0 into lane 1, which changes nothing); the
+ * result is lane 0 + lane 1 (one f32 rounding).  A max (f32v2max) starts
+ * both lanes at x[0], takes max(lane 0, lane 1), then the odd last column.
+ *
+ * Reads past the data: every row is read up to 8 bytes past its last
+ * column (softmax also reads its output rows so), within the slack abi.h
+ * leaves after every tensor; nothing read there reaches the arithmetic.
+ */
+#ifndef IPUSIM_CODELETS_ROWWISE_H
+#define IPUSIM_CODELETS_ROWWISE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define ROWWISE_MAX_COLS 8191u                 /* 4095 pairs and an odd last column */
+#define ROWWISE_MAX_ROW_BYTES (4095u * 8u)     /* gather: 4095 64-bit pairs */
+#define ROWWISE_MAX_TRANSPOSE_COLS 4095u
+
+/* trap codes (the simulated fault "trap N", ISA2 trap) */
+#define ROWWISE_TRAP_BAD_OP 0x52u              /* reduce: unknown op */
+#define ROWWISE_TRAP_GATHER_INDEX 0x47u        /* gather: index out of range */
+
+/* ---- vtx_reduce_rows_f32: out[r] = REDUCE_c in[r][c] ------------------- */
+enum reduce_rows_vertex {
+    REDUCE_ROWS_V_IN = 0,       /* in: rows x cols f32, rows in_step bytes apart */
+    REDUCE_ROWS_V_OUT = 1,      /* out: rows f32, contiguous */
+    REDUCE_ROWS_V_ROWS = 2,
+    REDUCE_ROWS_V_COLS = 3,
+    REDUCE_ROWS_V_IN_STEP = 4,  /* bytes from one input row to the next */
+    REDUCE_ROWS_V_OP = 5,       /* enum reduce_op */
+    REDUCE_ROWS_V_SCALE = 6,    /* f32 bits: mean multiplies the sum by it (1/cols) */
+    REDUCE_ROWS_V_WORDS = 7,
+};
+
+enum reduce_op {
+    REDUCE_OP_SUM = 0,          /* lanes of f32v2acc */
+    REDUCE_OP_MAX = 1,          /* lanes of f32v2max, both started at x[0] */
+    REDUCE_OP_SUMSQ = 2,        /* lanes of f32v2mac (x·x rounded, then added) */
+    REDUCE_OP_MEAN = 3,         /* the sum, then one f32mul by scale */
+};
+
+/* ---- vtx_softmax_rows_f32: out[r] = softmax(in[r]); in place allowed ---- */
+enum softmax_rows_vertex {
+    SOFTMAX_ROWS_V_IN = 0,
+    SOFTMAX_ROWS_V_OUT = 1,     /* may equal in */
+    SOFTMAX_ROWS_V_ROWS = 2,
+    SOFTMAX_ROWS_V_COLS = 3,
+    SOFTMAX_ROWS_V_STEP = 4,    /* bytes between rows, in and out alike */
+    SOFTMAX_ROWS_V_WORDS = 5,
+};
+
+/* ---- vtx_layernorm_rows_f32: in place allowed --------------------------- */
+enum layernorm_rows_vertex {
+    LAYERNORM_ROWS_V_IN = 0,
+    LAYERNORM_ROWS_V_OUT = 1,   /* may equal in */
+    LAYERNORM_ROWS_V_GAMMA = 2, /* cols f32 */
+    LAYERNORM_ROWS_V_BETA = 3,  /* cols f32 */
+    LAYERNORM_ROWS_V_ROWS = 4,
+    LAYERNORM_ROWS_V_COLS = 5,
+    LAYERNORM_ROWS_V_STEP = 6,  /* bytes between rows, in and out alike */
+    LAYERNORM_ROWS_V_EPS = 7,   /* f32 bits */
+    LAYERNORM_ROWS_V_WORDS = 8,
+};
+
+/* ---- vtx_gather_rows: out row i = table row idx[i] ----------------------- */
+enum gather_rows_vertex {
+    GATHER_ROWS_V_TABLE = 0,    /* table_rows rows of row_bytes */
+    GATHER_ROWS_V_IDX = 1,      /* n i32 (4-byte aligned is enough) */
+    GATHER_ROWS_V_OUT = 2,      /* n rows of row_bytes, contiguous */
+    GATHER_ROWS_V_N = 3,
+    GATHER_ROWS_V_ROW_BYTES = 4,   /* a multiple of 4, >= 4 */
+    GATHER_ROWS_V_TABLE_ROWS = 5,
+    GATHER_ROWS_V_WORDS = 6,
+};
+
+/* ---- vtx_transpose_f32: out[c][r] = in[r][c] ------------------------------ */
+enum transpose_vertex {
+    TRANSPOSE_V_IN = 0,
+    TRANSPOSE_V_OUT = 1,        /* must not overlap in */
+    TRANSPOSE_V_ROWS = 2,
+    TRANSPOSE_V_COLS = 3,
+    TRANSPOSE_V_IN_STEP = 4,    /* bytes between input rows (multiple of 4) */
+    TRANSPOSE_V_OUT_STEP = 5,   /* bytes between output rows (multiple of 4) */
+    TRANSPOSE_V_WORDS = 6,
+};
+
+/* ---- bit-exact models ------------------------------------------------------
+ * Rows are `step` floats apart (the record's step in bytes / 4). */
+
+/* out[r] for r < rows; scale is used by REDUCE_OP_MEAN only. */
+void rowwise_model_reduce(const float *in, float *out, size_t rows, size_t cols, size_t step,
+                          enum reduce_op op, float scale);
+
+/* One row: m = max (lanes started at x[0]); e = exp(x - m) stored; s = the
+ * lanes' sum of e; r = f32oox(s) (the reciprocal, rounded once); out = e * r.
+ * in == out allowed. */
+void rowwise_model_softmax(const float *in, float *out, size_t rows, size_t cols, size_t step);
+
+/* One row: mean = sum / cols (f32div, cols converted exactly);
+ * var = (lanes' sum of fl(fl(x - mean)^2)) / cols; rstd = f32oorx(var + eps);
+ * out = ((x - mean) * rstd) * gamma + beta, each operation rounded.
+ * in == out allowed. */
+void rowwise_model_layernorm(const float *in, float *out, const float *gamma, const float *beta,
+                             size_t rows, size_t cols, size_t step, float eps);
+
+/* Gather as the codelet does it: returns the position of the first index
+ * out of [-table_rows, table_rows) (the codelet traps there, having copied
+ * the rows before it), or n when every index is valid. */
+size_t rowwise_model_gather(const void *table, const int32_t *idx, void *out, size_t n,
+                            size_t row_bytes, size_t table_rows);
+
+/* out[c * out_step + r] = in[r * in_step + c]: the bits are copied. */
+void rowwise_model_transpose(const float *in, float *out, size_t rows, size_t cols, size_t in_step,
+                             size_t out_step);
+
+#endif

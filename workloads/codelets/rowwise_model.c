@@ -1,0 +1,207 @@
+/*
+ * rowwise_model.c — bit-exact models of the row-wise codelets
+ * (workloads/codelets/rowwise.S); see rowwise.h for the order of
+ * operations they share with the codelets.
+ *
+ * Each helper below is one aux-pipeline instruction as isa/exec_aux.c
+ * executes it with $FP_CTL = 0: operands read from registers are flushed
+ * (fp32_from_bits), the special cases of fparith.h, the result rounded
+ * once to f32 and flushed on its way into a register.  Values pass through
+ * memory unchanged (loads and stores copy bits).
+ */
+#include "rowwise.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "isa/fparith.h"
+
+static float reg(float f) { return fp32_flush(f); }
+
+/* f32add / f32v2add lane; f32sub is an add of the negated operand. */
+static float op_add(float a, float b)
+{
+    unsigned exc = 0;
+    float r;
+    a = reg(a), b = reg(b);
+    if (fp32_add_special(a, b, &exc, &r))
+        return r;
+    return reg((float)((double)a + (double)b));
+}
+
+static float op_sub(float a, float b) { return op_add(a, -reg(b)); }
+
+static float op_mul(float a, float b)
+{
+    unsigned exc = 0;
+    float r;
+    a = reg(a), b = reg(b);
+    if (fp32_mul_special(a, b, &exc, &r))
+        return r;
+    return reg((float)((double)a * (double)b));
+}
+
+static float op_div(float a, float b)
+{
+    unsigned exc = 0;
+    float r;
+    a = reg(a), b = reg(b);
+    if (fp32_div_special(a, b, &exc, &r))
+        return r;
+    return reg((float)((double)a / (double)b));
+}
+
+static float op_max(float a, float b) { return reg(fp32_max(reg(a), reg(b))); }
+
+static float op_exp(float a)
+{
+    unsigned exc = 0;
+    float r;
+    a = reg(a);
+    if (fp32_exp_special(a, &exc, &r))
+        return r;
+    return reg((float)exp((double)a));
+}
+
+static float op_recip(float a)                  /* f32oox */
+{
+    unsigned exc = 0;
+    float r;
+    a = reg(a);
+    if (fp32_recip_special(a, &exc, &r))
+        return r;
+    return reg((float)(1.0 / (double)a));
+}
+
+static float op_rsqrt(float a)                  /* f32oorx */
+{
+    unsigned exc = 0;
+    float r;
+    a = reg(a);
+    if (fp32_rsqrt_special(a, &exc, &r))
+        return r;
+    return reg((float)(1.0 / sqrt((double)a)));
+}
+
+/* f32v2acc lane: $AACC = v + $AACC (TFPU_Add, no flags). */
+static float acc_add(float acc, float v) { return fp32_add(reg(v), acc); }
+
+/* f32v2mac lane: $AACC = fl(x * x) + $AACC. */
+static float acc_square(float acc, float x)
+{
+    unsigned exc = 0;
+    float r;
+    x = reg(x);
+    if (fp32_mac_special(x, x, acc, &exc, &r))
+        return r;
+    return fp32_add(fp32_mul(x, x), acc);
+}
+
+/* f32v2gina: an accumulator read out into a register. */
+static float acc_read(float acc) { return isnan(acc) ? fp32_qnan() : reg(acc); }
+
+/* The lanes' result of an accumulation over one row: acc_add (square =
+ * false) or acc_square (true), the odd last column into lane 0 last. */
+static float lanes_sum(const float *x, size_t cols, bool square)
+{
+    float lane[2] = {0.0f, 0.0f};
+    for (size_t c = 0; c < cols; c++)
+        lane[c % 2] = square ? acc_square(lane[c % 2], x[c]) : acc_add(lane[c % 2], x[c]);
+    return op_add(acc_read(lane[0]), acc_read(lane[1]));
+}
+
+/* The max of one row: lanes started at x[0], combined, then the odd last column. */
+static float row_max(const float *x, size_t cols)
+{
+    float lane[2] = {reg(x[0]), reg(x[0])};
+    size_t pairs = cols / 2;
+    for (size_t k = 0; k < pairs; k++) {
+        lane[0] = op_max(lane[0], x[2 * k]);
+        lane[1] = op_max(lane[1], x[2 * k + 1]);
+    }
+    float m = op_max(lane[0], lane[1]);
+    if (cols % 2)
+        m = op_max(m, x[cols - 1]);
+    return m;
+}
+
+void rowwise_model_reduce(const float *in, float *out, size_t rows, size_t cols, size_t step,
+                          enum reduce_op op, float scale)
+{
+    for (size_t r = 0; r < rows; r++) {
+        const float *x = in + r * step;
+        switch (op) {
+        case REDUCE_OP_MAX:
+            out[r] = row_max(x, cols);
+            break;
+        case REDUCE_OP_SUMSQ:
+            out[r] = lanes_sum(x, cols, true);
+            break;
+        case REDUCE_OP_MEAN:
+            out[r] = op_mul(lanes_sum(x, cols, false), scale);
+            break;
+        case REDUCE_OP_SUM:
+        default:
+            out[r] = lanes_sum(x, cols, false);
+            break;
+        }
+    }
+}
+
+void rowwise_model_softmax(const float *in, float *out, size_t rows, size_t cols, size_t step)
+{
+    for (size_t r = 0; r < rows; r++) {
+        const float *x = in + r * step;
+        float *y = out + r * step;
+        float m = row_max(x, cols);
+        float lane[2] = {0.0f, 0.0f};
+        for (size_t c = 0; c < cols; c++) {
+            float e = op_exp(op_sub(x[c], m));
+            y[c] = e;
+            lane[c % 2] = acc_add(lane[c % 2], e);
+        }
+        float inv = op_recip(op_add(acc_read(lane[0]), acc_read(lane[1])));
+        for (size_t c = 0; c < cols; c++)
+            y[c] = op_mul(y[c], inv);
+    }
+}
+
+void rowwise_model_layernorm(const float *in, float *out, const float *gamma, const float *beta,
+                             size_t rows, size_t cols, size_t step, float eps)
+{
+    float n = (float)cols;                      /* f32fromui32: exact below 2^24 */
+    for (size_t r = 0; r < rows; r++) {
+        const float *x = in + r * step;
+        float *y = out + r * step;
+        float mean = op_div(lanes_sum(x, cols, false), n);
+        float lane[2] = {0.0f, 0.0f};
+        for (size_t c = 0; c < cols; c++)
+            lane[c % 2] = acc_square(lane[c % 2], op_sub(x[c], mean));
+        float var = op_div(op_add(acc_read(lane[0]), acc_read(lane[1])), n);
+        float rstd = op_rsqrt(op_add(var, eps));
+        for (size_t c = 0; c < cols; c++)
+            y[c] = op_add(op_mul(op_mul(op_sub(x[c], mean), rstd), gamma[c]), beta[c]);
+    }
+}
+
+size_t rowwise_model_gather(const void *table, const int32_t *idx, void *out, size_t n,
+                            size_t row_bytes, size_t table_rows)
+{
+    for (size_t i = 0; i < n; i++) {
+        int64_t k = idx[i];
+        if (k < 0)
+            k += (int64_t)table_rows;
+        if (k < 0 || k >= (int64_t)table_rows)
+            return i;
+        memcpy((char *)out + i * row_bytes, (const char *)table + (size_t)k * row_bytes, row_bytes);
+    }
+    return n;
+}
+
+void rowwise_model_transpose(const float *in, float *out, size_t rows, size_t cols, size_t in_step,
+                             size_t out_step)
+{
+    for (size_t r = 0; r < rows; r++)
+        for (size_t c = 0; c < cols; c++)
+            memcpy(&out[c * out_step + r], &in[r * in_step + c], 4);
+}

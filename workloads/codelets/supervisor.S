@@ -1,0 +1,123 @@
+// supervisor.S — the control program of a compiled tile: the supervisor
+// walks a table of steps that the compiler wrote for this tile
+// (frontends/lower.c) and does what each says.
+//
+// Poplar compiles a tile's control program into straight-line supervisor
+// code; ipusim interprets a table instead, so that the code is the same on
+// every tile (one library image, workloads/codelets/abi.h) and a whole-chip
+// program compiles in seconds.  The price is one load and one branch per
+// step (plus the loads of its operands), a few supervisor cycles next to
+// the hundreds a compute set or an exchange takes.
+//
+// The table: 32-bit words.  A step is the address of its handler (below)
+// followed by its operands; the handler does the step and jumps to the
+// next one's handler.  The word at ctl_table (a per-tile copy of this
+// library's data, patched by the compiler) holds the address of the first
+// step.
+//
+//   ctl_run,  entry, vertex base, vertex step   start the six workers on a
+//                                               compute set's vertices and
+//                                               wait for them
+//   ctl_call, entry, record                     a supervisor codelet (abi.h)
+//   ctl_send, addr, bytes, endpoint             xsend
+//   ctl_recv, addr, bytes, endpoint             xrecv
+//   ctl_sync_chip                               sync 1: the chip's barrier,
+//                                               ends an exchange phase
+//   ctl_sync_system                             sync 2: every chip's barrier
+//   ctl_sync_exchange                           sync 3: ends an exchange
+//                                               phase without a barrier
+//   ctl_end                                     the tile's program is over
+//
+// Registers: $m9 points at the current step (abi.h: supervisor codelets
+// preserve it); $m1 is the record address of ctl_call's codelet; $m10 its
+// return address.
+
+    .data
+    .align 8
+    .globl ctl_table
+ctl_table:
+    .word 0                             // address of the first step (per tile)
+    .word 0
+
+    .text
+    .align 8
+    .globl __supervisor
+    .supervisor
+__supervisor:
+    setzi   $m2, ctl_table
+    ld32    $m9, $m2, $mzero, 0
+ctl_dispatch:
+    ld32    $m1, $m9, $mzero, 0
+    br      $m1
+
+    .align 8
+    .globl ctl_run
+ctl_run:
+    ld32    $m5, $m9, $mzero, 1
+    ld32    $m6, $m9, $mzero, 2
+    ld32    $m7, $m9, $mzero, 3
+    runall  $m5, $m6, $m7
+    add     $m9, $m9, 16
+    sync    0                           // until every worker has exited
+    ld32    $m1, $m9, $mzero, 0
+    br      $m1
+
+    .align 8
+    .globl ctl_call
+ctl_call:
+    ld32    $m2, $m9, $mzero, 1
+    ld32    $m1, $m9, $mzero, 2
+    add     $m9, $m9, 12
+    setzi   $m10, ctl_dispatch
+    br      $m2
+
+    .align 8
+    .globl ctl_send
+ctl_send:
+    ld32    $m1, $m9, $mzero, 1
+    ld32    $m2, $m9, $mzero, 2
+    ld32    $m3, $m9, $mzero, 3
+    xsend   $m1, $m2, $m3
+    add     $m9, $m9, 16
+    ld32    $m1, $m9, $mzero, 0
+    br      $m1
+
+    .align 8
+    .globl ctl_recv
+ctl_recv:
+    ld32    $m1, $m9, $mzero, 1
+    ld32    $m2, $m9, $mzero, 2
+    ld32    $m3, $m9, $mzero, 3
+    xrecv   $m1, $m2, $m3
+    add     $m9, $m9, 16
+    ld32    $m1, $m9, $mzero, 0
+    br      $m1
+
+    .align 8
+    .globl ctl_sync_chip
+ctl_sync_chip:
+    sync    1
+    add     $m9, $m9, 4
+    ld32    $m1, $m9, $mzero, 0
+    br      $m1
+
+    .align 8
+    .globl ctl_sync_system
+ctl_sync_system:
+    sync    2
+    add     $m9, $m9, 4
+    ld32    $m1, $m9, $mzero, 0
+    br      $m1
+
+    .align 8
+    .globl ctl_sync_exchange
+ctl_sync_exchange:
+    sync    3
+    add     $m9, $m9, 4
+    ld32    $m1, $m9, $mzero, 0
+    br      $m1
+
+    .align 8
+    .globl ctl_end
+ctl_end:
+    exitz   $mzero
