@@ -32,11 +32,22 @@ enum validate_result {
     VALIDATE_PASS,
     VALIDATE_FAIL,
     VALIDATE_UNSUPPORTED,       /* an op, dtype or opset ipusim does not take */
+    VALIDATE_PASS_REFERENCE,    /* passes on the host reference evaluator; the compiler
+                                   does not lower the graph yet, so it was not simulated */
 };
 
 /* Run one node test directory; msg says why it failed or is unsupported
  * (on a pass: the largest error seen).  With fuse, the fusion passes
  * (fusion.h) run on the imported graph before it is evaluated. */
-enum validate_result validate_onnx_node_test(const char *test_dir, bool fuse, char *msg, size_t msg_size);
+/* With simulate, every graph the compiler lowers is compiled for gc200 and
+ * run on the simulator, and its outputs are the ones compared; the others
+ * fall back to the reference evaluator (VALIDATE_PASS_REFERENCE when they
+ * pass there). */
+enum validate_result validate_onnx_node_test(const char *test_dir, bool fuse, bool simulate, char *msg,
+                                             size_t msg_size);
+
+/* `ipusim validate --model MODEL ...` (validate_model.c). */
+struct command;
+int validate_model_cmd(int argc, char **argv, const struct command *self);
 
 #endif

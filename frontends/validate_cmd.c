@@ -18,6 +18,7 @@
 #include "frontends/fusion.h"
 #include "frontends/graph_eval.h"
 #include "frontends/onnx_import.h"
+#include "frontends/simulate.h"
 #include "sim/commands.h"
 #include "sim/diag.h"
 #include "validation/micro.h"
@@ -158,8 +159,23 @@ static bool compare_output(const char *name, const graph_value *got, const graph
     return true;
 }
 
-static enum validate_result run_data_set(const char *test_dir, const char *set, bool fuse, double *worst,
-                                         char *msg, size_t msg_size)
+/* The machine node tests are simulated on. */
+static const machine *node_test_machine(void)
+{
+    static machine m;
+    static bool ready;
+    if (!ready) {
+        char err[512];
+        if (!machine_preset("gc200", &m, err, sizeof err))
+            panic("%s", err);
+        ready = true;
+    }
+    return &m;
+}
+
+static enum validate_result run_data_set(const char *test_dir, const char *set, bool fuse, bool simulate,
+                                         bool *simulated, uint64_t *cycles, char *why, size_t why_size,
+                                         double *worst, char *msg, size_t msg_size)
 {
     char dir[4096], model[4096];
     snprintf(dir, sizeof dir, "%s/%s", test_dir, set);
@@ -173,12 +189,12 @@ static enum validate_result run_data_set(const char *test_dir, const char *set, 
     if (!read_set(dir, "input_", &ins, &st, msg, msg_size) || !read_set(dir, "output_", &outs, &st, msg, msg_size)) {
         /* Sequences and optionals are not TensorProtos: if the model is one
          * ipusim does not take, that is the reason to give. */
-        char why[2048];
+        char reason[2048];
         enum onnx_status mst;
-        graph *m = onnx_import_file(model, NULL, &mst, why, sizeof why);
+        graph *m = onnx_import_file(model, NULL, &mst, reason, sizeof reason);
         graph_free(m);
         if (!m && mst == ONNX_UNSUPPORTED)
-            snprintf(msg, msg_size, "%s", why);
+            snprintf(msg, msg_size, "%s", reason);
         result = st == ONNX_UNSUPPORTED || (!m && mst == ONNX_UNSUPPORTED) ? VALIDATE_UNSUPPORTED : VALIDATE_FAIL;
         goto done;
     }
@@ -245,7 +261,28 @@ static enum validate_result run_data_set(const char *test_dir, const char *set, 
     got = calloc((size_t)g->n_outputs + 1, sizeof *got);
     if (!got)
         fatal("out of memory");
-    bool ok = graph_eval(g, feed, got, msg, msg_size);
+    bool ok = false;
+    *simulated = false;
+    if (simulate) {
+        lower_options lo = { .machine = node_test_machine() };
+        simulate_result sr;
+        ok = simulate_graph(g, &lo, feed, got, &sr, msg, msg_size);
+        if (ok) {
+            *simulated = true;
+            *cycles += sr.cycles;
+        } else if (!sr.plan.unsupported) {
+            free(feed);
+            goto done;                      /* a compile error or a simulated fault */
+        } else {
+            /* Why it was not lowered: the part after the file name. */
+            const char *w = strstr(msg, ".onnx: ");
+            snprintf(why, why_size, "%s", w ? w + 7 : msg);
+            for (int i = 0; i < g->n_outputs; i++)
+                graph_value_free(&got[i]);
+        }
+    }
+    if (!*simulated)
+        ok = graph_eval(g, feed, got, msg, msg_size);
     free(feed);
     if (!ok)
         goto done;
@@ -268,34 +305,53 @@ done:
     return result;
 }
 
-enum validate_result validate_onnx_node_test(const char *test_dir, bool fuse, char *msg, size_t msg_size)
+enum validate_result validate_onnx_node_test(const char *test_dir, bool fuse, bool simulate, char *msg,
+                                             size_t msg_size)
 {
     size_t n_sets;
     char **sets = list_dir(test_dir, "test_data_set_", &n_sets);
     enum validate_result r = VALIDATE_PASS;
     double worst = 0;
+    bool all_simulated = true;
+    uint64_t cycles = 0;
+    char why[512] = "";
     msg[0] = 0;
     if (!n_sets) {
         snprintf(msg, msg_size, "%s: no test_data_set_* directories", test_dir);
         r = VALIDATE_FAIL;
     }
-    for (size_t i = 0; i < n_sets && r == VALIDATE_PASS; i++)
-        r = run_data_set(test_dir, sets[i], fuse, &worst, msg, msg_size);
-    if (r == VALIDATE_PASS)
-        snprintf(msg, msg_size, "max err/tol %.3g", worst);
+    for (size_t i = 0; i < n_sets && r == VALIDATE_PASS; i++) {
+        bool simulated = false;
+        r = run_data_set(test_dir, sets[i], fuse, simulate, &simulated, &cycles, why, sizeof why, &worst, msg,
+                         msg_size);
+        all_simulated &= simulated;
+    }
+    if (r == VALIDATE_PASS && all_simulated)
+        snprintf(msg, msg_size, "max err/tol %.3g, simulated on gc200 in %llu cycles", worst,
+                 (unsigned long long)cycles);
+    else if (r == VALIDATE_PASS) {
+        r = simulate ? VALIDATE_PASS_REFERENCE : VALIDATE_PASS;
+        snprintf(msg, msg_size, "max err/tol %.3g%s%s%s", worst, simulate ? " (reference evaluator; not lowered: " : "",
+                 simulate ? why : "", simulate ? ")" : "");
+    }
     free_list(sets, n_sets);
     return r;
 }
 
 int cmd_validate(int argc, char **argv, const command *self)
 {
-    for (int i = 1; i < argc; i++)
+    for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--micro"))
             return micro_cmd(argc, argv, self);
+        if (!strcmp(argv[i], "--model"))
+            return validate_model_cmd(argc, argv, self);
+    }
     const char *dir = NULL, *filter = NULL;
-    bool onnx_tests = false, quiet = false, fuse = false;
+    bool onnx_tests = false, quiet = false, fuse = false, simulate = true;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--onnx-tests")) {
+        if (!strcmp(argv[i], "--reference"))
+            simulate = false;
+        else if (!strcmp(argv[i], "--onnx-tests")) {
             onnx_tests = true;
             if (i + 1 < argc && argv[i + 1][0] != '-')
                 dir = argv[++i];
@@ -320,25 +376,34 @@ int cmd_validate(int argc, char **argv, const command *self)
     size_t n_tests;
     char **tests = list_dir(dir, "test_", &n_tests);
     printf("ONNX backend node tests in %s\n", dir);
-    printf("mode: reference evaluator; simulation pending (results are the host evaluator's, not a simulated gc200's)%s\n",
-           fuse ? "; graphs fused first" : "");
+    if (simulate)
+        printf("mode: each graph the compiler lowers is compiled for gc200 and simulated, its outputs compared; "
+               "the others run on the host reference evaluator (PASS-REF)%s\n", fuse ? "; graphs fused first" : "");
+    else
+        printf("mode: host reference evaluator only (--reference)%s\n", fuse ? "; graphs fused first" : "");
     printf("tolerance: |got - want| <= %g + %g |want| for floats (the ONNX test runner's), one ulp for bf16, "
            "exact for integers and bool\n\n", VALIDATE_ATOL, VALIDATE_RTOL);
-    size_t counts[3] = { 0 };
-    static const char *labels[] = { "PASS", "FAIL", "UNSUPPORTED" };
+    size_t counts[4] = { 0 };
+    static const char *labels[] = { "PASS", "FAIL", "UNSUPPORTED", "PASS-REF" };
     for (size_t i = 0; i < n_tests; i++) {
         if (filter && !strstr(tests[i], filter))
             continue;
         char path[4096], msg[2048];
         snprintf(path, sizeof path, "%s/%s", dir, tests[i]);
-        enum validate_result r = validate_onnx_node_test(path, fuse, msg, sizeof msg);
+        enum validate_result r = validate_onnx_node_test(path, fuse, simulate, msg, sizeof msg);
         counts[r]++;
         if (!quiet || r == VALIDATE_FAIL)
             printf("%-11s %s: %s\n", labels[r], tests[i], msg);
     }
     free_list(tests, n_tests);
-    size_t total = counts[0] + counts[1] + counts[2];
-    printf("\n%zu tests: %zu passed, %zu failed, %zu unsupported\n", total, counts[VALIDATE_PASS],
-           counts[VALIDATE_FAIL], counts[VALIDATE_UNSUPPORTED]);
+    size_t total = counts[0] + counts[1] + counts[2] + counts[3];
+    if (simulate)
+        printf("\n%zu tests: %zu passed (%zu simulated on gc200, %zu on the reference evaluator), %zu failed, "
+               "%zu unsupported\n", total, counts[VALIDATE_PASS] + counts[VALIDATE_PASS_REFERENCE],
+               counts[VALIDATE_PASS], counts[VALIDATE_PASS_REFERENCE], counts[VALIDATE_FAIL],
+               counts[VALIDATE_UNSUPPORTED]);
+    else
+        printf("\n%zu tests: %zu passed, %zu failed, %zu unsupported\n", total, counts[VALIDATE_PASS],
+               counts[VALIDATE_FAIL], counts[VALIDATE_UNSUPPORTED]);
     return counts[VALIDATE_FAIL] ? 1 : 0;
 }

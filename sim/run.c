@@ -19,6 +19,8 @@
 #include "executable.h"
 #include "fileio.h"
 #include "isa/fp16.h"
+#include "program_io.h"
+#include "tensor_map.h"
 #include "simtime.h"
 
 typedef struct dump_request {
@@ -30,6 +32,7 @@ typedef struct dump_request {
 
 typedef struct stream_file {
     uint32_t stream;
+    char *tensor;     /* a tensor name of a compiled program, or NULL */
     const char *path;
 } stream_file;
 
@@ -78,19 +81,29 @@ static dump_request parse_dump(const command *self, const char *spec)
     return d;
 }
 
-/* "N=FILE" for --input / --output. */
+/* "N=FILE" (a host stream) or "NAME=FILE" (a tensor of a compiled
+ * program) for --input / --output. */
 static stream_file parse_stream(const command *self, const char *opt, const char *spec)
 {
     stream_file s = { 0 };
     char *end;
-    unsigned long n = strtoul(spec, &end, 0);
-    if (end == spec || *end != '=' || !end[1] || n > 0xffffff) {
+    const char *eq = strrchr(spec, '=');
+    if (!eq || eq == spec || !eq[1]) {
         static char msg[4200];
-        snprintf(msg, sizeof msg, "%s: expected STREAM=FILE (stream 0..16777215), got '%.4000s'", opt, spec);
+        snprintf(msg, sizeof msg, "%s: expected STREAM=FILE or TENSOR=FILE, got '%.4000s'", opt, spec);
         cli_usage_error(self, "%s", msg);
     }
-    s.stream = (uint32_t)n;
-    s.path = end + 1;
+    unsigned long n = strtoul(spec, &end, 0);
+    if (end != spec && end == eq) {
+        if (n > 0xffffff)
+            cli_usage_error(self, "%s: the stream is out of range (0..16777215)", opt);
+        s.stream = (uint32_t)n;
+    } else {
+        s.tensor = strndup(spec, (size_t)(eq - spec));
+        if (!s.tensor)
+            fatal("out of memory");
+    }
+    s.path = eq + 1;
     return s;
 }
 
@@ -327,14 +340,49 @@ int cmd_run(int argc, char **argv, const command *self)
     engine *g = engine_new(&m, e, err, sizeof err);
     if (!g)
         fatal("%s: %s", input, err);
+    tensor_map *tmap = program_tensor_map(e, input, err, sizeof err);
+    if (!tmap && err[0])
+        fatal("%s", err);
     for (unsigned k = 0; k < n_inputs; k++) {
         char *data;
         size_t size;
-        if (!read_whole_file(inputs[k].path, &data, &size, err, sizeof err))
+        if (!read_whole_file(inputs[k].path, &data, &size, err, sizeof err)) {
+            if (inputs[k].tensor)
+                fatal("--input %s: %s", inputs[k].tensor, err);
             fatal("--input %u: %s", inputs[k].stream, err);
-        if (!engine_set_host_input(g, inputs[k].stream, data, size))
+        }
+        if (inputs[k].tensor) {
+            const tmap_tensor *t = tmap ? tmap_find(tmap, inputs[k].tensor) : NULL;
+            if (!t || !(t->role & TMAP_INPUT))
+                fatal("--input %s: %s has no input tensor '%s'%s", inputs[k].tensor, input, inputs[k].tensor,
+                      tmap ? "" : " (it has no tensor map: use a stream number)");
+            if (!program_set_input(g, t, data, size, err, sizeof err))
+                fatal("--input %s: %s: %s", inputs[k].tensor, inputs[k].path, err);
+        } else if (!engine_set_host_input(g, inputs[k].stream, data, size)) {
             fatal("out of host memory for host input stream %u", inputs[k].stream);
+        }
         free(data);
+    }
+    /* Inputs of a compiled program not given: synthetic values, said so. */
+    for (size_t i = 0; tmap && i < tmap->n_tensors; i++) {
+        const tmap_tensor *t = &tmap->tensors[i];
+        if (!(t->role & TMAP_INPUT))
+            continue;
+        bool given = false;
+        for (unsigned k = 0; k < n_inputs; k++)
+            given |= inputs[k].tensor && !strcmp(inputs[k].tensor, t->name);
+        if (given)
+            continue;
+        uint64_t bytes = program_tensor_bytes(t);
+        void *data = malloc(bytes ? bytes : 1);
+        if (!data)
+            fatal("out of host memory for input '%s'", t->name);
+        program_random_input(t, 1 + i, data);
+        if (!program_set_input(g, t, data, bytes, err, sizeof err))
+            fatal("%s", err);
+        free(data);
+        fprintf(stderr, "ipusim: input '%s' not given (--input %s=FILE): uniform random values in [-1, 1)\n",
+                t->name, t->name);
     }
 
     enum engine_status status = engine_run(g, &opt);
@@ -432,6 +480,24 @@ int cmd_run(int argc, char **argv, const command *self)
     }
 
     for (unsigned k = 0; k < n_outputs; k++) {
+        if (outputs[k].tensor) {
+            const tmap_tensor *t = tmap ? tmap_find(tmap, outputs[k].tensor) : NULL;
+            if (!t)
+                fatal("--output %s: %s has no tensor '%s'", outputs[k].tensor, input, outputs[k].tensor);
+            uint64_t bytes = program_tensor_bytes(t);
+            void *data = malloc(bytes ? bytes : 1);
+            if (!data)
+                fatal("out of host memory for '%s'", t->name);
+            bool ok = (t->role & TMAP_OUTPUT) && status == ENGINE_DONE
+                          ? program_read_output(g, t, data, err, sizeof err)
+                          : program_read_tensor(g, t, data, err, sizeof err);
+            if (!ok)
+                fatal("--output %s: %s", outputs[k].tensor, err);
+            if (!afile_write_all(outputs[k].path, data, bytes, err, sizeof err))
+                fatal("--output %s: %s", outputs[k].tensor, err);
+            free(data);
+            continue;
+        }
         size_t size = 0;
         const uint8_t *data = engine_host_output(g, outputs[k].stream, &size);
         if (!data)
@@ -503,5 +569,10 @@ int cmd_run(int argc, char **argv, const command *self)
     exe_free(e);
     for (unsigned d = 0; d < n_dumps; d++)
         free((char *)dumps[d].symbol);
+    for (unsigned k = 0; k < n_inputs; k++)
+        free(inputs[k].tensor);
+    for (unsigned k = 0; k < n_outputs; k++)
+        free(outputs[k].tensor);
+    tmap_free(tmap);
     return rc;
 }

@@ -13,10 +13,18 @@ fi
 out=$("$IPUSIM" validate --onnx-tests "$DATA" 2>&1)
 rc=$?
 check "validate exits 0 (status $rc)" test "$rc" -eq 0
-check "header says what ran" grep -q "mode: reference evaluator; simulation pending" <<<"$out"
+check "header says what ran" grep -q "mode: each graph the compiler lowers is compiled for gc200 and simulated" <<<"$out"
 summary=$(tail -n 1 <<<"$out")
 echo "$summary"
-check "zero failures: $summary" grep -Eq "^[0-9]+ tests: [0-9]+ passed, 0 failed, [0-9]+ unsupported$" <<<"$summary"
+check "zero failures: $summary" grep -Eq "^[0-9]+ tests: [0-9]+ passed \([0-9]+ simulated on gc200, [0-9]+ on the reference evaluator\), 0 failed, [0-9]+ unsupported$" <<<"$summary"
+sim=$(sed -E 's/.*\(([0-9]+) simulated.*/\1/' <<<"$summary")
+check "at least 90 tests simulated (got $sim)" test "$sim" -ge 90
+# These run compiled on a simulated gc200, not on the reference evaluator.
+for t in test_relu test_add test_sub test_mul test_div test_sqrt test_exp test_tanh test_erf test_sigmoid \
+         test_softmax_large_number test_layer_normalization_3d_axis0_epsilon_expanded test_reshape_negative_dim \
+         test_flatten_axis1 test_unsqueeze_unsorted_axes; do
+    check "$t is simulated" grep -Eq "^PASS +$t: .*simulated on gc200 in [0-9]+ cycles" <<<"$out"
+done
 if grep -q "^FAIL" <<<"$out"; then grep "^FAIL" <<<"$out" | head -20; fi
 
 # One test per op of BERT and ResNet-50 (and the decomposed LayerNorm).
@@ -30,11 +38,12 @@ for t in test_matmul_4d test_gemm_default_vector_bias test_gemm_transposeB test_
          test_cast_FLOAT_to_FLOAT16 test_concat_3d_axis_negative_2 test_slice_neg_steps \
          test_unsqueeze_unsorted_axes test_squeeze_negative_axes test_where_long_example test_equal_bcast \
          test_expand_dim_changed test_constant test_shape_start_1_end_negative_1; do
-    check "$t passes" grep -Eq "^PASS +$t:" <<<"$out"
+    check "$t passes" grep -Eq "^PASS(-REF)? +$t:" <<<"$out"
 done
 
-# Fused graphs give the same results.
+# Fused graphs give the same results, and so does the reference evaluator alone.
 expect 0 " 0 failed" -- "$IPUSIM" validate --onnx-tests "$DATA" --fuse --quiet
+expect 0 "^[0-9]+ tests: [0-9]+ passed, 0 failed" -- "$IPUSIM" validate --onnx-tests "$DATA" --reference --quiet
 
 # Unsupported is reported as such, not as a failure.
 expect 0 "UNSUPPORTED test_nonmaxsuppression_center_point_box_format: .*unsupported op 'NonMaxSuppression'" -- \
@@ -47,7 +56,8 @@ if [ -d "$DATA/test_relu" ]; then
     cp "$DATA/test_relu/test_data_set_0/input_0.pb" "$WORK/node/test_relu/test_data_set_0/output_0.pb"
     expect 1 "FAIL +test_relu: output 'y': [0-9]+ of 60 elements outside tolerance" -- \
         "$IPUSIM" validate --onnx-tests "$WORK/node"
-    expect 1 "0 passed, 1 failed, 0 unsupported" -- "$IPUSIM" validate --onnx-tests "$WORK/node"
+    expect 1 "0 passed \(0 simulated on gc200, 0 on the reference evaluator\), 1 failed, 0 unsupported" -- \
+        "$IPUSIM" validate --onnx-tests "$WORK/node"
 fi
 
 expect 1 "nosuch: cannot open" -- "$IPUSIM" validate --onnx-tests "$WORK/nosuch"

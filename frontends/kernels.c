@@ -1,0 +1,165 @@
+/*
+ * kernels.c — the compiler's side of the kernel library (kernels.h): the
+ * record layouts are the codelets' own enums (workloads/codelets/<group>.h), so
+ * a change there changes what the compiler writes.
+ */
+#include "frontends/kernels.h"
+
+#include <stdio.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "workloads/codelets/elementwise.h"
+#include "workloads/codelets/matmul.h"
+#include "workloads/codelets/rowwise.h"
+
+const uint32_t KERNEL_COPY_WORDS = COPY_V_WORDS;
+const uint32_t KERNEL_UNARY_WORDS = UNARY_F32_V_WORDS;
+const uint32_t KERNEL_BINARY_WORDS = BINARY_F32_V_WORDS;
+const uint32_t KERNEL_CAST_WORDS = CAST_V_WORDS;
+const uint32_t KERNEL_SOFTMAX_WORDS = SOFTMAX_ROWS_V_WORDS;
+const uint32_t KERNEL_LAYERNORM_WORDS = LAYERNORM_ROWS_V_WORDS;
+const uint32_t KERNEL_MATMUL_WORDS = MATMUL_F16_V_WORDS;
+const uint32_t KERNEL_MATMUL_SCRATCH_BYTES = MATMUL_F16_SCRATCH_BYTES;
+
+/* Measured tile cycles per element with six workers at a large size (the
+ * tables in the codelets' headers); the planner only compares them. */
+const double KERNEL_UNARY_CYCLES_PER_ELEMENT = 1.0;
+const double KERNEL_BINARY_CYCLES_PER_ELEMENT = 1.0;
+const double KERNEL_SOFTMAX_CYCLES_PER_ELEMENT = 4.0;
+const double KERNEL_LAYERNORM_CYCLES_PER_ELEMENT = 4.0;
+
+static uint32_t bits(float f)
+{
+    uint32_t b;
+    memcpy(&b, &f, 4);
+    return b;
+}
+
+bool kernel_symbols_find(const codelet_library *lib, kernel_symbols *k, char *err, size_t err_size)
+{
+    static const struct { const char *name; size_t offset; bool required; } table[] = {
+#define SYM(f, req) { #f, offsetof(kernel_symbols, f), req }
+        SYM(ctl_table, true), SYM(ctl_run, true), SYM(ctl_call, true), SYM(ctl_send, true),
+        SYM(ctl_recv, true), SYM(ctl_sync_chip, true), SYM(ctl_sync_system, true), SYM(ctl_end, true),
+        SYM(vtx_copy, true), SYM(vtx_unary_f32, true), SYM(vtx_binary_f32, true),
+        SYM(vtx_cast_f32_to_f16, true), SYM(vtx_cast_f16_to_f32, true), SYM(vtx_softmax_rows_f32, true),
+        SYM(vtx_layernorm_rows_f32, true), SYM(sv_matmul_f16, true), SYM(sv_matmul_f32, false),
+#undef SYM
+    };
+    memset(k, 0, sizeof *k);
+    if (!codelet_library_symbol(lib, "__supervisor", &k->supervisor)) {
+        snprintf(err, err_size, "the kernel library has no __supervisor");
+        return false;
+    }
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+        uint32_t *slot = (uint32_t *)((char *)k + table[i].offset);
+        if (!codelet_library_symbol(lib, table[i].name, slot) && table[i].required) {
+            snprintf(err, err_size, "the kernel library has no %s", table[i].name);
+            return false;
+        }
+    }
+    return true;
+}
+
+void kernel_copy_record(uint32_t *rec, uint32_t src, uint32_t dst, uint32_t bytes)
+{
+    rec[COPY_V_SRC] = src;
+    rec[COPY_V_DST] = dst;
+    rec[COPY_V_BYTES] = bytes;
+}
+
+static uint32_t unary_fn(int function)
+{
+    switch (function) {
+    case KERNEL_UNARY_RELU: return ELEMENTWISE_RELU;
+    case KERNEL_UNARY_NEG: return ELEMENTWISE_NEG;
+    case KERNEL_UNARY_ABS: return ELEMENTWISE_ABS;
+    case KERNEL_UNARY_EXP: return ELEMENTWISE_EXP;
+    case KERNEL_UNARY_LOG: return ELEMENTWISE_LOG;
+    case KERNEL_UNARY_SQRT: return ELEMENTWISE_SQRT;
+    case KERNEL_UNARY_RSQRT: return ELEMENTWISE_RSQRT;
+    case KERNEL_UNARY_RECIPROCAL: return ELEMENTWISE_RECIPROCAL;
+    case KERNEL_UNARY_TANH: return ELEMENTWISE_TANH;
+    case KERNEL_UNARY_SIGMOID: return ELEMENTWISE_SIGMOID;
+    case KERNEL_UNARY_ERF: return ELEMENTWISE_ERF;
+    case KERNEL_UNARY_GELU_ERF: return ELEMENTWISE_GELU_ERF;
+    case KERNEL_UNARY_GELU_TANH: return ELEMENTWISE_GELU_TANH;
+    default: return ELEMENTWISE_SCALE_SHIFT;
+    }
+}
+
+void kernel_unary_record(uint32_t *rec, uint32_t in, uint32_t out, uint32_t n, int function, float a, float b)
+{
+    rec[UNARY_F32_V_IN] = in;
+    rec[UNARY_F32_V_OUT] = out;
+    rec[UNARY_F32_V_N] = n;
+    rec[UNARY_F32_V_FN] = unary_fn(function);
+    rec[UNARY_F32_V_A] = bits(a);
+    rec[UNARY_F32_V_B] = bits(b);
+}
+
+void kernel_binary_record(uint32_t *rec, uint32_t in0, uint32_t in1, uint32_t out, uint32_t rows, uint32_t cols,
+                          uint32_t row_step_bytes, uint32_t in1_row_step_bytes, uint32_t in1_col_step_bytes,
+                          int function)
+{
+    static const uint32_t ops[] = {
+        [KERNEL_BINARY_ADD] = ELEMENTWISE_ADD, [KERNEL_BINARY_SUB] = ELEMENTWISE_SUB,
+        [KERNEL_BINARY_MUL] = ELEMENTWISE_MUL, [KERNEL_BINARY_DIV] = ELEMENTWISE_DIV,
+        [KERNEL_BINARY_MAX] = ELEMENTWISE_MAX, [KERNEL_BINARY_MIN] = ELEMENTWISE_MIN,
+    };
+    rec[BINARY_F32_V_IN0] = in0;
+    rec[BINARY_F32_V_IN1] = in1;
+    rec[BINARY_F32_V_OUT] = out;
+    rec[BINARY_F32_V_ROWS] = rows;
+    rec[BINARY_F32_V_COLS] = cols;
+    rec[BINARY_F32_V_ROW_STEP] = row_step_bytes;
+    rec[BINARY_F32_V_IN1_ROW_STEP] = in1_row_step_bytes;
+    rec[BINARY_F32_V_IN1_COL_STEP] = in1_col_step_bytes;
+    rec[BINARY_F32_V_OP] = ops[function];
+}
+
+void kernel_cast_record(uint32_t *rec, uint32_t in, uint32_t out, uint32_t n)
+{
+    rec[CAST_V_IN] = in;
+    rec[CAST_V_OUT] = out;
+    rec[CAST_V_N] = n;
+}
+
+void kernel_softmax_record(uint32_t *rec, uint32_t in, uint32_t out, uint32_t rows, uint32_t cols,
+                           uint32_t row_step_bytes)
+{
+    rec[SOFTMAX_ROWS_V_IN] = in;
+    rec[SOFTMAX_ROWS_V_OUT] = out;
+    rec[SOFTMAX_ROWS_V_ROWS] = rows;
+    rec[SOFTMAX_ROWS_V_COLS] = cols;
+    rec[SOFTMAX_ROWS_V_STEP] = row_step_bytes;
+}
+
+void kernel_layernorm_record(uint32_t *rec, uint32_t in, uint32_t out, uint32_t gamma, uint32_t beta,
+                             uint32_t rows, uint32_t cols, uint32_t row_step_bytes, float eps)
+{
+    rec[LAYERNORM_ROWS_V_IN] = in;
+    rec[LAYERNORM_ROWS_V_OUT] = out;
+    rec[LAYERNORM_ROWS_V_GAMMA] = gamma;
+    rec[LAYERNORM_ROWS_V_BETA] = beta;
+    rec[LAYERNORM_ROWS_V_ROWS] = rows;
+    rec[LAYERNORM_ROWS_V_COLS] = cols;
+    rec[LAYERNORM_ROWS_V_STEP] = row_step_bytes;
+    rec[LAYERNORM_ROWS_V_EPS] = bits(eps);
+}
+
+void kernel_matmul_record(uint32_t *rec, uint32_t a, uint32_t b, uint32_t c, uint32_t m, uint32_t k, uint32_t n,
+                          uint32_t a_row_step, uint32_t c_row_step, bool f16_partials, uint32_t scratch)
+{
+    rec[MATMUL_F16_V_A] = a;
+    rec[MATMUL_F16_V_B] = b;
+    rec[MATMUL_F16_V_C] = c;
+    rec[MATMUL_F16_V_M] = m;
+    rec[MATMUL_F16_V_K] = k;
+    rec[MATMUL_F16_V_N] = n;
+    rec[MATMUL_F16_V_A_ROW_STEP] = a_row_step;
+    rec[MATMUL_F16_V_C_ROW_STEP] = c_row_step;
+    rec[MATMUL_F16_V_PARTIALS] = f16_partials ? MATMUL_PARTIALS_F16 : MATMUL_PARTIALS_F32;
+    rec[MATMUL_F16_V_SCRATCH] = scratch;
+}

@@ -1,0 +1,62 @@
+/*
+ * kernels.h — the compiler's view of the kernel library: the addresses of
+ * the codelets in the library image, how to fill each codelet's vertex
+ * record (the layouts are the codelets' own, workloads/codelets/<group>.h), and
+ * the planner's cost figures (tile cycles per element, measured on the
+ * codelets and recorded in their headers).
+ */
+#ifndef IPUSIM_FRONTENDS_KERNELS_H
+#define IPUSIM_FRONTENDS_KERNELS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "workloads/codelet_library.h"
+
+typedef struct kernel_symbols {
+    uint32_t supervisor, ctl_table;
+    uint32_t ctl_run, ctl_call, ctl_send, ctl_recv, ctl_sync_chip, ctl_sync_system, ctl_end;
+    uint32_t vtx_copy, vtx_unary_f32, vtx_binary_f32, vtx_cast_f32_to_f16, vtx_cast_f16_to_f32;
+    uint32_t vtx_softmax_rows_f32, vtx_layernorm_rows_f32;
+    uint32_t sv_matmul_f16, sv_matmul_f32;      /* 0 when the library lacks it */
+} kernel_symbols;
+
+/* Look the symbols up; false with err naming a missing one. */
+bool kernel_symbols_find(const codelet_library *lib, kernel_symbols *k, char *err, size_t err_size);
+
+/* Functions of vtx_unary_f32 and vtx_binary_f32. */
+enum kernel_unary {
+    KERNEL_UNARY_RELU, KERNEL_UNARY_NEG, KERNEL_UNARY_ABS, KERNEL_UNARY_EXP, KERNEL_UNARY_LOG,
+    KERNEL_UNARY_SQRT, KERNEL_UNARY_RSQRT, KERNEL_UNARY_RECIPROCAL, KERNEL_UNARY_TANH,
+    KERNEL_UNARY_SIGMOID, KERNEL_UNARY_ERF, KERNEL_UNARY_GELU_ERF, KERNEL_UNARY_GELU_TANH,
+    KERNEL_UNARY_SCALE_SHIFT,
+};
+enum kernel_binary {
+    KERNEL_BINARY_ADD, KERNEL_BINARY_SUB, KERNEL_BINARY_MUL, KERNEL_BINARY_DIV, KERNEL_BINARY_MAX,
+    KERNEL_BINARY_MIN,
+};
+
+/* Record sizes in words and the record builders. */
+extern const uint32_t KERNEL_COPY_WORDS, KERNEL_UNARY_WORDS, KERNEL_BINARY_WORDS, KERNEL_CAST_WORDS,
+    KERNEL_SOFTMAX_WORDS, KERNEL_LAYERNORM_WORDS, KERNEL_MATMUL_WORDS, KERNEL_MATMUL_SCRATCH_BYTES;
+
+void kernel_copy_record(uint32_t *rec, uint32_t src, uint32_t dst, uint32_t bytes);
+void kernel_unary_record(uint32_t *rec, uint32_t in, uint32_t out, uint32_t n, int function, float a, float b);
+void kernel_binary_record(uint32_t *rec, uint32_t in0, uint32_t in1, uint32_t out, uint32_t rows, uint32_t cols,
+                          uint32_t row_step_bytes, uint32_t in1_row_step_bytes, uint32_t in1_col_step_bytes,
+                          int function);
+void kernel_cast_record(uint32_t *rec, uint32_t in, uint32_t out, uint32_t n);
+void kernel_softmax_record(uint32_t *rec, uint32_t in, uint32_t out, uint32_t rows, uint32_t cols,
+                           uint32_t row_step_bytes);
+void kernel_layernorm_record(uint32_t *rec, uint32_t in, uint32_t out, uint32_t gamma, uint32_t beta,
+                             uint32_t rows, uint32_t cols, uint32_t row_step_bytes, float eps);
+/* sv_matmul_f16: C[m x n] += A[m x k] B (packed), f32 or f16 partials. */
+void kernel_matmul_record(uint32_t *rec, uint32_t a, uint32_t b, uint32_t c, uint32_t m, uint32_t k, uint32_t n,
+                          uint32_t a_row_step, uint32_t c_row_step, bool f16_partials, uint32_t scratch);
+
+/* Planner figures: tile cycles per element with six workers busy. */
+extern const double KERNEL_UNARY_CYCLES_PER_ELEMENT, KERNEL_BINARY_CYCLES_PER_ELEMENT,
+    KERNEL_SOFTMAX_CYCLES_PER_ELEMENT, KERNEL_LAYERNORM_CYCLES_PER_ELEMENT;
+
+#endif

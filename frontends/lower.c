@@ -1,0 +1,1229 @@
+/*
+ * lower.c — the planner and the lowering (lower.h): graph in, executable
+ * out.
+ *
+ * The lowering keeps, per tile, a control program (words of steps for
+ * workloads/codelets/supervisor.S), the vertex records its steps point at,
+ * the transfers of the exchange phase being built, and two bump allocators
+ * (region 1 from the end of the kernel library's data, region 0 from the
+ * first 16 KiB element past the library's code: workers' data accesses
+ * must avoid the element their code runs from, ISA2 §4.1.6.2).  Memory is
+ * not reused within a program: every tensor keeps its own bytes, which is
+ * what a single-pass inference of one layer needs and keeps every
+ * intermediate tensor readable after the run.
+ *
+ * Per tensor it keeps the pieces (lower.h).  An op chooses the tiles and
+ * pieces of its output; for every input it asks `fetch` for the elements a
+ * tile needs at a tile address: when one local piece covers them that is
+ * the piece itself, a constant is placed there at compile time, and
+ * anything else is received from the tiles that hold it in the op's
+ * exchange phase (pieces on the tile itself are copied locally with
+ * vtx_copy after the phase).
+ */
+#include "frontends/lower.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exchange/exchange.h"
+#include "frontends/lower_internal.h"
+#include "isa/fp16.h"
+#include "isa/isa.h"
+#include "sim/tensor_map.h"
+#include "workloads/codelet_library.h"
+#include "workloads/codelets/abi.h"
+
+/* ---- small utilities --------------------------------------------------- */
+
+bool lw_fail(lowering *lw, const char *fmt, ...)
+{
+    if (!lw->failed) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(lw->err, lw->err_size, fmt, ap);
+        va_end(ap);
+        lw->failed = true;
+    }
+    return false;
+}
+
+static bool lw_grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return true;
+    size_t c = *cap ? *cap * 2 : 16;
+    while (c < need)
+        c *= 2;
+    void *q = realloc(*p, c * elem);
+    if (!q)
+        return false;
+    *p = q;
+    *cap = c;
+    return true;
+}
+
+bool lw_push_word(lowering *lw, word_vec *v, uint32_t w)
+{
+    if (!lw_grow((void **)&v->w, &v->cap, v->n + 1, sizeof *v->w))
+        return lw_fail(lw, "out of host memory");
+    v->w[v->n++] = w;
+    return true;
+}
+
+const char *lw_node_label(const graph_node *n, int index, char *buf, size_t size)
+{
+    if (n->name && n->name[0])
+        snprintf(buf, size, "node '%s' (%s)", n->name, graph_ops[n->op].name);
+    else
+        snprintf(buf, size, "node #%d (%s)", index, graph_ops[n->op].name);
+    return buf;
+}
+
+/* ---- tile memory --------------------------------------------------------- */
+
+
+static uint32_t lw_tile_used_bytes(const lowering *lw, const ltile *t)
+{
+    return (t->r0_next - lw->r0_start) + (t->r1_next - lw->r1_start);
+}
+
+/* bytes of tile memory for `what`, 8-byte aligned (16 with align16), with
+ * the codelets' read slack after it.  Returns 0 and fails when it does not
+ * fit. */
+uint32_t lw_tile_alloc(lowering *lw, uint32_t tile, uint64_t bytes, enum region_pref pref, bool align16,
+                           const char *what)
+{
+    ltile *t = &lw->t[tile];
+    uint64_t need = ALIGN8(bytes) + CODELET_READ_SLACK_BYTES;
+    uint32_t a = align16 ? 15u : 7u;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        bool r0 = (pref == PREFER_REGION0) == (attempt == 0);
+        uint32_t *next = r0 ? &t->r0_next : &t->r1_next;
+        uint32_t end = r0 ? ISA_REGION1_BASE : lw->mem_end;
+        uint64_t at = ((uint64_t)*next + a) & ~(uint64_t)a;
+        if (at + need <= end) {
+            *next = (uint32_t)(at + need);
+            if (!lw_grow((void **)&t->allocs, &t->cap_allocs, t->n_allocs + 1, sizeof *t->allocs)) {
+                lw_fail(lw, "out of host memory");
+                return 0;
+            }
+            data_item *d = &t->allocs[t->n_allocs++];
+            memset(d, 0, sizeof *d);
+            d->addr = (uint32_t)at;
+            d->size = (uint32_t)ALIGN8(bytes ? bytes : 8);
+            return (uint32_t)at;
+        }
+    }
+    uint32_t total = lw->mem_end - ISA_MEMORY_BASE;
+    lw_fail(lw, "does not fit: tile %u needs %llu bytes more for %s, with %u of its %u bytes in use "
+         "(%u bytes are the kernel library)", tile, (unsigned long long)need, what, lw_tile_used_bytes(lw, t),
+         total, (lw->r0_start - ISA_MEMORY_BASE) + (lw->r1_start - ISA_REGION1_BASE));
+    return 0;
+}
+
+bool lw_tile_data(lowering *lw, uint32_t tile, uint32_t addr, const void *bytes, uint32_t size,
+                      const char *name)
+{
+    ltile *t = &lw->t[tile];
+    if (!lw_grow((void **)&t->data, &t->cap_data, t->n_data + 1, sizeof *t->data))
+        return lw_fail(lw, "out of host memory");
+    data_item *d = &t->data[t->n_data];
+    memset(d, 0, sizeof *d);
+    d->addr = addr;
+    d->size = size;
+    if (bytes) {
+        d->bytes = malloc(size ? size : 1);
+        if (!d->bytes)
+            return lw_fail(lw, "out of host memory");
+        memcpy(d->bytes, bytes, size);
+    }
+    snprintf(d->name, sizeof d->name, "%s", name);
+    t->n_data++;
+    return true;
+}
+
+/* ---- steps --------------------------------------------------------------- */
+
+/* Append a record of `words` words (zero-filled) and return its byte
+ * offset in the tile's record area; *rec points at its words (valid until
+ * the next record). */
+uint32_t lw_new_record(lowering *lw, uint32_t tile, uint32_t words, uint32_t **rec)
+{
+    ltile *t = &lw->t[tile];
+    size_t at = t->records.n;
+    size_t padded = (words + 1u) & ~1u;              /* keep records 8-byte aligned */
+    if (!lw_grow((void **)&t->records.w, &t->records.cap, at + padded, sizeof(uint32_t))) {
+        lw_fail(lw, "out of host memory");
+        *rec = NULL;
+        return 0;
+    }
+    memset(t->records.w + at, 0, padded * sizeof(uint32_t));
+    t->records.n += padded;
+    *rec = t->records.w + at;
+    return (uint32_t)(at * 4);
+}
+
+static bool lw_patch_here(lowering *lw, uint32_t tile)
+{
+    ltile *t = &lw->t[tile];
+    if (!lw_grow((void **)&t->patch, &t->cap_patch, t->n_patch + 1, sizeof *t->patch))
+        return lw_fail(lw, "out of host memory");
+    t->patch[t->n_patch++] = t->steps.n;
+    return true;
+}
+
+/* runall of `entry` on six records starting at record offset rec0, each
+ * rec_bytes long. */
+bool lw_step_run(lowering *lw, uint32_t tile, uint32_t entry, uint32_t rec0, uint32_t rec_bytes)
+{
+    ltile *t = &lw->t[tile];
+    lw_push_word(lw, &t->steps, lw->k.ctl_run);
+    lw_push_word(lw, &t->steps, entry);
+    lw_patch_here(lw, tile);
+    lw_push_word(lw, &t->steps, rec0);
+    lw_push_word(lw, &t->steps, rec_bytes);
+    lw->rep->compute_sets++;
+    return !lw->failed;
+}
+
+bool lw_step_call(lowering *lw, uint32_t tile, uint32_t entry, uint32_t rec)
+{
+    ltile *t = &lw->t[tile];
+    lw_push_word(lw, &t->steps, lw->k.ctl_call);
+    lw_push_word(lw, &t->steps, entry);
+    lw_patch_here(lw, tile);
+    lw_push_word(lw, &t->steps, rec);
+    lw->rep->compute_sets++;
+    return !lw->failed;
+}
+
+/* Six records of `words` words for one compute set; returns the offset of
+ * the first, and recs[k] the words of worker k's. */
+uint32_t lw_six_records(lowering *lw, uint32_t tile, uint32_t words, uint32_t *recs[CODELET_WORKERS])
+{
+    uint32_t padded = (words + 1u) & ~1u;
+    uint32_t *all;
+    uint32_t off = lw_new_record(lw, tile, padded * CODELET_WORKERS, &all);
+    for (int k = 0; k < CODELET_WORKERS; k++)
+        recs[k] = all ? all + (size_t)k * padded : NULL;
+    return off;
+}
+
+/* ---- exchange ------------------------------------------------------------ */
+
+bool lw_add_transfer(lowering *lw, uint32_t from, uint32_t src_addr, uint32_t to, uint32_t dst_addr,
+                         uint32_t bytes)
+{
+    ltile *s = &lw->t[from], *r = &lw->t[to];
+    if (!lw_grow((void **)&s->sends, &s->cap_sends, s->n_sends + 1, sizeof *s->sends) ||
+        !lw_grow((void **)&r->recvs, &r->cap_recvs, r->n_recvs + 1, sizeof *r->recvs))
+        return lw_fail(lw, "out of host memory");
+    s->sends[s->n_sends++] = (xfer){ src_addr, bytes, to };
+    r->recvs[r->n_recvs++] = (xfer){ dst_addr, bytes, from };
+    lw->phase_has_transfers = true;
+    lw->rep->exchange_bytes += bytes;
+    lw->phase_bytes += bytes;
+    return true;
+}
+
+/* A receive from the host (or streaming memory): endpoint is the stream. */
+bool lw_add_host_receive(lowering *lw, uint32_t tile, uint32_t addr, uint32_t bytes, uint32_t endpoint)
+{
+    ltile *r = &lw->t[tile];
+    if (!lw_grow((void **)&r->recvs, &r->cap_recvs, r->n_recvs + 1, sizeof *r->recvs))
+        return lw_fail(lw, "out of host memory");
+    r->recvs[r->n_recvs++] = (xfer){ addr, bytes, endpoint };
+    lw->phase_has_transfers = true;
+    return true;
+}
+
+static bool lw_add_local_copy(lowering *lw, uint32_t tile, uint32_t src, uint32_t dst, uint32_t bytes)
+{
+    ltile *t = &lw->t[tile];
+    lw_push_word(lw, &t->copies, src);
+    lw_push_word(lw, &t->copies, dst);
+    lw_push_word(lw, &t->copies, bytes);
+    return !lw->failed;
+}
+
+/* The copies a tile owes itself, six at a time. */
+static bool lw_flush_copies(lowering *lw, uint32_t tile)
+{
+    ltile *t = &lw->t[tile];
+    size_t n = t->copies.n / 3;
+    for (size_t base = 0; base < n; base += CODELET_WORKERS) {
+        uint32_t *recs[CODELET_WORKERS];
+        uint32_t off = lw_six_records(lw, tile, KERNEL_COPY_WORDS, recs);
+        if (lw->failed)
+            return false;
+        for (size_t k = 0; k < CODELET_WORKERS && base + k < n; k++) {
+            const uint32_t *c = t->copies.w + (base + k) * 3;
+            kernel_copy_record(recs[k], c[0], c[1], c[2]);
+        }
+        lw_step_run(lw, tile, lw->k.vtx_copy, off, ((KERNEL_COPY_WORDS + 1u) & ~1u) * 4);
+    }
+    t->copies.n = 0;
+    return !lw->failed;
+}
+
+/* End the exchange phase under construction: on every tile the receives
+ * (posted first, so no stream waits for its xrecv), the sends, and a chip
+ * sync; then the local copies.  A phase with no transfers adds nothing. */
+bool lw_end_phase(lowering *lw)
+{
+    if (lw->phase_has_transfers) {
+        for (uint32_t i = 0; i < lw->tiles; i++) {
+            ltile *t = &lw->t[i];
+            for (size_t k = 0; k < t->n_recvs; k++) {
+                lw_push_word(lw, &t->steps, lw->k.ctl_recv);
+                lw_push_word(lw, &t->steps, t->recvs[k].addr);
+                lw_push_word(lw, &t->steps, (t->recvs[k].bytes + 3u) & ~3u);
+                lw_push_word(lw, &t->steps, t->recvs[k].peer);
+            }
+            for (size_t k = 0; k < t->n_sends; k++) {
+                lw_push_word(lw, &t->steps, lw->k.ctl_send);
+                lw_push_word(lw, &t->steps, t->sends[k].addr);
+                lw_push_word(lw, &t->steps, (t->sends[k].bytes + 3u) & ~3u);
+                lw_push_word(lw, &t->steps, t->sends[k].peer);
+            }
+            lw_push_word(lw, &t->steps, lw->k.ctl_sync_chip);
+            t->n_sends = t->n_recvs = 0;
+        }
+        lw->rep->exchange_phases++;
+        /* Estimate: the busiest receiver's bytes at 4 B/cycle is the floor; a
+         * sync and the latency on top. */
+        lw->phase_has_transfers = false;
+    }
+    for (uint32_t i = 0; i < lw->tiles; i++)
+        if (lw->t[i].copies.n && !lw_flush_copies(lw, i))
+            return false;
+    lw->phase_bytes = 0;
+    return !lw->failed;
+}
+
+/* ---- tensors ------------------------------------------------------------- */
+
+bool lw_add_piece(lowering *lw, int tensor, uint32_t tile, uint32_t addr, uint64_t first, uint64_t count)
+{
+    ltensor *lt = &lw->ts[tensor];
+    if (!lw_grow((void **)&lt->p, &lt->cap, lt->n + 1, sizeof *lt->p))
+        return lw_fail(lw, "out of host memory");
+    lt->p[lt->n++] = (piece){ tile, addr, first, count };
+    lt->placed = true;
+    return true;
+}
+
+static int cmp_piece(const void *a, const void *b)
+{
+    const piece *x = a, *y = b;
+    return x->first < y->first ? -1 : x->first > y->first;
+}
+
+static void lw_sort_pieces(lowering *lw, int tensor)
+{
+    ltensor *lt = &lw->ts[tensor];
+    if (lt->n > 1)
+        qsort(lt->p, lt->n, sizeof *lt->p, cmp_piece);
+}
+
+/* The first piece whose range ends after element e. */
+static size_t lw_piece_at(const ltensor *lt, uint64_t e)
+{
+    size_t lo = 0, hi = lt->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (lt->p[mid].first + lt->p[mid].count <= e)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+const graph_tensor *lw_gt(const lowering *lw, int t) { return &lw->g->tensors[t]; }
+
+/* A tile address holding elements [first, first + count) of tensor t on
+ * tile `tile`: a local piece, a constant placed now, or a buffer filled in
+ * this op's exchange phase.  first must start 8 bytes aligned in the
+ * tensor's element order, except at a piece start. */
+uint32_t lw_fetch(lowering *lw, int t, uint64_t first, uint64_t count, uint32_t tile, enum region_pref pref)
+{
+    const graph_tensor *g = lw_gt(lw, t);
+    ltensor *lt = &lw->ts[t];
+    uint32_t eb = lt->eb;
+    if (count == 0)
+        return 0;
+    if (lt->placed) {
+        size_t k = lw_piece_at(lt, first);
+        if (k < lt->n && lt->p[k].tile == tile && lt->p[k].first <= first &&
+            lt->p[k].first + lt->p[k].count >= first + count &&
+            ((lt->p[k].addr + (first - lt->p[k].first) * eb) & 7u) == 0)
+            return lt->p[k].addr + (uint32_t)((first - lt->p[k].first) * eb);
+    }
+    char what[96];
+    snprintf(what, sizeof what, g->data ? "constant '%s'" : "a copy of '%s'", g->name);
+    uint32_t buf = lw_tile_alloc(lw, tile, count * eb, pref, g->data != NULL, what);
+    if (!buf || !lw_fetch_into(lw, t, first, count, tile, buf))
+        return 0;
+    return buf;
+}
+
+bool lw_fetch_into(lowering *lw, int t, uint64_t first, uint64_t count, uint32_t tile, uint32_t buf)
+{
+    const graph_tensor *g = lw_gt(lw, t);
+    ltensor *lt = &lw->ts[t];
+    uint32_t eb = lt->eb;
+    if (g->data && !lt->placed)
+        return lw_tile_data(lw, tile, buf, (const uint8_t *)g->data + first * eb, (uint32_t)(count * eb), g->name);
+    if (!lt->placed)
+        return lw_fail(lw, "internal: tensor '%s' is used before it is computed", g->name);
+    for (size_t k = lw_piece_at(lt, first); k < lt->n && lt->p[k].first < first + count; k++) {
+        const piece *p = &lt->p[k];
+        uint64_t lo = p->first > first ? p->first : first;
+        uint64_t hi = p->first + p->count < first + count ? p->first + p->count : first + count;
+        uint32_t src = p->addr + (uint32_t)((lo - p->first) * eb);
+        uint32_t dst = buf + (uint32_t)((lo - first) * eb);
+        uint32_t n = (uint32_t)((hi - lo) * eb);
+        if ((src & 3u) || (dst & 3u))
+            return lw_fail(lw, "%s: tensor '%s': elements from %llu are not 4-byte aligned on tile %u, which the "
+                           "exchange needs (an f16 tensor split at an odd element)", lw->g->source, g->name,
+                           (unsigned long long)lo, tile);
+        if (p->tile == tile) {
+            if (!lw_add_local_copy(lw, tile, src, dst, n))
+                return false;
+        } else if (!lw_add_transfer(lw, p->tile, src, tile, dst, n)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* ---- planning ------------------------------------------------------------ */
+
+/* How many tiles to spread n elements over, in chunks that are multiples of
+ * gran elements: the fewest tiles whose busiest tile's estimated cycles
+ * (cycles_per_element x chunk + a fixed cost per compute set) is within 5%
+ * of the best over all tile counts, since every tile used also costs
+ * exchange set-up and sync participation. */
+uint32_t lw_plan_tiles(const lowering *lw, uint64_t n, uint64_t gran, double cycles_per_element,
+                           double fixed_cycles)
+{
+    uint64_t units = (n + gran - 1) / gran;
+    uint32_t max_t = units < lw->tiles ? (uint32_t)units : lw->tiles;
+    if (max_t == 0)
+        return 1;
+    double best = 1e300;
+    for (uint32_t t = 1; t <= max_t; t++) {
+        double c = (double)((units + t - 1) / t * gran) * cycles_per_element + fixed_cycles;
+        if (c < best)
+            best = c;
+    }
+    for (uint32_t t = 1; t <= max_t; t++) {
+        double c = (double)((units + t - 1) / t * gran) * cycles_per_element + fixed_cycles;
+        if (c <= best * 1.05)
+            return t;
+    }
+    return max_t;
+}
+
+/* A linear mapping of n elements on `tiles` tiles, chunks multiples of
+ * gran: tile i gets [lo[i], hi[i]). */
+void lw_linear_split(uint64_t n, uint64_t gran, uint32_t tiles, uint64_t *lo, uint64_t *hi)
+{
+    uint64_t units = (n + gran - 1) / gran;
+    uint64_t base = units / tiles, extra = units % tiles, at = 0;
+    for (uint32_t i = 0; i < tiles; i++) {
+        uint64_t u = base + (i < extra);
+        lo[i] = at * gran < n ? at * gran : n;
+        at += u;
+        hi[i] = at * gran < n ? at * gran : n;
+    }
+}
+
+/* Split `units` among the six workers: worker k gets [lo[k], hi[k]). */
+void lw_worker_split(uint64_t units, uint64_t *lo, uint64_t *hi)
+{
+    uint64_t base = units / CODELET_WORKERS, extra = units % CODELET_WORKERS, at = 0;
+    for (int k = 0; k < CODELET_WORKERS; k++) {
+        lo[k] = at;
+        at += base + ((uint64_t)k < extra);
+        hi[k] = at;
+    }
+}
+
+/* Give output tensor `out` (eb bytes an element) the same pieces, on the
+ * same tiles, as tensor `like`, with new storage; or a linear split. */
+static bool lw_place_like(lowering *lw, int out, int like, const char *what)
+{
+    ltensor *lo = &lw->ts[out];
+    const ltensor *ll = &lw->ts[like];
+    for (size_t k = 0; k < ll->n; k++) {
+        const piece *p = &ll->p[k];
+        uint32_t a = lw_tile_alloc(lw, p->tile, p->count * lo->eb, PREFER_REGION1, false, what);
+        if (!a)
+            return false;
+        if (!lw_add_piece(lw, out, p->tile, a, p->first, p->count))
+            return false;
+    }
+    return true;
+}
+
+bool lw_place_linear(lowering *lw, int out, uint64_t gran, uint32_t tiles, const char *what)
+{
+    ltensor *lo = &lw->ts[out];
+    uint64_t n = (uint64_t)graph_shape_numel(&lw_gt(lw, out)->shape);
+    uint64_t *l = malloc(tiles * sizeof *l), *h = malloc(tiles * sizeof *h);
+    if (!l || !h) {
+        free(l);
+        free(h);
+        return lw_fail(lw, "out of host memory");
+    }
+    lw_linear_split(n, gran, tiles, l, h);
+    for (uint32_t i = 0; i < tiles && !lw->failed; i++) {
+        if (h[i] == l[i])
+            continue;
+        uint32_t a = lw_tile_alloc(lw, i, (h[i] - l[i]) * lo->eb, PREFER_REGION1, false, what);
+        if (a)
+            lw_add_piece(lw, out, i, a, l[i], h[i] - l[i]);
+    }
+    free(l);
+    free(h);
+    return !lw->failed;
+}
+
+/* Granularity in elements that keeps pieces 8-byte aligned. */
+uint64_t lw_gran_of(uint32_t eb) { return eb >= 8 ? 1 : 8 / eb; }
+
+/* ---- ops ----------------------------------------------------------------- */
+
+static bool is_view(graph_op op)
+{
+    return op == GRAPH_OP_RESHAPE || op == GRAPH_OP_FLATTEN || op == GRAPH_OP_SQUEEZE ||
+           op == GRAPH_OP_UNSQUEEZE || op == GRAPH_OP_IDENTITY || op == GRAPH_OP_DROPOUT;
+}
+
+static int unary_function(graph_op op)
+{
+    switch (op) {
+    case GRAPH_OP_RELU: return KERNEL_UNARY_RELU;
+    case GRAPH_OP_NEG: return KERNEL_UNARY_NEG;
+    case GRAPH_OP_ABS: return KERNEL_UNARY_ABS;
+    case GRAPH_OP_EXP: return KERNEL_UNARY_EXP;
+    case GRAPH_OP_LOG: return KERNEL_UNARY_LOG;
+    case GRAPH_OP_SQRT: return KERNEL_UNARY_SQRT;
+    case GRAPH_OP_RECIPROCAL: return KERNEL_UNARY_RECIPROCAL;
+    case GRAPH_OP_TANH: return KERNEL_UNARY_TANH;
+    case GRAPH_OP_SIGMOID: return KERNEL_UNARY_SIGMOID;
+    case GRAPH_OP_ERF: return KERNEL_UNARY_ERF;
+    default: return -1;
+    }
+}
+
+static int binary_function(graph_op op)
+{
+    switch (op) {
+    case GRAPH_OP_ADD: return KERNEL_BINARY_ADD;
+    case GRAPH_OP_SUB: return KERNEL_BINARY_SUB;
+    case GRAPH_OP_MUL: return KERNEL_BINARY_MUL;
+    case GRAPH_OP_DIV: return KERNEL_BINARY_DIV;
+    case GRAPH_OP_MAX: return KERNEL_BINARY_MAX;
+    case GRAPH_OP_MIN: return KERNEL_BINARY_MIN;
+    default: return -1;
+    }
+}
+
+/* The broadcast strides (in elements) of input shape `in` against output
+ * shape `out`, aligned on the right; 0 where the input's dimension is 1 or
+ * missing. */
+static void broadcast_strides(const graph_shape *in, const graph_shape *out, int64_t *stride)
+{
+    int64_t s = 1;
+    for (int d = out->rank - 1; d >= 0; d--) {
+        int id = d - (out->rank - in->rank);
+        if (id < 0 || in->dims[id] == 1) {
+            stride[d] = 0;
+        } else {
+            stride[d] = s;
+        }
+        if (id >= 0)
+            s *= in->dims[id];
+    }
+}
+
+/* Element offset of input (strides) at the start of output row r (rows of
+ * the output's last dimension). */
+static int64_t row_offset(const graph_shape *out, const int64_t *stride, int64_t r)
+{
+    int64_t off = 0;
+    for (int d = out->rank - 2; d >= 0; d--) {
+        int64_t i = r % out->dims[d];
+        r /= out->dims[d];
+        off += i * stride[d];
+    }
+    return off;
+}
+
+bool lw_unsupported(lowering *lw, const graph_node *n, int index, const char *why)
+{
+    lw->rep->unsupported = true;
+    char label[160];
+    return lw_fail(lw, "%s: %s: %s", lw->g->source, lw_node_label(n, index, label, sizeof label), why);
+}
+
+static bool lower_view(lowering *lw, const graph_node *n)
+{
+    int in = n->inputs[0], out = n->outputs[0];
+    if (lw_gt(lw, in)->data && !lw->ts[in].placed)
+        return true;              /* a constant view stays a constant: fetched where used */
+    ltensor *li = &lw->ts[in], *lo = &lw->ts[out];
+    for (size_t k = 0; k < li->n; k++)
+        if (!lw_add_piece(lw, out, li->p[k].tile, li->p[k].addr, li->p[k].first, li->p[k].count))
+            return false;
+    lo->placed = true;
+    return true;
+}
+
+static bool lower_unary(lowering *lw, const graph_node *n, int index, int function, float a, float b)
+{
+    int in = n->inputs[0], out = n->outputs[0];
+    if (lw_gt(lw, in)->dtype != GDT_F32)
+        return lw_unsupported(lw, n, index, "only f32 is supported");
+    uint64_t total = (uint64_t)graph_shape_numel(&lw_gt(lw, out)->shape);
+    char what[96];
+    snprintf(what, sizeof what, "tensor '%s'", lw_gt(lw, out)->name);
+    if (lw->ts[in].placed && lw->ts[in].n) {
+        if (!lw_place_like(lw, out, in, what))
+            return false;
+    } else {
+        uint32_t tiles = lw_plan_tiles(lw, total, 2, KERNEL_UNARY_CYCLES_PER_ELEMENT, 200);
+        if (!lw_place_linear(lw, out, 2, tiles, what))
+            return false;
+    }
+    ltensor *lo = &lw->ts[out];
+    uint32_t *src = malloc((lo->n + 1) * sizeof *src);
+    if (!src)
+        return lw_fail(lw, "out of host memory");
+    for (size_t k = 0; k < lo->n && !lw->failed; k++)
+        src[k] = lw_fetch(lw, in, lo->p[k].first, lo->p[k].count, lo->p[k].tile, PREFER_REGION1);
+    if (!lw->failed)
+        lw_end_phase(lw);
+    for (size_t k = 0; k < lo->n && !lw->failed; k++) {
+        const piece *p = &lo->p[k];
+        uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
+        lw_worker_split((p->count + 1) / 2, wl, wh);
+        uint32_t *recs[CODELET_WORKERS];
+        uint32_t off = lw_six_records(lw, p->tile, KERNEL_UNARY_WORDS, recs);
+        if (lw->failed)
+            break;
+        for (int w = 0; w < CODELET_WORKERS; w++) {
+            uint64_t e0 = wl[w] * 2, e1 = wh[w] * 2 < p->count ? wh[w] * 2 : p->count;
+            kernel_unary_record(recs[w], src[k] + (uint32_t)(e0 * 4), p->addr + (uint32_t)(e0 * 4),
+                                (uint32_t)(e1 > e0 ? e1 - e0 : 0), function, a, b);
+        }
+        lw_step_run(lw, p->tile, lw->k.vtx_unary_f32, off, ((KERNEL_UNARY_WORDS + 1u) & ~1u) * 4);
+    }
+    free(src);
+    return !lw->failed;
+}
+
+/* Binary element-wise with numpy broadcasting.  The output is seen as rows
+ * of its last dimension; input k's element (r, c) is at row_offset_k(r) +
+ * c * colstep_k.  in0 must not be broadcast (commutative ops swap). */
+static bool lower_binary(lowering *lw, const graph_node *n, int index, int function)
+{
+    int in0 = n->inputs[0], in1 = n->inputs[1], out = n->outputs[0];
+    const graph_shape *so = &lw_gt(lw, out)->shape;
+    if (lw_gt(lw, in0)->dtype != GDT_F32 || lw_gt(lw, in1)->dtype != GDT_F32)
+        return lw_unsupported(lw, n, index, "only f32 is supported");
+    bool commutative = function == KERNEL_BINARY_ADD || function == KERNEL_BINARY_MUL ||
+                       function == KERNEL_BINARY_MAX || function == KERNEL_BINARY_MIN;
+    if (!graph_shape_equal(&lw_gt(lw, in0)->shape, so)) {
+        if (commutative && graph_shape_equal(&lw_gt(lw, in1)->shape, so)) {
+            int t = in0;
+            in0 = in1;
+            in1 = t;
+        } else {
+            return lw_unsupported(lw, n, index, "the first input is broadcast (not yet supported)");
+        }
+    }
+    uint64_t total = (uint64_t)graph_shape_numel(so);
+    int64_t cols = so->rank ? so->dims[so->rank - 1] : 1;
+    int64_t stride1[GRAPH_MAX_RANK];
+    broadcast_strides(&lw_gt(lw, in1)->shape, so, stride1);
+    bool same = graph_shape_equal(&lw_gt(lw, in1)->shape, so);
+    bool scalar = graph_shape_numel(&lw_gt(lw, in1)->shape) == 1;
+    bool flat = same || scalar;
+    if (!flat && (cols % 2))
+        return lw_unsupported(lw, n, index, "broadcast over rows of odd length (not yet supported)");
+    uint64_t row_len = flat ? total : (uint64_t)cols;
+    uint64_t gran = flat ? 2 : (uint64_t)cols;
+    char what[96];
+    snprintf(what, sizeof what, "tensor '%s'", lw_gt(lw, out)->name);
+    if (lw->ts[in0].placed && lw->ts[in0].n && (flat || lw->ts[in0].n <= lw->tiles)) {
+        bool rows_whole = true;
+        for (size_t k = 0; k < lw->ts[in0].n && !flat; k++)
+            if (lw->ts[in0].p[k].first % (uint64_t)cols || lw->ts[in0].p[k].count % (uint64_t)cols)
+                rows_whole = false;
+        if (rows_whole) {
+            if (!lw_place_like(lw, out, in0, what))
+                return false;
+        } else {
+            uint32_t tiles = lw_plan_tiles(lw, total, gran, KERNEL_BINARY_CYCLES_PER_ELEMENT, 200);
+            if (!lw_place_linear(lw, out, gran, tiles, what))
+                return false;
+        }
+    } else {
+        uint32_t tiles = lw_plan_tiles(lw, total, gran, KERNEL_BINARY_CYCLES_PER_ELEMENT, 200);
+        if (!lw_place_linear(lw, out, gran, tiles, what))
+            return false;
+    }
+    ltensor *lo = &lw->ts[out];
+    uint32_t *a0 = malloc((lo->n + 1) * sizeof *a0), *a1 = malloc((lo->n + 1) * sizeof *a1);
+    int64_t *base1 = malloc((lo->n + 1) * sizeof *base1);
+    if (!a0 || !a1 || !base1) {
+        free(a0); free(a1); free(base1);
+        return lw_fail(lw, "out of host memory");
+    }
+    for (size_t k = 0; k < lo->n && !lw->failed; k++) {
+        const piece *p = &lo->p[k];
+        a0[k] = lw_fetch(lw, in0, p->first, p->count, p->tile, PREFER_REGION1);
+        /* in1's elements this piece needs: one contiguous range. */
+        int64_t lo1, hi1;
+        if (same) {
+            lo1 = (int64_t)p->first;
+            hi1 = (int64_t)(p->first + p->count);
+        } else if (scalar) {
+            lo1 = 0;
+            hi1 = 1;
+        } else {
+            int64_t r0 = (int64_t)(p->first / (uint64_t)cols), r1 = (int64_t)((p->first + p->count) / (uint64_t)cols);
+            lo1 = INT64_MAX;
+            hi1 = 0;
+            for (int64_t r = r0; r < r1; r++) {
+                int64_t o = row_offset(so, stride1, r);
+                int64_t e = o + (stride1[so->rank - 1] ? cols : 1);
+                if (o < lo1) lo1 = o;
+                if (e > hi1) hi1 = e;
+            }
+            lo1 &= ~(int64_t)1;
+        }
+        base1[k] = lo1;
+        a1[k] = lw_fetch(lw, in1, (uint64_t)lo1, (uint64_t)(hi1 - lo1), p->tile, PREFER_REGION1);
+    }
+    if (!lw->failed)
+        lw_end_phase(lw);
+    for (size_t k = 0; k < lo->n && !lw->failed; k++) {
+        const piece *p = &lo->p[k];
+        uint64_t rows = p->count / row_len ? p->count / row_len : 1;
+        uint64_t this_cols = flat ? p->count : (uint64_t)cols;
+        uint64_t units = flat ? (p->count + 1) / 2 : rows;
+        uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
+        lw_worker_split(units, wl, wh);
+        /* Each worker's rows in runs of a constant in1 row step: one record
+         * per run, one compute set per round of runs. */
+        uint32_t col_step1 = scalar ? 0 : (same || stride1[so->rank - 1]) ? 4 : 0;
+        for (int round = 0;; round++) {
+            bool any = false;
+            uint32_t *recs[CODELET_WORKERS];
+            uint32_t off = 0;
+            uint64_t start[CODELET_WORKERS];
+            for (int w = 0; w < CODELET_WORKERS; w++) {
+                /* Find worker w's round-th run. */
+                uint64_t r = wl[w];
+                int seen = 0;
+                start[w] = UINT64_MAX;
+                while (r < wh[w]) {
+                    uint64_t run_end = r + 1;
+                    if (!flat) {
+                        int64_t r_abs = (int64_t)(p->first / (uint64_t)cols + r);
+                        int64_t o0 = row_offset(so, stride1, r_abs);
+                        if (run_end < wh[w]) {
+                            int64_t step = row_offset(so, stride1, r_abs + 1) - o0;
+                            while (run_end < wh[w] &&
+                                   row_offset(so, stride1, r_abs + (int64_t)(run_end - r)) ==
+                                       o0 + step * (int64_t)(run_end - r))
+                                run_end++;
+                        }
+                    } else {
+                        run_end = wh[w];
+                    }
+                    if (seen == round) {
+                        start[w] = r;
+                        wh[w] = wh[w];
+                        if (!any) {
+                            off = lw_six_records(lw, p->tile, KERNEL_BINARY_WORDS, recs);
+                            if (lw->failed)
+                                goto out;
+                            any = true;
+                        }
+                        if (flat) {
+                            uint64_t e0 = r * 2, e1 = run_end * 2 < p->count ? run_end * 2 : p->count;
+                            uint32_t in1_addr = scalar ? a1[k] : a1[k] + (uint32_t)(e0 * 4);
+                            kernel_binary_record(recs[w], a0[k] + (uint32_t)(e0 * 4), in1_addr,
+                                                 p->addr + (uint32_t)(e0 * 4), 1, (uint32_t)(e1 - e0),
+                                                 (uint32_t)((e1 - e0) * 4), 0, col_step1, function);
+                        } else {
+                            int64_t r_abs = (int64_t)(p->first / (uint64_t)cols + r);
+                            int64_t o0 = row_offset(so, stride1, r_abs);
+                            int64_t step = run_end - r > 1 ? row_offset(so, stride1, r_abs + 1) - o0 : 0;
+                            uint32_t in1_addr = a1[k] + (uint32_t)((o0 - base1[k]) * 4);
+                            uint32_t row_bytes = (uint32_t)cols * 4;
+                            kernel_binary_record(recs[w], a0[k] + (uint32_t)(r * row_bytes), in1_addr,
+                                                 p->addr + (uint32_t)(r * row_bytes), (uint32_t)(run_end - r),
+                                                 (uint32_t)this_cols, row_bytes, (uint32_t)(step * 4), col_step1,
+                                                 function);
+                        }
+                        break;
+                    }
+                    seen++;
+                    r = run_end;
+                }
+            }
+            if (!any)
+                break;
+            for (int w = 0; w < CODELET_WORKERS; w++)
+                if (start[w] == UINT64_MAX)
+                    kernel_binary_record(recs[w], a0[k], a1[k], p->addr, 0, 0, 0, 0, 0, function);
+            lw_step_run(lw, p->tile, lw->k.vtx_binary_f32, off, ((KERNEL_BINARY_WORDS + 1u) & ~1u) * 4);
+        }
+    }
+out:
+    free(a0);
+    free(a1);
+    free(base1);
+    return !lw->failed;
+}
+
+/* Softmax / LayerNormalization over the last axis: whole rows per tile. */
+static bool lower_rows(lowering *lw, const graph_node *n, int index)
+{
+    int in = n->inputs[0], out = n->outputs[0];
+    const graph_shape *s = &lw_gt(lw, in)->shape;
+    if (lw_gt(lw, in)->dtype != GDT_F32)
+        return lw_unsupported(lw, n, index, "only f32 is supported");
+    int64_t axis = graph_attr_find(n, "axis") ? graph_attr_int(n, "axis") : -1;
+    if (axis < 0)
+        axis += s->rank;
+    if (axis != s->rank - 1)
+        return lw_unsupported(lw, n, index, "only the last axis is supported");
+    uint64_t cols = (uint64_t)s->dims[s->rank - 1], total = (uint64_t)graph_shape_numel(s);
+    if (cols % 2)
+        return lw_unsupported(lw, n, index, "rows of odd length are not yet supported");
+    bool layernorm = n->op == GRAPH_OP_LAYERNORM;
+    char what[96];
+    snprintf(what, sizeof what, "tensor '%s'", lw_gt(lw, out)->name);
+    uint32_t tiles = lw_plan_tiles(lw, total, cols, layernorm ? KERNEL_LAYERNORM_CYCLES_PER_ELEMENT
+                                                          : KERNEL_SOFTMAX_CYCLES_PER_ELEMENT, 300);
+    if (!lw_place_linear(lw, out, cols, tiles, what))
+        return false;
+    ltensor *lo = &lw->ts[out];
+    uint32_t *src = malloc((lo->n + 1) * sizeof *src), *gam = calloc(lo->n + 1, sizeof *gam),
+             *bet = calloc(lo->n + 1, sizeof *bet);
+    if (!src || !gam || !bet) {
+        free(src); free(gam); free(bet);
+        return lw_fail(lw, "out of host memory");
+    }
+    for (size_t k = 0; k < lo->n && !lw->failed; k++) {
+        const piece *p = &lo->p[k];
+        src[k] = lw_fetch(lw, in, p->first, p->count, p->tile, PREFER_REGION1);
+        if (layernorm) {
+            gam[k] = lw_fetch(lw, n->inputs[1], 0, cols, p->tile, PREFER_REGION1);
+            if (n->n_inputs > 2 && n->inputs[2] >= 0)
+                bet[k] = lw_fetch(lw, n->inputs[2], 0, cols, p->tile, PREFER_REGION1);
+        }
+    }
+    if (!lw->failed)
+        lw_end_phase(lw);
+    float eps = layernorm ? (float)(graph_attr_find(n, "epsilon") ? graph_attr_float(n, "epsilon") : 1e-5) : 0;
+    for (size_t k = 0; k < lo->n && !lw->failed; k++) {
+        const piece *p = &lo->p[k];
+        if (layernorm && !bet[k]) {
+            /* No bias: a zero row. */
+            bet[k] = lw_tile_alloc(lw, p->tile, cols * 4, PREFER_REGION1, false, "a zero bias");
+            if (!bet[k] || !lw_tile_data(lw, p->tile, bet[k], NULL, (uint32_t)(cols * 4), "zeros"))
+                break;
+        }
+        uint64_t rows = p->count / cols;
+        uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
+        lw_worker_split(rows, wl, wh);
+        uint32_t words = layernorm ? KERNEL_LAYERNORM_WORDS : KERNEL_SOFTMAX_WORDS;
+        uint32_t *recs[CODELET_WORKERS];
+        uint32_t off = lw_six_records(lw, p->tile, words, recs);
+        if (lw->failed)
+            break;
+        for (int w = 0; w < CODELET_WORKERS; w++) {
+            uint32_t o = (uint32_t)(wl[w] * cols * 4);
+            if (layernorm)
+                kernel_layernorm_record(recs[w], src[k] + o, p->addr + o, gam[k], bet[k], (uint32_t)(wh[w] - wl[w]),
+                                        (uint32_t)cols, (uint32_t)cols * 4, eps);
+            else
+                kernel_softmax_record(recs[w], src[k] + o, p->addr + o, (uint32_t)(wh[w] - wl[w]), (uint32_t)cols,
+                                      (uint32_t)cols * 4);
+        }
+        lw_step_run(lw, p->tile, layernorm ? lw->k.vtx_layernorm_rows_f32 : lw->k.vtx_softmax_rows_f32, off,
+                 ((words + 1u) & ~1u) * 4);
+    }
+    free(src);
+    free(gam);
+    free(bet);
+    return !lw->failed;
+}
+
+/* Graph inputs: linear pieces, each fed by its own host stream. */
+static bool lower_input(lowering *lw, int t)
+{
+    const graph_tensor *g = lw_gt(lw, t);
+    uint64_t total = (uint64_t)graph_shape_numel(&g->shape);
+    uint32_t eb = lw->ts[t].eb;
+    uint64_t gran = lw_gran_of(eb);
+    if (g->shape.rank >= 1) {
+        /* Whole rows where they stay 8-byte aligned, so row ops need no exchange. */
+        uint64_t cols = (uint64_t)g->shape.dims[g->shape.rank - 1];
+        if (cols && (cols * eb) % 8 == 0)
+            gran = cols;
+    }
+    char what[96];
+    snprintf(what, sizeof what, "input '%s'", g->name);
+    uint32_t tiles = lw_plan_tiles(lw, total, gran, 1.0, 200);
+    if (!lw_place_linear(lw, t, gran, tiles, what))
+        return false;
+    return true;
+}
+
+/* ---- the whole program --------------------------------------------------- */
+
+static bool node_supported(const lowering *lw, const graph_node *n, const char **why)
+{
+    (void)lw;
+    *why = NULL;
+    for (int k = 1; k < n->n_outputs; k++)
+        if (n->outputs[k] >= 0) {
+            *why = "only the first output is lowered (the others are for training)";
+            return false;
+        }
+    if (is_view(n->op) || n->op == GRAPH_OP_CONSTANT)
+        return true;
+    if (unary_function(n->op) >= 0)
+        return true;
+    if (binary_function(n->op) >= 0) {
+        if (n->n_inputs != 2) {
+            *why = "only two inputs are supported";
+            return false;
+        }
+        return true;
+    }
+    if (n->op == GRAPH_OP_SOFTMAX || n->op == GRAPH_OP_LAYERNORM)
+        return true;
+    if (n->op == GRAPH_OP_MATMUL || n->op == GRAPH_OP_GEMM || n->op == GRAPH_OP_FUSED_MATMUL)
+        return lw_matmul_supported(lw->g, n, why);
+    *why = "no lowering for this op yet";
+    return false;
+}
+
+bool lower_supports(const graph *g, const lower_options *o, char *err, size_t err_size)
+{
+    lowering lw = { .g = g, .o = o };
+    for (int i = 0; i < g->n_nodes; i++) {
+        const graph_node *n = &g->nodes[i];
+        const char *why;
+        bool ok = true;
+        for (int k = 0; k < n->n_outputs && ok; k++)
+            if (n->outputs[k] >= 0 && g->tensors[n->outputs[k]].data)
+                ok = true;
+        /* Nodes whose outputs were folded to constants need no code. */
+        bool folded = true;
+        for (int k = 0; k < n->n_outputs; k++)
+            if (n->outputs[k] >= 0 && !g->tensors[n->outputs[k]].data)
+                folded = false;
+        if (folded)
+            continue;
+        if (!node_supported(&lw, n, &why)) {
+            char label[160];
+            snprintf(err, err_size, "%s: %s: %s", g->source, lw_node_label(n, i, label, sizeof label), why);
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool finish_tile(lowering *lw, uint32_t i, ipu_exe *e)
+{
+    ltile *t = &lw->t[i];
+    lw_push_word(lw, &t->steps, lw->k.ctl_end);
+    if (lw->failed)
+        return false;
+    uint32_t rec_bytes = (uint32_t)(t->records.n * 4), step_bytes = (uint32_t)(t->steps.n * 4);
+    uint32_t rec_base = rec_bytes ? lw_tile_alloc(lw, i, rec_bytes, PREFER_REGION1, false, "vertex records") : 0;
+    uint32_t step_base = lw_tile_alloc(lw, i, step_bytes, PREFER_REGION1, false, "the control program");
+    if (lw->failed)
+        return false;
+    for (size_t k = 0; k < t->n_patch; k++)
+        t->steps.w[t->patch[k]] += rec_base;
+    char err[256];
+    /* The library image, with this tile's control program in ctl_table. */
+    const ipu_exe *img = lw->lib->image;
+    for (size_t s = 0; s < img->n_sections; s++) {
+        const exe_section *sec = &img->sections[s];
+        const uint8_t *bytes = sec->bytes;
+        uint8_t *copy = NULL;
+        if (bytes && lw->k.ctl_table >= sec->addr && lw->k.ctl_table + 4 <= sec->addr + sec->size) {
+            copy = malloc(sec->size);
+            if (!copy)
+                return lw_fail(lw, "out of host memory");
+            memcpy(copy, bytes, sec->size);
+            memcpy(copy + (lw->k.ctl_table - sec->addr), &step_base, 4);
+            bytes = copy;
+        }
+        bool ok = exe_add_section(e, i, sec->name, sec->addr, bytes, sec->size, sec->flags, err, sizeof err);
+        free(copy);
+        if (!ok)
+            return lw_fail(lw, "tile %u: %s", i, err);
+    }
+    for (size_t s = 0; s < img->n_symbols; s++)
+        if (img->symbols[s].global)
+            exe_add_symbol(e, i, img->symbols[s].name, img->symbols[s].addr, img->symbols[s].size,
+                           (enum exe_symbol_kind)img->symbols[s].kind, true);
+    if (rec_bytes && !exe_add_section(e, i, ".vertex", rec_base, t->records.w, rec_bytes, EXE_SEC_WRITE, err,
+                                      sizeof err))
+        return lw_fail(lw, "tile %u: %s", i, err);
+    if (!exe_add_section(e, i, ".control", step_base, t->steps.w, step_bytes, 0, err, sizeof err))
+        return lw_fail(lw, "tile %u: %s", i, err);
+    /* One section per block: zero-filled unless data were placed in it. */
+    for (size_t a = 0; a < t->n_allocs; a++) {
+        const data_item *blk = &t->allocs[a];
+        if (blk->addr == rec_base || blk->addr == step_base)
+            continue;
+        uint8_t *bytes = NULL;
+        for (size_t d = 0; d < t->n_data; d++) {
+            const data_item *di = &t->data[d];
+            if (!di->bytes || di->addr < blk->addr || di->addr >= blk->addr + blk->size)
+                continue;
+            if (!bytes && !(bytes = calloc(1, blk->size)))
+                return lw_fail(lw, "out of host memory");
+            uint32_t n = di->size < blk->addr + blk->size - di->addr ? di->size : blk->addr + blk->size - di->addr;
+            memcpy(bytes + (di->addr - blk->addr), di->bytes, n);
+        }
+        char name[40];
+        snprintf(name, sizeof name, bytes ? ".data.%zu" : ".bss.%zu", a);
+        bool ok = exe_add_section(e, i, name, blk->addr, bytes, blk->size,
+                                  EXE_SEC_WRITE | (bytes ? 0 : EXE_SEC_NOBITS), err, sizeof err);
+        free(bytes);
+        if (!ok)
+            return lw_fail(lw, "tile %u: %s", i, err);
+    }
+    if (!exe_set_entry(e, i, lw->k.supervisor))
+        return lw_fail(lw, "out of host memory");
+    uint64_t used = lw_tile_used_bytes(lw, t) + (lw->r0_start - ISA_MEMORY_BASE) + (lw->r1_start - ISA_REGION1_BASE);
+    if (used > lw->rep->max_tile_bytes) {
+        lw->rep->max_tile_bytes = used;
+        lw->rep->max_tile = i;
+    }
+    return true;
+}
+
+/* Tensor map entries (and symbols on each tile) for every tensor kept. */
+static bool map_tensor(lowering *lw, ipu_exe *e, int t, uint32_t role)
+{
+    const graph_tensor *g = lw_gt(lw, t);
+    const ltensor *lt = &lw->ts[t];
+    uint64_t dims[TMAP_MAX_RANK];
+    for (int d = 0; d < g->shape.rank && d < TMAP_MAX_RANK; d++)
+        dims[d] = (uint64_t)g->shape.dims[d];
+    tmap_tensor *mt = tmap_add_tensor(lw->tmap, g->name, (uint32_t)g->dtype, lt->eb, (uint32_t)g->shape.rank, dims,
+                                      role);
+    if (!mt)
+        return lw_fail(lw, "out of host memory");
+    for (size_t k = 0; k < lt->n; k++) {
+        uint32_t stream = TMAP_NO_STREAM;
+        if (role & TMAP_INPUT)
+            stream = lw->next_in_stream++;
+        else if (role & TMAP_OUTPUT)
+            stream = lw->next_out_stream++;
+        if (!tmap_add_piece(mt, lt->p[k].tile, lt->p[k].addr, lt->p[k].first, lt->p[k].count, stream))
+            return lw_fail(lw, "out of host memory");
+        if (!(role & TMAP_OUTPUT) || (role & TMAP_INPUT))
+            exe_add_symbol(e, lt->p[k].tile, g->name, lt->p[k].addr, (uint32_t)(lt->p[k].count * lt->eb),
+                           EXE_SYM_DATA, true);
+    }
+    return true;
+}
+
+ipu_exe *lower_graph(const graph *g, const lower_options *o, lower_report *report, char *err, size_t err_size)
+{
+    lower_report dummy;
+    lowering lw = { .g = g, .o = o, .rep = report ? report : &dummy, .err = err, .err_size = err_size };
+    memset(lw.rep, 0, sizeof *lw.rep);
+    const machine *m = o->machine;
+    uint32_t per_chip = machine_u32(m, MP_tiles_per_chip);
+    lw.tiles = o->tiles && o->tiles < per_chip ? o->tiles : per_chip;
+    lw.mem_end = ISA_MEMORY_BASE + machine_u32(m, MP_tile_memory_bytes);
+    lw.rep->memory_bytes = machine_u32(m, MP_tile_memory_bytes);
+    ipu_exe *e = NULL;
+    lw.lib = codelet_library_get(err, err_size);
+    if (!lw.lib)
+        return NULL;
+    if (!kernel_symbols_find(lw.lib, &lw.k, err, err_size))
+        return NULL;
+    if (!lower_supports(g, o, err, err_size)) {
+        lw.rep->unsupported = true;
+        return NULL;
+    }
+    lw.r0_start = (lw.lib->region0_end + ELEMENT_BYTES - 1) / ELEMENT_BYTES * ELEMENT_BYTES;
+    lw.r1_start = (uint32_t)ALIGN8(lw.lib->region1_end);
+    if (lw.mem_end <= ISA_REGION1_BASE) {
+        snprintf(err, err_size, "%s: the machine's tile memory (%u bytes) has no region 1; ipusim compiles for "
+                 "GC200/Bow-sized tiles", g->source, machine_u32(m, MP_tile_memory_bytes));
+        return NULL;
+    }
+    lw.t = calloc(lw.tiles, sizeof *lw.t);
+    lw.ts = calloc((size_t)g->n_tensors + 1, sizeof *lw.ts);
+    lw.tmap = tmap_new();
+    if (!lw.t || !lw.ts || !lw.tmap) {
+        snprintf(err, err_size, "out of host memory");
+        goto done;
+    }
+    for (uint32_t i = 0; i < lw.tiles; i++) {
+        lw.t[i].r0_next = lw.r0_start;
+        lw.t[i].r1_next = lw.r1_start;
+    }
+    for (int t = 0; t < g->n_tensors; t++)
+        lw.ts[t].eb = (uint32_t)graph_dtype_size(g->tensors[t].dtype);
+
+    /* 1. Inputs from the host. */
+    for (int i = 0; i < g->n_inputs && !lw.failed; i++) {
+        int t = g->inputs[i];
+        if (g->tensors[t].data)
+            continue;
+        if (!lower_input(&lw, t))
+            break;
+    }
+    uint32_t stream = 0;
+    for (int i = 0; i < g->n_inputs && !lw.failed; i++) {
+        const ltensor *lt = &lw.ts[g->inputs[i]];
+        if (g->tensors[g->inputs[i]].data)
+            continue;
+        for (size_t k = 0; k < lt->n; k++)
+            lw_add_host_receive(&lw, lt->p[k].tile, lt->p[k].addr, (uint32_t)(lt->p[k].count * lt->eb),
+                                XCH_HOST | stream++);
+    }
+    lw.rep->input_streams = stream;
+    if (!lw.failed)
+        lw_end_phase(&lw);
+
+    /* 2. The ops. */
+    for (int i = 0; i < g->n_nodes && !lw.failed; i++) {
+        const graph_node *n = &g->nodes[i];
+        bool folded = true;
+        for (int k = 0; k < n->n_outputs; k++)
+            if (n->outputs[k] >= 0 && !g->tensors[n->outputs[k]].data)
+                folded = false;
+        if (folded)
+            continue;
+        lw.rep->ops++;
+        int f;
+        if (is_view(n->op))
+            lower_view(&lw, n);
+        else if ((f = unary_function(n->op)) >= 0)
+            lower_unary(&lw, n, i, f, 0, 0);
+        else if ((f = binary_function(n->op)) >= 0)
+            lower_binary(&lw, n, i, f);
+        else if (n->op == GRAPH_OP_SOFTMAX || n->op == GRAPH_OP_LAYERNORM)
+            lower_rows(&lw, n, i);
+        else if (n->op == GRAPH_OP_MATMUL || n->op == GRAPH_OP_GEMM || n->op == GRAPH_OP_FUSED_MATMUL)
+            lw_lower_matmul(&lw, n, i);
+        else
+            lw_unsupported(&lw, n, i, "no lowering for this op yet");
+        for (int k = 0; k < n->n_outputs && !lw.failed; k++)
+            if (n->outputs[k] >= 0)
+                lw_sort_pieces(&lw, n->outputs[k]);
+    }
+
+    /* 3. Outputs to the host. */
+    e = exe_new();
+    if (!e) {
+        lw_fail(&lw, "out of host memory");
+        goto done;
+    }
+    for (int i = 0; i < g->n_outputs && !lw.failed; i++) {
+        int t = g->outputs[i];
+        if (!lw.ts[t].placed) {
+            /* A constant (or an input passed through): place it on tile 0. */
+            const graph_tensor *gtn = lw_gt(&lw, t);
+            uint64_t n = (uint64_t)graph_shape_numel(&gtn->shape);
+            if (!gtn->data) {
+                lw_fail(&lw, "%s: output '%s' is never computed", g->source, gtn->name);
+                break;
+            }
+            uint32_t a = lw_fetch(&lw, t, 0, n, 0, PREFER_REGION1);
+            if (a)
+                lw_add_piece(&lw, t, 0, a, 0, n);
+        }
+    }
+    for (int i = 0; i < g->n_outputs && !lw.failed; i++) {
+        const ltensor *lt = &lw.ts[g->outputs[i]];
+        for (size_t k = 0; k < lt->n; k++) {
+            ltile *tt = &lw.t[lt->p[k].tile];
+            lw_push_word(&lw, &tt->steps, lw.k.ctl_send);
+            lw_push_word(&lw, &tt->steps, lt->p[k].addr);
+            lw_push_word(&lw, &tt->steps, (uint32_t)((lt->p[k].count * lt->eb + 3) & ~3ull));
+            lw_push_word(&lw, &tt->steps, XCH_HOST | lw.rep->output_streams++);
+        }
+    }
+    /* The tensor map: inputs and outputs first (their streams are numbered
+     * in this order, as the steps above), then weights and activations. */
+    for (int i = 0; i < g->n_inputs && !lw.failed; i++)
+        if (!g->tensors[g->inputs[i]].data)
+            map_tensor(&lw, e, g->inputs[i], TMAP_INPUT);
+    for (int i = 0; i < g->n_outputs && !lw.failed; i++)
+        map_tensor(&lw, e, g->outputs[i], TMAP_OUTPUT);
+    for (int t = 0; t < g->n_tensors && !lw.failed; t++)
+        if (lw.ts[t].placed && !g->tensors[t].is_input && !g->tensors[t].is_output)
+            map_tensor(&lw, e, t, g->tensors[t].data ? TMAP_WEIGHT : TMAP_ACTIVATION);
+    /* Tiles past the last one holding anything only sync: they get no
+     * code, and the syncs of the rest do not wait for them. */
+    uint32_t used = 1;
+    for (uint32_t i = 0; i < lw.tiles; i++)
+        if (lw.t[i].n_allocs || lw.t[i].records.n)
+            used = i + 1;
+    for (uint32_t i = 0; i < used && !lw.failed; i++)
+        finish_tile(&lw, i, e);
+    lw.rep->tiles_used = used;
+    if (!lw.failed) {
+        uint8_t *blob;
+        size_t size;
+        if (!tmap_encode(lw.tmap, &blob, &size) || !exe_set_blob(&e->tensors, blob, size)) {
+            lw_fail(&lw, "out of host memory");
+        }
+        free(blob);
+    }
+done:
+    if (lw.t) {
+        for (uint32_t i = 0; i < lw.tiles; i++) {
+            ltile *t = &lw.t[i];
+            free(t->steps.w);
+            free(t->records.w);
+            free(t->patch);
+            free(t->sends);
+            free(t->recvs);
+            free(t->copies.w);
+            for (size_t d = 0; d < t->n_data; d++)
+                free(t->data[d].bytes);
+            free(t->data);
+            free(t->allocs);
+        }
+    }
+    if (lw.ts)
+        for (int t = 0; t < g->n_tensors; t++)
+            free(lw.ts[t].p);
+    free(lw.t);
+    free(lw.ts);
+    tmap_free(lw.tmap);
+    if (lw.failed || !e) {
+        exe_free(e);
+        return NULL;
+    }
+    return e;
+}

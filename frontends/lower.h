@@ -1,0 +1,74 @@
+/*
+ * lower.h — from a graph (frontends/graph.h, after inference and fusion) to
+ * an ipusim executable: the planner decides how each op is split across
+ * the tiles, the lowering writes each tile's control program (a table of
+ * steps for the library's supervisor, workloads/codelets/supervisor.S),
+ * vertex records for the kernel library's codelets, the exchange between
+ * steps, host streams for the graph's inputs and outputs, constants as
+ * data loaded with the executable, and the tensor map (sim/tensor_map.h).
+ *
+ * The program, in BSP terms:
+ *   1. every input piece arrives from the host (one host stream per piece),
+ *      then a chip sync;
+ *   2. per op, in topological order: if any tile needs data it does not
+ *      hold, an exchange phase (receives posted first, then sends) ending
+ *      in a chip sync; then the op's compute set(s) on the tiles that hold
+ *      its output;
+ *   3. every output piece goes to the host, then the program ends.
+ * Tensors are laid out in pieces: a piece is a run of consecutive elements
+ * (row-major) at consecutive addresses of one tile, starting 8-byte aligned.
+ * Views (Reshape, Flatten, Squeeze, Unsqueeze, Identity) share the pieces
+ * of their input.  Constants are placed, at compile time, on every tile
+ * that reads them, so no exchange moves weights.
+ *
+ * The planner's choices are estimates (frontends/plan.h): cycles of the
+ * codelets (their measured cycles per element) and of the exchange (bytes
+ * at the tile's exchange bandwidth plus latency and sync), minimised over
+ * the candidate splits; a plan that needs more tile memory than a tile has
+ * is refused with the tile, the bytes needed and the bytes available.
+ */
+#ifndef IPUSIM_FRONTENDS_LOWER_H
+#define IPUSIM_FRONTENDS_LOWER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "frontends/graph.h"
+#include "sim/executable.h"
+#include "sim/machine.h"
+
+typedef struct lower_options {
+    const machine *machine;       /* the target (tiles per chip, memory size) */
+    uint32_t tiles;               /* tiles to use on chip 0; 0: all of them */
+    bool f16_matmul;              /* f32 MatMul/Gemm computed with f16 inputs on the AMP
+                                     (f32 partial sums), as a mixed-precision compile */
+    bool verbose;                 /* print the plan of every op on stdout */
+} lower_options;
+
+/* What the compile produced, for the report. */
+typedef struct lower_report {
+    uint32_t tiles_used;
+    uint32_t ops, compute_sets, exchange_phases;
+    uint64_t exchange_bytes;      /* moved between tiles (estimate of the plan) */
+    uint64_t max_tile_bytes;      /* the fullest tile's memory use */
+    uint32_t max_tile;            /* ... and which tile that is */
+    uint64_t memory_bytes;        /* tile memory of one tile */
+    uint64_t estimated_cycles;    /* the planner's estimate for the whole program */
+    uint32_t input_streams, output_streams;
+    bool unsupported;             /* the compile failed on something ipusim does not
+                                     lower yet (not a fault in the model) */
+} lower_report;
+
+/* Lower g to an executable.  On failure returns NULL and err names the
+ * node and op (unsupported op or attribute), or the tile and bytes (does
+ * not fit).  g must have been through graph inference. */
+ipu_exe *lower_graph(const graph *g, const lower_options *o, lower_report *report, char *err,
+                     size_t err_size);
+
+/* Whether every node of g is one the lowering supports; if not, err names
+ * the first node that is not (used by `validate` to count tests as
+ * unsupported rather than failed). */
+bool lower_supports(const graph *g, const lower_options *o, char *err, size_t err_size);
+
+#endif

@@ -1,0 +1,133 @@
+/*
+ * lower_internal.h — the lowering's state and helpers, shared by the files
+ * that lower one kind of op (lower.c, lower_matmul.c).  Not an interface
+ * for anything outside frontends/lower*.c.
+ */
+#ifndef IPUSIM_FRONTENDS_LOWER_INTERNAL_H
+#define IPUSIM_FRONTENDS_LOWER_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "frontends/graph.h"
+#include "frontends/kernels.h"
+#include "frontends/lower.h"
+#include "sim/tensor_map.h"
+#include "workloads/codelet_library.h"
+#include "workloads/codelets/abi.h"
+
+#define ELEMENT_BYTES 16384u          /* a memory element (region 0 is linear in them) */
+#define ALIGN8(x) (((x) + 7u) & ~(uint64_t)7u)
+
+typedef struct piece {
+    uint32_t tile, addr;
+    uint64_t first, count;
+} piece;
+
+typedef struct ltensor {
+    piece *p;
+    size_t n, cap;
+    bool placed;
+    uint32_t eb;                      /* bytes per element */
+} ltensor;
+
+typedef struct word_vec {
+    uint32_t *w;
+    size_t n, cap;
+} word_vec;
+
+typedef struct xfer {
+    uint32_t addr, bytes, peer;       /* peer: endpoint value */
+} xfer;
+
+typedef struct data_item {
+    uint32_t addr, size;
+    uint8_t *bytes;                   /* NULL: zero-filled */
+    char name[24];
+} data_item;
+
+typedef struct ltile {
+    word_vec steps, records;
+    size_t *patch;                    /* step words holding record offsets */
+    size_t n_patch, cap_patch;
+    xfer *sends, *recvs;
+    size_t n_sends, cap_sends, n_recvs, cap_recvs;
+    word_vec copies;                  /* pending local copies: src, dst, bytes */
+    uint32_t r0_next, r1_next;
+    data_item *data;
+    size_t n_data, cap_data;
+    data_item *allocs;                /* every block handed out (bytes unused) */
+    size_t n_allocs, cap_allocs;
+    uint64_t compute_estimate_cycles; /* the planner's running estimate */
+} ltile;
+
+typedef struct lowering {
+    const graph *g;
+    const lower_options *o;
+    lower_report *rep;
+    uint32_t tiles;                   /* program tiles: 0 .. tiles - 1 on chip 0 */
+    uint32_t mem_end;
+    uint32_t r0_start, r1_start;
+    const codelet_library *lib;
+    kernel_symbols k;
+    ltile *t;
+    ltensor *ts;
+    bool phase_has_transfers;
+    uint32_t next_in_stream, next_out_stream;
+    tensor_map *tmap;
+    uint64_t phase_bytes;
+    char *err;
+    size_t err_size;
+    bool failed;
+} lowering;
+
+enum region_pref { PREFER_REGION1, PREFER_REGION0 };
+
+bool lw_fail(lowering *lw, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+bool lw_unsupported(lowering *lw, const graph_node *n, int index, const char *why);
+const char *lw_node_label(const graph_node *n, int index, char *buf, size_t size);
+bool lw_push_word(lowering *lw, word_vec *v, uint32_t w);
+const graph_tensor *lw_gt(const lowering *lw, int t);
+
+/* Tile memory: an 8-byte (16 with align16) aligned block with the
+ * codelets' read slack after it; 0 when it does not fit (lw failed with
+ * the "does not fit" message naming `what`). */
+uint32_t lw_tile_alloc(lowering *lw, uint32_t tile, uint64_t bytes, enum region_pref pref, bool align16,
+                       const char *what);
+/* Data loaded with the executable (bytes NULL: zeros). */
+bool lw_tile_data(lowering *lw, uint32_t tile, uint32_t addr, const void *bytes, uint32_t size,
+                  const char *name);
+
+/* Vertex records (byte offsets into the tile's record area). */
+uint32_t lw_new_record(lowering *lw, uint32_t tile, uint32_t words, uint32_t **rec);
+uint32_t lw_six_records(lowering *lw, uint32_t tile, uint32_t words, uint32_t *recs[CODELET_WORKERS]);
+/* Steps: a compute set of six workers, a supervisor codelet. */
+bool lw_step_run(lowering *lw, uint32_t tile, uint32_t entry, uint32_t rec0, uint32_t rec_bytes);
+bool lw_step_call(lowering *lw, uint32_t tile, uint32_t entry, uint32_t rec);
+
+/* Exchange of the phase being built, and its end (lower.h). */
+bool lw_add_transfer(lowering *lw, uint32_t from, uint32_t src_addr, uint32_t to, uint32_t dst_addr,
+                     uint32_t bytes);
+bool lw_add_host_receive(lowering *lw, uint32_t tile, uint32_t addr, uint32_t bytes, uint32_t endpoint);
+bool lw_end_phase(lowering *lw);
+
+/* Tensors. */
+bool lw_add_piece(lowering *lw, int tensor, uint32_t tile, uint32_t addr, uint64_t first, uint64_t count);
+uint32_t lw_fetch(lowering *lw, int t, uint64_t first, uint64_t count, uint32_t tile, enum region_pref pref);
+/* The same into a given tile address (count elements from there). */
+bool lw_fetch_into(lowering *lw, int t, uint64_t first, uint64_t count, uint32_t tile, uint32_t addr);
+bool lw_place_linear(lowering *lw, int out, uint64_t gran, uint32_t tiles, const char *what);
+uint64_t lw_gran_of(uint32_t eb);
+
+/* Planning. */
+uint32_t lw_plan_tiles(const lowering *lw, uint64_t n, uint64_t gran, double cycles_per_element,
+                       double fixed_cycles);
+void lw_linear_split(uint64_t n, uint64_t gran, uint32_t tiles, uint64_t *lo, uint64_t *hi);
+void lw_worker_split(uint64_t units, uint64_t *lo, uint64_t *hi);
+
+/* Ops lowered in other files. */
+bool lw_matmul_supported(const graph *g, const graph_node *n, const char **why);
+bool lw_lower_matmul(lowering *lw, const graph_node *n, int index);
+
+#endif

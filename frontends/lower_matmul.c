@@ -1,0 +1,362 @@
+/*
+ * lower_matmul.c — MatMul, Gemm and the fused matmul (bias, activation) on
+ * the AMP: C[M x N] = A[M x K] B[K x N] with B a constant (weights).
+ *
+ * Plan: a grid of gm x gn tiles; tile (i, j) computes the block of rows
+ * [m0, m1) and columns [n0, n1) of C with the library's sv_matmul_f16
+ * (f16 inputs, f32 partial sums).  It receives its rows of A (every tile
+ * of a grid row the same rows: one exchange phase) and holds its columns
+ * of B packed for $CWEI, placed there at compile time.  K and the block's
+ * columns are padded with zeros to the AMP's 16-input blocks and output
+ * groups.  The grid is the one with the lowest estimated cycles — the
+ * codelet's issue count for the block (workers: 4 issues a row and 25 a
+ * weight block; the supervisor's $CWEI loads) plus receiving the rows of
+ * A at the exchange's 4 bytes a cycle — among those whose A, B and C
+ * blocks fit in a tile.  K is not split across tiles (so no partial-sum
+ * reduction yet): a K too large for one tile is refused as not fitting.
+ *
+ * f32 operands (ONNX's float MatMul) are computed in f16 only when the
+ * compile asks for it (lower_options.f16_matmul): A is cast on the tiles,
+ * B at compile time; the result stays f32.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frontends/lower_internal.h"
+#include "isa/isa.h"
+#include "isa/fp16.h"
+#include "workloads/matmul_model.h"
+
+typedef struct mm_shape {
+    int a, b, bias, out;             /* tensor indices (bias -1 if none) */
+    uint64_t m, k, n;
+    bool trans_b;
+    int activation;                  /* -1 none, else enum kernel_unary */
+    bool f32_inputs;
+} mm_shape;
+
+static bool describe(const graph *g, const graph_node *n, mm_shape *s, const char **why)
+{
+    memset(s, 0, sizeof *s);
+    s->a = n->inputs[0];
+    s->b = n->inputs[1];
+    s->bias = n->n_inputs > 2 ? n->inputs[2] : -1;
+    s->out = n->outputs[0];
+    s->activation = -1;
+    const graph_tensor *ta = &g->tensors[s->a], *tb = &g->tensors[s->b];
+    if (!tb->data) {
+        *why = "the second operand is not a constant (matmul of two activations is not yet supported)";
+        return false;
+    }
+    if (tb->shape.rank != 2 || ta->shape.rank < 1) {
+        *why = "only a 2-D constant second operand is supported";
+        return false;
+    }
+    if (ta->dtype != tb->dtype || (ta->dtype != GDT_F16 && ta->dtype != GDT_F32)) {
+        *why = "operands must both be f16 or both f32";
+        return false;
+    }
+    s->f32_inputs = ta->dtype == GDT_F32;
+    if (n->op == GRAPH_OP_GEMM) {
+        if (graph_attr_find(n, "transA") && graph_attr_int(n, "transA")) {
+            *why = "transA=1 is not yet supported";
+            return false;
+        }
+        double alpha = graph_attr_find(n, "alpha") ? graph_attr_float(n, "alpha") : 1.0;
+        double beta = graph_attr_find(n, "beta") ? graph_attr_float(n, "beta") : 1.0;
+        if (alpha != 1.0 || (s->bias >= 0 && beta != 1.0)) {
+            *why = "alpha and beta other than 1 are not yet supported";
+            return false;
+        }
+        s->trans_b = graph_attr_find(n, "transB") && graph_attr_int(n, "transB");
+    } else if (n->op == GRAPH_OP_FUSED_MATMUL) {
+        s->trans_b = graph_attr_find(n, "transB") && graph_attr_int(n, "transB");
+        const char *act = graph_attr_find(n, "activation") ? graph_attr_string(n, "activation") : "none";
+        if (strcmp(act, "relu") == 0)
+            s->activation = KERNEL_UNARY_RELU;
+        else if (strcmp(act, "gelu") == 0 || strcmp(act, "gelu_erf") == 0)
+            s->activation = KERNEL_UNARY_GELU_ERF;
+        else if (strcmp(act, "gelu_tanh") == 0)
+            s->activation = KERNEL_UNARY_GELU_TANH;
+        else if (strcmp(act, "none") != 0) {
+            *why = "unknown fused activation";
+            return false;
+        }
+    } else if (s->bias >= 0) {
+        *why = "MatMul has two inputs";
+        return false;
+    }
+    if (ta->shape.rank == 1) {
+        *why = "a 1-D first operand is not yet supported";
+        return false;
+    }
+    s->k = (uint64_t)ta->shape.dims[ta->shape.rank - 1];
+    s->m = (uint64_t)graph_shape_numel(&ta->shape) / (s->k ? s->k : 1);
+    uint64_t bk = (uint64_t)tb->shape.dims[s->trans_b ? 1 : 0];
+    s->n = (uint64_t)tb->shape.dims[s->trans_b ? 0 : 1];
+    if (bk != s->k) {
+        *why = "inner dimensions differ";
+        return false;
+    }
+    if (s->bias >= 0) {
+        const graph_tensor *tc = &g->tensors[s->bias];
+        if (!tc->data || tc->dtype != ta->dtype ||
+            (uint64_t)graph_shape_numel(&tc->shape) != s->n || tc->shape.dims[tc->shape.rank - 1] != (int64_t)s->n) {
+            *why = "only a constant bias of N elements is supported";
+            return false;
+        }
+    }
+    if (s->m == 0 || s->n == 0 || s->k == 0) {
+        *why = "empty matmul";
+        return false;
+    }
+    return true;
+}
+
+bool lw_matmul_supported(const graph *g, const graph_node *n, const char **why)
+{
+    mm_shape s;
+    return describe(g, n, &s, why);
+}
+
+/* Tile cycles of sv_matmul_f16 (f32 partials) on an mt x kp x nt block:
+ * per weight block (16 inputs x 8 outputs) the busiest worker issues
+ * 4 ceil(mt / 6) + 25 times, one issue every 6 tile cycles, and the
+ * supervisor loads $CWEI (16 ld128putcs) and starts the workers. */
+static double matmul_cycles(uint64_t mt, uint64_t kp, uint64_t nt)
+{
+    double blocks = (double)(kp / 16) * (double)((nt + 7) / 8);
+    double per_block = 6.0 * (4.0 * (double)((mt + 5) / 6) + 25.0) + 30.0;
+    return blocks * per_block;
+}
+
+static float f32_of_bits(const void *p, size_t i, bool f32)
+{
+    if (f32)
+        return ((const float *)p)[i];
+    return fp16_to_f32(((const f16_t *)p)[i]);
+}
+
+bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
+{
+    const graph *g = lw->g;
+    mm_shape s;
+    const char *why;
+    if (!describe(g, n, &s, &why))
+        return lw_unsupported(lw, n, index, why);
+    if (s.f32_inputs && !lw->o->f16_matmul)
+        return lw_unsupported(lw, n, index,
+                              "f32 operands: the AMP multiplies f16 (compile with --f16-matmul to compute them in f16 "
+                              "with f32 partial sums)");
+    const uint64_t kp = (s.k + 15) / 16 * 16;
+    const uint32_t in_eb = s.f32_inputs ? 4 : 2;
+    if (!s.f32_inputs && kp != s.k && s.k % 2)
+        return lw_unsupported(lw, n, index, "f16 rows of odd length K are not yet supported");
+    uint64_t avail = lw->mem_end - ISA_MEMORY_BASE;
+    avail = avail > 96 * 1024 ? avail - 96 * 1024 : 0;   /* library, records, control, slack */
+
+    /* The grid. */
+    uint32_t best_gm = 0, best_gn = 0;
+    double best = 1e300;
+    uint64_t ngroups = (s.n + 7) / 8;
+    for (uint32_t gn = 1; gn <= lw->tiles && gn <= ngroups; gn++) {
+        uint64_t nt = (ngroups + gn - 1) / gn * 8;
+        if (gn > 1 && (ngroups + gn - 2) / (gn - 1) == (ngroups + gn - 1) / gn)
+            continue;                                      /* same block width as gn - 1 */
+        uint32_t max_gm = lw->tiles / gn;
+        for (uint32_t gm = 1; gm <= max_gm && gm <= s.m; gm++) {
+            uint64_t mt = (s.m + gm - 1) / gm;
+            if (gm > 1 && (s.m + gm - 2) / (gm - 1) == mt)
+                continue;
+            uint64_t bytes = mt * kp * 2 + (s.f32_inputs ? mt * s.k * 4 : 0) + kp * nt * 2 + mt * nt * 4 +
+                             (g->tensors[s.out].dtype == GDT_F16 ? mt * nt * 2 : 0) + nt * 4 + 4096;
+            if (bytes > avail)
+                continue;
+            double c = matmul_cycles(mt, kp, nt) + (double)(mt * s.k * in_eb) / 4.0;
+            if (c < best * 0.999) {
+                best = c;
+                best_gm = gm;
+                best_gn = gn;
+            }
+        }
+    }
+    if (!best_gm) {
+        uint64_t mt = 1, nt = 8;
+        return lw_fail(lw, "%s: node %s (%s): does not fit: one tile needs at least %llu bytes for a 1 x %llu x 8 "
+                       "block (K = %llu is not split across tiles yet), a tile has %llu",
+                       g->source, n->name && n->name[0] ? n->name : "?", graph_ops[n->op].name,
+                       (unsigned long long)(mt * kp * 2 + kp * nt * 2 + mt * nt * 4), (unsigned long long)s.k,
+                       (unsigned long long)s.k, (unsigned long long)avail);
+    }
+    const uint32_t gm = best_gm, gn = best_gn;
+    const uint64_t mt = (s.m + gm - 1) / gm, nt = (ngroups + gn - 1) / gn * 8;
+    if (lw->o->verbose)
+        printf("plan: %s: %llux%llux%llu on a %u x %u grid of tiles, blocks of %llu x %llu (K %llu), estimated "
+               "%.0f cycles\n", g->tensors[s.out].name, (unsigned long long)s.m, (unsigned long long)s.k,
+               (unsigned long long)s.n, gm, gn, (unsigned long long)mt, (unsigned long long)nt,
+               (unsigned long long)kp, best);
+
+    /* B as f16, K x N, padded to kp x (gn * nt) with zeros, for packing. */
+    const graph_tensor *tb = &g->tensors[s.b];
+    const uint64_t np = (uint64_t)gn * nt;
+    f16_t *bfull = calloc(kp * np, sizeof *bfull);
+    f16_t *block = malloc(kp * nt * sizeof *block), *packed = malloc(kp * nt * sizeof *packed);
+    uint32_t *a_addr = calloc((size_t)gm * gn, sizeof *a_addr);
+    if (!bfull || !block || !packed || !a_addr) {
+        free(bfull); free(block); free(packed); free(a_addr);
+        return lw_fail(lw, "out of host memory");
+    }
+    for (uint64_t kk = 0; kk < s.k; kk++)
+        for (uint64_t j = 0; j < s.n; j++) {
+            size_t src = s.trans_b ? j * s.k + kk : kk * s.n + j;
+            float v = f32_of_bits(tb->data, src, s.f32_inputs);
+            bfull[kk * np + j] = s.f32_inputs ? fp16_from_f32(v) : ((const f16_t *)tb->data)[src];
+        }
+
+    char what[160];
+    snprintf(what, sizeof what, "matmul '%s'", g->tensors[s.out].name);
+    /* Rows of A: fetched row by row when K needs padding (the padded
+     * columns stay zero: the buffer is fresh memory), else as one range. */
+    for (uint32_t i = 0; i < gm && !lw->failed; i++) {
+        uint64_t m0 = i * mt, m1 = m0 + mt < s.m ? m0 + mt : s.m;
+        if (m0 >= m1)
+            continue;
+        for (uint32_t j = 0; j < gn && !lw->failed; j++) {
+            uint32_t tile = i * gn + j;
+            if (kp == s.k && !s.f32_inputs) {
+                a_addr[tile] = lw_fetch(lw, s.a, m0 * s.k, (m1 - m0) * s.k, tile, PREFER_REGION0);
+            } else {
+                /* Rows padded to kp (the padding stays zero: fresh memory,
+                 * loaded as zeros), f32 ones cast to f16 later. */
+                uint32_t rb = (uint32_t)(kp * in_eb);
+                uint32_t buf = lw_tile_alloc(lw, tile, (m1 - m0) * rb, PREFER_REGION0, false, what);
+                if (!buf || !lw_tile_data(lw, tile, buf, NULL, (uint32_t)((m1 - m0) * rb), "zeros"))
+                    break;
+                if (kp == s.k) {
+                    lw_fetch_into(lw, s.a, m0 * s.k, (m1 - m0) * s.k, tile, buf);
+                } else {
+                    for (uint64_t r = m0; r < m1 && !lw->failed; r++)
+                        lw_fetch_into(lw, s.a, r * s.k, s.k, tile, buf + (uint32_t)((r - m0) * rb));
+                }
+                a_addr[tile] = buf;
+            }
+        }
+    }
+    if (!lw->failed)
+        lw_end_phase(lw);
+
+    /* Per tile: the packed weights, C, the record; then the epilogue. */
+    ltensor *lo = &lw->ts[s.out];
+    bool out_f16 = g->tensors[s.out].dtype == GDT_F16;
+    for (uint32_t i = 0; i < gm && !lw->failed; i++) {
+        uint64_t m0 = i * mt, m1 = m0 + mt < s.m ? m0 + mt : s.m;
+        if (m0 >= m1)
+            continue;
+        for (uint32_t j = 0; j < gn && !lw->failed; j++) {
+            uint32_t tile = i * gn + j;
+            uint64_t n0 = j * nt, n1 = n0 + nt < s.n ? n0 + nt : s.n;
+            if (n0 >= s.n)
+                continue;
+            uint32_t a = a_addr[tile];
+            if (s.f32_inputs) {
+                /* Cast the f32 rows to f16 in place of a new buffer. */
+                uint32_t a16 = lw_tile_alloc(lw, tile, (m1 - m0) * kp * 2, PREFER_REGION0, false, what);
+                if (!a16)
+                    break;
+                uint32_t *recs[CODELET_WORKERS];
+                uint32_t off = lw_six_records(lw, tile, KERNEL_CAST_WORDS, recs);
+                uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
+                uint64_t total = (m1 - m0) * kp;
+                lw_worker_split(total / 4, wl, wh);
+                for (int w = 0; w < CODELET_WORKERS && recs[0]; w++)
+                    kernel_cast_record(recs[w], a + (uint32_t)(wl[w] * 16), a16 + (uint32_t)(wl[w] * 8),
+                                       (uint32_t)((wh[w] - wl[w]) * 4));
+                lw_step_run(lw, tile, lw->k.vtx_cast_f32_to_f16, off, ((KERNEL_CAST_WORDS + 1u) & ~1u) * 4);
+                a = a16;
+            }
+            for (uint64_t kk = 0; kk < kp; kk++)
+                memcpy(block + kk * nt, bfull + kk * np + n0, nt * sizeof *block);
+            matmul_pack_weights(block, kp, nt, MATMUL_PARTIALS_F32, packed);
+            uint32_t b = lw_tile_alloc(lw, tile, kp * nt * 2, PREFER_REGION1, true, what);
+            uint32_t c = b ? lw_tile_alloc(lw, tile, (m1 - m0) * nt * 4, PREFER_REGION1, false, what) : 0;
+            uint32_t scratch = c ? lw_tile_alloc(lw, tile, KERNEL_MATMUL_SCRATCH_BYTES, PREFER_REGION1, false, what)
+                                 : 0;
+            if (!scratch)
+                break;
+            lw_tile_data(lw, tile, b, packed, (uint32_t)(kp * nt * 2), "weights");
+            lw_tile_data(lw, tile, c, NULL, (uint32_t)((m1 - m0) * nt * 4), "partials");
+            uint32_t *rec;
+            uint32_t off = lw_new_record(lw, tile, KERNEL_MATMUL_WORDS, &rec);
+            if (!rec)
+                break;
+            kernel_matmul_record(rec, a, b, c, (uint32_t)(m1 - m0), (uint32_t)kp, (uint32_t)nt, (uint32_t)kp * 2,
+                                 (uint32_t)nt * 4, false, scratch);
+            lw_step_call(lw, tile, lw->k.sv_matmul_f16, off);
+            /* Bias: C rows += bias[n0, n1) (in place). */
+            if (s.bias >= 0) {
+                uint32_t bias = 0;
+                if (s.f32_inputs) {
+                    bias = lw_fetch(lw, s.bias, n0, n1 - n0, tile, PREFER_REGION1);
+                } else {
+                    /* f16 bias: widened at compile time. */
+                    float *wide = malloc((n1 - n0) * sizeof *wide);
+                    if (!wide)
+                        return lw_fail(lw, "out of host memory");
+                    for (uint64_t q = n0; q < n1; q++)
+                        wide[q - n0] = fp16_to_f32(((const f16_t *)g->tensors[s.bias].data)[q]);
+                    bias = lw_tile_alloc(lw, tile, (n1 - n0) * 4, PREFER_REGION1, false, what);
+                    if (bias)
+                        lw_tile_data(lw, tile, bias, wide, (uint32_t)((n1 - n0) * 4), "bias");
+                    free(wide);
+                }
+                if (!bias)
+                    break;
+                uint32_t *recs[CODELET_WORKERS];
+                uint32_t roff = lw_six_records(lw, tile, KERNEL_BINARY_WORDS, recs);
+                uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
+                lw_worker_split(m1 - m0, wl, wh);
+                for (int w = 0; w < CODELET_WORKERS && recs[0]; w++)
+                    kernel_binary_record(recs[w], c + (uint32_t)(wl[w] * nt * 4), bias,
+                                         c + (uint32_t)(wl[w] * nt * 4), (uint32_t)(wh[w] - wl[w]),
+                                         (uint32_t)(n1 - n0), (uint32_t)nt * 4, 0, 4, KERNEL_BINARY_ADD);
+                lw_step_run(lw, tile, lw->k.vtx_binary_f32, roff, ((KERNEL_BINARY_WORDS + 1u) & ~1u) * 4);
+            }
+            if (s.activation >= 0) {
+                uint32_t *recs[CODELET_WORKERS];
+                uint32_t roff = lw_six_records(lw, tile, KERNEL_UNARY_WORDS, recs);
+                uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
+                uint64_t pairs = (m1 - m0) * nt / 2;
+                lw_worker_split(pairs, wl, wh);
+                for (int w = 0; w < CODELET_WORKERS && recs[0]; w++)
+                    kernel_unary_record(recs[w], c + (uint32_t)(wl[w] * 8), c + (uint32_t)(wl[w] * 8),
+                                        (uint32_t)((wh[w] - wl[w]) * 2), s.activation, 0, 0);
+                lw_step_run(lw, tile, lw->k.vtx_unary_f32, roff, ((KERNEL_UNARY_WORDS + 1u) & ~1u) * 4);
+            }
+            uint32_t res = c, res_eb = 4;
+            if (out_f16) {
+                res = lw_tile_alloc(lw, tile, (m1 - m0) * nt * 2, PREFER_REGION1, false, what);
+                if (!res)
+                    break;
+                uint32_t *recs[CODELET_WORKERS];
+                uint32_t roff = lw_six_records(lw, tile, KERNEL_CAST_WORDS, recs);
+                uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
+                lw_worker_split((m1 - m0) * nt / 4, wl, wh);
+                for (int w = 0; w < CODELET_WORKERS && recs[0]; w++)
+                    kernel_cast_record(recs[w], c + (uint32_t)(wl[w] * 16), res + (uint32_t)(wl[w] * 8),
+                                       (uint32_t)((wh[w] - wl[w]) * 4));
+                lw_step_run(lw, tile, lw->k.vtx_cast_f32_to_f16, roff, ((KERNEL_CAST_WORDS + 1u) & ~1u) * 4);
+                res_eb = 2;
+            }
+            for (uint64_t r = m0; r < m1 && !lw->failed; r++)
+                lw_add_piece(lw, s.out, tile, res + (uint32_t)((r - m0) * nt * res_eb), r * s.n + n0, n1 - n0);
+        }
+    }
+    (void)lo;
+    free(bfull);
+    free(block);
+    free(packed);
+    free(a_addr);
+    return !lw->failed;
+}

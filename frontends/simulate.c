@@ -1,0 +1,87 @@
+/*
+ * simulate.c — compile and run a graph in-process (simulate.h).
+ */
+#include "frontends/simulate.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/engine.h"
+#include "sim/program_io.h"
+
+bool simulate_graph(const graph *g, const lower_options *o, const graph_value *inputs, graph_value *outputs,
+                    simulate_result *r, char *err, size_t err_size)
+{
+    simulate_result dummy;
+    if (!r)
+        r = &dummy;
+    memset(r, 0, sizeof *r);
+    ipu_exe *e = lower_graph(g, o, &r->plan, err, err_size);
+    if (!e)
+        return false;
+    bool ok = false;
+    engine *eng = NULL;
+    tensor_map *map = program_tensor_map(e, g->source, err, err_size);
+    if (!map) {
+        if (!err[0])
+            snprintf(err, err_size, "%s: the compiled program has no tensor map", g->source);
+        goto done;
+    }
+    eng = engine_new(o->machine, e, err, err_size);
+    if (!eng)
+        goto done;
+    for (int i = 0; i < g->n_inputs; i++) {
+        const graph_tensor *t = &g->tensors[g->inputs[i]];
+        if (t->data)
+            continue;
+        const tmap_tensor *mt = tmap_find(map, t->name);
+        if (!mt) {
+            snprintf(err, err_size, "%s: input '%s' is not in the tensor map", g->source, t->name);
+            goto done;
+        }
+        size_t bytes = (size_t)graph_shape_numel(&inputs[i].shape) * graph_dtype_size(inputs[i].dtype);
+        if (!program_set_input(eng, mt, inputs[i].data, bytes, err, err_size))
+            goto done;
+    }
+    engine_options eo = { .max_cycles = 2000000000ull, .threads = 1, .trace_tile_first = 1, .trace_tile_last = 0 };
+    enum engine_status st = engine_run(eng, &eo);
+    if (st != ENGINE_DONE) {
+        snprintf(err, err_size, "%s: %s", g->source, engine_message(eng));
+        goto done;
+    }
+    const engine_stats *es = engine_get_stats(eng);
+    r->cycles = es->n_chips ? es->chips[0].c.cycles : 0;
+    r->seconds = (double)es->end_ps / 1e12;
+    r->host_seconds = es->host_seconds;
+    for (size_t k = 0; k < engine_tile_count(eng); k++) {
+        const ipu_tile *t = engine_tile_at(eng, k);
+        r->amp_f16_macs += t->stats.amp_f16_macs;
+        r->amp_f32_macs += t->stats.amp_f32_macs;
+    }
+    for (int i = 0; i < g->n_outputs; i++) {
+        const graph_tensor *t = &g->tensors[g->outputs[i]];
+        const tmap_tensor *mt = tmap_find(map, t->name);
+        graph_value *v = &outputs[i];
+        v->dtype = t->dtype;
+        v->shape = t->shape;
+        size_t bytes = (size_t)graph_shape_numel(&t->shape) * graph_dtype_size(t->dtype);
+        v->data = calloc(1, bytes ? bytes : 1);
+        if (!v->data) {
+            snprintf(err, err_size, "out of host memory");
+            goto done;
+        }
+        if (!mt) {
+            snprintf(err, err_size, "%s: output '%s' is not in the tensor map", g->source, t->name);
+            goto done;
+        }
+        if (!program_read_output(eng, mt, v->data, err, err_size))
+            goto done;
+    }
+    ok = true;
+done:
+    engine_free(eng);
+    tmap_free(map);
+    exe_free(e);
+    return ok;
+}

@@ -1,0 +1,32 @@
+/*
+ * simulate.h — compile a graph (lower.h) and run it on a simulated machine
+ * (sim/engine.h), inputs and outputs as values: what `validate` uses to
+ * hold the compiled program's results against reference results.
+ */
+#ifndef IPUSIM_FRONTENDS_SIMULATE_H
+#define IPUSIM_FRONTENDS_SIMULATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "frontends/graph.h"
+#include "frontends/graph_eval.h"
+#include "frontends/lower.h"
+#include "sim/machine.h"
+
+typedef struct simulate_result {
+    lower_report plan;
+    uint64_t cycles;              /* chip 0's cycles at the end of the run */
+    double seconds;               /* simulated */
+    uint64_t amp_f16_macs, amp_f32_macs;
+    double host_seconds;          /* of the simulation */
+} simulate_result;
+
+/* inputs[i] feeds g->inputs[i] (constants among them are skipped);
+ * outputs[i] receives g->outputs[i] (allocated here, graph_value_free).
+ * False with err on a compile error, a simulated fault or a deadlock. */
+bool simulate_graph(const graph *g, const lower_options *o, const graph_value *inputs, graph_value *outputs,
+                    simulate_result *r, char *err, size_t err_size);
+
+#endif

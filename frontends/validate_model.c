@@ -1,0 +1,215 @@
+/*
+ * validate_model.c — `ipusim validate --model MODEL`: compile a model,
+ * simulate it, and hold every output against a reference computed on the
+ * host from the same inputs.
+ *
+ * Reference and tolerance:
+ *   - an output made by one matmul of f16 operands (the built-in
+ *     matmul:MxKxN, or an ONNX MatMul/Gemm): cblas_sgemm on the f32 values
+ *     of the f16 inputs, and for every element the bound of
+ *     validation/reference.h for the AMP's arithmetic (4-product exact dot
+ *     products rounded to f32, f32 partial sums over K, the result rounded
+ *     to f16 when the output is f16);
+ *   - anything else: the host reference evaluator (frontends/graph_eval.h,
+ *     f64 arithmetic), with the ONNX runner's tolerance (validate.h).
+ * Also printed: simulated cycles and time, and for matmuls TFLOPS and the
+ * fraction of the AMP's peak reached.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frontends/fusion.h"
+#include "frontends/graph_eval.h"
+#include "frontends/onnx_import.h"
+#include "frontends/simulate.h"
+#include "frontends/validate.h"
+#include "isa/fp16.h"
+#include "sim/commands.h"
+#include "sim/diag.h"
+#include "sim/program_io.h"
+#include "validation/reference.h"
+#include "workloads/models.h"
+
+/* The node producing tensor t, or NULL. */
+static const graph_node *producer(const graph *g, int t)
+{
+    int p = g->tensors[t].producer;
+    return p >= 0 && p < g->n_nodes ? &g->nodes[p] : NULL;
+}
+
+static float *as_f32(const graph_value *v, size_t n)
+{
+    float *f = malloc((n ? n : 1) * sizeof *f);
+    if (!f)
+        fatal("out of memory");
+    for (size_t i = 0; i < n; i++)
+        f[i] = (float)graph_load_f64(v->dtype, v->data, i);
+    return f;
+}
+
+/* A matmul output: the sgemm reference and the per-element bound. */
+static bool check_matmul(const graph *g, const graph_node *n, const graph_value *a, const graph_value *got,
+                         bool f16_matmul, ref_error_stats *st)
+{
+    const graph_tensor *tb = &g->tensors[n->inputs[1]];
+    bool f32_in_f16 = f16_matmul && tb->dtype == GDT_F32 && a->dtype == GDT_F32;
+    if (!tb->data || tb->shape.rank != 2 || n->op != GRAPH_OP_MATMUL ||
+        !((tb->dtype == GDT_F16 && a->dtype == GDT_F16) || f32_in_f16))
+        return false;
+    size_t k = (size_t)tb->shape.dims[0], nn = (size_t)tb->shape.dims[1];
+    size_t m = (size_t)graph_shape_numel(&a->shape) / k;
+    graph_value bv = { tb->dtype, tb->shape, tb->data };
+    float *af = as_f32(a, m * k), *bf = as_f32(&bv, k * nn), *want = malloc(m * nn * sizeof *want);
+    double *sum_abs = malloc(m * nn * sizeof *sum_abs), *bound = malloc(m * nn * sizeof *bound);
+    if (!want || !sum_abs || !bound)
+        fatal("out of memory");
+    ref_matmul_f32(af, bf, want, m, k, nn);
+    ref_matmul_abs_f64(af, bf, sum_abs, m, k, nn);
+    ref_dot_policy pol = { .k = k, .accum = REF_ACCUM_F32, .block = 16, .terms_per_rounding = 4,
+                           .f16_output = got->dtype == GDT_F16, .stochastic = false };
+    /* f32 operands computed in f16 (--f16-matmul): each product also
+     * carries the rounding of both operands to f16, |d(ab)| <= (2u + u^2)|ab|
+     * with u = 2^-11. */
+    double input_rounding = f32_in_f16 ? 2.0 * ldexp(1, -11) + ldexp(1, -22) : 0.0;
+    for (size_t i = 0; i < m * nn; i++)
+        bound[i] = ref_dot_bound(&pol, sum_abs[i], want[i]) + input_rounding * sum_abs[i];
+    float *gf = as_f32(got, m * nn);
+    *st = ref_compare(gf, want, bound, m * nn);
+    free(af); free(bf); free(want); free(sum_abs); free(bound); free(gf);
+    return true;
+}
+
+static int validate_model(const char *model, const machine *m, const lower_options *base, bool fuse)
+{
+    char err[4096];
+    graph *g;
+    if (models_is_builtin(model)) {
+        g = models_build(model, err, sizeof err);
+    } else {
+        enum onnx_status st;
+        g = onnx_import_file(model, NULL, &st, err, sizeof err);
+    }
+    if (!g)
+        fatal("%s", err);
+    if (fuse && !fusion_run_all(g, NULL, err, sizeof err))
+        fatal("%s", err);
+    /* Inputs: the same pseudo-random values `ipusim run` would use. */
+    graph_value *in = calloc((size_t)g->n_inputs + 1, sizeof *in);
+    graph_value *sim = calloc((size_t)g->n_outputs + 1, sizeof *sim);
+    graph_value *ref = calloc((size_t)g->n_outputs + 1, sizeof *ref);
+    if (!in || !sim || !ref)
+        fatal("out of memory");
+    for (int i = 0; i < g->n_inputs; i++) {
+        const graph_tensor *t = &g->tensors[g->inputs[i]];
+        tmap_tensor tt = { .dtype = (uint32_t)t->dtype, .element_bytes = (uint32_t)graph_dtype_size(t->dtype),
+                           .rank = (uint32_t)t->shape.rank };
+        for (int d = 0; d < t->shape.rank; d++)
+            tt.dims[d] = (uint64_t)t->shape.dims[d];
+        in[i].dtype = t->dtype;
+        in[i].shape = t->shape;
+        in[i].data = malloc(program_tensor_bytes(&tt) + 1);
+        if (!in[i].data)
+            fatal("out of memory");
+        program_random_input(&tt, 1 + (uint64_t)i, in[i].data);
+    }
+    lower_options o = *base;
+    o.machine = m;
+    simulate_result r;
+    if (!simulate_graph(g, &o, in, sim, &r, err, sizeof err))
+        fatal("%s", err);
+    printf("%s on %s: %u tiles, %u ops, %u exchange phases, fullest tile %.1f%% of its memory\n", model, m->name,
+           r.plan.tiles_used, r.plan.ops, r.plan.exchange_phases,
+           100.0 * (double)r.plan.max_tile_bytes / (double)r.plan.memory_bytes);
+    printf("simulated: %llu cycles, %.3f us at %.4g GHz (%.2f host s)\n", (unsigned long long)r.cycles,
+           r.seconds * 1e6, machine_get(m, MP_tile_clock_hz) / 1e9, r.host_seconds);
+    double macs = (double)(r.amp_f16_macs + r.amp_f32_macs);
+    if (macs > 0 && r.cycles) {
+        double peak = machine_get(m, MP_amp_f16_peak_macs_per_cycle) * (double)machine_u32(m, MP_tiles_per_chip);
+        printf("AMP: %.4g MACs, %.2f TFLOPS, %.1f%% of the chip's f16 peak (%.0f MACs/cycle)\n", macs,
+               2.0 * macs / r.seconds / 1e12, 100.0 * macs / (double)r.cycles / peak, peak);
+    }
+    /* References: the f64 evaluator, run when an output needs it. */
+    bool evaluated = false;
+    int failed = 0;
+    printf("\n");
+    for (int i = 0; i < g->n_outputs; i++) {
+        const graph_tensor *t = &g->tensors[g->outputs[i]];
+        const graph_node *p = producer(g, g->outputs[i]);
+        ref_error_stats st;
+        char label[256], shape[128];
+        snprintf(label, sizeof label, "%s (%s %s)", t->name, graph_shape_str(&t->shape, shape, sizeof shape),
+                 graph_dtype_name(t->dtype));
+        bool direct = p && p->op == GRAPH_OP_MATMUL && g->n_inputs == 1 && p->inputs[0] == g->inputs[0];
+        if (direct && check_matmul(g, p, &in[0], &sim[i], o.f16_matmul, &st)) {
+            printf("reference: cblas_sgemm on the inputs' f32 values; tolerance per element from the AMP's "
+                   "arithmetic (validation/reference.h)%s\n", o.f16_matmul && sim[i].dtype == GDT_F32 ?
+                   " and the rounding of f32 operands to f16 (--f16-matmul)" : "");
+        } else {
+            if (!evaluated && !graph_eval(g, in, ref, err, sizeof err))
+                fatal("reference evaluator: %s", err);
+            evaluated = true;
+            size_t n = (size_t)graph_shape_numel(&t->shape);
+            float *gf = as_f32(&sim[i], n), *wf = as_f32(&ref[i], n);
+            double *bound = malloc((n ? n : 1) * sizeof *bound);
+            if (!bound)
+                fatal("out of memory");
+            for (size_t k = 0; k < n; k++)
+                bound[k] = VALIDATE_ATOL + VALIDATE_RTOL * fabs(wf[k]);
+            st = ref_compare(gf, wf, bound, n);
+            printf("reference: the host evaluator (f64); tolerance %g + %g |want| (the ONNX runner's)\n",
+                   VALIDATE_ATOL, VALIDATE_RTOL);
+            free(gf); free(wf); free(bound);
+        }
+        ref_print_report(stdout, label, &st);
+        if (st.over_bound && t->shape.rank >= 1) {
+            uint64_t cols = (uint64_t)t->shape.dims[t->shape.rank - 1];
+            printf("  worst element: %zu (row %llu, column %llu)\n", st.worst_abs_index,
+                   (unsigned long long)(st.worst_abs_index / cols), (unsigned long long)(st.worst_abs_index % cols));
+        }
+        if (st.over_bound || st.nonfinite)
+            failed++;
+    }
+    printf("\n%s: %d of %d outputs within tolerance\n", failed ? "FAIL" : "PASS", g->n_outputs - failed, g->n_outputs);
+    for (int i = 0; i < g->n_inputs; i++)
+        graph_value_free(&in[i]);
+    for (int i = 0; i < g->n_outputs; i++) {
+        graph_value_free(&sim[i]);
+        graph_value_free(&ref[i]);
+    }
+    free(in); free(sim); free(ref);
+    graph_free(g);
+    return failed ? 1 : 0;
+}
+
+int validate_model_cmd(int argc, char **argv, const command *self)
+{
+    machine m;
+    char err[1024];
+    if (!machine_preset("gc200", &m, err, sizeof err))
+        panic("%s", err);
+    const char *model = NULL;
+    lower_options o = { 0 };
+    bool fuse = true;
+    for (int i = 1; i < argc; i++) {
+        if (cli_machine_option(self, &m, argc, argv, &i))
+            continue;
+        if (!strcmp(argv[i], "--model"))
+            model = cli_value(self, argc, argv, &i);
+        else if (!strcmp(argv[i], "--tiles")) {
+            const char *v = cli_value(self, argc, argv, &i);
+            char *end;
+            unsigned long t = strtoul(v, &end, 0);
+            if (*end || t == 0 || t > 1u << 20)
+                cli_usage_error(self, "--tiles: '%s' is not a tile count", v);
+            o.tiles = (uint32_t)t;
+        } else if (!strcmp(argv[i], "--f16-matmul"))
+            o.f16_matmul = true;
+        else if (!strcmp(argv[i], "--no-fuse"))
+            fuse = false;
+        else
+            cli_usage_error(self, "unknown argument '%s' (with --model)", argv[i]);
+    }
+    return validate_model(model, &m, &o, fuse);
+}

@@ -1,0 +1,121 @@
+/*
+ * program_io.c — named inputs and outputs of compiled programs.
+ */
+#include "sim/program_io.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "isa/fp16.h"
+#include "sim/tile.h"
+
+tensor_map *program_tensor_map(const ipu_exe *e, const char *source, char *err, size_t err_size)
+{
+    if (!e->tensors.size) {
+        if (err_size)
+            err[0] = 0;
+        return NULL;
+    }
+    return tmap_decode(e->tensors.bytes, e->tensors.size, source, err, err_size);
+}
+
+uint64_t program_tensor_bytes(const tmap_tensor *t)
+{
+    return tmap_elements(t) * t->element_bytes;
+}
+
+static void dims_text(const tmap_tensor *t, char *buf, size_t size)
+{
+    size_t at = (size_t)snprintf(buf, size, "[");
+    for (uint32_t d = 0; d < t->rank && at < size; d++)
+        at += (size_t)snprintf(buf + at, size - at, "%s%llu", d ? "," : "", (unsigned long long)t->dims[d]);
+    if (at < size)
+        snprintf(buf + at, size - at, "]");
+}
+
+bool program_set_input(engine *g, const tmap_tensor *t, const void *data, size_t size, char *err, size_t err_size)
+{
+    uint64_t want = program_tensor_bytes(t);
+    if (size != want) {
+        char dims[128];
+        dims_text(t, dims, sizeof dims);
+        snprintf(err, err_size, "input '%s': %zu bytes given, the tensor %s %s has %llu", t->name, size, dims,
+                 tmap_dtype_name(t->dtype), (unsigned long long)want);
+        return false;
+    }
+    for (size_t k = 0; k < t->n_pieces; k++) {
+        const tmap_piece *p = &t->pieces[k];
+        if (p->stream == TMAP_NO_STREAM) {
+            snprintf(err, err_size, "input '%s': piece %zu has no host stream", t->name, k);
+            return false;
+        }
+        size_t bytes = (size_t)(p->count * t->element_bytes);
+        size_t padded = (bytes + 3) & ~(size_t)3;
+        uint8_t *buf = calloc(1, padded ? padded : 1);
+        if (!buf) {
+            snprintf(err, err_size, "out of host memory");
+            return false;
+        }
+        memcpy(buf, (const uint8_t *)data + p->first * t->element_bytes, bytes);
+        bool ok = engine_set_host_input(g, p->stream, buf, padded);
+        free(buf);
+        if (!ok) {
+            snprintf(err, err_size, "out of host memory");
+            return false;
+        }
+    }
+    return true;
+}
+
+void program_random_input(const tmap_tensor *t, uint64_t seed, void *data)
+{
+    uint64_t s = seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
+    uint64_t n = tmap_elements(t);
+    for (uint64_t i = 0; i < n; i++) {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        double u = (double)(s >> 11) / 9007199254740992.0 * 2.0 - 1.0;
+        switch (t->dtype) {
+        case 1: ((float *)data)[i] = (float)u; break;
+        case 10: ((f16_t *)data)[i] = fp16_from_f32((float)u); break;
+        case 6: ((int32_t *)data)[i] = (int32_t)(s % 10); break;
+        case 7: ((int64_t *)data)[i] = (int64_t)(s % 10); break;
+        default: memset((uint8_t *)data + i * t->element_bytes, (int)(s & 1), t->element_bytes); break;
+        }
+    }
+}
+
+bool program_read_output(const engine *g, const tmap_tensor *t, void *data, char *err, size_t err_size)
+{
+    for (size_t k = 0; k < t->n_pieces; k++) {
+        const tmap_piece *p = &t->pieces[k];
+        size_t size = 0;
+        const uint8_t *bytes = p->stream == TMAP_NO_STREAM ? NULL : engine_host_output(g, p->stream, &size);
+        size_t want = (size_t)(p->count * t->element_bytes);
+        if (!bytes || size < want) {
+            snprintf(err, err_size, "output '%s': host stream %u brought %zu bytes, piece %zu has %zu", t->name,
+                     p->stream, bytes ? size : 0, k, want);
+            return false;
+        }
+        memcpy((uint8_t *)data + p->first * t->element_bytes, bytes, want);
+    }
+    return true;
+}
+
+bool program_read_tensor(const engine *g, const tmap_tensor *t, void *data, char *err, size_t err_size)
+{
+    for (size_t k = 0; k < t->n_pieces; k++) {
+        const tmap_piece *p = &t->pieces[k];
+        const ipu_tile *tile = engine_tile(g, p->tile);
+        size_t want = (size_t)(p->count * t->element_bytes);
+        if (!tile || tmem_read_bytes(&tile->s.mem, p->addr, (uint8_t *)data + p->first * t->element_bytes, want) !=
+                         TMEM_OK) {
+            snprintf(err, err_size, "tensor '%s': piece %zu (tile %u, 0x%x, %zu bytes) is not in tile memory",
+                     t->name, k, p->tile, p->addr, want);
+            return false;
+        }
+    }
+    return true;
+}

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# `ipusim compile`, `ipusim run` on what it writes (inputs and outputs by
+# tensor name) and `ipusim validate --model` (compiled, simulated, held
+# against cblas_sgemm with the AMP's error bound).
+source "$(dirname "$0")/lib.sh"
+
+# A matmul on part of a chip: the plan's figures, an executable.
+expect 0 "matmul:96x64x64 -> $WORK/mm.elf for gc200: 1 ops" -- \
+    "$IPUSIM" compile matmul:96x64x64 -o "$WORK/mm.elf" --tiles 64
+check "executable written" test -s "$WORK/mm.elf"
+expect 0 "plan: c: 96x64x64 on a [0-9]+ x [0-9]+ grid of tiles" -- \
+    "$IPUSIM" compile matmul:96x64x64 -o "$WORK/mm2.elf" --tiles 64 --verbose
+
+# Run it: input a by name (96 x 64 f16 = 12288 bytes), output c by name.
+head -c 12288 /dev/zero > "$WORK/a.bin"
+expect 0 "1 chip x 1472 tiles" -- "$IPUSIM" run "$WORK/mm.elf" --input a="$WORK/a.bin" --output c="$WORK/c.bin"
+check "output c is 96 x 64 f16" test "$(stat -c %s "$WORK/c.bin")" -eq 12288
+check "zeros in, zeros out" cmp -s "$WORK/c.bin" "$WORK/a.bin"
+expect 0 "input 'a' not given \\(--input a=FILE\\): uniform random values" -- "$IPUSIM" run "$WORK/mm.elf"
+expect 1 "input 'a': 5 bytes given, the tensor \\[96,64\\] f16 has 12288" -- \
+    "$IPUSIM" run "$WORK/mm.elf" --input a=<(printf 12345)
+expect 1 "has no input tensor 'nosuch'" -- "$IPUSIM" run "$WORK/mm.elf" --input nosuch="$WORK/a.bin"
+expect 1 "has no tensor 'nosuch'" -- "$IPUSIM" run "$WORK/mm.elf" --output nosuch="$WORK/x.bin"
+check "no output file for a refused run" test ! -e "$WORK/x.bin"
+
+# Compiled, simulated, held against the reference: every element within its bound.
+expect 0 "PASS: 1 of 1 outputs within tolerance" -- "$IPUSIM" validate --model matmul:200x128x96 --tiles 32
+expect 0 "0 of 19200 over tol" -- "$IPUSIM" validate --model matmul:200x128x96 --tiles 32
+expect 0 "TFLOPS" -- "$IPUSIM" validate --model matmul:64x48x40 --tiles 8
+# K and N padded to the AMP's blocks; f32 operands only with --f16-matmul, held to
+# a bound that includes their rounding to f16.
+expect 0 "0 of 1200 over tol" -- "$IPUSIM" validate --model matmul:50x40x24 --tiles 16
+out=$("$IPUSIM" validate --model matmul:33x20x17:f32 --f16-matmul --tiles 16 2>&1)
+check "f32 in f16: bound includes the operands' rounding" grep -q "and the rounding of f32 operands to f16" <<<"$out"
+check "f32 in f16: within it" grep -q "c (\[33,17\] f32): .* 0 of 561 over tol" <<<"$out"
+expect 1 "f32 operands: the AMP multiplies f16 \(compile with --f16-matmul" -- \
+    "$IPUSIM" compile matmul:33x20x17:f32 -o "$WORK/f32.elf"
+expect 1 "expected matmul:MxKxN" -- "$IPUSIM" compile matmul:0x4x4 -o "$WORK/bad.elf"
+check "no executable for a bad model" test ! -e "$WORK/bad.elf"
+
+finish

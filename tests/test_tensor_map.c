@@ -1,0 +1,113 @@
+/*
+ * test_tensor_map.c — the tensor map blob (sim/tensor_map.h): what is
+ * encoded decodes to the same tensors and pieces, and every malformed
+ * blob is refused with a message naming the source and the problem.
+ */
+#include <CUnit/CUnit.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/tensor_map.h"
+#include "test_util.h"
+
+static tensor_map *sample(void)
+{
+    tensor_map *m = tmap_new();
+    uint64_t d1[2] = { 4, 6 }, d2[1] = { 5 };
+    tmap_tensor *a = tmap_add_tensor(m, "input.a", 1, 4, 2, d1, TMAP_INPUT);
+    tmap_add_piece(a, 0, 0x80000, 0, 12, 0);
+    tmap_add_piece(a, 1, 0x80040, 12, 12, 1);
+    tmap_tensor *b = tmap_add_tensor(m, "w", 10, 2, 1, d2, TMAP_WEIGHT);
+    tmap_add_piece(b, 3, 0x90000, 0, 5, TMAP_NO_STREAM);
+    return m;
+}
+
+static void test_round_trip(void)
+{
+    tensor_map *m = sample();
+    uint8_t *blob;
+    size_t size;
+    CU_ASSERT_TRUE_FATAL(tmap_encode(m, &blob, &size));
+    /* magic, version, count; "input.a" = 7 bytes padded to 8. */
+    CU_ASSERT_EQUAL(memcmp(blob, "IPTM", 4), 0);
+    char err[256];
+    tensor_map *back = tmap_decode(blob, size, "p.elf", err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(back);
+    CU_ASSERT_EQUAL(back->n_tensors, 2);
+    const tmap_tensor *a = tmap_find(back, "input.a");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_EQUAL(a->dtype, 1);
+    CU_ASSERT_EQUAL(a->rank, 2);
+    CU_ASSERT_EQUAL(a->dims[1], 6);
+    CU_ASSERT_EQUAL(tmap_elements(a), 24);
+    CU_ASSERT_EQUAL(a->n_pieces, 2);
+    CU_ASSERT_EQUAL(a->pieces[1].tile, 1);
+    CU_ASSERT_EQUAL(a->pieces[1].addr, 0x80040);
+    CU_ASSERT_EQUAL(a->pieces[1].first, 12);
+    CU_ASSERT_EQUAL(a->pieces[1].stream, 1);
+    const tmap_tensor *w = tmap_find(back, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+    CU_ASSERT_EQUAL(w->role, TMAP_WEIGHT);
+    CU_ASSERT_EQUAL(w->pieces[0].stream, TMAP_NO_STREAM);
+    CU_ASSERT_PTR_NULL(tmap_find(back, "nope"));
+    CU_ASSERT_STRING_EQUAL(tmap_dtype_name(10), "f16");
+    tmap_free(back);
+    free(blob);
+    tmap_free(m);
+}
+
+static void expect_error(const uint8_t *blob, size_t size, const char *want)
+{
+    char err[256] = "";
+    tensor_map *m = tmap_decode(blob, size, "p.elf", err, sizeof err);
+    CU_ASSERT_PTR_NULL(m);
+    tmap_free(m);
+    if (!strstr(err, want)) {
+        fprintf(stderr, "\n  got '%s', want '%s'\n", err, want);
+        CU_FAIL("message");
+    }
+}
+
+static void test_malformed(void)
+{
+    tensor_map *m = sample();
+    uint8_t *blob;
+    size_t size;
+    CU_ASSERT_TRUE_FATAL(tmap_encode(m, &blob, &size));
+    /* Every truncation is refused, never read past. */
+    for (size_t cut = 0; cut < size; cut++) {
+        char err[256];
+        tensor_map *t = tmap_decode(blob, cut, "p.elf", err, sizeof err);
+        CU_ASSERT_PTR_NULL(t);
+        CU_ASSERT(strncmp(err, "p.elf: tensor map: ", 19) == 0);
+        tmap_free(t);
+    }
+    uint8_t *bad = malloc(size + 4);
+    memcpy(bad, blob, size);
+    bad[0] = 'X';
+    expect_error(bad, size, "p.elf: tensor map: not a tensor map (bad magic)");
+    memcpy(bad, blob, size);
+    bad[4] = 2;
+    expect_error(bad, size, "version 2, this ipusim reads version 1");
+    memcpy(bad, blob, size);
+    memset(bad + size, 0, 4);
+    expect_error(bad, size + 4, "4 bytes after the last tensor");
+    /* Piece 1 of input.a made to overlap piece 0: first element 12 -> 4.
+     * Offsets: 12 header, 4 len, 8 name, 12 dtype/eb/rank, 16 dims, 8 role/n,
+     * piece 0 (28 bytes), then piece 1: tile, addr, first. */
+    size_t p1_first = 12 + 4 + 8 + 12 + 16 + 8 + 28 + 8;
+    memcpy(bad, blob, size);
+    bad[p1_first] = 4;
+    expect_error(bad, size, "tensor 'input.a': piece 1 (elements 4..16) is out of order or outside its 24 elements");
+    memcpy(bad, blob, size);
+    bad[p1_first + 8] = 13;   /* count 13: runs past 24 */
+    expect_error(bad, size, "piece 1 (elements 12..25)");
+    free(bad);
+    free(blob);
+    tmap_free(m);
+}
+
+void test_register(void)
+{
+    ADD_SUITE("tensor_map", { "round trip", test_round_trip }, { "malformed blobs", test_malformed });
+}

@@ -1,0 +1,26 @@
+/*
+ * models.h — built-in models, built as graphs in code (frontends/graph.h)
+ * with synthetic weights, so that `ipusim compile` needs no model file.
+ *
+ *   matmul:MxKxN[:f16|:f32]   C[M x N] = A[M x K] B[K x N], B a constant
+ *                             (weights), A the input "a", C the output "c";
+ *                             f16 by default (e.g. matmul:384x1024x4096 is a
+ *                             BERT-Large projection at sequence 384)
+ *
+ * Synthetic weights are uniform in [-1, 1) / sqrt(K) from a fixed seed, so
+ * every compile of a model gives the same executable.
+ */
+#ifndef IPUSIM_WORKLOADS_MODELS_H
+#define IPUSIM_WORKLOADS_MODELS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "frontends/graph.h"
+
+/* true when spec names a built-in model (its form, not its validity). */
+bool models_is_builtin(const char *spec);
+/* Build it (inferred, ready to lower); NULL with err on a bad spec. */
+graph *models_build(const char *spec, char *err, size_t err_size);
+
+#endif
