@@ -90,15 +90,16 @@ static uint32_t lw_tile_used_bytes(const lowering *lw, const ltile *t)
     return (t->r0_next - lw->r0_start) + (t->r1_next - lw->r1_start);
 }
 
-/* bytes of tile memory for `what`, 8-byte aligned (16 with align16), with
+/* bytes of tile memory for `what`, aligned to `align` (a power of two, at
+ * least 8), with
  * the codelets' read slack after it.  Returns 0 and fails when it does not
  * fit. */
-uint32_t lw_tile_alloc(lowering *lw, uint32_t tile, uint64_t bytes, enum region_pref pref, bool align16,
+uint32_t lw_tile_alloc(lowering *lw, uint32_t tile, uint64_t bytes, enum region_pref pref, uint32_t align,
                            const char *what)
 {
     ltile *t = &lw->t[tile];
     uint64_t need = ALIGN8(bytes) + CODELET_READ_SLACK_BYTES;
-    uint32_t a = align16 ? 15u : 7u;
+    uint32_t a = (align < 8 ? 8 : align) - 1;
     for (int attempt = 0; attempt < 2; attempt++) {
         bool r0 = (pref == PREFER_REGION0) == (attempt == 0);
         uint32_t *next = r0 ? &t->r0_next : &t->r1_next;
@@ -269,6 +270,39 @@ static bool lw_flush_copies(lowering *lw, uint32_t tile)
     return !lw->failed;
 }
 
+/* When every receiver of a tile's sends in this phase gets the same
+ * pieces in the same order (a grid row's rows of A, a bias everyone
+ * needs), the sends can be broadcasts: the data leave the tile once and
+ * every tile with a matching receive takes them (exchange.h).  Returns the
+ * number of distinct pieces (the first `groups` sends are them, in order),
+ * or 0 when the sends must stay point to point. */
+static size_t broadcast_groups(const ltile *t)
+{
+    if (t->n_sends < 2)
+        return 0;
+    /* The pieces are the sends to the first receiver, in order. */
+    uint32_t first = t->sends[0].peer;
+    size_t groups = 0;
+    while (groups < t->n_sends && t->sends[groups].peer == first)
+        groups++;
+    if (t->n_sends % groups)
+        return 0;
+    for (size_t k = groups; k < t->n_sends; k++) {
+        const xfer *a = &t->sends[k], *b = &t->sends[k % groups];
+        if (a->addr != b->addr || a->bytes != b->bytes)
+            return 0;
+        if (k % groups && a->peer != t->sends[k - 1].peer)
+            return 0;
+        if (!(k % groups)) {
+            /* A new receiver: not one seen before. */
+            for (size_t j = 0; j < k; j += groups)
+                if (t->sends[j].peer == a->peer)
+                    return 0;
+        }
+    }
+    return t->n_sends / groups > 1 ? groups : 0;
+}
+
 /* End the exchange phase under construction: on every tile the receives
  * (posted first, so no stream waits for its xrecv), the sends, and a chip
  * sync; then the local copies.  A phase with no transfers adds nothing. */
@@ -283,11 +317,12 @@ bool lw_end_phase(lowering *lw)
                 lw_push_word(lw, &t->steps, (t->recvs[k].bytes + 3u) & ~3u);
                 lw_push_word(lw, &t->steps, t->recvs[k].peer);
             }
-            for (size_t k = 0; k < t->n_sends; k++) {
+            size_t groups = broadcast_groups(t);
+            for (size_t k = 0; k < (groups ? groups : t->n_sends); k++) {
                 lw_push_word(lw, &t->steps, lw->k.ctl_send);
                 lw_push_word(lw, &t->steps, t->sends[k].addr);
                 lw_push_word(lw, &t->steps, (t->sends[k].bytes + 3u) & ~3u);
-                lw_push_word(lw, &t->steps, t->sends[k].peer);
+                lw_push_word(lw, &t->steps, groups ? XCH_BROADCAST : t->sends[k].peer);
             }
             lw_push_word(lw, &t->steps, lw->k.ctl_sync_chip);
             t->n_sends = t->n_recvs = 0;
@@ -365,7 +400,7 @@ uint32_t lw_fetch(lowering *lw, int t, uint64_t first, uint64_t count, uint32_t 
     }
     char what[96];
     snprintf(what, sizeof what, g->data ? "constant '%s'" : "a copy of '%s'", g->name);
-    uint32_t buf = lw_tile_alloc(lw, tile, count * eb, pref, g->data != NULL, what);
+    uint32_t buf = lw_tile_alloc(lw, tile, count * eb, pref, g->data ? 16 : 8, what);
     if (!buf || !lw_fetch_into(lw, t, first, count, tile, buf))
         return 0;
     return buf;
@@ -462,7 +497,7 @@ static bool lw_place_like(lowering *lw, int out, int like, const char *what)
     const ltensor *ll = &lw->ts[like];
     for (size_t k = 0; k < ll->n; k++) {
         const piece *p = &ll->p[k];
-        uint32_t a = lw_tile_alloc(lw, p->tile, p->count * lo->eb, PREFER_REGION1, false, what);
+        uint32_t a = lw_tile_alloc(lw, p->tile, p->count * lo->eb, PREFER_REGION1, 8, what);
         if (!a)
             return false;
         if (!lw_add_piece(lw, out, p->tile, a, p->first, p->count))
@@ -485,7 +520,7 @@ bool lw_place_linear(lowering *lw, int out, uint64_t gran, uint32_t tiles, const
     for (uint32_t i = 0; i < tiles && !lw->failed; i++) {
         if (h[i] == l[i])
             continue;
-        uint32_t a = lw_tile_alloc(lw, i, (h[i] - l[i]) * lo->eb, PREFER_REGION1, false, what);
+        uint32_t a = lw_tile_alloc(lw, i, (h[i] - l[i]) * lo->eb, PREFER_REGION1, 8, what);
         if (a)
             lw_add_piece(lw, out, i, a, l[i], h[i] - l[i]);
     }
@@ -842,7 +877,7 @@ static bool lower_rows(lowering *lw, const graph_node *n, int index)
         const piece *p = &lo->p[k];
         if (layernorm && !bet[k]) {
             /* No bias: a zero row. */
-            bet[k] = lw_tile_alloc(lw, p->tile, cols * 4, PREFER_REGION1, false, "a zero bias");
+            bet[k] = lw_tile_alloc(lw, p->tile, cols * 4, PREFER_REGION1, 8, "a zero bias");
             if (!bet[k] || !lw_tile_data(lw, p->tile, bet[k], NULL, (uint32_t)(cols * 4), "zeros"))
                 break;
         }
@@ -879,18 +914,32 @@ static bool lower_input(lowering *lw, int t)
     uint64_t total = (uint64_t)graph_shape_numel(&g->shape);
     uint32_t eb = lw->ts[t].eb;
     uint64_t gran = lw_gran_of(eb);
+    char what[96];
+    snprintf(what, sizeof what, "input '%s'", g->name);
+    /* The rows of a matmul's A: one block of its grid rows per grid row,
+     * in region 0, on the grid row's first tile (which uses them in place
+     * and broadcasts them to the rest of its row). */
+    uint64_t rows;
+    uint32_t step;
+    if (g->shape.rank >= 1 && lw_matmul_input_layout(lw, t, &rows, &step)) {
+        uint64_t cols = (uint64_t)g->shape.dims[g->shape.rank - 1];
+        for (uint64_t r = 0, i = 0; r * cols < total && !lw->failed; r += rows, i++) {
+            uint64_t n = (total - r * cols < rows * cols ? total - r * cols : rows * cols);
+            uint32_t tile = (uint32_t)(i * step);
+            uint32_t a = lw_tile_alloc(lw, tile, n * eb, PREFER_REGION0, 8, what);
+            if (a)
+                lw_add_piece(lw, t, tile, a, r * cols, n);
+        }
+        return !lw->failed;
+    }
     if (g->shape.rank >= 1) {
         /* Whole rows where they stay 8-byte aligned, so row ops need no exchange. */
         uint64_t cols = (uint64_t)g->shape.dims[g->shape.rank - 1];
         if (cols && (cols * eb) % 8 == 0)
             gran = cols;
     }
-    char what[96];
-    snprintf(what, sizeof what, "input '%s'", g->name);
     uint32_t tiles = lw_plan_tiles(lw, total, gran, 1.0, 200);
-    if (!lw_place_linear(lw, t, gran, tiles, what))
-        return false;
-    return true;
+    return lw_place_linear(lw, t, gran, tiles, what);
 }
 
 /* ---- the whole program --------------------------------------------------- */
@@ -956,8 +1005,8 @@ static bool finish_tile(lowering *lw, uint32_t i, ipu_exe *e)
     if (lw->failed)
         return false;
     uint32_t rec_bytes = (uint32_t)(t->records.n * 4), step_bytes = (uint32_t)(t->steps.n * 4);
-    uint32_t rec_base = rec_bytes ? lw_tile_alloc(lw, i, rec_bytes, PREFER_REGION1, false, "vertex records") : 0;
-    uint32_t step_base = lw_tile_alloc(lw, i, step_bytes, PREFER_REGION1, false, "the control program");
+    uint32_t rec_base = rec_bytes ? lw_tile_alloc(lw, i, rec_bytes, PREFER_REGION1, 8, "vertex records") : 0;
+    uint32_t step_base = lw_tile_alloc(lw, i, step_bytes, PREFER_REGION1, 8, "the control program");
     if (lw->failed)
         return false;
     for (size_t k = 0; k < t->n_patch; k++)
@@ -1162,6 +1211,12 @@ ipu_exe *lower_graph(const graph *g, const lower_options *o, lower_report *repor
                 lw_add_piece(&lw, t, 0, a, 0, n);
         }
     }
+    /* The outputs leave in a superstep of their own, after a chip sync, so
+     * the statistics show the computation apart from the host transfers. */
+    if (!lw.failed)
+        lw_end_phase(&lw);
+    for (uint32_t i = 0; i < lw.tiles && !lw.failed; i++)
+        lw_push_word(&lw, &lw.t[i].steps, lw.k.ctl_sync_chip);
     for (int i = 0; i < g->n_outputs && !lw.failed; i++) {
         const ltensor *lt = &lw.ts[g->outputs[i]];
         for (size_t k = 0; k < lt->n; k++) {

@@ -90,10 +90,10 @@ const char *lw_node_label(const graph_node *n, int index, char *buf, size_t size
 bool lw_push_word(lowering *lw, word_vec *v, uint32_t w);
 const graph_tensor *lw_gt(const lowering *lw, int t);
 
-/* Tile memory: an 8-byte (16 with align16) aligned block with the
+/* Tile memory: a block aligned to `align` (8, 16, ... bytes) with the
  * codelets' read slack after it; 0 when it does not fit (lw failed with
  * the "does not fit" message naming `what`). */
-uint32_t lw_tile_alloc(lowering *lw, uint32_t tile, uint64_t bytes, enum region_pref pref, bool align16,
+uint32_t lw_tile_alloc(lowering *lw, uint32_t tile, uint64_t bytes, enum region_pref pref, uint32_t align,
                        const char *what);
 /* Data loaded with the executable (bytes NULL: zeros). */
 bool lw_tile_data(lowering *lw, uint32_t tile, uint32_t addr, const void *bytes, uint32_t size,
@@ -126,7 +126,10 @@ uint32_t lw_plan_tiles(const lowering *lw, uint64_t n, uint64_t gran, double cyc
 void lw_linear_split(uint64_t n, uint64_t gran, uint32_t tiles, uint64_t *lo, uint64_t *hi);
 void lw_worker_split(uint64_t units, uint64_t *lo, uint64_t *hi);
 
-/* Ops lowered in other files. */
+/* Ops lowered in other files.  lw_matmul_input_layout: when `tensor` is
+ * only the first operand of one matmul, how its rows should be laid out
+ * for that matmul's plan (pieces of *rows rows on tiles 0, step, 2 step...). */
+bool lw_matmul_input_layout(lowering *lw, int tensor, uint64_t *rows, uint32_t *tile_step);
 bool lw_matmul_supported(const graph *g, const graph_node *n, const char **why);
 bool lw_lower_matmul(lowering *lw, const graph_node *n, int index);
 

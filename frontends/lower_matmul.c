@@ -27,6 +27,7 @@
 #include "frontends/lower_internal.h"
 #include "isa/isa.h"
 #include "isa/fp16.h"
+#include "workloads/codelets/matmul.h"
 #include "workloads/matmul_model.h"
 
 typedef struct mm_shape {
@@ -121,15 +122,83 @@ bool lw_matmul_supported(const graph *g, const graph_node *n, const char **why)
     return describe(g, n, &s, why);
 }
 
-/* Tile cycles of sv_matmul_f16 (f32 partials) on an mt x kp x nt block:
- * per weight block (16 inputs x 8 outputs) the busiest worker issues
- * 4 ceil(mt / 6) + 25 times, one issue every 6 tile cycles, and the
- * supervisor loads $CWEI (16 ld128putcs) and starts the workers. */
+/* Tile cycles of sv_matmul_f16 (f32 partials) on an mt x kp x nt block
+ * with A in region 0 and C in region 1 (the codelet's fast placement):
+ * the codelet's own exact count (workloads/codelets/matmul.h). */
 static double matmul_cycles(uint64_t mt, uint64_t kp, uint64_t nt)
 {
-    double blocks = (double)(kp / 16) * (double)((nt + 7) / 8);
-    double per_block = 6.0 * (4.0 * (double)((mt + 5) / 6) + 25.0) + 30.0;
-    return blocks * per_block;
+    matmul_f16_args a = { .a = 0x50000, .b = 0x90000, .c = 0xa0000, .m = (uint32_t)mt, .k = (uint32_t)kp,
+                          .n = (uint32_t)nt, .a_row_step = (uint32_t)kp * 2, .c_row_step = (uint32_t)nt * 4,
+                          .partials = MATMUL_PARTIALS_F32 };
+    return (double)matmul_f16_cycles(&a, 0);
+}
+
+typedef struct mm_grid {
+    uint32_t gm, gn;
+    uint64_t mt, nt, kp;
+    double cycles;                    /* the estimate */
+} mm_grid;
+
+/* The grid with the lowest estimate among those whose blocks fit: the
+ * codelet's cycles for the block, plus receiving the block's rows of A at
+ * the exchange's 4 bytes a cycle (the rows of one grid row are broadcast
+ * from the tile that holds them, so senders are no busier than
+ * receivers), plus the epilogue (bias, activation, cast) at about a cycle
+ * an element. */
+static bool plan_grid(const lowering *lw, const mm_shape *s, mm_grid *best)
+{
+    const graph *g = lw->g;
+    const uint64_t kp = (s->k + 15) / 16 * 16;
+    const uint32_t in_eb = s->f32_inputs ? 4 : 2;
+    uint64_t avail = lw->mem_end - ISA_MEMORY_BASE;
+    avail = avail > 96 * 1024 ? avail - 96 * 1024 : 0;   /* library, records, control, slack */
+    uint64_t ngroups = (s->n + 7) / 8;
+    memset(best, 0, sizeof *best);
+    best->cycles = 1e300;
+    for (uint32_t gn = 1; gn <= lw->tiles && gn <= ngroups; gn++) {
+        uint64_t nt = (ngroups + gn - 1) / gn * 8;
+        if (gn > 1 && (ngroups + gn - 2) / (gn - 1) == (ngroups + gn - 1) / gn)
+            continue;                                      /* same block width as gn - 1 */
+        uint32_t max_gm = lw->tiles / gn;
+        for (uint32_t gm = 1; gm <= max_gm && gm <= s->m; gm++) {
+            uint64_t mt = (s->m + gm - 1) / gm;
+            if (gm > 1 && (s->m + gm - 2) / (gm - 1) == mt)
+                continue;
+            uint64_t bytes = mt * kp * 2 + (s->f32_inputs ? mt * kp * 4 : 0) + kp * nt * 2 + mt * nt * 4 +
+                             (g->tensors[s->out].dtype == GDT_F16 ? mt * nt * 2 : 0) + nt * 4 + 4096;
+            if (bytes > avail || mt * kp * 2 > 0x80000 - 0x50000)
+                continue;
+            double c = matmul_cycles(mt, kp, nt) + (double)(mt * s->k * in_eb) / 4.0 + (double)(mt * nt) +
+                       (s->f32_inputs ? (double)(mt * kp) : 0.0);
+            if (c < best->cycles * 0.999) {
+                *best = (mm_grid){ gm, gn, mt, nt, kp, c };
+            }
+        }
+    }
+    return best->gm != 0;
+}
+
+bool lw_matmul_input_layout(lowering *lw, int tensor, uint64_t *rows, uint32_t *tile_step)
+{
+    const graph *g = lw->g;
+    const graph_node *user = NULL;
+    for (int i = 0; i < g->n_nodes; i++)
+        for (int k = 0; k < g->nodes[i].n_inputs; k++)
+            if (g->nodes[i].inputs[k] == tensor) {
+                if (user || k != 0)
+                    return false;
+                user = &g->nodes[i];
+            }
+    if (!user || !(user->op == GRAPH_OP_MATMUL || user->op == GRAPH_OP_GEMM || user->op == GRAPH_OP_FUSED_MATMUL))
+        return false;
+    mm_shape s;
+    const char *why;
+    mm_grid grid;
+    if (!describe(g, user, &s, &why) || (s.f32_inputs && !lw->o->f16_matmul) || s.k % 2 || !plan_grid(lw, &s, &grid))
+        return false;
+    *rows = grid.mt;
+    *tile_step = grid.gn;
+    return true;
 }
 
 static float f32_of_bits(const void *p, size_t i, bool f32)
@@ -154,42 +223,18 @@ bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
     const uint32_t in_eb = s.f32_inputs ? 4 : 2;
     if (!s.f32_inputs && kp != s.k && s.k % 2)
         return lw_unsupported(lw, n, index, "f16 rows of odd length K are not yet supported");
-    uint64_t avail = lw->mem_end - ISA_MEMORY_BASE;
-    avail = avail > 96 * 1024 ? avail - 96 * 1024 : 0;   /* library, records, control, slack */
-
-    /* The grid. */
-    uint32_t best_gm = 0, best_gn = 0;
-    double best = 1e300;
-    uint64_t ngroups = (s.n + 7) / 8;
-    for (uint32_t gn = 1; gn <= lw->tiles && gn <= ngroups; gn++) {
-        uint64_t nt = (ngroups + gn - 1) / gn * 8;
-        if (gn > 1 && (ngroups + gn - 2) / (gn - 1) == (ngroups + gn - 1) / gn)
-            continue;                                      /* same block width as gn - 1 */
-        uint32_t max_gm = lw->tiles / gn;
-        for (uint32_t gm = 1; gm <= max_gm && gm <= s.m; gm++) {
-            uint64_t mt = (s.m + gm - 1) / gm;
-            if (gm > 1 && (s.m + gm - 2) / (gm - 1) == mt)
-                continue;
-            uint64_t bytes = mt * kp * 2 + (s.f32_inputs ? mt * s.k * 4 : 0) + kp * nt * 2 + mt * nt * 4 +
-                             (g->tensors[s.out].dtype == GDT_F16 ? mt * nt * 2 : 0) + nt * 4 + 4096;
-            if (bytes > avail)
-                continue;
-            double c = matmul_cycles(mt, kp, nt) + (double)(mt * s.k * in_eb) / 4.0;
-            if (c < best * 0.999) {
-                best = c;
-                best_gm = gm;
-                best_gn = gn;
-            }
-        }
-    }
-    if (!best_gm) {
-        uint64_t mt = 1, nt = 8;
-        return lw_fail(lw, "%s: node %s (%s): does not fit: one tile needs at least %llu bytes for a 1 x %llu x 8 "
-                       "block (K = %llu is not split across tiles yet), a tile has %llu",
+    mm_grid grid;
+    if (!plan_grid(lw, &s, &grid)) {
+        uint64_t need = kp * 2 + kp * 8 * 2 + 8 * 4;
+        return lw_fail(lw, "%s: node '%s' (%s): does not fit: a tile needs at least %llu bytes for one row of A, "
+                       "8 columns of B and C with K = %llu (K is not split across tiles yet), a tile has %llu",
                        g->source, n->name && n->name[0] ? n->name : "?", graph_ops[n->op].name,
-                       (unsigned long long)(mt * kp * 2 + kp * nt * 2 + mt * nt * 4), (unsigned long long)s.k,
-                       (unsigned long long)s.k, (unsigned long long)avail);
+                       (unsigned long long)need, (unsigned long long)s.k,
+                       (unsigned long long)(lw->mem_end - ISA_MEMORY_BASE));
     }
+    uint32_t best_gm = grid.gm, best_gn = grid.gn;
+    double best = grid.cycles;
+    uint64_t ngroups = (s.n + 7) / 8;
     const uint32_t gm = best_gm, gn = best_gn;
     const uint64_t mt = (s.m + gm - 1) / gm, nt = (ngroups + gn - 1) / gn * 8;
     if (lw->o->verbose)
@@ -231,7 +276,7 @@ bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
                 /* Rows padded to kp (the padding stays zero: fresh memory,
                  * loaded as zeros), f32 ones cast to f16 later. */
                 uint32_t rb = (uint32_t)(kp * in_eb);
-                uint32_t buf = lw_tile_alloc(lw, tile, (m1 - m0) * rb, PREFER_REGION0, false, what);
+                uint32_t buf = lw_tile_alloc(lw, tile, (m1 - m0) * rb, PREFER_REGION0, 8, what);
                 if (!buf || !lw_tile_data(lw, tile, buf, NULL, (uint32_t)((m1 - m0) * rb), "zeros"))
                     break;
                 if (kp == s.k) {
@@ -262,7 +307,7 @@ bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
             uint32_t a = a_addr[tile];
             if (s.f32_inputs) {
                 /* Cast the f32 rows to f16 in place of a new buffer. */
-                uint32_t a16 = lw_tile_alloc(lw, tile, (m1 - m0) * kp * 2, PREFER_REGION0, false, what);
+                uint32_t a16 = lw_tile_alloc(lw, tile, (m1 - m0) * kp * 2, PREFER_REGION0, 8, what);
                 if (!a16)
                     break;
                 uint32_t *recs[CODELET_WORKERS];
@@ -279,9 +324,12 @@ bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
             for (uint64_t kk = 0; kk < kp; kk++)
                 memcpy(block + kk * nt, bfull + kk * np + n0, nt * sizeof *block);
             matmul_pack_weights(block, kp, nt, MATMUL_PARTIALS_F32, packed);
-            uint32_t b = lw_tile_alloc(lw, tile, kp * nt * 2, PREFER_REGION1, true, what);
-            uint32_t c = b ? lw_tile_alloc(lw, tile, (m1 - m0) * nt * 4, PREFER_REGION1, false, what) : 0;
-            uint32_t scratch = c ? lw_tile_alloc(lw, tile, KERNEL_MATMUL_SCRATCH_BYTES, PREFER_REGION1, false, what)
+            uint32_t b = lw_tile_alloc(lw, tile, kp * nt * 2, PREFER_REGION1, 16, what);
+            /* C in region 1, and in a later 32 KiB block than A when A is
+             * there too: the codelet's fast placement (matmul.h). */
+            uint32_t c = b ? lw_tile_alloc(lw, tile, (m1 - m0) * nt * 4, PREFER_REGION1,
+                                           a >= ISA_REGION1_BASE ? 32768 : 8, what) : 0;
+            uint32_t scratch = c ? lw_tile_alloc(lw, tile, KERNEL_MATMUL_SCRATCH_BYTES, PREFER_REGION1, 8, what)
                                  : 0;
             if (!scratch)
                 break;
@@ -306,7 +354,7 @@ bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
                         return lw_fail(lw, "out of host memory");
                     for (uint64_t q = n0; q < n1; q++)
                         wide[q - n0] = fp16_to_f32(((const f16_t *)g->tensors[s.bias].data)[q]);
-                    bias = lw_tile_alloc(lw, tile, (n1 - n0) * 4, PREFER_REGION1, false, what);
+                    bias = lw_tile_alloc(lw, tile, (n1 - n0) * 4, PREFER_REGION1, 8, what);
                     if (bias)
                         lw_tile_data(lw, tile, bias, wide, (uint32_t)((n1 - n0) * 4), "bias");
                     free(wide);
@@ -336,7 +384,7 @@ bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
             }
             uint32_t res = c, res_eb = 4;
             if (out_f16) {
-                res = lw_tile_alloc(lw, tile, (m1 - m0) * nt * 2, PREFER_REGION1, false, what);
+                res = lw_tile_alloc(lw, tile, (m1 - m0) * nt * 2, PREFER_REGION1, 8, what);
                 if (!res)
                     break;
                 uint32_t *recs[CODELET_WORKERS];

@@ -54,6 +54,15 @@ bool simulate_graph(const graph *g, const lower_options *o, const graph_value *i
     r->cycles = es->n_chips ? es->chips[0].c.cycles : 0;
     r->seconds = (double)es->end_ps / 1e12;
     r->host_seconds = es->host_seconds;
+    for (size_t k = 0; k < es->n_supersteps; k++) {
+        const engine_superstep *ss = &es->supersteps[k];
+        if (ss->chip != 0)
+            continue;
+        if (ss->index == 0)
+            r->input_cycles = ss->end_cycle - ss->start_cycle;
+        if (ss->index + 1 == es->chips[0].supersteps && ss->index > 0)
+            r->output_cycles = ss->end_cycle - ss->start_cycle;
+    }
     for (size_t k = 0; k < engine_tile_count(eng); k++) {
         const ipu_tile *t = engine_tile_at(eng, k);
         r->amp_f16_macs += t->stats.amp_f16_macs;

@@ -124,11 +124,17 @@ static int validate_model(const char *model, const machine *m, const lower_optio
            100.0 * (double)r.plan.max_tile_bytes / (double)r.plan.memory_bytes);
     printf("simulated: %llu cycles, %.3f us at %.4g GHz (%.2f host s)\n", (unsigned long long)r.cycles,
            r.seconds * 1e6, machine_get(m, MP_tile_clock_hz) / 1e9, r.host_seconds);
+    uint64_t on_chip = r.cycles - r.input_cycles - r.output_cycles;
+    double hz = machine_get(m, MP_tile_clock_hz);
+    printf("  inputs from the host %llu cycles, on the chip %llu cycles (%.3f us), outputs to the host %llu "
+           "cycles\n", (unsigned long long)r.input_cycles, (unsigned long long)on_chip, (double)on_chip / hz * 1e6,
+           (unsigned long long)r.output_cycles);
     double macs = (double)(r.amp_f16_macs + r.amp_f32_macs);
-    if (macs > 0 && r.cycles) {
+    if (macs > 0 && on_chip) {
         double peak = machine_get(m, MP_amp_f16_peak_macs_per_cycle) * (double)machine_u32(m, MP_tiles_per_chip);
-        printf("AMP: %.4g MACs, %.2f TFLOPS, %.1f%% of the chip's f16 peak (%.0f MACs/cycle)\n", macs,
-               2.0 * macs / r.seconds / 1e12, 100.0 * macs / (double)r.cycles / peak, peak);
+        printf("AMP: %.4g MACs; on the chip %.2f TFLOPS, %.1f%% of the chip's f16 peak (%.0f MACs/cycle); "
+               "with the host transfers %.2f TFLOPS\n", macs, 2.0 * macs / ((double)on_chip / hz) / 1e12,
+               100.0 * macs / (double)on_chip / peak, peak, 2.0 * macs / r.seconds / 1e12);
     }
     /* References: the f64 evaluator, run when an output needs it. */
     bool evaluated = false;
