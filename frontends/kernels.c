@@ -21,6 +21,9 @@ const uint32_t KERNEL_SOFTMAX_WORDS = SOFTMAX_ROWS_V_WORDS;
 const uint32_t KERNEL_LAYERNORM_WORDS = LAYERNORM_ROWS_V_WORDS;
 const uint32_t KERNEL_MATMUL_WORDS = MATMUL_F16_V_WORDS;
 const uint32_t KERNEL_MATMUL_SCRATCH_BYTES = MATMUL_F16_SCRATCH_BYTES;
+const uint32_t KERNEL_REDUCE_WORDS = REDUCE_ROWS_V_WORDS;
+const uint32_t KERNEL_REDUCE_MAX_COLS = ROWWISE_MAX_COLS;
+const uint32_t KERNEL_ROW_MAX_COLS = ROWWISE_MAX_COLS;
 
 /* Measured tile cycles per element with six workers at a large size (the
  * tables in the codelets' headers); the planner only compares them. */
@@ -44,7 +47,7 @@ bool kernel_symbols_find(const codelet_library *lib, kernel_symbols *k, char *er
         SYM(ctl_recv, true), SYM(ctl_sync_chip, true), SYM(ctl_sync_system, true), SYM(ctl_end, true),
         SYM(vtx_copy, true), SYM(vtx_unary_f32, true), SYM(vtx_binary_f32, true),
         SYM(vtx_cast_f32_to_f16, true), SYM(vtx_cast_f16_to_f32, true), SYM(vtx_softmax_rows_f32, true),
-        SYM(vtx_layernorm_rows_f32, true), SYM(sv_matmul_f16, true), SYM(sv_matmul_f32, false),
+        SYM(vtx_layernorm_rows_f32, true), SYM(vtx_reduce_rows_f32, true), SYM(sv_matmul_f16, true), SYM(sv_matmul_f32, false),
 #undef SYM
     };
     memset(k, 0, sizeof *k);
@@ -162,4 +165,20 @@ void kernel_matmul_record(uint32_t *rec, uint32_t a, uint32_t b, uint32_t c, uin
     rec[MATMUL_F16_V_C_ROW_STEP] = c_row_step;
     rec[MATMUL_F16_V_PARTIALS] = f16_partials ? MATMUL_PARTIALS_F16 : MATMUL_PARTIALS_F32;
     rec[MATMUL_F16_V_SCRATCH] = scratch;
+}
+
+void kernel_reduce_record(uint32_t *rec, uint32_t in, uint32_t out, uint32_t rows, uint32_t cols,
+                          uint32_t row_step_bytes, int op, float scale)
+{
+    static const uint32_t ops[] = {
+        [KERNEL_REDUCE_SUM] = REDUCE_OP_SUM, [KERNEL_REDUCE_MAX] = REDUCE_OP_MAX,
+        [KERNEL_REDUCE_SUMSQ] = REDUCE_OP_SUMSQ, [KERNEL_REDUCE_MEAN] = REDUCE_OP_MEAN,
+    };
+    rec[REDUCE_ROWS_V_IN] = in;
+    rec[REDUCE_ROWS_V_OUT] = out;
+    rec[REDUCE_ROWS_V_ROWS] = rows;
+    rec[REDUCE_ROWS_V_COLS] = cols;
+    rec[REDUCE_ROWS_V_IN_STEP] = row_step_bytes;
+    rec[REDUCE_ROWS_V_OP] = ops[op];
+    rec[REDUCE_ROWS_V_SCALE] = bits(scale);
 }

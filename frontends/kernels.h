@@ -18,7 +18,7 @@ typedef struct kernel_symbols {
     uint32_t supervisor, ctl_table;
     uint32_t ctl_run, ctl_call, ctl_send, ctl_recv, ctl_sync_chip, ctl_sync_system, ctl_end;
     uint32_t vtx_copy, vtx_unary_f32, vtx_binary_f32, vtx_cast_f32_to_f16, vtx_cast_f16_to_f32;
-    uint32_t vtx_softmax_rows_f32, vtx_layernorm_rows_f32;
+    uint32_t vtx_softmax_rows_f32, vtx_layernorm_rows_f32, vtx_reduce_rows_f32;
     uint32_t sv_matmul_f16, sv_matmul_f32;      /* 0 when the library lacks it */
 } kernel_symbols;
 
@@ -37,9 +37,12 @@ enum kernel_binary {
     KERNEL_BINARY_MIN,
 };
 
+enum kernel_reduce { KERNEL_REDUCE_SUM, KERNEL_REDUCE_MAX, KERNEL_REDUCE_SUMSQ, KERNEL_REDUCE_MEAN };
+
 /* Record sizes in words and the record builders. */
 extern const uint32_t KERNEL_COPY_WORDS, KERNEL_UNARY_WORDS, KERNEL_BINARY_WORDS, KERNEL_CAST_WORDS,
-    KERNEL_SOFTMAX_WORDS, KERNEL_LAYERNORM_WORDS, KERNEL_MATMUL_WORDS, KERNEL_MATMUL_SCRATCH_BYTES;
+    KERNEL_SOFTMAX_WORDS, KERNEL_LAYERNORM_WORDS, KERNEL_MATMUL_WORDS, KERNEL_MATMUL_SCRATCH_BYTES,
+    KERNEL_REDUCE_WORDS, KERNEL_REDUCE_MAX_COLS, KERNEL_ROW_MAX_COLS;
 
 void kernel_copy_record(uint32_t *rec, uint32_t src, uint32_t dst, uint32_t bytes);
 void kernel_unary_record(uint32_t *rec, uint32_t in, uint32_t out, uint32_t n, int function, float a, float b);
@@ -51,6 +54,8 @@ void kernel_softmax_record(uint32_t *rec, uint32_t in, uint32_t out, uint32_t ro
                            uint32_t row_step_bytes);
 void kernel_layernorm_record(uint32_t *rec, uint32_t in, uint32_t out, uint32_t gamma, uint32_t beta,
                              uint32_t rows, uint32_t cols, uint32_t row_step_bytes, float eps);
+void kernel_reduce_record(uint32_t *rec, uint32_t in, uint32_t out, uint32_t rows, uint32_t cols,
+                          uint32_t row_step_bytes, int op, float scale);
 /* sv_matmul_f16: C[m x n] += A[m x k] B (packed), f32 or f16 partials. */
 void kernel_matmul_record(uint32_t *rec, uint32_t a, uint32_t b, uint32_t c, uint32_t m, uint32_t k, uint32_t n,
                           uint32_t a_row_step, uint32_t c_row_step, bool f16_partials, uint32_t scratch);

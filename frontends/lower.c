@@ -540,6 +540,18 @@ static bool is_view(graph_op op)
            op == GRAPH_OP_UNSQUEEZE || op == GRAPH_OP_IDENTITY || op == GRAPH_OP_DROPOUT;
 }
 
+static bool is_runs(graph_op op)
+{
+    return op == GRAPH_OP_TRANSPOSE || op == GRAPH_OP_SLICE || op == GRAPH_OP_CONCAT || op == GRAPH_OP_EXPAND ||
+           op == GRAPH_OP_GATHER;
+}
+
+static bool is_reduce(graph_op op)
+{
+    return op == GRAPH_OP_REDUCESUM || op == GRAPH_OP_REDUCEMEAN || op == GRAPH_OP_REDUCEMAX ||
+           op == GRAPH_OP_REDUCESUMSQUARE;
+}
+
 static int unary_function(graph_op op)
 {
     switch (op) {
@@ -667,9 +679,9 @@ static bool lower_unary(lowering *lw, const graph_node *n, int index, int functi
 /* Binary element-wise with numpy broadcasting.  The output is seen as rows
  * of its last dimension; input k's element (r, c) is at row_offset_k(r) +
  * c * colstep_k.  in0 must not be broadcast (commutative ops swap). */
-static bool lower_binary(lowering *lw, const graph_node *n, int index, int function)
+static bool lower_binary(lowering *lw, const graph_node *n, int index, int function, int in0, int in1)
 {
-    int in0 = n->inputs[0], in1 = n->inputs[1], out = n->outputs[0];
+    int out = n->outputs[0];
     const graph_shape *so = &lw_gt(lw, out)->shape;
     if (lw_gt(lw, in0)->dtype != GDT_F32 || lw_gt(lw, in1)->dtype != GDT_F32)
         return lw_unsupported(lw, n, index, "only f32 is supported");
@@ -966,6 +978,15 @@ static bool node_supported(const lowering *lw, const graph_node *n, const char *
     }
     if (n->op == GRAPH_OP_SOFTMAX || n->op == GRAPH_OP_LAYERNORM)
         return true;
+    if (is_runs(n->op) || n->op == GRAPH_OP_CAST || is_reduce(n->op))
+        return true;                  /* the details are checked when lowering */
+    if (n->op == GRAPH_OP_POW) {
+        if (lw_pow_form(lw->g, n) == -1) {
+            *why = "only constant exponents 2, 1, 0.5, -1 and -0.5 are lowered";
+            return false;
+        }
+        return true;
+    }
     if (n->op == GRAPH_OP_MATMUL || n->op == GRAPH_OP_GEMM || n->op == GRAPH_OP_FUSED_MATMUL)
         return lw_matmul_supported(lw->g, n, why);
     *why = "no lowering for this op yet";
@@ -1178,7 +1199,20 @@ ipu_exe *lower_graph(const graph *g, const lower_options *o, lower_report *repor
         else if ((f = unary_function(n->op)) >= 0)
             lower_unary(&lw, n, i, f, 0, 0);
         else if ((f = binary_function(n->op)) >= 0)
-            lower_binary(&lw, n, i, f);
+            lower_binary(&lw, n, i, f, n->inputs[0], n->inputs[1]);
+        else if (n->op == GRAPH_OP_POW && (f = lw_pow_form(g, n)) != -1) {
+            if (f == -2)
+                lower_binary(&lw, n, i, KERNEL_BINARY_MUL, n->inputs[0], n->inputs[0]);
+            else if (f == -3)
+                lower_view(&lw, n);
+            else
+                lower_unary(&lw, n, i, f, 0, 0);
+        } else if (is_runs(n->op))
+            lw_lower_runs(&lw, n, i);
+        else if (n->op == GRAPH_OP_CAST)
+            lw_lower_cast(&lw, n, i);
+        else if (is_reduce(n->op))
+            lw_lower_reduce(&lw, n, i);
         else if (n->op == GRAPH_OP_SOFTMAX || n->op == GRAPH_OP_LAYERNORM)
             lower_rows(&lw, n, i);
         else if (n->op == GRAPH_OP_MATMUL || n->op == GRAPH_OP_GEMM || n->op == GRAPH_OP_FUSED_MATMUL)

@@ -132,5 +132,13 @@ void lw_worker_split(uint64_t units, uint64_t *lo, uint64_t *hi);
 bool lw_matmul_input_layout(lowering *lw, int tensor, uint64_t *rows, uint32_t *tile_step);
 bool lw_matmul_supported(const graph *g, const graph_node *n, const char **why);
 bool lw_lower_matmul(lowering *lw, const graph_node *n, int index);
+/* lower_data.c: data movement in runs (Transpose, Slice, Concat, Expand,
+ * Gather with constant indices), casts, reductions over the last axes,
+ * and the exact forms of Pow (lw_pow_form: a kernel_unary function, -2 for
+ * x * x, -3 for x itself, -1 for none). */
+bool lw_lower_runs(lowering *lw, const graph_node *n, int index);
+bool lw_lower_cast(lowering *lw, const graph_node *n, int index);
+bool lw_lower_reduce(lowering *lw, const graph_node *n, int index);
+int lw_pow_form(const graph *g, const graph_node *n);
 
 #endif

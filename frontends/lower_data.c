@@ -1,0 +1,377 @@
+/*
+ * lower_data.c — ops that only move data (Transpose, Concat, Slice, Expand,
+ * Gather with constant indices), reductions over the last axes, casts
+ * between f32 and f16, and Pow with the exponents that have an exact
+ * cheaper form.
+ *
+ * Data movement is lowered as runs: the output is split linearly over the
+ * tiles, and for each output piece the elements are walked in order; a run
+ * is a stretch of consecutive output elements that come from consecutive
+ * elements of one input, and each run is fetched (lower_internal.h) into
+ * its place: received from the tile that holds it, copied locally, or
+ * placed at compile time for constants.  No codelet runs on the data; the
+ * exchange does the permutation, as Poplar's rearrangements do.  A run must
+ * start and end on 4-byte boundaries (the exchange moves 32-bit words):
+ * f32 and i32/i64 always do; f16 only in even runs at even offsets.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frontends/lower_internal.h"
+#include "frontends/ops_impl.h"
+#include "isa/isa.h"
+
+/* Where output element e comes from: input *k, element returned. */
+typedef struct run_map {
+    graph_op op;
+    int rank;
+    int64_t out_dims[GRAPH_MAX_RANK];
+    /* Transpose, Slice, Expand: source index = sum(o[d] * mul[d]) + base */
+    int64_t mul[GRAPH_MAX_RANK], base;
+    /* Concat: the axis, and the cumulative extents of the inputs along it */
+    int axis, n_in;
+    int64_t cum[65], in_dims[64][GRAPH_MAX_RANK];
+    /* Gather with constant indices */
+    const int64_t *indices;
+    int64_t n_indices, gather_axis_len, outer, inner;
+} run_map;
+
+static int64_t source_of(const run_map *m, uint64_t e, int *k)
+{
+    int64_t o[GRAPH_MAX_RANK];
+    uint64_t r = e;
+    for (int d = m->rank - 1; d >= 0; d--) {
+        o[d] = (int64_t)(r % (uint64_t)m->out_dims[d]);
+        r /= (uint64_t)m->out_dims[d];
+    }
+    *k = 0;
+    if (m->op == GRAPH_OP_CONCAT) {
+        int64_t a = o[m->axis];
+        int j = 0;
+        while (j + 1 < m->n_in && a >= m->cum[j + 1])
+            j++;
+        *k = j;
+        o[m->axis] = a - m->cum[j];
+        int64_t idx = 0;
+        for (int d = 0; d < m->rank; d++)
+            idx = idx * m->in_dims[j][d] + o[d];
+        return idx;
+    }
+    if (m->op == GRAPH_OP_GATHER) {
+        /* out = [outer][n_indices][inner] -> in = [outer][axis_len][inner] */
+        int64_t inner = (int64_t)(e % (uint64_t)m->inner);
+        int64_t q = (int64_t)(e / (uint64_t)m->inner);
+        int64_t i = q % m->n_indices, outer = q / m->n_indices;
+        int64_t ix = m->indices[i] < 0 ? m->indices[i] + m->gather_axis_len : m->indices[i];
+        return (outer * m->gather_axis_len + ix) * m->inner + inner;
+    }
+    int64_t idx = m->base;
+    for (int d = 0; d < m->rank; d++)
+        idx += o[d] * m->mul[d];
+    return idx;
+}
+
+static void strides_of(const graph_shape *s, int64_t *stride)
+{
+    int64_t acc = 1;
+    for (int d = s->rank - 1; d >= 0; d--) {
+        stride[d] = acc;
+        acc *= s->dims[d];
+    }
+}
+
+static bool build_map(lowering *lw, const graph_node *n, int index, run_map *m, int64_t **owned)
+{
+    const graph *g = lw->g;
+    const graph_tensor *out = &g->tensors[n->outputs[0]], *in = &g->tensors[n->inputs[0]];
+    memset(m, 0, sizeof *m);
+    m->op = n->op;
+    m->rank = out->shape.rank;
+    for (int d = 0; d < m->rank; d++)
+        m->out_dims[d] = out->shape.dims[d];
+    int64_t st[GRAPH_MAX_RANK];
+    strides_of(&in->shape, st);
+    char err[256];
+    switch (n->op) {
+    case GRAPH_OP_TRANSPOSE: {
+        int64_t perm[GRAPH_MAX_RANK];
+        const graph_attr *a = graph_attr_find(n, "perm");
+        for (int d = 0; d < m->rank; d++)
+            perm[d] = a ? a->ints[d] : m->rank - 1 - d;
+        for (int d = 0; d < m->rank; d++)
+            m->mul[d] = st[perm[d]];
+        return true;
+    }
+    case GRAPH_OP_SLICE: {
+        ops_slice sl;
+        if (!ops_slice_init(g, n, &sl, err, sizeof err))
+            return lw_unsupported(lw, n, index, err);
+        for (int d = 0; d < m->rank; d++) {
+            m->mul[d] = st[d] * sl.step[d];
+            m->base += sl.start[d] * st[d];
+        }
+        return true;
+    }
+    case GRAPH_OP_EXPAND: {
+        int off = m->rank - in->shape.rank;
+        for (int d = 0; d < m->rank; d++)
+            m->mul[d] = d < off || in->shape.dims[d - off] == 1 ? 0 : st[d - off];
+        return true;
+    }
+    case GRAPH_OP_CONCAT: {
+        m->axis = ops_norm_axis(graph_attr_int(n, "axis"), m->rank);
+        m->n_in = n->n_inputs;
+        if (m->n_in > 64)
+            return lw_unsupported(lw, n, index, "more than 64 inputs");
+        for (int j = 0; j < m->n_in; j++) {
+            const graph_tensor *t = &g->tensors[n->inputs[j]];
+            for (int d = 0; d < m->rank; d++)
+                m->in_dims[j][d] = t->shape.dims[d];
+            m->cum[j + 1] = m->cum[j] + t->shape.dims[m->axis];
+        }
+        return true;
+    }
+    case GRAPH_OP_GATHER: {
+        const graph_tensor *ix = &g->tensors[n->inputs[1]];
+        if (!ix->data)
+            return lw_unsupported(lw, n, index, "indices that are not constants (an embedding lookup at run time) "
+                                                "are not yet supported");
+        int axis = ops_norm_axis(graph_attr_int(n, "axis"), in->shape.rank);
+        int64_t count = graph_shape_numel(&ix->shape);
+        int64_t *v = malloc((size_t)(count ? count : 1) * sizeof *v);
+        if (!v)
+            return lw_fail(lw, "out of host memory");
+        size_t got;
+        if (!ops_const_ints(ix, v, (size_t)count, &got)) {
+            free(v);
+            return lw_unsupported(lw, n, index, "indices must be i32 or i64");
+        }
+        *owned = v;
+        m->indices = v;
+        m->n_indices = count;
+        m->gather_axis_len = in->shape.dims[axis];
+        m->outer = 1;
+        m->inner = 1;
+        for (int d = 0; d < axis; d++)
+            m->outer *= in->shape.dims[d];
+        for (int d = axis + 1; d < in->shape.rank; d++)
+            m->inner *= in->shape.dims[d];
+        for (int64_t i = 0; i < count; i++)
+            if (v[i] < -m->gather_axis_len || v[i] >= m->gather_axis_len)
+                return lw_unsupported(lw, n, index, "an index is out of range");
+        return true;
+    }
+    default:
+        return lw_unsupported(lw, n, index, "no lowering for this op yet");
+    }
+}
+
+bool lw_lower_runs(lowering *lw, const graph_node *n, int index)
+{
+    const graph *g = lw->g;
+    int out = n->outputs[0];
+    uint32_t eb = lw->ts[out].eb;
+    if (eb == 0 || (eb < 4 && eb != 2))
+        return lw_unsupported(lw, n, index, "elements of this type are not moved by the exchange yet");
+    run_map m;
+    int64_t *owned = NULL;
+    if (!build_map(lw, n, index, &m, &owned)) {
+        free(owned);
+        return false;
+    }
+    uint64_t total = (uint64_t)graph_shape_numel(&g->tensors[out].shape);
+    char what[96];
+    snprintf(what, sizeof what, "tensor '%s'", g->tensors[out].name);
+    uint64_t gran = lw_gran_of(eb);
+    /* Moving data costs about a cycle per 4 bytes at the receiver, and a
+     * transfer's set-up for each run. */
+    uint32_t tiles = lw_plan_tiles(lw, total, gran, (double)eb / 4.0 + 2.0, 300);
+    if (!total)
+        lw->ts[out].placed = true;                 /* an empty tensor: nothing to move */
+    if (total && !lw_place_linear(lw, out, gran, tiles, what)) {
+        free(owned);
+        return false;
+    }
+    const ltensor *lo = &lw->ts[out];
+    for (size_t p = 0; p < lo->n && !lw->failed; p++) {
+        const piece *pc = &lo->p[p];
+        uint64_t e = pc->first, end = pc->first + pc->count;
+        while (e < end && !lw->failed) {
+            int k, k2;
+            int64_t src = source_of(&m, e, &k);
+            uint64_t len = 1;
+            while (e + len < end && source_of(&m, e + len, &k2) == src + (int64_t)len && k2 == k)
+                len++;
+            if (eb == 2 && ((src | (int64_t)len | (int64_t)(e - pc->first)) & 1)) {
+                lw_unsupported(lw, n, index, "f16 data moved in runs of odd length or offset (not yet supported)");
+                break;
+            }
+            lw_fetch_into(lw, n->inputs[k], (uint64_t)src, len, pc->tile, pc->addr + (uint32_t)((e - pc->first) * eb));
+            e += len;
+        }
+    }
+    free(owned);
+    if (!lw->failed)
+        lw_end_phase(lw);
+    return !lw->failed;
+}
+
+/* Cast between f32 and f16 on the tiles that hold the input. */
+bool lw_lower_cast(lowering *lw, const graph_node *n, int index)
+{
+    const graph *g = lw->g;
+    int in = n->inputs[0], out = n->outputs[0];
+    graph_dtype from = g->tensors[in].dtype, to = g->tensors[out].dtype;
+    if (from == to)
+        return lw_lower_runs(lw, n, index);
+    bool down = from == GDT_F32 && to == GDT_F16;
+    if (!down && !(from == GDT_F16 && to == GDT_F32))
+        return lw_unsupported(lw, n, index, "only casts between f32 and f16 are lowered");
+    uint64_t total = (uint64_t)graph_shape_numel(&g->tensors[out].shape);
+    char what[96];
+    snprintf(what, sizeof what, "tensor '%s'", g->tensors[out].name);
+    /* Pieces of 4 elements (8 bytes of f16), so both sides stay aligned. */
+    uint32_t tiles = lw_plan_tiles(lw, total, 4, 1.0, 200);
+    if (!lw_place_linear(lw, out, 4, tiles, what))
+        return false;
+    const ltensor *lo = &lw->ts[out];
+    uint32_t *src = malloc((lo->n + 1) * sizeof *src);
+    if (!src)
+        return lw_fail(lw, "out of host memory");
+    for (size_t k = 0; k < lo->n && !lw->failed; k++)
+        src[k] = lw_fetch(lw, in, lo->p[k].first, lo->p[k].count, lo->p[k].tile, PREFER_REGION1);
+    if (!lw->failed)
+        lw_end_phase(lw);
+    uint32_t ein = lw->ts[in].eb, eout = lw->ts[out].eb;
+    for (size_t k = 0; k < lo->n && !lw->failed; k++) {
+        const piece *p = &lo->p[k];
+        uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
+        lw_worker_split((p->count + 3) / 4, wl, wh);
+        uint32_t *recs[CODELET_WORKERS];
+        uint32_t off = lw_six_records(lw, p->tile, KERNEL_CAST_WORDS, recs);
+        if (lw->failed)
+            break;
+        for (int w = 0; w < CODELET_WORKERS; w++) {
+            uint64_t e0 = wl[w] * 4, e1 = wh[w] * 4 < p->count ? wh[w] * 4 : p->count;
+            kernel_cast_record(recs[w], src[k] + (uint32_t)(e0 * ein), p->addr + (uint32_t)(e0 * eout),
+                               (uint32_t)(e1 > e0 ? e1 - e0 : 0));
+        }
+        lw_step_run(lw, p->tile, down ? lw->k.vtx_cast_f32_to_f16 : lw->k.vtx_cast_f16_to_f32, off,
+                    ((KERNEL_CAST_WORDS + 1u) & ~1u) * 4);
+    }
+    free(src);
+    return !lw->failed;
+}
+
+/* Reductions over trailing axes (the rows of the last axes): one output
+ * element per row, with the reduce codelet. */
+bool lw_lower_reduce(lowering *lw, const graph_node *n, int index)
+{
+    const graph *g = lw->g;
+    int in = n->inputs[0], out = n->outputs[0];
+    const graph_shape *s = &g->tensors[in].shape;
+    if (g->tensors[in].dtype != GDT_F32)
+        return lw_unsupported(lw, n, index, "only f32 is supported");
+    bool reduced[GRAPH_MAX_RANK] = { false };
+    char err[256];
+    if (!ops_reduce_axes(g, n, reduced, err, sizeof err))
+        return lw_unsupported(lw, n, index, err);
+    int from = s->rank;
+    while (from > 0 && reduced[from - 1])
+        from--;
+    for (int d = 0; d < from; d++)
+        if (reduced[d])
+            return lw_unsupported(lw, n, index, "only reductions over the last axes are lowered");
+    int op;
+    switch (n->op) {
+    case GRAPH_OP_REDUCESUM: op = KERNEL_REDUCE_SUM; break;
+    case GRAPH_OP_REDUCEMEAN: op = KERNEL_REDUCE_MEAN; break;
+    case GRAPH_OP_REDUCEMAX: op = KERNEL_REDUCE_MAX; break;
+    case GRAPH_OP_REDUCESUMSQUARE: op = KERNEL_REDUCE_SUMSQ; break;
+    default: return lw_unsupported(lw, n, index, "no lowering for this reduction yet");
+    }
+    uint64_t cols = 1, rows = 1;
+    for (int d = from; d < s->rank; d++)
+        cols *= (uint64_t)s->dims[d];
+    for (int d = 0; d < from; d++)
+        rows *= (uint64_t)s->dims[d];
+    if (cols % 2 && rows > 1)
+        return lw_unsupported(lw, n, index, "rows of odd length are not yet supported");
+    if (cols > KERNEL_REDUCE_MAX_COLS)
+        return lw_unsupported(lw, n, index, "rows longer than the reduce codelet takes");
+    char what[96];
+    snprintf(what, sizeof what, "tensor '%s'", g->tensors[out].name);
+    /* Whole rows per tile, two rows at least (8-byte aligned outputs). */
+    uint32_t tiles = lw_plan_tiles(lw, rows, 2, (double)cols * 0.6, 300);
+    uint64_t *l = malloc(tiles * sizeof *l), *h = malloc(tiles * sizeof *h);
+    if (!l || !h) {
+        free(l);
+        free(h);
+        return lw_fail(lw, "out of host memory");
+    }
+    lw_linear_split(rows, 2, tiles, l, h);
+    uint32_t *src = calloc(tiles, sizeof *src);
+    for (uint32_t t = 0; src && t < tiles && !lw->failed; t++)
+        if (h[t] > l[t])
+            src[t] = lw_fetch(lw, in, l[t] * cols, (h[t] - l[t]) * cols, t, PREFER_REGION1);
+    if (!lw->failed)
+        lw_end_phase(lw);
+    for (uint32_t t = 0; src && t < tiles && !lw->failed; t++) {
+        if (h[t] == l[t])
+            continue;
+        uint32_t o = lw_tile_alloc(lw, t, (h[t] - l[t]) * 4, PREFER_REGION1, 8, what);
+        if (!o)
+            break;
+        lw_add_piece(lw, out, t, o, l[t], h[t] - l[t]);
+        uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
+        lw_worker_split((h[t] - l[t] + 1) / 2, wl, wh);
+        uint32_t *recs[CODELET_WORKERS];
+        uint32_t off = lw_six_records(lw, t, KERNEL_REDUCE_WORDS, recs);
+        if (lw->failed)
+            break;
+        for (int w = 0; w < CODELET_WORKERS; w++) {
+            uint64_t r0 = wl[w] * 2, r1 = wh[w] * 2 < h[t] - l[t] ? wh[w] * 2 : h[t] - l[t];
+            kernel_reduce_record(recs[w], src[t] + (uint32_t)(r0 * cols * 4), o + (uint32_t)(r0 * 4),
+                                 (uint32_t)(r1 > r0 ? r1 - r0 : 0), (uint32_t)cols, (uint32_t)cols * 4, op,
+                                 1.0f / (float)cols);
+        }
+        lw_step_run(lw, t, lw->k.vtx_reduce_rows_f32, off, ((KERNEL_REDUCE_WORDS + 1u) & ~1u) * 4);
+    }
+    if (!src)
+        lw_fail(lw, "out of host memory");
+    free(src);
+    free(l);
+    free(h);
+    return !lw->failed;
+}
+
+/* Pow with a constant scalar exponent that has an exact cheaper form:
+ * 2 (x * x), 1 (a copy), 0.5 (sqrt), -1 (reciprocal), -0.5 (rsqrt).
+ * Returns the unary function (or -2 for x * x, -3 for a copy), -1 if none. */
+int lw_pow_form(const graph *g, const graph_node *n)
+{
+    const graph_tensor *e = &g->tensors[n->inputs[1]];
+    if (!e->data || graph_shape_numel(&e->shape) != 1 || g->tensors[n->inputs[0]].dtype != GDT_F32)
+        return -1;
+    double v;
+    switch (e->dtype) {
+    case GDT_F32: v = *(const float *)e->data; break;
+    case GDT_F64: v = *(const double *)e->data; break;
+    case GDT_I32: v = *(const int32_t *)e->data; break;
+    case GDT_I64: v = (double)*(const int64_t *)e->data; break;
+    default: return -1;
+    }
+    if (v == 2.0)
+        return -2;
+    if (v == 1.0)
+        return -3;
+    if (v == 0.5)
+        return KERNEL_UNARY_SQRT;
+    if (v == -1.0)
+        return KERNEL_UNARY_RECIPROCAL;
+    if (v == -0.5)
+        return KERNEL_UNARY_RSQRT;
+    return -1;
+}
