@@ -933,6 +933,23 @@ static bool lower_input(lowering *lw, int t)
      * and broadcasts them to the rest of its row). */
     uint64_t rows;
     uint32_t step;
+    if (g->shape.rank == 4 && lw_conv_input_layout(lw->g, t)) {
+        /* An image for a convolution: kept channels-last (NHWC), whole
+         * pixels per tile, spread over the tiles: every tile's pixels go to
+         * the several tiles whose output rows need them (im2col), so the
+         * fewer pixels a tile sends from, the sooner the exchange ends. */
+        ltensor *lt = &lw->ts[t];
+        lt->permuted = true;
+        lt->perm[0] = 0;
+        lt->perm[1] = 2;
+        lt->perm[2] = 3;
+        lt->perm[3] = 1;
+        uint64_t pixel = (uint64_t)g->shape.dims[1];
+        while ((pixel * eb) % 8)
+            pixel *= 2;
+        uint32_t tiles = lw_plan_tiles(lw, total, pixel, 4.0, 200);
+        return lw_place_linear(lw, t, pixel, tiles, what);
+    }
     if (g->shape.rank >= 1 && lw_matmul_input_layout(lw, t, &rows, &step)) {
         uint64_t cols = (uint64_t)g->shape.dims[g->shape.rank - 1];
         for (uint64_t r = 0, i = 0; r * cols < total && !lw->failed; r += rows, i++) {
@@ -987,7 +1004,8 @@ static bool node_supported(const lowering *lw, const graph_node *n, const char *
         }
         return true;
     }
-    if (n->op == GRAPH_OP_MATMUL || n->op == GRAPH_OP_GEMM || n->op == GRAPH_OP_FUSED_MATMUL)
+    if (n->op == GRAPH_OP_MATMUL || n->op == GRAPH_OP_GEMM || n->op == GRAPH_OP_FUSED_MATMUL ||
+        n->op == GRAPH_OP_CONV || n->op == GRAPH_OP_FUSED_CONV)
         return lw_matmul_supported(lw->g, n, why);
     *why = "no lowering for this op yet";
     return false;
@@ -1106,6 +1124,9 @@ static bool map_tensor(lowering *lw, ipu_exe *e, int t, uint32_t role)
                                       role);
     if (!mt)
         return lw_fail(lw, "out of host memory");
+    if (lt->permuted)
+        for (int d = 0; d < g->shape.rank; d++)
+            mt->perm[d] = lt->perm[d];
     for (size_t k = 0; k < lt->n; k++) {
         uint32_t stream = TMAP_NO_STREAM;
         if (role & TMAP_INPUT)
@@ -1215,7 +1236,8 @@ ipu_exe *lower_graph(const graph *g, const lower_options *o, lower_report *repor
             lw_lower_reduce(&lw, n, i);
         else if (n->op == GRAPH_OP_SOFTMAX || n->op == GRAPH_OP_LAYERNORM)
             lower_rows(&lw, n, i);
-        else if (n->op == GRAPH_OP_MATMUL || n->op == GRAPH_OP_GEMM || n->op == GRAPH_OP_FUSED_MATMUL)
+        else if (n->op == GRAPH_OP_MATMUL || n->op == GRAPH_OP_GEMM || n->op == GRAPH_OP_FUSED_MATMUL ||
+                 n->op == GRAPH_OP_CONV || n->op == GRAPH_OP_FUSED_CONV)
             lw_lower_matmul(&lw, n, i);
         else
             lw_unsupported(&lw, n, i, "no lowering for this op yet");

@@ -30,6 +30,8 @@ typedef struct ltensor {
     size_t n, cap;
     bool placed;
     uint32_t eb;                      /* bytes per element */
+    bool permuted;                    /* pieces count in the order of axes perm[] */
+    uint32_t perm[GRAPH_MAX_RANK];    /* (tensor_map.h), e.g. NCHW kept as NHWC */
 } ltensor;
 
 typedef struct word_vec {
@@ -130,6 +132,9 @@ void lw_worker_split(uint64_t units, uint64_t *lo, uint64_t *hi);
  * only the first operand of one matmul, how its rows should be laid out
  * for that matmul's plan (pieces of *rows rows on tiles 0, step, 2 step...). */
 bool lw_matmul_input_layout(lowering *lw, int tensor, uint64_t *rows, uint32_t *tile_step);
+/* Whether graph input `tensor` feeds a convolution that wants it
+ * channels-last (then it is placed in NHWC order). */
+bool lw_conv_input_layout(const graph *g, int tensor);
 bool lw_matmul_supported(const graph *g, const graph_node *n, const char **why);
 bool lw_lower_matmul(lowering *lw, const graph_node *n, int index);
 /* lower_data.c: data movement in runs (Transpose, Slice, Concat, Expand,

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "frontends/lower_internal.h"
+#include "frontends/ops_impl.h"
 #include "isa/isa.h"
 #include "isa/fp16.h"
 #include "workloads/codelets/matmul.h"
@@ -36,6 +37,11 @@ typedef struct mm_shape {
     bool trans_b;
     int activation;                  /* -1 none, else enum kernel_unary */
     bool f32_inputs;
+    /* A convolution as a matmul: A's rows are the im2col rows of X kept
+     * channels-last (output pixel p: KH x KW runs of C channels), K is
+     * ordered (kh, kw, c), B is W [Cout, C, KH, KW] reordered to [K, Cout]. */
+    bool conv;
+    int64_t n_img, c_in, h, w, kh, kw, sh, sw, ph, pw, oh, ow;
 } mm_shape;
 
 static bool describe(const graph *g, const graph_node *n, mm_shape *s, const char **why)
@@ -116,10 +122,112 @@ static bool describe(const graph *g, const graph_node *n, mm_shape *s, const cha
     return true;
 }
 
+static bool describe_conv(const graph *g, const graph_node *n, mm_shape *s, const char **why)
+{
+    memset(s, 0, sizeof *s);
+    s->a = n->inputs[0];
+    s->b = n->inputs[1];
+    s->bias = n->n_inputs > 2 ? n->inputs[2] : -1;
+    s->out = n->outputs[0];
+    s->activation = -1;
+    s->conv = true;
+    const graph_tensor *x = &g->tensors[s->a], *wt = &g->tensors[s->b];
+    if (x->shape.rank != 4 || !wt->data || wt->shape.rank != 4) {
+        *why = "only 2-D convolutions with constant weights are lowered";
+        return false;
+    }
+    if (graph_attr_find(n, "group") && graph_attr_int(n, "group") != 1) {
+        *why = "grouped convolutions are not yet supported";
+        return false;
+    }
+    if (x->dtype != wt->dtype || (x->dtype != GDT_F16 && x->dtype != GDT_F32)) {
+        *why = "operands must both be f16 or both f32";
+        return false;
+    }
+    ops_window win;
+    char err[256];
+    if (!ops_window_init(g, n, &x->shape, wt->shape.dims + 2, false, &win, err, sizeof err) || win.n_spatial != 2) {
+        *why = "bad convolution window";
+        return false;
+    }
+    if (win.dilation[0] != 1 || win.dilation[1] != 1) {
+        *why = "dilated convolutions are not yet supported";
+        return false;
+    }
+    s->f32_inputs = x->dtype == GDT_F32;
+    s->n_img = x->shape.dims[0];
+    s->c_in = x->shape.dims[1];
+    s->h = x->shape.dims[2];
+    s->w = x->shape.dims[3];
+    s->kh = win.kernel[0];
+    s->kw = win.kernel[1];
+    s->sh = win.stride[0];
+    s->sw = win.stride[1];
+    s->ph = win.pad_begin[0];
+    s->pw = win.pad_begin[1];
+    s->oh = win.out[0];
+    s->ow = win.out[1];
+    s->m = (uint64_t)(s->n_img * s->oh * s->ow);
+    s->k = (uint64_t)(s->kh * s->kw * s->c_in);
+    s->n = (uint64_t)wt->shape.dims[0];
+    if (!s->f32_inputs && s->c_in % 2) {
+        *why = "f16 images with an odd number of channels are not yet supported";
+        return false;
+    }
+    if (n->op == GRAPH_OP_FUSED_CONV) {
+        const char *act = graph_attr_find(n, "activation") ? graph_attr_string(n, "activation") : "none";
+        if (strcmp(act, "relu") == 0)
+            s->activation = KERNEL_UNARY_RELU;
+        else if (strcmp(act, "none") != 0) {
+            *why = "unknown fused activation";
+            return false;
+        }
+    }
+    if (s->bias >= 0) {
+        const graph_tensor *tc = &g->tensors[s->bias];
+        if (!tc->data || tc->dtype != x->dtype || (uint64_t)graph_shape_numel(&tc->shape) != s->n) {
+            *why = "only a constant bias of Cout elements is supported";
+            return false;
+        }
+    }
+    /* X must be kept channels-last: a graph input (laid out so on the host)
+     * or another convolution's output. */
+    if (!x->is_input && !(x->producer >= 0 && (g->nodes[x->producer].op == GRAPH_OP_CONV ||
+                                               g->nodes[x->producer].op == GRAPH_OP_FUSED_CONV))) {
+        *why = "the image must be a graph input or another convolution's output (kept channels-last)";
+        return false;
+    }
+    for (int i = 0; i < g->n_nodes; i++)
+        for (int k = 0; k < g->nodes[i].n_inputs; k++) {
+            int t = g->nodes[i].inputs[k];
+            if ((t == s->a && &g->nodes[i] != n) ||
+                (t == s->out && g->nodes[i].op != GRAPH_OP_CONV && g->nodes[i].op != GRAPH_OP_FUSED_CONV)) {
+                *why = "the image and the result may only be used by convolutions (they are kept channels-last)";
+                return false;
+            }
+        }
+    return true;
+}
+
 bool lw_matmul_supported(const graph *g, const graph_node *n, const char **why)
 {
     mm_shape s;
+    if (n->op == GRAPH_OP_CONV || n->op == GRAPH_OP_FUSED_CONV)
+        return describe_conv(g, n, &s, why);
     return describe(g, n, &s, why);
+}
+
+bool lw_conv_input_layout(const graph *g, int tensor)
+{
+    for (int i = 0; i < g->n_nodes; i++) {
+        const graph_node *n = &g->nodes[i];
+        if ((n->op == GRAPH_OP_CONV || n->op == GRAPH_OP_FUSED_CONV) && n->inputs[0] == tensor) {
+            mm_shape s;
+            const char *why;
+            return describe_conv(g, n, &s, &why);
+        }
+    }
+    return false;
 }
 
 /* Tile cycles of sv_matmul_f16 (f32 partials) on an mt x kp x nt block
@@ -213,7 +321,8 @@ bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
     const graph *g = lw->g;
     mm_shape s;
     const char *why;
-    if (!describe(g, n, &s, &why))
+    bool is_conv = n->op == GRAPH_OP_CONV || n->op == GRAPH_OP_FUSED_CONV;
+    if (!(is_conv ? describe_conv(g, n, &s, &why) : describe(g, n, &s, &why)))
         return lw_unsupported(lw, n, index, why);
     if (s.f32_inputs && !lw->o->f16_matmul)
         return lw_unsupported(lw, n, index,
@@ -256,6 +365,12 @@ bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
     for (uint64_t kk = 0; kk < s.k; kk++)
         for (uint64_t j = 0; j < s.n; j++) {
             size_t src = s.trans_b ? j * s.k + kk : kk * s.n + j;
+            if (s.conv) {
+                /* kk = (kh, kw, c) -> W[j][c][kh][kw] */
+                uint64_t c = kk % (uint64_t)s.c_in, q = kk / (uint64_t)s.c_in;
+                uint64_t x = q % (uint64_t)s.kw, y = q / (uint64_t)s.kw;
+                src = ((j * (uint64_t)s.c_in + c) * (uint64_t)s.kh + y) * (uint64_t)s.kw + x;
+            }
             float v = f32_of_bits(tb->data, src, s.f32_inputs);
             bfull[kk * np + j] = s.f32_inputs ? fp16_from_f32(v) : ((const f16_t *)tb->data)[src];
         }
@@ -270,7 +385,38 @@ bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
             continue;
         for (uint32_t j = 0; j < gn && !lw->failed; j++) {
             uint32_t tile = i * gn + j;
-            if (kp == s.k && !s.f32_inputs) {
+            if (s.conv) {
+                /* im2col: row p gets, for each (kh, kw) inside the image,
+                 * the C channels of X at (ih, iw); padding stays zero. */
+                uint32_t rb = (uint32_t)(kp * in_eb);
+                uint32_t buf = lw_tile_alloc(lw, tile, (m1 - m0) * rb, PREFER_REGION0, 8, what);
+                if (!buf || !lw_tile_data(lw, tile, buf, NULL, (uint32_t)((m1 - m0) * rb), "zeros"))
+                    break;
+                for (uint64_t p = m0; p < m1 && !lw->failed; p++) {
+                    int64_t img = (int64_t)p / (s.oh * s.ow), rem = (int64_t)p % (s.oh * s.ow);
+                    int64_t oy = rem / s.ow, ox = rem % s.ow;
+                    for (int64_t y = 0; y < s.kh; y++) {
+                        int64_t iy = oy * s.sh - s.ph + y;
+                        if (iy < 0 || iy >= s.h)
+                            continue;
+                        /* The kw runs of one kernel row are adjacent in X
+                         * when they are all inside: one fetch. */
+                        int64_t x0 = 0, x1 = s.kw;
+                        while (x0 < x1 && ox * s.sw - s.pw + x0 < 0)
+                            x0++;
+                        while (x1 > x0 && ox * s.sw - s.pw + x1 - 1 >= s.w)
+                            x1--;
+                        if (x0 >= x1)
+                            continue;
+                        int64_t ix = ox * s.sw - s.pw + x0;
+                        uint64_t first = (uint64_t)(((img * s.h + iy) * s.w + ix) * s.c_in);
+                        uint32_t dst = buf + (uint32_t)((p - m0) * rb) +
+                                       (uint32_t)(((y * s.kw + x0) * s.c_in) * (int64_t)in_eb);
+                        lw_fetch_into(lw, s.a, first, (uint64_t)((x1 - x0) * s.c_in), tile, dst);
+                    }
+                }
+                a_addr[tile] = buf;
+            } else if (kp == s.k && !s.f32_inputs) {
                 a_addr[tile] = lw_fetch(lw, s.a, m0 * s.k, (m1 - m0) * s.k, tile, PREFER_REGION0);
             } else {
                 /* Rows padded to kp (the padding stays zero: fresh memory,
@@ -401,7 +547,14 @@ bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
                 lw_add_piece(lw, s.out, tile, res + (uint32_t)((r - m0) * nt * res_eb), r * s.n + n0, n1 - n0);
         }
     }
-    (void)lo;
+    if (s.conv) {
+        /* The result is kept channels-last: NCHW seen as NHWC. */
+        lo->perm[0] = 0;
+        lo->perm[1] = 2;
+        lo->perm[2] = 3;
+        lo->perm[3] = 1;
+        lo->permuted = true;
+    }
     free(bfull);
     free(block);
     free(packed);

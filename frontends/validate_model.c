@@ -23,6 +23,7 @@
 #include "frontends/fusion.h"
 #include "frontends/graph_eval.h"
 #include "frontends/onnx_import.h"
+#include "frontends/ops_impl.h"
 #include "frontends/simulate.h"
 #include "frontends/validate.h"
 #include "isa/fp16.h"
@@ -78,6 +79,65 @@ static bool check_matmul(const graph *g, const graph_node *n, const graph_value 
     float *gf = as_f32(got, m * nn);
     *st = ref_compare(gf, want, bound, m * nn);
     free(af); free(bf); free(want); free(sum_abs); free(bound); free(gf);
+    return true;
+}
+
+/* A convolution output: im2col on the host, cblas_sgemm, and the same
+ * per-element bound as a matmul of K = C x KH x KW terms. */
+static bool check_conv(const graph *g, const graph_node *n, const graph_value *x, const graph_value *got,
+                       ref_error_stats *st)
+{
+    const graph_tensor *wt = &g->tensors[n->inputs[1]];
+    if (n->op != GRAPH_OP_CONV || !wt->data || x->shape.rank != 4 || n->n_inputs > 2)
+        return false;
+    ops_window win;
+    char err[256];
+    if (!ops_window_init(g, n, &x->shape, wt->shape.dims + 2, false, &win, err, sizeof err))
+        return false;
+    size_t nb = (size_t)x->shape.dims[0], c = (size_t)x->shape.dims[1], h = (size_t)x->shape.dims[2],
+           w = (size_t)x->shape.dims[3];
+    size_t kh = (size_t)win.kernel[0], kw = (size_t)win.kernel[1], oh = (size_t)win.out[0], ow = (size_t)win.out[1];
+    size_t cout = (size_t)wt->shape.dims[0], k = c * kh * kw, m = nb * oh * ow;
+    float *xf = as_f32(x, nb * c * h * w);
+    graph_value wv = { wt->dtype, wt->shape, wt->data };
+    float *wf = as_f32(&wv, cout * k);
+    float *col = calloc(m * k, sizeof *col), *wk = malloc(k * cout * sizeof *wk), *want = malloc(m * cout * sizeof *want);
+    double *sum_abs = malloc(m * cout * sizeof *sum_abs), *bound = malloc(m * cout * sizeof *bound);
+    if (!col || !wk || !want || !sum_abs || !bound)
+        fatal("out of memory");
+    /* col[p][(c, y, x)] and wk[(c, y, x)][cout]: the im2col reference. */
+    for (size_t b = 0; b < nb; b++)
+        for (size_t oy = 0; oy < oh; oy++)
+            for (size_t ox = 0; ox < ow; ox++)
+                for (size_t ci = 0; ci < c; ci++)
+                    for (size_t y = 0; y < kh; y++)
+                        for (size_t xx = 0; xx < kw; xx++) {
+                            long iy = (long)(oy * (size_t)win.stride[0] + y) - (long)win.pad_begin[0];
+                            long ix = (long)(ox * (size_t)win.stride[1] + xx) - (long)win.pad_begin[1];
+                            if (iy < 0 || ix < 0 || iy >= (long)h || ix >= (long)w)
+                                continue;
+                            col[((b * oh + oy) * ow + ox) * k + (ci * kh + y) * kw + xx] =
+                                xf[((b * c + ci) * h + (size_t)iy) * w + (size_t)ix];
+                        }
+    for (size_t q = 0; q < k; q++)
+        for (size_t o = 0; o < cout; o++)
+            wk[q * cout + o] = wf[o * k + q];
+    ref_matmul_f32(col, wk, want, m, k, cout);
+    ref_matmul_abs_f64(col, wk, sum_abs, m, k, cout);
+    ref_dot_policy pol = { .k = k, .accum = REF_ACCUM_F32, .block = 16, .terms_per_rounding = 4,
+                           .f16_output = got->dtype == GDT_F16, .stochastic = false };
+    /* want is [p][cout] (NHWC); the output is NCHW */
+    float *gf = as_f32(got, m * cout), *gp = malloc(m * cout * sizeof *gp);
+    if (!gp)
+        fatal("out of memory");
+    for (size_t b = 0; b < nb; b++)
+        for (size_t o = 0; o < cout; o++)
+            for (size_t q = 0; q < oh * ow; q++)
+                gp[(b * oh * ow + q) * cout + o] = gf[(b * cout + o) * oh * ow + q];
+    for (size_t i = 0; i < m * cout; i++)
+        bound[i] = ref_dot_bound(&pol, sum_abs[i], want[i]);
+    *st = ref_compare(gp, want, bound, m * cout);
+    free(xf); free(wf); free(col); free(wk); free(want); free(sum_abs); free(bound); free(gf); free(gp);
     return true;
 }
 
@@ -147,8 +207,12 @@ static int validate_model(const char *model, const machine *m, const lower_optio
         char label[256], shape[128];
         snprintf(label, sizeof label, "%s (%s %s)", t->name, graph_shape_str(&t->shape, shape, sizeof shape),
                  graph_dtype_name(t->dtype));
-        bool direct = p && p->op == GRAPH_OP_MATMUL && g->n_inputs == 1 && p->inputs[0] == g->inputs[0];
-        if (direct && check_matmul(g, p, &in[0], &sim[i], o.f16_matmul, &st)) {
+        bool direct = p && (p->op == GRAPH_OP_MATMUL || p->op == GRAPH_OP_CONV) && g->n_inputs == 1 &&
+                      p->inputs[0] == g->inputs[0];
+        if (direct && p->op == GRAPH_OP_CONV && check_conv(g, p, &in[0], &sim[i], &st)) {
+            printf("reference: im2col and cblas_sgemm on the inputs' f32 values; tolerance per element from the "
+                   "AMP's arithmetic (validation/reference.h)\n");
+        } else if (direct && check_matmul(g, p, &in[0], &sim[i], o.f16_matmul, &st)) {
             printf("reference: cblas_sgemm on the inputs' f32 values; tolerance per element from the AMP's "
                    "arithmetic (validation/reference.h)%s\n", o.f16_matmul && sim[i].dtype == GDT_F32 ?
                    " and the rounding of f32 operands to f16 (--f16-matmul)" : "");

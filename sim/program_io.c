@@ -34,9 +34,11 @@ static void dims_text(const tmap_tensor *t, char *buf, size_t size)
         snprintf(buf + at, size - at, "]");
 }
 
-bool program_set_input(engine *g, const tmap_tensor *t, const void *data, size_t size, char *err, size_t err_size)
+bool program_set_input(engine *g, const tmap_tensor *t, const void *given, size_t size, char *err, size_t err_size)
 {
     uint64_t want = program_tensor_bytes(t);
+    const void *data = given;
+    void *stored = NULL;
     if (size != want) {
         char dims[128];
         dims_text(t, dims, sizeof dims);
@@ -44,10 +46,21 @@ bool program_set_input(engine *g, const tmap_tensor *t, const void *data, size_t
                  tmap_dtype_name(t->dtype), (unsigned long long)want);
         return false;
     }
+    if (!tmap_is_identity(t)) {
+        /* The host rearranges the data into the order the tiles keep. */
+        stored = malloc(want ? want : 1);
+        if (!stored) {
+            snprintf(err, err_size, "out of host memory");
+            return false;
+        }
+        tmap_permute(t, given, stored, true);
+        data = stored;
+    }
     for (size_t k = 0; k < t->n_pieces; k++) {
         const tmap_piece *p = &t->pieces[k];
         if (p->stream == TMAP_NO_STREAM) {
             snprintf(err, err_size, "input '%s': piece %zu has no host stream", t->name, k);
+            free(stored);
             return false;
         }
         size_t bytes = (size_t)(p->count * t->element_bytes);
@@ -55,6 +68,7 @@ bool program_set_input(engine *g, const tmap_tensor *t, const void *data, size_t
         uint8_t *buf = calloc(1, padded ? padded : 1);
         if (!buf) {
             snprintf(err, err_size, "out of host memory");
+            free(stored);
             return false;
         }
         memcpy(buf, (const uint8_t *)data + p->first * t->element_bytes, bytes);
@@ -62,9 +76,11 @@ bool program_set_input(engine *g, const tmap_tensor *t, const void *data, size_t
         free(buf);
         if (!ok) {
             snprintf(err, err_size, "out of host memory");
+            free(stored);
             return false;
         }
     }
+    free(stored);
     return true;
 }
 
@@ -87,8 +103,43 @@ void program_random_input(const tmap_tensor *t, uint64_t seed, void *data)
     }
 }
 
+static bool read_stored(const engine *g, const tmap_tensor *t, void *data, bool from_streams, char *err,
+                        size_t err_size);
+
+/* Read in the stored order, then put it in the tensor's own order. */
+static bool read_permuted(const engine *g, const tmap_tensor *t, void *data, bool from_streams, char *err,
+                          size_t err_size)
+{
+    if (tmap_is_identity(t))
+        return read_stored(g, t, data, from_streams, err, err_size);
+    uint64_t bytes = program_tensor_bytes(t);
+    void *stored = malloc(bytes ? bytes : 1);
+    if (!stored) {
+        snprintf(err, err_size, "out of host memory");
+        return false;
+    }
+    bool ok = read_stored(g, t, stored, from_streams, err, err_size);
+    if (ok)
+        tmap_permute(t, stored, data, false);
+    free(stored);
+    return ok;
+}
+
 bool program_read_output(const engine *g, const tmap_tensor *t, void *data, char *err, size_t err_size)
 {
+    return read_permuted(g, t, data, true, err, err_size);
+}
+
+bool program_read_tensor(const engine *g, const tmap_tensor *t, void *data, char *err, size_t err_size)
+{
+    return read_permuted(g, t, data, false, err, err_size);
+}
+
+static bool read_stored(const engine *g, const tmap_tensor *t, void *data, bool from_streams, char *err,
+                        size_t err_size)
+{
+    if (!from_streams)
+        goto tiles;
     for (size_t k = 0; k < t->n_pieces; k++) {
         const tmap_piece *p = &t->pieces[k];
         size_t size = 0;
@@ -102,10 +153,7 @@ bool program_read_output(const engine *g, const tmap_tensor *t, void *data, char
         memcpy((uint8_t *)data + p->first * t->element_bytes, bytes, want);
     }
     return true;
-}
-
-bool program_read_tensor(const engine *g, const tmap_tensor *t, void *data, char *err, size_t err_size)
-{
+tiles:
     for (size_t k = 0; k < t->n_pieces; k++) {
         const tmap_piece *p = &t->pieces[k];
         const ipu_tile *tile = engine_tile(g, p->tile);

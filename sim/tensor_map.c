@@ -45,8 +45,10 @@ tmap_tensor *tmap_add_tensor(tensor_map *m, const char *name, uint32_t dtype, ui
     t->dtype = dtype;
     t->element_bytes = element_bytes;
     t->rank = rank;
-    for (uint32_t i = 0; i < rank; i++)
+    for (uint32_t i = 0; i < rank; i++) {
         t->dims[i] = dims[i];
+        t->perm[i] = i;
+    }
     t->role = role;
     m->n_tensors++;
     return t;
@@ -72,6 +74,43 @@ uint64_t tmap_elements(const tmap_tensor *t)
     for (uint32_t i = 0; i < t->rank; i++)
         n *= t->dims[i];
     return n;
+}
+
+bool tmap_is_identity(const tmap_tensor *t)
+{
+    for (uint32_t d = 0; d < t->rank; d++)
+        if (t->perm[d] != d)
+            return false;
+    return true;
+}
+
+void tmap_permute(const tmap_tensor *t, const void *src, void *dst, bool to_stored)
+{
+    uint64_t n = tmap_elements(t);
+    uint32_t eb = t->element_bytes, r = t->rank;
+    uint64_t stride[TMAP_MAX_RANK], sdims[TMAP_MAX_RANK], idx[TMAP_MAX_RANK] = { 0 };
+    /* stride of the tensor's axes in its row-major order */
+    uint64_t acc = 1;
+    for (uint32_t d = r; d-- > 0;) {
+        stride[d] = acc;
+        acc *= t->dims[d];
+    }
+    for (uint32_t d = 0; d < r; d++)
+        sdims[d] = t->dims[t->perm[d]];
+    for (uint64_t e = 0; e < n; e++) {
+        uint64_t logical = 0;
+        for (uint32_t d = 0; d < r; d++)
+            logical += idx[d] * stride[t->perm[d]];
+        if (to_stored)
+            memcpy((uint8_t *)dst + e * eb, (const uint8_t *)src + logical * eb, eb);
+        else
+            memcpy((uint8_t *)dst + logical * eb, (const uint8_t *)src + e * eb, eb);
+        for (uint32_t d = r; d-- > 0;) {
+            if (++idx[d] < sdims[d])
+                break;
+            idx[d] = 0;
+        }
+    }
 }
 
 const tmap_tensor *tmap_find(const tensor_map *m, const char *name)
@@ -127,7 +166,7 @@ bool tmap_encode(const tensor_map *m, uint8_t **bytes, size_t *size)
 {
     wbuf b = { 0 };
     put(&b, "IPTM", 4);
-    put32(&b, 1);
+    put32(&b, 2);
     put32(&b, (uint32_t)m->n_tensors);
     for (size_t i = 0; i < m->n_tensors; i++) {
         const tmap_tensor *t = &m->tensors[i];
@@ -141,6 +180,8 @@ bool tmap_encode(const tensor_map *m, uint8_t **bytes, size_t *size)
         put32(&b, t->rank);
         for (uint32_t d = 0; d < t->rank; d++)
             put64(&b, t->dims[d]);
+        for (uint32_t d = 0; d < t->rank; d++)
+            put32(&b, t->perm[d]);
         put32(&b, t->role);
         put32(&b, (uint32_t)t->n_pieces);
         for (size_t k = 0; k < t->n_pieces; k++) {
@@ -196,8 +237,8 @@ tensor_map *tmap_decode(const uint8_t *bytes, size_t size, const char *source, c
     uint32_t n = get32(&r);
     if (r.short_read || memcmp(magic, "IPTM", 4) != 0)
         FAIL("%s: tensor map: not a tensor map (bad magic)", source);
-    if (version != 1)
-        FAIL("%s: tensor map: version %u, this ipusim reads version 1", source, version);
+    if (version != 2)
+        FAIL("%s: tensor map: version %u, this ipusim reads version 2", source, version);
     if (n > size / 16)
         FAIL("%s: tensor map: %u tensors cannot fit in %zu bytes", source, n, size);
     for (uint32_t i = 0; i < n; i++) {
@@ -229,6 +270,15 @@ tensor_map *tmap_decode(const uint8_t *bytes, size_t size, const char *source, c
                 FAIL("%s: tensor map: tensor '%s' is too large", source, name);
             elements *= dims[d];
         }
+        uint32_t perm[TMAP_MAX_RANK], seen = 0;
+        for (uint32_t d = 0; d < rank; d++) {
+            perm[d] = get32(&r);
+            if (r.short_read)
+                FAIL("%s: tensor map: tensor '%s' is cut short", source, name);
+            if (perm[d] >= rank || (seen >> perm[d]) & 1)
+                FAIL("%s: tensor map: tensor '%s': its axis order is not a permutation", source, name);
+            seen |= 1u << perm[d];
+        }
         uint32_t role = get32(&r), np = get32(&r);
         if (r.short_read)
             FAIL("%s: tensor map: tensor '%s' is cut short", source, name);
@@ -237,6 +287,8 @@ tensor_map *tmap_decode(const uint8_t *bytes, size_t size, const char *source, c
         tmap_tensor *t = tmap_add_tensor(m, name, dtype, eb, rank, dims, role);
         if (!t)
             FAIL("%s: tensor map: out of host memory", source);
+        for (uint32_t d = 0; d < rank; d++)
+            t->perm[d] = perm[d];
         uint64_t next = 0;
         for (uint32_t k = 0; k < np; k++) {
             uint32_t tile = get32(&r), addr = get32(&r);

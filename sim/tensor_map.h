@@ -9,13 +9,20 @@
  * The simulator, the debugger and the validator use it to feed inputs by
  * name, read outputs and intermediate tensors, and name what they show.
  *
+ * Layout.  A tensor may live on the tiles in a permuted order of its
+ * axes (e.g. an NCHW image kept channels-last, NHWC, for a convolution):
+ * perm[d] is the tensor's axis that is axis d of the stored order, and the
+ * pieces' element numbers count in the stored order.  Feeding and reading
+ * by name (sim/program_io.h) permutes on the host, as Poplar rearranges
+ * data on its host streams.
+ *
  * Encoding (little-endian 32-bit words unless said):
- *   "IPTM" version(1) n_tensors
+ *   "IPTM" version(2) n_tensors
  *   per tensor: name_bytes, the name padded to 4 bytes, dtype (ONNX
  *               TensorProto numbering: 1 f32, 10 f16, 6 i32, ...),
- *               element_bytes, rank, dims (u64 each), role, n_pieces,
- *               then per piece: tile, addr, first element (u64),
- *               elements (u64), stream (TMAP_NO_STREAM if none)
+ *               element_bytes, rank, dims (u64 each), perm (rank words),
+ *               role, n_pieces, then per piece: tile, addr, first element
+ *               (u64), elements (u64), stream (TMAP_NO_STREAM if none)
  * Reading checks every count against the blob's size, the pieces against
  * the tensor's element count (in range, not overlapping), and reports the
  * first problem.
@@ -51,6 +58,7 @@ typedef struct tmap_tensor {
     uint32_t element_bytes;
     uint32_t rank;
     uint64_t dims[TMAP_MAX_RANK];
+    uint32_t perm[TMAP_MAX_RANK]; /* stored axis d is the tensor's axis perm[d] (identity by default) */
     uint32_t role;           /* enum tmap_role bits */
     tmap_piece *pieces;      /* sorted by first element */
     size_t n_pieces, cap_pieces;
@@ -71,6 +79,12 @@ bool tmap_add_piece(tmap_tensor *t, uint32_t tile, uint32_t addr, uint64_t first
                     uint32_t stream);
 
 uint64_t tmap_elements(const tmap_tensor *t);
+/* Whether the stored order is the tensor's own (perm is the identity). */
+bool tmap_is_identity(const tmap_tensor *t);
+/* Reorder between the tensor's row-major order and its stored order
+ * (to_stored: logical -> stored, else stored -> logical); dst and src do
+ * not overlap. */
+void tmap_permute(const tmap_tensor *t, const void *src, void *dst, bool to_stored);
 const tmap_tensor *tmap_find(const tensor_map *m, const char *name);
 /* "f32", "f16", "i32", ... */
 const char *tmap_dtype_name(uint32_t dtype);

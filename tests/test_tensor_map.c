@@ -17,6 +17,8 @@ static tensor_map *sample(void)
     tmap_tensor *a = tmap_add_tensor(m, "input.a", 1, 4, 2, d1, TMAP_INPUT);
     tmap_add_piece(a, 0, 0x80000, 0, 12, 0);
     tmap_add_piece(a, 1, 0x80040, 12, 12, 1);
+    a->perm[0] = 1;                 /* stored transposed: [6, 4] */
+    a->perm[1] = 0;
     tmap_tensor *b = tmap_add_tensor(m, "w", 10, 2, 1, d2, TMAP_WEIGHT);
     tmap_add_piece(b, 3, 0x90000, 0, 5, TMAP_NO_STREAM);
     return m;
@@ -40,6 +42,19 @@ static void test_round_trip(void)
     CU_ASSERT_EQUAL(a->rank, 2);
     CU_ASSERT_EQUAL(a->dims[1], 6);
     CU_ASSERT_EQUAL(tmap_elements(a), 24);
+    CU_ASSERT_EQUAL(a->perm[0], 1);
+    CU_ASSERT_FALSE(tmap_is_identity(a));
+    CU_ASSERT_TRUE(tmap_is_identity(tmap_find(back, "w")));
+    /* Logical [4, 6] row-major -> stored [6, 4] and back. */
+    float logical[24], stored[24], again[24];
+    for (int i = 0; i < 24; i++)
+        logical[i] = (float)i;
+    tmap_permute(a, logical, stored, true);
+    CU_ASSERT_EQUAL(stored[1], 6.0f);      /* stored (0, 1) = logical (1, 0) */
+    CU_ASSERT_EQUAL(stored[4], 1.0f);      /* stored (1, 0) = logical (0, 1) */
+    CU_ASSERT_EQUAL(stored[23], 23.0f);
+    tmap_permute(a, stored, again, false);
+    CU_ASSERT_EQUAL(memcmp(logical, again, sizeof again), 0);
     CU_ASSERT_EQUAL(a->n_pieces, 2);
     CU_ASSERT_EQUAL(a->pieces[1].tile, 1);
     CU_ASSERT_EQUAL(a->pieces[1].addr, 0x80040);
@@ -87,21 +102,24 @@ static void test_malformed(void)
     bad[0] = 'X';
     expect_error(bad, size, "p.elf: tensor map: not a tensor map (bad magic)");
     memcpy(bad, blob, size);
-    bad[4] = 2;
-    expect_error(bad, size, "version 2, this ipusim reads version 1");
+    bad[4] = 1;
+    expect_error(bad, size, "version 1, this ipusim reads version 2");
     memcpy(bad, blob, size);
     memset(bad + size, 0, 4);
     expect_error(bad, size + 4, "4 bytes after the last tensor");
     /* Piece 1 of input.a made to overlap piece 0: first element 12 -> 4.
-     * Offsets: 12 header, 4 len, 8 name, 12 dtype/eb/rank, 16 dims, 8 role/n,
-     * piece 0 (28 bytes), then piece 1: tile, addr, first. */
-    size_t p1_first = 12 + 4 + 8 + 12 + 16 + 8 + 28 + 8;
+     * Offsets: 12 header, 4 len, 8 name, 12 dtype/eb/rank, 16 dims, 8 perm,
+     * 8 role/n, piece 0 (28 bytes), then piece 1: tile, addr, first. */
+    size_t p1_first = 12 + 4 + 8 + 12 + 16 + 8 + 8 + 28 + 8;
     memcpy(bad, blob, size);
     bad[p1_first] = 4;
     expect_error(bad, size, "tensor 'input.a': piece 1 (elements 4..16) is out of order or outside its 24 elements");
     memcpy(bad, blob, size);
     bad[p1_first + 8] = 13;   /* count 13: runs past 24 */
     expect_error(bad, size, "piece 1 (elements 12..25)");
+    memcpy(bad, blob, size);
+    bad[12 + 4 + 8 + 12 + 16] = 0;           /* perm [0, 0] */
+    expect_error(bad, size, "tensor 'input.a': its axis order is not a permutation");
     free(bad);
     free(blob);
     tmap_free(m);

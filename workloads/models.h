@@ -6,6 +6,13 @@
  *                             (weights), A the input "a", C the output "c";
  *                             f16 by default (e.g. matmul:384x1024x4096 is a
  *                             BERT-Large projection at sequence 384)
+ *   resnet50:LAYER[:bN]       one convolution of ResNet-50 v1.5, f16, batch N
+ *                             (default 1): conv1 (7x7 stride 2, 224x224, the
+ *                             input's 3 channels padded to 4, as Graphcore's
+ *                             IPU ResNet-50 does), res2_3x3 (3x3, 64 -> 64 at
+ *                             56x56), res3_3x3s2 (3x3 stride 2, 128 -> 128,
+ *                             56x56 -> 28x28), res3_proj (1x1 stride 2,
+ *                             256 -> 512, the projection shortcut)
  *
  * Synthetic weights are uniform in [-1, 1) / sqrt(K) from a fixed seed, so
  * every compile of a model gives the same executable.

@@ -35,6 +35,20 @@ check "f32 in f16: bound includes the operands' rounding" grep -q "and the round
 check "f32 in f16: within it" grep -q "c (\[33,17\] f32): .* 0 of 561 over tol" <<<"$out"
 expect 1 "f32 operands: the AMP multiplies f16 \(compile with --f16-matmul" -- \
     "$IPUSIM" compile matmul:33x20x17:f32 -o "$WORK/f32.elf"
+# ResNet-50 convolutions: im2col by the exchange into the AMP matmul, the image
+# and the result kept channels-last (the host reorders them), held against an
+# im2col + cblas_sgemm reference element by element.
+out=$("$IPUSIM" validate --model resnet50:res3_3x3s2 2>&1)
+check "strided 3x3 conv passes" grep -q "PASS: 1 of 1 outputs within tolerance" <<<"$out"
+check "strided 3x3 conv: reference is im2col" grep -q "reference: im2col and cblas_sgemm" <<<"$out"
+check "strided 3x3 conv: every element within its bound" grep -q "0 of 100352 over tol" <<<"$out"
+expect 0 "resnet50:res2_3x3:b1 -> .* for gc200: 1 ops" -- "$IPUSIM" compile resnet50:res2_3x3:b1 -o "$WORK/r2.elf"
+# Image in by name in its own NCHW order, result out the same way: a zero image
+# gives a zero result.
+head -c $((64 * 56 * 56 * 2)) /dev/zero > "$WORK/x.bin"
+expect 0 "1 chip x 1472 tiles" -- "$IPUSIM" run "$WORK/r2.elf" --input x="$WORK/x.bin" --output y="$WORK/y.bin"
+check "result is [1,64,56,56] f16 zeros" cmp -s "$WORK/y.bin" "$WORK/x.bin"
+expect 1 "unknown ResNet-50 layer" -- "$IPUSIM" compile resnet50:res9 -o "$WORK/bad.elf"
 expect 1 "expected matmul:MxKxN" -- "$IPUSIM" compile matmul:0x4x4 -o "$WORK/bad.elf"
 check "no executable for a bad model" test ! -e "$WORK/bad.elf"
 
