@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# Bad inputs to `ipusim compile` (tests/BAD_INPUTS.md, "Compiling a model"):
+# each ends in one clear message naming the file (and the node, the tile),
+# a non-zero exit status (1: bad input, 2: bad command line), no panic, and
+# no executable left behind, not even a temporary.  The ONNX models are
+# written here from a few lines of protobuf encoding (python3's standard
+# library only), so every one is exactly the defect it is named after.
+source "$(dirname "$0")/lib.sh"
+
+IPUSIM=$(realpath "$IPUSIM")
+OUT="$WORK/out"      # every executable a failing compile is asked for goes here
+mkdir -p "$OUT"
+cd "$WORK" || exit 1
+
+# refused STATUS REGEX -- COMMAND...: exit status STATUS; the first line of
+# stdout+stderr matches the extended regex REGEX; no panic; nothing in $OUT
+# and no .elf (or temporary) in the working folder, where a compile without
+# -o would write.
+refused() {
+    local status=$1 regex=$2
+    shift 3
+    local out rc first left
+    out=$("$@" 2>&1)
+    rc=$?
+    first=$(head -n 1 <<<"$out")
+    left=$(ls -A "$OUT"; ls -A "$WORK" | grep -v -E '^(out|models)$')
+    if [ "$rc" -ne "$status" ] || ! grep -Eq -- "$regex" <<<"$first" || grep -q "panic" <<<"$out" || [ -n "$left" ]; then
+        echo "FAIL: $*"
+        echo "  exit $rc (expected $status)"
+        echo "  got:      $first"
+        echo "  expected: /$regex/"
+        [ -z "$left" ] || echo "  left behind: $left"
+        FAILED=$((FAILED + 1))
+        rm -rf "${OUT:?}"/* "$OUT"/.[!.]* 2>/dev/null
+        return
+    fi
+    PASSED=$((PASSED + 1))
+}
+
+# ---- the models ---------------------------------------------------------------------
+M="$WORK/models"
+mkdir -p "$M"
+python3 - "$M" <<'EOF'
+import struct, sys
+
+# Protobuf wire format: varints, and length-delimited fields (wire type 2).
+def varint(n):
+    n &= (1 << 64) - 1
+    out = bytearray()
+    while True:
+        b, n = n & 0x7f, n >> 7
+        out.append(b | 0x80 if n else b)
+        if not n:
+            return bytes(out)
+
+def vint(field, n):
+    return varint(field << 3) + varint(n)
+
+def ld(field, b):
+    b = b.encode() if isinstance(b, str) else b
+    return varint(field << 3 | 2) + varint(len(b)) + b
+
+# onnx.proto field numbers (ModelProto, GraphProto, NodeProto, ...).
+def value_info(name, dims):            # ValueInfoProto{name, type{tensor_type{elem_type f32, shape}}}
+    shape = b''.join(ld(1, vint(1, d)) for d in dims)
+    return ld(1, name) + ld(2, ld(1, vint(1, 1) + ld(2, shape)))
+
+def attr_int(name, v):                 # AttributeProto{name, type INT, i}
+    return ld(1, name) + vint(20, 2) + vint(3, v)
+
+def node(op, ins, outs, name, attrs=()):
+    return (b''.join(ld(1, i) for i in ins) + b''.join(ld(2, o) for o in outs) + ld(3, name) + ld(4, op)
+            + b''.join(ld(5, a) for a in attrs))
+
+def initializer(name, dims, value):    # TensorProto{dims, data_type f32, name, raw_data}
+    n = 1
+    for d in dims:
+        n *= d
+    return b''.join(vint(1, d) for d in dims) + vint(2, 1) + ld(8, name) + ld(9, struct.pack('<f', value) * n)
+
+def model(nodes, inputs, outputs, inits=()):
+    g = (b''.join(ld(1, n) for n in nodes) + ld(2, 'g') + b''.join(ld(5, t) for t in inits)
+         + b''.join(ld(11, value_info(*i)) for i in inputs) + b''.join(ld(12, value_info(*o)) for o in outputs))
+    return vint(1, 8) + ld(2, 'ipusim-test') + ld(7, g) + ld(8, ld(1, '') + vint(2, 13))
+
+def write(name, data):
+    with open(sys.argv[1] + '/' + name, 'wb') as f:
+        f.write(data)
+
+good = model([node('MatMul', ['a', 'b'], ['c'], 'mm')], [('a', [3, 4])], [('c', [3, 6])],
+             [initializer('b', [4, 6], 0.25)])
+write('good.onnx', good)
+write('truncated.onnx', good[:len(good) // 2])
+write('not_onnx.onnx', b'this is not an ONNX model\n')
+write('cycle.onnx', model([node('Add', ['x', 't2'], ['t1'], 'add1'), node('Relu', ['t1'], ['t2'], 'relu1')],
+                          [('x', [2, 2])], [('t2', [2, 2])]))
+write('unknown_op.onnx', model([node('FooBar', ['x'], ['y'], 'foo1')], [('x', [2, 2])], [('y', [2, 2])]))
+write('shapes.onnx', model([node('MatMul', ['a', 'b'], ['c'], 'mm_bad')], [('a', [3, 4])], [('c', [3, 6])],
+                           [initializer('b', [5, 6], 0.25)]))
+write('undefined.onnx', model([node('MatMul', ['a', 'w'], ['c'], 'mm_w')], [('a', [3, 4])], [('c', [3, 6])]))
+write('too_large.onnx', model([node('MatMul', ['a', 'b'], ['c'], 'mm_big')], [('a', [100000, 2000])],
+                              [('c', [100000, 64])], [initializer('b', [2000, 64], 0.5)]))
+write('two_activations.onnx', model([node('MatMul', ['a', 'b'], ['c'], 'mm_act')], [('a', [3, 4]), ('b', [4, 6])],
+                                    [('c', [3, 6])]))
+write('conv_group.onnx', model([node('Conv', ['x', 'w'], ['y'], 'conv_g2', [attr_int('group', 2)])],
+                               [('x', [1, 4, 8, 8])], [('y', [1, 4, 8, 8])], [initializer('w', [4, 2, 1, 1], 0.5)]))
+EOF
+check "the models were written" test -s "$M/conv_group.onnx"
+
+# The encoder is right: the good model compiles (its f32 MatMul in f16).
+expect 0 "good.onnx -> $OUT/good.elf" -- "$IPUSIM" compile "$M/good.onnx" -o "$OUT/good.elf" --f16-matmul --tiles 4
+check "the good model's executable" test -s "$OUT/good.elf"
+rm -f "$OUT/good.elf"
+
+# ---- bad files ---------------------------------------------------------------------
+refused 1 "^ipusim: .*/truncated\.onnx: not a valid ONNX model \(protobuf parse failed\)$" -- \
+    "$IPUSIM" compile "$M/truncated.onnx" -o "$OUT/x.elf"
+refused 1 "^ipusim: .*/not_onnx\.onnx: not a valid ONNX model \(protobuf parse failed\)$" -- \
+    "$IPUSIM" compile "$M/not_onnx.onnx" -o "$OUT/x.elf"
+refused 1 "^ipusim: nosuch\.onnx: cannot open: No such file or directory$" -- \
+    "$IPUSIM" compile nosuch.onnx -o "$OUT/x.elf"
+refused 1 "^ipusim: .*/truncated\.onnx: not a valid ONNX model" -- \
+    "$IPUSIM" compile "$M/truncated.onnx"                      # default output: none written here
+
+# ---- bad graphs ---------------------------------------------------------------------
+refused 1 "^ipusim: .*/cycle\.onnx: graph has a cycle: node 'relu1' \(Relu\) -> node 'add1' \(Add\) -> node 'relu1' \(Relu\)$" -- \
+    "$IPUSIM" compile "$M/cycle.onnx" -o "$OUT/x.elf"
+refused 1 "^ipusim: .*/unknown_op\.onnx: unsupported op 'FooBar' in node 'foo1'$" -- \
+    "$IPUSIM" compile "$M/unknown_op.onnx" -o "$OUT/x.elf"
+refused 1 "^ipusim: .*/shapes\.onnx: node 'mm_bad' \(MatMul\): inner dimensions differ: \[3,4\] x \[5,6\]$" -- \
+    "$IPUSIM" compile "$M/shapes.onnx" -o "$OUT/x.elf" --f16-matmul
+refused 1 "^ipusim: .*/undefined\.onnx: node 'mm_w' \(MatMul\): input 'w' is missing$" -- \
+    "$IPUSIM" compile "$M/undefined.onnx" -o "$OUT/x.elf"
+
+# ---- what the lowering refuses --------------------------------------------------------
+refused 1 "^ipusim: .*/conv_group\.onnx: node 'conv_g2' \(Conv\): grouped convolutions are not yet supported$" -- \
+    "$IPUSIM" compile "$M/conv_group.onnx" -o "$OUT/x.elf"
+refused 1 "^ipusim: .*/two_activations\.onnx: node 'mm_act' \(MatMul\): the second operand is not a constant" -- \
+    "$IPUSIM" compile "$M/two_activations.onnx" -o "$OUT/x.elf" --f16-matmul
+refused 1 "^ipusim: .*/good\.onnx: node 'mm' \(MatMul\): f32 operands: the AMP multiplies f16 \(compile with --f16-matmul" -- \
+    "$IPUSIM" compile "$M/good.onnx" -o "$OUT/x.elf"
+
+# ---- does not fit in tile memory: the tile and the bytes ------------------------------
+refused 1 "^ipusim: does not fit: tile 0 needs 568064 bytes more for input 'a', with 0 of its 638976 bytes in use" -- \
+    "$IPUSIM" compile "$M/too_large.onnx" -o "$OUT/x.elf" --f16-matmul
+refused 1 "^ipusim: matmul:100000x2000x64: node 'matmul' \(MatMul\): does not fit: a tile needs at least 36032 bytes .* a tile has 638976$" -- \
+    "$IPUSIM" compile matmul:100000x2000x64 -o "$OUT/x.elf"
+
+# ---- bad built-in specs and options ------------------------------------------------------
+refused 1 "^ipusim: matmul:0x4x4: expected matmul:MxKxN\[:f16\|:f32\] with M, K, N positive$" -- \
+    "$IPUSIM" compile matmul:0x4x4 -o "$OUT/x.elf"
+refused 1 "^ipusim: matmul:axb: expected matmul:MxKxN\[:f16\|:f32\] with M, K, N positive$" -- \
+    "$IPUSIM" compile matmul:axb -o "$OUT/x.elf"
+refused 2 "^ipusim compile: unknown option '--bogus'$" -- \
+    "$IPUSIM" compile matmul:4x4x4 --bogus -o "$OUT/x.elf"
+refused 2 "^ipusim compile: --tiles: '0' is not a tile count$" -- \
+    "$IPUSIM" compile matmul:4x4x4 --tiles 0 -o "$OUT/x.elf"
+refused 2 "^ipusim compile: no model given$" -- \
+    "$IPUSIM" compile -o "$OUT/x.elf"
+refused 2 "^ipusim compile: unexpected argument 'matmul:8x8x8'$" -- \
+    "$IPUSIM" compile matmul:4x4x4 matmul:8x8x8 -o "$OUT/x.elf"
+
+finish
