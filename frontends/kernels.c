@@ -11,6 +11,7 @@
 
 #include "workloads/codelets/elementwise.h"
 #include "workloads/codelets/matmul.h"
+#include "workloads/codelets/pack.h"
 #include "workloads/codelets/rowwise.h"
 
 const uint32_t KERNEL_COPY_WORDS = COPY_V_WORDS;
@@ -24,6 +25,7 @@ const uint32_t KERNEL_MATMUL_SCRATCH_BYTES = MATMUL_F16_SCRATCH_BYTES;
 const uint32_t KERNEL_REDUCE_WORDS = REDUCE_ROWS_V_WORDS;
 const uint32_t KERNEL_REDUCE_MAX_COLS = ROWWISE_MAX_COLS;
 const uint32_t KERNEL_ROW_MAX_COLS = ROWWISE_MAX_COLS;
+const uint32_t KERNEL_PACK_WORDS = PACK_V_WORDS;
 
 /* Measured tile cycles per element with six workers at a large size (the
  * tables in the codelets' headers); the planner only compares them. */
@@ -48,6 +50,7 @@ bool kernel_symbols_find(const codelet_library *lib, kernel_symbols *k, char *er
         SYM(vtx_copy, true), SYM(vtx_unary_f32, true), SYM(vtx_binary_f32, true),
         SYM(vtx_cast_f32_to_f16, true), SYM(vtx_cast_f16_to_f32, true), SYM(vtx_softmax_rows_f32, true),
         SYM(vtx_layernorm_rows_f32, true), SYM(vtx_reduce_rows_f32, true), SYM(sv_matmul_f16, true), SYM(sv_matmul_f32, false),
+        SYM(vtx_pack_b_f16, true),
 #undef SYM
     };
     memset(k, 0, sizeof *k);
@@ -181,4 +184,15 @@ void kernel_reduce_record(uint32_t *rec, uint32_t in, uint32_t out, uint32_t row
     rec[REDUCE_ROWS_V_IN_STEP] = row_step_bytes;
     rec[REDUCE_ROWS_V_OP] = ops[op];
     rec[REDUCE_ROWS_V_SCALE] = bits(scale);
+}
+
+void kernel_pack_record(uint32_t *rec, uint32_t src, uint32_t dst, uint32_t blocks, uint32_t groups,
+                        uint32_t k_step, uint32_t n_step)
+{
+    rec[PACK_V_SRC] = src;
+    rec[PACK_V_DST] = dst;
+    rec[PACK_V_BLOCKS] = blocks;
+    rec[PACK_V_GROUPS] = groups;
+    rec[PACK_V_K_STEP] = k_step;
+    rec[PACK_V_N_STEP] = n_step;
 }

@@ -84,6 +84,13 @@ const char *lw_node_label(const graph_node *n, int index, char *buf, size_t size
 
 /* ---- tile memory --------------------------------------------------------- */
 
+uint32_t lw_tile_of(lowering *lw, uint32_t i)
+{
+    if (i + 1 > lw->op_tiles)
+        lw->op_tiles = i + 1;
+    return (lw->op_base + i) % lw->tiles;
+}
+
 
 static uint32_t lw_tile_used_bytes(const lowering *lw, const ltile *t)
 {
@@ -119,8 +126,8 @@ uint32_t lw_tile_alloc(lowering *lw, uint32_t tile, uint64_t bytes, enum region_
         }
     }
     uint32_t total = lw->mem_end - ISA_MEMORY_BASE;
-    lw_fail(lw, "does not fit: tile %u needs %llu bytes more for %s, with %u of its %u bytes in use "
-         "(%u bytes are the kernel library)", tile, (unsigned long long)need, what, lw_tile_used_bytes(lw, t),
+    lw_fail(lw, "%s: does not fit: tile %u needs %llu bytes more for %s, with %u of its %u bytes in use "
+         "(%u bytes are the kernel library)", lw->g->source, tile, (unsigned long long)need, what, lw_tile_used_bytes(lw, t),
          total, (lw->r0_start - ISA_MEMORY_BASE) + (lw->r1_start - ISA_REGION1_BASE));
     return 0;
 }
@@ -520,9 +527,10 @@ bool lw_place_linear(lowering *lw, int out, uint64_t gran, uint32_t tiles, const
     for (uint32_t i = 0; i < tiles && !lw->failed; i++) {
         if (h[i] == l[i])
             continue;
-        uint32_t a = lw_tile_alloc(lw, i, (h[i] - l[i]) * lo->eb, PREFER_REGION1, 8, what);
+        uint32_t tile = lw_tile_of(lw, i);
+        uint32_t a = lw_tile_alloc(lw, tile, (h[i] - l[i]) * lo->eb, PREFER_REGION1, 8, what);
         if (a)
-            lw_add_piece(lw, out, i, a, l[i], h[i] - l[i]);
+            lw_add_piece(lw, out, tile, a, l[i], h[i] - l[i]);
     }
     free(l);
     free(h);
@@ -954,7 +962,7 @@ static bool lower_input(lowering *lw, int t)
         uint64_t cols = (uint64_t)g->shape.dims[g->shape.rank - 1];
         for (uint64_t r = 0, i = 0; r * cols < total && !lw->failed; r += rows, i++) {
             uint64_t n = (total - r * cols < rows * cols ? total - r * cols : rows * cols);
-            uint32_t tile = (uint32_t)(i * step);
+            uint32_t tile = lw_tile_of(lw, (uint32_t)(i * step));
             uint32_t a = lw_tile_alloc(lw, tile, n * eb, PREFER_REGION0, 8, what);
             if (a)
                 lw_add_piece(lw, t, tile, a, r * cols, n);
@@ -1214,6 +1222,10 @@ ipu_exe *lower_graph(const graph *g, const lower_options *o, lower_report *repor
         if (folded)
             continue;
         lw.rep->ops++;
+        /* Each op starts where the previous one's tiles ended, so no tile
+         * holds the first piece of everything. */
+        lw.op_base = (lw.op_base + lw.op_tiles) % lw.tiles;
+        lw.op_tiles = 0;
         int f;
         if (is_view(n->op))
             lower_view(&lw, n);
@@ -1228,7 +1240,9 @@ ipu_exe *lower_graph(const graph *g, const lower_options *o, lower_report *repor
                 lower_view(&lw, n);
             else
                 lower_unary(&lw, n, i, f, 0, 0);
-        } else if (is_runs(n->op))
+        } else if (n->op == GRAPH_OP_TRANSPOSE && lw_transpose_into_matmul(g, n->outputs[0]))
+            ;                         /* read transposed by the MatMul that uses it */
+        else if (is_runs(n->op))
             lw_lower_runs(&lw, n, i);
         else if (n->op == GRAPH_OP_CAST)
             lw_lower_cast(&lw, n, i);

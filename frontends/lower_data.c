@@ -315,25 +315,26 @@ bool lw_lower_reduce(lowering *lw, const graph_node *n, int index)
     uint32_t *src = calloc(tiles, sizeof *src);
     for (uint32_t t = 0; src && t < tiles && !lw->failed; t++)
         if (h[t] > l[t])
-            src[t] = lw_fetch(lw, in, l[t] * cols, (h[t] - l[t]) * cols, t, PREFER_REGION1);
+            src[t] = lw_fetch(lw, in, l[t] * cols, (h[t] - l[t]) * cols, lw_tile_of(lw, t), PREFER_REGION1);
     if (!lw->failed)
         lw_end_phase(lw);
-    for (uint32_t t = 0; src && t < tiles && !lw->failed; t++) {
-        if (h[t] == l[t])
+    for (uint32_t ti = 0; src && ti < tiles && !lw->failed; ti++) {
+        uint32_t t = lw_tile_of(lw, ti);
+        if (h[ti] == l[ti])
             continue;
-        uint32_t o = lw_tile_alloc(lw, t, (h[t] - l[t]) * 4, PREFER_REGION1, 8, what);
+        uint32_t o = lw_tile_alloc(lw, t, (h[ti] - l[ti]) * 4, PREFER_REGION1, 8, what);
         if (!o)
             break;
-        lw_add_piece(lw, out, t, o, l[t], h[t] - l[t]);
+        lw_add_piece(lw, out, t, o, l[ti], h[ti] - l[ti]);
         uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
-        lw_worker_split((h[t] - l[t] + 1) / 2, wl, wh);
+        lw_worker_split((h[ti] - l[ti] + 1) / 2, wl, wh);
         uint32_t *recs[CODELET_WORKERS];
         uint32_t off = lw_six_records(lw, t, KERNEL_REDUCE_WORDS, recs);
         if (lw->failed)
             break;
         for (int w = 0; w < CODELET_WORKERS; w++) {
-            uint64_t r0 = wl[w] * 2, r1 = wh[w] * 2 < h[t] - l[t] ? wh[w] * 2 : h[t] - l[t];
-            kernel_reduce_record(recs[w], src[t] + (uint32_t)(r0 * cols * 4), o + (uint32_t)(r0 * 4),
+            uint64_t r0 = wl[w] * 2, r1 = wh[w] * 2 < h[ti] - l[ti] ? wh[w] * 2 : h[ti] - l[ti];
+            kernel_reduce_record(recs[w], src[ti] + (uint32_t)(r0 * cols * 4), o + (uint32_t)(r0 * 4),
                                  (uint32_t)(r1 > r0 ? r1 - r0 : 0), (uint32_t)cols, (uint32_t)cols * 4, op,
                                  1.0f / (float)cols);
         }

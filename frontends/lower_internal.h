@@ -79,6 +79,7 @@ typedef struct lowering {
     uint32_t next_in_stream, next_out_stream;
     tensor_map *tmap;
     uint64_t phase_bytes;
+    uint32_t op_base, op_tiles;       /* the current op's tiles start at op_base (lw_tile_of) */
     char *err;
     size_t err_size;
     bool failed;
@@ -91,6 +92,10 @@ bool lw_unsupported(lowering *lw, const graph_node *n, int index, const char *wh
 const char *lw_node_label(const graph_node *n, int index, char *buf, size_t size);
 bool lw_push_word(lowering *lw, word_vec *v, uint32_t w);
 const graph_tensor *lw_gt(const lowering *lw, int t);
+
+/* The op's i-th tile: tiles are numbered from where the previous op's
+ * ended (round the chip), so that the first tiles do not fill up. */
+uint32_t lw_tile_of(lowering *lw, uint32_t i);
 
 /* Tile memory: a block aligned to `align` (8, 16, ... bytes) with the
  * codelets' read slack after it; 0 when it does not fit (lw failed with
@@ -135,6 +140,10 @@ bool lw_matmul_input_layout(lowering *lw, int tensor, uint64_t *rows, uint32_t *
 /* Whether graph input `tensor` feeds a convolution that wants it
  * channels-last (then it is placed in NHWC order). */
 bool lw_conv_input_layout(const graph *g, int tensor);
+/* Whether tensor t is made by a Transpose of its last two axes that only
+ * feeds MatMuls as their second operand (they read its input instead, and
+ * the Transpose is not lowered). */
+bool lw_transpose_into_matmul(const graph *g, int t);
 bool lw_matmul_supported(const graph *g, const graph_node *n, const char **why);
 bool lw_lower_matmul(lowering *lw, const graph_node *n, int index);
 /* lower_data.c: data movement in runs (Transpose, Slice, Concat, Expand,

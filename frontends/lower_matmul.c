@@ -40,9 +40,86 @@ typedef struct mm_shape {
     /* A convolution as a matmul: A's rows are the im2col rows of X kept
      * channels-last (output pixel p: KH x KW runs of C channels), K is
      * ordered (kh, kw, c), B is W [Cout, C, KH, KW] reordered to [K, Cout]. */
+    /* B computed at run time (attention): per batch item b of `batch`,
+     * C_b = A_b B_b; B read from b_src, which is B itself or, when
+     * b_transposed, the [.., N, K] tensor a Transpose of the last two
+     * axes made B from (the Transpose itself is never lowered). */
+    bool b_act, b_transposed;
+    int b_src;
+    uint64_t batch;
     bool conv;
     int64_t n_img, c_in, h, w, kh, kw, sh, sw, ph, pw, oh, ow;
 } mm_shape;
+
+/* The Transpose that made tensor t, when it swaps the last two axes and
+ * every user of t is a MatMul taking it as its second operand: the
+ * matmul reads the Transpose's input instead. */
+bool lw_transpose_into_matmul(const graph *g, int t)
+{
+    const graph_tensor *tt = &g->tensors[t];
+    if (tt->producer < 0 || g->nodes[tt->producer].op != GRAPH_OP_TRANSPOSE || tt->is_output)
+        return false;
+    const graph_node *tr = &g->nodes[tt->producer];
+    int r = tt->shape.rank;
+    const graph_attr *perm = graph_attr_find(tr, "perm");
+    if (r < 2 || !perm || (int)perm->n != r || perm->ints[r - 1] != r - 2 || perm->ints[r - 2] != r - 1)
+        return false;
+    for (int d = 0; d < r - 2; d++)
+        if (perm->ints[d] != d)
+            return false;
+    bool used = false;
+    for (int i = 0; i < g->n_nodes; i++)
+        for (int k = 0; k < g->nodes[i].n_inputs; k++)
+            if (g->nodes[i].inputs[k] == t) {
+                if (g->nodes[i].op != GRAPH_OP_MATMUL || k != 1 || g->tensors[g->nodes[i].inputs[0]].data)
+                    return false;
+                used = true;
+            }
+    return used;
+}
+
+static bool describe_activation_b(const graph *g, const graph_node *n, mm_shape *s, const char **why)
+{
+    const graph_tensor *ta = &g->tensors[s->a], *tb = &g->tensors[s->b];
+    if (n->op != GRAPH_OP_MATMUL) {
+        *why = "a second operand computed at run time is lowered for MatMul only";
+        return false;
+    }
+    if (ta->dtype != GDT_F32 || tb->dtype != GDT_F32) {
+        *why = "a second operand computed at run time must be f32 (computed in f16 on the AMP with --f16-matmul)";
+        return false;
+    }
+    int ra = ta->shape.rank, rb = tb->shape.rank;
+    if (ra < 2 || rb < 2 || ra != rb) {
+        *why = "operands computed at run time need the same rank, at least 2";
+        return false;
+    }
+    for (int d = 0; d < ra - 2; d++)
+        if (ta->shape.dims[d] != tb->shape.dims[d]) {
+            *why = "broadcast batch dimensions are not yet supported";
+            return false;
+        }
+    s->f32_inputs = true;
+    s->b_act = true;
+    s->m = (uint64_t)ta->shape.dims[ra - 2];
+    s->k = (uint64_t)ta->shape.dims[ra - 1];
+    s->n = (uint64_t)tb->shape.dims[rb - 1];
+    uint64_t per_item = s->m * s->k;
+    s->batch = per_item ? (uint64_t)graph_shape_numel(&ta->shape) / per_item : 1;
+    if ((uint64_t)tb->shape.dims[rb - 2] != s->k) {
+        *why = "inner dimensions differ";
+        return false;
+    }
+    if (lw_transpose_into_matmul(g, s->b)) {
+        s->b_transposed = true;
+        s->b_src = g->nodes[tb->producer].inputs[0];
+    }
+    if (!s->m || !s->k || !s->n) {
+        *why = "empty matmul";
+        return false;
+    }
+    return true;
+}
 
 static bool describe(const graph *g, const graph_node *n, mm_shape *s, const char **why)
 {
@@ -52,11 +129,11 @@ static bool describe(const graph *g, const graph_node *n, mm_shape *s, const cha
     s->bias = n->n_inputs > 2 ? n->inputs[2] : -1;
     s->out = n->outputs[0];
     s->activation = -1;
+    s->batch = 1;
+    s->b_src = s->b;
     const graph_tensor *ta = &g->tensors[s->a], *tb = &g->tensors[s->b];
-    if (!tb->data) {
-        *why = "the second operand is not a constant (matmul of two activations is not yet supported)";
-        return false;
-    }
+    if (!tb->data)
+        return describe_activation_b(g, n, s, why);
     if (tb->shape.rank != 2 || ta->shape.rank < 1) {
         *why = "only a 2-D constant second operand is supported";
         return false;
@@ -131,6 +208,8 @@ static bool describe_conv(const graph *g, const graph_node *n, mm_shape *s, cons
     s->out = n->outputs[0];
     s->activation = -1;
     s->conv = true;
+    s->batch = 1;
+    s->b_src = s->b;
     const graph_tensor *x = &g->tensors[s->a], *wt = &g->tensors[s->b];
     if (x->shape.rank != 4 || !wt->data || wt->shape.rank != 4) {
         *why = "only 2-D convolutions with constant weights are lowered";
@@ -263,21 +342,25 @@ static bool plan_grid(const lowering *lw, const mm_shape *s, mm_grid *best)
     uint64_t ngroups = (s->n + 7) / 8;
     memset(best, 0, sizeof *best);
     best->cycles = 1e300;
-    for (uint32_t gn = 1; gn <= lw->tiles && gn <= ngroups; gn++) {
+    /* Batch items (attention heads) side by side, each with its grid. */
+    uint32_t tiles = s->batch && s->batch <= lw->tiles ? (uint32_t)(lw->tiles / s->batch) : 0;
+    for (uint32_t gn = 1; gn <= tiles && gn <= ngroups; gn++) {
         uint64_t nt = (ngroups + gn - 1) / gn * 8;
         if (gn > 1 && (ngroups + gn - 2) / (gn - 1) == (ngroups + gn - 1) / gn)
             continue;                                      /* same block width as gn - 1 */
-        uint32_t max_gm = lw->tiles / gn;
+        uint32_t max_gm = tiles / gn;
         for (uint32_t gm = 1; gm <= max_gm && gm <= s->m; gm++) {
             uint64_t mt = (s->m + gm - 1) / gm;
             if (gm > 1 && (s->m + gm - 2) / (gm - 1) == mt)
                 continue;
             uint64_t bytes = mt * kp * 2 + (s->f32_inputs ? mt * kp * 4 : 0) + kp * nt * 2 + mt * nt * 4 +
-                             (g->tensors[s->out].dtype == GDT_F16 ? mt * nt * 2 : 0) + nt * 4 + 4096;
+                             (g->tensors[s->out].dtype == GDT_F16 ? mt * nt * 2 : 0) + nt * 4 + 4096 +
+                             (s->b_act ? kp * nt * 4 : 0);
             if (bytes > avail || mt * kp * 2 > 0x80000 - 0x50000)
                 continue;
             double c = matmul_cycles(mt, kp, nt) + (double)(mt * s->k * in_eb) / 4.0 + (double)(mt * nt) +
-                       (s->f32_inputs ? (double)(mt * kp) : 0.0);
+                       (s->f32_inputs ? (double)(mt * kp) : 0.0) +
+                       (s->b_act ? (double)(kp * nt) * 1.4 : 0.0);   /* receive B's block, pack it */
             if (c < best->cycles * 0.999) {
                 *best = (mm_grid){ gm, gn, mt, nt, kp, c };
             }
@@ -355,14 +438,16 @@ bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
     /* B as f16, K x N, padded to kp x (gn * nt) with zeros, for packing. */
     const graph_tensor *tb = &g->tensors[s.b];
     const uint64_t np = (uint64_t)gn * nt;
-    f16_t *bfull = calloc(kp * np, sizeof *bfull);
+    const uint32_t per_batch = gm * gn;
+    f16_t *bfull = calloc(s.b_act ? 1 : kp * np, sizeof *bfull);
     f16_t *block = malloc(kp * nt * sizeof *block), *packed = malloc(kp * nt * sizeof *packed);
-    uint32_t *a_addr = calloc((size_t)gm * gn, sizeof *a_addr);
-    if (!bfull || !block || !packed || !a_addr) {
-        free(bfull); free(block); free(packed); free(a_addr);
+    uint32_t *a_addr = calloc((size_t)per_batch * s.batch, sizeof *a_addr);
+    uint32_t *b_addr = calloc((size_t)per_batch * s.batch, sizeof *b_addr);
+    if (!bfull || !block || !packed || !a_addr || !b_addr) {
+        free(bfull); free(block); free(packed); free(a_addr); free(b_addr);
         return lw_fail(lw, "out of host memory");
     }
-    for (uint64_t kk = 0; kk < s.k; kk++)
+    for (uint64_t kk = 0; kk < s.k && !s.b_act; kk++)
         for (uint64_t j = 0; j < s.n; j++) {
             size_t src = s.trans_b ? j * s.k + kk : kk * s.n + j;
             if (s.conv) {
@@ -379,12 +464,36 @@ bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
     snprintf(what, sizeof what, "matmul '%s'", g->tensors[s.out].name);
     /* Rows of A: fetched row by row when K needs padding (the padded
      * columns stay zero: the buffer is fresh memory), else as one range. */
+    for (uint64_t bt = 0; bt < s.batch && !lw->failed; bt++)
     for (uint32_t i = 0; i < gm && !lw->failed; i++) {
         uint64_t m0 = i * mt, m1 = m0 + mt < s.m ? m0 + mt : s.m;
         if (m0 >= m1)
             continue;
+        const uint64_t a_off = bt * s.m * s.k;      /* this batch item's A */
         for (uint32_t j = 0; j < gn && !lw->failed; j++) {
-            uint32_t tile = i * gn + j;
+            uint32_t slot = (uint32_t)(bt * per_batch) + i * gn + j;
+            uint32_t tile = lw_tile_of(lw, slot);
+            if (s.b_act) {
+                /* This batch item's block of B (f32), zero-padded to kp x nt:
+                 * rows of B, or rows of B^T when a Transpose made B. */
+                uint64_t n0 = j * nt, n1 = n0 + nt < s.n ? n0 + nt : s.n;
+                if (n0 < s.n) {
+                    uint32_t buf = lw_tile_alloc(lw, tile, kp * nt * 4, PREFER_REGION1, 8, what);
+                    if (!buf || !lw_tile_data(lw, tile, buf, NULL, (uint32_t)(kp * nt * 4), "zeros"))
+                        break;
+                    const uint64_t b_off = bt * s.k * s.n;
+                    if (s.b_transposed) {
+                        for (uint64_t q = n0; q < n1 && !lw->failed; q++)
+                            lw_fetch_into(lw, s.b_src, b_off + q * s.k, s.k, tile,
+                                          buf + (uint32_t)((q - n0) * kp * 4));
+                    } else {
+                        for (uint64_t kk = 0; kk < s.k && !lw->failed; kk++)
+                            lw_fetch_into(lw, s.b_src, b_off + kk * s.n + n0, n1 - n0, tile,
+                                          buf + (uint32_t)(kk * nt * 4));
+                    }
+                    b_addr[slot] = buf;
+                }
+            }
             if (s.conv) {
                 /* im2col: row p gets, for each (kh, kw) inside the image,
                  * the C channels of X at (ih, iw); padding stays zero. */
@@ -415,9 +524,9 @@ bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
                         lw_fetch_into(lw, s.a, first, (uint64_t)((x1 - x0) * s.c_in), tile, dst);
                     }
                 }
-                a_addr[tile] = buf;
+                a_addr[slot] = buf;
             } else if (kp == s.k && !s.f32_inputs) {
-                a_addr[tile] = lw_fetch(lw, s.a, m0 * s.k, (m1 - m0) * s.k, tile, PREFER_REGION0);
+                a_addr[slot] = lw_fetch(lw, s.a, a_off + m0 * s.k, (m1 - m0) * s.k, tile, PREFER_REGION0);
             } else {
                 /* Rows padded to kp (the padding stays zero: fresh memory,
                  * loaded as zeros), f32 ones cast to f16 later. */
@@ -426,12 +535,12 @@ bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
                 if (!buf || !lw_tile_data(lw, tile, buf, NULL, (uint32_t)((m1 - m0) * rb), "zeros"))
                     break;
                 if (kp == s.k) {
-                    lw_fetch_into(lw, s.a, m0 * s.k, (m1 - m0) * s.k, tile, buf);
+                    lw_fetch_into(lw, s.a, a_off + m0 * s.k, (m1 - m0) * s.k, tile, buf);
                 } else {
                     for (uint64_t r = m0; r < m1 && !lw->failed; r++)
-                        lw_fetch_into(lw, s.a, r * s.k, s.k, tile, buf + (uint32_t)((r - m0) * rb));
+                        lw_fetch_into(lw, s.a, a_off + r * s.k, s.k, tile, buf + (uint32_t)((r - m0) * rb));
                 }
-                a_addr[tile] = buf;
+                a_addr[slot] = buf;
             }
         }
     }
@@ -441,16 +550,19 @@ bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
     /* Per tile: the packed weights, C, the record; then the epilogue. */
     ltensor *lo = &lw->ts[s.out];
     bool out_f16 = g->tensors[s.out].dtype == GDT_F16;
+    for (uint64_t bt = 0; bt < s.batch && !lw->failed; bt++)
     for (uint32_t i = 0; i < gm && !lw->failed; i++) {
         uint64_t m0 = i * mt, m1 = m0 + mt < s.m ? m0 + mt : s.m;
         if (m0 >= m1)
             continue;
+        const uint64_t c_off = bt * s.m * s.n;      /* this batch item's C */
         for (uint32_t j = 0; j < gn && !lw->failed; j++) {
-            uint32_t tile = i * gn + j;
+            uint32_t slot = (uint32_t)(bt * per_batch) + i * gn + j;
+            uint32_t tile = lw_tile_of(lw, slot);
             uint64_t n0 = j * nt, n1 = n0 + nt < s.n ? n0 + nt : s.n;
             if (n0 >= s.n)
                 continue;
-            uint32_t a = a_addr[tile];
+            uint32_t a = a_addr[slot];
             if (s.f32_inputs) {
                 /* Cast the f32 rows to f16 in place of a new buffer. */
                 uint32_t a16 = lw_tile_alloc(lw, tile, (m1 - m0) * kp * 2, PREFER_REGION0, 8, what);
@@ -467,10 +579,24 @@ bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
                 lw_step_run(lw, tile, lw->k.vtx_cast_f32_to_f16, off, ((KERNEL_CAST_WORDS + 1u) & ~1u) * 4);
                 a = a16;
             }
-            for (uint64_t kk = 0; kk < kp; kk++)
-                memcpy(block + kk * nt, bfull + kk * np + n0, nt * sizeof *block);
-            matmul_pack_weights(block, kp, nt, MATMUL_PARTIALS_F32, packed);
             uint32_t b = lw_tile_alloc(lw, tile, kp * nt * 2, PREFER_REGION1, 16, what);
+            if (s.b_act && b) {
+                /* Pack the received block on the tile: groups shared out. */
+                uint32_t *recs[CODELET_WORKERS];
+                uint32_t off = lw_six_records(lw, tile, KERNEL_PACK_WORDS, recs);
+                uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
+                lw_worker_split(nt / 8, wl, wh);
+                uint32_t ks = s.b_transposed ? 4 : (uint32_t)nt * 4, ns = s.b_transposed ? (uint32_t)kp * 4 : 4;
+                for (int w = 0; w < CODELET_WORKERS && recs[0]; w++)
+                    kernel_pack_record(recs[w], b_addr[slot] + (uint32_t)(wl[w] * 8 * ns),
+                                       b + (uint32_t)(wl[w] * (kp / 16) * 256), (uint32_t)(kp / 16),
+                                       (uint32_t)(wh[w] - wl[w]), ks, ns);
+                lw_step_run(lw, tile, lw->k.vtx_pack_b_f16, off, ((KERNEL_PACK_WORDS + 1u) & ~1u) * 4);
+            } else if (b) {
+                for (uint64_t kk = 0; kk < kp; kk++)
+                    memcpy(block + kk * nt, bfull + kk * np + n0, nt * sizeof *block);
+                matmul_pack_weights(block, kp, nt, MATMUL_PARTIALS_F32, packed);
+            }
             /* C in region 1, and in a later 32 KiB block than A when A is
              * there too: the codelet's fast placement (matmul.h). */
             uint32_t c = b ? lw_tile_alloc(lw, tile, (m1 - m0) * nt * 4, PREFER_REGION1,
@@ -479,7 +605,8 @@ bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
                                  : 0;
             if (!scratch)
                 break;
-            lw_tile_data(lw, tile, b, packed, (uint32_t)(kp * nt * 2), "weights");
+            if (!s.b_act)
+                lw_tile_data(lw, tile, b, packed, (uint32_t)(kp * nt * 2), "weights");
             lw_tile_data(lw, tile, c, NULL, (uint32_t)((m1 - m0) * nt * 4), "partials");
             uint32_t *rec;
             uint32_t off = lw_new_record(lw, tile, KERNEL_MATMUL_WORDS, &rec);
@@ -544,7 +671,8 @@ bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
                 res_eb = 2;
             }
             for (uint64_t r = m0; r < m1 && !lw->failed; r++)
-                lw_add_piece(lw, s.out, tile, res + (uint32_t)((r - m0) * nt * res_eb), r * s.n + n0, n1 - n0);
+                lw_add_piece(lw, s.out, tile, res + (uint32_t)((r - m0) * nt * res_eb), c_off + r * s.n + n0,
+                             n1 - n0);
         }
     }
     if (s.conv) {
@@ -559,5 +687,6 @@ bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
     free(block);
     free(packed);
     free(a_addr);
+    free(b_addr);
     return !lw->failed;
 }

@@ -38,9 +38,9 @@
  * 4 + 138 = 142.  Worker 6: W = 3, exits at 5 + 18 = 23.  E = 204: 207
  * cycles.
  * Worked example 2: softmax, cols = 3 (P = 1, o = 1), one row each for
- * workers 1..6.  Per row 20 + 11 + 9 = 40; W = 10 + 40 = 50.  The last
- * worker to start is worker 4 (first issue at 9): exits at 9 + 300 = 309:
- * 312 cycles.
+ * workers 1..6.  Per row 20 + 11 + 9 = 40; W = 12 + 40 = 52.  The last
+ * worker to start is worker 4 (first issue at 9): exits at 9 + 312 = 321:
+ * 324 cycles.
  */
 #include <CUnit/CUnit.h>
 #include <math.h>
@@ -219,7 +219,7 @@ static uint64_t reduce_w(unsigned rows, unsigned cols, enum reduce_op op)
 static uint64_t softmax_w(unsigned rows, unsigned cols)
 {
     uint64_t p = cols / 2, o = cols % 2;
-    return rows ? 10 + rows * (20 + 11 * p + 9 * o) : 3;
+    return rows ? 12 + rows * (20 + 11 * p + 9 * o) : 3;   /* set-up incl. $m7 = 0 and its alignment nop */
 }
 
 static uint64_t layernorm_w(unsigned rows, unsigned cols)
@@ -513,10 +513,10 @@ static void test_softmax(void)
         check_case(&cr);
     }
     /* Worked example 2 at the top. */
-    CU_ASSERT_EQUAL(softmax_w(1, 3), 50);
+    CU_ASSERT_EQUAL(softmax_w(1, 3), 52);
     case_result cr = softmax_case(6, 3, 4, false, false, 9u, 0);
     check_case(&cr);
-    CU_ASSERT_EQUAL(cr.run.cycles, 312);
+    CU_ASSERT_EQUAL(cr.run.cycles, 324);
 }
 
 /* In place, and with the tensor in region 0 (not interleaved). */

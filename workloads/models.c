@@ -12,7 +12,8 @@
 
 bool models_is_builtin(const char *spec)
 {
-    return strncmp(spec, "matmul:", 7) == 0 || strncmp(spec, "resnet50:", 9) == 0;
+    return strncmp(spec, "matmul:", 7) == 0 || strncmp(spec, "resnet50:", 9) == 0 ||
+           strncmp(spec, "bert-base", 9) == 0 || strncmp(spec, "bert-large", 10) == 0;
 }
 
 static double next_uniform(uint64_t *s)
@@ -155,12 +156,191 @@ static graph *build_conv(const char *spec, char *err, size_t err_size)
     return g;
 }
 
+/* ---- BERT encoder layers ------------------------------------------------ */
+
+typedef struct bert_builder {
+    graph *g;
+    uint64_t seed;
+    int64_t seq, hidden, heads, ffn;
+} bert_builder;
+
+static int bert_const(bert_builder *b, const char *name, int rank, const int64_t *dims, double scale, double offset)
+{
+    graph_shape sh = { rank, { 0 } };
+    size_t n = 1;
+    for (int d = 0; d < rank; d++) {
+        sh.dims[d] = dims[d];
+        n *= (size_t)dims[d];
+    }
+    float *v = malloc(n * sizeof *v);
+    if (!v)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        v[i] = (float)(offset + next_uniform(&b->seed) * scale);
+    int t = graph_add_constant(b->g, name, GDT_F32, &sh, v);
+    free(v);
+    return t;
+}
+
+static int bert_node(bert_builder *b, graph_op op, const char *name, const int *in, int n_in)
+{
+    char *out_name = graph_unique_name(b->g, name);
+    int out = graph_add_tensor(b->g, out_name);
+    free(out_name);
+    graph_add_node(b->g, op, name, in, n_in, &out, 1);
+    return out;
+}
+
+static int bert_ints(bert_builder *b, const char *name, int64_t a, int64_t c, int64_t d)
+{
+    int64_t v[3] = { a, c, d };
+    int n = d ? 3 : 2;
+    graph_shape sh = { 1, { n } };
+    return graph_add_constant(b->g, name, GDT_I64, &sh, v);
+}
+
+/* A fused matmul x W + bias (and activation), W [in, out]. */
+static int bert_dense(bert_builder *b, const char *name, int x, int64_t in, int64_t out, const char *act)
+{
+    char w[64], bias[64];
+    snprintf(w, sizeof w, "%s.weight", name);
+    snprintf(bias, sizeof bias, "%s.bias", name);
+    int64_t wd[2] = { in, out }, bd[1] = { out };
+    int ins[3] = { x, bert_const(b, w, 2, wd, 1.0 / sqrt((double)in), 0), bert_const(b, bias, 1, bd, 0.02, 0) };
+    int t = bert_node(b, GRAPH_OP_FUSED_MATMUL, name, ins, 3);
+    graph_set_attr_string(&b->g->nodes[b->g->n_nodes - 1], "activation", act);
+    return t;
+}
+
+static int bert_layernorm(bert_builder *b, const char *name, int x)
+{
+    char gn[64], bn[64];
+    snprintf(gn, sizeof gn, "%s.gamma", name);
+    snprintf(bn, sizeof bn, "%s.beta", name);
+    int64_t d[1] = { b->hidden };
+    int ins[3] = { x, bert_const(b, gn, 1, d, 0.1, 1.0), bert_const(b, bn, 1, d, 0.1, 0) };
+    int t = bert_node(b, GRAPH_OP_LAYERNORM, name, ins, 3);
+    graph_set_attr_int(&b->g->nodes[b->g->n_nodes - 1], "axis", -1);
+    graph_set_attr_float(&b->g->nodes[b->g->n_nodes - 1], "epsilon", 1e-12);
+    return t;
+}
+
+/* One encoder layer (post-norm, as BERT): self-attention with `heads`
+ * heads, residual and LayerNorm, the GELU feed-forward, residual and
+ * LayerNorm. */
+static int bert_layer(bert_builder *b, int l, int x)
+{
+    char name[64];
+    int64_t dh = b->hidden / b->heads;
+    int qkv[3];
+    static const char *which[3] = { "query", "key", "value" };
+    for (int i = 0; i < 3; i++) {
+        snprintf(name, sizeof name, "layer%d.attention.%s", l, which[i]);
+        int t = bert_dense(b, name, x, b->hidden, b->hidden, "none");
+        snprintf(name, sizeof name, "layer%d.attention.%s.heads", l, which[i]);
+        int in[2] = { t, bert_ints(b, "shape", b->seq, b->heads, dh) };
+        t = bert_node(b, GRAPH_OP_RESHAPE, name, in, 2);
+        snprintf(name, sizeof name, "layer%d.attention.%s.transpose", l, which[i]);
+        t = bert_node(b, GRAPH_OP_TRANSPOSE, name, &t, 1);                 /* [heads, seq, dh] */
+        int64_t perm[3] = { 1, 0, 2 };
+        graph_set_attr_ints(&b->g->nodes[b->g->n_nodes - 1], "perm", perm, 3);
+        qkv[i] = t;
+    }
+    snprintf(name, sizeof name, "layer%d.attention.key.t", l);
+    int kt = bert_node(b, GRAPH_OP_TRANSPOSE, name, &qkv[1], 1);           /* [heads, dh, seq] */
+    int64_t perm_t[3] = { 0, 2, 1 };
+    graph_set_attr_ints(&b->g->nodes[b->g->n_nodes - 1], "perm", perm_t, 3);
+    snprintf(name, sizeof name, "layer%d.attention.scores", l);
+    int in2[2] = { qkv[0], kt };
+    int sc = bert_node(b, GRAPH_OP_MATMUL, name, in2, 2);
+    float inv = (float)(1.0 / sqrt((double)dh));
+    graph_shape scalar = { 0, { 0 } };
+    int scale = graph_add_constant(b->g, "scale", GDT_F32, &scalar, &inv);
+    snprintf(name, sizeof name, "layer%d.attention.scaled", l);
+    int in3[2] = { sc, scale };
+    sc = bert_node(b, GRAPH_OP_MUL, name, in3, 2);
+    snprintf(name, sizeof name, "layer%d.attention.probs", l);
+    int pr = bert_node(b, GRAPH_OP_SOFTMAX, name, &sc, 1);
+    graph_set_attr_int(&b->g->nodes[b->g->n_nodes - 1], "axis", -1);
+    snprintf(name, sizeof name, "layer%d.attention.context", l);
+    int in4[2] = { pr, qkv[2] };
+    int cx = bert_node(b, GRAPH_OP_MATMUL, name, in4, 2);                  /* [heads, seq, dh] */
+    snprintf(name, sizeof name, "layer%d.attention.context.transpose", l);
+    cx = bert_node(b, GRAPH_OP_TRANSPOSE, name, &cx, 1);
+    int64_t perm[3] = { 1, 0, 2 };
+    graph_set_attr_ints(&b->g->nodes[b->g->n_nodes - 1], "perm", perm, 3);
+    snprintf(name, sizeof name, "layer%d.attention.context.merged", l);
+    int in5[2] = { cx, bert_ints(b, "shape", b->seq, b->hidden, 0) };
+    cx = bert_node(b, GRAPH_OP_RESHAPE, name, in5, 2);
+    snprintf(name, sizeof name, "layer%d.attention.output", l);
+    int ao = bert_dense(b, name, cx, b->hidden, b->hidden, "none");
+    snprintf(name, sizeof name, "layer%d.attention.residual", l);
+    int in6[2] = { ao, x };
+    int r1 = bert_node(b, GRAPH_OP_ADD, name, in6, 2);
+    snprintf(name, sizeof name, "layer%d.attention.layernorm", l);
+    int h1 = bert_layernorm(b, name, r1);
+    snprintf(name, sizeof name, "layer%d.intermediate", l);
+    int ff = bert_dense(b, name, h1, b->hidden, b->ffn, "gelu_erf");
+    snprintf(name, sizeof name, "layer%d.output", l);
+    int fo = bert_dense(b, name, ff, b->ffn, b->hidden, "none");
+    snprintf(name, sizeof name, "layer%d.output.residual", l);
+    int in7[2] = { fo, h1 };
+    int r2 = bert_node(b, GRAPH_OP_ADD, name, in7, 2);
+    snprintf(name, sizeof name, "layer%d.output.layernorm", l);
+    return bert_layernorm(b, name, r2);
+}
+
+static graph *build_bert(const char *spec, char *err, size_t err_size)
+{
+    bool large = !strncmp(spec, "bert-large", 10);
+    const char *opt = spec + (large ? 10 : 9);
+    long seq = 128, layers = 1;
+    while (*opt) {
+        char *end;
+        if (opt[0] == ':' && opt[1] == 's') {
+            seq = strtol(opt + 2, &end, 10);
+        } else if (opt[0] == ':' && opt[1] == 'l') {
+            layers = strtol(opt + 2, &end, 10);
+        } else {
+            end = NULL;
+        }
+        if (!end || end == opt + 2 || seq < 2 || seq > 512 || seq % 2 || layers < 1 || layers > 24) {
+            snprintf(err, err_size, "%s: expected %s[:sSEQ][:lLAYERS] (SEQ even, 2..512; LAYERS 1..24)", spec,
+                     large ? "bert-large" : "bert-base");
+            return NULL;
+        }
+        opt = end;
+    }
+    bert_builder b = { .g = graph_new(spec, 17), .seed = 0x243f6a8885a308d3ull, .seq = seq,
+                       .hidden = large ? 1024 : 768, .heads = large ? 16 : 12, .ffn = large ? 4096 : 3072 };
+    if (!b.g) {
+        snprintf(err, err_size, "out of host memory");
+        return NULL;
+    }
+    int x = graph_add_tensor(b.g, "x");
+    b.g->tensors[x].dtype = GDT_F32;
+    b.g->tensors[x].shape = (graph_shape){ 2, { seq, b.hidden } };
+    b.g->tensors[x].shape_known = true;
+    graph_add_input(b.g, x);
+    int h = x;
+    for (int l = 0; l < layers; l++)
+        h = bert_layer(&b, l, h);
+    graph_add_output(b.g, h);
+    if (!graph_sort(b.g, err, err_size) || !graph_infer_all(b.g, true, err, err_size)) {
+        graph_free(b.g);
+        return NULL;
+    }
+    return b.g;
+}
+
 graph *models_build(const char *spec, char *err, size_t err_size)
 {
     if (strncmp(spec, "matmul:", 7) == 0)
         return build_matmul(spec, err, err_size);
     if (strncmp(spec, "resnet50:", 9) == 0)
         return build_conv(spec, err, err_size);
-    snprintf(err, err_size, "%s: unknown built-in model (matmul:MxKxN[:f16|:f32], resnet50:LAYER[:bN])", spec);
+    if (strncmp(spec, "bert-base", 9) == 0 || strncmp(spec, "bert-large", 10) == 0)
+        return build_bert(spec, err, err_size);
+    snprintf(err, err_size, "%s: unknown built-in model (matmul:MxKxN[:f16|:f32], resnet50:LAYER[:bN], bert-base|bert-large[:sSEQ][:lLAYERS])", spec);
     return NULL;
 }

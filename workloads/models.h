@@ -13,6 +13,15 @@
  *                             56x56), res3_3x3s2 (3x3 stride 2, 128 -> 128,
  *                             56x56 -> 28x28), res3_proj (1x1 stride 2,
  *                             256 -> 512, the projection shortcut)
+ *   bert-base[:sSEQ][:lN]     N encoder layers (default 1) of BERT-Base
+ *   bert-large[:sSEQ][:lN]    (hidden 768, 12 heads, FFN 3072) or BERT-Large
+ *                             (1024, 16, 4096) on SEQ tokens (default 128):
+ *                             input "x" the hidden states [SEQ, hidden] f32,
+ *                             output the last layer's; f32 activations with
+ *                             the matmuls computed in f16 on the AMP (f32
+ *                             partial sums), the mixed precision BERT is run
+ *                             in on the IPU; the softmax, layer norms and
+ *                             GELU in f32.
  *
  * Synthetic weights are uniform in [-1, 1) / sqrt(K) from a fixed seed, so
  * every compile of a model gives the same executable.

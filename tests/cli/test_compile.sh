@@ -48,6 +48,12 @@ expect 0 "resnet50:res2_3x3:b1 -> .* for gc200: 1 ops" -- "$IPUSIM" compile resn
 head -c $((64 * 56 * 56 * 2)) /dev/zero > "$WORK/x.bin"
 expect 0 "1 chip x 1472 tiles" -- "$IPUSIM" run "$WORK/r2.elf" --input x="$WORK/x.bin" --output y="$WORK/y.bin"
 check "result is [1,64,56,56] f16 zeros" cmp -s "$WORK/y.bin" "$WORK/x.bin"
+# A BERT-Base encoder layer (16 tokens): attention with run-time operands
+# packed on the tiles, softmax, layer norms, GELU; matmuls in f16.
+out=$("$IPUSIM" validate --model bert-base:s16 --f16-matmul 2>&1)
+check "BERT layer passes: $(tail -1 <<<"$out")" grep -q "PASS: 1 of 1 outputs within tolerance" <<<"$out"
+check "BERT layer: tolerance stated" grep -q "tolerance 2^-10 (|want| + rms(want)) for matmuls in f16" <<<"$out"
+expect 1 "bert-base:s7: expected bert-base\[:sSEQ\]\[:lLAYERS\]" -- "$IPUSIM" compile bert-base:s7 -o "$WORK/bad.elf"
 expect 1 "unknown ResNet-50 layer" -- "$IPUSIM" compile resnet50:res9 -o "$WORK/bad.elf"
 expect 1 "expected matmul:MxKxN" -- "$IPUSIM" compile matmul:0x4x4 -o "$WORK/bad.elf"
 check "no executable for a bad model" test ! -e "$WORK/bad.elf"

@@ -141,7 +141,7 @@ refused 1 "^ipusim: .*/good\.onnx: node 'mm' \(MatMul\): f32 operands: the AMP m
     "$IPUSIM" compile "$M/good.onnx" -o "$OUT/x.elf"
 
 # ---- does not fit in tile memory: the tile and the bytes ------------------------------
-refused 1 "^ipusim: does not fit: tile 0 needs 568064 bytes more for input 'a', with 0 of its 638976 bytes in use" -- \
+refused 1 "^ipusim: .*/too_large\.onnx: does not fit: tile 0 needs 568064 bytes more for input 'a', with 0 of its 638976 bytes in use" -- \
     "$IPUSIM" compile "$M/too_large.onnx" -o "$OUT/x.elf" --f16-matmul
 refused 1 "^ipusim: matmul:100000x2000x64: node 'matmul' \(MatMul\): does not fit: a tile needs at least 36032 bytes .* a tile has 638976$" -- \
     "$IPUSIM" compile matmul:100000x2000x64 -o "$OUT/x.elf"

@@ -7,7 +7,7 @@
 //                      or f32 partials (f16v4sisoamp, 32 MACs an issue)
 //
 // The computation is workloads/kernels/amp_matmul.S's (read its header for
-// the weight blocks, the $CWEI loads and the worker pipeline), with three
+// the weight blocks, the $CWEI loads and the worker pipeline), with these
 // differences:
 //   - the supervisor first works out the six worker records at run time
 //     into the scratch area named by the record: each worker's first row,
@@ -18,37 +18,83 @@
 //     with neither (M <= 5) and every chunk of a placement that fails the
 //     fast condition (matmul.h) takes the slow loop, 14 issues a row with
 //     single 64-bit accesses, which can never conflict;
-//   - the worker set-up reads its block offsets through its record and
-//     $m13 (= $VERTEX_BASE): 11 issues instead of amp_matmul.S's 12.
+//   - the workers read their records only at the call's first launch and
+//     keep what they need in registers across the relaunches of the later
+//     weight blocks (run sets only $PC, $VERTEX_BASE, $FP_CTL, $FP_STS
+//     and $WSR, isa/exec_control.c; poplibs' ConvPartial1x1Out relaunches
+//     its workers at "state retained" entries the same way).  The supervisor chooses
+//     the entry: a block entry (A pointer + 32 bytes: 1 issue), a group
+//     entry (C pointer + 32 bytes, A back to the first block: 3 issues) or
+//     the first-launch entry; when the six workers' kinds differ, stubs
+//     (br $m8 / br $m9) send each to its own.  A fast block thus costs a
+//     worker 4 R + 15 issues: 4 R of rows, 10 of the pipeline filling and
+//     draining (11 ld2x64pace / AMP issues before the loop, one a load
+//     only, and the loop's last 2 rows that run beyond the chunk), and
+//     add, tapack, rpt, exitz.  amp_matmul.S and the earlier form of this
+//     codelet spent 4 R + 25 and 4 R + 24, re-reading the record and the
+//     block offsets at every launch.
 // The results are bit for bit those of matmul_model_f16
 // (workloads/matmul_model.c) on every path.
 //
 // Cycles (tile cycles; matmul_f16_cycles in matmul_model.c is this count,
 // and tests/test_codelets_matmul.c checks it exactly on every shape and
 // placement it runs).  With G = N / group output groups, Bk = K / 16
-// blocks, L = 32 ld128putcs (f16 partials) or 16 (f32), every chunk fast
-// and R = M / 6 rows a worker (M a multiple of 6):
-//     cycles = S + G (4 + Bk (L + 6)) + 6 (4 R + 24) G Bk
-// from the call to the return, S = 334 issues with f16 partials, 333 with
-// f32 (the call; 110 checking the record, testing the placement, packing
-// the strides and dividing the rows; 6 x 35 writing the worker records
-// without branches; 10 or 11 choosing the variant; ld32, br).
-// amp_matmul.S takes 9 + G (4 + Bk (L + 6)) + 6 (4 R + 25) G Bk with its
-// records assembled in: this codelet costs 325 more set-up cycles and 6
-// fewer a block (the $m13 worker set-up), so it is slower below about 54
-// blocks and faster above.  E.g. M = 12, K = 32, N = 32, f16 partials:
-// 961 for amp_matmul.S, 1262 here (plus the caller's setzi and exitz).
-// When the workers' issue counts differ (M % 6 != 0, slow chunks) the
-// block ends 1 cycle after the last worker's exit, which depends on the
-// phase of the runall (matmul_f16_cycles works it out).
-// Measured, A in region 0, C and B in region 1, the caller's 4
-// instructions included:
-//   M = 768, K = 128, N = 128, f16 partials: 208,626 cycles, 60.31 MACs a
-//     tile cycle, 0.942 of the 64 peak (amp_matmul.S: 208,681);
-//   M = 576, K = 128, N = 128, f32 partials: 316,561 cycles, 29.81 MACs a
-//     tile cycle, 0.932 of this variant's 32.
-// The slow loop: 14 issues a row (and 16 a block), about 3.5 times the
+// blocks, L = 32 ld128putcs (f16 partials) or 16 (f32), p = 1 for f16
+// partials (a nop aligns the loop head) else 0, every chunk fast and
+// R = M / 6 rows a worker (M a multiple of 6):
+//     cycles = 395 + p + 15 G + G Bk (L + 94 + 24 R)
+// from the call to the return.  Derivation:
+//   - supervisor before the first ld128putcs: 339 + p issues (the call;
+//     110 checking the record, testing the placement, packing the strides
+//     and dividing the rows; 6 x 35 writing the worker records without
+//     branches; 18 choosing the variant and the entries); after the
+//     loops: ld32, br;
+//   - a block: L ld128putcs, runall, then with equal worker counts n the
+//     last worker exits 6 n - 1 cycles after runall's next cycle, sync
+//     issues the cycle after, then mov, brnzdec: L + 4 + 6 n;
+//   - n = 4 R + 15 (block), 4 R + 17 (a group's first block), 4 R + 26
+//     (the call's first: 9 more reading the record), and each group ends
+//     with mov, mov, brnzdec;
+//   so 341 + p + G Bk (L + 4 + 6 (4 R + 15)) + 12 (G - 1) + 66 + 3 G.
+// Per weight block that is L + 94 + 24 R cycles: at M = 48 (R = 8) with
+// f32 partials 302, of which 192 are AMP issues of rows (the earlier form:
+// 358, amp_matmul.S: 364; L + 150 + 24 R and L + 156 + 24 R).  The set-up
+// is 386 + 11 G cycles more than amp_matmul.S's (9 + 4 G, records
+// assembled in), repaid after about 7 blocks.  E.g. M = 12, K = 32, N = 32,
+// f16 partials: 961 for amp_matmul.S, 1122 here (plus the caller's
+// setzi and exitz).
+// When the workers' issue counts differ (M % 6 != 0, slow or idle
+// chunks) the block ends 1 cycle after the last worker's exit, which
+// depends on the phase of the runall (matmul_f16_cycles works it out);
+// through the stubs a fast block costs one issue more, a slow block
+// 14 R + 6 (group 14 R + 8, first launch 14 R + 21), an idle worker 2
+// (first launch 7).
+// Measured (tests/test_codelets_matmul.c), A in region 0, C and B in
+// region 1, the caller's 4 instructions included; MACs a tile cycle and
+// the fraction of the variant's peak (64 f16 partials, 32 f32), before ->
+// after keeping the workers' registers:
+//   M = 48, K = 1024, N = 24, f32: 69,085 -> 58,428 cycles, 17.08 -> 20.19
+//     (0.534 -> 0.631): the block the compiler gives each tile of a
+//     384 x 1024 x 4096 product;
+//   M = 96, K = 1024, N = 24, f32: 105,949 -> 95,292, 22.27 -> 24.76
+//     (0.696 -> 0.774);
+//   M = 192, K = 128, N = 128, f32: 119,953 -> 113,023, 26.23 -> 27.83
+//     (0.820 -> 0.870);
+//   M = 768, K = 128, N = 128, f16: 208,626 -> 205,192, 60.31 -> 61.32
+//     (0.942 -> 0.958; amp_matmul.S: 208,681);
+//   M = 576, K = 128, N = 128, f32: 316,561 -> 309,631, 29.81 -> 30.48
+//     (0.932 -> 0.952).
+// The slow loop: 14 issues a row (and 6 a block), about 3.5 times the
 // fast loop's time for large M.
+//
+// What is left a block is the pipeline (10 issues) and the supervisor's
+// L + 4.  Draining one block while the next fills (the AACC and $a
+// registers also survive a relaunch) would need the C pointers to jump
+// from the last rows of one block to the first of the next inside one
+// pace stride (10-bit atom counts, 4 KiB) and the next block's first
+// partial sums to be loaded before the previous block's results for the
+// same rows are stored (a hazard when R < 4 or when one output group
+// follows itself); this codelet does not attempt it.
 
     // enumFlags of the f16 AMP instructions (isa/amp.h): four engines,
     // phases 0..3.
@@ -78,12 +124,10 @@
     .equ MMC_W_SHARED, 4         // address of the shared record
     .equ MMC_W_SLOW_ROWS, 5      // rows for the slow loop (0: none)
     .equ MMC_W_WORDS, 8
-    .equ MMC_S, 48               // shared record:
-    .equ MMC_S_A_OFFSET, 0       //   byte offset of the current block in an A row
-    .equ MMC_S_C_OFFSET, 1       //   byte offset of the current group in a C row
-    .equ MMC_S_A_STEP, 2         //   A row step (slow loop)
-    .equ MMC_S_C_STEP, 3         //   C row step (slow loop)
-    .equ MMC_X, 52               // supervisor's values:
+    .equ MMC_S, 48               // shared record (the slow loop's steps):
+    .equ MMC_S_A_STEP, 0         //   A row step
+    .equ MMC_S_C_STEP, 1         //   C row step
+    .equ MMC_X, 50               // supervisor's values:
     .equ MMC_X_MF, 0             //   M if the placement is fast, else 0
     .equ MMC_X_T3, 1             //   3 if the placement is fast, else 0xffffffff
     .equ MMC_X_SF, 2             //   strides walking forwards
@@ -91,7 +135,7 @@
     .equ MMC_X_LR, 4             //   the return address
     .equ MMC_X_KB, 5             //   K / 16 - 1
     .equ MMC_X_P, 6              //   partials kind
-    // 58 words = 232 bytes: MATMUL_F16_SCRATCH_BYTES
+    // 57 words = 228 bytes, within MATMUL_F16_SCRATCH_BYTES (232)
 
     .equ MMC_TRAP_SIZES, 0x60
     .equ MMC_TRAP_PARTIALS, 0x61
@@ -110,17 +154,19 @@
     .endif
     .endm
 
-// The supervisor's loops over output groups and weight blocks (as in
-// amp_matmul.S): put the block's weights into $CWEI, tell the workers the
-// block's A offset and the group's C offset, start them, wait for them.
-// Both loop heads must be 8-byte aligned (no branch penalty).
+// The supervisor's loops over output groups and weight blocks: put the
+// block's weights into $CWEI, start the workers, wait for them.  The
+// workers keep their registers from one launch to the next (run touches
+// only $PC, $VERTEX_BASE, $FP_CTL, $FP_STS and $WSR: isa/exec_control.c;
+// poplibs' ConvPartial1x1Out relaunches its workers the same way, at
+// entries that skip the set-up), so the entry tells them what changed: $m7 is the
+// first-launch entry for the call's first block, then the block entry
+// ($m1: the next 16 rows of K, A pointers + 32 bytes) or, for the first
+// block of a group, the group entry ($m4: the next 32 bytes of C's rows,
+// A back to its first block).  One head for both loops, 8-byte aligned
+// (no branch penalty).
     .macro mmc_block_loops loads, pfx
-\pfx\()_group:
-    setzi   $m2, 0
-    ld32    $m3, $m5, $mzero, MMC_X + MMC_X_KB
 \pfx\()_block:
-    st32    $m2, $m8, $mzero, MMC_S_A_OFFSET
-    st32    $m1, $m8, $mzero, MMC_S_C_OFFSET
     .set    MMC_I, 0
     .rept   \loads
     ld128putcs MMC_I
@@ -128,30 +174,45 @@
     .endr
     runall  $m7, $m5, $m6
     sync    0                             // until every worker has exited
-    add     $m2, $m2, 32
+    mov     $m7, $m1
     brnzdec $m3, \pfx\()_block
-    add     $m1, $m1, 32
-    brnzdec $m0, \pfx\()_group
+    mov     $m7, $m4
+    mov     $m3, $m2
+    brnzdec $m0, \pfx\()_block
     ld32    $m10, $m5, $mzero, MMC_X + MMC_X_LR
     br      $m10
     .endm
 
-// A worker: its record is at $m13 ($VERTEX_BASE).
-    .macro mmc_worker hiho
+// A worker.  The first launch of a call enters at init and reads its
+// record ($m13 = $VERTEX_BASE) into registers that the later launches
+// keep: $m3 rows, $m4 pace strides (fast) or $m2 / $m10 / $m11 the A
+// step, the C step and its negation (slow), $m5 the A address of the
+// current block's first row, $m6 the C address of the current group's
+// first row, $m7 the A address of the first row minus 32, $m8 / $m9 the
+// worker's own block and group entries (used through the dispatch stubs
+// when the workers' kinds differ).
+    .macro mmc_worker hiho, pfx
+    .align  8
+\pfx\()_init:
     { ld32  $m3, $m13, $mzero, MMC_W_FAST_ROWS ; fnop }
-    brz     $m3, 5f
-    ld32    $m1, $m13, $mzero, MMC_W_A
-    ld32    $m2, $m13, $mzero, MMC_W_C
-    ld32    $m6, $m13, $mzero, MMC_W_SHARED
-    ld32    $m4, $m6, $mzero, MMC_S_A_OFFSET
-    ld32    $m5, $m6, $mzero, MMC_S_C_OFFSET
-    add     $m1, $m1, $m4
-    add     $m2, $m2, $m5
+    brz     $m3, \pfx\()_slow_init
+    ld32    $m7, $m13, $mzero, MMC_W_A
+    ld32    $m6, $m13, $mzero, MMC_W_C
     ld32    $m4, $m13, $mzero, MMC_W_STRIDES
+    setzi   $m8, \pfx\()_fast_block
+    setzi   $m9, \pfx\()_fast_group
+    add     $m7, $m7, -32
+    add     $m6, $m6, -32
+    // 8-byte aligned (a branch target); the first launch falls through.
+\pfx\()_fast_group:
+    add     $m6, $m6, 32
+    mov     $m5, $m7
+\pfx\()_fast_block:
+    add     $m5, $m5, 32
     // The fast loop: amp_matmul.S's pipeline.  Stride selects: 0b00 next
     // word, 0b01 field 1 (A to its next row), 0b10 field 2 (C to its next
     // row), 0b11 field 3 (stay).
-    tapack  $m0:1, $m1, $m2, $m2
+    tapack  $m0:1, $m5, $m6, $m6
     { ld2x64pace $a0:1, $a2:3, $m0:1+=, $m4, 0b0011 ; fnop }
     { ld2x64pace $a0:1, $a2:3, $m0:1+=, $m4, 0b0011 ; mmc_amp \hiho, $a4:5, $azeros, $a2:3, MMC_AMP_P0 }
     { ld2x64pace $a0:1, $a2:3, $m0:1+=, $m4, 0b0011 ; mmc_amp \hiho, $a6:7, $azeros, $a2:3, MMC_AMP_P1 }
@@ -174,21 +235,29 @@
     // The slow loop, one row at a time: partials in (4 issues, inputs
     // zero), inputs in (4), results out (4, inputs and partials zero),
     // with single 64-bit loads and stores.  The stores address the row the
-    // loads have just left: $m1 + $m7 with $m7 = -C step.
+    // loads have just left: $m1 + $m11 with $m11 = -C step.
     .align  8
-5:
-    { ld32  $m3, $m13, $mzero, MMC_W_SLOW_ROWS ; fnop }
-    brz     $m3, 9f
-    ld32    $m0, $m13, $mzero, MMC_W_A
-    ld32    $m1, $m13, $mzero, MMC_W_C
-    ld32    $m6, $m13, $mzero, MMC_W_SHARED
-    ld32    $m4, $m6, $mzero, MMC_S_A_OFFSET
-    ld32    $m5, $m6, $mzero, MMC_S_C_OFFSET
-    add     $m0, $m0, $m4
-    add     $m1, $m1, $m5
-    ld32    $m4, $m6, $mzero, MMC_S_A_STEP
-    ld32    $m5, $m6, $mzero, MMC_S_C_STEP
-    sub     $m7, $mzero, $m5
+\pfx\()_slow_init:
+    ld32    $m3, $m13, $mzero, MMC_W_SLOW_ROWS
+    brz     $m3, mmc_empty_init
+    ld32    $m7, $m13, $mzero, MMC_W_A
+    ld32    $m6, $m13, $mzero, MMC_W_C
+    ld32    $m10, $m13, $mzero, MMC_W_SHARED
+    ld32    $m2, $m10, $mzero, MMC_S_A_STEP
+    ld32    $m10, $m10, $mzero, MMC_S_C_STEP
+    sub     $m11, $mzero, $m10
+    setzi   $m8, \pfx\()_slow_block
+    setzi   $m9, \pfx\()_slow_group
+    add     $m7, $m7, -32
+    add     $m6, $m6, -32
+    // 8-byte aligned (a branch target); the first launch falls through.
+\pfx\()_slow_group:
+    add     $m6, $m6, 32
+    mov     $m5, $m7
+\pfx\()_slow_block:
+    add     $m5, $m5, 32
+    mov     $m0, $m5
+    mov     $m1, $m6
     rpt     $m3, (8f - 7f) / 8 - 1
 7:
     { ld64  $a0:1, $m1, $mzero, 0 ; fnop }
@@ -199,14 +268,13 @@
     { ld64  $a2:3, $m0, $mzero, 1 ; mmc_amp \hiho, $a4:5, $a2:3, $azeros, MMC_AMP_P0 }
     { ld64  $a2:3, $m0, $mzero, 2 ; mmc_amp \hiho, $a6:7, $a2:3, $azeros, MMC_AMP_P1 }
     { ld64  $a2:3, $m0, $mzero, 3 ; mmc_amp \hiho, $a4:5, $a2:3, $azeros, MMC_AMP_P2 }
-    { add   $m0, $m0, $m4 ; mmc_amp \hiho, $a6:7, $a2:3, $azeros, MMC_AMP_P3 }
-    { add   $m1, $m1, $m5 ; mmc_amp \hiho, $a4:5, $azeros, $azeros, MMC_AMP_P0 }
-    { st64  $a4:5, $m1, $m7, 0 ; mmc_amp \hiho, $a6:7, $azeros, $azeros, MMC_AMP_P1 }
-    { st64  $a6:7, $m1, $m7, 1 ; mmc_amp \hiho, $a4:5, $azeros, $azeros, MMC_AMP_P2 }
-    { st64  $a4:5, $m1, $m7, 2 ; mmc_amp \hiho, $a6:7, $azeros, $azeros, MMC_AMP_P3 }
-    { st64  $a6:7, $m1, $m7, 3 ; fnop }
+    { add   $m0, $m0, $m2 ; mmc_amp \hiho, $a6:7, $a2:3, $azeros, MMC_AMP_P3 }
+    { add   $m1, $m1, $m10 ; mmc_amp \hiho, $a4:5, $azeros, $azeros, MMC_AMP_P0 }
+    { st64  $a4:5, $m1, $m11, 0 ; mmc_amp \hiho, $a6:7, $azeros, $azeros, MMC_AMP_P1 }
+    { st64  $a6:7, $m1, $m11, 1 ; mmc_amp \hiho, $a4:5, $azeros, $azeros, MMC_AMP_P2 }
+    { st64  $a4:5, $m1, $m11, 2 ; mmc_amp \hiho, $a6:7, $azeros, $azeros, MMC_AMP_P3 }
+    { st64  $a6:7, $m1, $m11, 3 ; fnop }
 8:
-9:
     exitz   $mzero
     .endm
 
@@ -382,27 +450,46 @@ sv_matmul_f16:
     mov     $m3, $m7
     .set    MMC_WI, MMC_WI + 1
     .endr
-    // Block loops: $m0 groups left, $m1 C offset of the group, $m2 A
-    // offset of the block, $m3 blocks left, $m5 vertex base (the scratch),
-    // $m6 its step, $m7 the worker entry, $m8 the shared record.
+    // Block loops: $m0 groups left, $m2 blocks a group - 1, $m3 blocks
+    // left in the group, $m5 vertex base (the scratch), $m6 its step, $m7
+    // the entry of the next launch, $m1 the block entry, $m4 the group
+    // entry.  When every worker runs the fast loop (the placement is fast
+    // and M >= 6: matmul.h) the entries are the fast loop's own; otherwise
+    // stubs that jump to each worker's entry ($m8, $m9).  A group entry
+    // lies 8 bytes before its block entry.
     ld32    $m4, $m1, $mzero, MMC_V_PARTIALS
     ld32    $m0, $m1, $mzero, MMC_V_N
     mov     $m5, $m2
     setzi   $m6, 4 * MMC_W_WORDS
-    add     $m8, $m2, 4 * MMC_S
-    setzi   $m1, 0
+    ld32    $m2, $m5, $mzero, MMC_X + MMC_X_KB
+    ld32    $m3, $m5, $mzero, MMC_X + MMC_X_MF
+    cmpult  $m3, $m3, 6                   // 1: use the stubs
+    setzi   $m8, mmc_disp_block
     brnz    $m4, mmc_f16_partials
     shr     $m0, $m0, 3
     add     $m0, $m0, -1
-    setzi   $m7, mmc_worker_siso
+    setzi   $m7, mmc_s_init
+    setzi   $m1, mmc_s_fast_block
+    sub     $m8, $m8, $m1
+    mul     $m8, $m8, $m3
+    add     $m1, $m1, $m8
+    add     $m4, $m1, -8
+    mov     $m3, $m2
     mmc_block_loops 16, mmc_s
     .align  8
 mmc_f16_partials:
     shr     $m0, $m0, 4
     add     $m0, $m0, -1
-    setzi   $m7, mmc_worker_hiho
-    nop                                   // the loop heads 8-byte aligned
+    setzi   $m7, mmc_h_init
+    setzi   $m1, mmc_h_fast_block
+    sub     $m8, $m8, $m1
+    mul     $m8, $m8, $m3
+    add     $m1, $m1, $m8
+    add     $m4, $m1, -8
+    mov     $m3, $m2
+    nop                                   // the loop head 8-byte aligned
     mmc_block_loops 32, mmc_h
+    .align  8
 mmc_return:
     br      $m10
 mmc_trap_sizes:
@@ -418,9 +505,19 @@ mmc_trap_rows:
 
 // ---- workers -----------------------------------------------------------------
     .worker
+    mmc_worker 1, mmc_h
+    mmc_worker 0, mmc_s
+// The dispatch stubs (group entry 8 bytes before the block entry) and the
+// idle worker.
     .align  8
-mmc_worker_hiho:
-    mmc_worker 1
+mmc_disp_group:
+    br      $m9
+    nop
+mmc_disp_block:
+    br      $m8
     .align  8
-mmc_worker_siso:
-    mmc_worker 0
+mmc_empty_init:
+    setzi   $m8, mmc_empty
+    setzi   $m9, mmc_empty
+mmc_empty:
+    exitz   $mzero

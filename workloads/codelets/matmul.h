@@ -87,9 +87,10 @@ enum matmul_f16_record {
     MATMUL_F16_V_WORDS
 };
 
-/* Scratch: six worker records of 8 words, a 4-word record shared by the
- * workers (the current block's offsets, the row steps), then the
- * supervisor's own saved values. */
+/* Scratch: six worker records of 8 words (read by the workers at the
+ * call's first launch only: they keep the values in registers for the
+ * later weight blocks), a 2-word record shared by the workers (the row
+ * steps, for the slow loop), then the supervisor's own saved values. */
 #define MATMUL_F16_SCRATCH_BYTES 232u
 
 /* Trap codes of sv_matmul_f16 (the operand of its trap instruction). */

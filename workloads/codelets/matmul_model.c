@@ -1,7 +1,9 @@
 /*
  * matmul_model.c — the host side of the matmul codelets (matmul.h): the
  * fast-placement condition, the chunk rule and the cycle count, each the
- * same decision or sum that workloads/codelets/matmul.S makes or takes.
+ * same decision or sum that workloads/codelets/matmul.S makes or takes
+ * (the cycle count launch by launch: the call's first launch, a group's
+ * first block and the other blocks cost the workers different set-up).
  * The arithmetic model is matmul_model_f16 (workloads/matmul_model.c): the
  * codelet computes exactly what amp_matmul.S does.
  */
@@ -49,27 +51,38 @@ enum matmul_chunk matmul_f16_chunk(const matmul_f16_args *a, unsigned w, uint32_
     return MATMUL_CHUNK_SLOW;
 }
 
-/* Supervisor issues of one call (matmul.S) outside the block loops, from
- * the control program's call to the codelet's return: the call, 110 before
- * the worker records (checks, placement test, strides, rows a worker),
- * 6 x 35 for the records, 7 choosing the variant, 3 more before the loops
- * (4 with f16 partials: a nop aligns the loop heads), and ld32 + br at the
- * end. */
-#define MATMUL_SETUP_ISSUES (1u + 110u + 6u * 35u + 7u + 3u + 2u)
+/* Supervisor issues of one call (matmul.S) before the first ld128putcs,
+ * from the control program's call: the call, 110 before the worker records
+ * (checks, placement test, strides, rows a worker), 6 x 35 for the records,
+ * 18 choosing the variant and the entries (19 with f16 partials: a nop
+ * aligns the loop head).  After the loops: ld32 + br. */
+#define MATMUL_SETUP_ISSUES (1u + 110u + 6u * 35u + 18u)
 
-/* Worker issues a block (matmul.S's mmc_worker): the fast loop 11 set-up
- * issues, 11 filling the pipeline, rpt, 4 a row, exitz; the slow loop 2
- * to reach it, 12 set-up issues, rpt, 14 a row, exitz; an idle worker 5. */
-static uint64_t worker_issues(enum matmul_chunk kind, uint64_t rows)
+/* How a launch of the workers enters (matmul.S's mmc_block_loops). */
+enum launch { LAUNCH_FIRST, LAUNCH_GROUP, LAUNCH_BLOCK };
+
+/* Worker issues of one launch (matmul.S's mmc_worker).  The fast loop:
+ * 2 (group: A back to its first block, C to the next group) + 1 (A to the
+ * next block), tapack, 11 filling the pipeline, rpt, 4 a row, exitz; the
+ * first launch adds 9 reading the record (and starts as a group); 1 more
+ * through the dispatch stub when stubs are used.  The slow loop: the same
+ * with 5 set-up issues (group) or 3 (block), rpt, 14 a row, exitz, always
+ * through a stub; its first launch 14 reading the record.  An idle worker:
+ * 7 the first time, then 2 (the stub and exitz). */
+static uint64_t worker_issues(enum matmul_chunk kind, uint64_t rows, enum launch l, bool stubs)
 {
     switch (kind) {
     case MATMUL_CHUNK_FORWARD:
     case MATMUL_CHUNK_BACKWARD:
-        return 4 * rows + 24;
+        if (l == LAUNCH_FIRST)
+            return 4 * rows + 26;
+        return 4 * rows + (l == LAUNCH_GROUP ? 17 : 15) + stubs;
     case MATMUL_CHUNK_SLOW:
-        return 14 * rows + 16;
+        if (l == LAUNCH_FIRST)
+            return 14 * rows + 21;
+        return 14 * rows + (l == LAUNCH_GROUP ? 8 : 6);
     default:
-        return 5;
+        return l == LAUNCH_FIRST ? 7 : 2;
     }
 }
 
@@ -84,11 +97,13 @@ uint64_t matmul_f16_cycles(const matmul_f16_args *a, uint64_t call_cycle)
     uint64_t group = matmul_group(a->partials);
     uint64_t groups = a->n / group, blocks = a->k / MATMUL_K_BLOCK;
     uint64_t loads = group * MATMUL_K_BLOCK * 2 / 16;            /* ld128putcs a block */
-    uint64_t issues[CODELET_WORKERS];
+    enum matmul_chunk kinds[CODELET_WORKERS];
+    uint32_t rows[CODELET_WORKERS];
+    bool stubs = false;
     for (unsigned w = 0; w < CODELET_WORKERS; w++) {
-        uint32_t first, rows;
-        enum matmul_chunk kind = matmul_f16_chunk(a, w, &first, &rows);
-        issues[w] = worker_issues(kind, rows);
+        uint32_t first;
+        kinds[w] = matmul_f16_chunk(a, w, &first, &rows[w]);
+        stubs |= kinds[w] != MATMUL_CHUNK_FORWARD && kinds[w] != MATMUL_CHUNK_BACKWARD;
     }
     /* The supervisor issues one instruction a cycle while it owns every
      * slot.  Slot s is the cycles c with c % 6 == s, and worker k takes
@@ -97,23 +112,24 @@ uint64_t matmul_f16_cycles(const matmul_f16_args *a, uint64_t call_cycle)
      * When the last worker has exited (cycle E) the supervisor owns the
      * next slot and its sync issues at E + 1.  (With equal issue counts n
      * this is T + 6 n + 1 whatever T is, as tests/test_matmul_kernel.c
-     * works out; with unequal counts the phase of T matters.) */
-    uint64_t t = call_cycle + MATMUL_SETUP_ISSUES - 2 + (a->partials == MATMUL_PARTIALS_F16);
+     * works out; with unequal counts the phase of T matters.)  t is the
+     * cycle of the supervisor's next issue. */
+    uint64_t t = call_cycle + MATMUL_SETUP_ISSUES + (a->partials == MATMUL_PARTIALS_F16);
     for (uint64_t g = 0; g < groups; g++) {
-        t += 2;                                   /* setzi, ld32 */
         for (uint64_t b = 0; b < blocks; b++) {
-            t += 2 + loads;                       /* st32 x2, ld128putcs */
+            enum launch l = b ? LAUNCH_BLOCK : g ? LAUNCH_GROUP : LAUNCH_FIRST;
+            t += loads;                           /* ld128putcs */
             uint64_t runall = t, last_exit = 0;
             for (unsigned k = 1; k <= CODELET_WORKERS; k++) {
                 uint64_t first = runall + 1 + (k - 1 + 6 * 6 - (runall + 1) % 6) % 6;
-                uint64_t e = first + 6 * (issues[k - 1] - 1);
+                uint64_t e = first + 6 * (worker_issues(kinds[k - 1], rows[k - 1], l, stubs) - 1);
                 if (e > last_exit)
                     last_exit = e;
             }
             t = last_exit + 2;                    /* the sync at E + 1 */
-            t += 2;                               /* add, brnzdec */
+            t += 2;                               /* mov, brnzdec */
         }
-        t += 2;                                   /* add, brnzdec */
+        t += 3;                                   /* mov, mov, brnzdec */
     }
     t += 2;                                       /* ld32, br */
     return t - call_cycle;

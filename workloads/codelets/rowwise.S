@@ -213,6 +213,8 @@ vtx_softmax_rows_f32:
     shr     $m3, $m3, 1
     add     $m2, $m2, -1
     setzi   $m6, 0
+    setzi   $m7, 0                       // pass 2 stores from here: never assume a register is zero
+    nop                                  // (keeps the bundles below 8-byte aligned)
 rw_softmax_row:
     // pass 1: the max
     ld32    $a4, $m0, $mzero, 0
