@@ -58,6 +58,13 @@ int cmd_compile(int argc, char **argv, const command *self)
             if (*end || t == 0 || t > 1u << 20)
                 cli_usage_error(self, "--tiles: '%s' is not a tile count", v);
             o.tiles = (uint32_t)t;
+        } else if (!strcmp(argv[i], "--replicas")) {
+            const char *v = cli_value(self, argc, argv, &i);
+            char *end;
+            unsigned long r = strtoul(v, &end, 0);
+            if (*end || r == 0 || r > 64)
+                cli_usage_error(self, "--replicas: '%s' is not a replica count (1..64)", v);
+            o.replicas = (uint32_t)r;
         } else if (!strcmp(argv[i], "--f16-matmul"))
             o.f16_matmul = true;
         else if (!strcmp(argv[i], "--verbose") || !strcmp(argv[i], "-v"))
@@ -100,10 +107,10 @@ int cmd_compile(int argc, char **argv, const command *self)
     printf("%s -> %s for %s: %u ops, %u compute sets, %u exchange phases, %.3g MB exchanged between tiles\n",
            model, out ? out : def, m.name, rep.ops, rep.compute_sets, rep.exchange_phases,
            (double)rep.exchange_bytes / 1e6);
-    printf("tiles: %u; fullest tile %u uses %llu of %llu bytes (%.1f%%); host streams: %u in, %u out\n",
-           rep.tiles_used, rep.max_tile, (unsigned long long)rep.max_tile_bytes,
-           (unsigned long long)rep.memory_bytes, 100.0 * (double)rep.max_tile_bytes / (double)rep.memory_bytes,
-           rep.input_streams, rep.output_streams);
+    printf("tiles: %u a chip, %u replica%s (one a chip); fullest tile %u uses %llu of %llu bytes (%.1f%%); host "
+           "streams a replica: %u in, %u out\n", rep.tiles_used, rep.replicas, rep.replicas == 1 ? "" : "s",
+           rep.max_tile, (unsigned long long)rep.max_tile_bytes, (unsigned long long)rep.memory_bytes,
+           100.0 * (double)rep.max_tile_bytes / (double)rep.memory_bytes, rep.input_streams, rep.output_streams);
     printf("compile time: %.2f s\n", t1 - t0);
     free(def);
     exe_free(e);

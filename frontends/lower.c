@@ -238,6 +238,16 @@ bool lw_add_transfer(lowering *lw, uint32_t from, uint32_t src_addr, uint32_t to
 }
 
 /* A receive from the host (or streaming memory): endpoint is the stream. */
+bool lw_note_peer(lowering *lw, uint32_t tile, enum peer_kind kind)
+{
+    ltile *t = &lw->t[tile];
+    if (!lw_grow((void **)&t->peers, &t->cap_peers, t->n_peers + 1, sizeof *t->peers))
+        return lw_fail(lw, "out of host memory");
+    t->peers[t->n_peers].word = t->steps.n - 1;
+    t->peers[t->n_peers++].kind = (uint8_t)kind;
+    return true;
+}
+
 bool lw_add_host_receive(lowering *lw, uint32_t tile, uint32_t addr, uint32_t bytes, uint32_t endpoint)
 {
     ltile *r = &lw->t[tile];
@@ -323,6 +333,7 @@ bool lw_end_phase(lowering *lw)
                 lw_push_word(lw, &t->steps, t->recvs[k].addr);
                 lw_push_word(lw, &t->steps, (t->recvs[k].bytes + 3u) & ~3u);
                 lw_push_word(lw, &t->steps, t->recvs[k].peer);
+                lw_note_peer(lw, i, t->recvs[k].peer & XCH_HOST ? PEER_HOST_IN : PEER_TILE);
             }
             size_t groups = broadcast_groups(t);
             for (size_t k = 0; k < (groups ? groups : t->n_sends); k++) {
@@ -330,6 +341,8 @@ bool lw_end_phase(lowering *lw)
                 lw_push_word(lw, &t->steps, t->sends[k].addr);
                 lw_push_word(lw, &t->steps, (t->sends[k].bytes + 3u) & ~3u);
                 lw_push_word(lw, &t->steps, groups ? XCH_BROADCAST : t->sends[k].peer);
+                if (!groups)
+                    lw_note_peer(lw, i, PEER_TILE);
             }
             lw_push_word(lw, &t->steps, lw->k.ctl_sync_chip);
             t->n_sends = t->n_recvs = 0;
@@ -1045,19 +1058,53 @@ bool lower_supports(const graph *g, const lower_options *o, char *err, size_t er
     return true;
 }
 
-static bool finish_tile(lowering *lw, uint32_t i, ipu_exe *e)
+/* Close tile i's control program and place its records and steps (once). */
+static bool close_tile(lowering *lw, uint32_t i)
 {
     ltile *t = &lw->t[i];
     lw_push_word(lw, &t->steps, lw->k.ctl_end);
     if (lw->failed)
         return false;
     uint32_t rec_bytes = (uint32_t)(t->records.n * 4), step_bytes = (uint32_t)(t->steps.n * 4);
-    uint32_t rec_base = rec_bytes ? lw_tile_alloc(lw, i, rec_bytes, PREFER_REGION1, 8, "vertex records") : 0;
-    uint32_t step_base = lw_tile_alloc(lw, i, step_bytes, PREFER_REGION1, 8, "the control program");
+    t->rec_base = rec_bytes ? lw_tile_alloc(lw, i, rec_bytes, PREFER_REGION1, 8, "vertex records") : 0;
+    t->step_base = lw_tile_alloc(lw, i, step_bytes, PREFER_REGION1, 8, "the control program");
     if (lw->failed)
         return false;
     for (size_t k = 0; k < t->n_patch; k++)
-        t->steps.w[t->patch[k]] += rec_base;
+        t->steps.w[t->patch[k]] += t->rec_base;
+    return true;
+}
+
+/* Tile i's sections in the executable, for replica r (on chip r: tile
+ * numbers, tile endpoints and host streams moved on by a chip's worth). */
+static bool finish_tile(lowering *lw, uint32_t i, uint32_t r, ipu_exe *e)
+{
+    ltile *t = &lw->t[i];
+    uint32_t rec_bytes = (uint32_t)(t->records.n * 4), step_bytes = (uint32_t)(t->steps.n * 4);
+    uint32_t rec_base = t->rec_base, step_base = t->step_base;
+    uint32_t gt = i + r * lw->tiles_per_chip;
+    uint32_t *steps = t->steps.w;
+    if (r) {
+        steps = malloc(step_bytes);
+        if (!steps)
+            return lw_fail(lw, "out of host memory");
+        memcpy(steps, t->steps.w, step_bytes);
+        for (size_t k = 0; k < t->n_peers; k++) {
+            uint32_t *w = &steps[t->peers[k].word];
+            switch (t->peers[k].kind) {
+            case PEER_TILE: *w += r * lw->tiles_per_chip; break;
+            case PEER_HOST_IN: *w = XCH_HOST | ((*w & XCH_ENDPOINT_INDEX) + r * lw->rep->input_streams); break;
+            default: *w = XCH_HOST | ((*w & XCH_ENDPOINT_INDEX) + r * lw->rep->output_streams); break;
+            }
+        }
+    }
+    bool ok = exe_add_section(e, gt, ".control", step_base, steps, step_bytes, 0, lw->err, lw->err_size);
+    if (r)
+        free(steps);
+    if (!ok)
+        return lw_fail(lw, "tile %u: %s", gt, lw->err);
+    uint32_t i_saved = i;
+    i = gt;
     char err[256];
     /* The library image, with this tile's control program in ctl_table. */
     const ipu_exe *img = lw->lib->image;
@@ -1073,7 +1120,7 @@ static bool finish_tile(lowering *lw, uint32_t i, ipu_exe *e)
             memcpy(copy + (lw->k.ctl_table - sec->addr), &step_base, 4);
             bytes = copy;
         }
-        bool ok = exe_add_section(e, i, sec->name, sec->addr, bytes, sec->size, sec->flags, err, sizeof err);
+        ok = exe_add_section(e, i, sec->name, sec->addr, bytes, sec->size, sec->flags, err, sizeof err);
         free(copy);
         if (!ok)
             return lw_fail(lw, "tile %u: %s", i, err);
@@ -1084,8 +1131,6 @@ static bool finish_tile(lowering *lw, uint32_t i, ipu_exe *e)
                            (enum exe_symbol_kind)img->symbols[s].kind, true);
     if (rec_bytes && !exe_add_section(e, i, ".vertex", rec_base, t->records.w, rec_bytes, EXE_SEC_WRITE, err,
                                       sizeof err))
-        return lw_fail(lw, "tile %u: %s", i, err);
-    if (!exe_add_section(e, i, ".control", step_base, t->steps.w, step_bytes, 0, err, sizeof err))
         return lw_fail(lw, "tile %u: %s", i, err);
     /* One section per block: zero-filled unless data were placed in it. */
     for (size_t a = 0; a < t->n_allocs; a++) {
@@ -1104,8 +1149,8 @@ static bool finish_tile(lowering *lw, uint32_t i, ipu_exe *e)
         }
         char name[40];
         snprintf(name, sizeof name, bytes ? ".data.%zu" : ".bss.%zu", a);
-        bool ok = exe_add_section(e, i, name, blk->addr, bytes, blk->size,
-                                  EXE_SEC_WRITE | (bytes ? 0 : EXE_SEC_NOBITS), err, sizeof err);
+        ok = exe_add_section(e, i, name, blk->addr, bytes, blk->size, EXE_SEC_WRITE | (bytes ? 0 : EXE_SEC_NOBITS),
+                             err, sizeof err);
         free(bytes);
         if (!ok)
             return lw_fail(lw, "tile %u: %s", i, err);
@@ -1115,21 +1160,30 @@ static bool finish_tile(lowering *lw, uint32_t i, ipu_exe *e)
     uint64_t used = lw_tile_used_bytes(lw, t) + (lw->r0_start - ISA_MEMORY_BASE) + (lw->r1_start - ISA_REGION1_BASE);
     if (used > lw->rep->max_tile_bytes) {
         lw->rep->max_tile_bytes = used;
-        lw->rep->max_tile = i;
+        lw->rep->max_tile = i_saved;
     }
     return true;
 }
 
 /* Tensor map entries (and symbols on each tile) for every tensor kept. */
-static bool map_tensor(lowering *lw, ipu_exe *e, int t, uint32_t role)
+static bool map_tensor(lowering *lw, ipu_exe *e, int t, uint32_t role, uint32_t r)
 {
     const graph_tensor *g = lw_gt(lw, t);
     const ltensor *lt = &lw->ts[t];
     uint64_t dims[TMAP_MAX_RANK];
     for (int d = 0; d < g->shape.rank && d < TMAP_MAX_RANK; d++)
         dims[d] = (uint64_t)g->shape.dims[d];
-    tmap_tensor *mt = tmap_add_tensor(lw->tmap, g->name, (uint32_t)g->dtype, lt->eb, (uint32_t)g->shape.rank, dims,
+    /* Replica r's copy is "replicaR/NAME" (replica 0 keeps the name). */
+    char *name = malloc(strlen(g->name) + 24);
+    if (!name)
+        return lw_fail(lw, "out of host memory");
+    if (r)
+        sprintf(name, "replica%u/%s", r, g->name);
+    else
+        strcpy(name, g->name);
+    tmap_tensor *mt = tmap_add_tensor(lw->tmap, name, (uint32_t)g->dtype, lt->eb, (uint32_t)g->shape.rank, dims,
                                       role);
+    free(name);
     if (!mt)
         return lw_fail(lw, "out of host memory");
     if (lt->permuted)
@@ -1141,11 +1195,11 @@ static bool map_tensor(lowering *lw, ipu_exe *e, int t, uint32_t role)
             stream = lw->next_in_stream++;
         else if (role & TMAP_OUTPUT)
             stream = lw->next_out_stream++;
-        if (!tmap_add_piece(mt, lt->p[k].tile, lt->p[k].addr, lt->p[k].first, lt->p[k].count, stream))
+        uint32_t tile = lt->p[k].tile + r * lw->tiles_per_chip;
+        if (!tmap_add_piece(mt, tile, lt->p[k].addr, lt->p[k].first, lt->p[k].count, stream))
             return lw_fail(lw, "out of host memory");
         if (!(role & TMAP_OUTPUT) || (role & TMAP_INPUT))
-            exe_add_symbol(e, lt->p[k].tile, g->name, lt->p[k].addr, (uint32_t)(lt->p[k].count * lt->eb),
-                           EXE_SYM_DATA, true);
+            exe_add_symbol(e, tile, g->name, lt->p[k].addr, (uint32_t)(lt->p[k].count * lt->eb), EXE_SYM_DATA, true);
     }
     return true;
 }
@@ -1158,6 +1212,15 @@ ipu_exe *lower_graph(const graph *g, const lower_options *o, lower_report *repor
     const machine *m = o->machine;
     uint32_t per_chip = machine_u32(m, MP_tiles_per_chip);
     lw.tiles = o->tiles && o->tiles < per_chip ? o->tiles : per_chip;
+    lw.tiles_per_chip = per_chip;
+    /* Data-parallel replicas, one a chip: the program for chip 0, copied. */
+    uint32_t chips = machine_u32(m, MP_chips);
+    lw.replicas = o->replicas ? o->replicas : chips;
+    if (lw.replicas > chips) {
+        snprintf(err, err_size, "%s: %u replicas on a machine of %u chip%s", g->source, lw.replicas, chips,
+                 chips == 1 ? "" : "s");
+        return NULL;
+    }
     lw.mem_end = ISA_MEMORY_BASE + machine_u32(m, MP_tile_memory_bytes);
     lw.rep->memory_bytes = machine_u32(m, MP_tile_memory_bytes);
     ipu_exe *e = NULL;
@@ -1295,18 +1358,21 @@ ipu_exe *lower_graph(const graph *g, const lower_options *o, lower_report *repor
             lw_push_word(&lw, &tt->steps, lt->p[k].addr);
             lw_push_word(&lw, &tt->steps, (uint32_t)((lt->p[k].count * lt->eb + 3) & ~3ull));
             lw_push_word(&lw, &tt->steps, XCH_HOST | lw.rep->output_streams++);
+            lw_note_peer(&lw, lt->p[k].tile, PEER_HOST_OUT);
         }
     }
     /* The tensor map: inputs and outputs first (their streams are numbered
      * in this order, as the steps above), then weights and activations. */
-    for (int i = 0; i < g->n_inputs && !lw.failed; i++)
-        if (!g->tensors[g->inputs[i]].data)
-            map_tensor(&lw, e, g->inputs[i], TMAP_INPUT);
-    for (int i = 0; i < g->n_outputs && !lw.failed; i++)
-        map_tensor(&lw, e, g->outputs[i], TMAP_OUTPUT);
-    for (int t = 0; t < g->n_tensors && !lw.failed; t++)
-        if (lw.ts[t].placed && !g->tensors[t].is_input && !g->tensors[t].is_output)
-            map_tensor(&lw, e, t, g->tensors[t].data ? TMAP_WEIGHT : TMAP_ACTIVATION);
+    for (uint32_t r = 0; r < lw.replicas && !lw.failed; r++) {
+        for (int i = 0; i < g->n_inputs && !lw.failed; i++)
+            if (!g->tensors[g->inputs[i]].data)
+                map_tensor(&lw, e, g->inputs[i], TMAP_INPUT, r);
+        for (int i = 0; i < g->n_outputs && !lw.failed; i++)
+            map_tensor(&lw, e, g->outputs[i], TMAP_OUTPUT, r);
+        for (int t = 0; t < g->n_tensors && !lw.failed; t++)
+            if (lw.ts[t].placed && !g->tensors[t].is_input && !g->tensors[t].is_output)
+                map_tensor(&lw, e, t, g->tensors[t].data ? TMAP_WEIGHT : TMAP_ACTIVATION, r);
+    }
     /* Tiles past the last one holding anything only sync: they get no
      * code, and the syncs of the rest do not wait for them. */
     uint32_t used = 1;
@@ -1314,8 +1380,12 @@ ipu_exe *lower_graph(const graph *g, const lower_options *o, lower_report *repor
         if (lw.t[i].n_allocs || lw.t[i].records.n)
             used = i + 1;
     for (uint32_t i = 0; i < used && !lw.failed; i++)
-        finish_tile(&lw, i, e);
+        close_tile(&lw, i);
+    for (uint32_t r = 0; r < lw.replicas && !lw.failed; r++)
+        for (uint32_t i = 0; i < used && !lw.failed; i++)
+            finish_tile(&lw, i, r, e);
     lw.rep->tiles_used = used;
+    lw.rep->replicas = lw.replicas;
     if (!lw.failed) {
         uint8_t *blob;
         size_t size;
@@ -1338,6 +1408,7 @@ done:
                 free(t->data[d].bytes);
             free(t->data);
             free(t->allocs);
+            free(t->peers);
         }
     }
     if (lw.ts)

@@ -15,6 +15,10 @@
  *      in a chip sync; then the op's compute set(s) on the tiles that hold
  *      its output;
  *   3. every output piece goes to the host, then the program ends.
+ * On a machine of several chips the program is made for chip 0 and
+ * copied to every chip (data-parallel replicas; lower_options.replicas):
+ * replica r's tiles are r x tiles_per_chip on, its host streams follow
+ * replica r - 1's, and its tensors are "replicaR/NAME" in the tensor map.
  * Tensors are laid out in pieces: a piece is a run of consecutive elements
  * (row-major) at consecutive addresses of one tile, starting 8-byte aligned.
  * Views (Reshape, Flatten, Squeeze, Unsqueeze, Identity) share the pieces
@@ -41,6 +45,7 @@
 typedef struct lower_options {
     const machine *machine;       /* the target (tiles per chip, memory size) */
     uint32_t tiles;               /* tiles to use on chip 0; 0: all of them */
+    uint32_t replicas;            /* data-parallel copies, one a chip (0: one on every chip) */
     bool f16_matmul;              /* f32 MatMul/Gemm computed with f16 inputs on the AMP
                                      (f32 partial sums), as a mixed-precision compile */
     bool verbose;                 /* print the plan of every op on stdout */
@@ -56,6 +61,7 @@ typedef struct lower_report {
     uint64_t memory_bytes;        /* tile memory of one tile */
     uint64_t estimated_cycles;    /* the planner's estimate for the whole program */
     uint32_t input_streams, output_streams;
+    uint32_t replicas;            /* copies of the program, on chips 0 .. replicas - 1 */
     bool unsupported;             /* the compile failed on something ipusim does not
                                      lower yet (not a fault in the model) */
 } lower_report;

@@ -61,7 +61,10 @@ typedef struct ltile {
     size_t n_data, cap_data;
     data_item *allocs;                /* every block handed out (bytes unused) */
     size_t n_allocs, cap_allocs;
+    struct peer_ref { size_t word; uint8_t kind; } *peers;  /* step words holding an endpoint */
+    size_t n_peers, cap_peers;
     uint64_t compute_estimate_cycles; /* the planner's running estimate */
+    uint32_t rec_base, step_base;     /* where the records and steps went (close_tile) */
 } ltile;
 
 typedef struct lowering {
@@ -69,6 +72,7 @@ typedef struct lowering {
     const lower_options *o;
     lower_report *rep;
     uint32_t tiles;                   /* program tiles: 0 .. tiles - 1 on chip 0 */
+    uint32_t tiles_per_chip, replicas;
     uint32_t mem_end;
     uint32_t r0_start, r1_start;
     const codelet_library *lib;
@@ -86,6 +90,11 @@ typedef struct lowering {
 } lowering;
 
 enum region_pref { PREFER_REGION1, PREFER_REGION0 };
+
+/* Endpoints in the control program, renumbered for each replica. */
+enum peer_kind { PEER_TILE, PEER_HOST_IN, PEER_HOST_OUT };
+/* Note that the step word just pushed on tile `tile` is an endpoint. */
+bool lw_note_peer(lowering *lw, uint32_t tile, enum peer_kind kind);
 
 bool lw_fail(lowering *lw, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 bool lw_unsupported(lowering *lw, const graph_node *n, int index, const char *why);

@@ -23,6 +23,7 @@
 #include "engine.h"
 #include "executable.h"
 #include "fileio.h"
+#include "program_io.h"
 
 typedef struct compare_side {
     machine m;
@@ -92,6 +93,19 @@ static int run_side(compare_side *s, const ipu_exe *e, const input_spec *inputs,
             snprintf(err, err_size, "out of host memory for host input stream %u", inputs[i].stream);
             return 1;
         }
+    }
+    /* A compiled program's inputs: pseudo-random values, the same on both
+     * machines (the comparison is of time, and the program is the same). */
+    tensor_map *map = program_tensor_map(e, "executable", err, err_size);
+    if (!map && err[0])
+        return 1;
+    if (map) {
+        static bool noted;
+        bool ok = program_fill_inputs(s->g, map, NULL, 0, noted ? NULL : stderr, err, err_size);
+        noted = true;
+        tmap_free(map);
+        if (!ok)
+            return 1;
     }
     engine_options o = { .threads = threads, .trace_tile_first = 1, .trace_tile_last = 0 };
     enum engine_status st = engine_run(s->g, &o);

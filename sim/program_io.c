@@ -167,3 +167,36 @@ tiles:
     }
     return true;
 }
+
+bool program_fill_inputs(engine *g, const tensor_map *m, const char *const *given, size_t n_given, FILE *note,
+                         char *err, size_t err_size)
+{
+    size_t filled = 0;
+    for (size_t i = 0; i < m->n_tensors; i++) {
+        const tmap_tensor *t = &m->tensors[i];
+        if (!(t->role & TMAP_INPUT))
+            continue;
+        bool found = false;
+        for (size_t k = 0; k < n_given && !found; k++)
+            found = given[k] && !strcmp(given[k], t->name);
+        if (found)
+            continue;
+        uint64_t bytes = program_tensor_bytes(t);
+        void *data = malloc(bytes ? bytes : 1);
+        if (!data) {
+            snprintf(err, err_size, "out of host memory for input '%s'", t->name);
+            return false;
+        }
+        program_random_input(t, 1 + i, data);
+        bool ok = program_set_input(g, t, data, bytes, err, err_size);
+        free(data);
+        if (!ok)
+            return false;
+        if (note && filled++ < 4)
+            fprintf(note, "ipusim: input '%s' not given (--input %s=FILE): uniform random values in [-1, 1)\n",
+                    t->name, t->name);
+    }
+    if (note && filled > 4)
+        fprintf(note, "ipusim: ... and %zu more inputs not given: uniform random values in [-1, 1)\n", filled - 4);
+    return true;
+}

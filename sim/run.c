@@ -364,25 +364,12 @@ int cmd_run(int argc, char **argv, const command *self)
         free(data);
     }
     /* Inputs of a compiled program not given: synthetic values, said so. */
-    for (size_t i = 0; tmap && i < tmap->n_tensors; i++) {
-        const tmap_tensor *t = &tmap->tensors[i];
-        if (!(t->role & TMAP_INPUT))
-            continue;
-        bool given = false;
+    if (tmap) {
+        const char *given[MAX_STREAM_FILES];
         for (unsigned k = 0; k < n_inputs; k++)
-            given |= inputs[k].tensor && !strcmp(inputs[k].tensor, t->name);
-        if (given)
-            continue;
-        uint64_t bytes = program_tensor_bytes(t);
-        void *data = malloc(bytes ? bytes : 1);
-        if (!data)
-            fatal("out of host memory for input '%s'", t->name);
-        program_random_input(t, 1 + i, data);
-        if (!program_set_input(g, t, data, bytes, err, sizeof err))
+            given[k] = inputs[k].tensor;
+        if (!program_fill_inputs(g, tmap, given, n_inputs, stderr, err, sizeof err))
             fatal("%s", err);
-        free(data);
-        fprintf(stderr, "ipusim: input '%s' not given (--input %s=FILE): uniform random values in [-1, 1)\n",
-                t->name, t->name);
     }
 
     enum engine_status status = engine_run(g, &opt);

@@ -54,6 +54,16 @@ out=$("$IPUSIM" validate --model bert-base:s16 --f16-matmul 2>&1)
 check "BERT layer passes: $(tail -1 <<<"$out")" grep -q "PASS: 1 of 1 outputs within tolerance" <<<"$out"
 check "BERT layer: tolerance stated" grep -q "tolerance 2^-10 (|want| + rms(want)) for matmuls in f16" <<<"$out"
 expect 1 "bert-base:s7: expected bert-base\[:sSEQ\]\[:lLAYERS\]" -- "$IPUSIM" compile bert-base:s7 -o "$WORK/bad.elf"
+# On a 4-chip machine: one replica a chip, tensors replicaR/NAME, every
+# replica's output by name.
+expect 0 "4 replicas \(one a chip\)" -- "$IPUSIM" compile matmul:64x64x64 --machine m2000 --tiles 16 -o "$WORK/r4.elf"
+head -c 8192 /dev/zero > "$WORK/a64.bin"
+expect 0 "4 chips x 1472 tiles" -- "$IPUSIM" run "$WORK/r4.elf" --machine m2000 --input replica3/a="$WORK/a64.bin" \
+    --output replica3/c="$WORK/c3.bin" --output c="$WORK/c0.bin"
+check "replica 3's output from zeros is zeros" cmp -s "$WORK/c3.bin" <(head -c 8192 /dev/zero)
+check "replica 0's output (random input) is not" test "$(cmp -s "$WORK/c0.bin" "$WORK/c3.bin"; echo $?)" -ne 0
+expect 0 "bow2000 is [0-9.]+x as fast as m2000" -- "$IPUSIM" compare "$WORK/r4.elf" --machines m2000,bow2000
+expect 1 "5 replicas on a machine of 4 chips" -- "$IPUSIM" compile matmul:64x64x64 --machine m2000 --replicas 5 -o "$WORK/bad.elf"
 expect 1 "unknown ResNet-50 layer" -- "$IPUSIM" compile resnet50:res9 -o "$WORK/bad.elf"
 expect 1 "expected matmul:MxKxN" -- "$IPUSIM" compile matmul:0x4x4 -o "$WORK/bad.elf"
 check "no executable for a bad model" test ! -e "$WORK/bad.elf"
