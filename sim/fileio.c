@@ -18,6 +18,27 @@ static char *dup_str(const char *s)
 bool afile_open(atomic_file *f, const char *path, char *err, size_t err_size)
 {
     memset(f, 0, sizeof *f);
+    /* A target that exists and is not a regular file (/dev/null, a pipe, a
+     * terminal) is written in place: renaming over it would replace the
+     * device with a file. */
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        if (S_ISDIR(st.st_mode)) {
+            snprintf(err, err_size, "%s: is a directory", path);
+            return false;
+        }
+        /* Written to an anonymous temporary file first (libelf needs to
+         * seek), then copied into the target at commit. */
+        f->path = dup_str(path);
+        f->fp = f->path ? tmpfile() : NULL;
+        if (!f->fp) {
+            snprintf(err, err_size, "%s: cannot open: %s", path, f->path ? strerror(errno) : "out of memory");
+            free(f->path);
+            f->path = NULL;
+            return false;
+        }
+        return true;
+    }
     size_t n = strlen(path) + 16;
     f->path = dup_str(path);
     f->tmp_path = malloc(n);
@@ -57,13 +78,45 @@ static void afile_release(atomic_file *f)
     memset(f, 0, sizeof *f);
 }
 
+/* Copy the finished temporary into a target that is not a regular file. */
+static bool copy_into_place(atomic_file *f, char *err, size_t err_size)
+{
+    if (fflush(f->fp) != 0 || fseek(f->fp, 0, SEEK_SET) != 0) {
+        snprintf(err, err_size, "%s: write failed: %s", f->path, strerror(errno));
+        return false;
+    }
+    FILE *out = fopen(f->path, "wb");
+    if (!out) {
+        snprintf(err, err_size, "%s: cannot open: %s", f->path, strerror(errno));
+        return false;
+    }
+    char buf[65536];
+    size_t n;
+    bool ok = true;
+    while (ok && (n = fread(buf, 1, sizeof buf, f->fp)) > 0)
+        ok = fwrite(buf, 1, n, out) == n;
+    if (ferror(f->fp))
+        ok = false;
+    if (fclose(out) != 0)
+        ok = false;
+    if (!ok)
+        snprintf(err, err_size, "%s: write failed: %s", f->path, strerror(errno));
+    return ok;
+}
+
 bool afile_commit(atomic_file *f, char *err, size_t err_size)
 {
     bool ok = true;
+    if (!f->tmp_path) {
+        ok = copy_into_place(f, err, err_size);
+        fclose(f->fp);
+        afile_release(f);
+        return ok;
+    }
     if (fflush(f->fp) != 0 || ferror(f->fp)) {
         snprintf(err, err_size, "%s: write failed: %s", f->path, strerror(errno));
         ok = false;
-    } else if (fsync(fileno(f->fp)) != 0 && errno != EINVAL) {
+    } else if (f->tmp_path && fsync(fileno(f->fp)) != 0 && errno != EINVAL) {
         snprintf(err, err_size, "%s: write failed: %s", f->path, strerror(errno));
         ok = false;
     }
@@ -72,11 +125,11 @@ bool afile_commit(atomic_file *f, char *err, size_t err_size)
         ok = false;
     }
     f->fp = NULL;
-    if (ok && rename(f->tmp_path, f->path) != 0) {
+    if (f->tmp_path && ok && rename(f->tmp_path, f->path) != 0) {
         snprintf(err, err_size, "%s: cannot rename into place: %s", f->path, strerror(errno));
         ok = false;
     }
-    if (!ok)
+    if (!ok && f->tmp_path)
         unlink(f->tmp_path);
     afile_release(f);
     return ok;

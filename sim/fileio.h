@@ -3,7 +3,10 @@
  *
  * Every file ipusim writes (executables, reports, traces) is written to a
  * temporary name in the same directory and renamed over the target when
- * complete, so an interrupted run leaves the old file or none.
+ * complete, so an interrupted run leaves the old file or none.  A target
+ * that exists and is not a regular file (/dev/null, a FIFO, a terminal) is
+ * written through an anonymous temporary file copied into it at commit: a
+ * rename would replace the device with a file.
  */
 #ifndef IPUSIM_FILEIO_H
 #define IPUSIM_FILEIO_H
@@ -15,7 +18,7 @@
 typedef struct atomic_file {
     FILE *fp;               /* write here */
     char *path;             /* final name */
-    char *tmp_path;         /* temporary name */
+    char *tmp_path;         /* temporary name; NULL when written in place */
 } atomic_file;
 
 /* Open a temporary file beside path.  On failure returns false with the

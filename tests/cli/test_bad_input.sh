@@ -174,7 +174,7 @@ check "failed asm leaves the old output untouched" test "$(cat "$WORK/keep.elf")
 fails 1 "ipusim: $OUT/no/such/dir/x.elf: cannot create: No such file or directory" -- \
     "$IPUSIM" asm good.S -o "$OUT/no/such/dir/x.elf"
 mkdir -p "$WORK/adir.elf"
-fails 1 "ipusim: $WORK/adir.elf: cannot rename into place: Is a directory" -- "$IPUSIM" asm good.S -o "$WORK/adir.elf"
+fails 1 "ipusim: $WORK/adir.elf: is a directory" -- "$IPUSIM" asm good.S -o "$WORK/adir.elf"
 check "a failed rename leaves no temporary" test -z "$(ls -A "$WORK/adir.elf")"
 check "a failed rename leaves no temporary beside it" bash -c "! ls '$WORK' | grep -q 'adir.elf.tmp'"
 

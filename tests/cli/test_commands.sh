@@ -90,4 +90,16 @@ expect 0 "" -- "$IPUSIM" asm "$WORK/big2.S" -o "$WORK/big2.elf"
 expect 0 "completed|cycles" -- "$IPUSIM" run "$WORK/big2.elf" --machine gc200
 expect 1 "tile 0: section .data \(420000 bytes at 0x80000\) does not fit in tile memory \(0x4c000-0x8bfff\)" -- "$IPUSIM" run "$WORK/big2.elf" --machine gc2
 
+# Output to something that is not a regular file (a FIFO here, /dev/null in
+# use) is written in place: the temporary-and-rename of ordinary outputs
+# would replace it with a file.
+mkfifo "$WORK/fifo"
+cat "$WORK/fifo" > "$WORK/from_fifo" &
+reader=$!
+expect 0 "" -- "$IPUSIM" asm "$WORK/big2.S" -o "$WORK/fifo"
+wait "$reader"
+check "the FIFO is still a FIFO" test -p "$WORK/fifo"
+check "the executable came through it" cmp -s "$WORK/from_fifo" "$WORK/big2.elf"
+expect 1 "is a directory" -- "$IPUSIM" asm "$WORK/big2.S" -o "$WORK"
+
 finish

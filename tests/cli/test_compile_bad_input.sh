@@ -100,8 +100,8 @@ write('shapes.onnx', model([node('MatMul', ['a', 'b'], ['c'], 'mm_bad')], [('a',
 write('undefined.onnx', model([node('MatMul', ['a', 'w'], ['c'], 'mm_w')], [('a', [3, 4])], [('c', [3, 6])]))
 write('too_large.onnx', model([node('MatMul', ['a', 'b'], ['c'], 'mm_big')], [('a', [100000, 2000])],
                               [('c', [100000, 64])], [initializer('b', [2000, 64], 0.5)]))
-write('two_activations.onnx', model([node('MatMul', ['a', 'b'], ['c'], 'mm_act')], [('a', [3, 4]), ('b', [4, 6])],
-                                    [('c', [3, 6])]))
+write('two_activations.onnx', model([node('MatMul', ['a', 'b'], ['c'], 'mm_act')], [('a', [2, 3, 4]), ('b', [4, 6])],
+                                    [('c', [2, 3, 6])]))
 write('conv_group.onnx', model([node('Conv', ['x', 'w'], ['y'], 'conv_g2', [attr_int('group', 2)])],
                                [('x', [1, 4, 8, 8])], [('y', [1, 4, 8, 8])], [initializer('w', [4, 2, 1, 1], 0.5)]))
 EOF
@@ -135,7 +135,7 @@ refused 1 "^ipusim: .*/undefined\.onnx: node 'mm_w' \(MatMul\): input 'w' is mis
 # ---- what the lowering refuses --------------------------------------------------------
 refused 1 "^ipusim: .*/conv_group\.onnx: node 'conv_g2' \(Conv\): grouped convolutions are not yet supported$" -- \
     "$IPUSIM" compile "$M/conv_group.onnx" -o "$OUT/x.elf"
-refused 1 "^ipusim: .*/two_activations\.onnx: node 'mm_act' \(MatMul\): the second operand is not a constant" -- \
+refused 1 "^ipusim: .*/two_activations\.onnx: node 'mm_act' \(MatMul\): operands computed at run time need the same rank, at least 2" -- \
     "$IPUSIM" compile "$M/two_activations.onnx" -o "$OUT/x.elf" --f16-matmul
 refused 1 "^ipusim: .*/good\.onnx: node 'mm' \(MatMul\): f32 operands: the AMP multiplies f16 \(compile with --f16-matmul" -- \
     "$IPUSIM" compile "$M/good.onnx" -o "$OUT/x.elf"
