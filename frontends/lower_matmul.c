@@ -5,8 +5,10 @@
  * Plan: a grid of gm x gn tiles; tile (i, j) computes the block of rows
  * [m0, m1) and columns [n0, n1) of C with the library's sv_matmul_f16
  * (f16 inputs, f32 partial sums).  It receives its rows of A (every tile
- * of a grid row the same rows: one exchange phase) and holds its columns
- * of B packed for $CWEI, placed there at compile time.  K and the block's
+ * of a grid row the same rows: one exchange phase) and its columns of B
+ * packed for $CWEI: placed at compile time on the grid's first row, which
+ * broadcasts them down its column in the same phase (a weight is stored
+ * once, not once per grid row).  K and the block's
  * columns are padded with zeros to the AMP's 16-input blocks and output
  * groups.  The grid is the one with the lowest estimated cycles — the
  * codelet's issue count for the block (workers: 4 issues a row and 25 a
@@ -360,7 +362,8 @@ static bool plan_grid(const lowering *lw, const mm_shape *s, mm_grid *best)
                 continue;
             double c = matmul_cycles(mt, kp, nt) + (double)(mt * s->k * in_eb) / 4.0 + (double)(mt * nt) +
                        (s->f32_inputs ? (double)(mt * kp) : 0.0) +
-                       (s->b_act ? (double)(kp * nt) * 1.4 : 0.0);   /* receive B's block, pack it */
+                       (s->b_act ? (double)(kp * nt) * 1.4 : 0.0) +  /* receive B's block, pack it */
+                       (!s->b_act && gm > 1 ? (double)(kp * nt) / 2.0 : 0.0);  /* weights from the grid's first row */
             if (c < best->cycles * 0.999) {
                 *best = (mm_grid){ gm, gn, mt, nt, kp, c };
             }
@@ -443,8 +446,9 @@ bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
     f16_t *block = malloc(kp * nt * sizeof *block), *packed = malloc(kp * nt * sizeof *packed);
     uint32_t *a_addr = calloc((size_t)per_batch * s.batch, sizeof *a_addr);
     uint32_t *b_addr = calloc((size_t)per_batch * s.batch, sizeof *b_addr);
-    if (!bfull || !block || !packed || !a_addr || !b_addr) {
-        free(bfull); free(block); free(packed); free(a_addr); free(b_addr);
+    uint32_t *bw_addr = calloc((size_t)per_batch * s.batch, sizeof *bw_addr);
+    if (!bfull || !block || !packed || !a_addr || !b_addr || !bw_addr) {
+        free(bfull); free(block); free(packed); free(a_addr); free(b_addr); free(bw_addr);
         return lw_fail(lw, "out of host memory");
     }
     for (uint64_t kk = 0; kk < s.k && !s.b_act; kk++)
@@ -493,6 +497,25 @@ bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
                     }
                     b_addr[slot] = buf;
                 }
+            } else if (j * nt < s.n) {
+                /* Constant weights: the grid's first row holds each column
+                 * block's packed weights (loaded with the executable) and
+                 * broadcasts them to the rest of its column in this phase,
+                 * so a weight is stored once, as Poplar keeps it. */
+                uint64_t n0 = j * nt;
+                uint32_t b = lw_tile_alloc(lw, tile, kp * nt * 2, PREFER_REGION1, 16, what);
+                if (!b)
+                    break;
+                if (i == 0) {
+                    for (uint64_t kk = 0; kk < kp; kk++)
+                        memcpy(block + kk * nt, bfull + kk * np + n0, nt * sizeof *block);
+                    matmul_pack_weights(block, kp, nt, MATMUL_PARTIALS_F32, packed);
+                    lw_tile_data(lw, tile, b, packed, (uint32_t)(kp * nt * 2), "weights");
+                } else {
+                    uint32_t owner = (uint32_t)(bt * per_batch) + j;
+                    lw_add_transfer(lw, lw_tile_of(lw, owner), bw_addr[owner], tile, b, (uint32_t)(kp * nt * 2));
+                }
+                bw_addr[slot] = b;
             }
             if (s.conv) {
                 /* im2col: row p gets, for each (kh, kw) inside the image,
@@ -579,7 +602,7 @@ bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
                 lw_step_run(lw, tile, lw->k.vtx_cast_f32_to_f16, off, ((KERNEL_CAST_WORDS + 1u) & ~1u) * 4);
                 a = a16;
             }
-            uint32_t b = lw_tile_alloc(lw, tile, kp * nt * 2, PREFER_REGION1, 16, what);
+            uint32_t b = s.b_act ? lw_tile_alloc(lw, tile, kp * nt * 2, PREFER_REGION1, 16, what) : bw_addr[slot];
             if (s.b_act && b) {
                 /* Pack the received block on the tile: groups shared out. */
                 uint32_t *recs[CODELET_WORKERS];
@@ -592,10 +615,6 @@ bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
                                        b + (uint32_t)(wl[w] * (kp / 16) * 256), (uint32_t)(kp / 16),
                                        (uint32_t)(wh[w] - wl[w]), ks, ns);
                 lw_step_run(lw, tile, lw->k.vtx_pack_b_f16, off, ((KERNEL_PACK_WORDS + 1u) & ~1u) * 4);
-            } else if (b) {
-                for (uint64_t kk = 0; kk < kp; kk++)
-                    memcpy(block + kk * nt, bfull + kk * np + n0, nt * sizeof *block);
-                matmul_pack_weights(block, kp, nt, MATMUL_PARTIALS_F32, packed);
             }
             /* C in region 1, and in a later 32 KiB block than A when A is
              * there too: the codelet's fast placement (matmul.h). */
@@ -605,8 +624,6 @@ bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
                                  : 0;
             if (!scratch)
                 break;
-            if (!s.b_act)
-                lw_tile_data(lw, tile, b, packed, (uint32_t)(kp * nt * 2), "weights");
             lw_tile_data(lw, tile, c, NULL, (uint32_t)((m1 - m0) * nt * 4), "partials");
             uint32_t *rec;
             uint32_t off = lw_new_record(lw, tile, KERNEL_MATMUL_WORDS, &rec);
@@ -688,5 +705,6 @@ bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
     free(packed);
     free(a_addr);
     free(b_addr);
+    free(bw_addr);
     return !lw->failed;
 }

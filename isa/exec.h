@@ -106,6 +106,12 @@ enum isa_flow isa_csr_write(isa_tile_state *t, isa_context *c, const isa_insn *i
  *                               worker still running: STALL.
  *   Both set bit k of t->started_workers for every worker started.
  *   A worker's $WSR bits 2..0 hold its worker index k-1 (0..5).
+ *   Starting a worker sets only its pc, $VERTEX_BASE, $FP_CTL, $FP_STS
+ *   and $WSR: its $m and $a registers (and its AMP accumulators) keep what
+ *   the context's previous run left, as on the hardware, and codelets may
+ *   rely on that between launches of one call (workloads/codelets/
+ *   matmul.S keeps its pointers across weight blocks) — and must not
+ *   assume any register is zero at entry.
  * sync zone                     zone 0: wait (STALL) until no worker runs;
  *                               zones 1, 2 and 3: the same wait, then
  *                               return SYNC with t->sync_zone set and c->pc
