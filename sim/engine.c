@@ -617,55 +617,36 @@ static int cmp_u32(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Run every runnable tile to its next stop, in parallel; queue the stops.
- * False when a tile faulted or reached the limit. */
-static bool run_batch(engine *g, int threads)
+/* A tile's run in a batch: where it starts, and what it ran once it stopped. */
+static inline void start_run(etile *et)
+{
+    ipu_tile *t = &et->x->t;
+    tile_release_sync(t);
+    tile_advance_to(t, et->resume_cycle);
+    et->run_start = t->s.cycle;
+    et->stall_mark = t->stats.exchange_stall_cycles;
+}
+
+static inline void end_run(etile *et)
+{
+    ipu_tile *t = &et->x->t;
+    et->stop_cycle = t->s.cycle;
+    et->run_stall = t->stats.exchange_stall_cycles - et->stall_mark;
+    et->zone = t->s.sync_zone;
+    /* A superstep of this tile ends here (not at a sync 3): count its
+     * instructions now, while its code is in the cache. */
+    if (et->stop != TILE_STOP_SYNC || et->zone != ISA_SYNC_EXCHANGE)
+        take_counts(et);
+    et->ran = true;
+}
+
+/* Every tile of the batch has stopped: account its runs and queue the
+ * stops.  False when a tile faulted or reached the limit. */
+static bool close_batch(engine *g, int threads, bool timed, int mode, double batch_s)
 {
     size_t n = g->n_runnable;
     uint32_t *list = g->runnable;
-    if (n)
-        qsort(list, n, sizeof *list, cmp_u32);
-    uint64_t limit = g->opt.max_cycles;
     etile *tiles = g->tiles;
-    /* Host threads pay off for big batches on a host that is not busy with
-     * other work.  Small batches run on one thread; for the others the
-     * engine keeps the recent speed (tile-cycles per host second) of
-     * batches run on one thread and on all, runs the faster way and tries
-     * the other every 16th batch.  Only the speed depends on this, never
-     * the results. */
-    int mode = g->opt.force_threads;
-    bool timed = threads > 1 && n >= 16 * (size_t)threads && !g->opt.force_threads;
-    if (timed) {
-        if (g->batch_rate[1] == 0)
-            mode = 1;
-        else if (g->batch_rate[0] == 0)
-            mode = 0;
-        else
-            mode = g->batch_rate[1] >= g->batch_rate[0];
-        if (++g->batches % 16 == 0)
-            mode = !mode;
-    }
-    if (mode == 0)
-        threads = 1;
-    double t0 = timed ? seconds_now() : 0;
-#pragma omp parallel for schedule(dynamic, 8) num_threads(threads) if (threads > 1)
-    for (size_t k = 0; k < n; k++) {
-        etile *et = &tiles[list[k]];
-        ipu_tile *t = &et->x->t;
-        tile_release_sync(t);
-        tile_advance_to(t, et->resume_cycle);
-        et->run_start = t->s.cycle;
-        uint64_t stall_mark = t->stats.exchange_stall_cycles;
-        et->stop = (uint8_t)tile_run(t, limit);
-        et->stop_cycle = t->s.cycle;
-        et->run_stall = t->stats.exchange_stall_cycles - stall_mark;
-        et->zone = t->s.sync_zone;
-        /* A superstep of this tile ends here (not at a sync 3): count its
-         * instructions now, while its code is in the cache. */
-        if (et->stop != TILE_STOP_SYNC || et->zone != ISA_SYNC_EXCHANGE)
-            take_counts(et);
-    }
-    double batch_s = timed ? seconds_now() - t0 : 0;
     uint64_t batch_cycles = 0;
     etile *bad = NULL;
     for (size_t k = 0; k < n; k++) {
@@ -707,6 +688,253 @@ static bool run_batch(engine *g, int threads)
         g->status = ENGINE_LIMIT;
         snprintf(g->message, sizeof g->message, "tile %u did not finish within %llu cycles (--max-cycles)",
                  bad->tile_id, (unsigned long long)g->opt.max_cycles);
+    }
+    return false;
+}
+
+/* Run every runnable tile to its next stop, in parallel; queue the stops.
+ * False when a tile faulted or reached the limit. */
+static bool run_batch(engine *g, int threads)
+{
+    size_t n = g->n_runnable;
+    uint32_t *list = g->runnable;
+    if (n)
+        qsort(list, n, sizeof *list, cmp_u32);
+    uint64_t limit = g->opt.max_cycles;
+    etile *tiles = g->tiles;
+    /* Host threads pay off for big batches on a host that is not busy with
+     * other work.  Small batches run on one thread; for the others the
+     * engine keeps the recent speed (tile-cycles per host second) of
+     * batches run on one thread and on all, runs the faster way and tries
+     * the other every 16th batch.  Only the speed depends on this, never
+     * the results. */
+    int mode = g->opt.force_threads;
+    bool timed = threads > 1 && n >= 16 * (size_t)threads && !g->opt.force_threads;
+    if (timed) {
+        if (g->batch_rate[1] == 0)
+            mode = 1;
+        else if (g->batch_rate[0] == 0)
+            mode = 0;
+        else
+            mode = g->batch_rate[1] >= g->batch_rate[0];
+        if (++g->batches % 16 == 0)
+            mode = !mode;
+    }
+    if (mode == 0)
+        threads = 1;
+    double t0 = timed ? seconds_now() : 0;
+#pragma omp parallel for schedule(dynamic, 8) num_threads(threads) if (threads > 1)
+    for (size_t k = 0; k < n; k++) {
+        etile *et = &tiles[list[k]];
+        start_run(et);
+        et->stop = (uint8_t)tile_run(&et->x->t, limit);
+        end_run(et);
+    }
+    double batch_s = timed ? seconds_now() - t0 : 0;
+    return close_batch(g, threads, timed, mode, batch_s);
+}
+
+/* ---- stepping (engine.h) ------------------------------------------------------- */
+
+enum batch_result { BATCH_STOPPED, BATCH_FAILED, BATCH_PAUSED, BATCH_PAUSED_CLOSED };
+
+/* A tile runs in chunks of this many cycles while a debugger may
+ * interrupt it. */
+#define DEBUG_CHUNK_CYCLES (1u << 20)
+
+static bool interrupted(const engine *g)
+{
+    return g->dbg.interrupt && *g->dbg.interrupt;
+}
+
+/* Where tile t's run must stop: the cycle limit, or break_cycle when the
+ * tile has not reached it yet. */
+static uint64_t debug_limit(const engine *g, const ipu_tile *t)
+{
+    uint64_t limit = g->opt.max_cycles, b = g->dbg.break_cycle;
+    if (b && b > t->s.cycle && b < limit)
+        limit = b;
+    return limit;
+}
+
+static void pause_tile(etile *et, enum engine_pause_reason why, unsigned context, uint32_t pc)
+{
+    et->pause = (uint8_t)why;
+    et->pause_context = (uint8_t)context;
+    et->pause_pc = pc;
+}
+
+/* Run a tile of an open batch on until it stops for good or pauses.  Runs
+ * split at cycle limits are exactly one run (tile_run). */
+static void debug_run(engine *g, etile *et)
+{
+    ipu_tile *t = &et->x->t;
+    for (;;) {
+        uint64_t limit = debug_limit(g, t);
+        uint64_t chunk = t->s.cycle < limit && limit - t->s.cycle > DEBUG_CHUNK_CYCLES
+                             ? t->s.cycle + DEBUG_CHUNK_CYCLES : limit;
+        enum tile_stop stop = tile_run(t, chunk);
+        if (stop == TILE_STOP_LIMIT && t->s.cycle < limit) {
+            if (interrupted(g)) {
+                pause_tile(et, ENGINE_PAUSE_INTERRUPT, ISA_SUPERVISOR, t->s.ctx[ISA_SUPERVISOR].pc);
+                return;
+            }
+            continue;
+        }
+        et->stop = (uint8_t)stop;
+        if (stop == TILE_STOP_BREAK)
+            pause_tile(et, ENGINE_PAUSE_BREAKPOINT, t->break_context, t->break_pc);
+        else if (stop == TILE_STOP_LIMIT && t->s.cycle < g->opt.max_cycles)
+            pause_tile(et, ENGINE_PAUSE_CYCLE, ISA_SUPERVISOR, t->s.ctx[ISA_SUPERVISOR].pc);
+        else
+            end_run(et);
+        return;
+    }
+}
+
+/* Slow mode: one cycle at a time, pausing after an issue of step_tile or
+ * when check() says so after an issue of a checked tile.  An issue
+ * happened when the context owning the cycle's slot was ready and its
+ * issue count went up (a stalled `run` retires nothing). */
+static void debug_run_slow(engine *g, etile *et)
+{
+    ipu_tile *t = &et->x->t;
+    bool stepping = g->dbg.step && et->tile_id == g->dbg.step_tile;
+    for (uint64_t i = 0;; i++) {
+        if (t->s.cycle >= debug_limit(g, t)) {
+            debug_run(g, et);
+            return;
+        }
+        if ((i & 0xffff) == 0xffff && interrupted(g)) {
+            pause_tile(et, ENGINE_PAUSE_INTERRUPT, ISA_SUPERVISOR, t->s.ctx[ISA_SUPERVISOR].pc);
+            return;
+        }
+        unsigned k = t->slot_owner[t->slot];
+        const isa_context *c = &t->s.ctx[k];
+        const tile_decoded *d = c->run_mode == ISA_RUN_RUNNING && t->s.cycle >= t->ready_cycle[k]
+                                    ? tile_decoded_at(t, c->pc) : NULL;
+        uint64_t count = d ? d->count : 0;
+        uint32_t pc = c->pc;
+        enum tile_stop stop = tile_run(t, t->s.cycle + 1);
+        if (stop != TILE_STOP_LIMIT) {
+            et->stop = (uint8_t)stop;
+            if (stop == TILE_STOP_BREAK) {
+                pause_tile(et, ENGINE_PAUSE_BREAKPOINT, t->break_context, t->break_pc);
+                return;
+            }
+            end_run(et);
+            if (stepping && stop != TILE_STOP_FAULT) {
+                /* The sync or end was the step: pause once the batch is closed. */
+                g->step_done = true;
+                et->pause_context = (uint8_t)k;
+                et->pause_pc = pc;
+            }
+            return;
+        }
+        if (d && d->count != count) {
+            if (stepping) {
+                pause_tile(et, ENGINE_PAUSE_STEP, k, pc);
+                return;
+            }
+            if (et->checked && g->dbg.check && g->dbg.check(g->dbg.check_ctx, g, et->tile_id)) {
+                pause_tile(et, ENGINE_PAUSE_CHECK, k, pc);
+                return;
+            }
+        }
+    }
+}
+
+static void set_pause(engine *g, enum engine_pause_reason why, const etile *et)
+{
+    memset(&g->pause, 0, sizeof g->pause);
+    g->pause.reason = why;
+    g->pause.tile = et ? et->tile_id : UINT32_MAX;
+    if (et) {
+        g->pause.context = et->pause_context;
+        g->pause.pc = et->pause_pc;
+        g->pause.cycle = et->x->t.s.cycle;
+        g->pause.chip = et->chip;
+    }
+}
+
+/* The batch with pause conditions: tiles run as usual on the host threads,
+ * except checked tiles and step_tile, which run in slow mode on this
+ * thread, in tile order.  The batch stays open while any tile is paused;
+ * the lowest-numbered paused tile is reported. */
+static enum batch_result run_batch_debug(engine *g, int threads)
+{
+    size_t n = g->n_runnable;
+    uint32_t *list = g->runnable;
+    etile *tiles = g->tiles;
+    if (!g->batch_open) {
+        qsort(list, n, sizeof *list, cmp_u32);
+        for (size_t k = 0; k < n; k++) {
+            etile *et = &tiles[list[k]];
+            start_run(et);
+            et->ran = false;
+            et->pause = ENGINE_PAUSE_NONE;
+        }
+        g->batch_open = true;
+        g->step_done = false;
+    }
+    if (n < 16 * (size_t)threads)
+        threads = 1;
+    bool step = g->dbg.step;
+    uint32_t step_tile = g->dbg.step_tile;
+#pragma omp parallel for schedule(dynamic, 8) num_threads(threads) if (threads > 1)
+    for (size_t k = 0; k < n; k++) {
+        etile *et = &tiles[list[k]];
+        if (!et->ran && !et->pause && !et->checked && !(step && et->tile_id == step_tile))
+            debug_run(g, et);
+    }
+    for (size_t k = 0; k < n; k++) {
+        etile *et = &tiles[list[k]];
+        if (!et->ran && !et->pause && (et->checked || (step && et->tile_id == step_tile))) {
+            debug_run_slow(g, et);
+            if (et->pause)
+                break;
+        }
+    }
+    for (size_t k = 0; k < n; k++) {
+        etile *et = &tiles[list[k]];
+        if (et->pause) {
+            set_pause(g, (enum engine_pause_reason)et->pause, et);
+            return BATCH_PAUSED;
+        }
+    }
+    g->batch_open = false;
+    if (!close_batch(g, threads, false, 0, 0))
+        return BATCH_FAILED;
+    if (g->step_done) {
+        g->step_done = false;
+        int32_t i = g->index_of[step_tile];
+        set_pause(g, ENGINE_PAUSE_STEP, &tiles[i]);
+        return BATCH_PAUSED_CLOSED;
+    }
+    return BATCH_STOPPED;
+}
+
+/* After an event of the loop: a superstep that ended, or check(). */
+static bool event_pause(engine *g)
+{
+    if (g->stats.n_supersteps > g->supersteps_seen) {
+        const engine_superstep *s = &g->stats.supersteps[g->supersteps_seen];
+        g->supersteps_seen = g->stats.n_supersteps;
+        if (g->dbg.superstep_end) {
+            set_pause(g, ENGINE_PAUSE_SUPERSTEP, NULL);
+            g->pause.chip = s->chip;
+            g->pause.superstep = s->index;
+            g->pause.cycle = s->end_cycle;
+            return true;
+        }
+    }
+    if (g->n_checked && g->dbg.check && g->dbg.check(g->dbg.check_ctx, g, UINT32_MAX)) {
+        set_pause(g, ENGINE_PAUSE_CHECK, NULL);
+        return true;
+    }
+    if (interrupted(g)) {
+        set_pause(g, ENGINE_PAUSE_INTERRUPT, NULL);
+        return true;
     }
     return false;
 }
@@ -831,11 +1059,12 @@ static void finish_stats(engine *g, int threads, double host_s)
     st->host_threads = threads;
 }
 
-enum engine_status engine_run(engine *g, const engine_options *o)
+enum engine_status engine_start(engine *g, const engine_options *o)
 {
     if (g->ran)
         panic("engine_run called twice on one engine");
     g->ran = true;
+    g->started = true;
     g->opt = *o;
     if (!g->opt.max_cycles)
         g->opt.max_cycles = DEFAULT_MAX_CYCLES;
@@ -844,6 +1073,7 @@ enum engine_status engine_run(engine *g, const engine_options *o)
     g->runnable = malloc((g->n_tiles + 1) * sizeof *g->runnable);
     if (!g->runnable) {
         g->status = ENGINE_HOST_ERROR;
+        g->finished = true;
         snprintf(g->message, sizeof g->message, "out of host memory");
         return g->status;
     }
@@ -855,22 +1085,80 @@ enum engine_status engine_run(engine *g, const engine_options *o)
         g->group_members[g->chips]++;
         make_runnable(g, i, 0);
     }
-    double t0 = seconds_now();
+    return g->status;
+}
+
+/* The event loop (engine.h); true when it paused. */
+static bool run_loop(engine *g)
+{
+    int threads = g->threads;
     while (g->status == ENGINE_DONE) {
-        if (g->n_runnable && !run_batch(g, threads))
-            break;
-        g->min_resume_ps = UINT64_MAX;
+        if (!g->in_events) {
+            if (g->n_runnable) {
+                if (!g->debugging) {
+                    if (!run_batch(g, threads))
+                        break;
+                } else {
+                    enum batch_result r = run_batch_debug(g, threads);
+                    if (r == BATCH_FAILED)
+                        break;
+                    if (r == BATCH_PAUSED)
+                        return true;
+                    if (r == BATCH_PAUSED_CLOSED) {
+                        g->min_resume_ps = UINT64_MAX;
+                        g->in_events = true;
+                        return true;
+                    }
+                }
+            }
+            g->min_resume_ps = UINT64_MAX;
+            g->in_events = true;
+        }
         while (g->n_heap && g->heap[0].time_ps <= g->min_resume_ps && g->status == ENGINE_DONE) {
             event ev = pop_event(g);
             if (ev.kind == EV_STOP)
                 process_stop(g, ev.arg);
             else
                 process_release(g, ev.arg);
+            if (g->debugging && g->status == ENGINE_DONE && event_pause(g))
+                return true;
         }
+        g->in_events = false;
         if (!g->n_runnable && !g->n_heap)
             break;
     }
-    double host_s = seconds_now() - t0;
+    return false;
+}
+
+enum engine_status engine_continue(engine *g)
+{
+    if (!g->started)
+        panic("engine_continue before engine_start");
+    if (g->finished)
+        return g->status;
+    /* Go on from the last pause: the reported tile issues what it stopped
+     * before; tiles parked at a cycle or by an interrupt go on too, tiles
+     * at breakpoints not reported yet are reported next. */
+    if (g->batch_open) {
+        for (size_t k = 0; k < g->n_runnable; k++) {
+            etile *et = &g->tiles[g->runnable[k]];
+            /* A breakpoint deleted since it stopped the tile: go on. */
+            if (et->pause == ENGINE_PAUSE_BREAKPOINT && !tile_breakpoint_at(&et->x->t, et->pause_pc))
+                et->pause = ENGINE_PAUSE_NONE;
+            bool reported = et->tile_id == g->pause.tile && et->pause == g->pause.reason;
+            if (!et->pause || !(reported || et->pause == ENGINE_PAUSE_CYCLE || et->pause == ENGINE_PAUSE_INTERRUPT))
+                continue;
+            if (et->pause == ENGINE_PAUSE_BREAKPOINT)
+                tile_step_over_break(&et->x->t);
+            et->pause = ENGINE_PAUSE_NONE;
+        }
+    }
+    memset(&g->pause, 0, sizeof g->pause);
+    double t0 = seconds_now();
+    bool paused = run_loop(g);
+    g->host_s += seconds_now() - t0;
+    if (paused)
+        return ENGINE_PAUSED;
     if (g->status == ENGINE_DONE) {
         for (size_t i = 0; i < g->n_tiles; i++)
             if (g->tiles[i].state != ET_ENDED) {
@@ -878,6 +1166,108 @@ enum engine_status engine_run(engine *g, const engine_options *o)
                 break;
             }
     }
-    finish_stats(g, threads, host_s);
+    finish_stats(g, g->threads, g->host_s);
+    g->finished = true;
     return g->status;
+}
+
+enum engine_status engine_run(engine *g, const engine_options *o)
+{
+    if (engine_start(g, o) != ENGINE_DONE)
+        return g->status;
+    return engine_continue(g);
+}
+
+void engine_set_debug(engine *g, const engine_debug *d)
+{
+    g->dbg = *d;
+    g->debugging = true;
+}
+
+const engine_pause *engine_get_pause(const engine *g) { return &g->pause; }
+bool engine_finished(const engine *g) { return g->finished; }
+uint32_t engine_supersteps_done(const engine *g, uint32_t chip)
+{
+    return chip < g->chips ? g->chip[chip].n_supersteps : 0;
+}
+
+ipu_tile *engine_tile_mut(engine *g, uint32_t global_tile)
+{
+    if (global_tile >= g->system_tiles || g->index_of[global_tile] < 0)
+        return NULL;
+    return &g->tile_state[g->index_of[global_tile]].t;
+}
+
+bool engine_set_breakpoint(engine *g, uint32_t global_tile, uint32_t pc, bool on)
+{
+    ipu_tile *t = engine_tile_mut(g, global_tile);
+    if (!t || !tile_set_breakpoint(t, pc, on))
+        return false;
+    g->debugging = true;
+    return true;
+}
+
+bool engine_set_tile_checked(engine *g, uint32_t global_tile, bool on)
+{
+    if (global_tile >= g->system_tiles || g->index_of[global_tile] < 0)
+        return false;
+    etile *et = &g->tiles[g->index_of[global_tile]];
+    if (et->checked != on)
+        g->n_checked += on ? 1 : (size_t)-1;
+    et->checked = on;
+    g->debugging = true;
+    return true;
+}
+
+void engine_refresh_tile_stats(engine *g)
+{
+    for (size_t i = 0; i < g->n_tiles; i++)
+        tile_collect_stats(&g->tile_state[i].t);
+}
+
+static const char *sync_text(uint8_t zone, const char *s1, const char *s2, const char *s3)
+{
+    return zone == 1 ? s1 : zone == 2 ? s2 : s3;
+}
+
+const char *engine_tile_status(const engine *g, uint32_t global_tile)
+{
+    if (global_tile >= g->system_tiles || g->index_of[global_tile] < 0)
+        return NULL;
+    const etile *et = &g->tiles[g->index_of[global_tile]];
+    if (!g->started)
+        return "not started";
+    switch ((enum etile_status)et->state) {
+    case ET_RUNNABLE:
+        if (g->batch_open && et->pause) {
+            switch ((enum engine_pause_reason)et->pause) {
+            case ENGINE_PAUSE_BREAKPOINT: return "paused (breakpoint)";
+            case ENGINE_PAUSE_CYCLE: return "paused (cycle)";
+            case ENGINE_PAUSE_STEP: return "paused (step)";
+            case ENGINE_PAUSE_CHECK: return "paused (watch)";
+            default: return "paused (interrupted)";
+            }
+        }
+        if (g->batch_open && et->ran) {
+            if (et->stop == TILE_STOP_SYNC)
+                return sync_text(et->zone, "arriving at sync 1", "arriving at sync 2", "arriving at sync 3");
+            return et->stop == TILE_STOP_END     ? "ending"
+                   : et->stop == TILE_STOP_FAULT ? "faulted"
+                                                 : "at the cycle limit";
+        }
+        return "runnable";
+    case ET_STOPPED:
+        if (et->stop == TILE_STOP_END)
+            return "ending";
+        return sync_text(et->zone, "arriving at sync 1", "arriving at sync 2", "arriving at sync 3");
+    case ET_WAITING:
+        return sync_text(et->zone, "waiting at sync 1", "waiting at sync 2", "waiting at sync 3");
+    case ET_RELEASING:
+        return sync_text(et->zone, "released from sync 1", "released from sync 2", "released from sync 3");
+    case ET_ENDED:
+        return "ended";
+    case ET_FAULTED:
+        return "faulted";
+    }
+    return "unknown";
 }

@@ -138,6 +138,7 @@ enum engine_status {
     ENGINE_DEADLOCK,              /* tiles wait at a barrier that cannot complete */
     ENGINE_LIMIT,                 /* a tile reached max_cycles */
     ENGINE_HOST_ERROR,            /* the simulator ran out of host memory */
+    ENGINE_PAUSED,                /* engine_continue: a debugger stop (engine_get_pause) */
 };
 
 /* Counters shared by supersteps and chip totals (definitions above). */
@@ -200,6 +201,86 @@ bool engine_set_host_input(engine *g, uint32_t stream, const void *data, size_t 
 bool engine_set_stream_buffer(engine *g, uint32_t n, const void *data, size_t size, char *err, size_t err_size);
 
 enum engine_status engine_run(engine *g, const engine_options *o);
+
+/*
+ * Stepping, for the debugger (sim/debugger.h).  engine_run is
+ * engine_start and engine_continue with no pause conditions.  With pause
+ * conditions (engine_set_debug, breakpoints) engine_continue returns
+ * ENGINE_PAUSED at the first one met and goes on from exactly there when
+ * called again: the results, cycles and statistics of a run with pauses
+ * are those of the same run without.  Pauses:
+ *   - BREAKPOINT: a context of a tile is about to issue at a breakpoint
+ *     (engine_set_breakpoint); the issue has not happened, and continuing
+ *     issues it (the breakpoint stays for later visits);
+ *   - CYCLE: a tile reached break_cycle of its chip's clock (tiles already
+ *     past it when they resume do not stop);
+ *   - STEP: step_tile retired one issue (or stopped at a sync or its end);
+ *   - CHECK: check() returned true after an issue of a checked tile
+ *     (engine_set_tile_checked) or after an event of the loop (exchange
+ *     data landing in tile memory);
+ *   - SUPERSTEP: a superstep ended (a barrier released, or a chip's
+ *     program ended), with superstep_end set;
+ *   - INTERRUPT: *interrupt became non-zero (checked every 2^20 cycles of
+ *     a tile and between events).
+ * Tiles run between their syncs as ever, so at a pause other tiles of the
+ * same batch may be at their next sync already.  Several tiles may stop in
+ * one batch; the lowest-numbered is reported first, then the next, so a
+ * run pauses in the same order with any number of host threads.  Checked
+ * tiles and step_tile run one cycle at a time, on one host thread (slow
+ * mode); the others run as usual.
+ */
+enum engine_pause_reason {
+    ENGINE_PAUSE_NONE,
+    ENGINE_PAUSE_BREAKPOINT,
+    ENGINE_PAUSE_CYCLE,
+    ENGINE_PAUSE_STEP,
+    ENGINE_PAUSE_CHECK,
+    ENGINE_PAUSE_SUPERSTEP,
+    ENGINE_PAUSE_INTERRUPT,
+};
+
+typedef struct engine_pause {
+    enum engine_pause_reason reason;
+    uint32_t tile;                /* global tile (not SUPERSTEP; CHECK after an event: UINT32_MAX) */
+    uint8_t context;              /* the context that issued or was about to (BREAKPOINT, STEP, CHECK) */
+    uint32_t pc;                  /* BREAKPOINT: the breakpoint; STEP, CHECK: the issue's address */
+    uint64_t cycle;               /* the tile's cycle now */
+    uint32_t chip, superstep;     /* SUPERSTEP: the chip and index of the superstep that ended */
+} engine_pause;
+
+typedef struct engine_debug {
+    uint64_t break_cycle;         /* 0: none */
+    bool step;                    /* pause after step_tile's next issue */
+    uint32_t step_tile;
+    bool superstep_end;
+    bool (*check)(void *ctx, const engine *g, uint32_t tile);  /* tile UINT32_MAX: after an event */
+    void *check_ctx;
+    volatile int *interrupt;      /* NULL: none */
+} engine_debug;
+
+/* Set up a run (what engine_run does before its loop); ENGINE_DONE, or
+ * ENGINE_HOST_ERROR.  Then engine_continue until it returns anything but
+ * ENGINE_PAUSED; after that the run is over (statistics final) and
+ * engine_continue returns the same status again. */
+enum engine_status engine_start(engine *g, const engine_options *o);
+enum engine_status engine_continue(engine *g);
+/* Pause conditions, changeable at any pause (copied). */
+void engine_set_debug(engine *g, const engine_debug *d);
+const engine_pause *engine_get_pause(const engine *g);
+bool engine_finished(const engine *g);
+/* False when the tile has no code or pc does not start an issue there. */
+bool engine_set_breakpoint(engine *g, uint32_t global_tile, uint32_t pc, bool on);
+/* Run this tile in slow mode and call check() after each of its issues. */
+bool engine_set_tile_checked(engine *g, uint32_t global_tile, bool on);
+/* Supersteps of chip that have ended so far. */
+uint32_t engine_supersteps_done(const engine *g, uint32_t chip);
+/* Where a tile is in the run: "runnable", "paused (breakpoint)",
+ * "at sync 1", "ended", "faulted", ...; NULL when it has no code. */
+const char *engine_tile_status(const engine *g, uint32_t global_tile);
+/* Bring every tile's tile_stats up to date (they are derived lazily). */
+void engine_refresh_tile_stats(engine *g);
+/* The tile with this global number, for the debugger to change state. */
+ipu_tile *engine_tile_mut(engine *g, uint32_t global_tile);
 
 /* After engine_run: what stopped it ("" when ENGINE_DONE). */
 const char *engine_message(const engine *g);

@@ -33,6 +33,14 @@ typedef struct etile {
     uint8_t zone;                 /* zone of the sync it stopped at */
     uint8_t stop;                 /* enum tile_stop of the last run */
     bool phase_open;              /* stopped with its phase not yet resolved */
+    /* stepping (engine.h): a tile of an open batch is paused mid-run
+     * (enum engine_pause_reason), or has ran to its stop */
+    uint8_t pause;
+    bool ran;
+    bool checked;                 /* slow mode, check() after each issue */
+    uint8_t pause_context;
+    uint32_t pause_pc;
+    uint64_t stall_mark;          /* exchange stall cycles when its run started */
     uint64_t resume_cycle;        /* RUNNABLE: when it goes */
     uint64_t run_start;           /* cycle the last run started at */
     uint64_t stop_cycle;          /* cycle after the stopping instruction */
@@ -120,6 +128,18 @@ struct engine {
     segment *segs;
     size_t n_segs, cap_segs;
     bool ran;
+    /* stepping (engine.h) */
+    bool started, finished;
+    bool debugging;               /* pause conditions set: batches take the slow path */
+    bool batch_open;              /* a batch paused before all its tiles stopped */
+    bool in_events;               /* paused between two events of the loop */
+    bool step_done;               /* step_tile stopped at a sync or its end in this batch */
+    engine_debug dbg;
+    engine_pause pause;
+    size_t supersteps_seen;
+    size_t n_checked;
+    uint32_t n_breakpoints;
+    double host_s;
 };
 
 #endif

@@ -235,8 +235,58 @@ static enum isa_flow fetch_fault(ipu_tile *t, isa_context *c, const tile_decoded
         return isa_raise(s, c, NULL, ISA_EXC_FETCH, c->pc, "pc 0x%x is outside the tile's code (0x%x-0x%x)",
                          c->pc, t->code_base, t->code_end ? t->code_end - 1 : 0);
     }
-    return isa_raise(s, c, &d->main, d->invalid == TILE_DECODE_ILLEGAL ? ISA_EXC_INVALID_INSTR : ISA_EXC_FETCH,
-                     c->pc, "%s", decode_error_text(d->invalid));
+    enum tile_decode_error why = (enum tile_decode_error)(d->invalid & ~TILE_DECODE_BREAKPOINT);
+    return isa_raise(s, c, &d->main, why == TILE_DECODE_ILLEGAL ? ISA_EXC_INVALID_INSTR : ISA_EXC_FETCH,
+                     c->pc, "%s", decode_error_text(why));
+}
+
+/* tile_run's stop at a breakpoint: a flow value beyond the executors'. */
+#define TILE_FLOW_BREAK ((enum isa_flow)(ISA_FLOW_FAULT + 1))
+
+/* d->invalid is not zero: a breakpoint (stop, unless it is being stepped
+ * over), a decode error (fault), or both.  ISA_FLOW_NEXT: issue it. */
+static __attribute__((noinline)) enum isa_flow decode_stop(ipu_tile *t, isa_context *c, unsigned k,
+                                                           const tile_decoded *d)
+{
+    if (d->invalid & TILE_DECODE_BREAKPOINT) {
+        if (!(t->break_skip && t->break_pc == c->pc && t->break_context == k)) {
+            t->break_pc = c->pc;
+            t->break_context = (uint8_t)k;
+            t->break_skip = false;
+            return TILE_FLOW_BREAK;
+        }
+        t->break_skip = false;
+        if (d->invalid == TILE_DECODE_BREAKPOINT)
+            return ISA_FLOW_NEXT;
+    }
+    return fetch_fault(t, c, d);
+}
+
+bool tile_set_breakpoint(ipu_tile *t, uint32_t pc, bool on)
+{
+    tile_decoded *d = (tile_decoded *)tile_decoded_at(t, pc);
+    if (!d)
+        return false;
+    /* The second word of a bundle never starts an issue. */
+    const tile_decoded *prev = (pc & 4) && pc >= t->code_base + 4 ? tile_decoded_at(t, pc - 4) : NULL;
+    if (prev && !(prev->invalid & ~TILE_DECODE_BREAKPOINT) && prev->bytes == 8)
+        return false;
+    if (on)
+        d->invalid |= TILE_DECODE_BREAKPOINT;
+    else
+        d->invalid &= (uint8_t)~TILE_DECODE_BREAKPOINT;
+    return true;
+}
+
+bool tile_breakpoint_at(const ipu_tile *t, uint32_t pc)
+{
+    const tile_decoded *d = tile_decoded_at(t, pc);
+    return d && (d->invalid & TILE_DECODE_BREAKPOINT);
+}
+
+void tile_step_over_break(ipu_tile *t)
+{
+    t->break_skip = true;
 }
 
 /* Derive the statistics from the per-address issue counts. */
@@ -296,8 +346,11 @@ static inline enum isa_flow issue(ipu_tile *t, isa_context *c, unsigned k, uint6
     if (__builtin_expect(off >= t->code_end - t->code_base || (pc & 3), 0))
         return fetch_fault(t, c, NULL);
     tile_decoded *d = &t->code[off >> 2];
-    if (__builtin_expect(d->invalid != 0, 0))
-        return fetch_fault(t, c, d);
+    if (__builtin_expect(d->invalid != 0, 0)) {
+        enum isa_flow stop = decode_stop(t, c, k, d);
+        if (stop != ISA_FLOW_NEXT)
+            return stop;
+    }
     uint32_t need = k == ISA_SUPERVISOR ? ISA_F_SUP : ISA_F_WRK;
     if (__builtin_expect(!(d->flags & need), 0)) {
         if (k == ISA_SUPERVISOR && d->bytes == 8)
@@ -434,8 +487,12 @@ enum tile_stop tile_run(ipu_tile *t, uint64_t cycle_limit)
             stop = TILE_STOP_SYNC;
             break;
         }
+        if (flow == TILE_FLOW_BREAK) {
+            stop = TILE_STOP_BREAK;
+            break;
+        }
     }
-    if (stop != TILE_STOP_LIMIT) {
+    if (stop != TILE_STOP_LIMIT && stop != TILE_STOP_BREAK) {
         /* The instruction that stopped the tile took this cycle. */
         cycle++;
         slot = slot + 1 == ISA_WORKERS ? 0 : slot + 1;
@@ -497,7 +554,7 @@ void tile_describe_fault(const ipu_tile *t, const ipu_exe *e, char *buf, size_t 
         snprintf(ctx, sizeof ctx, "worker %u", f->context);
     char insn[160] = "";
     const tile_decoded *d = tile_decoded_at(t, f->pc);
-    if (d && d->invalid != TILE_DECODE_NOT_CODE) {
+    if (d && (d->invalid & ~TILE_DECODE_BREAKPOINT) != TILE_DECODE_NOT_CODE) {
         uint32_t w0 = 0, w1 = 0;
         tmem_read_bytes(&t->s.mem, f->pc, &w0, 4);
         bool have_w1 = tmem_read_bytes(&t->s.mem, f->pc + 4, &w1, 4) == TMEM_OK;

@@ -57,6 +57,11 @@ enum tile_decode_error {
     TILE_DECODE_BUNDLE_PIPES,    /* bundle halves are not main + aux */
 };
 
+/* A debugger breakpoint, set on top of the decode error in
+ * tile_decoded.invalid: the issue path tests `invalid != 0` once for
+ * both, so breakpoints cost nothing while none is set (tile_set_breakpoint). */
+#define TILE_DECODE_BREAKPOINT 0x80u
+
 /* Exchange instructions, which the scheduler times (exchange/exchange.h). */
 enum tile_exchange_op { TILE_XCH_NONE = 0, TILE_XCH_SEND, TILE_XCH_RECV };
 
@@ -67,7 +72,7 @@ typedef struct tile_decoded {
     uint32_t flags;              /* the rows' flags: permissions ANDed, others ORed */
     uint16_t issue_cycles;       /* tile cycles before the context may issue again */
     uint8_t bytes;               /* 4 or 8 */
-    uint8_t invalid;             /* enum tile_decode_error */
+    uint8_t invalid;             /* enum tile_decode_error | TILE_DECODE_BREAKPOINT */
     uint16_t amp_macs;           /* MACs this issue performs in the AMP */
     uint8_t amp_f32;             /* those MACs are f32 */
     uint8_t exchange;            /* enum tile_exchange_op: xsend / xrecv */
@@ -98,6 +103,8 @@ enum tile_stop {
     TILE_STOP_SYNC,              /* the supervisor reached a chip/system sync */
     TILE_STOP_FAULT,             /* simulated exception: see s.fault */
     TILE_STOP_LIMIT,             /* reached the cycle limit */
+    TILE_STOP_BREAK,             /* a context was about to issue at a breakpoint: nothing
+                                    of that issue happened (break_pc, break_context) */
 };
 
 typedef struct ipu_tile {
@@ -113,6 +120,11 @@ typedef struct ipu_tile {
     uint32_t exchange_setup_cycles;       /* machine: exchange_setup_cycles */
     uint32_t exchange_send_bytes_per_cycle;
     bool loaded;                 /* has code (false: an idle tile) */
+    /* Breakpoints: where the last TILE_STOP_BREAK stopped, and whether the
+     * next issue there goes ahead (tile_step_over_break). */
+    uint32_t break_pc;
+    uint8_t break_context;
+    bool break_skip;
     tile_stats stats;
 } ipu_tile;
 
@@ -127,7 +139,9 @@ void tile_free(ipu_tile *t);
 bool tile_load(ipu_tile *t, const ipu_exe *e, char *err, size_t err_size);
 
 /* Issue until the program ends, the supervisor syncs (zone 1, 2 or 3), an
- * exception, or s.cycle reaches cycle_limit. */
+ * exception, a breakpoint, or s.cycle reaches cycle_limit.  A run split at
+ * any cycle limits, or stopped at breakpoints and resumed with
+ * tile_step_over_break, gives exactly the state and counts of one run. */
 enum tile_stop tile_run(ipu_tile *t, uint64_t cycle_limit);
 
 /* Derive the counts of tile_stats from the per-address issue counts. */
@@ -152,5 +166,15 @@ void tile_describe_fault(const ipu_tile *t, const ipu_exe *e, char *buf, size_t 
 
 /* The decoded issue at pc, or NULL when pc is outside the tile's code. */
 const tile_decoded *tile_decoded_at(const ipu_tile *t, uint32_t pc);
+
+/* Set or clear a breakpoint at pc: tile_run stops with TILE_STOP_BREAK
+ * before any context issues there.  False when pc is not the first word
+ * of an issue inside the tile's code (outside it, misaligned, or the aux
+ * half of a bundle). */
+bool tile_set_breakpoint(ipu_tile *t, uint32_t pc, bool on);
+bool tile_breakpoint_at(const ipu_tile *t, uint32_t pc);
+/* After TILE_STOP_BREAK: let the issue that stopped go ahead when the tile
+ * runs again (the breakpoint stays set for later visits). */
+void tile_step_over_break(ipu_tile *t);
 
 #endif

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run.sh — build the libFuzzer harnesses and run each for a set time.
 #
-#   bash tests/fuzz/run.sh SECONDS [TARGET...]     targets: asm elf tile code onnx (default: all)
+#   bash tests/fuzz/run.sh SECONDS [TARGET...]     targets: asm elf tile code onnx debugger (default: all)
 #
 # Environment:
 #   BUILD_DIR   where to build and keep the growing corpora (default build-fuzz)
@@ -26,15 +26,15 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 
-SECONDS_EACH=${1:?usage: $0 SECONDS [asm|elf|tile|code|onnx]...}
+SECONDS_EACH=${1:?usage: $0 SECONDS [asm|elf|tile|code|onnx|debugger]...}
 shift
 TARGETS=("$@")
-((${#TARGETS[@]})) || TARGETS=(asm elf tile code onnx)
+((${#TARGETS[@]})) || TARGETS=(asm elf tile code onnx debugger)
 BUILD_DIR=${BUILD_DIR:-build-fuzz}
 JOBS=${JOBS:-1}
 
 for t in "${TARGETS[@]}"; do
-    case $t in asm|elf|tile|code|onnx) ;; *) echo "run.sh: unknown target '$t' (asm, elf, tile, code, onnx)" >&2; exit 2 ;; esac
+    case $t in asm|elf|tile|code|onnx|debugger) ;; *) echo "run.sh: unknown target '$t' (asm, elf, tile, code, onnx, debugger)" >&2; exit 2 ;; esac
 done
 command -v clang >/dev/null || { echo "run.sh: needs clang (apt-get install clang libclang-rt-14-dev libfuzzer-14-dev)" >&2; exit 2; }
 
@@ -57,6 +57,16 @@ dict="$BUILD_DIR/asm.dict"
     done
 } > "$dict"
 
+# The debugger's dictionary: its commands, keywords, registers and the
+# fuzz program's symbols.
+ddict="$BUILD_DIR/debugger.dict"
+for w in run continue stepi next-superstep break watch delete info tile context print x/ disassemble where \
+         stats source help quit superstep cycle all breakpoints tiles registers supersteps exchange sup w1 w6 \
+         '$m0' '$a0' '$pc' '$FP_CTL' worker loop counts sbuf rbuf __supervisor 0x4c000 0x80000 '0:' '1:' \
+         '[0:2]' '/4x' '/2h' '/8b' '/3f'; do
+    printf '"%s"\n' "$w"
+done > "$ddict"
+
 run_one() {
     local t=$1 log="$BUILD_DIR/fuzz_$t.log"
     local work="$BUILD_DIR/corpus/$t" art="$BUILD_DIR/artifacts/$t/"
@@ -66,6 +76,7 @@ run_one() {
     [ -d "tests/fuzz/regressions/$t" ] && seeds+=("tests/fuzz/regressions/$t")
     local extra=()
     [ "$t" = asm ] && extra+=(-dict="$dict")
+    [ "$t" = debugger ] && extra+=(-dict="$ddict")
     ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
         nice "$BUILD_DIR/fuzz_$t" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \
         -print_final_stats=1 -artifact_prefix="$art" "${extra[@]}" "$work" "${seeds[@]}" >"$log" 2>&1
