@@ -699,9 +699,10 @@ static inline __attribute__((always_inline)) bool f16_issue_fast(isa_tile_state 
  * precision dot products go four units at a time instead of two, and the
  * rest gets three-operand instructions: about a fifth fewer host
  * instructions per issue.  Both compile the same source; the arithmetic
- * of vector types does not depend on the target.
+ * of vector types does not depend on the target.  GCC only: Clang 14
+ * refuses target_clones together with noinline (the fuzz builds use it).
  */
-#if defined(__x86_64__) && defined(__GLIBC__) && defined(__has_attribute)
+#if defined(__x86_64__) && defined(__GLIBC__) && defined(__has_attribute) && !defined(__clang__)
 #if __has_attribute(target_clones)
 #define AMP_TARGET_CLONES __attribute__((target_clones("avx2", "default")))
 #endif
