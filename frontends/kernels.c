@@ -12,6 +12,7 @@
 #include "workloads/codelets/elementwise.h"
 #include "workloads/codelets/matmul.h"
 #include "workloads/codelets/pack.h"
+#include "workloads/codelets/pool.h"
 #include "workloads/codelets/rowwise.h"
 
 const uint32_t KERNEL_COPY_WORDS = COPY_V_WORDS;
@@ -26,6 +27,8 @@ const uint32_t KERNEL_REDUCE_WORDS = REDUCE_ROWS_V_WORDS;
 const uint32_t KERNEL_REDUCE_MAX_COLS = ROWWISE_MAX_COLS;
 const uint32_t KERNEL_ROW_MAX_COLS = ROWWISE_MAX_COLS;
 const uint32_t KERNEL_PACK_WORDS = PACK_V_WORDS;
+const uint32_t KERNEL_POOL_WORDS = POOL_V_WORDS;
+const uint32_t KERNEL_POOL_MAX_KW = POOL_MAX_KW;
 
 /* Measured tile cycles per element with six workers at a large size (the
  * tables in the codelets' headers); the planner only compares them. */
@@ -50,7 +53,7 @@ bool kernel_symbols_find(const codelet_library *lib, kernel_symbols *k, char *er
         SYM(vtx_copy, true), SYM(vtx_unary_f32, true), SYM(vtx_binary_f32, true),
         SYM(vtx_cast_f32_to_f16, true), SYM(vtx_cast_f16_to_f32, true), SYM(vtx_softmax_rows_f32, true),
         SYM(vtx_layernorm_rows_f32, true), SYM(vtx_reduce_rows_f32, true), SYM(sv_matmul_f16, true), SYM(sv_matmul_f32, false),
-        SYM(vtx_pack_b_f16, true),
+        SYM(vtx_pack_b_f16, true), SYM(vtx_maxpool_nhwc_f32, true), SYM(vtx_avgpool_nhwc_f32, true),
 #undef SYM
     };
     memset(k, 0, sizeof *k);
@@ -195,4 +198,26 @@ void kernel_pack_record(uint32_t *rec, uint32_t src, uint32_t dst, uint32_t bloc
     rec[PACK_V_GROUPS] = groups;
     rec[PACK_V_K_STEP] = k_step;
     rec[PACK_V_N_STEP] = n_step;
+}
+
+void kernel_pool_record(uint32_t *rec, uint32_t in, uint32_t out, const kernel_pool_shape *s, uint32_t oh0,
+                        uint32_t oh1, uint32_t chans, bool count_include_pad)
+{
+    rec[POOL_V_IN] = in;
+    rec[POOL_V_OUT] = out;
+    rec[POOL_V_H] = s->h;
+    rec[POOL_V_W] = s->w;
+    rec[POOL_V_C] = s->c;
+    rec[POOL_V_KH] = s->kh;
+    rec[POOL_V_KW] = s->kw;
+    rec[POOL_V_SH] = s->sh;
+    rec[POOL_V_SW] = s->sw;
+    rec[POOL_V_PT] = s->pt;
+    rec[POOL_V_PL] = s->pl;
+    rec[POOL_V_OH] = s->oh;
+    rec[POOL_V_OW] = s->ow;
+    rec[POOL_V_OH0] = oh0;
+    rec[POOL_V_OH1] = oh1;
+    rec[POOL_V_COUNT_INCLUDE_PAD] = count_include_pad;
+    rec[POOL_V_CHANS] = chans;
 }

@@ -20,7 +20,7 @@ typedef struct kernel_symbols {
     uint32_t vtx_copy, vtx_unary_f32, vtx_binary_f32, vtx_cast_f32_to_f16, vtx_cast_f16_to_f32;
     uint32_t vtx_softmax_rows_f32, vtx_layernorm_rows_f32, vtx_reduce_rows_f32;
     uint32_t sv_matmul_f16, sv_matmul_f32;      /* 0 when the library lacks it */
-    uint32_t vtx_pack_b_f16;
+    uint32_t vtx_pack_b_f16, vtx_maxpool_nhwc_f32, vtx_avgpool_nhwc_f32;
 } kernel_symbols;
 
 /* Look the symbols up; false with err naming a missing one. */
@@ -43,7 +43,8 @@ enum kernel_reduce { KERNEL_REDUCE_SUM, KERNEL_REDUCE_MAX, KERNEL_REDUCE_SUMSQ, 
 /* Record sizes in words and the record builders. */
 extern const uint32_t KERNEL_COPY_WORDS, KERNEL_UNARY_WORDS, KERNEL_BINARY_WORDS, KERNEL_CAST_WORDS,
     KERNEL_SOFTMAX_WORDS, KERNEL_LAYERNORM_WORDS, KERNEL_MATMUL_WORDS, KERNEL_MATMUL_SCRATCH_BYTES,
-    KERNEL_REDUCE_WORDS, KERNEL_REDUCE_MAX_COLS, KERNEL_ROW_MAX_COLS, KERNEL_PACK_WORDS;
+    KERNEL_REDUCE_WORDS, KERNEL_REDUCE_MAX_COLS, KERNEL_ROW_MAX_COLS, KERNEL_PACK_WORDS, KERNEL_POOL_WORDS,
+    KERNEL_POOL_MAX_KW;
 
 void kernel_copy_record(uint32_t *rec, uint32_t src, uint32_t dst, uint32_t bytes);
 void kernel_unary_record(uint32_t *rec, uint32_t in, uint32_t out, uint32_t n, int function, float a, float b);
@@ -61,6 +62,12 @@ void kernel_reduce_record(uint32_t *rec, uint32_t in, uint32_t out, uint32_t row
  * (element (k, n) at src + k k_step + n n_step) into the AMP layout. */
 void kernel_pack_record(uint32_t *rec, uint32_t src, uint32_t dst, uint32_t blocks, uint32_t groups,
                         uint32_t k_step, uint32_t n_step);
+/* vtx_maxpool_nhwc_f32 / vtx_avgpool_nhwc_f32 (workloads/codelets/pool.h). */
+typedef struct kernel_pool_shape {
+    uint32_t h, w, c, kh, kw, sh, sw, pt, pl, oh, ow;
+} kernel_pool_shape;
+void kernel_pool_record(uint32_t *rec, uint32_t in, uint32_t out, const kernel_pool_shape *s, uint32_t oh0,
+                        uint32_t oh1, uint32_t chans, bool count_include_pad);
 /* sv_matmul_f16: C[m x n] += A[m x k] B (packed), f32 or f16 partials. */
 void kernel_matmul_record(uint32_t *rec, uint32_t a, uint32_t b, uint32_t c, uint32_t m, uint32_t k, uint32_t n,
                           uint32_t a_row_step, uint32_t c_row_step, bool f16_partials, uint32_t scratch);

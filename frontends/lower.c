@@ -94,7 +94,8 @@ uint32_t lw_tile_of(lowering *lw, uint32_t i)
 
 static uint32_t lw_tile_used_bytes(const lowering *lw, const ltile *t)
 {
-    return (t->r0_next - lw->r0_start) + (t->r1_next - lw->r1_start);
+    return (t->r0_next - lw->r0_start) + (t->r1_next - lw->r1_start) + (ISA_REGION1_BASE - t->floor0) +
+           (lw->mem_end - t->floor1);
 }
 
 /* bytes of tile memory for `what`, aligned to `align` (a power of two, at
@@ -110,7 +111,8 @@ uint32_t lw_tile_alloc(lowering *lw, uint32_t tile, uint64_t bytes, enum region_
     for (int attempt = 0; attempt < 2; attempt++) {
         bool r0 = (pref == PREFER_REGION0) == (attempt == 0);
         uint32_t *next = r0 ? &t->r0_next : &t->r1_next;
-        uint32_t end = r0 ? ISA_REGION1_BASE : lw->mem_end;
+        /* below every scratch block any op has used (lower_internal.h) */
+        uint32_t end = r0 ? t->floor0 : t->floor1;
         uint64_t at = ((uint64_t)*next + a) & ~(uint64_t)a;
         if (at + need <= end) {
             *next = (uint32_t)(at + need);
@@ -130,6 +132,42 @@ uint32_t lw_tile_alloc(lowering *lw, uint32_t tile, uint64_t bytes, enum region_
          "(%u bytes are the kernel library)", lw->g->source, tile, (unsigned long long)need, what, lw_tile_used_bytes(lw, t),
          total, (lw->r0_start - ISA_MEMORY_BASE) + (lw->r1_start - ISA_REGION1_BASE));
     return 0;
+}
+
+uint32_t lw_scratch_alloc(lowering *lw, uint32_t tile, uint64_t bytes, enum region_pref pref, uint32_t align,
+                          const char *what)
+{
+    ltile *t = &lw->t[tile];
+    uint64_t need = ALIGN8(bytes) + CODELET_READ_SLACK_BYTES;
+    uint32_t a = (align < 8 ? 8 : align) - 1;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        bool r0 = (pref == PREFER_REGION0) == (attempt == 0);
+        uint32_t *low = r0 ? &t->s0_low : &t->s1_low, *floor = r0 ? &t->floor0 : &t->floor1;
+        uint32_t bottom = r0 ? t->r0_next : t->r1_next;
+        if (*low < need)
+            continue;
+        uint64_t at = ((uint64_t)*low - need) & ~(uint64_t)a;
+        if (at >= bottom) {
+            *low = (uint32_t)at;
+            if (at < *floor)
+                *floor = (uint32_t)at;
+            return (uint32_t)at;
+        }
+    }
+    uint32_t total = lw->mem_end - ISA_MEMORY_BASE;
+    lw_fail(lw, "%s: does not fit: tile %u needs %llu bytes more for %s, with %u of its %u bytes in use "
+         "(%u bytes are the kernel library)", lw->g->source, tile, (unsigned long long)need, what, lw_tile_used_bytes(lw, t),
+         total, (lw->r0_start - ISA_MEMORY_BASE) + (lw->r1_start - ISA_REGION1_BASE));
+    return 0;
+}
+
+/* The op is over: its scratch blocks are free for the next op. */
+static void release_scratch(lowering *lw)
+{
+    for (uint32_t i = 0; i < lw->tiles; i++) {
+        lw->t[i].s0_low = ISA_REGION1_BASE;
+        lw->t[i].s1_low = lw->mem_end;
+    }
 }
 
 bool lw_tile_data(lowering *lw, uint32_t tile, uint32_t addr, const void *bytes, uint32_t size,
@@ -420,7 +458,10 @@ uint32_t lw_fetch(lowering *lw, int t, uint64_t first, uint64_t count, uint32_t 
     }
     char what[96];
     snprintf(what, sizeof what, g->data ? "constant '%s'" : "a copy of '%s'", g->name);
-    uint32_t buf = lw_tile_alloc(lw, tile, count * eb, pref, g->data ? 16 : 8, what);
+    /* A constant is loaded with the executable (kept for the whole run); a
+     * copy is only this op's (scratch). */
+    uint32_t buf = g->data && !lt->placed ? lw_tile_alloc(lw, tile, count * eb, pref, 16, what)
+                                          : lw_scratch_alloc(lw, tile, count * eb, pref, 8, what);
     if (!buf || !lw_fetch_into(lw, t, first, count, tile, buf))
         return 0;
     return buf;
@@ -1018,6 +1059,8 @@ static bool node_supported(const lowering *lw, const graph_node *n, const char *
         return true;
     if (is_runs(n->op) || n->op == GRAPH_OP_CAST || is_reduce(n->op))
         return true;                  /* the details are checked when lowering */
+    if (n->op == GRAPH_OP_MAXPOOL || n->op == GRAPH_OP_AVERAGEPOOL || n->op == GRAPH_OP_GLOBALAVERAGEPOOL)
+        return lw_channels_last_ok(lw->g, n, why);
     if (n->op == GRAPH_OP_POW) {
         if (lw_pow_form(lw->g, n) == -1) {
             *why = "only constant exponents 2, 1, 0.5, -1 and -0.5 are lowered";
@@ -1250,7 +1293,10 @@ ipu_exe *lower_graph(const graph *g, const lower_options *o, lower_report *repor
     for (uint32_t i = 0; i < lw.tiles; i++) {
         lw.t[i].r0_next = lw.r0_start;
         lw.t[i].r1_next = lw.r1_start;
+        lw.t[i].floor0 = ISA_REGION1_BASE;
+        lw.t[i].floor1 = lw.mem_end;
     }
+    release_scratch(&lw);
     for (int t = 0; t < g->n_tensors; t++)
         lw.ts[t].eb = (uint32_t)graph_dtype_size(g->tensors[t].dtype);
 
@@ -1289,6 +1335,7 @@ ipu_exe *lower_graph(const graph *g, const lower_options *o, lower_report *repor
          * holds the first piece of everything. */
         lw.op_base = (lw.op_base + lw.op_tiles) % lw.tiles;
         lw.op_tiles = 0;
+        release_scratch(&lw);
         int f;
         if (is_view(n->op))
             lower_view(&lw, n);
@@ -1311,6 +1358,8 @@ ipu_exe *lower_graph(const graph *g, const lower_options *o, lower_report *repor
             lw_lower_cast(&lw, n, i);
         else if (is_reduce(n->op))
             lw_lower_reduce(&lw, n, i);
+        else if (n->op == GRAPH_OP_MAXPOOL || n->op == GRAPH_OP_AVERAGEPOOL || n->op == GRAPH_OP_GLOBALAVERAGEPOOL)
+            lw_lower_pool(&lw, n, i);
         else if (n->op == GRAPH_OP_SOFTMAX || n->op == GRAPH_OP_LAYERNORM)
             lower_rows(&lw, n, i);
         else if (n->op == GRAPH_OP_MATMUL || n->op == GRAPH_OP_GEMM || n->op == GRAPH_OP_FUSED_MATMUL ||

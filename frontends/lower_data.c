@@ -376,3 +376,133 @@ int lw_pow_form(const graph *g, const graph_node *n)
         return KERNEL_UNARY_RSQRT;
     return -1;
 }
+
+/* MaxPool, AveragePool and GlobalAveragePool on an image kept channels-last
+ * (lw_conv_input_layout): output rows spread over the tiles; a tile
+ * receives the input rows its windows reach (one contiguous NHWC range)
+ * and its six workers share its output rows, or, for a single row (a
+ * global pool), its channels. */
+bool lw_lower_pool(lowering *lw, const graph_node *n, int index)
+{
+    const graph *g = lw->g;
+    int in = n->inputs[0], out = n->outputs[0];
+    const graph_shape *xs = &g->tensors[in].shape;
+    if (g->tensors[in].dtype != GDT_F32 || xs->rank != 4)
+        return lw_unsupported(lw, n, index, "only 2-D f32 pooling is lowered");
+    int64_t kernel[2] = { xs->dims[2], xs->dims[3] };
+    bool global = n->op == GRAPH_OP_GLOBALAVERAGEPOOL;
+    bool avg = n->op != GRAPH_OP_MAXPOOL;
+    ops_window win;
+    memset(&win, 0, sizeof win);
+    char err[256];
+    if (global) {
+        win.kernel[0] = kernel[0];
+        win.kernel[1] = kernel[1];
+        win.stride[0] = win.stride[1] = 1;
+        win.out[0] = win.out[1] = 1;
+    } else {
+        const graph_attr *ka = graph_attr_find(n, "kernel_shape");
+        if (!ka || ka->n != 2)
+            return lw_unsupported(lw, n, index, "only 2-D windows are lowered");
+        kernel[0] = ka->ints[0];
+        kernel[1] = ka->ints[1];
+        bool ceil_mode = graph_attr_find(n, "ceil_mode") && graph_attr_int(n, "ceil_mode");
+        if (!ops_window_init(g, n, xs, kernel, ceil_mode, &win, err, sizeof err))
+            return lw_unsupported(lw, n, index, err);
+        if (win.dilation[0] != 1 || win.dilation[1] != 1)
+            return lw_unsupported(lw, n, index, "dilated pooling is not yet supported");
+    }
+    uint64_t nb = (uint64_t)xs->dims[0], c = (uint64_t)xs->dims[1], h = (uint64_t)xs->dims[2],
+             w = (uint64_t)xs->dims[3], oh = (uint64_t)win.out[0], ow = (uint64_t)win.out[1];
+    if (c % 2)
+        return lw_unsupported(lw, n, index, "an odd number of channels is not yet supported");
+    if ((uint64_t)win.kernel[1] > KERNEL_POOL_MAX_KW)
+        return lw_unsupported(lw, n, index, "a window wider than the pool codelet takes");
+    bool count_pad = avg && graph_attr_find(n, "count_include_pad") && graph_attr_int(n, "count_include_pad");
+    ltensor *lo = &lw->ts[out];
+    lo->permuted = true;
+    lo->perm[0] = 0;
+    lo->perm[1] = 2;
+    lo->perm[2] = 3;
+    lo->perm[3] = 1;
+    char what[96];
+    snprintf(what, sizeof what, "tensor '%s'", g->tensors[out].name);
+    /* Output rows (image, row) spread over the tiles. */
+    uint64_t units = nb * oh;
+    double per_row = (double)(ow * c) * (double)(win.kernel[0] * win.kernel[1]) / 8.0 + 50.0;
+    uint32_t tiles = lw_plan_tiles(lw, units, 1, per_row, 300);
+    uint64_t *l = malloc(tiles * sizeof *l), *hh = malloc(tiles * sizeof *hh);
+    uint32_t *src = calloc(tiles * nb + 1, sizeof *src), *dst = calloc(tiles * nb + 1, sizeof *dst);
+    if (!l || !hh || !src || !dst) {
+        free(l); free(hh); free(src); free(dst);
+        return lw_fail(lw, "out of host memory");
+    }
+    lw_linear_split(units, 1, tiles, l, hh);
+    /* Pass 1: receive the input rows each tile's windows reach. */
+    for (uint32_t ti = 0; ti < tiles && !lw->failed; ti++) {
+        uint32_t tile = lw_tile_of(lw, ti);
+        for (uint64_t img = 0; img < nb && !lw->failed; img++) {
+            uint64_t u0 = l[ti] > img * oh ? l[ti] : img * oh, u1 = hh[ti] < (img + 1) * oh ? hh[ti] : (img + 1) * oh;
+            if (u0 >= u1)
+                continue;
+            uint64_t o0 = u0 - img * oh, o1 = u1 - img * oh;
+            int64_t r0 = (int64_t)o0 * win.stride[0] - win.pad_begin[0], r1 = (int64_t)(o1 - 1) * win.stride[0] -
+                                                                             win.pad_begin[0] + win.kernel[0];
+            if (r0 < 0)
+                r0 = 0;
+            if (r1 > (int64_t)h)
+                r1 = (int64_t)h;
+            size_t slot = (size_t)ti * nb + img;
+            if (r1 > r0) {
+                uint64_t first = (img * h + (uint64_t)r0) * w * c, count = (uint64_t)(r1 - r0) * w * c;
+                uint32_t a = lw_fetch(lw, in, first, count, tile, PREFER_REGION1);
+                /* shifted so that row ih of the image is at a + (ih - r0) W C */
+                src[slot] = a - (uint32_t)((uint64_t)r0 * w * c * 4);
+            }
+            uint32_t o = lw_tile_alloc(lw, tile, (o1 - o0) * ow * c * 4, PREFER_REGION1, 8, what);
+            if (!o)
+                break;
+            lw_add_piece(lw, out, tile, o, (img * oh + o0) * ow * c, (o1 - o0) * ow * c);
+            dst[slot] = o - (uint32_t)(o0 * ow * c * 4);
+        }
+    }
+    if (!lw->failed)
+        lw_end_phase(lw);
+    /* Pass 2: the compute sets. */
+    for (uint32_t ti = 0; ti < tiles && !lw->failed; ti++) {
+        uint32_t tile = lw_tile_of(lw, ti);
+        for (uint64_t img = 0; img < nb && !lw->failed; img++) {
+            uint64_t u0 = l[ti] > img * oh ? l[ti] : img * oh, u1 = hh[ti] < (img + 1) * oh ? hh[ti] : (img + 1) * oh;
+            if (u0 >= u1)
+                continue;
+            uint64_t o0 = u0 - img * oh, o1 = u1 - img * oh;
+            size_t slot = (size_t)ti * nb + img;
+            uint32_t *recs[CODELET_WORKERS];
+            uint32_t off = lw_six_records(lw, tile, KERNEL_POOL_WORDS, recs);
+            if (lw->failed)
+                break;
+            bool by_channel = o1 - o0 < CODELET_WORKERS;
+            uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
+            lw_worker_split(by_channel ? c / 2 : o1 - o0, wl, wh);
+            for (int k = 0; k < CODELET_WORKERS; k++) {
+                kernel_pool_shape sh = { (uint32_t)h, (uint32_t)w, (uint32_t)c, (uint32_t)win.kernel[0],
+                                         (uint32_t)win.kernel[1], (uint32_t)win.stride[0], (uint32_t)win.stride[1],
+                                         (uint32_t)win.pad_begin[0], (uint32_t)win.pad_begin[1], (uint32_t)oh,
+                                         (uint32_t)ow };
+                if (by_channel)
+                    kernel_pool_record(recs[k], src[slot] + (uint32_t)(wl[k] * 8), dst[slot] + (uint32_t)(wl[k] * 8),
+                                       &sh, (uint32_t)o0, (uint32_t)o1, (uint32_t)((wh[k] - wl[k]) * 2), count_pad);
+                else
+                    kernel_pool_record(recs[k], src[slot], dst[slot], &sh, (uint32_t)(o0 + wl[k]),
+                                       (uint32_t)(o0 + wh[k]), (uint32_t)c, count_pad);
+            }
+            lw_step_run(lw, tile, avg ? lw->k.vtx_avgpool_nhwc_f32 : lw->k.vtx_maxpool_nhwc_f32, off,
+                        ((KERNEL_POOL_WORDS + 1u) & ~1u) * 4);
+        }
+    }
+    free(l);
+    free(hh);
+    free(src);
+    free(dst);
+    return !lw->failed;
+}

@@ -56,7 +56,9 @@ typedef struct ltile {
     xfer *sends, *recvs;
     size_t n_sends, cap_sends, n_recvs, cap_recvs;
     word_vec copies;                  /* pending local copies: src, dst, bytes */
-    uint32_t r0_next, r1_next;
+    uint32_t r0_next, r1_next;        /* persistent blocks grow up from here ... */
+    uint32_t s0_low, s1_low;          /* ... this op's scratch blocks down from here ... */
+    uint32_t floor0, floor1;          /* ... and no op's scratch ever went below this */
     data_item *data;
     size_t n_data, cap_data;
     data_item *allocs;                /* every block handed out (bytes unused) */
@@ -111,6 +113,15 @@ uint32_t lw_tile_of(lowering *lw, uint32_t i);
  * the "does not fit" message naming `what`). */
 uint32_t lw_tile_alloc(lowering *lw, uint32_t tile, uint64_t bytes, enum region_pref pref, uint32_t align,
                        const char *what);
+/* Scratch: a block only the current op uses (fetched copies, casts,
+ * received weights, packed operands), taken from the top of the region
+ * down and free again when the next op starts; never in the executable
+ * (no initial contents: the op writes all of it before reading), never
+ * where a persistent block (a tensor, a constant, the control program)
+ * is, since those stay below the lowest scratch block of any op. */
+uint32_t lw_scratch_alloc(lowering *lw, uint32_t tile, uint64_t bytes, enum region_pref pref, uint32_t align,
+                          const char *what);
+
 /* Data loaded with the executable (bytes NULL: zeros). */
 bool lw_tile_data(lowering *lw, uint32_t tile, uint32_t addr, const void *bytes, uint32_t size,
                   const char *name);
@@ -163,5 +174,9 @@ bool lw_lower_runs(lowering *lw, const graph_node *n, int index);
 bool lw_lower_cast(lowering *lw, const graph_node *n, int index);
 bool lw_lower_reduce(lowering *lw, const graph_node *n, int index);
 int lw_pow_form(const graph *g, const graph_node *n);
+bool lw_lower_pool(lowering *lw, const graph_node *n, int index);
+/* Ops that keep their image channels-last (NHWC): convolutions and pools. */
+bool lw_channels_last_op(graph_op op);
+bool lw_channels_last_ok(const graph *g, const graph_node *n, const char **why);
 
 #endif

@@ -271,19 +271,32 @@ static bool describe_conv(const graph *g, const graph_node *n, mm_shape *s, cons
             return false;
         }
     }
-    /* X must be kept channels-last: a graph input (laid out so on the host)
-     * or another convolution's output. */
-    if (!x->is_input && !(x->producer >= 0 && (g->nodes[x->producer].op == GRAPH_OP_CONV ||
-                                               g->nodes[x->producer].op == GRAPH_OP_FUSED_CONV))) {
-        *why = "the image must be a graph input or another convolution's output (kept channels-last)";
+    return lw_channels_last_ok(g, n, why);
+}
+
+bool lw_channels_last_op(graph_op op)
+{
+    return op == GRAPH_OP_CONV || op == GRAPH_OP_FUSED_CONV || op == GRAPH_OP_MAXPOOL || op == GRAPH_OP_AVERAGEPOOL ||
+           op == GRAPH_OP_GLOBALAVERAGEPOOL;
+}
+
+/* The image must be kept channels-last: a graph input (laid out so on the
+ * host) or another convolution's or pool's output, used by nothing else;
+ * and the result only by convolutions and pools (or as a graph output). */
+bool lw_channels_last_ok(const graph *g, const graph_node *n, const char **why)
+{
+    const graph_tensor *x = &g->tensors[n->inputs[0]];
+    if (!x->is_input && !(x->producer >= 0 && lw_channels_last_op(g->nodes[x->producer].op))) {
+        *why = "the image must be a graph input or a convolution's or pool's output (kept channels-last)";
         return false;
     }
     for (int i = 0; i < g->n_nodes; i++)
         for (int k = 0; k < g->nodes[i].n_inputs; k++) {
             int t = g->nodes[i].inputs[k];
-            if ((t == s->a && &g->nodes[i] != n) ||
-                (t == s->out && g->nodes[i].op != GRAPH_OP_CONV && g->nodes[i].op != GRAPH_OP_FUSED_CONV)) {
-                *why = "the image and the result may only be used by convolutions (they are kept channels-last)";
+            if ((t == n->inputs[0] && &g->nodes[i] != n) ||
+                (t == n->outputs[0] && !lw_channels_last_op(g->nodes[i].op))) {
+                *why = "the image and the result may only be used by convolutions and pools (they are kept "
+                       "channels-last)";
                 return false;
             }
         }
@@ -302,10 +315,12 @@ bool lw_conv_input_layout(const graph *g, int tensor)
 {
     for (int i = 0; i < g->n_nodes; i++) {
         const graph_node *n = &g->nodes[i];
-        if ((n->op == GRAPH_OP_CONV || n->op == GRAPH_OP_FUSED_CONV) && n->inputs[0] == tensor) {
+        if (lw_channels_last_op(n->op) && n->inputs[0] == tensor) {
             mm_shape s;
             const char *why;
-            return describe_conv(g, n, &s, &why);
+            if (n->op == GRAPH_OP_CONV || n->op == GRAPH_OP_FUSED_CONV)
+                return describe_conv(g, n, &s, &why);
+            return g->tensors[tensor].shape.rank == 4 && lw_channels_last_ok(g, n, &why);
         }
     }
     return false;
@@ -468,6 +483,38 @@ bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
     snprintf(what, sizeof what, "matmul '%s'", g->tensors[s.out].name);
     /* Rows of A: fetched row by row when K needs padding (the padded
      * columns stay zero: the buffer is fresh memory), else as one range. */
+    /* Constant weights: the grid's first row holds each column block's
+     * packed weights (loaded with the executable) and broadcasts them down
+     * its column, in a phase of their own so that the holders send nothing
+     * else and the sends can be broadcasts: a weight is stored once, as
+     * Poplar keeps it, and crosses the exchange once a step. */
+    for (uint64_t bt = 0; bt < s.batch && !s.b_act && !lw->failed; bt++)
+        for (uint32_t i = 0; i < gm && !lw->failed; i++) {
+            if (i * mt >= s.m)
+                continue;
+            for (uint32_t j = 0; j < gn && j * nt < s.n && !lw->failed; j++) {
+                uint32_t slot = (uint32_t)(bt * per_batch) + i * gn + j;
+                uint32_t tile = lw_tile_of(lw, slot);
+                uint64_t n0 = j * nt;
+                uint32_t b = i == 0 ? lw_tile_alloc(lw, tile, kp * nt * 2, PREFER_REGION1, 16, what)
+                                    : lw_scratch_alloc(lw, tile, kp * nt * 2, PREFER_REGION1, 16, what);
+                if (!b)
+                    break;
+                if (i == 0) {
+                    for (uint64_t kk = 0; kk < kp; kk++)
+                        memcpy(block + kk * nt, bfull + kk * np + n0, nt * sizeof *block);
+                    matmul_pack_weights(block, kp, nt, MATMUL_PARTIALS_F32, packed);
+                    lw_tile_data(lw, tile, b, packed, (uint32_t)(kp * nt * 2), "weights");
+                } else {
+                    uint32_t owner = (uint32_t)(bt * per_batch) + j;
+                    lw_add_transfer(lw, lw_tile_of(lw, owner), bw_addr[owner], tile, b, (uint32_t)(kp * nt * 2));
+                }
+                bw_addr[slot] = b;
+            }
+        }
+    if (!lw->failed)
+        lw_end_phase(lw);
+
     for (uint64_t bt = 0; bt < s.batch && !lw->failed; bt++)
     for (uint32_t i = 0; i < gm && !lw->failed; i++) {
         uint64_t m0 = i * mt, m1 = m0 + mt < s.m ? m0 + mt : s.m;
@@ -497,25 +544,6 @@ bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
                     }
                     b_addr[slot] = buf;
                 }
-            } else if (j * nt < s.n) {
-                /* Constant weights: the grid's first row holds each column
-                 * block's packed weights (loaded with the executable) and
-                 * broadcasts them to the rest of its column in this phase,
-                 * so a weight is stored once, as Poplar keeps it. */
-                uint64_t n0 = j * nt;
-                uint32_t b = lw_tile_alloc(lw, tile, kp * nt * 2, PREFER_REGION1, 16, what);
-                if (!b)
-                    break;
-                if (i == 0) {
-                    for (uint64_t kk = 0; kk < kp; kk++)
-                        memcpy(block + kk * nt, bfull + kk * np + n0, nt * sizeof *block);
-                    matmul_pack_weights(block, kp, nt, MATMUL_PARTIALS_F32, packed);
-                    lw_tile_data(lw, tile, b, packed, (uint32_t)(kp * nt * 2), "weights");
-                } else {
-                    uint32_t owner = (uint32_t)(bt * per_batch) + j;
-                    lw_add_transfer(lw, lw_tile_of(lw, owner), bw_addr[owner], tile, b, (uint32_t)(kp * nt * 2));
-                }
-                bw_addr[slot] = b;
             }
             if (s.conv) {
                 /* im2col: row p gets, for each (kh, kw) inside the image,
@@ -588,7 +616,7 @@ bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
             uint32_t a = a_addr[slot];
             if (s.f32_inputs) {
                 /* Cast the f32 rows to f16 in place of a new buffer. */
-                uint32_t a16 = lw_tile_alloc(lw, tile, (m1 - m0) * kp * 2, PREFER_REGION0, 8, what);
+                uint32_t a16 = lw_scratch_alloc(lw, tile, (m1 - m0) * kp * 2, PREFER_REGION0, 8, what);
                 if (!a16)
                     break;
                 uint32_t *recs[CODELET_WORKERS];
@@ -602,7 +630,7 @@ bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
                 lw_step_run(lw, tile, lw->k.vtx_cast_f32_to_f16, off, ((KERNEL_CAST_WORDS + 1u) & ~1u) * 4);
                 a = a16;
             }
-            uint32_t b = s.b_act ? lw_tile_alloc(lw, tile, kp * nt * 2, PREFER_REGION1, 16, what) : bw_addr[slot];
+            uint32_t b = s.b_act ? lw_scratch_alloc(lw, tile, kp * nt * 2, PREFER_REGION1, 16, what) : bw_addr[slot];
             if (s.b_act && b) {
                 /* Pack the received block on the tile: groups shared out. */
                 uint32_t *recs[CODELET_WORKERS];
@@ -620,7 +648,7 @@ bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
              * there too: the codelet's fast placement (matmul.h). */
             uint32_t c = b ? lw_tile_alloc(lw, tile, (m1 - m0) * nt * 4, PREFER_REGION1,
                                            a >= ISA_REGION1_BASE ? 32768 : 8, what) : 0;
-            uint32_t scratch = c ? lw_tile_alloc(lw, tile, KERNEL_MATMUL_SCRATCH_BYTES, PREFER_REGION1, 8, what)
+            uint32_t scratch = c ? lw_scratch_alloc(lw, tile, KERNEL_MATMUL_SCRATCH_BYTES, PREFER_REGION1, 8, what)
                                  : 0;
             if (!scratch)
                 break;

@@ -19,7 +19,11 @@
 #include "engine.h"
 #include "executable.h"
 #include "fileio.h"
+#include "frontends/lower.h"
 #include "isa/asm.h"
+#include "program_io.h"
+#include "workloads/models.h"
+#include <cblas.h>
 #include "tile.h"
 
 typedef struct bench_program {
@@ -200,10 +204,128 @@ static int chip_benchmarks(const machine *m, double seconds, cJSON *arr, bench_r
     return 0;
 }
 
+/* One BERT-Base encoder layer: compiled for one GC200, simulated, and the
+ * same matmuls (every FLOP but the softmax, layer norms and GELU, under 2%)
+ * done by OpenBLAS in f32 on this host.  The ratio of the two host times
+ * is the figure to drive down: how much slower than running the model it
+ * is to simulate the machine running it. */
+static int bert_benchmark(const machine *m, int seq, cJSON *arr, bench_record *rec)
+{
+    char spec[64], err[1024];
+    snprintf(spec, sizeof spec, "bert-base:s%d", seq);
+    double t0 = seconds_now();
+    graph *g = models_build(spec, err, sizeof err);
+    if (!g) {
+        fprintf(stderr, "ipusim bench: %s\n", err);
+        return 1;
+    }
+    lower_options o = { .machine = m, .f16_matmul = true, .replicas = 1 };
+    lower_report rep;
+    ipu_exe *e = lower_graph(g, &o, &rep, err, sizeof err);
+    double t_compile = seconds_now() - t0;
+    if (!e) {
+        fprintf(stderr, "ipusim bench: %s\n", err);
+        graph_free(g);
+        return 1;
+    }
+    engine *eng = engine_new(m, e, err, sizeof err);
+    tensor_map *map = eng ? program_tensor_map(e, spec, err, sizeof err) : NULL;
+    bool ok = eng && map && program_fill_inputs(eng, map, NULL, 0, NULL, err, sizeof err);
+    double t1 = seconds_now();
+    engine_options eo = { .max_cycles = 10000000000ull, .trace_tile_first = 1, .trace_tile_last = 0 };
+    ok = ok && engine_run(eng, &eo) == ENGINE_DONE;
+    double t_sim = seconds_now() - t1;
+    if (!ok) {
+        fprintf(stderr, "ipusim bench: %s: %s\n", spec, eng ? engine_message(eng) : err);
+        tmap_free(map);
+        engine_free(eng);
+        exe_free(e);
+        graph_free(g);
+        return 1;
+    }
+    const engine_stats *st = engine_get_stats(eng);
+    double simulated_s = (double)st->end_ps / 1e12;
+    uint64_t instructions = st->instructions;
+    tmap_free(map);
+    engine_free(eng);
+    exe_free(e);
+    /* The matmuls on the host: every MatMul / FusedMatMul of the layer, as
+     * (batched) sgemm in f32, repeated until 0.5 s has passed. */
+    double flops = 0, t_blas = 0;
+    int runs = 0;
+    size_t cap = 0;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const graph_node *n = &g->nodes[i];
+        if (n->op != GRAPH_OP_MATMUL && n->op != GRAPH_OP_FUSED_MATMUL)
+            continue;
+        const graph_shape *a = &g->tensors[n->inputs[0]].shape, *b = &g->tensors[n->inputs[1]].shape;
+        size_t k = (size_t)a->dims[a->rank - 1], nn = (size_t)b->dims[b->rank - 1];
+        size_t mm = (size_t)graph_shape_numel(a) / k;
+        size_t need = mm * k + k * nn * (size_t)(graph_shape_numel(b) / (int64_t)(k * nn)) + mm * nn;
+        if (need > cap)
+            cap = need;
+    }
+    float *buf = calloc(cap ? cap : 1, sizeof *buf);
+    if (!buf)
+        fatal("out of memory");
+    for (size_t q = 0; q < cap; q++)
+        buf[q] = (float)((q * 2654435761u) % 1000) / 1000.0f - 0.5f;
+    double start = seconds_now();
+    do {
+        for (int i = 0; i < g->n_nodes; i++) {
+            const graph_node *n = &g->nodes[i];
+            if (n->op != GRAPH_OP_MATMUL && n->op != GRAPH_OP_FUSED_MATMUL)
+                continue;
+            const graph_shape *a = &g->tensors[n->inputs[0]].shape, *b = &g->tensors[n->inputs[1]].shape;
+            int k = (int)a->dims[a->rank - 1], nn = (int)b->dims[b->rank - 1];
+            int batch = b->rank > 2 ? (int)(graph_shape_numel(b) / ((int64_t)k * nn)) : 1;
+            int mm = (int)(graph_shape_numel(a) / k / batch);
+            for (int q = 0; q < batch; q++) {
+                float *pa = buf, *pb = buf + (size_t)mm * k, *pc = pb + (size_t)k * nn;
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, mm, nn, k, 1.0f, pa, k, pb, nn, 0.0f, pc, nn);
+                if (runs == 0)
+                    flops += 2.0 * mm * nn * k;
+            }
+        }
+        runs++;
+        t_blas = seconds_now() - start;
+    } while (t_blas < 0.5);
+    t_blas /= runs;
+    free(buf);
+    graph_free(g);
+    printf("\nBERT-Base encoder layer, %d tokens: compiled for one %s, simulated; the same matmuls (%.3g GFLOP) by\n"
+           "OpenBLAS cblas_sgemm in f32 on this host (%d host thread%s for OpenBLAS as it is configured)\n\n", seq,
+           m->name, flops / 1e9, openblas_get_num_threads(), openblas_get_num_threads() == 1 ? "" : "s");
+    printf("%-16s %12s %14s %16s %14s %16s %14s\n", "workload", "compile_s", "simulate_s", "instructions/s",
+           "simulated_us", "openblas_f32_s", "sim/openblas");
+    printf("%-16s %12.3f %14.3f %16.4g %14.2f %16.6f %14.0f\n", spec, t_compile, t_sim,
+           (double)instructions / t_sim, simulated_s * 1e6, t_blas, t_sim / t_blas);
+    char figure[96];
+    snprintf(figure, sizeof figure, "%s simulate_s", spec);
+    bench_record_add(rec, figure, "s", t_sim);
+    snprintf(figure, sizeof figure, "%s simulate/openblas", spec);
+    bench_record_add(rec, figure, "ratio", t_sim / t_blas);
+    if (arr) {
+        cJSON *jo = cJSON_CreateObject();
+        cJSON_AddStringToObject(jo, "workload", spec);
+        cJSON_AddNumberToObject(jo, "compile_seconds", t_compile);
+        cJSON_AddNumberToObject(jo, "simulate_host_seconds", t_sim);
+        cJSON_AddNumberToObject(jo, "instructions", (double)instructions);
+        cJSON_AddNumberToObject(jo, "simulated_seconds", simulated_s);
+        cJSON_AddNumberToObject(jo, "openblas_f32_seconds", t_blas);
+        cJSON_AddNumberToObject(jo, "matmul_flops", flops);
+        cJSON_AddNumberToObject(jo, "simulate_over_openblas", t_sim / t_blas);
+        cJSON_AddItemToArray(arr, jo);
+    }
+    return 0;
+}
+
 int cmd_bench(int argc, char **argv, const command *self)
 {
     double seconds = 2.0;
     const char *json = NULL;
+    bool bert = true;
+    int bert_seq = 128;
     bench_record rec;
     bench_record_init(&rec);
     for (int i = 1; i < argc; i++) {
@@ -217,7 +339,16 @@ int cmd_bench(int argc, char **argv, const command *self)
                 cli_usage_error(self, "--seconds: '%s' is not a duration in seconds (0..3600]", v);
         } else if (!strcmp(argv[i], "--json"))
             json = cli_value(self, argc, argv, &i);
-        else
+        else if (!strcmp(argv[i], "--no-model"))
+            bert = false;
+        else if (!strcmp(argv[i], "--seq")) {
+            const char *v = cli_value(self, argc, argv, &i);
+            char *end;
+            long q = strtol(v, &end, 10);
+            if (*end || q < 2 || q > 512 || q % 2)
+                cli_usage_error(self, "--seq: '%s' is not an even sequence length (2..512)", v);
+            bert_seq = (int)q;
+        } else
             cli_usage_error(self, "unknown argument '%s'", argv[i]);
     }
     machine m;
@@ -256,6 +387,8 @@ int cmd_bench(int argc, char **argv, const command *self)
         }
     }
     if (chip_benchmarks(&m, seconds, root ? cJSON_AddArrayToObject(root, "chip_programs") : NULL, &rec))
+        rc = 1;
+    if (bert && bert_benchmark(&m, bert_seq, root ? cJSON_AddArrayToObject(root, "models") : NULL, &rec))
         rc = 1;
     if (root) {
         char *text = cJSON_Print(root);

@@ -96,6 +96,38 @@ static const conv_layer resnet50_layers[] = {
     { "res3_proj", 256, 56, 56, 512, 1, 2, 0, "the 1x1 stride-2 projection shortcut of stage 3" },
 };
 
+/* ResNet-50's pools, f32: the 3x3 stride-2 max pool after the stem and
+ * the global average pool before the classifier. */
+static graph *build_pool(const char *spec, const char *name, long batch, char *err, size_t err_size)
+{
+    bool max = !strcmp(name, "maxpool");
+    int64_t c = max ? 64 : 2048, hw = max ? 112 : 7;
+    graph *g = graph_new(spec, 17);
+    if (!g) {
+        snprintf(err, err_size, "out of host memory");
+        return NULL;
+    }
+    int x = graph_add_tensor(g, "x");
+    g->tensors[x].dtype = GDT_F32;
+    g->tensors[x].shape = (graph_shape){ 4, { batch, c, hw, hw } };
+    g->tensors[x].shape_known = true;
+    graph_add_input(g, x);
+    int y = graph_add_tensor(g, "y");
+    int node = graph_add_node(g, max ? GRAPH_OP_MAXPOOL : GRAPH_OP_GLOBALAVERAGEPOOL, name, &x, 1, &y, 1);
+    if (max) {
+        int64_t k2[2] = { 3, 3 }, st[2] = { 2, 2 }, pads[4] = { 1, 1, 1, 1 };
+        graph_set_attr_ints(&g->nodes[node], "kernel_shape", k2, 2);
+        graph_set_attr_ints(&g->nodes[node], "strides", st, 2);
+        graph_set_attr_ints(&g->nodes[node], "pads", pads, 4);
+    }
+    graph_add_output(g, y);
+    if (!graph_sort(g, err, err_size) || !graph_infer_all(g, true, err, err_size)) {
+        graph_free(g);
+        return NULL;
+    }
+    return g;
+}
+
 static graph *build_conv(const char *spec, char *err, size_t err_size)
 {
     const char *name = spec + 9;
@@ -109,12 +141,18 @@ static graph *build_conv(const char *spec, char *err, size_t err_size)
             return NULL;
         }
     }
+    if ((len == 7 && !strncmp(name, "maxpool", 7)) || (len == 7 && !strncmp(name, "avgpool", 7))) {
+        char which[8];
+        memcpy(which, name, 7);
+        which[7] = 0;
+        return build_pool(spec, which, batch, err, err_size);
+    }
     const conv_layer *L = NULL;
     for (size_t i = 0; i < sizeof resnet50_layers / sizeof resnet50_layers[0]; i++)
         if (strlen(resnet50_layers[i].name) == len && !strncmp(name, resnet50_layers[i].name, len))
             L = &resnet50_layers[i];
     if (!L) {
-        snprintf(err, err_size, "%s: unknown ResNet-50 layer (conv1, res2_3x3, res3_3x3s2, res3_proj)", spec);
+        snprintf(err, err_size, "%s: unknown ResNet-50 layer (conv1, res2_3x3, res3_3x3s2, res3_proj, maxpool, avgpool)", spec);
         return NULL;
     }
     graph *g = graph_new(spec, 17);

@@ -12,7 +12,10 @@
  *                             IPU ResNet-50 does), res2_3x3 (3x3, 64 -> 64 at
  *                             56x56), res3_3x3s2 (3x3 stride 2, 128 -> 128,
  *                             56x56 -> 28x28), res3_proj (1x1 stride 2,
- *                             256 -> 512, the projection shortcut)
+ *                             256 -> 512, the projection shortcut), and in
+ *                             f32 maxpool (3x3 stride 2 after the stem,
+ *                             112x112x64) and avgpool (the global average
+ *                             pool, 7x7x2048)
  *   bert-base[:sSEQ][:lN]     N encoder layers (default 1) of BERT-Base
  *   bert-large[:sSEQ][:lN]    (hidden 768, 12 heads, FFN 3072) or BERT-Large
  *                             (1024, 16, 4096) on SEQ tokens (default 128):

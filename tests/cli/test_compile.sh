@@ -42,6 +42,10 @@ out=$("$IPUSIM" validate --model resnet50:res3_3x3s2 2>&1)
 check "strided 3x3 conv passes" grep -q "PASS: 1 of 1 outputs within tolerance" <<<"$out"
 check "strided 3x3 conv: reference is im2col" grep -q "reference: im2col and cblas_sgemm" <<<"$out"
 check "strided 3x3 conv: every element within its bound" grep -q "0 of 100352 over tol" <<<"$out"
+# ResNet-50's pools (f32, channels-last like the convolutions): exact for max,
+# within the ONNX tolerance for the global average.
+expect 0 "0 of 200704 over tol" -- "$IPUSIM" validate --model resnet50:maxpool
+expect 0 "y \(\[1,2048,1,1\] f32\): .* 0 of 2048 over tol" -- "$IPUSIM" validate --model resnet50:avgpool
 expect 0 "resnet50:res2_3x3:b1 -> .* for gc200: 1 ops" -- "$IPUSIM" compile resnet50:res2_3x3:b1 -o "$WORK/r2.elf"
 # Image in by name in its own NCHW order, result out the same way: a zero image
 # gives a zero result.
