@@ -37,6 +37,30 @@ static char *default_output(const char *model)
     return out;
 }
 
+bool lower_cli_option(const command *self, lower_options *o, bool *fuse, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i];
+    if (!strcmp(a, "--tiles") || !strcmp(a, "--replicas")) {
+        const char *v = cli_value(self, argc, argv, i);
+        char *end;
+        unsigned long n = strtoul(v, &end, 0);
+        bool tiles = a[2] == 't';
+        if (*end || n == 0 || n > (tiles ? 1u << 20 : 64u))
+            cli_usage_error(self, tiles ? "--tiles: '%s' is not a tile count" :
+                                          "--replicas: '%s' is not a replica count (1..64)", v);
+        *(tiles ? &o->tiles : &o->replicas) = (uint32_t)n;
+    } else if (!strcmp(a, "--f16-matmul")) {
+        o->f16_matmul = true;
+    } else if (!strcmp(a, "--no-fuse")) {
+        *fuse = false;
+    } else if (!strcmp(a, "--verbose") || !strcmp(a, "-v")) {
+        o->verbose = true;
+    } else {
+        return false;
+    }
+    return true;
+}
+
 int cmd_compile(int argc, char **argv, const command *self)
 {
     machine m;
@@ -47,30 +71,10 @@ int cmd_compile(int argc, char **argv, const command *self)
     lower_options o = { 0 };
     bool fuse = true;
     for (int i = 1; i < argc; i++) {
-        if (cli_machine_option(self, &m, argc, argv, &i))
+        if (cli_machine_option(self, &m, argc, argv, &i) || lower_cli_option(self, &o, &fuse, argc, argv, &i))
             continue;
         if (!strcmp(argv[i], "-o"))
             out = cli_value(self, argc, argv, &i);
-        else if (!strcmp(argv[i], "--tiles")) {
-            const char *v = cli_value(self, argc, argv, &i);
-            char *end;
-            unsigned long t = strtoul(v, &end, 0);
-            if (*end || t == 0 || t > 1u << 20)
-                cli_usage_error(self, "--tiles: '%s' is not a tile count", v);
-            o.tiles = (uint32_t)t;
-        } else if (!strcmp(argv[i], "--replicas")) {
-            const char *v = cli_value(self, argc, argv, &i);
-            char *end;
-            unsigned long r = strtoul(v, &end, 0);
-            if (*end || r == 0 || r > 64)
-                cli_usage_error(self, "--replicas: '%s' is not a replica count (1..64)", v);
-            o.replicas = (uint32_t)r;
-        } else if (!strcmp(argv[i], "--f16-matmul"))
-            o.f16_matmul = true;
-        else if (!strcmp(argv[i], "--verbose") || !strcmp(argv[i], "-v"))
-            o.verbose = true;
-        else if (!strcmp(argv[i], "--no-fuse"))
-            fuse = false;
         else if (argv[i][0] == '-')
             cli_usage_error(self, "unknown option '%s'", argv[i]);
         else if (!model)

@@ -102,6 +102,17 @@ static uint32_t lw_tile_used_bytes(const lowering *lw, const ltile *t)
  * least 8), with
  * the codelets' read slack after it.  Returns 0 and fails when it does not
  * fit. */
+/* "does not fit", naming the tile, the bytes and what they were for. */
+static uint32_t no_room(lowering *lw, uint32_t tile, uint64_t need, const char *what)
+{
+    uint32_t total = lw->mem_end - ISA_MEMORY_BASE;
+    lw_fail(lw, "%s: does not fit: tile %u needs %llu bytes more for %s, with %u of its %u bytes in use "
+            "(%u bytes are the kernel library)", lw->g->source, tile, (unsigned long long)need, what,
+            lw_tile_used_bytes(lw, &lw->t[tile]), total,
+            (lw->r0_start - ISA_MEMORY_BASE) + (lw->r1_start - ISA_REGION1_BASE));
+    return 0;
+}
+
 uint32_t lw_tile_alloc(lowering *lw, uint32_t tile, uint64_t bytes, enum region_pref pref, uint32_t align,
                            const char *what)
 {
@@ -127,11 +138,7 @@ uint32_t lw_tile_alloc(lowering *lw, uint32_t tile, uint64_t bytes, enum region_
             return (uint32_t)at;
         }
     }
-    uint32_t total = lw->mem_end - ISA_MEMORY_BASE;
-    lw_fail(lw, "%s: does not fit: tile %u needs %llu bytes more for %s, with %u of its %u bytes in use "
-         "(%u bytes are the kernel library)", lw->g->source, tile, (unsigned long long)need, what, lw_tile_used_bytes(lw, t),
-         total, (lw->r0_start - ISA_MEMORY_BASE) + (lw->r1_start - ISA_REGION1_BASE));
-    return 0;
+    return no_room(lw, tile, need, what);
 }
 
 uint32_t lw_scratch_alloc(lowering *lw, uint32_t tile, uint64_t bytes, enum region_pref pref, uint32_t align,
@@ -154,11 +161,7 @@ uint32_t lw_scratch_alloc(lowering *lw, uint32_t tile, uint64_t bytes, enum regi
             return (uint32_t)at;
         }
     }
-    uint32_t total = lw->mem_end - ISA_MEMORY_BASE;
-    lw_fail(lw, "%s: does not fit: tile %u needs %llu bytes more for %s, with %u of its %u bytes in use "
-         "(%u bytes are the kernel library)", lw->g->source, tile, (unsigned long long)need, what, lw_tile_used_bytes(lw, t),
-         total, (lw->r0_start - ISA_MEMORY_BASE) + (lw->r1_start - ISA_REGION1_BASE));
-    return 0;
+    return no_room(lw, tile, need, what);
 }
 
 /* The op is over: its scratch blocks are free for the next op. */

@@ -77,4 +77,10 @@ ipu_exe *lower_graph(const graph *g, const lower_options *o, lower_report *repor
  * unsupported rather than failed). */
 bool lower_supports(const graph *g, const lower_options *o, char *err, size_t err_size);
 
+/* The compile options of `compile` and `validate --model` (--tiles N,
+ * --replicas N, --f16-matmul, --no-fuse, --verbose): true when argv[*i]
+ * was one (and consumed), fatal usage errors on bad values. */
+struct command;
+bool lower_cli_option(const struct command *self, lower_options *o, bool *fuse, int argc, char **argv, int *i);
+
 #endif

@@ -22,6 +22,7 @@
 
 #include "frontends/fusion.h"
 #include "frontends/graph_eval.h"
+#include "frontends/lower.h"
 #include "frontends/onnx_import.h"
 #include "frontends/ops_impl.h"
 #include "frontends/simulate.h"
@@ -278,21 +279,10 @@ int validate_model_cmd(int argc, char **argv, const command *self)
     lower_options o = { 0 };
     bool fuse = true;
     for (int i = 1; i < argc; i++) {
-        if (cli_machine_option(self, &m, argc, argv, &i))
+        if (cli_machine_option(self, &m, argc, argv, &i) || lower_cli_option(self, &o, &fuse, argc, argv, &i))
             continue;
         if (!strcmp(argv[i], "--model"))
             model = cli_value(self, argc, argv, &i);
-        else if (!strcmp(argv[i], "--tiles")) {
-            const char *v = cli_value(self, argc, argv, &i);
-            char *end;
-            unsigned long t = strtoul(v, &end, 0);
-            if (*end || t == 0 || t > 1u << 20)
-                cli_usage_error(self, "--tiles: '%s' is not a tile count", v);
-            o.tiles = (uint32_t)t;
-        } else if (!strcmp(argv[i], "--f16-matmul"))
-            o.f16_matmul = true;
-        else if (!strcmp(argv[i], "--no-fuse"))
-            fuse = false;
         else
             cli_usage_error(self, "unknown argument '%s' (with --model)", argv[i]);
     }
