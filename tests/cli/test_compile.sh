@@ -68,6 +68,16 @@ check "replica 3's output from zeros is zeros" cmp -s "$WORK/c3.bin" <(head -c 8
 check "replica 0's output (random input) is not" test "$(cmp -s "$WORK/c0.bin" "$WORK/c3.bin"; echo $?)" -ne 0
 expect 0 "bow2000 is [0-9.]+x as fast as m2000" -- "$IPUSIM" compare "$WORK/r4.elf" --machines m2000,bow2000
 expect 1 "5 replicas on a machine of 4 chips" -- "$IPUSIM" compile matmul:64x64x64 --machine m2000 --replicas 5 -o "$WORK/bad.elf"
+# Deterministic: the same compiled program gives the same outputs and cycles
+# on one host thread and on two.
+"$IPUSIM" compile bert-base:s16:l1 --f16-matmul --tiles 256 -o "$WORK/b16.elf" >/dev/null
+for t in 1 2; do
+    "$IPUSIM" run "$WORK/b16.elf" --threads "$t" --output layer0.output.layernorm="$WORK/b16_$t.bin" \
+        --json "$WORK/b16_$t.json" >/dev/null 2>&1
+done
+check "BERT layer: same outputs on 1 and 2 threads" cmp -s "$WORK/b16_1.bin" "$WORK/b16_2.bin"
+check "BERT layer: same cycles on 1 and 2 threads" \
+    test "$(grep -o '"max_tile_cycles": *[0-9]*' "$WORK/b16_1.json")" = "$(grep -o '"max_tile_cycles": *[0-9]*' "$WORK/b16_2.json")"
 expect 1 "unknown ResNet-50 layer" -- "$IPUSIM" compile resnet50:res9 -o "$WORK/bad.elf"
 expect 1 "expected matmul:MxKxN" -- "$IPUSIM" compile matmul:0x4x4 -o "$WORK/bad.elf"
 check "no executable for a bad model" test ! -e "$WORK/bad.elf"
