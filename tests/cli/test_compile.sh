@@ -77,7 +77,7 @@ for t in 1 2; do
 done
 check "BERT layer: same outputs on 1 and 2 threads" cmp -s "$WORK/b16_1.bin" "$WORK/b16_2.bin"
 check "BERT layer: same cycles on 1 and 2 threads" \
-    test "$(grep -o '"max_tile_cycles": *[0-9]*' "$WORK/b16_1.json")" = "$(grep -o '"max_tile_cycles": *[0-9]*' "$WORK/b16_2.json")"
+    test "$(grep -o '"max_tile_cycles":[[:space:]]*[0-9][0-9]*' "$WORK/b16_1.json")" = "$(grep -o '"max_tile_cycles":[[:space:]]*[0-9][0-9]*' "$WORK/b16_2.json")"
 expect 1 "unknown ResNet-50 layer" -- "$IPUSIM" compile resnet50:res9 -o "$WORK/bad.elf"
 expect 1 "expected matmul:MxKxN" -- "$IPUSIM" compile matmul:0x4x4 -o "$WORK/bad.elf"
 check "no executable for a bad model" test ! -e "$WORK/bad.elf"
