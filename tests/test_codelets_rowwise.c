@@ -776,8 +776,9 @@ static void test_gather_bad_index(void)
         CU_ASSERT_PTR_NOT_NULL(strstr(gr.run.fault, "rw_gather_bad"));
     }
     int32_t idx[3] = {0, 5, 9};
-    float out;
-    CU_ASSERT_EQUAL(rowwise_model_gather(&out, idx, &out, 3, 4, 9), 2);
+    float table[9] = {0}, out[3] = {0};
+    /* the model stops at the first index out of range (9 of 9 rows) */
+    CU_ASSERT_EQUAL(rowwise_model_gather(table, idx, out, 3, 4, 9), 2);
 }
 
 /* ---- transpose ----------------------------------------------------------------- */
