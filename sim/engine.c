@@ -90,11 +90,38 @@ engine *engine_new(const machine *m, const ipu_exe *e, char *err, size_t err_siz
     }
     g->tiles = calloc(g->n_tiles, sizeof *g->tiles);
     g->tile_state = calloc(g->n_tiles, sizeof *g->tile_state);
-    if (!g->tiles || !g->tile_state) {
+    g->code_cache = tile_code_cache_new();
+    /* Each tile's sections, in file order, found by one counting pass (a
+     * whole-board program has hundreds of thousands of sections). */
+    size_t *sec_first = calloc((size_t)g->system_tiles + 2, sizeof *sec_first);
+    size_t *sec_idx = malloc((e->n_sections + 1) * sizeof *sec_idx);
+    if (!g->tiles || !g->tile_state || !g->code_cache || !sec_first || !sec_idx) {
         snprintf(err, err_size, "out of host memory for %zu tiles", g->n_tiles);
         free(has);
+        free(sec_first);
+        free(sec_idx);
         engine_free(g);
         return NULL;
+    }
+    for (size_t q = 0; q < e->n_sections; q++)
+        sec_first[e->sections[q].tile + 1]++;
+    for (uint32_t id = 0; id < g->system_tiles; id++)
+        sec_first[id + 1] += sec_first[id];
+    {
+        size_t *fill = calloc((size_t)g->system_tiles + 1, sizeof *fill);
+        if (!fill) {
+            snprintf(err, err_size, "out of host memory for %zu tiles", g->n_tiles);
+            free(has);
+            free(sec_first);
+            free(sec_idx);
+            engine_free(g);
+            return NULL;
+        }
+        for (size_t q = 0; q < e->n_sections; q++) {
+            uint32_t id = e->sections[q].tile;
+            sec_idx[sec_first[id] + fill[id]++] = q;
+        }
+        free(fill);
     }
     uint64_t hz = simtime_hz(machine_get(m, MP_tile_clock_hz));
     for (uint32_t c = 0; c < g->chips; c++)
@@ -112,13 +139,18 @@ engine *engine_new(const machine *m, const ipu_exe *e, char *err, size_t err_siz
         tile_init(&et->x->t, m, id);
         et->log.system_tiles = g->system_tiles;
         et->x->t.s.xlog = &et->log;
-        if (!tile_load(&et->x->t, e, err, err_size)) {
+        if (!tile_load_sections(&et->x->t, e, sec_idx + sec_first[id], sec_first[id + 1] - sec_first[id],
+                                g->code_cache, err, err_size)) {
             free(has);
+            free(sec_first);
+            free(sec_idx);
             engine_free(g);
             return NULL;
         }
     }
     free(has);
+    free(sec_first);
+    free(sec_idx);
     for (size_t i = 0, c = 0; c < g->chips; c++) {
         g->chip[c].first = i;
         while (i < g->n_tiles && g->tiles[i].chip == c)
@@ -178,6 +210,7 @@ void engine_free(engine *g)
     free(g->stats.chips);
     free(g->stats.supersteps);
     free(g->segs);
+    tile_code_cache_free(g->code_cache);
     free(g);
 }
 
@@ -813,7 +846,7 @@ static void debug_run_slow(engine *g, etile *et)
         const isa_context *c = &t->s.ctx[k];
         const tile_decoded *d = c->run_mode == ISA_RUN_RUNNING && t->s.cycle >= t->ready_cycle[k]
                                     ? tile_decoded_at(t, c->pc) : NULL;
-        uint64_t count = d ? d->count : 0;
+        uint64_t count = d ? t->counts[(c->pc - t->code_base) >> 2] : 0;
         uint32_t pc = c->pc;
         enum tile_stop stop = tile_run(t, t->s.cycle + 1);
         if (stop != TILE_STOP_LIMIT) {
@@ -831,7 +864,7 @@ static void debug_run_slow(engine *g, etile *et)
             }
             return;
         }
-        if (d && d->count != count) {
+        if (d && t->counts[(pc - t->code_base) >> 2] != count) {
             if (stepping) {
                 pause_tile(et, ENGINE_PAUSE_STEP, k, pc);
                 return;

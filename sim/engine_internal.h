@@ -98,6 +98,7 @@ struct engine {
     etile *tiles;                 /* tiles with code, by global number */
     etile_body *tile_state;      /* their state, in the same order */
     size_t n_tiles;
+    tile_code_cache *code_cache;  /* decoded code the tiles share (tile.h) */
     int32_t *index_of;            /* global tile -> index in tiles, -1 */
     chip_state *chip;
     xch_system xch;

@@ -57,9 +57,44 @@ bool tile_init(ipu_tile *t, const machine *m, uint32_t tile_id)
 
 void tile_free(ipu_tile *t)
 {
-    free(t->code);
+    if (!t->code_shared)
+        free(t->code);
     t->code = NULL;
+    free(t->counts);
+    t->counts = NULL;
     isa_state_free(&t->s);
+}
+
+/* ---- decoded code shared between tiles ----------------------------------- */
+
+typedef struct code_entry {
+    uint32_t lo, hi;
+    uint8_t *image;              /* the code bytes of [lo, hi), non-code words zero */
+    uint8_t *is_code;            /* per word */
+    tile_decoded *decoded;
+} code_entry;
+
+struct tile_code_cache {
+    code_entry *entries;
+    size_t n, cap;
+};
+
+tile_code_cache *tile_code_cache_new(void)
+{
+    return calloc(1, sizeof(tile_code_cache));
+}
+
+void tile_code_cache_free(tile_code_cache *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->n; i++) {
+        free(c->entries[i].image);
+        free(c->entries[i].is_code);
+        free(c->entries[i].decoded);
+    }
+    free(c->entries);
+    free(c);
 }
 
 /* Decode the issue starting at word index i of the tile's code. */
@@ -123,15 +158,29 @@ static void decode_at(ipu_tile *t, const uint8_t *is_code, uint32_t i, uint32_t 
 
 bool tile_load(ipu_tile *t, const ipu_exe *e, char *err, size_t err_size)
 {
+    size_t n = 0;
+    size_t *idx = malloc((e->n_sections + 1) * sizeof *idx);
+    if (!idx) {
+        snprintf(err, err_size, "tile %u: out of host memory", t->tile_id);
+        return false;
+    }
+    for (size_t i = 0; i < e->n_sections; i++)
+        if (e->sections[i].tile == t->tile_id)
+            idx[n++] = i;
+    bool ok = tile_load_sections(t, e, idx, n, NULL, err, err_size);
+    free(idx);
+    return ok;
+}
+
+bool tile_load_sections(ipu_tile *t, const ipu_exe *e, const size_t *idx, size_t n_idx, tile_code_cache *cache,
+                        char *err, size_t err_size)
+{
     const tile_memory *mem = &t->s.mem;
     uint32_t mem_end = mem->base + mem->size_bytes;
     uint32_t code_lo = UINT32_MAX, code_hi = 0;
-    bool any = false;
-    for (size_t i = 0; i < e->n_sections; i++) {
-        const exe_section *sec = &e->sections[i];
-        if (sec->tile != t->tile_id)
-            continue;
-        any = true;
+    bool any = n_idx > 0;
+    for (size_t q = 0; q < n_idx; q++) {
+        const exe_section *sec = &e->sections[idx[q]];
         uint64_t end = (uint64_t)sec->addr + sec->size;
         if (sec->addr < mem->base || end > mem_end) {
             snprintf(err, err_size,
@@ -178,24 +227,70 @@ bool tile_load(ipu_tile *t, const ipu_exe *e, char *err, size_t err_size)
         return false;
     }
     uint32_t n_words = (code_hi - code_lo) / 4;
-    uint8_t *is_code = calloc(n_words, 1);
-    free(t->code);
-    t->code = calloc(n_words, sizeof *t->code);
-    if (!is_code || !t->code) {
+    uint8_t *is_code = calloc(n_words, 1), *image = calloc(n_words, 4);
+    if (!t->code_shared)
+        free(t->code);
+    t->code = NULL;
+    t->code_shared = false;
+    free(t->counts);
+    t->counts = calloc(n_words, sizeof *t->counts);
+    if (!is_code || !image || !t->counts) {
         free(is_code);
+        free(image);
         snprintf(err, err_size, "tile %u: out of host memory decoding %u words of code", t->tile_id, n_words);
         return false;
     }
-    for (size_t i = 0; i < e->n_sections; i++) {
-        const exe_section *sec = &e->sections[i];
-        if (sec->tile == t->tile_id && (sec->flags & EXE_SEC_EXEC))
+    for (size_t q = 0; q < n_idx; q++) {
+        const exe_section *sec = &e->sections[idx[q]];
+        if (sec->flags & EXE_SEC_EXEC) {
             memset(is_code + (sec->addr - code_lo) / 4, 1, sec->size / 4);
+            if (sec->bytes)
+                memcpy(image + (sec->addr - code_lo), sec->bytes, sec->size);
+        }
     }
     t->code_base = code_lo;
     t->code_end = code_hi;
-    for (uint32_t i = 0; i < n_words; i++)
-        decode_at(t, is_code, i, n_words);
-    free(is_code);
+    /* The same code bytes at the same addresses decode the same: share. */
+    code_entry *hit = NULL;
+    for (size_t i = 0; cache && i < cache->n && !hit; i++) {
+        code_entry *c = &cache->entries[i];
+        if (c->lo == code_lo && c->hi == code_hi && !memcmp(c->image, image, (size_t)n_words * 4) &&
+            !memcmp(c->is_code, is_code, n_words))
+            hit = c;
+    }
+    if (hit) {
+        t->code = hit->decoded;
+        t->code_shared = true;
+        free(is_code);
+        free(image);
+    } else {
+        t->code = calloc(n_words, sizeof *t->code);
+        if (!t->code) {
+            free(is_code);
+            free(image);
+            snprintf(err, err_size, "tile %u: out of host memory decoding %u words of code", t->tile_id, n_words);
+            return false;
+        }
+        for (uint32_t i = 0; i < n_words; i++)
+            decode_at(t, is_code, i, n_words);
+        code_entry *c = NULL;
+        if (cache && cache->n == cache->cap) {
+            size_t cap = cache->cap ? cache->cap * 2 : 8;
+            code_entry *p = realloc(cache->entries, cap * sizeof *p);
+            if (p) {
+                cache->entries = p;
+                cache->cap = cap;
+            }
+        }
+        if (cache && cache->n < cache->cap) {
+            c = &cache->entries[cache->n++];
+            *c = (code_entry){ code_lo, code_hi, image, is_code, t->code };
+            t->code_shared = true;
+        } else {
+            free(is_code);
+            free(image);
+        }
+    }
 
     isa_context *sup = &t->s.ctx[ISA_SUPERVISOR];
     sup->pc = rec->supervisor_entry;
@@ -264,9 +359,19 @@ static __attribute__((noinline)) enum isa_flow decode_stop(ipu_tile *t, isa_cont
 
 bool tile_set_breakpoint(ipu_tile *t, uint32_t pc, bool on)
 {
-    tile_decoded *d = (tile_decoded *)tile_decoded_at(t, pc);
-    if (!d)
+    if (!tile_decoded_at(t, pc))
         return false;
+    if (t->code_shared) {
+        /* A breakpoint is this tile's: stop sharing its decoded code. */
+        size_t n = (t->code_end - t->code_base) / 4;
+        tile_decoded *own = malloc(n * sizeof *own);
+        if (!own)
+            return false;
+        memcpy(own, t->code, n * sizeof *own);
+        t->code = own;
+        t->code_shared = false;
+    }
+    tile_decoded *d = (tile_decoded *)tile_decoded_at(t, pc);
     /* The second word of a bundle never starts an issue. */
     const tile_decoded *prev = (pc & 4) && pc >= t->code_base + 4 ? tile_decoded_at(t, pc - 4) : NULL;
     if (prev && !(prev->invalid & ~TILE_DECODE_BREAKPOINT) && prev->bytes == 8)
@@ -298,17 +403,18 @@ void tile_collect_stats(ipu_tile *t)
     uint32_t n = t->code ? (t->code_end - t->code_base) / 4 : 0;
     for (uint32_t i = 0; i < n; i++) {
         const tile_decoded *d = &t->code[i];
-        if (!d->count)
+        uint64_t count = t->counts[i];
+        if (!count)
             continue;
-        st->issues += d->count;
-        st->instructions += d->count * (d->bytes / 4u);
-        st->op_count[d->main.op] += d->count;
+        st->issues += count;
+        st->instructions += count * (d->bytes / 4u);
+        st->op_count[d->main.op] += count;
         if (d->bytes == 8)
-            st->op_count[d->aux.op] += d->count;
+            st->op_count[d->aux.op] += count;
         if (d->amp_f32)
-            st->amp_f32_macs += d->count * d->amp_macs;
+            st->amp_f32_macs += count * d->amp_macs;
         else
-            st->amp_f16_macs += d->count * d->amp_macs;
+            st->amp_f16_macs += count * d->amp_macs;
     }
     st->worker_issues = st->issues - st->supervisor_issues;
 }
@@ -345,7 +451,7 @@ static inline enum isa_flow issue(ipu_tile *t, isa_context *c, unsigned k, uint6
     uint32_t off = pc - t->code_base;
     if (__builtin_expect(off >= t->code_end - t->code_base || (pc & 3), 0))
         return fetch_fault(t, c, NULL);
-    tile_decoded *d = &t->code[off >> 2];
+    const tile_decoded *d = &t->code[off >> 2];
     if (__builtin_expect(d->invalid != 0, 0)) {
         enum isa_flow stop = decode_stop(t, c, k, d);
         if (stop != ISA_FLOW_NEXT)
@@ -406,7 +512,7 @@ static inline enum isa_flow issue(ipu_tile *t, isa_context *c, unsigned k, uint6
         c->run_mode = ISA_RUN_FAULTED;
         return flow;
     }
-    d->count++;
+    t->counts[off >> 2]++;
     /* A worker waits for its instruction's latency, the supervisor issues
      * again in its next slot; a branch to a 4-but-not-8-aligned address
      * costs both the same penalty. */

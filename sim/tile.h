@@ -76,8 +76,16 @@ typedef struct tile_decoded {
     uint16_t amp_macs;           /* MACs this issue performs in the AMP */
     uint8_t amp_f32;             /* those MACs are f32 */
     uint8_t exchange;            /* enum tile_exchange_op: xsend / xrecv */
-    uint64_t count;              /* times issued: the statistics derive from these */
 } tile_decoded;
+
+/* Decoded code shared by the tiles whose code is the same bytes at the
+ * same addresses (every tile of a compiled program carries the same kernel
+ * library): decoded once, read by all; a tile that sets a breakpoint gets a
+ * private copy first.  Owned by whoever loads the tiles (the engine),
+ * freed after them. */
+typedef struct tile_code_cache tile_code_cache;
+tile_code_cache *tile_code_cache_new(void);
+void tile_code_cache_free(tile_code_cache *c);
 
 /* Statistics of a tile.  The issue loop counts only issues per address
  * (tile_decoded.count), supervisor issues, idle slots and exchange stalls;
@@ -111,6 +119,8 @@ typedef struct ipu_tile {
     isa_tile_state s;            /* architectural state */
     uint32_t tile_id;            /* global tile number */
     tile_decoded *code;          /* one entry per 4 bytes of [code_base, code_end) */
+    bool code_shared;            /* code belongs to a tile_code_cache */
+    uint64_t *counts;            /* times issued, per 4 bytes of code: the statistics derive from these */
     uint32_t code_base, code_end;
     uint8_t slot_owner[ISA_WORKERS];    /* context issuing in each slot */
     uint8_t slot;                /* slot of s.cycle */
@@ -137,6 +147,10 @@ void tile_free(ipu_tile *t);
  * Errors (section outside tile memory, code outside region 0, code without
  * an entry) name the tile, section and addresses. */
 bool tile_load(ipu_tile *t, const ipu_exe *e, char *err, size_t err_size);
+/* The same from the sections e->sections[idx[0..n)] (the tile's own, in
+ * file order), sharing decoded code through cache (may be NULL). */
+bool tile_load_sections(ipu_tile *t, const ipu_exe *e, const size_t *idx, size_t n, tile_code_cache *cache,
+                        char *err, size_t err_size);
 
 /* Issue until the program ends, the supervisor syncs (zone 1, 2 or 3), an
  * exception, a breakpoint, or s.cycle reaches cycle_limit.  A run split at
