@@ -66,6 +66,14 @@ expect 0 "4 chips x 1472 tiles" -- "$IPUSIM" run "$WORK/r4.elf" --machine m2000 
     --output replica3/c="$WORK/c3.bin" --output c="$WORK/c0.bin"
 check "replica 3's output from zeros is zeros" cmp -s "$WORK/c3.bin" <(head -c 8192 /dev/zero)
 check "replica 0's output (random input) is not" test "$(cmp -s "$WORK/c0.bin" "$WORK/c3.bin"; echo $?)" -ne 0
+# The same input on every replica gives the same output on every chip.
+head -c 8192 /dev/urandom | tr '\000-\377' '\000-\077' > "$WORK/a_rand.bin"
+"$IPUSIM" run "$WORK/r4.elf" --machine m2000 --input a="$WORK/a_rand.bin" --input replica1/a="$WORK/a_rand.bin" \
+    --input replica2/a="$WORK/a_rand.bin" --input replica3/a="$WORK/a_rand.bin" --output c="$WORK/r0.bin" \
+    --output replica1/c="$WORK/r1.bin" --output replica2/c="$WORK/r2.bin" --output replica3/c="$WORK/r3.bin" >/dev/null 2>&1
+for r in 1 2 3; do
+    check "replica $r computes what replica 0 does" cmp -s "$WORK/r0.bin" "$WORK/r$r.bin"
+done
 expect 0 "bow2000 is [0-9.]+x as fast as m2000" -- "$IPUSIM" compare "$WORK/r4.elf" --machines m2000,bow2000
 expect 1 "5 replicas on a machine of 4 chips" -- "$IPUSIM" compile matmul:64x64x64 --machine m2000 --replicas 5 -o "$WORK/bad.elf"
 # Deterministic: the same compiled program gives the same outputs and cycles
