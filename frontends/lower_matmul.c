@@ -123,7 +123,8 @@ static bool describe_activation_b(const graph *g, const graph_node *n, mm_shape 
     return true;
 }
 
-static bool describe(const graph *g, const graph_node *n, mm_shape *s, const char **why)
+/* The operands every matmul-like node names the same way. */
+static void init_shape(const graph_node *n, mm_shape *s)
 {
     memset(s, 0, sizeof *s);
     s->a = n->inputs[0];
@@ -131,6 +132,13 @@ static bool describe(const graph *g, const graph_node *n, mm_shape *s, const cha
     s->bias = n->n_inputs > 2 ? n->inputs[2] : -1;
     s->out = n->outputs[0];
     s->activation = -1;
+    s->batch = 1;
+    s->b_src = s->b;
+}
+
+static bool describe(const graph *g, const graph_node *n, mm_shape *s, const char **why)
+{
+    init_shape(n, s);
     s->batch = 1;
     s->b_src = s->b;
     const graph_tensor *ta = &g->tensors[s->a], *tb = &g->tensors[s->b];
@@ -203,12 +211,7 @@ static bool describe(const graph *g, const graph_node *n, mm_shape *s, const cha
 
 static bool describe_conv(const graph *g, const graph_node *n, mm_shape *s, const char **why)
 {
-    memset(s, 0, sizeof *s);
-    s->a = n->inputs[0];
-    s->b = n->inputs[1];
-    s->bias = n->n_inputs > 2 ? n->inputs[2] : -1;
-    s->out = n->outputs[0];
-    s->activation = -1;
+    init_shape(n, s);
     s->conv = true;
     s->batch = 1;
     s->b_src = s->b;
