@@ -40,15 +40,15 @@ static char *default_output(const char *model)
 bool lower_cli_option(const command *self, lower_options *o, bool *fuse, int argc, char **argv, int *i)
 {
     const char *a = argv[*i];
-    if (!strcmp(a, "--tiles") || !strcmp(a, "--replicas")) {
+    if (!strcmp(a, "--tiles") || !strcmp(a, "--replicas") || !strcmp(a, "--pipeline")) {
         const char *v = cli_value(self, argc, argv, i);
         char *end;
         unsigned long n = strtoul(v, &end, 0);
         bool tiles = a[2] == 't';
         if (*end || n == 0 || n > (tiles ? 1u << 20 : 64u))
             cli_usage_error(self, tiles ? "--tiles: '%s' is not a tile count" :
-                                          "--replicas: '%s' is not a replica count (1..64)", v);
-        *(tiles ? &o->tiles : &o->replicas) = (uint32_t)n;
+                                          "%s: not a count of chips (1..64)", a);
+        *(tiles ? &o->tiles : a[2] == 'r' ? &o->replicas : &o->pipeline) = (uint32_t)n;
     } else if (!strcmp(a, "--f16-matmul")) {
         o->f16_matmul = true;
     } else if (!strcmp(a, "--no-fuse")) {
@@ -111,6 +111,8 @@ int cmd_compile(int argc, char **argv, const command *self)
     printf("%s -> %s for %s: %u ops, %u compute sets, %u exchange phases, %.3g MB exchanged between tiles\n",
            model, out ? out : def, m.name, rep.ops, rep.compute_sets, rep.exchange_phases,
            (double)rep.exchange_bytes / 1e6);
+    if (rep.stages > 1)
+        printf("pipeline: %u stages, one a chip\n", rep.stages);
     printf("tiles: %u a chip, %u replica%s (one a chip); fullest tile %u uses %llu of %llu bytes (%.1f%%); host "
            "streams a replica: %u in, %u out\n", rep.tiles_used, rep.replicas, rep.replicas == 1 ? "" : "s",
            rep.max_tile, (unsigned long long)rep.max_tile_bytes, (unsigned long long)rep.memory_bytes,

@@ -84,11 +84,16 @@ const char *lw_node_label(const graph_node *n, int index, char *buf, size_t size
 
 /* ---- tile memory --------------------------------------------------------- */
 
+uint32_t lw_global_tile(const lowering *lw, uint32_t i)
+{
+    return (i / lw->tiles) * lw->tiles_per_chip + i % lw->tiles;
+}
+
 uint32_t lw_tile_of(lowering *lw, uint32_t i)
 {
     if (i + 1 > lw->op_tiles)
         lw->op_tiles = i + 1;
-    return (lw->op_base + i) % lw->tiles;
+    return lw->stage * lw->tiles + (lw->op_base + i) % lw->tiles;
 }
 
 
@@ -167,7 +172,7 @@ uint32_t lw_scratch_alloc(lowering *lw, uint32_t tile, uint64_t bytes, enum regi
 /* The op is over: its scratch blocks are free for the next op. */
 static void release_scratch(lowering *lw)
 {
-    for (uint32_t i = 0; i < lw->tiles; i++) {
+    for (uint32_t i = 0; i < lw->program_tiles; i++) {
         lw->t[i].s0_low = ISA_REGION1_BASE;
         lw->t[i].s1_low = lw->mem_end;
     }
@@ -367,25 +372,26 @@ static size_t broadcast_groups(const ltile *t)
 bool lw_end_phase(lowering *lw)
 {
     if (lw->phase_has_transfers) {
-        for (uint32_t i = 0; i < lw->tiles; i++) {
+        for (uint32_t i = 0; i < lw->program_tiles; i++) {
             ltile *t = &lw->t[i];
             for (size_t k = 0; k < t->n_recvs; k++) {
                 lw_push_word(lw, &t->steps, lw->k.ctl_recv);
                 lw_push_word(lw, &t->steps, t->recvs[k].addr);
                 lw_push_word(lw, &t->steps, (t->recvs[k].bytes + 3u) & ~3u);
-                lw_push_word(lw, &t->steps, t->recvs[k].peer);
-                lw_note_peer(lw, i, t->recvs[k].peer & XCH_HOST ? PEER_HOST_IN : PEER_TILE);
+                bool host = t->recvs[k].peer & XCH_HOST;
+                lw_push_word(lw, &t->steps, host ? t->recvs[k].peer : lw_global_tile(lw, t->recvs[k].peer));
+                lw_note_peer(lw, i, host ? PEER_HOST_IN : PEER_TILE);
             }
             size_t groups = broadcast_groups(t);
             for (size_t k = 0; k < (groups ? groups : t->n_sends); k++) {
                 lw_push_word(lw, &t->steps, lw->k.ctl_send);
                 lw_push_word(lw, &t->steps, t->sends[k].addr);
                 lw_push_word(lw, &t->steps, (t->sends[k].bytes + 3u) & ~3u);
-                lw_push_word(lw, &t->steps, groups ? XCH_BROADCAST : t->sends[k].peer);
+                lw_push_word(lw, &t->steps, groups ? XCH_BROADCAST : lw_global_tile(lw, t->sends[k].peer));
                 if (!groups)
                     lw_note_peer(lw, i, PEER_TILE);
             }
-            lw_push_word(lw, &t->steps, lw->k.ctl_sync_chip);
+            lw_push_word(lw, &t->steps, lw->sync_step);
             t->n_sends = t->n_recvs = 0;
         }
         lw->rep->exchange_phases++;
@@ -393,7 +399,7 @@ bool lw_end_phase(lowering *lw)
          * sync and the latency on top. */
         lw->phase_has_transfers = false;
     }
-    for (uint32_t i = 0; i < lw->tiles; i++)
+    for (uint32_t i = 0; i < lw->program_tiles; i++)
         if (lw->t[i].copies.n && !lw_flush_copies(lw, i))
             return false;
     lw->phase_bytes = 0;
@@ -1128,7 +1134,7 @@ static bool finish_tile(lowering *lw, uint32_t i, uint32_t r, ipu_exe *e)
     ltile *t = &lw->t[i];
     uint32_t rec_bytes = (uint32_t)(t->records.n * 4), step_bytes = (uint32_t)(t->steps.n * 4);
     uint32_t rec_base = t->rec_base, step_base = t->step_base;
-    uint32_t gt = i + r * lw->tiles_per_chip;
+    uint32_t gt = lw_global_tile(lw, i) + r * lw->tiles_per_chip;
     uint32_t *steps = t->steps.w;
     if (r) {
         steps = malloc(step_bytes);
@@ -1241,13 +1247,48 @@ static bool map_tensor(lowering *lw, ipu_exe *e, int t, uint32_t role, uint32_t 
             stream = lw->next_in_stream++;
         else if (role & TMAP_OUTPUT)
             stream = lw->next_out_stream++;
-        uint32_t tile = lt->p[k].tile + r * lw->tiles_per_chip;
+        uint32_t tile = lw_global_tile(lw, lt->p[k].tile) + r * lw->tiles_per_chip;
         if (!tmap_add_piece(mt, tile, lt->p[k].addr, lt->p[k].first, lt->p[k].count, stream))
             return lw_fail(lw, "out of host memory");
         if (!(role & TMAP_OUTPUT) || (role & TMAP_INPUT))
             exe_add_symbol(e, tile, g->name, lt->p[k].addr, (uint32_t)(lt->p[k].count * lt->eb), EXE_SYM_DATA, true);
     }
     return true;
+}
+
+/* Pipeline stages: the ops, in their order, cut into lw->stages runs of
+ * about equal estimated work (multiply-accumulates for matmuls and
+ * convolutions over the AMP's rate, elements for the rest), each run on
+ * its own chip. */
+static void assign_stages(lowering *lw)
+{
+    const graph *g = lw->g;
+    double *cost = calloc((size_t)g->n_nodes + 1, sizeof *cost), total = 0;
+    if (!cost)
+        return;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const graph_node *n = &g->nodes[i];
+        if (n->n_outputs < 1 || n->outputs[0] < 0 || g->tensors[n->outputs[0]].data || is_view(n->op))
+            continue;
+        double out = (double)graph_shape_numel(&g->tensors[n->outputs[0]].shape);
+        double c = out;
+        if (n->op == GRAPH_OP_MATMUL || n->op == GRAPH_OP_GEMM || n->op == GRAPH_OP_FUSED_MATMUL) {
+            const graph_shape *a = &g->tensors[n->inputs[0]].shape;
+            c += out * (double)a->dims[a->rank - 1] / 16.0;
+        } else if (n->op == GRAPH_OP_CONV || n->op == GRAPH_OP_FUSED_CONV) {
+            const graph_shape *w = &g->tensors[n->inputs[1]].shape;
+            c += out * (double)(graph_shape_numel(w) / w->dims[0]) / 16.0;
+        }
+        cost[i] = c;
+        total += c;
+    }
+    double acc = 0;
+    for (int i = 0; i < g->n_nodes; i++) {
+        uint32_t s = (uint32_t)(acc / (total > 0 ? total : 1) * lw->stages);
+        lw->stage_of[i] = s < lw->stages ? s : lw->stages - 1;
+        acc += cost[i];
+    }
+    free(cost);
 }
 
 ipu_exe *lower_graph(const graph *g, const lower_options *o, lower_report *report, char *err, size_t err_size)
@@ -1259,14 +1300,26 @@ ipu_exe *lower_graph(const graph *g, const lower_options *o, lower_report *repor
     uint32_t per_chip = machine_u32(m, MP_tiles_per_chip);
     lw.tiles = o->tiles && o->tiles < per_chip ? o->tiles : per_chip;
     lw.tiles_per_chip = per_chip;
-    /* Data-parallel replicas, one a chip: the program for chip 0, copied. */
+    /* Pipeline stages, one a chip, or data-parallel replicas, one a chip:
+     * the program for chip 0 copied. */
     uint32_t chips = machine_u32(m, MP_chips);
-    lw.replicas = o->replicas ? o->replicas : chips;
-    if (lw.replicas > chips) {
-        snprintf(err, err_size, "%s: %u replicas on a machine of %u chip%s", g->source, lw.replicas, chips,
+    lw.stages = o->pipeline ? o->pipeline : 1;
+    if (lw.stages > chips) {
+        snprintf(err, err_size, "%s: %u pipeline stages on a machine of %u chip%s", g->source, lw.stages, chips,
                  chips == 1 ? "" : "s");
         return NULL;
     }
+    lw.replicas = o->replicas ? o->replicas : lw.stages > 1 ? 1 : chips;
+    if (lw.replicas * lw.stages > chips) {
+        snprintf(err, err_size, "%s: %u replicas%s on a machine of %u chip%s", g->source, lw.replicas,
+                 lw.stages > 1 ? " of a pipeline" : "", chips, chips == 1 ? "" : "s");
+        return NULL;
+    }
+    if (lw.stages > 1 && lw.replicas > 1) {
+        snprintf(err, err_size, "%s: pipeline stages and replicas together are not yet supported", g->source);
+        return NULL;
+    }
+    lw.program_tiles = lw.stages * lw.tiles;
     lw.mem_end = ISA_MEMORY_BASE + machine_u32(m, MP_tile_memory_bytes);
     lw.rep->memory_bytes = machine_u32(m, MP_tile_memory_bytes);
     ipu_exe *e = NULL;
@@ -1286,14 +1339,18 @@ ipu_exe *lower_graph(const graph *g, const lower_options *o, lower_report *repor
                  "GC200/Bow-sized tiles", g->source, machine_u32(m, MP_tile_memory_bytes));
         return NULL;
     }
-    lw.t = calloc(lw.tiles, sizeof *lw.t);
+    lw.t = calloc(lw.program_tiles, sizeof *lw.t);
+    lw.sync_step = lw.stages > 1 ? lw.k.ctl_sync_system : lw.k.ctl_sync_chip;
+    lw.stage_of = calloc((size_t)g->n_nodes + 1, sizeof *lw.stage_of);
+    if (lw.stage_of && lw.stages > 1)
+        assign_stages(&lw);
     lw.ts = calloc((size_t)g->n_tensors + 1, sizeof *lw.ts);
     lw.tmap = tmap_new();
-    if (!lw.t || !lw.ts || !lw.tmap) {
+    if (!lw.t || !lw.ts || !lw.tmap || !lw.stage_of) {
         snprintf(err, err_size, "out of host memory");
         goto done;
     }
-    for (uint32_t i = 0; i < lw.tiles; i++) {
+    for (uint32_t i = 0; i < lw.program_tiles; i++) {
         lw.t[i].r0_next = lw.r0_start;
         lw.t[i].r1_next = lw.r1_start;
         lw.t[i].floor0 = ISA_REGION1_BASE;
@@ -1336,7 +1393,12 @@ ipu_exe *lower_graph(const graph *g, const lower_options *o, lower_report *repor
         lw.rep->ops++;
         /* Each op starts where the previous one's tiles ended, so no tile
          * holds the first piece of everything. */
-        lw.op_base = (lw.op_base + lw.op_tiles) % lw.tiles;
+        if (lw.stage_of[i] != lw.stage) {
+            lw.stage = lw.stage_of[i];
+            lw.op_base = 0;
+        } else {
+            lw.op_base = (lw.op_base + lw.op_tiles) % lw.tiles;
+        }
         lw.op_tiles = 0;
         release_scratch(&lw);
         int f;
@@ -1400,8 +1462,8 @@ ipu_exe *lower_graph(const graph *g, const lower_options *o, lower_report *repor
      * the statistics show the computation apart from the host transfers. */
     if (!lw.failed)
         lw_end_phase(&lw);
-    for (uint32_t i = 0; i < lw.tiles && !lw.failed; i++)
-        lw_push_word(&lw, &lw.t[i].steps, lw.k.ctl_sync_chip);
+    for (uint32_t i = 0; i < lw.program_tiles && !lw.failed; i++)
+        lw_push_word(&lw, &lw.t[i].steps, lw.sync_step);
     for (int i = 0; i < g->n_outputs && !lw.failed; i++) {
         const ltensor *lt = &lw.ts[g->outputs[i]];
         for (size_t k = 0; k < lt->n; k++) {
@@ -1428,16 +1490,19 @@ ipu_exe *lower_graph(const graph *g, const lower_options *o, lower_report *repor
     /* Tiles past the last one holding anything only sync: they get no
      * code, and the syncs of the rest do not wait for them. */
     uint32_t used = 1;
-    for (uint32_t i = 0; i < lw.tiles; i++)
+    for (uint32_t i = 0; i < lw.program_tiles; i++)
         if (lw.t[i].n_allocs || lw.t[i].records.n)
             used = i + 1;
+    if (lw.stages > 1)
+        used = lw.program_tiles;      /* every stage's tiles take part in the system syncs */
     for (uint32_t i = 0; i < used && !lw.failed; i++)
         close_tile(&lw, i);
     for (uint32_t r = 0; r < lw.replicas && !lw.failed; r++)
         for (uint32_t i = 0; i < used && !lw.failed; i++)
             finish_tile(&lw, i, r, e);
-    lw.rep->tiles_used = used;
+    lw.rep->tiles_used = lw.stages > 1 ? lw.tiles : used;
     lw.rep->replicas = lw.replicas;
+    lw.rep->stages = lw.stages;
     if (!lw.failed) {
         uint8_t *blob;
         size_t size;
@@ -1447,8 +1512,9 @@ ipu_exe *lower_graph(const graph *g, const lower_options *o, lower_report *repor
         free(blob);
     }
 done:
+    free(lw.stage_of);
     if (lw.t) {
-        for (uint32_t i = 0; i < lw.tiles; i++) {
+        for (uint32_t i = 0; i < lw.program_tiles; i++) {
             ltile *t = &lw.t[i];
             free(t->steps.w);
             free(t->records.w);

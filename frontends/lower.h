@@ -19,6 +19,11 @@
  * copied to every chip (data-parallel replicas; lower_options.replicas):
  * replica r's tiles are r x tiles_per_chip on, its host streams follow
  * replica r - 1's, and its tensors are "replicaR/NAME" in the tensor map.
+ * With pipeline stages (lower_options.pipeline) the ops are cut, in order,
+ * into runs of about equal estimated work, one a chip (layers per IPU);
+ * tensors crossing a cut go over the IPU-Links in the exchange phase of
+ * the op that reads them, and every sync is a system sync (sync 2).  One
+ * batch passes through the stages in turn (no micro-batches overlap yet).
  * Tensors are laid out in pieces: a piece is a run of consecutive elements
  * (row-major) at consecutive addresses of one tile, starting 8-byte aligned.
  * Views (Reshape, Flatten, Squeeze, Unsqueeze, Identity) share the pieces
@@ -46,6 +51,7 @@ typedef struct lower_options {
     const machine *machine;       /* the target (tiles per chip, memory size) */
     uint32_t tiles;               /* tiles to use on chip 0; 0: all of them */
     uint32_t replicas;            /* data-parallel copies, one a chip (0: one on every chip) */
+    uint32_t pipeline;            /* pipeline stages, one a chip (0 or 1: none) */
     bool f16_matmul;              /* f32 MatMul/Gemm computed with f16 inputs on the AMP
                                      (f32 partial sums), as a mixed-precision compile */
     bool verbose;                 /* print the plan of every op on stdout */
@@ -62,6 +68,7 @@ typedef struct lower_report {
     uint64_t estimated_cycles;    /* the planner's estimate for the whole program */
     uint32_t input_streams, output_streams;
     uint32_t replicas;            /* copies of the program, on chips 0 .. replicas - 1 */
+    uint32_t stages;              /* pipeline stages (chips 0 .. stages - 1) */
     bool unsupported;             /* the compile failed on something ipusim does not
                                      lower yet (not a fault in the model) */
 } lower_report;

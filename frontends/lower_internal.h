@@ -75,6 +75,10 @@ typedef struct lowering {
     lower_report *rep;
     uint32_t tiles;                   /* program tiles: 0 .. tiles - 1 on chip 0 */
     uint32_t tiles_per_chip, replicas;
+    uint32_t stages, stage;           /* pipeline stages (one a chip), the current op's */
+    uint32_t program_tiles;           /* stages x tiles: the index space of lw->t */
+    uint32_t *stage_of;               /* per node */
+    uint32_t sync_step;               /* ctl_sync_chip, or ctl_sync_system with stages */
     uint32_t mem_end;
     uint32_t r0_start, r1_start;
     const codelet_library *lib;
@@ -107,6 +111,8 @@ const graph_tensor *lw_gt(const lowering *lw, int t);
 /* The op's i-th tile: tiles are numbered from where the previous op's
  * ended (round the chip), so that the first tiles do not fill up. */
 uint32_t lw_tile_of(lowering *lw, uint32_t i);
+/* The global tile number of lowering tile i (stage i / tiles, tile i % tiles). */
+uint32_t lw_global_tile(const lowering *lw, uint32_t i);
 
 /* Tile memory: a block aligned to `align` (8, 16, ... bytes) with the
  * codelets' read slack after it; 0 when it does not fit (lw failed with

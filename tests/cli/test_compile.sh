@@ -76,6 +76,15 @@ for r in 1 2 3; do
 done
 expect 0 "bow2000 is [0-9.]+x as fast as m2000" -- "$IPUSIM" compare "$WORK/r4.elf" --machines m2000,bow2000
 expect 1 "5 replicas on a machine of 4 chips" -- "$IPUSIM" compile matmul:64x64x64 --machine m2000 --replicas 5 -o "$WORK/bad.elf"
+# Pipeline stages (layers per IPU): the ops cut into runs of equal estimated
+# work, one a chip, tensors crossing a cut over the IPU-Links, system syncs.
+out=$("$IPUSIM" validate --model bert-base:s16:l2 --f16-matmul --machine m2000 --pipeline 2 2>&1)
+check "2-stage pipeline of 2 BERT layers passes: $(tail -1 <<<"$out")" grep -q "PASS: 1 of 1 outputs within tolerance" <<<"$out"
+expect 0 "pipeline: 4 stages, one a chip" -- "$IPUSIM" compile bert-base:s16:l4 --f16-matmul --machine m2000 \
+    --pipeline 4 -o "$WORK/p4.elf"
+expect 1 "5 pipeline stages on a machine of 4 chips" -- "$IPUSIM" compile matmul:64x64x64 --machine m2000 \
+    --pipeline 5 -o "$WORK/bad.elf"
+
 # Deterministic: the same compiled program gives the same outputs and cycles
 # on one host thread and on two.
 "$IPUSIM" compile bert-base:s16:l1 --f16-matmul --tiles 256 -o "$WORK/b16.elf" >/dev/null
