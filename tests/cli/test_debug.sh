@@ -87,6 +87,9 @@ else
     export HOME="$WORK/home"
     mkdir -p "$HOME"
     tmux -S "$sock" kill-server 2>/dev/null
+    # A server of its own for the real session: a new session on the socket
+    # of one still shutting down can fail ("server exited unexpectedly").
+    sock="$WORK/tmux2.sock"
     tmux -S "$sock" new-session -d -x 160 -y 50 "'$IPUSIM' debug '$WORK/ring.elf'"
     screen() { tmux -S "$sock" capture-pane -p; }
     wait_for() { # wait_for REGEX: up to 10 s for the screen to show it
