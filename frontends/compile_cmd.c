@@ -45,9 +45,11 @@ bool lower_cli_option(const command *self, lower_options *o, bool *fuse, int arg
         char *end;
         unsigned long n = strtoul(v, &end, 0);
         bool tiles = a[2] == 't';
-        if (*end || n == 0 || n > (tiles ? 1u << 20 : 64u))
-            cli_usage_error(self, tiles ? "--tiles: '%s' is not a tile count" :
-                                          "%s: not a count of chips (1..64)", a);
+        if (*end || n == 0 || n > (tiles ? 1u << 20 : 64u)) {
+            if (tiles)
+                cli_usage_error(self, "--tiles: '%s' is not a tile count", v);
+            cli_usage_error(self, "%s: not a count of chips (1..64)", a);
+        }
         *(tiles ? &o->tiles : a[2] == 'r' ? &o->replicas : &o->pipeline) = (uint32_t)n;
     } else if (!strcmp(a, "--f16-matmul")) {
         o->f16_matmul = true;
