@@ -51,7 +51,10 @@ bool simulate_graph(const graph *g, const lower_options *o, const graph_value *i
         goto done;
     }
     const engine_stats *es = engine_get_stats(eng);
-    r->cycles = es->n_chips ? es->chips[0].c.cycles : 0;
+    /* the chip that ends last (the last pipeline stage) */
+    for (uint32_t c = 0; c < es->n_chips; c++)
+        if (es->chips[c].c.cycles > r->cycles)
+            r->cycles = es->chips[c].c.cycles;
     r->seconds = (double)es->end_ps / 1e12;
     r->host_seconds = es->host_seconds;
     for (size_t k = 0; k < es->n_supersteps; k++) {

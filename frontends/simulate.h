@@ -17,9 +17,10 @@
 
 typedef struct simulate_result {
     lower_report plan;
-    uint64_t cycles;              /* chip 0's cycles at the end of the run */
-    uint64_t input_cycles;        /* of them, the first superstep (inputs from the host) */
-    uint64_t output_cycles;       /* ... and the last (outputs to the host) */
+    uint64_t cycles;              /* cycles of the chip that ends last */
+    uint64_t input_cycles;        /* chip 0's first superstep (inputs from the host) */
+    uint64_t output_cycles;       /* chip 0's last (outputs to the host; with pipeline
+                                     stages the last chip's, counted in the on-chip time) */
     double seconds;               /* simulated */
     uint64_t amp_f16_macs, amp_f32_macs;
     double host_seconds;          /* of the simulation */
