@@ -230,7 +230,7 @@ static int bert_benchmark(const machine *m, int seq, cJSON *arr, bench_record *r
     }
     engine *eng = engine_new(m, e, err, sizeof err);
     tensor_map *map = eng ? program_tensor_map(e, spec, err, sizeof err) : NULL;
-    bool ok = eng && map && program_fill_inputs(eng, map, NULL, 0, NULL, err, sizeof err);
+    bool ok = eng && map && program_fill_inputs(eng, map, NULL, 0, NULL, "", err, sizeof err);
     double t1 = seconds_now();
     engine_options eo = { .max_cycles = 10000000000ull, .trace_tile_first = 1, .trace_tile_last = 0 };
     ok = ok && engine_run(eng, &eo) == ENGINE_DONE;

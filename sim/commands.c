@@ -22,6 +22,26 @@ const char *cli_value(const command *cmd, int argc, char **argv, int *i)
     return argv[++*i];
 }
 
+int cli_threads_value(const command *cmd, int argc, char **argv, int *i)
+{
+    const char *v = cli_value(cmd, argc, argv, i);
+    char *end;
+    long t = strtol(v, &end, 0);
+    if (*end || end == v || t <= 0 || t > 1024)
+        cli_usage_error(cmd, "--threads: '%s' is not a thread count (1..1024)", v);
+    return (int)t;
+}
+
+uint64_t cli_cycles_value(const command *cmd, int argc, char **argv, int *i)
+{
+    const char *v = cli_value(cmd, argc, argv, i);
+    char *end;
+    uint64_t c = strtoull(v, &end, 0);
+    if (*end || end == v || c == 0)
+        cli_usage_error(cmd, "--max-cycles: '%s' is not a positive number", v);
+    return c;
+}
+
 _Noreturn void cli_usage_error(const command *cmd, const char *fmt, const char *arg)
 {
     fprintf(stderr, "ipusim %s: ", cmd->name);

@@ -6,6 +6,7 @@
 #define IPUSIM_COMMANDS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "machine.h"
 
@@ -32,6 +33,11 @@ const char *cli_value(const command *cmd, int argc, char **argv, int *i);
  * order (--machine resets to a preset).  Returns true if argv[*i] was one
  * of them; bad values are fatal. */
 bool cli_machine_option(const command *cmd, machine *m, int argc, char **argv, int *i);
+
+/* The values of --threads (1..1024) and --max-cycles (positive): advance
+ * *i past the value; a bad one is a fatal usage error naming it. */
+int cli_threads_value(const command *cmd, int argc, char **argv, int *i);
+uint64_t cli_cycles_value(const command *cmd, int argc, char **argv, int *i);
 
 /* An unknown option or extra argument: fatal, with the usage line. */
 _Noreturn void cli_usage_error(const command *cmd, const char *fmt, const char *arg);

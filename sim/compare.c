@@ -101,7 +101,7 @@ static int run_side(compare_side *s, const ipu_exe *e, const input_spec *inputs,
         return 1;
     if (map) {
         static bool noted;
-        bool ok = program_fill_inputs(s->g, map, NULL, 0, noted ? NULL : stderr, err, err_size);
+        bool ok = program_fill_inputs(s->g, map, NULL, 0, noted ? NULL : stderr, "ipusim: ", err, err_size);
         noted = true;
         tmap_free(map);
         if (!ok)
@@ -307,12 +307,7 @@ int cmd_compare(int argc, char **argv, const command *self)
         } else if (!strcmp(argv[i], "--item-name"))
             item_name = cli_value(self, argc, argv, &i);
         else if (!strcmp(argv[i], "--threads")) {
-            const char *v = cli_value(self, argc, argv, &i);
-            char *end;
-            long t = strtol(v, &end, 0);
-            if (*end || t <= 0 || t > 1024)
-                cli_usage_error(self, "--threads: '%s' is not a thread count (1..1024)", v);
-            threads = (int)t;
+            threads = cli_threads_value(self, argc, argv, &i);
         } else if (!strcmp(argv[i], "--json"))
             json = cli_value(self, argc, argv, &i);
         else if (!strcmp(argv[i], "--chart"))

@@ -113,17 +113,9 @@ int cmd_debug(int argc, char **argv, const command *self)
         } else if (!strcmp(argv[i], "--batch")) {
             batch = true;
         } else if (!strcmp(argv[i], "--max-cycles")) {
-            const char *v = cli_value(self, argc, argv, &i);
-            char *end;
-            opt.max_cycles = strtoull(v, &end, 0);
-            if (*end || opt.max_cycles == 0)
-                cli_usage_error(self, "--max-cycles: '%s' is not a positive number", v);
+            opt.max_cycles = cli_cycles_value(self, argc, argv, &i);
         } else if (!strcmp(argv[i], "--threads")) {
-            const char *v = cli_value(self, argc, argv, &i);
-            char *end;
-            opt.threads = (int)strtol(v, &end, 0);
-            if (*end || opt.threads <= 0 || opt.threads > 1024)
-                cli_usage_error(self, "--threads: '%s' is not a thread count (1..1024)", v);
+            opt.threads = cli_threads_value(self, argc, argv, &i);
         } else if (argv[i][0] == '-') {
             cli_usage_error(self, "unknown option '%s'", argv[i]);
         } else if (!input) {

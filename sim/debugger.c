@@ -309,14 +309,6 @@ static bool new_engine(debugger *d, char *err, size_t err_size)
     return true;
 }
 
-static const dbg_input *find_input(const debugger *d, const char *what)
-{
-    for (size_t i = 0; i < d->n_inputs; i++)
-        if (!strcmp(d->inputs[i].what, what))
-            return &d->inputs[i];
-    return NULL;
-}
-
 /* Feed the inputs and start the engine. */
 static bool start(debugger *d, FILE *out)
 {
@@ -334,25 +326,21 @@ static bool start(debugger *d, FILE *out)
             return false;
         }
     }
-    for (size_t i = 0; d->tmap && i < d->tmap->n_tensors; i++) {
-        const tmap_tensor *t = &d->tmap->tensors[i];
-        if (!(t->role & TMAP_INPUT) || find_input(d, t->name))
-            continue;
-        uint64_t bytes = program_tensor_bytes(t);
-        void *data = malloc(bytes ? bytes : 1);
-        if (!data) {
-            fail(out, "out of host memory for input '%s'", t->name);
+    if (d->tmap) {
+        /* The inputs not given: the same pseudo-random values `run` uses. */
+        const char **given = calloc(d->n_inputs + 1, sizeof *given);
+        if (!given) {
+            fail(out, "out of host memory");
             return false;
         }
-        program_random_input(t, 1 + i, data);
-        bool ok = program_set_input(d->g, t, data, bytes, err, sizeof err);
-        free(data);
+        for (size_t i = 0; i < d->n_inputs; i++)
+            given[i] = d->inputs[i].what;
+        bool ok = program_fill_inputs(d->g, d->tmap, given, d->n_inputs, out, "note: ", err, sizeof err);
+        free(given);
         if (!ok) {
-            fail(out, "input '%s': %s", t->name, err);
+            fail(out, "%s", err);
             return false;
         }
-        fprintf(out, "note: input '%s' not given (--input %s=FILE): uniform random values in [-1, 1)\n", t->name,
-                t->name);
     }
     engine_options o = { .max_cycles = d->opt.max_cycles, .threads = d->opt.threads, .trace_tile_first = 1 };
     if (engine_start(d->g, &o) != ENGINE_DONE) {

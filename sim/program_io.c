@@ -169,7 +169,7 @@ tiles:
 }
 
 bool program_fill_inputs(engine *g, const tensor_map *m, const char *const *given, size_t n_given, FILE *note,
-                         char *err, size_t err_size)
+                         const char *prefix, char *err, size_t err_size)
 {
     size_t filled = 0;
     for (size_t i = 0; i < m->n_tensors; i++) {
@@ -193,10 +193,10 @@ bool program_fill_inputs(engine *g, const tensor_map *m, const char *const *give
         if (!ok)
             return false;
         if (note && filled++ < 4)
-            fprintf(note, "ipusim: input '%s' not given (--input %s=FILE): uniform random values in [-1, 1)\n",
+            fprintf(note, "%sinput '%s' not given (--input %s=FILE): uniform random values in [-1, 1)\n", prefix,
                     t->name, t->name);
     }
     if (note && filled > 4)
-        fprintf(note, "ipusim: ... and %zu more inputs not given: uniform random values in [-1, 1)\n", filled - 4);
+        fprintf(note, "%s... and %zu more inputs not given: uniform random values in [-1, 1)\n", prefix, filled - 4);
     return true;
 }

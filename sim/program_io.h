@@ -38,9 +38,10 @@ void program_random_input(const tmap_tensor *t, uint64_t seed, void *data);
 
 /* Every input of the map whose name is not among given[0 .. n_given) gets
  * program_random_input values (seed: its index + 1); a line naming each
- * goes to note (when not NULL).  False with err on a host error. */
+ * (the first four), starting with prefix, goes to note (when not NULL).
+ * False with err on a host error. */
 bool program_fill_inputs(engine *g, const tensor_map *m, const char *const *given, size_t n_given, FILE *note,
-                         char *err, size_t err_size);
+                         const char *prefix, char *err, size_t err_size);
 
 /* Output t as the host received it (after a completed run). */
 bool program_read_output(const engine *g, const tmap_tensor *t, void *data, char *err, size_t err_size);

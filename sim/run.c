@@ -296,19 +296,11 @@ int cmd_run(int argc, char **argv, const command *self)
             opt.trace_tile_last = (uint32_t)b;
         } else if (!strcmp(argv[i], "--supersteps"))
             supersteps = true;
-        else if (!strcmp(argv[i], "--max-cycles")) {
-            const char *v = cli_value(self, argc, argv, &i);
-            char *end;
-            opt.max_cycles = strtoull(v, &end, 0);
-            if (*end || opt.max_cycles == 0)
-                cli_usage_error(self, "--max-cycles: '%s' is not a positive number", v);
-        } else if (!strcmp(argv[i], "--threads")) {
-            const char *v = cli_value(self, argc, argv, &i);
-            char *end;
-            opt.threads = (int)strtol(v, &end, 0);
-            if (*end || opt.threads <= 0 || opt.threads > 1024)
-                cli_usage_error(self, "--threads: '%s' is not a thread count (1..1024)", v);
-        } else if (!strcmp(argv[i], "--dump")) {
+        else if (!strcmp(argv[i], "--max-cycles"))
+            opt.max_cycles = cli_cycles_value(self, argc, argv, &i);
+        else if (!strcmp(argv[i], "--threads"))
+            opt.threads = cli_threads_value(self, argc, argv, &i);
+        else if (!strcmp(argv[i], "--dump")) {
             if (n_dumps == 64)
                 fatal("run: at most 64 --dump options");
             dumps[n_dumps++] = parse_dump(self, cli_value(self, argc, argv, &i));
@@ -368,7 +360,7 @@ int cmd_run(int argc, char **argv, const command *self)
         const char *given[MAX_STREAM_FILES];
         for (unsigned k = 0; k < n_inputs; k++)
             given[k] = inputs[k].tensor;
-        if (!program_fill_inputs(g, tmap, given, n_inputs, stderr, err, sizeof err))
+        if (!program_fill_inputs(g, tmap, given, n_inputs, stderr, "ipusim: ", err, sizeof err))
             fatal("%s", err);
     }
 
