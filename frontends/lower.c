@@ -204,11 +204,14 @@ bool lw_tile_data(lowering *lw, uint32_t tile, uint32_t addr, const void *bytes,
 /* Append a record of `words` words (zero-filled) and return its byte
  * offset in the tile's record area; *rec points at its words (valid until
  * the next record). */
+/* A record's words rounded up so that records stay 8-byte aligned. */
+static uint32_t padded_words(uint32_t words) { return (words + 1u) & ~1u; }
+
 uint32_t lw_new_record(lowering *lw, uint32_t tile, uint32_t words, uint32_t **rec)
 {
     ltile *t = &lw->t[tile];
     size_t at = t->records.n;
-    size_t padded = (words + 1u) & ~1u;              /* keep records 8-byte aligned */
+    size_t padded = padded_words(words);
     if (!lw_grow((void **)&t->records.w, &t->records.cap, at + padded, sizeof(uint32_t))) {
         lw_fail(lw, "out of host memory");
         *rec = NULL;
@@ -229,11 +232,12 @@ static bool lw_patch_here(lowering *lw, uint32_t tile)
     return true;
 }
 
-/* runall of `entry` on six records starting at record offset rec0, each
- * rec_bytes long. */
-bool lw_step_run(lowering *lw, uint32_t tile, uint32_t entry, uint32_t rec0, uint32_t rec_bytes)
+/* runall of `entry` on the six records of lw_six_records at offset rec0,
+ * each of record_words words. */
+bool lw_step_run(lowering *lw, uint32_t tile, uint32_t entry, uint32_t rec0, uint32_t record_words)
 {
     ltile *t = &lw->t[tile];
+    uint32_t rec_bytes = padded_words(record_words) * 4;
     lw_push_word(lw, &t->steps, lw->k.ctl_run);
     lw_push_word(lw, &t->steps, entry);
     lw_patch_here(lw, tile);
@@ -258,7 +262,7 @@ bool lw_step_call(lowering *lw, uint32_t tile, uint32_t entry, uint32_t rec)
  * the first, and recs[k] the words of worker k's. */
 uint32_t lw_six_records(lowering *lw, uint32_t tile, uint32_t words, uint32_t *recs[CODELET_WORKERS])
 {
-    uint32_t padded = (words + 1u) & ~1u;
+    uint32_t padded = padded_words(words);
     uint32_t *all;
     uint32_t off = lw_new_record(lw, tile, padded * CODELET_WORKERS, &all);
     for (int k = 0; k < CODELET_WORKERS; k++)
@@ -327,7 +331,7 @@ static bool lw_flush_copies(lowering *lw, uint32_t tile)
             const uint32_t *c = t->copies.w + (base + k) * 3;
             kernel_copy_record(recs[k], c[0], c[1], c[2]);
         }
-        lw_step_run(lw, tile, lw->k.vtx_copy, off, ((KERNEL_COPY_WORDS + 1u) & ~1u) * 4);
+        lw_step_run(lw, tile, lw->k.vtx_copy, off, KERNEL_COPY_WORDS);
     }
     t->copies.n = 0;
     return !lw->failed;
@@ -741,7 +745,7 @@ static bool lower_unary(lowering *lw, const graph_node *n, int index, int functi
             kernel_unary_record(recs[w], src[k] + (uint32_t)(e0 * 4), p->addr + (uint32_t)(e0 * 4),
                                 (uint32_t)(e1 > e0 ? e1 - e0 : 0), function, a, b);
         }
-        lw_step_run(lw, p->tile, lw->k.vtx_unary_f32, off, ((KERNEL_UNARY_WORDS + 1u) & ~1u) * 4);
+        lw_step_run(lw, p->tile, lw->k.vtx_unary_f32, off, KERNEL_UNARY_WORDS);
     }
     free(src);
     return !lw->failed;
@@ -905,7 +909,7 @@ static bool lower_binary(lowering *lw, const graph_node *n, int index, int funct
             for (int w = 0; w < CODELET_WORKERS; w++)
                 if (start[w] == UINT64_MAX)
                     kernel_binary_record(recs[w], a0[k], a1[k], p->addr, 0, 0, 0, 0, 0, function);
-            lw_step_run(lw, p->tile, lw->k.vtx_binary_f32, off, ((KERNEL_BINARY_WORDS + 1u) & ~1u) * 4);
+            lw_step_run(lw, p->tile, lw->k.vtx_binary_f32, off, KERNEL_BINARY_WORDS);
         }
     }
 out:
@@ -982,7 +986,7 @@ static bool lower_rows(lowering *lw, const graph_node *n, int index)
                                       (uint32_t)cols * 4);
         }
         lw_step_run(lw, p->tile, layernorm ? lw->k.vtx_layernorm_rows_f32 : lw->k.vtx_softmax_rows_f32, off,
-                 ((words + 1u) & ~1u) * 4);
+                 words);
     }
     free(src);
     free(gam);

@@ -259,7 +259,7 @@ bool lw_lower_cast(lowering *lw, const graph_node *n, int index)
                                (uint32_t)(e1 > e0 ? e1 - e0 : 0));
         }
         lw_step_run(lw, p->tile, down ? lw->k.vtx_cast_f32_to_f16 : lw->k.vtx_cast_f16_to_f32, off,
-                    ((KERNEL_CAST_WORDS + 1u) & ~1u) * 4);
+                    KERNEL_CAST_WORDS);
     }
     free(src);
     return !lw->failed;
@@ -338,7 +338,7 @@ bool lw_lower_reduce(lowering *lw, const graph_node *n, int index)
                                  (uint32_t)(r1 > r0 ? r1 - r0 : 0), (uint32_t)cols, (uint32_t)cols * 4, op,
                                  1.0f / (float)cols);
         }
-        lw_step_run(lw, t, lw->k.vtx_reduce_rows_f32, off, ((KERNEL_REDUCE_WORDS + 1u) & ~1u) * 4);
+        lw_step_run(lw, t, lw->k.vtx_reduce_rows_f32, off, KERNEL_REDUCE_WORDS);
     }
     if (!src)
         lw_fail(lw, "out of host memory");
@@ -497,7 +497,7 @@ bool lw_lower_pool(lowering *lw, const graph_node *n, int index)
                                        (uint32_t)(o0 + wh[k]), (uint32_t)c, count_pad);
             }
             lw_step_run(lw, tile, avg ? lw->k.vtx_avgpool_nhwc_f32 : lw->k.vtx_maxpool_nhwc_f32, off,
-                        ((KERNEL_POOL_WORDS + 1u) & ~1u) * 4);
+                        KERNEL_POOL_WORDS);
         }
     }
     free(l);

@@ -136,7 +136,7 @@ bool lw_tile_data(lowering *lw, uint32_t tile, uint32_t addr, const void *bytes,
 uint32_t lw_new_record(lowering *lw, uint32_t tile, uint32_t words, uint32_t **rec);
 uint32_t lw_six_records(lowering *lw, uint32_t tile, uint32_t words, uint32_t *recs[CODELET_WORKERS]);
 /* Steps: a compute set of six workers, a supervisor codelet. */
-bool lw_step_run(lowering *lw, uint32_t tile, uint32_t entry, uint32_t rec0, uint32_t rec_bytes);
+bool lw_step_run(lowering *lw, uint32_t tile, uint32_t entry, uint32_t rec0, uint32_t record_words);
 bool lw_step_call(lowering *lw, uint32_t tile, uint32_t entry, uint32_t rec);
 
 /* Exchange of the phase being built, and its end (lower.h). */

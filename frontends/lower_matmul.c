@@ -630,7 +630,7 @@ bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
                 for (int w = 0; w < CODELET_WORKERS && recs[0]; w++)
                     kernel_cast_record(recs[w], a + (uint32_t)(wl[w] * 16), a16 + (uint32_t)(wl[w] * 8),
                                        (uint32_t)((wh[w] - wl[w]) * 4));
-                lw_step_run(lw, tile, lw->k.vtx_cast_f32_to_f16, off, ((KERNEL_CAST_WORDS + 1u) & ~1u) * 4);
+                lw_step_run(lw, tile, lw->k.vtx_cast_f32_to_f16, off, KERNEL_CAST_WORDS);
                 a = a16;
             }
             uint32_t b = s.b_act ? lw_scratch_alloc(lw, tile, kp * nt * 2, PREFER_REGION1, 16, what) : bw_addr[slot];
@@ -645,7 +645,7 @@ bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
                     kernel_pack_record(recs[w], b_addr[slot] + (uint32_t)(wl[w] * 8 * ns),
                                        b + (uint32_t)(wl[w] * (kp / 16) * 256), (uint32_t)(kp / 16),
                                        (uint32_t)(wh[w] - wl[w]), ks, ns);
-                lw_step_run(lw, tile, lw->k.vtx_pack_b_f16, off, ((KERNEL_PACK_WORDS + 1u) & ~1u) * 4);
+                lw_step_run(lw, tile, lw->k.vtx_pack_b_f16, off, KERNEL_PACK_WORDS);
             }
             /* C in region 1, and in a later 32 KiB block than A when A is
              * there too: the codelet's fast placement (matmul.h). */
@@ -690,7 +690,7 @@ bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
                     kernel_binary_record(recs[w], c + (uint32_t)(wl[w] * nt * 4), bias,
                                          c + (uint32_t)(wl[w] * nt * 4), (uint32_t)(wh[w] - wl[w]),
                                          (uint32_t)(n1 - n0), (uint32_t)nt * 4, 0, 4, KERNEL_BINARY_ADD);
-                lw_step_run(lw, tile, lw->k.vtx_binary_f32, roff, ((KERNEL_BINARY_WORDS + 1u) & ~1u) * 4);
+                lw_step_run(lw, tile, lw->k.vtx_binary_f32, roff, KERNEL_BINARY_WORDS);
             }
             if (s.activation >= 0) {
                 uint32_t *recs[CODELET_WORKERS];
@@ -701,7 +701,7 @@ bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
                 for (int w = 0; w < CODELET_WORKERS && recs[0]; w++)
                     kernel_unary_record(recs[w], c + (uint32_t)(wl[w] * 8), c + (uint32_t)(wl[w] * 8),
                                         (uint32_t)((wh[w] - wl[w]) * 2), s.activation, 0, 0);
-                lw_step_run(lw, tile, lw->k.vtx_unary_f32, roff, ((KERNEL_UNARY_WORDS + 1u) & ~1u) * 4);
+                lw_step_run(lw, tile, lw->k.vtx_unary_f32, roff, KERNEL_UNARY_WORDS);
             }
             uint32_t res = c, res_eb = 4;
             if (out_f16) {
@@ -715,7 +715,7 @@ bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
                 for (int w = 0; w < CODELET_WORKERS && recs[0]; w++)
                     kernel_cast_record(recs[w], c + (uint32_t)(wl[w] * 16), res + (uint32_t)(wl[w] * 8),
                                        (uint32_t)((wh[w] - wl[w]) * 4));
-                lw_step_run(lw, tile, lw->k.vtx_cast_f32_to_f16, roff, ((KERNEL_CAST_WORDS + 1u) & ~1u) * 4);
+                lw_step_run(lw, tile, lw->k.vtx_cast_f32_to_f16, roff, KERNEL_CAST_WORDS);
                 res_eb = 2;
             }
             for (uint64_t r = m0; r < m1 && !lw->failed; r++)
