@@ -103,8 +103,15 @@ void program_random_input(const tmap_tensor *t, uint64_t seed, void *data)
     }
 }
 
+
+static bool read_streams(const engine *g, const tmap_tensor *t, void *data, char *err, size_t err_size);
+static bool read_tiles(const engine *g, const tmap_tensor *t, void *data, char *err, size_t err_size);
+
 static bool read_stored(const engine *g, const tmap_tensor *t, void *data, bool from_streams, char *err,
-                        size_t err_size);
+                        size_t err_size)
+{
+    return from_streams ? read_streams(g, t, data, err, err_size) : read_tiles(g, t, data, err, err_size);
+}
 
 /* Read in the stored order, then put it in the tensor's own order. */
 static bool read_permuted(const engine *g, const tmap_tensor *t, void *data, bool from_streams, char *err,
@@ -135,11 +142,9 @@ bool program_read_tensor(const engine *g, const tmap_tensor *t, void *data, char
     return read_permuted(g, t, data, false, err, err_size);
 }
 
-static bool read_stored(const engine *g, const tmap_tensor *t, void *data, bool from_streams, char *err,
-                        size_t err_size)
+/* The pieces, in the stored order, from the host output streams. */
+static bool read_streams(const engine *g, const tmap_tensor *t, void *data, char *err, size_t err_size)
 {
-    if (!from_streams)
-        goto tiles;
     for (size_t k = 0; k < t->n_pieces; k++) {
         const tmap_piece *p = &t->pieces[k];
         size_t size = 0;
@@ -153,7 +158,11 @@ static bool read_stored(const engine *g, const tmap_tensor *t, void *data, bool 
         memcpy((uint8_t *)data + p->first * t->element_bytes, bytes, want);
     }
     return true;
-tiles:
+}
+
+/* The pieces, in the stored order, from tile memory. */
+static bool read_tiles(const engine *g, const tmap_tensor *t, void *data, char *err, size_t err_size)
+{
     for (size_t k = 0; k < t->n_pieces; k++) {
         const tmap_piece *p = &t->pieces[k];
         const ipu_tile *tile = engine_tile(g, p->tile);
