@@ -14,8 +14,12 @@
  * codelet's issue count for the block (workers: 4 issues a row and 25 a
  * weight block; the supervisor's $CWEI loads) plus receiving the rows of
  * A at the exchange's 4 bytes a cycle — among those whose A, B and C
- * blocks fit in a tile.  K is not split across tiles (so no partial-sum
- * reduction yet): a K too large for one tile is refused as not fitting.
+ * blocks fit in a tile.  K is split over gk tiles when that is cheaper
+ * (small M x N, long K) or needed to fit: each tile then computes a
+ * partial block over its share of K, and the gk partials of a block are
+ * summed by a reduce-scatter (each of the gk tiles receives the others'
+ * partials of its share of the rows and adds them), so the result ends
+ * spread over all of them.
  *
  * f32 operands (ONNX's float MatMul) are computed in f16 only when the
  * compile asks for it (lower_options.f16_matmul): A is cast on the tiles,
@@ -329,33 +333,54 @@ bool lw_conv_input_layout(const graph *g, int tensor)
     return false;
 }
 
-/* Tile cycles of sv_matmul_f16 (f32 partials) on an mt x kp x nt block
+/* Tile cycles of sv_matmul_f16 (f32 partials) on an mt x kt x nt block
  * with A in region 0 and C in region 1 (the codelet's fast placement):
  * the codelet's own exact count (workloads/codelets/matmul.h). */
-static double matmul_cycles(uint64_t mt, uint64_t kp, uint64_t nt)
+static double matmul_cycles(uint64_t mt, uint64_t kt, uint64_t nt)
 {
-    matmul_f16_args a = { .a = 0x50000, .b = 0x90000, .c = 0xa0000, .m = (uint32_t)mt, .k = (uint32_t)kp,
-                          .n = (uint32_t)nt, .a_row_step = (uint32_t)kp * 2, .c_row_step = (uint32_t)nt * 4,
+    matmul_f16_args a = { .a = 0x50000, .b = 0x90000, .c = 0xa0000, .m = (uint32_t)mt, .k = (uint32_t)kt,
+                          .n = (uint32_t)nt, .a_row_step = (uint32_t)kt * 2, .c_row_step = (uint32_t)nt * 4,
                           .partials = MATMUL_PARTIALS_F32 };
     return (double)matmul_f16_cycles(&a, 0);
 }
 
+/* Planner figures for a K split (measured on compiled matmuls): what a
+ * send costs the sending tile beyond its bytes (the control program's
+ * step and the exchange set-up), and what a compute set of the partial-sum
+ * adds costs beyond its elements (six records, the workers' set-up). */
+#define XCH_SEND_OVERHEAD_CYCLES 20.0
+#define REDUCE_PASS_CYCLES 600.0
+
+/* A plan: a gm x gn x gk grid of tiles per batch item.  Tile (l, i, j)
+ * multiplies rows [i mt, ..) of A by columns [j nt, ..) of B over the K
+ * range [l kt, ..); with gk > 1 the gk partial blocks of (i, j) are summed
+ * by a reduce-scatter: tile l of the block receives the other partials of
+ * its share of the block's rows and adds them. */
 typedef struct mm_grid {
-    uint32_t gm, gn;
-    uint64_t mt, nt, kp;
+    uint32_t gm, gn, gk;
+    uint64_t mt, nt, kt;              /* block rows, columns (whole output groups), K (whole 16-blocks) */
     double cycles;                    /* the estimate */
 } mm_grid;
+
+/* Rows of a block of `rows` that share `share` of a split over gk tiles. */
+static void reduce_share(uint64_t rows, uint32_t gk, uint32_t share, uint64_t *r0, uint64_t *r1)
+{
+    uint64_t per = (rows + gk - 1) / gk;
+    *r0 = share * per < rows ? share * per : rows;
+    *r1 = *r0 + per < rows ? *r0 + per : rows;
+}
 
 /* The grid with the lowest estimate among those whose blocks fit: the
  * codelet's cycles for the block, plus receiving the block's rows of A at
  * the exchange's 4 bytes a cycle (the rows of one grid row are broadcast
  * from the tile that holds them, so senders are no busier than
- * receivers), plus the epilogue (bias, activation, cast) at about a cycle
- * an element. */
+ * receivers), plus, when K is split, receiving and adding the other
+ * partials of a tile's share of the rows and a phase more, plus the
+ * epilogue (bias, activation, cast) at about a cycle an element. */
 static bool plan_grid(const lowering *lw, const mm_shape *s, mm_grid *best)
 {
     const graph *g = lw->g;
-    const uint64_t kp = (s->k + 15) / 16 * 16;
+    const uint64_t kblocks = (s->k + 15) / 16;
     const uint32_t in_eb = s->f32_inputs ? 4 : 2;
     uint64_t avail = lw->mem_end - ISA_MEMORY_BASE;
     avail = avail > 96 * 1024 ? avail - 96 * 1024 : 0;   /* library, records, control, slack */
@@ -364,26 +389,46 @@ static bool plan_grid(const lowering *lw, const mm_shape *s, mm_grid *best)
     best->cycles = 1e300;
     /* Batch items (attention heads) side by side, each with its grid. */
     uint32_t tiles = s->batch && s->batch <= lw->tiles ? (uint32_t)(lw->tiles / s->batch) : 0;
-    for (uint32_t gn = 1; gn <= tiles && gn <= ngroups; gn++) {
-        uint64_t nt = (ngroups + gn - 1) / gn * 8;
-        if (gn > 1 && (ngroups + gn - 2) / (gn - 1) == (ngroups + gn - 1) / gn)
-            continue;                                      /* same block width as gn - 1 */
-        uint32_t max_gm = tiles / gn;
-        for (uint32_t gm = 1; gm <= max_gm && gm <= s->m; gm++) {
-            uint64_t mt = (s->m + gm - 1) / gm;
-            if (gm > 1 && (s->m + gm - 2) / (gm - 1) == mt)
-                continue;
-            uint64_t bytes = mt * kp * 2 + (s->f32_inputs ? mt * kp * 4 : 0) + kp * nt * 2 + mt * nt * 4 +
-                             (g->tensors[s->out].dtype == GDT_F16 ? mt * nt * 2 : 0) + nt * 4 + 4096 +
-                             (s->b_act ? kp * nt * 4 : 0);
-            if (bytes > avail || mt * kp * 2 > 0x80000 - 0x50000)
-                continue;
-            double c = matmul_cycles(mt, kp, nt) + (double)(mt * s->k * in_eb) / 4.0 + (double)(mt * nt) +
-                       (s->f32_inputs ? (double)(mt * kp) : 0.0) +
-                       (s->b_act ? (double)(kp * nt) * 1.4 : 0.0) +  /* receive B's block, pack it */
-                       (!s->b_act && gm > 1 ? (double)(kp * nt) / 2.0 : 0.0);  /* weights from the grid's first row */
-            if (c < best->cycles * 0.999) {
-                *best = (mm_grid){ gm, gn, mt, nt, kp, c };
+    for (uint32_t gk = 1; gk <= tiles && gk <= kblocks; gk++) {
+        uint64_t kt = (kblocks + gk - 1) / gk * 16;
+        if (gk > 1 && (kblocks + gk - 2) / (gk - 1) == (kblocks + gk - 1) / gk)
+            continue;                                      /* same K share as gk - 1 */
+        if ((gk - 1) * kt >= kblocks * 16)
+            continue;                                      /* the last share would be empty */
+        uint64_t k_real = kt < s->k ? kt : s->k;
+        uint32_t tiles_k = tiles / gk;
+        for (uint32_t gn = 1; gn <= tiles_k && gn <= ngroups; gn++) {
+            uint64_t nt = (ngroups + gn - 1) / gn * 8;
+            if (gn > 1 && (ngroups + gn - 2) / (gn - 1) == (ngroups + gn - 1) / gn)
+                continue;                                  /* same block width as gn - 1 */
+            uint32_t max_gm = tiles_k / gn;
+            for (uint32_t gm = 1; gm <= max_gm && gm <= s->m; gm++) {
+                uint64_t mt = (s->m + gm - 1) / gm;
+                if (gm > 1 && (s->m + gm - 2) / (gm - 1) == mt)
+                    continue;
+                uint64_t share = (mt + gk - 1) / gk;
+                uint64_t bytes = mt * kt * 2 + (s->f32_inputs ? mt * kt * 4 : 0) + kt * nt * 2 + mt * nt * 4 +
+                                 (g->tensors[s->out].dtype == GDT_F16 ? share * nt * 2 : 0) + nt * 4 + 4096 +
+                                 (s->b_act ? kt * nt * 4 : 0) + (gk - 1) * share * nt * 4;
+                if (bytes > avail || mt * kt * 2 > 0x80000 - 0x50000)
+                    continue;
+                /* A: the tile holding a grid row's rows sends them once
+                 * (a broadcast to the grid row) when K is whole; split,
+                 * each K share goes to its own tiles: point to point, a
+                 * send per row and share. */
+                double a_cycles = (double)(mt * s->k * in_eb) / 4.0;
+                if (gk > 1)
+                    a_cycles = a_cycles * gn + (double)(mt * gk * gn) * XCH_SEND_OVERHEAD_CYCLES;
+                (void)k_real;
+                double c = matmul_cycles(mt, kt, nt) + a_cycles + (double)(share * nt) +
+                           (s->f32_inputs ? (double)(mt * kt) : 0.0) +
+                           (s->b_act ? (double)(kt * nt) * 1.4 : 0.0) +  /* receive B's block, pack it */
+                           (!s->b_act && gm > 1 ? (double)(kt * nt) / 2.0 : 0.0);  /* weights from the grid's first row */
+                if (gk > 1)
+                    c += (double)((gk - 1) * share * nt) * (1.0 + KERNEL_BINARY_CYCLES_PER_ELEMENT) +
+                         (double)(gk - 1) * REDUCE_PASS_CYCLES + 200.0;
+                if (c < best->cycles * 0.999)
+                    *best = (mm_grid){ gm, gn, gk, mt, nt, kt, c };
             }
         }
     }
@@ -406,7 +451,8 @@ bool lw_matmul_input_layout(lowering *lw, int tensor, uint64_t *rows, uint32_t *
     mm_shape s;
     const char *why;
     mm_grid grid;
-    if (!describe(g, user, &s, &why) || (s.f32_inputs && !lw->o->f16_matmul) || s.k % 2 || !plan_grid(lw, &s, &grid))
+    if (!describe(g, user, &s, &why) || (s.f32_inputs && !lw->o->f16_matmul) || s.k % 2 || !plan_grid(lw, &s, &grid) ||
+        grid.gk > 1)
         return false;
     *rows = grid.mt;
     *tile_step = grid.gn;
@@ -418,6 +464,123 @@ static float f32_of_bits(const void *p, size_t i, bool f32)
     if (f32)
         return ((const float *)p)[i];
     return fp16_to_f32(((const f16_t *)p)[i]);
+}
+
+/* Tile `tile`'s rows [m0, m1) of A over K [k0, k1), rows padded to kt
+ * elements of in_eb bytes (the padding zero); the address. */
+static uint32_t fetch_a_block(lowering *lw, const mm_shape *s, uint32_t tile, uint64_t a_off, uint64_t m0,
+                              uint64_t m1, uint64_t k0, uint64_t k1, uint64_t kt, uint32_t in_eb, const char *what)
+{
+    if (!s->conv && k0 == 0 && k1 == kt && kt == s->k && in_eb == 2)
+        return lw_fetch(lw, s->a, a_off + m0 * s->k, (m1 - m0) * s->k, tile, PREFER_REGION0);
+    uint32_t rb = (uint32_t)(kt * in_eb);
+    uint32_t buf = lw_tile_alloc(lw, tile, (m1 - m0) * rb, PREFER_REGION0, 8, what);
+    if (!buf || !lw_tile_data(lw, tile, buf, NULL, (uint32_t)((m1 - m0) * rb), "zeros"))
+        return 0;
+    if (!s->conv) {
+        if (k0 == 0 && k1 == kt && k1 == s->k)
+            lw_fetch_into(lw, s->a, a_off + m0 * s->k, (m1 - m0) * s->k, tile, buf);
+        else
+            for (uint64_t r = m0; r < m1 && !lw->failed; r++)
+                lw_fetch_into(lw, s->a, a_off + r * s->k + k0, k1 - k0, tile, buf + (uint32_t)((r - m0) * rb));
+        return lw->failed ? 0 : buf;
+    }
+    /* im2col: row p gets, for each (kh, kw) inside the image, the C
+     * channels of X at (ih, iw), K ordered (kh, kw, c); padding stays
+     * zero.  The kw runs of one kernel row are adjacent in X when they
+     * are all inside: one fetch, clipped to this tile's K range. */
+    for (uint64_t p = m0; p < m1 && !lw->failed; p++) {
+        int64_t img = (int64_t)p / (s->oh * s->ow), rem = (int64_t)p % (s->oh * s->ow);
+        int64_t oy = rem / s->ow, ox = rem % s->ow;
+        for (int64_t y = 0; y < s->kh; y++) {
+            int64_t iy = oy * s->sh - s->ph + y;
+            if (iy < 0 || iy >= s->h)
+                continue;
+            int64_t x0 = 0, x1 = s->kw;
+            while (x0 < x1 && ox * s->sw - s->pw + x0 < 0)
+                x0++;
+            while (x1 > x0 && ox * s->sw - s->pw + x1 - 1 >= s->w)
+                x1--;
+            if (x0 >= x1)
+                continue;
+            uint64_t q0 = (uint64_t)((y * s->kw + x0) * s->c_in), q1 = (uint64_t)((y * s->kw + x1) * s->c_in);
+            uint64_t c0 = q0 > k0 ? q0 : k0, c1 = q1 < k1 ? q1 : k1;
+            if (c0 >= c1)
+                continue;
+            int64_t ix = ox * s->sw - s->pw + x0;
+            uint64_t first = (uint64_t)(((img * s->h + iy) * s->w + ix) * s->c_in) + (c0 - q0);
+            lw_fetch_into(lw, s->a, first, c1 - c0, tile, buf + (uint32_t)((p - m0) * rb) +
+                                                             (uint32_t)((c0 - k0) * in_eb));
+        }
+    }
+    return lw->failed ? 0 : buf;
+}
+
+/* The epilogue of rows [r0, r1) of a tile's block at `c` (nt f32 a row,
+ * columns [n0, n1) of the output): bias, activation, cast to f16, and
+ * the rows become pieces of the output. */
+static bool matmul_epilogue(lowering *lw, const mm_shape *s, uint32_t tile, uint32_t c, uint64_t rows,
+                            uint64_t first_row, uint64_t n0, uint64_t n1, uint64_t nt, const char *what)
+{
+    const graph *g = lw->g;
+    if (!rows)
+        return true;
+    if (s->bias >= 0) {
+        uint32_t bias = 0;
+        if (s->f32_inputs) {
+            bias = lw_fetch(lw, s->bias, n0, n1 - n0, tile, PREFER_REGION1);
+        } else {
+            /* f16 bias: widened at compile time. */
+            float *wide = malloc((n1 - n0) * sizeof *wide);
+            if (!wide)
+                return lw_fail(lw, "out of host memory");
+            for (uint64_t q = n0; q < n1; q++)
+                wide[q - n0] = fp16_to_f32(((const f16_t *)g->tensors[s->bias].data)[q]);
+            bias = lw_tile_alloc(lw, tile, (n1 - n0) * 4, PREFER_REGION1, 8, what);
+            if (bias)
+                lw_tile_data(lw, tile, bias, wide, (uint32_t)((n1 - n0) * 4), "bias");
+            free(wide);
+        }
+        if (!bias)
+            return false;
+        uint32_t *recs[CODELET_WORKERS];
+        uint32_t roff = lw_six_records(lw, tile, KERNEL_BINARY_WORDS, recs);
+        uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
+        lw_worker_split(rows, wl, wh);
+        for (int w = 0; w < CODELET_WORKERS && recs[0]; w++)
+            kernel_binary_record(recs[w], c + (uint32_t)(wl[w] * nt * 4), bias, c + (uint32_t)(wl[w] * nt * 4),
+                                 (uint32_t)(wh[w] - wl[w]), (uint32_t)(n1 - n0), (uint32_t)nt * 4, 0, 4,
+                                 KERNEL_BINARY_ADD);
+        lw_step_run(lw, tile, lw->k.vtx_binary_f32, roff, KERNEL_BINARY_WORDS);
+    }
+    if (s->activation >= 0) {
+        uint32_t *recs[CODELET_WORKERS];
+        uint32_t roff = lw_six_records(lw, tile, KERNEL_UNARY_WORDS, recs);
+        uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
+        lw_worker_split(rows * nt / 2, wl, wh);
+        for (int w = 0; w < CODELET_WORKERS && recs[0]; w++)
+            kernel_unary_record(recs[w], c + (uint32_t)(wl[w] * 8), c + (uint32_t)(wl[w] * 8),
+                                (uint32_t)((wh[w] - wl[w]) * 2), s->activation, 0, 0);
+        lw_step_run(lw, tile, lw->k.vtx_unary_f32, roff, KERNEL_UNARY_WORDS);
+    }
+    uint32_t res = c, res_eb = 4;
+    if (g->tensors[s->out].dtype == GDT_F16) {
+        res = lw_tile_alloc(lw, tile, rows * nt * 2, PREFER_REGION1, 8, what);
+        if (!res)
+            return false;
+        uint32_t *recs[CODELET_WORKERS];
+        uint32_t roff = lw_six_records(lw, tile, KERNEL_CAST_WORDS, recs);
+        uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
+        lw_worker_split(rows * nt / 4, wl, wh);
+        for (int w = 0; w < CODELET_WORKERS && recs[0]; w++)
+            kernel_cast_record(recs[w], c + (uint32_t)(wl[w] * 16), res + (uint32_t)(wl[w] * 8),
+                               (uint32_t)((wh[w] - wl[w]) * 4));
+        lw_step_run(lw, tile, lw->k.vtx_cast_f32_to_f16, roff, KERNEL_CAST_WORDS);
+        res_eb = 2;
+    }
+    for (uint64_t r = 0; r < rows && !lw->failed; r++)
+        lw_add_piece(lw, s->out, tile, res + (uint32_t)(r * nt * res_eb), (first_row + r) * s->n + n0, n1 - n0);
+    return !lw->failed;
 }
 
 bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
@@ -438,35 +601,42 @@ bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
         return lw_unsupported(lw, n, index, "f16 rows of odd length K are not yet supported");
     mm_grid grid;
     if (!plan_grid(lw, &s, &grid)) {
-        uint64_t need = kp * 2 + kp * 8 * 2 + 8 * 4;
+        /* Either A itself is too big for the tiles' region 0 (its rows
+         * stay there, at least M K / tiles of it a tile), or a tile cannot
+         * hold even the smallest block. */
+        uint64_t tiles = s.batch && s.batch <= lw->tiles ? lw->tiles / s.batch : 1;
+        uint64_t a_need = (s.m * kp * 2 + tiles - 1) / tiles, region0 = 0x80000 - 0x50000;
+        if (a_need > region0)
+            return lw_fail(lw, "%s: node '%s' (%s): does not fit: its rows of A (%llu x %llu) need at least %llu "
+                           "bytes a tile over %llu tiles, and a tile keeps them in its %llu bytes of region 0",
+                           g->source, n->name && n->name[0] ? n->name : "?", graph_ops[n->op].name,
+                           (unsigned long long)s.m, (unsigned long long)s.k, (unsigned long long)a_need,
+                           (unsigned long long)tiles, (unsigned long long)region0);
+        uint64_t need = 16 * 2 + 16 * 8 * 2 + 8 * 4 + 96 * 1024;
         return lw_fail(lw, "%s: node '%s' (%s): does not fit: a tile needs at least %llu bytes for one row of A, "
-                       "8 columns of B and C with K = %llu (K is not split across tiles yet), a tile has %llu",
-                       g->source, n->name && n->name[0] ? n->name : "?", graph_ops[n->op].name,
-                       (unsigned long long)need, (unsigned long long)s.k,
-                       (unsigned long long)(lw->mem_end - ISA_MEMORY_BASE));
+                       "16 rows and 8 columns of B and the row of C, with the library and its records, a tile has "
+                       "%llu", g->source, n->name && n->name[0] ? n->name : "?", graph_ops[n->op].name,
+                       (unsigned long long)need, (unsigned long long)(lw->mem_end - ISA_MEMORY_BASE));
     }
-    uint32_t best_gm = grid.gm, best_gn = grid.gn;
-    double best = grid.cycles;
-    uint64_t ngroups = (s.n + 7) / 8;
-    const uint32_t gm = best_gm, gn = best_gn;
-    const uint64_t mt = (s.m + gm - 1) / gm, nt = (ngroups + gn - 1) / gn * 8;
+    const uint32_t gm = grid.gm, gn = grid.gn, gk = grid.gk;
+    const uint64_t mt = grid.mt, nt = grid.nt, kt = grid.kt;
     if (lw->o->verbose)
-        printf("plan: %s: %llux%llux%llu on a %u x %u grid of tiles, blocks of %llu x %llu (K %llu), estimated "
-               "%.0f cycles\n", g->tensors[s.out].name, (unsigned long long)s.m, (unsigned long long)s.k,
-               (unsigned long long)s.n, gm, gn, (unsigned long long)mt, (unsigned long long)nt,
-               (unsigned long long)kp, best);
+        printf("plan: %s: %llux%llux%llu on a %u x %u x %u grid of tiles (M x N x K), blocks of %llu x %llu x %llu, "
+               "estimated %.0f cycles\n", g->tensors[s.out].name, (unsigned long long)s.m, (unsigned long long)s.k,
+               (unsigned long long)s.n, gm, gn, gk, (unsigned long long)mt, (unsigned long long)nt,
+               (unsigned long long)kt, grid.cycles);
 
-    /* B as f16, K x N, padded to kp x (gn * nt) with zeros, for packing. */
+    /* B as f16, K x N, padded to (gk kt) x (gn nt) with zeros, for packing. */
     const graph_tensor *tb = &g->tensors[s.b];
-    const uint64_t np = (uint64_t)gn * nt;
-    const uint32_t per_batch = gm * gn;
-    f16_t *bfull = calloc(s.b_act ? 1 : kp * np, sizeof *bfull);
-    f16_t *block = malloc(kp * nt * sizeof *block), *packed = malloc(kp * nt * sizeof *packed);
-    uint32_t *a_addr = calloc((size_t)per_batch * s.batch, sizeof *a_addr);
-    uint32_t *b_addr = calloc((size_t)per_batch * s.batch, sizeof *b_addr);
-    uint32_t *bw_addr = calloc((size_t)per_batch * s.batch, sizeof *bw_addr);
-    if (!bfull || !block || !packed || !a_addr || !b_addr || !bw_addr) {
-        free(bfull); free(block); free(packed); free(a_addr); free(b_addr); free(bw_addr);
+    const uint64_t np = (uint64_t)gn * nt, kpad = (uint64_t)gk * kt;
+    const uint32_t per_batch = gm * gn * gk;
+    const size_t slots = (size_t)per_batch * s.batch;
+    f16_t *bfull = calloc(s.b_act ? 1 : kpad * np, sizeof *bfull);
+    f16_t *block = malloc(kt * nt * sizeof *block), *packed = malloc(kt * nt * sizeof *packed);
+    uint32_t *a_addr = calloc(slots, sizeof *a_addr), *b_addr = calloc(slots, sizeof *b_addr);
+    uint32_t *bw_addr = calloc(slots, sizeof *bw_addr), *c_addr = calloc(slots, sizeof *c_addr);
+    if (!bfull || !block || !packed || !a_addr || !b_addr || !bw_addr || !c_addr) {
+        free(bfull); free(block); free(packed); free(a_addr); free(b_addr); free(bw_addr); free(c_addr);
         return lw_fail(lw, "out of host memory");
     }
     for (uint64_t kk = 0; kk < s.k && !s.b_act; kk++)
@@ -484,247 +654,198 @@ bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
 
     char what[160];
     snprintf(what, sizeof what, "matmul '%s'", g->tensors[s.out].name);
-    /* Rows of A: fetched row by row when K needs padding (the padded
-     * columns stay zero: the buffer is fresh memory), else as one range. */
-    /* Constant weights: the grid's first row holds each column block's
+#define SLOT(bt, l, i, j) ((uint32_t)((bt) * per_batch) + ((l) * gm + (i)) * gn + (j))
+    /* Constant weights: the grid's first row holds each (K, column) block's
      * packed weights (loaded with the executable) and broadcasts them down
      * its column, in a phase of their own so that the holders send nothing
      * else and the sends can be broadcasts: a weight is stored once, as
      * Poplar keeps it, and crosses the exchange once a step. */
     for (uint64_t bt = 0; bt < s.batch && !s.b_act && !lw->failed; bt++)
-        for (uint32_t i = 0; i < gm && !lw->failed; i++) {
-            if (i * mt >= s.m)
-                continue;
-            for (uint32_t j = 0; j < gn && j * nt < s.n && !lw->failed; j++) {
-                uint32_t slot = (uint32_t)(bt * per_batch) + i * gn + j;
-                uint32_t tile = lw_tile_of(lw, slot);
-                uint64_t n0 = j * nt;
-                uint32_t b = i == 0 ? lw_tile_alloc(lw, tile, kp * nt * 2, PREFER_REGION1, 16, what)
-                                    : lw_scratch_alloc(lw, tile, kp * nt * 2, PREFER_REGION1, 16, what);
-                if (!b)
-                    break;
-                if (i == 0) {
-                    for (uint64_t kk = 0; kk < kp; kk++)
-                        memcpy(block + kk * nt, bfull + kk * np + n0, nt * sizeof *block);
-                    matmul_pack_weights(block, kp, nt, MATMUL_PARTIALS_F32, packed);
-                    lw_tile_data(lw, tile, b, packed, (uint32_t)(kp * nt * 2), "weights");
-                } else {
-                    uint32_t owner = (uint32_t)(bt * per_batch) + j;
-                    lw_add_transfer(lw, lw_tile_of(lw, owner), bw_addr[owner], tile, b, (uint32_t)(kp * nt * 2));
-                }
-                bw_addr[slot] = b;
-            }
-        }
-    if (!lw->failed)
-        lw_end_phase(lw);
-
-    for (uint64_t bt = 0; bt < s.batch && !lw->failed; bt++)
-    for (uint32_t i = 0; i < gm && !lw->failed; i++) {
-        uint64_t m0 = i * mt, m1 = m0 + mt < s.m ? m0 + mt : s.m;
-        if (m0 >= m1)
-            continue;
-        const uint64_t a_off = bt * s.m * s.k;      /* this batch item's A */
-        for (uint32_t j = 0; j < gn && !lw->failed; j++) {
-            uint32_t slot = (uint32_t)(bt * per_batch) + i * gn + j;
-            uint32_t tile = lw_tile_of(lw, slot);
-            if (s.b_act) {
-                /* This batch item's block of B (f32), zero-padded to kp x nt:
-                 * rows of B, or rows of B^T when a Transpose made B. */
-                uint64_t n0 = j * nt, n1 = n0 + nt < s.n ? n0 + nt : s.n;
-                if (n0 < s.n) {
-                    uint32_t buf = lw_tile_alloc(lw, tile, kp * nt * 4, PREFER_REGION1, 8, what);
-                    if (!buf || !lw_tile_data(lw, tile, buf, NULL, (uint32_t)(kp * nt * 4), "zeros"))
+        for (uint32_t l = 0; l < gk && !lw->failed; l++)
+            for (uint32_t i = 0; i < gm && i * mt < s.m && !lw->failed; i++)
+                for (uint32_t j = 0; j < gn && j * nt < s.n && !lw->failed; j++) {
+                    uint32_t slot = SLOT(bt, l, i, j);
+                    uint32_t tile = lw_tile_of(lw, slot);
+                    uint64_t n0 = j * nt, k0 = l * kt;
+                    uint32_t b = i == 0 ? lw_tile_alloc(lw, tile, kt * nt * 2, PREFER_REGION1, 16, what)
+                                        : lw_scratch_alloc(lw, tile, kt * nt * 2, PREFER_REGION1, 16, what);
+                    if (!b)
                         break;
-                    const uint64_t b_off = bt * s.k * s.n;
-                    if (s.b_transposed) {
-                        for (uint64_t q = n0; q < n1 && !lw->failed; q++)
-                            lw_fetch_into(lw, s.b_src, b_off + q * s.k, s.k, tile,
-                                          buf + (uint32_t)((q - n0) * kp * 4));
+                    if (i == 0) {
+                        for (uint64_t kk = 0; kk < kt; kk++)
+                            memcpy(block + kk * nt, bfull + (k0 + kk) * np + n0, nt * sizeof *block);
+                        matmul_pack_weights(block, kt, nt, MATMUL_PARTIALS_F32, packed);
+                        lw_tile_data(lw, tile, b, packed, (uint32_t)(kt * nt * 2), "weights");
                     } else {
-                        for (uint64_t kk = 0; kk < s.k && !lw->failed; kk++)
-                            lw_fetch_into(lw, s.b_src, b_off + kk * s.n + n0, n1 - n0, tile,
-                                          buf + (uint32_t)(kk * nt * 4));
+                        uint32_t owner = SLOT(bt, l, 0, j);
+                        lw_add_transfer(lw, lw_tile_of(lw, owner), bw_addr[owner], tile, b, (uint32_t)(kt * nt * 2));
                     }
-                    b_addr[slot] = buf;
+                    bw_addr[slot] = b;
                 }
-            }
-            if (s.conv) {
-                /* im2col: row p gets, for each (kh, kw) inside the image,
-                 * the C channels of X at (ih, iw); padding stays zero. */
-                uint32_t rb = (uint32_t)(kp * in_eb);
-                uint32_t buf = lw_tile_alloc(lw, tile, (m1 - m0) * rb, PREFER_REGION0, 8, what);
-                if (!buf || !lw_tile_data(lw, tile, buf, NULL, (uint32_t)((m1 - m0) * rb), "zeros"))
-                    break;
-                for (uint64_t p = m0; p < m1 && !lw->failed; p++) {
-                    int64_t img = (int64_t)p / (s.oh * s.ow), rem = (int64_t)p % (s.oh * s.ow);
-                    int64_t oy = rem / s.ow, ox = rem % s.ow;
-                    for (int64_t y = 0; y < s.kh; y++) {
-                        int64_t iy = oy * s.sh - s.ph + y;
-                        if (iy < 0 || iy >= s.h)
-                            continue;
-                        /* The kw runs of one kernel row are adjacent in X
-                         * when they are all inside: one fetch. */
-                        int64_t x0 = 0, x1 = s.kw;
-                        while (x0 < x1 && ox * s.sw - s.pw + x0 < 0)
-                            x0++;
-                        while (x1 > x0 && ox * s.sw - s.pw + x1 - 1 >= s.w)
-                            x1--;
-                        if (x0 >= x1)
-                            continue;
-                        int64_t ix = ox * s.sw - s.pw + x0;
-                        uint64_t first = (uint64_t)(((img * s.h + iy) * s.w + ix) * s.c_in);
-                        uint32_t dst = buf + (uint32_t)((p - m0) * rb) +
-                                       (uint32_t)(((y * s.kw + x0) * s.c_in) * (int64_t)in_eb);
-                        lw_fetch_into(lw, s.a, first, (uint64_t)((x1 - x0) * s.c_in), tile, dst);
-                    }
-                }
-                a_addr[slot] = buf;
-            } else if (kp == s.k && !s.f32_inputs) {
-                a_addr[slot] = lw_fetch(lw, s.a, a_off + m0 * s.k, (m1 - m0) * s.k, tile, PREFER_REGION0);
-            } else {
-                /* Rows padded to kp (the padding stays zero: fresh memory,
-                 * loaded as zeros), f32 ones cast to f16 later. */
-                uint32_t rb = (uint32_t)(kp * in_eb);
-                uint32_t buf = lw_tile_alloc(lw, tile, (m1 - m0) * rb, PREFER_REGION0, 8, what);
-                if (!buf || !lw_tile_data(lw, tile, buf, NULL, (uint32_t)((m1 - m0) * rb), "zeros"))
-                    break;
-                if (kp == s.k) {
-                    lw_fetch_into(lw, s.a, a_off + m0 * s.k, (m1 - m0) * s.k, tile, buf);
-                } else {
-                    for (uint64_t r = m0; r < m1 && !lw->failed; r++)
-                        lw_fetch_into(lw, s.a, a_off + r * s.k, s.k, tile, buf + (uint32_t)((r - m0) * rb));
-                }
-                a_addr[slot] = buf;
-            }
-        }
-    }
     if (!lw->failed)
         lw_end_phase(lw);
 
-    /* Per tile: the packed weights, C, the record; then the epilogue. */
-    ltensor *lo = &lw->ts[s.out];
-    bool out_f16 = g->tensors[s.out].dtype == GDT_F16;
+    /* Operands: every tile's rows of A (and, computed at run time, its
+     * block of B). */
     for (uint64_t bt = 0; bt < s.batch && !lw->failed; bt++)
-    for (uint32_t i = 0; i < gm && !lw->failed; i++) {
-        uint64_t m0 = i * mt, m1 = m0 + mt < s.m ? m0 + mt : s.m;
-        if (m0 >= m1)
-            continue;
-        const uint64_t c_off = bt * s.m * s.n;      /* this batch item's C */
-        for (uint32_t j = 0; j < gn && !lw->failed; j++) {
-            uint32_t slot = (uint32_t)(bt * per_batch) + i * gn + j;
-            uint32_t tile = lw_tile_of(lw, slot);
-            uint64_t n0 = j * nt, n1 = n0 + nt < s.n ? n0 + nt : s.n;
-            if (n0 >= s.n)
-                continue;
-            uint32_t a = a_addr[slot];
-            if (s.f32_inputs) {
-                /* Cast the f32 rows to f16 in place of a new buffer. */
-                uint32_t a16 = lw_scratch_alloc(lw, tile, (m1 - m0) * kp * 2, PREFER_REGION0, 8, what);
-                if (!a16)
-                    break;
-                uint32_t *recs[CODELET_WORKERS];
-                uint32_t off = lw_six_records(lw, tile, KERNEL_CAST_WORDS, recs);
-                uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
-                uint64_t total = (m1 - m0) * kp;
-                lw_worker_split(total / 4, wl, wh);
-                for (int w = 0; w < CODELET_WORKERS && recs[0]; w++)
-                    kernel_cast_record(recs[w], a + (uint32_t)(wl[w] * 16), a16 + (uint32_t)(wl[w] * 8),
-                                       (uint32_t)((wh[w] - wl[w]) * 4));
-                lw_step_run(lw, tile, lw->k.vtx_cast_f32_to_f16, off, KERNEL_CAST_WORDS);
-                a = a16;
-            }
-            uint32_t b = s.b_act ? lw_scratch_alloc(lw, tile, kp * nt * 2, PREFER_REGION1, 16, what) : bw_addr[slot];
-            if (s.b_act && b) {
-                /* Pack the received block on the tile: groups shared out. */
-                uint32_t *recs[CODELET_WORKERS];
-                uint32_t off = lw_six_records(lw, tile, KERNEL_PACK_WORDS, recs);
-                uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
-                lw_worker_split(nt / 8, wl, wh);
-                uint32_t ks = s.b_transposed ? 4 : (uint32_t)nt * 4, ns = s.b_transposed ? (uint32_t)kp * 4 : 4;
-                for (int w = 0; w < CODELET_WORKERS && recs[0]; w++)
-                    kernel_pack_record(recs[w], b_addr[slot] + (uint32_t)(wl[w] * 8 * ns),
-                                       b + (uint32_t)(wl[w] * (kp / 16) * 256), (uint32_t)(kp / 16),
-                                       (uint32_t)(wh[w] - wl[w]), ks, ns);
-                lw_step_run(lw, tile, lw->k.vtx_pack_b_f16, off, KERNEL_PACK_WORDS);
-            }
-            /* C in region 1, and in a later 32 KiB block than A when A is
-             * there too: the codelet's fast placement (matmul.h). */
-            uint32_t c = b ? lw_tile_alloc(lw, tile, (m1 - m0) * nt * 4, PREFER_REGION1,
-                                           a >= ISA_REGION1_BASE ? 32768 : 8, what) : 0;
-            uint32_t scratch = c ? lw_scratch_alloc(lw, tile, KERNEL_MATMUL_SCRATCH_BYTES, PREFER_REGION1, 8, what)
-                                 : 0;
-            if (!scratch)
-                break;
-            lw_tile_data(lw, tile, c, NULL, (uint32_t)((m1 - m0) * nt * 4), "partials");
-            uint32_t *rec;
-            uint32_t off = lw_new_record(lw, tile, KERNEL_MATMUL_WORDS, &rec);
-            if (!rec)
-                break;
-            kernel_matmul_record(rec, a, b, c, (uint32_t)(m1 - m0), (uint32_t)kp, (uint32_t)nt, (uint32_t)kp * 2,
-                                 (uint32_t)nt * 4, false, scratch);
-            lw_step_call(lw, tile, lw->k.sv_matmul_f16, off);
-            /* Bias: C rows += bias[n0, n1) (in place). */
-            if (s.bias >= 0) {
-                uint32_t bias = 0;
-                if (s.f32_inputs) {
-                    bias = lw_fetch(lw, s.bias, n0, n1 - n0, tile, PREFER_REGION1);
-                } else {
-                    /* f16 bias: widened at compile time. */
-                    float *wide = malloc((n1 - n0) * sizeof *wide);
-                    if (!wide)
-                        return lw_fail(lw, "out of host memory");
-                    for (uint64_t q = n0; q < n1; q++)
-                        wide[q - n0] = fp16_to_f32(((const f16_t *)g->tensors[s.bias].data)[q]);
-                    bias = lw_tile_alloc(lw, tile, (n1 - n0) * 4, PREFER_REGION1, 8, what);
-                    if (bias)
-                        lw_tile_data(lw, tile, bias, wide, (uint32_t)((n1 - n0) * 4), "bias");
-                    free(wide);
+        for (uint32_t l = 0; l < gk && !lw->failed; l++)
+            for (uint32_t i = 0; i < gm && i * mt < s.m && !lw->failed; i++) {
+                uint64_t m0 = i * mt, m1 = m0 + mt < s.m ? m0 + mt : s.m;
+                uint64_t k0 = l * kt, k1 = k0 + kt < s.k ? k0 + kt : s.k;
+                for (uint32_t j = 0; j < gn && j * nt < s.n && !lw->failed; j++) {
+                    uint32_t slot = SLOT(bt, l, i, j);
+                    uint32_t tile = lw_tile_of(lw, slot);
+                    if (s.b_act) {
+                        /* This batch item's block of B (f32), zero-padded to
+                         * kt x nt: rows of B, or rows of B^T when a
+                         * Transpose made B. */
+                        uint64_t n0 = j * nt, n1 = n0 + nt < s.n ? n0 + nt : s.n;
+                        uint32_t buf = lw_tile_alloc(lw, tile, kt * nt * 4, PREFER_REGION1, 8, what);
+                        if (!buf || !lw_tile_data(lw, tile, buf, NULL, (uint32_t)(kt * nt * 4), "zeros"))
+                            break;
+                        const uint64_t b_off = bt * s.k * s.n;
+                        if (s.b_transposed) {
+                            for (uint64_t q = n0; q < n1 && !lw->failed; q++)
+                                lw_fetch_into(lw, s.b_src, b_off + q * s.k + k0, k1 - k0, tile,
+                                              buf + (uint32_t)((q - n0) * kt * 4));
+                        } else {
+                            for (uint64_t kk = k0; kk < k1 && !lw->failed; kk++)
+                                lw_fetch_into(lw, s.b_src, b_off + kk * s.n + n0, n1 - n0, tile,
+                                              buf + (uint32_t)((kk - k0) * nt * 4));
+                        }
+                        b_addr[slot] = buf;
+                    }
+                    a_addr[slot] = fetch_a_block(lw, &s, tile, bt * s.m * s.k, m0, m1, k0, k1, kt, in_eb, what);
                 }
-                if (!bias)
-                    break;
-                uint32_t *recs[CODELET_WORKERS];
-                uint32_t roff = lw_six_records(lw, tile, KERNEL_BINARY_WORDS, recs);
-                uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
-                lw_worker_split(m1 - m0, wl, wh);
-                for (int w = 0; w < CODELET_WORKERS && recs[0]; w++)
-                    kernel_binary_record(recs[w], c + (uint32_t)(wl[w] * nt * 4), bias,
-                                         c + (uint32_t)(wl[w] * nt * 4), (uint32_t)(wh[w] - wl[w]),
-                                         (uint32_t)(n1 - n0), (uint32_t)nt * 4, 0, 4, KERNEL_BINARY_ADD);
-                lw_step_run(lw, tile, lw->k.vtx_binary_f32, roff, KERNEL_BINARY_WORDS);
             }
-            if (s.activation >= 0) {
-                uint32_t *recs[CODELET_WORKERS];
-                uint32_t roff = lw_six_records(lw, tile, KERNEL_UNARY_WORDS, recs);
-                uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
-                uint64_t pairs = (m1 - m0) * nt / 2;
-                lw_worker_split(pairs, wl, wh);
-                for (int w = 0; w < CODELET_WORKERS && recs[0]; w++)
-                    kernel_unary_record(recs[w], c + (uint32_t)(wl[w] * 8), c + (uint32_t)(wl[w] * 8),
-                                        (uint32_t)((wh[w] - wl[w]) * 2), s.activation, 0, 0);
-                lw_step_run(lw, tile, lw->k.vtx_unary_f32, roff, KERNEL_UNARY_WORDS);
+    if (!lw->failed)
+        lw_end_phase(lw);
+
+    /* Per tile: cast A, pack a run-time B, C, the call. */
+    for (uint64_t bt = 0; bt < s.batch && !lw->failed; bt++)
+        for (uint32_t l = 0; l < gk && !lw->failed; l++)
+            for (uint32_t i = 0; i < gm && i * mt < s.m && !lw->failed; i++) {
+                uint64_t m0 = i * mt, m1 = m0 + mt < s.m ? m0 + mt : s.m;
+                for (uint32_t j = 0; j < gn && j * nt < s.n && !lw->failed; j++) {
+                    uint32_t slot = SLOT(bt, l, i, j);
+                    uint32_t tile = lw_tile_of(lw, slot);
+                    uint32_t a = a_addr[slot];
+                    if (s.f32_inputs) {
+                        /* The f32 rows cast to f16 in a new buffer. */
+                        uint32_t a16 = lw_scratch_alloc(lw, tile, (m1 - m0) * kt * 2, PREFER_REGION0, 8, what);
+                        if (!a16)
+                            break;
+                        uint32_t *recs[CODELET_WORKERS];
+                        uint32_t off = lw_six_records(lw, tile, KERNEL_CAST_WORDS, recs);
+                        uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
+                        lw_worker_split((m1 - m0) * kt / 4, wl, wh);
+                        for (int w = 0; w < CODELET_WORKERS && recs[0]; w++)
+                            kernel_cast_record(recs[w], a + (uint32_t)(wl[w] * 16), a16 + (uint32_t)(wl[w] * 8),
+                                               (uint32_t)((wh[w] - wl[w]) * 4));
+                        lw_step_run(lw, tile, lw->k.vtx_cast_f32_to_f16, off, KERNEL_CAST_WORDS);
+                        a = a16;
+                    }
+                    uint32_t b = s.b_act ? lw_scratch_alloc(lw, tile, kt * nt * 2, PREFER_REGION1, 16, what)
+                                         : bw_addr[slot];
+                    if (s.b_act && b) {
+                        /* Pack the received block on the tile: groups shared out. */
+                        uint32_t *recs[CODELET_WORKERS];
+                        uint32_t off = lw_six_records(lw, tile, KERNEL_PACK_WORDS, recs);
+                        uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
+                        lw_worker_split(nt / 8, wl, wh);
+                        uint32_t ks = s.b_transposed ? 4 : (uint32_t)nt * 4;
+                        uint32_t ns = s.b_transposed ? (uint32_t)kt * 4 : 4;
+                        for (int w = 0; w < CODELET_WORKERS && recs[0]; w++)
+                            kernel_pack_record(recs[w], b_addr[slot] + (uint32_t)(wl[w] * 8 * ns),
+                                               b + (uint32_t)(wl[w] * (kt / 16) * 256), (uint32_t)(kt / 16),
+                                               (uint32_t)(wh[w] - wl[w]), ks, ns);
+                        lw_step_run(lw, tile, lw->k.vtx_pack_b_f16, off, KERNEL_PACK_WORDS);
+                    }
+                    /* C in region 1, and in a later 32 KiB block than A when A
+                     * is there too: the codelet's fast placement (matmul.h). */
+                    uint32_t c = b ? lw_tile_alloc(lw, tile, (m1 - m0) * nt * 4, PREFER_REGION1,
+                                                   a >= ISA_REGION1_BASE ? 32768 : 8, what) : 0;
+                    uint32_t scratch = c ? lw_scratch_alloc(lw, tile, KERNEL_MATMUL_SCRATCH_BYTES, PREFER_REGION1, 8,
+                                                            what) : 0;
+                    if (!scratch)
+                        break;
+                    lw_tile_data(lw, tile, c, NULL, (uint32_t)((m1 - m0) * nt * 4), "partials");
+                    uint32_t *rec;
+                    uint32_t off = lw_new_record(lw, tile, KERNEL_MATMUL_WORDS, &rec);
+                    if (!rec)
+                        break;
+                    kernel_matmul_record(rec, a, b, c, (uint32_t)(m1 - m0), (uint32_t)kt, (uint32_t)nt,
+                                         (uint32_t)kt * 2, (uint32_t)nt * 4, false, scratch);
+                    lw_step_call(lw, tile, lw->k.sv_matmul_f16, off);
+                    c_addr[slot] = c;
+                }
             }
-            uint32_t res = c, res_eb = 4;
-            if (out_f16) {
-                res = lw_tile_alloc(lw, tile, (m1 - m0) * nt * 2, PREFER_REGION1, 8, what);
-                if (!res)
-                    break;
-                uint32_t *recs[CODELET_WORKERS];
-                uint32_t roff = lw_six_records(lw, tile, KERNEL_CAST_WORDS, recs);
-                uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
-                lw_worker_split((m1 - m0) * nt / 4, wl, wh);
-                for (int w = 0; w < CODELET_WORKERS && recs[0]; w++)
-                    kernel_cast_record(recs[w], c + (uint32_t)(wl[w] * 16), res + (uint32_t)(wl[w] * 8),
-                                       (uint32_t)((wh[w] - wl[w]) * 4));
-                lw_step_run(lw, tile, lw->k.vtx_cast_f32_to_f16, roff, KERNEL_CAST_WORDS);
-                res_eb = 2;
+
+    /* K split: the partial-sum reduction.  Tile l of block (i, j) takes the
+     * l-th share of the block's rows: the other gk - 1 tiles send it their
+     * partials of those rows (one phase), and it adds them to its own in
+     * place, one pass a partial. */
+    uint32_t *recv = gk > 1 ? calloc(slots, sizeof *recv) : NULL;
+    if (gk > 1 && !recv && !lw->failed)
+        lw_fail(lw, "out of host memory");
+    for (uint64_t bt = 0; gk > 1 && bt < s.batch && !lw->failed; bt++)
+        for (uint32_t i = 0; i < gm && i * mt < s.m && !lw->failed; i++)
+            for (uint32_t j = 0; j < gn && j * nt < s.n && !lw->failed; j++) {
+                uint64_t rows = (i * mt + mt < s.m ? mt : s.m - i * mt);
+                for (uint32_t l = 0; l < gk && !lw->failed; l++) {
+                    uint64_t r0, r1;
+                    reduce_share(rows, gk, l, &r0, &r1);
+                    if (r0 == r1)
+                        continue;
+                    uint32_t slot = SLOT(bt, l, i, j), tile = lw_tile_of(lw, slot);
+                    uint64_t bytes = (r1 - r0) * nt * 4;
+                    recv[slot] = lw_scratch_alloc(lw, tile, (gk - 1) * bytes, PREFER_REGION1, 8, what);
+                    if (!recv[slot])
+                        break;
+                    for (uint32_t q = 0, at = 0; q < gk && !lw->failed; q++) {
+                        if (q == l)
+                            continue;
+                        uint32_t from = SLOT(bt, q, i, j);
+                        lw_add_transfer(lw, lw_tile_of(lw, from), c_addr[from] + (uint32_t)(r0 * nt * 4), tile,
+                                        recv[slot] + (uint32_t)(at++ * bytes), (uint32_t)bytes);
+                    }
+                }
             }
-            for (uint64_t r = m0; r < m1 && !lw->failed; r++)
-                lw_add_piece(lw, s.out, tile, res + (uint32_t)((r - m0) * nt * res_eb), c_off + r * s.n + n0,
-                             n1 - n0);
-        }
-    }
+    if (gk > 1 && !lw->failed)
+        lw_end_phase(lw);
+
+    /* The epilogue of every tile's share of the rows. */
+    for (uint64_t bt = 0; bt < s.batch && !lw->failed; bt++)
+        for (uint32_t i = 0; i < gm && i * mt < s.m && !lw->failed; i++)
+            for (uint32_t j = 0; j < gn && j * nt < s.n && !lw->failed; j++) {
+                uint64_t m0 = i * mt, rows = m0 + mt < s.m ? mt : s.m - m0;
+                uint64_t n0 = j * nt, n1 = n0 + nt < s.n ? n0 + nt : s.n;
+                for (uint32_t l = 0; l < gk && !lw->failed; l++) {
+                    uint64_t r0, r1;
+                    reduce_share(rows, gk, l, &r0, &r1);
+                    uint32_t slot = SLOT(bt, l, i, j), tile = lw_tile_of(lw, slot);
+                    uint32_t c = c_addr[slot] + (uint32_t)(r0 * nt * 4);
+                    uint64_t elems = (r1 - r0) * nt;
+                    for (uint32_t q = 0; gk > 1 && elems && q + 1 < gk && !lw->failed; q++) {
+                        uint32_t part = recv[slot] + (uint32_t)(q * elems * 4);
+                        uint32_t *recs[CODELET_WORKERS];
+                        uint32_t off = lw_six_records(lw, tile, KERNEL_BINARY_WORDS, recs);
+                        uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
+                        lw_worker_split(elems / 2, wl, wh);
+                        for (int w = 0; w < CODELET_WORKERS && recs[0]; w++) {
+                            uint32_t e0 = (uint32_t)(wl[w] * 2), cnt = (uint32_t)((wh[w] - wl[w]) * 2);
+                            kernel_binary_record(recs[w], c + e0 * 4, part + e0 * 4, c + e0 * 4, cnt ? 1 : 0, cnt, cnt * 4, 0, 4,
+                                                 KERNEL_BINARY_ADD);
+                        }
+                        lw_step_run(lw, tile, lw->k.vtx_binary_f32, off, KERNEL_BINARY_WORDS);
+                    }
+                    matmul_epilogue(lw, &s, tile, c, r1 - r0, bt * s.m + m0 + r0, n0, n1, nt, what);
+                }
+            }
+#undef SLOT
     if (s.conv) {
         /* The result is kept channels-last: NCHW seen as NHWC. */
+        ltensor *lo = &lw->ts[s.out];
         lo->perm[0] = 0;
         lo->perm[1] = 2;
         lo->perm[2] = 3;
@@ -737,5 +858,7 @@ bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
     free(a_addr);
     free(b_addr);
     free(bw_addr);
+    free(c_addr);
+    free(recv);
     return !lw->failed;
 }

@@ -8,7 +8,7 @@ source "$(dirname "$0")/lib.sh"
 expect 0 "matmul:96x64x64 -> $WORK/mm.elf for gc200: 1 ops" -- \
     "$IPUSIM" compile matmul:96x64x64 -o "$WORK/mm.elf" --tiles 64
 check "executable written" test -s "$WORK/mm.elf"
-expect 0 "plan: c: 96x64x64 on a [0-9]+ x [0-9]+ grid of tiles" -- \
+expect 0 "plan: c: 96x64x64 on a [0-9]+ x [0-9]+ x 1 grid of tiles \(M x N x K\)" -- \
     "$IPUSIM" compile matmul:96x64x64 -o "$WORK/mm2.elf" --tiles 64 --verbose
 
 # Run it: input a by name (96 x 64 f16 = 12288 bytes), output c by name.
@@ -27,6 +27,10 @@ check "no output file for a refused run" test ! -e "$WORK/x.bin"
 expect 0 "PASS: 1 of 1 outputs within tolerance" -- "$IPUSIM" validate --model matmul:200x128x96 --tiles 32
 expect 0 "0 of 19200 over tol" -- "$IPUSIM" validate --model matmul:200x128x96 --tiles 32
 expect 0 "TFLOPS" -- "$IPUSIM" validate --model matmul:64x48x40 --tiles 8
+# K split over tiles: partial sums reduced across the K tiles
+out=$("$IPUSIM" compile matmul:16x4096x64:f16 -o "$WORK/ksplit.elf" -v)
+check "long K: the plan splits K" grep -qE "plan: c: 16x4096x64 on a [0-9]+ x [0-9]+ x ([2-9]|[1-9][0-9]+) grid" <<<"$out"
+expect 0 "0 of 1024 over tol" -- "$IPUSIM" validate --model matmul:16x4096x64:f16
 # K and N padded to the AMP's blocks; f32 operands only with --f16-matmul, held to
 # a bound that includes their rounding to f16.
 expect 0 "0 of 1200 over tol" -- "$IPUSIM" validate --model matmul:50x40x24 --tiles 16

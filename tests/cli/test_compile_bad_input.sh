@@ -143,7 +143,7 @@ refused 1 "^ipusim: .*/good\.onnx: node 'mm' \(MatMul\): f32 operands: the AMP m
 # ---- does not fit in tile memory: the tile and the bytes ------------------------------
 refused 1 "^ipusim: .*/too_large\.onnx: does not fit: tile 0 needs 568064 bytes more for input 'a', with 0 of its 638976 bytes in use" -- \
     "$IPUSIM" compile "$M/too_large.onnx" -o "$OUT/x.elf" --f16-matmul
-refused 1 "^ipusim: matmul:100000x2000x64: node 'matmul' \(MatMul\): does not fit: a tile needs at least 36032 bytes .* a tile has 638976$" -- \
+refused 1 "^ipusim: matmul:100000x2000x64: node 'matmul' \(MatMul\): does not fit: its rows of A \(100000 x 2000\) need at least 271740 bytes a tile over 1472 tiles, and a tile keeps them in its 196608 bytes of region 0$" -- \
     "$IPUSIM" compile matmul:100000x2000x64 -o "$OUT/x.elf"
 
 # ---- bad built-in specs and options ------------------------------------------------------
