@@ -624,7 +624,8 @@ static bool is_runs(graph_op op)
 static bool is_reduce(graph_op op)
 {
     return op == GRAPH_OP_REDUCESUM || op == GRAPH_OP_REDUCEMEAN || op == GRAPH_OP_REDUCEMAX ||
-           op == GRAPH_OP_REDUCESUMSQUARE;
+           op == GRAPH_OP_REDUCEMIN || op == GRAPH_OP_REDUCESUMSQUARE || op == GRAPH_OP_REDUCEL1 ||
+           op == GRAPH_OP_REDUCEL2 || op == GRAPH_OP_REDUCELOGSUM || op == GRAPH_OP_REDUCELOGSUMEXP;
 }
 
 static int unary_function(graph_op op)
@@ -778,8 +779,6 @@ static bool lower_binary(lowering *lw, const graph_node *n, int index, int funct
     bool same = graph_shape_equal(&lw_gt(lw, in1)->shape, so);
     bool scalar = graph_shape_numel(&lw_gt(lw, in1)->shape) == 1;
     bool flat = same || scalar;
-    if (!flat && (cols % 2))
-        return lw_unsupported(lw, n, index, "broadcast over rows of odd length (not yet supported)");
     uint64_t row_len = flat ? total : (uint64_t)cols;
     uint64_t gran = flat ? 2 : (uint64_t)cols;
     char what[96];

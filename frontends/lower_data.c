@@ -265,8 +265,43 @@ bool lw_lower_cast(lowering *lw, const graph_node *n, int index)
     return !lw->failed;
 }
 
-/* Reductions over trailing axes (the rows of the last axes): one output
- * element per row, with the reduce codelet. */
+/* Elements [row0 cols, (row0 + rows) cols) of a view of tensor t (view
+ * element (o_0, .., o_r-1) is t's element sum o_d mul[d]) into tile
+ * memory at buf, row by row `step` bytes apart: a run per stretch of a row
+ * that is consecutive in t. */
+static void fetch_view_rows(lowering *lw, int t, const int64_t *dims, const int64_t *mul, int rank, uint64_t row0,
+                            uint64_t rows, uint64_t cols, uint32_t tile, uint32_t buf, uint32_t step)
+{
+    uint32_t eb = lw->ts[t].eb;
+    for (uint64_t r = 0; r < rows && !lw->failed; r++) {
+        uint64_t c = 0;
+        while (c < cols && !lw->failed) {
+            /* Source of view element e, and how far the run goes. */
+            uint64_t e = (row0 + r) * cols + c, q = e;
+            int64_t src = 0, o[GRAPH_MAX_RANK];
+            for (int d = rank - 1; d >= 0; d--) {
+                o[d] = (int64_t)(q % (uint64_t)dims[d]);
+                q /= (uint64_t)dims[d];
+                src += o[d] * mul[d];
+            }
+            /* The innermost view axes that step by 1 in t, while in the row. */
+            uint64_t len = 1;
+            if (rank && mul[rank - 1] == 1)
+                len = (uint64_t)(dims[rank - 1] - o[rank - 1]);
+            if (len > cols - c)
+                len = cols - c;
+            lw_fetch_into(lw, t, (uint64_t)src, len, tile, buf + (uint32_t)(r * step + c * eb));
+            c += len;
+        }
+    }
+}
+
+/* Reductions over any axes (ReduceSum, Mean, Max, Min, SumSquare, L1, L2,
+ * LogSum, LogSumExp): the input seen with the kept axes first and the
+ * reduced ones last is fetched as rows of the reduced elements (a row an
+ * output element; rows padded to an even length so that they stay 8-byte
+ * aligned), then the reduce codelet, with a unary pass before it (|x|,
+ * -x, e^x) or after it (sqrt, log, -x) for the forms it has no op for. */
 bool lw_lower_reduce(lowering *lw, const graph_node *n, int index)
 {
     const graph *g = lw->g;
@@ -278,70 +313,122 @@ bool lw_lower_reduce(lowering *lw, const graph_node *n, int index)
     char err[256];
     if (!ops_reduce_axes(g, n, reduced, err, sizeof err))
         return lw_unsupported(lw, n, index, err);
-    int from = s->rank;
-    while (from > 0 && reduced[from - 1])
-        from--;
-    for (int d = 0; d < from; d++)
-        if (reduced[d])
-            return lw_unsupported(lw, n, index, "only reductions over the last axes are lowered");
-    int op;
+    int op, pre = -1, post = -1;
     switch (n->op) {
     case GRAPH_OP_REDUCESUM: op = KERNEL_REDUCE_SUM; break;
     case GRAPH_OP_REDUCEMEAN: op = KERNEL_REDUCE_MEAN; break;
     case GRAPH_OP_REDUCEMAX: op = KERNEL_REDUCE_MAX; break;
+    case GRAPH_OP_REDUCEMIN: op = KERNEL_REDUCE_MAX, pre = post = KERNEL_UNARY_NEG; break;
     case GRAPH_OP_REDUCESUMSQUARE: op = KERNEL_REDUCE_SUMSQ; break;
+    case GRAPH_OP_REDUCEL1: op = KERNEL_REDUCE_SUM, pre = KERNEL_UNARY_ABS; break;
+    case GRAPH_OP_REDUCEL2: op = KERNEL_REDUCE_SUMSQ, post = KERNEL_UNARY_SQRT; break;
+    case GRAPH_OP_REDUCELOGSUM: op = KERNEL_REDUCE_SUM, post = KERNEL_UNARY_LOG; break;
+    case GRAPH_OP_REDUCELOGSUMEXP: op = KERNEL_REDUCE_SUM, pre = KERNEL_UNARY_EXP, post = KERNEL_UNARY_LOG; break;
     default: return lw_unsupported(lw, n, index, "no lowering for this reduction yet");
     }
+    /* The view: kept axes, then reduced axes. */
+    int64_t st[GRAPH_MAX_RANK], dims[GRAPH_MAX_RANK], mul[GRAPH_MAX_RANK];
+    strides_of(s, st);
+    int rank = 0;
     uint64_t cols = 1, rows = 1;
-    for (int d = from; d < s->rank; d++)
-        cols *= (uint64_t)s->dims[d];
-    for (int d = 0; d < from; d++)
-        rows *= (uint64_t)s->dims[d];
-    if (cols % 2 && rows > 1)
-        return lw_unsupported(lw, n, index, "rows of odd length are not yet supported");
+    bool trailing = true;
+    for (int pass = 0; pass < 2; pass++)
+        for (int d = 0; d < s->rank; d++)
+            if (reduced[d] == (pass == 1)) {
+                if (rank != d)
+                    trailing = false;
+                dims[rank] = s->dims[d];
+                mul[rank++] = st[d];
+                if (pass)
+                    cols *= (uint64_t)s->dims[d];
+                else
+                    rows *= (uint64_t)s->dims[d];
+            }
     if (cols > KERNEL_REDUCE_MAX_COLS)
         return lw_unsupported(lw, n, index, "rows longer than the reduce codelet takes");
+    if (!rows)
+        return lw_unsupported(lw, n, index, "an empty output");
+    if (!cols)
+        return lw_unsupported(lw, n, index, "a reduction over no elements");
+    const uint64_t padded = (cols + 1) & ~(uint64_t)1;
+    /* The reduced elements in place: no copy needed. */
+    const bool direct = trailing && padded == cols && pre < 0;
     char what[96];
     snprintf(what, sizeof what, "tensor '%s'", g->tensors[out].name);
     /* Whole rows per tile, two rows at least (8-byte aligned outputs). */
-    uint32_t tiles = lw_plan_tiles(lw, rows, 2, (double)cols * 0.6, 300);
+    uint32_t tiles = lw_plan_tiles(lw, rows, 2, (double)cols * (direct ? 0.6 : 2.0), 300);
     uint64_t *l = malloc(tiles * sizeof *l), *h = malloc(tiles * sizeof *h);
-    if (!l || !h) {
+    uint32_t *src = calloc(tiles, sizeof *src);
+    if (!l || !h || !src) {
         free(l);
         free(h);
+        free(src);
         return lw_fail(lw, "out of host memory");
     }
     lw_linear_split(rows, 2, tiles, l, h);
-    uint32_t *src = calloc(tiles, sizeof *src);
-    for (uint32_t t = 0; src && t < tiles && !lw->failed; t++)
-        if (h[t] > l[t])
-            src[t] = lw_fetch(lw, in, l[t] * cols, (h[t] - l[t]) * cols, lw_tile_of(lw, t), PREFER_REGION1);
+    for (uint32_t t = 0; t < tiles && !lw->failed; t++) {
+        if (h[t] == l[t])
+            continue;
+        uint32_t tile = lw_tile_of(lw, t);
+        if (direct) {
+            src[t] = lw_fetch(lw, in, l[t] * cols, (h[t] - l[t]) * cols, tile, PREFER_REGION1);
+        } else {
+            src[t] = lw_scratch_alloc(lw, tile, (h[t] - l[t]) * padded * 4, PREFER_REGION1, 8, what);
+            if (src[t])
+                fetch_view_rows(lw, in, dims, mul, rank, l[t], h[t] - l[t], cols, tile, src[t],
+                                (uint32_t)padded * 4);
+        }
+    }
     if (!lw->failed)
         lw_end_phase(lw);
-    for (uint32_t ti = 0; src && ti < tiles && !lw->failed; ti++) {
+    for (uint32_t ti = 0; ti < tiles && !lw->failed; ti++) {
         uint32_t t = lw_tile_of(lw, ti);
-        if (h[ti] == l[ti])
+        uint64_t nrows = h[ti] - l[ti];
+        if (!nrows)
             continue;
-        uint32_t o = lw_tile_alloc(lw, t, (h[ti] - l[ti]) * 4, PREFER_REGION1, 8, what);
+        uint32_t o = lw_tile_alloc(lw, t, nrows * 4, PREFER_REGION1, 8, what);
         if (!o)
             break;
-        lw_add_piece(lw, out, t, o, l[ti], h[ti] - l[ti]);
+        lw_add_piece(lw, out, t, o, l[ti], nrows);
         uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
-        lw_worker_split((h[ti] - l[ti] + 1) / 2, wl, wh);
         uint32_t *recs[CODELET_WORKERS];
-        uint32_t off = lw_six_records(lw, t, KERNEL_REDUCE_WORDS, recs);
+        uint32_t off;
+        if (pre >= 0) {
+            /* In place over the fetched rows (padding included: never read
+             * into a result). */
+            lw_worker_split(nrows * padded / 2, wl, wh);
+            off = lw_six_records(lw, t, KERNEL_UNARY_WORDS, recs);
+            if (lw->failed)
+                break;
+            for (int w = 0; w < CODELET_WORKERS; w++)
+                kernel_unary_record(recs[w], src[ti] + (uint32_t)(wl[w] * 8), src[ti] + (uint32_t)(wl[w] * 8),
+                                    (uint32_t)((wh[w] - wl[w]) * 2), pre, 0, 0);
+            lw_step_run(lw, t, lw->k.vtx_unary_f32, off, KERNEL_UNARY_WORDS);
+        }
+        lw_worker_split((nrows + 1) / 2, wl, wh);
+        off = lw_six_records(lw, t, KERNEL_REDUCE_WORDS, recs);
         if (lw->failed)
             break;
         for (int w = 0; w < CODELET_WORKERS; w++) {
-            uint64_t r0 = wl[w] * 2, r1 = wh[w] * 2 < h[ti] - l[ti] ? wh[w] * 2 : h[ti] - l[ti];
-            kernel_reduce_record(recs[w], src[ti] + (uint32_t)(r0 * cols * 4), o + (uint32_t)(r0 * 4),
-                                 (uint32_t)(r1 > r0 ? r1 - r0 : 0), (uint32_t)cols, (uint32_t)cols * 4, op,
+            uint64_t r0 = wl[w] * 2, r1 = wh[w] * 2 < nrows ? wh[w] * 2 : nrows;
+            kernel_reduce_record(recs[w], src[ti] + (uint32_t)(r0 * padded * 4), o + (uint32_t)(r0 * 4),
+                                 (uint32_t)(r1 > r0 ? r1 - r0 : 0), (uint32_t)cols, (uint32_t)padded * 4, op,
                                  1.0f / (float)cols);
         }
         lw_step_run(lw, t, lw->k.vtx_reduce_rows_f32, off, KERNEL_REDUCE_WORDS);
+        if (post >= 0) {
+            lw_worker_split((nrows + 1) / 2, wl, wh);
+            off = lw_six_records(lw, t, KERNEL_UNARY_WORDS, recs);
+            if (lw->failed)
+                break;
+            for (int w = 0; w < CODELET_WORKERS; w++) {
+                uint64_t e0 = wl[w] * 2, e1 = wh[w] * 2 < nrows ? wh[w] * 2 : nrows;
+                kernel_unary_record(recs[w], o + (uint32_t)(e0 * 4), o + (uint32_t)(e0 * 4),
+                                    (uint32_t)(e1 > e0 ? e1 - e0 : 0), post, 0, 0);
+            }
+            lw_step_run(lw, t, lw->k.vtx_unary_f32, off, KERNEL_UNARY_WORDS);
+        }
     }
-    if (!src)
-        lw_fail(lw, "out of host memory");
     free(src);
     free(l);
     free(h);
