@@ -918,7 +918,10 @@ out:
     return !lw->failed;
 }
 
-/* Softmax / LayerNormalization over the last axis: whole rows per tile. */
+/* Softmax / LayerNormalization over the last axis: whole rows per tile.
+ * Rows of odd length are kept padded to an even length (the codelets read
+ * rows in 64-bit pairs from 8-byte aligned starts): fetched row by row
+ * into the padded layout, and the output is a piece a row. */
 static bool lower_rows(lowering *lw, const graph_node *n, int index)
 {
     int in = n->inputs[0], out = n->outputs[0];
@@ -931,65 +934,89 @@ static bool lower_rows(lowering *lw, const graph_node *n, int index)
     if (axis != s->rank - 1)
         return lw_unsupported(lw, n, index, "only the last axis is supported");
     uint64_t cols = (uint64_t)s->dims[s->rank - 1], total = (uint64_t)graph_shape_numel(s);
-    if (cols % 2)
-        return lw_unsupported(lw, n, index, "rows of odd length are not yet supported");
+    const uint64_t padded = (cols + 1) & ~(uint64_t)1, rows_total = cols ? total / cols : 0;
     bool layernorm = n->op == GRAPH_OP_LAYERNORM;
     char what[96];
     snprintf(what, sizeof what, "tensor '%s'", lw_gt(lw, out)->name);
-    uint32_t tiles = lw_plan_tiles(lw, total, cols, layernorm ? KERNEL_LAYERNORM_CYCLES_PER_ELEMENT
-                                                          : KERNEL_SOFTMAX_CYCLES_PER_ELEMENT, 300);
-    if (!lw_place_linear(lw, out, cols, tiles, what))
-        return false;
-    ltensor *lo = &lw->ts[out];
-    uint32_t *src = malloc((lo->n + 1) * sizeof *src), *gam = calloc(lo->n + 1, sizeof *gam),
-             *bet = calloc(lo->n + 1, sizeof *bet);
-    if (!src || !gam || !bet) {
-        free(src); free(gam); free(bet);
+    double per_element = layernorm ? KERNEL_LAYERNORM_CYCLES_PER_ELEMENT : KERNEL_SOFTMAX_CYCLES_PER_ELEMENT;
+    /* Per tile: its first row, its rows, where they are and come from. */
+    uint32_t tiles = lw_plan_tiles(lw, total, cols, per_element, 300);
+    uint64_t *l = malloc((tiles + 1) * sizeof *l), *h = malloc((tiles + 1) * sizeof *h);
+    uint32_t *dst = calloc(tiles + 1, sizeof *dst), *src = calloc(tiles + 1, sizeof *src);
+    uint32_t *gam = calloc(tiles + 1, sizeof *gam), *bet = calloc(tiles + 1, sizeof *bet);
+    uint32_t *tl = calloc(tiles + 1, sizeof *tl);
+    if (!l || !h || !dst || !src || !gam || !bet || !tl) {
+        free(l); free(h); free(dst); free(src); free(gam); free(bet); free(tl);
         return lw_fail(lw, "out of host memory");
     }
-    for (size_t k = 0; k < lo->n && !lw->failed; k++) {
-        const piece *p = &lo->p[k];
-        src[k] = lw_fetch(lw, in, p->first, p->count, p->tile, PREFER_REGION1);
-        if (layernorm) {
-            gam[k] = lw_fetch(lw, n->inputs[1], 0, cols, p->tile, PREFER_REGION1);
-            if (n->n_inputs > 2 && n->inputs[2] >= 0)
-                bet[k] = lw_fetch(lw, n->inputs[2], 0, cols, p->tile, PREFER_REGION1);
+    if (padded == cols) {
+        if (!lw_place_linear(lw, out, cols, tiles, what))
+            goto out;
+        const ltensor *lo = &lw->ts[out];
+        tiles = (uint32_t)lo->n;
+        for (uint32_t k = 0; k < tiles && !lw->failed; k++) {
+            l[k] = lo->p[k].first / cols;
+            h[k] = l[k] + lo->p[k].count / cols;
+            tl[k] = lo->p[k].tile;
+            dst[k] = lo->p[k].addr;
+            src[k] = lw_fetch(lw, in, lo->p[k].first, lo->p[k].count, lo->p[k].tile, PREFER_REGION1);
         }
+    } else {
+        lw_linear_split(rows_total, 1, tiles, l, h);
+        for (uint32_t k = 0; k < tiles && !lw->failed; k++) {
+            if (h[k] == l[k])
+                continue;
+            uint32_t tile = tl[k] = lw_tile_of(lw, k), step = (uint32_t)padded * 4;
+            dst[k] = lw_tile_alloc(lw, tile, (h[k] - l[k]) * padded * 4, PREFER_REGION1, 8, what);
+            src[k] = dst[k] ? lw_scratch_alloc(lw, tile, (h[k] - l[k]) * padded * 4, PREFER_REGION1, 8, what) : 0;
+            for (uint64_t r = l[k]; src[k] && r < h[k] && !lw->failed; r++) {
+                lw_add_piece(lw, out, tile, dst[k] + (uint32_t)(r - l[k]) * step, r * cols, cols);
+                lw_fetch_into(lw, in, r * cols, cols, tile, src[k] + (uint32_t)(r - l[k]) * step);
+            }
+        }
+        lw->ts[out].placed = true;
+    }
+    for (uint32_t k = 0; k < tiles && layernorm && !lw->failed; k++) {
+        if (h[k] == l[k])
+            continue;
+        uint32_t tile = tl[k];
+        gam[k] = lw_fetch(lw, n->inputs[1], 0, cols, tile, PREFER_REGION1);
+        if (n->n_inputs > 2 && n->inputs[2] >= 0)
+            bet[k] = lw_fetch(lw, n->inputs[2], 0, cols, tile, PREFER_REGION1);
     }
     if (!lw->failed)
         lw_end_phase(lw);
     float eps = layernorm ? (float)(graph_attr_find(n, "epsilon") ? graph_attr_float(n, "epsilon") : 1e-5) : 0;
-    for (size_t k = 0; k < lo->n && !lw->failed; k++) {
-        const piece *p = &lo->p[k];
+    for (uint32_t k = 0; k < tiles && !lw->failed; k++) {
+        if (h[k] == l[k])
+            continue;
+        uint32_t tile = tl[k], step = (uint32_t)padded * 4;
         if (layernorm && !bet[k]) {
             /* No bias: a zero row. */
-            bet[k] = lw_tile_alloc(lw, p->tile, cols * 4, PREFER_REGION1, 8, "a zero bias");
-            if (!bet[k] || !lw_tile_data(lw, p->tile, bet[k], NULL, (uint32_t)(cols * 4), "zeros"))
+            bet[k] = lw_tile_alloc(lw, tile, cols * 4, PREFER_REGION1, 8, "a zero bias");
+            if (!bet[k] || !lw_tile_data(lw, tile, bet[k], NULL, (uint32_t)(cols * 4), "zeros"))
                 break;
         }
-        uint64_t rows = p->count / cols;
         uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
-        lw_worker_split(rows, wl, wh);
+        lw_worker_split(h[k] - l[k], wl, wh);
         uint32_t words = layernorm ? KERNEL_LAYERNORM_WORDS : KERNEL_SOFTMAX_WORDS;
         uint32_t *recs[CODELET_WORKERS];
-        uint32_t off = lw_six_records(lw, p->tile, words, recs);
+        uint32_t off = lw_six_records(lw, tile, words, recs);
         if (lw->failed)
             break;
         for (int w = 0; w < CODELET_WORKERS; w++) {
-            uint32_t o = (uint32_t)(wl[w] * cols * 4);
+            uint32_t o = (uint32_t)wl[w] * step;
             if (layernorm)
-                kernel_layernorm_record(recs[w], src[k] + o, p->addr + o, gam[k], bet[k], (uint32_t)(wh[w] - wl[w]),
-                                        (uint32_t)cols, (uint32_t)cols * 4, eps);
+                kernel_layernorm_record(recs[w], src[k] + o, dst[k] + o, gam[k], bet[k], (uint32_t)(wh[w] - wl[w]),
+                                        (uint32_t)cols, step, eps);
             else
-                kernel_softmax_record(recs[w], src[k] + o, p->addr + o, (uint32_t)(wh[w] - wl[w]), (uint32_t)cols,
-                                      (uint32_t)cols * 4);
+                kernel_softmax_record(recs[w], src[k] + o, dst[k] + o, (uint32_t)(wh[w] - wl[w]), (uint32_t)cols,
+                                      step);
         }
-        lw_step_run(lw, p->tile, layernorm ? lw->k.vtx_layernorm_rows_f32 : lw->k.vtx_softmax_rows_f32, off,
-                 words);
+        lw_step_run(lw, tile, layernorm ? lw->k.vtx_layernorm_rows_f32 : lw->k.vtx_softmax_rows_f32, off, words);
     }
-    free(src);
-    free(gam);
-    free(bet);
+out:
+    free(l); free(h); free(dst); free(src); free(gam); free(bet); free(tl);
     return !lw->failed;
 }
 
