@@ -314,7 +314,7 @@ static bool match(resolver *r, send_info *sends, const size_t *send_base, delive
     delivery *dv = NULL;
     size_t n_dv = 0, cap_dv = 0;
     /* Per receiver: the position reached in each sender's sends. */
-    typedef struct cursor { uint32_t sender; size_t next; } cursor;
+    typedef struct cursor { uint32_t sender, group; size_t next; } cursor;   /* group: 0 plain, g + 1 multicast */
     cursor *cur = NULL;
     size_t cap_cur = 0;
     char why[200];
@@ -323,9 +323,12 @@ static bool match(resolver *r, send_info *sends, const size_t *send_base, delive
         size_t n_cur = 0;
         for (size_t k = 0; k < rp->log->n_recvs; k++) {
             const xch_transfer *rv = &rp->log->recvs[k];
-            if (xch_endpoint_kind(rv->endpoint, system_tiles) != XCH_EP_TILE)
+            enum xch_endpoint_kind kind = xch_endpoint_kind(rv->endpoint, system_tiles);
+            if (kind != XCH_EP_TILE && kind != XCH_EP_MULTICAST)
                 continue;
-            uint32_t s_tile = rv->endpoint;
+            bool multicast = kind == XCH_EP_MULTICAST;
+            uint32_t s_tile = multicast ? rv->endpoint & XCH_MULTICAST_TILE : rv->endpoint;
+            uint32_t group = multicast ? xch_multicast_group(rv->endpoint) + 1 : 0;
             if (outside_group(r, s_tile, why, sizeof why)) {
                 fault(r, rp, ISA_EXC_EXCHANGE, rv->pc, "xrecv of %u bytes from tile %u: %s", rv->bytes, s_tile,
                       why);
@@ -334,22 +337,33 @@ static bool match(resolver *r, send_info *sends, const size_t *send_base, delive
             uint32_t si = (uint32_t)x->party_of[s_tile];
             const xch_log *sl = r->parties[si].log;
             size_t c = 0;
-            while (c < n_cur && cur[c].sender != s_tile)
+            while (c < n_cur && (cur[c].sender != s_tile || cur[c].group != group))
                 c++;
             if (c == n_cur) {
                 cursor *p = grow(cur, &cap_cur, n_cur + 1, sizeof *cur);
                 if (!p)
                     goto oom;
                 cur = p;
-                cur[n_cur++] = (cursor){ s_tile, 0 };
+                cur[n_cur++] = (cursor){ s_tile, group, 0 };
             }
             size_t j = cur[c].next;
-            while (j < sl->n_sends && sl->sends[j].endpoint != rp->tile && sl->sends[j].endpoint != XCH_BROADCAST)
-                j++;
+            if (multicast) {
+                uint32_t want = xch_multicast_send(group - 1);
+                while (j < sl->n_sends && sl->sends[j].endpoint != want)
+                    j++;
+            } else {
+                while (j < sl->n_sends && sl->sends[j].endpoint != rp->tile && sl->sends[j].endpoint != XCH_BROADCAST)
+                    j++;
+            }
             if (j == sl->n_sends) {
-                fault(r, rp, ISA_EXC_EXCHANGE, rv->pc,
-                      "xrecv of %u bytes from tile %u is not matched: tile %u sends nothing more to tile %u "
-                      "in this phase", rv->bytes, s_tile, s_tile, rp->tile);
+                if (multicast)
+                    fault(r, rp, ISA_EXC_EXCHANGE, rv->pc,
+                          "xrecv of %u bytes from tile %u (multicast group %u) is not matched: tile %u multicasts "
+                          "nothing more to group %u in this phase", rv->bytes, s_tile, group - 1, s_tile, group - 1);
+                else
+                    fault(r, rp, ISA_EXC_EXCHANGE, rv->pc,
+                          "xrecv of %u bytes from tile %u is not matched: tile %u sends nothing more to tile %u "
+                          "in this phase", rv->bytes, s_tile, s_tile, rp->tile);
                 cur[c].next = j;
                 continue;
             }
@@ -388,6 +402,10 @@ static bool match(resolver *r, send_info *sends, const size_t *send_base, delive
                 fault(r, sp, ISA_EXC_EXCHANGE, sd->pc,
                       "broadcast of %u bytes from tile %u: no tile has an xrecv from tile %u for it", sd->bytes,
                       sp->tile, sp->tile);
+            else if (kind == XCH_EP_MULTICAST && !sends[send_base[si] + j].matched)
+                fault(r, sp, ISA_EXC_EXCHANGE, sd->pc,
+                      "multicast of %u bytes from tile %u to its group %u: no tile has an xrecv from it for it",
+                      sd->bytes, sp->tile, xch_multicast_group(sd->endpoint));
         }
     }
     free(cur);

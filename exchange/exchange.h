@@ -28,6 +28,17 @@
  *                                     (chip * tiles_per_chip + tile)
  *   XCH_BROADCAST                     (xsend only) every tile that has an
  *                                     xrecv from this sender in this phase
+ *   XCH_MULTICAST | g << 17           (xsend) multicast group g (0 .. 127)
+ *                                     of this sender in this phase: every
+ *                                     tile that takes it with an xrecv from
+ *   XCH_MULTICAST | g << 17 | S       (xrecv) tile S's group g.  As on the
+ *                                     hardware, where any tiles may listen
+ *                                     to a sender's exchange bus while it
+ *                                     sends, one send reaches several
+ *                                     tiles; the groups let a sender's
+ *                                     sends reach different sets of tiles
+ *                                     in one phase (a broadcast reaches
+ *                                     every tile that receives from it)
  *   XCH_HOST | n                      host stream n (xsend: output stream n
  *                                     to the host, xrecv: the next bytes of
  *                                     input stream n)
@@ -52,7 +63,10 @@
  *
  *   - matching: the i-th xsend from tile S to tile R is matched with the
  *     i-th xrecv on R from S, where S's broadcasts count as sends to every
- *     tile; a broadcast no tile receives, an xsend to a tile with no
+ *     tile; the i-th xsend from S to its multicast group g with the i-th
+ *     xrecv on R from (S, g) (a multicast is not a send to any tile for
+ *     the plain matching); a broadcast or multicast no tile receives, an
+ *     xsend to a tile with no
  *     matching xrecv, an xrecv that nothing fills, a size mismatch, a send
  *     to a tile outside the group (cross-chip exchange after `sync 1`) or
  *     to a tile without code are simulated "bad exchange" exceptions naming
@@ -137,10 +151,27 @@
 #define XCH_HOST           0x80000000u
 #define XCH_STREAM_MEMORY  0x40000000u
 #define XCH_ENDPOINT_INDEX 0x00ffffffu
+#define XCH_MULTICAST      0x20000000u
+#define XCH_MULTICAST_GROUP_SHIFT 17
+#define XCH_MULTICAST_GROUPS 128u
+#define XCH_MULTICAST_TILE 0x0001ffffu
+
+/* The endpoints of multicast group g of tile `sender`: what the sender's
+ * xsend names, and what a receiver's xrecv names. */
+static inline uint32_t xch_multicast_send(uint32_t group) { return XCH_MULTICAST | group << XCH_MULTICAST_GROUP_SHIFT; }
+static inline uint32_t xch_multicast_recv(uint32_t group, uint32_t sender)
+{
+    return XCH_MULTICAST | group << XCH_MULTICAST_GROUP_SHIFT | sender;
+}
+static inline uint32_t xch_multicast_group(uint32_t endpoint)
+{
+    return (endpoint & XCH_ENDPOINT_INDEX) >> XCH_MULTICAST_GROUP_SHIFT;
+}
 
 enum xch_endpoint_kind {
     XCH_EP_TILE,
     XCH_EP_BROADCAST,
+    XCH_EP_MULTICAST,       /* a group: the sender's form, or a receiver's naming the tile */
     XCH_EP_HOST,
     XCH_EP_STREAM,
     XCH_EP_INVALID,

@@ -19,6 +19,8 @@ enum xch_endpoint_kind xch_endpoint_kind(uint32_t endpoint, uint32_t system_tile
         return XCH_EP_HOST;
     if (kind == XCH_STREAM_MEMORY)
         return XCH_EP_STREAM;
+    if (kind == XCH_MULTICAST && (endpoint & XCH_MULTICAST_TILE) < system_tiles)
+        return XCH_EP_MULTICAST;
     return XCH_EP_INVALID;
 }
 

@@ -327,11 +327,14 @@ static enum isa_flow check_exchange(isa_tile_state *t, isa_context *c, const isa
     enum xch_endpoint_kind kind = xch_endpoint_kind(endpoint, t->xlog->system_tiles);
     if (kind == XCH_EP_INVALID)
         return isa_raise(t, c, in, ISA_EXC_EXCHANGE, 0,
-                         "%s: endpoint 0x%x is not a tile (0-%u), the broadcast, a host stream or a "
-                         "streaming-memory buffer", mn, endpoint, t->xlog->system_tiles - 1u);
+                         "%s: endpoint 0x%x is not a tile (0-%u), the broadcast, a multicast group, a host "
+                         "stream or a streaming-memory buffer", mn, endpoint, t->xlog->system_tiles - 1u);
     if (!send && kind == XCH_EP_BROADCAST)
         return isa_raise(t, c, in, ISA_EXC_EXCHANGE, 0,
                          "xrecv: the broadcast endpoint 0x%x cannot be a source (name the sending tile)", endpoint);
+    if (send && kind == XCH_EP_MULTICAST && (endpoint & XCH_MULTICAST_TILE))
+        return isa_raise(t, c, in, ISA_EXC_EXCHANGE, 0,
+                         "xsend: multicast endpoint 0x%x names a tile (a sender names only its group)", endpoint);
     return ISA_FLOW_NEXT;
 }
 

@@ -1477,6 +1477,12 @@ static void endpoint_name(uint32_t ep, uint32_t system_tiles, char *buf, size_t 
     switch (xch_endpoint_kind(ep, system_tiles)) {
     case XCH_EP_TILE: snprintf(buf, n, "tile %u", ep); break;
     case XCH_EP_BROADCAST: snprintf(buf, n, "every tile"); break;
+    case XCH_EP_MULTICAST:
+        if (ep & XCH_MULTICAST_TILE)
+            snprintf(buf, n, "tile %u's multicast group %u", ep & XCH_MULTICAST_TILE, xch_multicast_group(ep));
+        else
+            snprintf(buf, n, "multicast group %u", xch_multicast_group(ep));
+        break;
     case XCH_EP_HOST: snprintf(buf, n, "host stream %u", ep & XCH_ENDPOINT_INDEX); break;
     default:
         if (ep & XCH_STREAM_MEMORY)

@@ -60,6 +60,9 @@ static char *program(const xfer *xs, size_t n, unsigned zone)
                 3 * j + 1, xs[k].bytes);
             if (xs[k].peer < (1u << 20))
                 OUT("    setzi $m%u, %u\n", 3 * j + 2, xs[k].peer);
+            else if ((xs[k].peer & ~XCH_ENDPOINT_INDEX) == XCH_MULTICAST)
+                OUT("    setzi $m%u, %u\n    shl $m%u, $m%u, 12\n    or $m%u, $m%u, %u\n", 3 * j + 2,
+                    xs[k].peer >> 12, 3 * j + 2, 3 * j + 2, 3 * j + 2, 3 * j + 2, xs[k].peer & 0xfffu);
             else
                 OUT("    ld32 $m%u, $mzero, $mzero, 0\n", 3 * j + 2);  /* replaced below */
             j++;
@@ -226,6 +229,44 @@ static void test_broadcast(void)
     const engine_superstep *s = sys_step(&r, 0, 0);
     CU_ASSERT_EQUAL(s->c.exchange_bytes, 16);
     CU_ASSERT_EQUAL(s->c.exchange_transfers, 3);
+    sys_free(&r);
+}
+
+static void test_multicast_groups(void)
+{
+    /* Tile 0 multicasts two 16-byte pieces: group 0 to tiles 1 and 9,
+     * group 1 to tiles 9 and 92.  Tile 9 posts its receives in the other
+     * order (group 1 first): each (sender, group) is matched on its own.
+     * Every receiver gets its piece's words; the bytes cross the bus once a
+     * piece (32), in four transfers. */
+    xfer xs[] = { { 0, 's', 16, xch_multicast_send(0) }, { 0, 's', 16, xch_multicast_send(1) },
+                  { 1, 'r', 16, xch_multicast_recv(0, 0) }, { 9, 'r', 16, xch_multicast_recv(1, 0) },
+                  { 9, 'r', 16, xch_multicast_recv(0, 0) }, { 92, 'r', 16, xch_multicast_recv(1, 0) } };
+    sys_result r = run_xfers("gc200", xs, 6, 3);
+    SYS_ASSERT_STATUS(r, ENGINE_DONE);
+    CU_ASSERT_EQUAL(sys_word(&r, 1, sym(&r, 1, "rbuf0") + 4), 0x0001);        /* piece 0, word 1 */
+    CU_ASSERT_EQUAL(sys_word(&r, 9, sym(&r, 9, "rbuf0") + 4), 0x0101);        /* piece 1 */
+    CU_ASSERT_EQUAL(sys_word(&r, 9, sym(&r, 9, "rbuf1") + 8), 0x0002);        /* piece 0 */
+    CU_ASSERT_EQUAL(sys_word(&r, 92, sym(&r, 92, "rbuf0") + 12), 0x0103);     /* piece 1 */
+    const engine_superstep *st = sys_step(&r, 0, 0);
+    CU_ASSERT_EQUAL(st->c.exchange_bytes, 32);
+    CU_ASSERT_EQUAL(st->c.exchange_transfers, 4);
+    sys_free(&r);
+
+    /* A multicast nobody takes, and a receive from a group that has
+     * nothing more: both are bad exchanges naming the group. */
+    xfer lone[] = { { 0, 's', 16, xch_multicast_send(2) }, { 1, 'r', 16, 0 }, { 0, 's', 16, 1 } };
+    r = run_xfers("gc200", lone, 3, 3);
+    CU_ASSERT_EQUAL(r.status, ENGINE_FAULT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.message, "multicast of 16 bytes from tile 0 to its group 2: no tile has an xrecv "
+                                             "from it for it"));
+    sys_free(&r);
+    xfer late[] = { { 0, 's', 16, xch_multicast_send(0) }, { 1, 'r', 16, xch_multicast_recv(0, 0) },
+                    { 1, 'r', 16, xch_multicast_recv(0, 0) } };
+    r = run_xfers("gc200", late, 3, 3);
+    CU_ASSERT_EQUAL(r.status, ENGINE_FAULT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.message, "xrecv of 16 bytes from tile 0 (multicast group 0) is not matched: tile 0 "
+                                             "multicasts nothing more to group 0 in this phase"));
     sys_free(&r);
 }
 
@@ -404,6 +445,7 @@ void test_register(void)
               {"neighbour, then a barrier", test_neighbour_with_barrier},
               {"across islands and columns", test_across_island_and_columns},
               {"broadcast", test_broadcast},
+              {"multicast groups", test_multicast_groups},
               {"two senders to one receiver", test_two_senders_serialised},
               {"the tiles of a supertile send at once", test_supertile_tiles_send_at_once},
               {"off-chip streams share the receiver's port", test_off_chip_streams_share_the_port},

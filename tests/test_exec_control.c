@@ -487,8 +487,20 @@ static void test_exchange_attached(void)
         CU_ASSERT_EQUAL(fx_run(t, s, ISA_OP_XSEND, 0, 1, 2), ISA_FLOW_FAULT);
         f = fx_take_fault(t);
         CU_ASSERT_EQUAL(f.exception, ISA_EXC_EXCHANGE);
-        CU_ASSERT_STRING_EQUAL(f.message, "xsend: endpoint 0x8 is not a tile (0-7), the broadcast, a host stream or "
-                                          "a streaming-memory buffer");
+        CU_ASSERT_STRING_EQUAL(f.message, "xsend: endpoint 0x8 is not a tile (0-7), the broadcast, a multicast group, "
+                                          "a host stream or a streaming-memory buffer");
+        /* A multicast: the sender names its group only; a receiver names the
+         * sending tile, which must exist. */
+        s->m[2] = xch_multicast_recv(3, 5);
+        CU_ASSERT_EQUAL(fx_run(t, s, ISA_OP_XSEND, 0, 1, 2), ISA_FLOW_FAULT);
+        f = fx_take_fault(t);
+        CU_ASSERT_EQUAL(f.exception, ISA_EXC_EXCHANGE);
+        CU_ASSERT_STRING_EQUAL(f.message, "xsend: multicast endpoint 0x20060005 names a tile (a sender names only its "
+                                          "group)");
+        s->m[2] = xch_multicast_recv(3, 8);
+        CU_ASSERT_EQUAL(fx_run(t, s, ISA_OP_XRECV, 0, 1, 2), ISA_FLOW_FAULT);
+        f = fx_take_fault(t);
+        CU_ASSERT_EQUAL(f.exception, ISA_EXC_EXCHANGE);
         s->m[2] = XCH_HOST | XCH_STREAM_MEMORY;
         CU_ASSERT_EQUAL(fx_run(t, s, ISA_OP_XRECV, 0, 1, 2), ISA_FLOW_FAULT);
         f = fx_take_fault(t);
