@@ -279,8 +279,8 @@ bool lw_add_transfer(lowering *lw, uint32_t from, uint32_t src_addr, uint32_t to
     if (!lw_grow((void **)&s->sends, &s->cap_sends, s->n_sends + 1, sizeof *s->sends) ||
         !lw_grow((void **)&r->recvs, &r->cap_recvs, r->n_recvs + 1, sizeof *r->recvs))
         return lw_fail(lw, "out of host memory");
-    s->sends[s->n_sends++] = (xfer){ src_addr, bytes, to };
-    r->recvs[r->n_recvs++] = (xfer){ dst_addr, bytes, from };
+    s->sends[s->n_sends++] = (xfer){ src_addr, bytes, to, (uint32_t)r->n_recvs, -1, 0, true };
+    r->recvs[r->n_recvs++] = (xfer){ dst_addr, bytes, from, (uint32_t)(s->n_sends - 1), -1, 0, true };
     lw->phase_has_transfers = true;
     lw->rep->exchange_bytes += bytes;
     lw->phase_bytes += bytes;
@@ -303,7 +303,7 @@ bool lw_add_host_receive(lowering *lw, uint32_t tile, uint32_t addr, uint32_t by
     ltile *r = &lw->t[tile];
     if (!lw_grow((void **)&r->recvs, &r->cap_recvs, r->n_recvs + 1, sizeof *r->recvs))
         return lw_fail(lw, "out of host memory");
-    r->recvs[r->n_recvs++] = (xfer){ addr, bytes, endpoint };
+    r->recvs[r->n_recvs++] = (xfer){ addr, bytes, endpoint, 0, -1, 0, true };
     lw->phase_has_transfers = true;
     return true;
 }
@@ -370,37 +370,187 @@ static size_t broadcast_groups(const ltile *t)
     return t->n_sends / groups > 1 ? groups : 0;
 }
 
+/* Multicast groups of sender tile i (exchange.h): a piece (an address and
+ * size) sent to several tiles, each once, goes out once to a group of the
+ * tiles that take it — one group per distinct set of receivers, at most
+ * XCH_MULTICAST_GROUPS; other pieces stay point to point.  Marks the sends
+ * (group, order, emit) and their receives on the other tiles. */
+static bool multicast_groups(lowering *lw, uint32_t i)
+{
+    ltile *t = &lw->t[i];
+    size_t n = t->n_sends;
+    size_t *idx = malloc((n + 1) * sizeof *idx);
+    uint32_t *set_start = malloc(XCH_MULTICAST_GROUPS * sizeof *set_start);
+    uint32_t *set_len = malloc(XCH_MULTICAST_GROUPS * sizeof *set_len);
+    uint32_t *peers = malloc((n + 1) * sizeof *peers);
+    if (!idx || !set_start || !set_len || !peers) {
+        free(idx); free(set_start); free(set_len); free(peers);
+        return lw_fail(lw, "out of host memory");
+    }
+    for (size_t k = 0; k < n; k++)
+        idx[k] = k;
+    /* Sort by (address, bytes, receiver, position): a piece's sends are
+     * together, its receivers in order. */
+    const xfer *sv = t->sends;
+    {
+        /* Bottom-up merge sort (the comparison needs the tile's sends). */
+        size_t *tmp = malloc((n + 1) * sizeof *tmp);
+        if (!tmp) {
+            free(idx); free(set_start); free(set_len); free(peers);
+            return lw_fail(lw, "out of host memory");
+        }
+        for (size_t w = 1; w < n; w *= 2) {
+            for (size_t lo = 0; lo < n; lo += 2 * w) {
+                size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+                size_t a = lo, b = mid, o = lo;
+                while (a < mid || b < hi) {
+                    bool take_a = b >= hi;
+                    if (a < mid && b < hi) {
+                        const xfer *x = &sv[idx[a]], *y = &sv[idx[b]];
+                        take_a = x->addr != y->addr ? x->addr < y->addr
+                               : x->bytes != y->bytes ? x->bytes < y->bytes
+                               : x->peer != y->peer ? x->peer < y->peer : idx[a] < idx[b];
+                    }
+                    tmp[o++] = take_a ? idx[a++] : idx[b++];
+                }
+            }
+            memcpy(idx, tmp, n * sizeof *idx);
+        }
+        free(tmp);
+    }
+    uint32_t groups = 0, n_peers = 0;
+    for (size_t a = 0; a < n;) {
+        size_t b = a + 1;
+        while (b < n && sv[idx[b]].addr == sv[idx[a]].addr && sv[idx[b]].bytes == sv[idx[a]].bytes)
+            b++;
+        bool distinct = b - a >= 2;
+        for (size_t k = a + 1; k < b && distinct; k++)
+            distinct = sv[idx[k]].peer != sv[idx[k - 1]].peer;
+        if (distinct) {
+            /* The group of this set of receivers: an existing one or a new one. */
+            uint32_t len = (uint32_t)(b - a), g = 0;
+            for (; g < groups; g++) {
+                if (set_len[g] != len)
+                    continue;
+                size_t k = 0;
+                while (k < len && peers[set_start[g] + k] == sv[idx[a + k]].peer)
+                    k++;
+                if (k == len)
+                    break;
+            }
+            if (g == groups && groups < XCH_MULTICAST_GROUPS) {
+                set_start[g] = n_peers;
+                set_len[g] = len;
+                for (size_t k = a; k < b; k++)
+                    peers[n_peers++] = sv[idx[k]].peer;
+                groups++;
+            }
+            if (g < groups) {
+                size_t first = idx[a];
+                for (size_t k = a; k < b; k++)
+                    if (idx[k] < first)
+                        first = idx[k];
+                for (size_t k = a; k < b; k++) {
+                    xfer *x = &t->sends[idx[k]];
+                    x->group = (int32_t)g;
+                    x->order = (uint32_t)first;
+                    x->emit = idx[k] == first;
+                    xfer *r = &lw->t[x->peer].recvs[x->mate];
+                    r->group = (int32_t)g;
+                    r->order = (uint32_t)first;
+                }
+            }
+        }
+        a = b;
+    }
+    free(idx);
+    free(set_start);
+    free(set_len);
+    free(peers);
+    return true;
+}
+
+/* Receives of a tile in the order they are posted: point to point and
+ * host ones as they came, then multicast ones by (sender, group, the
+ * sender's order), the order the senders issue them. */
+static int cmp_multicast_recv(const void *a, const void *b)
+{
+    const xfer *x = *(const xfer *const *)a, *y = *(const xfer *const *)b;
+    if (x->peer != y->peer) return x->peer < y->peer ? -1 : 1;
+    if (x->group != y->group) return x->group < y->group ? -1 : 1;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
 /* End the exchange phase under construction: on every tile the receives
  * (posted first, so no stream waits for its xrecv), the sends, and a chip
- * sync; then the local copies.  A phase with no transfers adds nothing. */
+ * sync; then the local copies.  A sender whose pieces all go to the same
+ * tiles broadcasts them; otherwise pieces taken by several tiles go out
+ * once each to a multicast group.  A phase with no transfers adds nothing. */
 bool lw_end_phase(lowering *lw)
 {
     if (lw->phase_has_transfers) {
-        for (uint32_t i = 0; i < lw->program_tiles; i++) {
+        size_t *bcast = calloc(lw->program_tiles + 1, sizeof *bcast);
+        if (!bcast)
+            return lw_fail(lw, "out of host memory");
+        for (uint32_t i = 0; i < lw->program_tiles && !lw->failed; i++) {
+            bcast[i] = broadcast_groups(&lw->t[i]);
+            if (!bcast[i] && lw->t[i].n_sends > 1)
+                multicast_groups(lw, i);
+        }
+        const xfer **mc = NULL;
+        size_t cap_mc = 0;
+        for (uint32_t i = 0; i < lw->program_tiles && !lw->failed; i++) {
             ltile *t = &lw->t[i];
+            size_t n_mc = 0;
             for (size_t k = 0; k < t->n_recvs; k++) {
+                const xfer *rv = &t->recvs[k];
+                if (rv->group >= 0) {
+                    if (!lw_grow((void **)&mc, &cap_mc, n_mc + 1, sizeof *mc))
+                        break;
+                    mc[n_mc++] = rv;
+                    continue;
+                }
                 lw_push_word(lw, &t->steps, lw->k.ctl_recv);
-                lw_push_word(lw, &t->steps, t->recvs[k].addr);
-                lw_push_word(lw, &t->steps, (t->recvs[k].bytes + 3u) & ~3u);
-                bool host = t->recvs[k].peer & XCH_HOST;
-                lw_push_word(lw, &t->steps, host ? t->recvs[k].peer : lw_global_tile(lw, t->recvs[k].peer));
+                lw_push_word(lw, &t->steps, rv->addr);
+                lw_push_word(lw, &t->steps, (rv->bytes + 3u) & ~3u);
+                bool host = rv->peer & XCH_HOST;
+                lw_push_word(lw, &t->steps, host ? rv->peer : lw_global_tile(lw, rv->peer));
                 lw_note_peer(lw, i, host ? PEER_HOST_IN : PEER_TILE);
             }
-            size_t groups = broadcast_groups(t);
+            if (n_mc > 1)
+                qsort(mc, n_mc, sizeof *mc, cmp_multicast_recv);
+            for (size_t k = 0; k < n_mc; k++) {
+                lw_push_word(lw, &t->steps, lw->k.ctl_recv);
+                lw_push_word(lw, &t->steps, mc[k]->addr);
+                lw_push_word(lw, &t->steps, (mc[k]->bytes + 3u) & ~3u);
+                lw_push_word(lw, &t->steps,
+                             xch_multicast_recv((uint32_t)mc[k]->group, lw_global_tile(lw, mc[k]->peer)));
+                lw_note_peer(lw, i, PEER_TILE);
+            }
+            size_t groups = bcast[i];
             for (size_t k = 0; k < (groups ? groups : t->n_sends); k++) {
+                const xfer *sd = &t->sends[k];
+                if (!groups && !sd->emit)
+                    continue;
                 lw_push_word(lw, &t->steps, lw->k.ctl_send);
-                lw_push_word(lw, &t->steps, t->sends[k].addr);
-                lw_push_word(lw, &t->steps, (t->sends[k].bytes + 3u) & ~3u);
-                lw_push_word(lw, &t->steps, groups ? XCH_BROADCAST : lw_global_tile(lw, t->sends[k].peer));
-                if (!groups)
+                lw_push_word(lw, &t->steps, sd->addr);
+                lw_push_word(lw, &t->steps, (sd->bytes + 3u) & ~3u);
+                if (groups) {
+                    lw_push_word(lw, &t->steps, XCH_BROADCAST);
+                } else if (sd->group >= 0) {
+                    lw_push_word(lw, &t->steps, xch_multicast_send((uint32_t)sd->group));
+                } else {
+                    lw_push_word(lw, &t->steps, lw_global_tile(lw, sd->peer));
                     lw_note_peer(lw, i, PEER_TILE);
+                }
             }
             lw_push_word(lw, &t->steps, lw->sync_step);
-            t->n_sends = t->n_recvs = 0;
         }
+        for (uint32_t i = 0; i < lw->program_tiles; i++)
+            lw->t[i].n_sends = lw->t[i].n_recvs = 0;
+        free(mc);
+        free(bcast);
         lw->rep->exchange_phases++;
-        /* Estimate: the busiest receiver's bytes at 4 B/cycle is the floor; a
-         * sync and the latency on top. */
         lw->phase_has_transfers = false;
     }
     for (uint32_t i = 0; i < lw->program_tiles; i++)

@@ -41,6 +41,10 @@ typedef struct word_vec {
 
 typedef struct xfer {
     uint32_t addr, bytes, peer;       /* peer: endpoint value */
+    uint32_t mate;                    /* tile transfers: the other side's index on the peer tile */
+    int32_t group;                    /* the sender's multicast group, -1 none (lw_end_phase) */
+    uint32_t order;                   /* multicast: the piece's first send on the sender */
+    bool emit;                        /* a send that is issued (a multicast piece is sent once) */
 } xfer;
 
 typedef struct data_item {
