@@ -23,10 +23,13 @@
  * exitz at E + 2): cycles = E + 3.  W for each codelet, with P = cols / 2,
  * o = cols % 2, R rows (read from the code in rowwise.S):
  *   reduce:    R = 0: 3 (two bundles, brz).  Else 12 (prologue) + the
- *              dispatch (sum 1, max 3, sumsq 5, mean 7) + R (7 + P + o),
- *              (8 + P + o) for mean and max.
+ *              dispatch (sum 1, max 3, sumsq 5, mean 7, min 9, prod 11 + 3
+ *              for its 1.0, abs sum 13) + R (7 + P + o), (8 + P + o) for
+ *              mean, max and min, (7 + 2 P + 2 o) for abs sum.
  *   softmax:   R = 0: 3.  Else 10 + R (20 + 11 P + 9 o).
- *   layernorm: R = 0: 3.  Else 15 + R (26 + 7 P + 8 o + (P > 0)).
+ *   layernorm: R = 0: 3.  Else 19 + R (26 + 7 P + 8 o + (P > 0) + S), S the
+ *              statistics' stores: 0, 9 (mean only), 10 (rstd only, both).
+ *   reduce cols: cols_w below.
  *   gather:    n = 0: 2.  Else 12 + n (10 + 2 units), units = row bytes
  *              / 8 (or / 4 when not a multiple of 8).
  *   transpose: R = 0: 2.  Else 12 + R (6 + 3 cols).
@@ -49,6 +52,7 @@
 #include <string.h>
 
 #include "isa/asm.h"
+#include "isa/fp16.h"
 #include "isa/fparith.h"
 #include "sim/machine.h"
 #include "sim/tile.h"
@@ -206,13 +210,20 @@ static uint64_t hand_cycles(const uint64_t w[WORKERS])
     return last + 3;
 }
 
+/* Issues a row of the layer norm's statistics stores (rw_layernorm_stats_row). */
+#define LN_STATS_ROW_MEAN 9u     /* the second brz taken: no store */
+#define LN_STATS_ROW_RSTD 10u    /* the first brz taken, to a 4-mod-8 address: +1 */
+#define LN_STATS_ROW_BOTH 10u
+
 static uint64_t reduce_w(unsigned rows, unsigned cols, enum reduce_op op)
 {
     if (!rows)
         return 3;
     uint64_t p = cols / 2, o = cols % 2;
-    static const uint64_t dispatch[] = {1, 3, 5, 7};
-    uint64_t row = (op == REDUCE_OP_MEAN || op == REDUCE_OP_MAX ? 8 : 7) + p + o;
+    static const uint64_t dispatch[] = {1, 3, 5, 7, 9, 11 + 3, 13};   /* prod: + its 1.0 set-up */
+    uint64_t row = (op == REDUCE_OP_MEAN || op == REDUCE_OP_MAX || op == REDUCE_OP_MIN ? 8 : 7) + p + o;
+    if (op == REDUCE_OP_ABS_SUM)
+        row = 7 + 2 * p + 2 * o;
     return 12 + dispatch[op] + rows * row;
 }
 
@@ -222,10 +233,12 @@ static uint64_t softmax_w(unsigned rows, unsigned cols)
     return rows ? 12 + rows * (20 + 11 * p + 9 * o) : 3;   /* set-up incl. $m7 = 0 and its alignment nop */
 }
 
-static uint64_t layernorm_w(unsigned rows, unsigned cols)
+/* stats: the words MEAN_OUT / INV_STD_OUT set (bit 0 / bit 1). */
+static uint64_t layernorm_w(unsigned rows, unsigned cols, unsigned stats)
 {
     uint64_t p = cols / 2, o = cols % 2;
-    return rows ? 15 + rows * (26 + 7 * p + 8 * o + (p > 0)) : 3;
+    static const uint64_t stats_row[4] = {0, LN_STATS_ROW_MEAN, LN_STATS_ROW_RSTD, LN_STATS_ROW_BOTH};
+    return rows ? 19 + rows * (26 + 7 * p + 8 * o + (p > 0) + stats_row[stats]) : 3;
 }
 
 static uint64_t gather_w(unsigned n, unsigned row_bytes)
@@ -299,12 +312,18 @@ static double reduce_reference(const float *x, size_t cols, enum reduce_op op, d
         double v = x[c];
         switch (op) {
         case REDUCE_OP_MAX: m = v > m ? v : m; break;
+        case REDUCE_OP_MIN: m = v < m ? v : m; break;
+        case REDUCE_OP_PROD: s = c ? s * v : v; break;
         case REDUCE_OP_SUMSQ: s += v * v; a += v * v; break;
+        case REDUCE_OP_ABS_SUM: s += fabs(v); a += fabs(v); break;
         default: s += v; a += fabs(v); break;
         }
     }
     switch (op) {
-    case REDUCE_OP_MAX: *bound = 0; return m;
+    case REDUCE_OP_MAX: case REDUCE_OP_MIN: *bound = 0; return m;
+    /* every factor enters one rounded product (1.0 * x is exact): cols
+     * roundings, 2 cols u |p| doubled */
+    case REDUCE_OP_PROD: *bound = 2 * (double)cols * U * fabs(s); return s;
     case REDUCE_OP_SUMSQ: *bound = 2 * (lane_terms + 1) * U * a; return s;
     case REDUCE_OP_MEAN: *bound = 2 * (lane_terms + 2) * U * a / (double)cols; return s / (double)cols;
     default: *bound = 2 * lane_terms * U * a; return s;
@@ -336,8 +355,12 @@ static case_result reduce_case(unsigned total_rows, unsigned cols, unsigned step
     for (size_t i = 0; i < (size_t)total_rows * step; i++)
         x[i] = float_of(SNAN_BITS);
     wide_exponents = op == REDUCE_OP_SUMSQ ? 16 : 31;
-    fill_rows(x, total_rows, cols, step, wide, 0);
+    fill_rows(x, total_rows, cols, step, wide && op != REDUCE_OP_PROD, 0);
     wide_exponents = 31;
+    if (op == REDUCE_OP_PROD)   /* factors in [0.5, 1.5): no overflow or underflow */
+        for (size_t i = 0; i < total_rows; i++)
+            for (size_t c = 0; c < cols; c++)
+                x[i * step + c] = (float)(1.0 + 0.5 * rnd_unit());
     uint32_t in = rig_alloc(&r, (size_t)total_rows * step * 4), out = rig_alloc(&r, (size_t)total_rows * 4);
     rig_write_rows(&r, in, x, total_rows, cols, step);
     float scale = 1.0f / (float)cols;
@@ -389,7 +412,7 @@ static void check_case(const case_result *cr)
 static void test_reduce(void)
 {
     static const unsigned widths[] = {1, 2, 3, 8, 77, 768};
-    for (unsigned op = REDUCE_OP_SUM; op <= REDUCE_OP_MEAN; op++)
+    for (unsigned op = REDUCE_OP_SUM; op <= REDUCE_OP_ABS_SUM; op++)
         for (unsigned i = 0; i < sizeof widths / sizeof widths[0]; i++) {
             unsigned cols = widths[i], step = (cols + 1) & ~1u;
             if (i % 2)
@@ -552,6 +575,9 @@ static void test_softmax_large(void)
  *   y = ((d~ r~) g) + b, two products and a sum rounded:
  *     |y~ - y| <= |g| r (|dm| + u |d|) + |g d| r (rel_r + 2 u) + u |y|.
  * Doubled for second-order terms. */
+/* The statistics the reference derives: mean, its bound dm, rstd, its bound. */
+static double ln_mean, ln_mean_bound, ln_rstd, ln_rstd_bound;
+
 static void layernorm_reference(const float *x, const float *g, const float *b, size_t cols, float eps,
                                 double *ref, double *bound)
 {
@@ -567,6 +593,7 @@ static void layernorm_reference(const float *x, const float *g, const float *b, 
     double r = 1.0 / sqrt(v + eps);
     double dm = m * U * a / n + U * fabs(mean);
     double rel_r = ((m + 3) * U * v + dm * dm) / (2 * (v + eps)) + 1.5 * U;
+    ln_mean = mean, ln_mean_bound = 2 * dm, ln_rstd = r, ln_rstd_bound = 2 * rel_r * r;
     for (size_t c = 0; c < cols; c++) {
         double d = (double)x[c] - mean;
         ref[c] = d * r * g[c] + b[c];
@@ -575,8 +602,10 @@ static void layernorm_reference(const float *x, const float *g, const float *b, 
     }
 }
 
-static case_result layernorm_case(unsigned total_rows, unsigned cols, unsigned step, bool in_place,
-                                  double offset, float eps, uint32_t seed)
+/* stats: bit 0 MEAN_OUT set, bit 1 INV_STD_OUT set (checked against the
+ * model bit for bit and against the reference's mean and rstd). */
+static case_result layernorm_case_stats(unsigned total_rows, unsigned cols, unsigned step, bool in_place,
+                                        double offset, float eps, uint32_t seed, unsigned stats)
 {
     case_result cr;
     memset(&cr, 0, sizeof cr);
@@ -601,6 +630,7 @@ static case_result layernorm_case(unsigned total_rows, unsigned cols, unsigned s
     uint32_t in = rig_alloc(&r, (size_t)total_rows * step * 4);
     uint32_t out = in_place ? in : rig_alloc(&r, (size_t)total_rows * step * 4);
     uint32_t ga = rig_alloc(&r, (size_t)cols * 4), be = rig_alloc(&r, (size_t)cols * 4);
+    uint32_t mo = rig_alloc(&r, (size_t)total_rows * 4 + 4) + 4, ro = rig_alloc(&r, (size_t)total_rows * 4);
     rig_write_rows(&r, in, x, total_rows, cols, step);
     rig_write(&r, ga, g, (size_t)cols * 4);
     rig_write(&r, be, b, (size_t)cols * 4);
@@ -618,15 +648,22 @@ static case_result layernorm_case(unsigned total_rows, unsigned cols, unsigned s
         v[LAYERNORM_ROWS_V_COLS] = cols;
         v[LAYERNORM_ROWS_V_STEP] = step * 4;
         v[LAYERNORM_ROWS_V_EPS] = bits_of(eps);
-        w[k] = layernorm_w(n, cols);
+        /* MEAN_OUT 4 mod 8: 4-byte alignment is enough */
+        v[LAYERNORM_ROWS_V_MEAN_OUT] = stats & 1 ? mo + row0 * 4 : 0;
+        v[LAYERNORM_ROWS_V_INV_STD_OUT] = stats & 2 ? ro + row0 * 4 : 0;
+        w[k] = layernorm_w(n, cols, stats);
         row0 += n;
     }
     cr.run = rig_run(&r, rec, LAYERNORM_ROWS_V_WORDS);
     cr.hand = hand_cycles(w);
     if (cr.run.ran) {
         rig_read_rows(&r, out, got, total_rows, cols, step);
-        rowwise_model_layernorm(x, model, g, b, total_rows, cols, step, eps);
+        float *mean_model = malloc((size_t)total_rows * 4 + 4), *rstd_model = malloc((size_t)total_rows * 4 + 4);
+        float *mean_got = malloc((size_t)total_rows * 4 + 4), *rstd_got = malloc((size_t)total_rows * 4 + 4);
+        rowwise_model_layernorm_stats(x, model, g, b, total_rows, cols, step, eps, mean_model, rstd_model);
         cr.bit_mismatches = mismatches("layernorm", got, model, total_rows, cols, step);
+        rig_read(&r, mo, mean_got, (size_t)total_rows * 4);
+        rig_read(&r, ro, rstd_got, (size_t)total_rows * 4);
         size_t over = 0;
         double worst = 0;
         for (unsigned i = 0; i < total_rows; i++) {
@@ -634,7 +671,21 @@ static case_result layernorm_case(unsigned total_rows, unsigned cols, unsigned s
             layernorm_reference(x + (size_t)i * step, g, b, cols, eps, ref, bound);
             over += over_bound(got + (size_t)i * step, ref, bound, cols, &q);
             worst = q > worst ? q : worst;
+            /* the statistics: written where asked, untouched (NaN filling) elsewhere */
+            if (stats & 1) {
+                cr.bit_mismatches += mismatches("mean", mean_got + i, mean_model + i, 1, 1, 0);
+                over += !(fabs(mean_got[i] - ln_mean) <= ln_mean_bound);
+            } else {
+                cr.bit_mismatches += bits_of(mean_got[i]) != SNAN_BITS;
+            }
+            if (stats & 2) {
+                cr.bit_mismatches += mismatches("rstd", rstd_got + i, rstd_model + i, 1, 1, 0);
+                over += !(fabs(rstd_got[i] - ln_rstd) <= ln_rstd_bound);
+            } else {
+                cr.bit_mismatches += bits_of(rstd_got[i]) != SNAN_BITS;
+            }
         }
+        free(mean_model); free(rstd_model); free(mean_got); free(rstd_got);
         cr.over = over;
         cr.ratio = worst;
     } else {
@@ -643,6 +694,30 @@ static case_result layernorm_case(unsigned total_rows, unsigned cols, unsigned s
     free(x); free(got); free(model); free(g); free(b); free(ref); free(bound);
     rig_close(&r);
     return cr;
+}
+
+static case_result layernorm_case(unsigned total_rows, unsigned cols, unsigned step, bool in_place,
+                                  double offset, float eps, uint32_t seed)
+{
+    return layernorm_case_stats(total_rows, cols, step, in_place, offset, eps, seed, 0);
+}
+
+/* MEAN_OUT and INV_STD_OUT: both, either, in place; hand cycles. */
+static void test_layernorm_stats(void)
+{
+    static const unsigned widths[] = {1, 2, 5, 64};
+    for (unsigned i = 0; i < sizeof widths / sizeof widths[0]; i++)
+        for (unsigned stats = 1; stats <= 3; stats++) {
+            unsigned cols = widths[i], step = (cols + 1) & ~1u;
+            case_result cr = layernorm_case_stats(13, cols, step, stats == 2, 10.0, 1e-5f, 700u + i * 4 + stats, stats);
+            check_case(&cr);
+        }
+    /* rows 1, 1, 1, 1, 1, 0 of 3 columns with both: per worker
+     * 19 + 26 + 7 + 8 + 1 + 10 = 71 worker cycles; worker 4 starts last
+     * (cycle 9): 9 + 6 * 71 + 3 = 438. */
+    CU_ASSERT_EQUAL(layernorm_w(1, 3, 3), 71);
+    case_result cr = layernorm_case_stats(5, 3, 4, false, 0.0, 1e-5f, 3u, 3);
+    check_case(&cr);
 }
 
 static void test_layernorm(void)
@@ -839,6 +914,260 @@ static void test_transpose(void)
     transpose_case(24, 16, 16, 24, 4u);
 }
 
+/* ---- column reduce ------------------------------------------------------------- */
+
+/* Worker cycles of vtx_reduce_cols_f32 (read from rowwise.S): set-up 18 to
+ * the alignment test; the block path (in, in_step, f32 out 8-byte aligned,
+ * n >= 12, op of one aux issue) 2 + 1 + its dispatch, then a block of 12
+ * columns 19 + 7 (R - 1) (21 with f16 out; + 8 for mean), 1 after the
+ * last; the other
+ * columns one at a time: 3 + the dispatch, then a column 7 + 3 (R - 1)
+ * (+ 1 for mean); f16 replaces a column's 4 closing issues by 6 (an even
+ * column), 8 (the odd one that stores the pair, or an even last one). */
+static bool cols_block_op(enum reduce_op op) { return op != REDUCE_OP_SUMSQ && op != REDUCE_OP_ABS_SUM; }
+
+static uint64_t cols_generic_w(unsigned rows, unsigned n, enum reduce_op op, bool f16)
+{
+    static const uint64_t dispatch[] = {1, 3, 5, 7, 9, 11, 12};
+    uint64_t w = 3 + dispatch[op];
+    for (unsigned c = 0; c < n; c++) {
+        w += 3 + 3 * (uint64_t)(rows - 1) + (op == REDUCE_OP_MEAN);
+        if (!f16)
+            w += 4;
+        else if (c % 2)
+            w += 8;
+        else
+            w += c + 1 == n ? 8 : 6;
+    }
+    return w;
+}
+
+static uint64_t cols_w(unsigned rows, unsigned n, enum reduce_op op, bool f16, bool aligned)
+{
+    if (!rows)
+        return 3;
+    if (!n)
+        return 4;
+    uint64_t w = 18;
+    if (!aligned)
+        return w + cols_generic_w(rows, n, op, f16);
+    w += 2;
+    if (n < 12)
+        return w + cols_generic_w(rows, n, op, f16);
+    static const uint64_t dispatch[] = {1, 5, 10, 3, 7, 9, 10};
+    w += 1 + dispatch[op];
+    if (!cols_block_op(op))
+        return w + cols_generic_w(rows, n, op, f16);
+    unsigned blocks = n / 12, tail = n % 12;
+    w += blocks * ((f16 ? 21 : 19) + 7 * (uint64_t)(rows - 1) + (op == REDUCE_OP_MEAN ? 8 : 0)) + 1;
+    return tail ? w + cols_generic_w(rows, tail, op, f16) : w;
+}
+
+/* Tolerance against the column's exact result in double: R - 1 rounded
+ * additions of terms up to sum|t| (sum, abs sum), R for the sum of squares
+ * (each square rounded too), R + 1 for mean (the product and the scale's
+ * rounding, over R), R - 1 products (prod), max and min exact; doubled for
+ * second-order terms.  f16 adds one rounding: 2^-11 |ref| and 2^-25 for
+ * the f16 subnormal range. */
+static double cols_reference(const float *x, size_t rows, size_t step, enum reduce_op op, bool f16, double *bound)
+{
+    double s = 0, a = 0, m = x[0], p = 1;
+    for (size_t r = 0; r < rows; r++) {
+        double v = x[r * step];
+        m = op == REDUCE_OP_MAX ? (v > m ? v : m) : (v < m ? v : m);
+        p *= v;
+        double t = op == REDUCE_OP_SUMSQ ? v * v : op == REDUCE_OP_ABS_SUM ? fabs(v) : v;
+        s += t;
+        a += fabs(t);
+    }
+    double n = (double)rows, ref;
+    switch (op) {
+    case REDUCE_OP_MAX: case REDUCE_OP_MIN: ref = m; *bound = 0; break;
+    case REDUCE_OP_PROD: ref = p; *bound = 2 * (n - 1) * U * fabs(p); break;
+    case REDUCE_OP_SUMSQ: ref = s; *bound = 2 * n * U * a; break;
+    case REDUCE_OP_MEAN: ref = s / n; *bound = 2 * (n + 1) * U * a / n; break;
+    default: ref = s; *bound = 2 * (n - 1) * U * a; break;
+    }
+    if (f16)
+        *bound += 0x1p-11 * fabs(ref) * 1.01 + 0x1p-25;
+    return ref;
+}
+
+/* Worker k reduces columns [c0_k, c0_k + n[k]) of a rows x (sum n) tensor
+ * whose rows are in_step floats apart and whose first element lies
+ * `offset` floats (0 or 1: 4 mod 8) past an 8-byte boundary; each worker
+ * writes its own output tensor. */
+static case_result cols_case(unsigned rows, const unsigned n[WORKERS], unsigned in_step, unsigned offset,
+                             enum reduce_op op, bool f16, bool wide, uint32_t seed)
+{
+    case_result cr;
+    memset(&cr, 0, sizeof cr);
+    rig r;
+    if (!rig_open(&r, "vtx_reduce_cols_f32", REDUCE_COLS_V_WORDS)) {
+        CU_FAIL("rig");
+        rig_close(&r);
+        return cr;
+    }
+    lcg_state = seed;
+    unsigned total = 0;
+    for (unsigned k = 0; k < WORKERS; k++)
+        total += n[k];
+    size_t nf = (size_t)rows * in_step + offset + 2;
+    float *x = malloc(nf * 4);
+    for (size_t i = 0; i < nf; i++)
+        x[i] = float_of(SNAN_BITS);
+    float *x0 = x + offset;
+    for (unsigned i = 0; i < rows; i++) {
+        double mag = wide ? pow(10.0, (double)(i * 7 % (op == REDUCE_OP_SUMSQ ? 16 : 31))) : 1.0;
+        for (unsigned c = 0; c < total; c++)
+            x0[(size_t)i * in_step + c] = (float)(op == REDUCE_OP_PROD ? 1.0 + 0.5 * rnd_unit() : mag * rnd_unit());
+    }
+    uint32_t in = rig_alloc(&r, nf * 4);
+    rig_write(&r, in, x, nf * 4);
+    float scale = rows ? 1.0f / (float)rows : 0.0f;
+    uint32_t rec[WORKERS * REDUCE_COLS_V_WORDS], out[WORKERS];
+    uint64_t w[WORKERS];
+    unsigned c0 = 0;
+    for (unsigned k = 0; k < WORKERS; k++) {
+        out[k] = rig_alloc(&r, (size_t)n[k] * 4 + 8);
+        uint32_t *v = rec + k * REDUCE_COLS_V_WORDS;
+        uint32_t in_k = in + (offset + c0) * 4;
+        v[REDUCE_COLS_V_IN] = in_k;
+        v[REDUCE_COLS_V_OUT] = out[k];
+        v[REDUCE_COLS_V_ROWS] = rows;
+        v[REDUCE_COLS_V_COLS] = n[k];
+        v[REDUCE_COLS_V_IN_STEP] = in_step * 4;
+        v[REDUCE_COLS_V_OP] = op;
+        v[REDUCE_COLS_V_SCALE] = bits_of(scale);
+        v[REDUCE_COLS_V_OUT_F16] = f16;
+        w[k] = cols_w(rows, n[k], op, f16, ((in_k | in_step * 4) & 7) == 0);
+        c0 += n[k];
+    }
+    cr.run = rig_run(&r, rec, REDUCE_COLS_V_WORDS);
+    cr.hand = hand_cycles(w);
+    if (cr.run.cycles != cr.hand)
+        fprintf(stderr, "\n  cols rows %u step %u offset %u op %d f16 %d", rows, in_step, offset, op, f16);
+    if (!cr.run.ran) {
+        fprintf(stderr, "\nreduce cols did not end: %s\n", cr.run.fault);
+    } else {
+        c0 = 0;
+        double worst = 0;
+        for (unsigned k = 0; k < WORKERS; k++) {
+            unsigned m = n[k];
+            size_t words = f16 ? (m + 1) / 2 : m;
+            uint32_t *got = malloc(words * 4 + 8), *want = malloc(words * 4 + 8);
+            float *model = malloc((size_t)m * 4 + 4);
+            uint16_t *model16 = malloc((size_t)m * 2 + 4);
+            rig_read(&r, out[k], got, words * 4 + 8);
+            rowwise_model_reduce_cols(x0 + c0, model, model16, f16, rows, m, in_step, op, scale);
+            if (f16)
+                memcpy(want, model16, words * 4);
+            else
+                memcpy(want, model, words * 4);
+            want[words] = want[words + 1] = SNAN_BITS;   /* nothing written past the output */
+            if (!rows)
+                for (size_t i = 0; i < words; i++)
+                    want[i] = SNAN_BITS;
+            for (size_t i = 0; i < words + 2; i++)
+                if (got[i] != want[i] && cr.bit_mismatches++ < 4)
+                    fprintf(stderr, "\n  cols worker %u word %zu: codelet 0x%08x, model 0x%08x", k + 1, i, got[i], want[i]);
+            for (unsigned c = 0; c < m && rows; c++) {
+                double bound, ref = cols_reference(x0 + c0 + c, rows, in_step, op, f16, &bound);
+                double v = f16 ? (double)fp16_to_f32((uint16_t)(got[c / 2] >> (16 * (c % 2)))) : (double)float_of(got[c]);
+                double e = fabs(v - ref);
+                if (!(e <= bound) && cr.over++ < 4)
+                    fprintf(stderr, "\n  cols worker %u col %u: got %.9g, reference %.9g, bound %.3g", k + 1, c, v, ref, bound);
+                if (bound > 0 && e / bound > worst)
+                    worst = e / bound;
+            }
+            free(got); free(want); free(model); free(model16);
+            c0 += m;
+        }
+        cr.ratio = worst;
+    }
+    free(x);
+    rig_close(&r);
+    return cr;
+}
+
+/* Every op, f32 and f16 out; workers' columns start 8-byte aligned and
+ * 4 mod 8 (odd column offsets), rows 8-byte and 4-byte apart, odd widths
+ * 1, 3, 5, blocks of 12 and their tails, one row. */
+static void test_reduce_cols(void)
+{
+    static const unsigned split[WORKERS] = {13, 12, 25, 1, 3, 5};   /* starts 0, 13, 25, 50, 51, 54 */
+    static const unsigned even[WORKERS] = {24, 2, 14, 0, 36, 4};     /* f16 outputs: all starts even */
+    for (unsigned op = REDUCE_OP_SUM; op <= REDUCE_OP_ABS_SUM; op++) {
+        case_result cr = cols_case(7, split, 60, 0, (enum reduce_op)op, false, true, 1000u + op);
+        check_case(&cr);
+        cr = cols_case(5, split, 59, 1, (enum reduce_op)op, false, true, 1100u + op);   /* rows 4 mod 8 apart */
+        check_case(&cr);
+        cr = cols_case(6, even, 82, 1, (enum reduce_op)op, true, false, 1200u + op);    /* 4 mod 8 start, f16 */
+        check_case(&cr);
+        cr = cols_case(3, even, 80, 0, (enum reduce_op)op, true, false, 1300u + op);
+        check_case(&cr);
+        cr = cols_case(1, split, 60, 0, (enum reduce_op)op, false, true, 1400u + op);
+        check_case(&cr);
+    }
+}
+
+/* Hand-worked: sum, 3 rows, 12 columns on worker 1 (one block), 5 on
+ * worker 2 (start 12: 8-byte aligned, fewer than 12: one at a time), rows
+ * 0 for the others.  Worker 1: 18 + 2 + 1 + 1 + (19 + 14) + 1 = 56;
+ * worker 2: 20 + 3 + 1 + 5 (7 + 6) = 89; workers 3..6: 3.  Worker 2 first
+ * issues at cycle 7: 7 + 6 * 89 + 3 = 544. */
+static void test_reduce_cols_hand(void)
+{
+    static const unsigned n[WORKERS] = {12, 5, 0, 0, 0, 0};
+    CU_ASSERT_EQUAL(cols_w(3, 12, REDUCE_OP_SUM, false, true), 56);
+    CU_ASSERT_EQUAL(cols_w(3, 5, REDUCE_OP_SUM, false, true), 89);
+    case_result cr = cols_case(3, n, 18, 0, REDUCE_OP_SUM, false, false, 5u);
+    check_case(&cr);
+    CU_ASSERT_EQUAL(cr.run.cycles, 544);
+    /* rows = 0 writes nothing (3 issues); cols = 0 (4 issues) */
+    static const unsigned some[WORKERS] = {4, 3, 2, 1, 12, 0};
+    cr = cols_case(0, some, 22, 0, REDUCE_OP_MEAN, false, false, 6u);
+    check_case(&cr);
+    CU_ASSERT_EQUAL(cr.run.cycles, hand_cycles((uint64_t[WORKERS]){3, 3, 3, 3, 3, 3}));
+    /* the model on hand-worked values: column sums in row order from x[0] */
+    const float x[6] = {1.0f, -2.0f, 3.0f, 4.0f, 0.5f, 16777216.0f};   /* 3 rows of 2 */
+    float o[2];
+    uint16_t h[4];
+    rowwise_model_reduce_cols(x, o, NULL, false, 3, 2, 2, REDUCE_OP_SUM, 0);
+    CU_ASSERT_EQUAL(bits_of(o[0]), bits_of(4.5f));
+    CU_ASSERT_EQUAL(bits_of(o[1]), bits_of(16777218.0f));   /* -2 + 4 = 2, + 2^24: exact */
+    rowwise_model_reduce_cols(x, o, NULL, false, 3, 2, 2, REDUCE_OP_ABS_SUM, 0);
+    CU_ASSERT_EQUAL(bits_of(o[0]), bits_of(4.5f));
+    rowwise_model_reduce_cols(x, o, NULL, false, 3, 2, 2, REDUCE_OP_PROD, 0);
+    CU_ASSERT_EQUAL(bits_of(o[0]), bits_of(1.5f));
+    CU_ASSERT_EQUAL(bits_of(o[1]), bits_of(-134217728.0f));
+    rowwise_model_reduce_cols(x, NULL, h, true, 3, 1, 2, REDUCE_OP_MIN, 0);
+    CU_ASSERT_EQUAL(h[0], 0x3800);                           /* 0.5 in f16 */
+    CU_ASSERT_EQUAL(h[1], 0x3800);                           /* the padding copy */
+}
+
+/* Cycles an element: the matmul partial-sum shape (8 partials of 6 x 192
+ * f32, 8-byte aligned: the block path) and the same 4-byte aligned (one
+ * column at a time). */
+static void test_reduce_cols_large(void)
+{
+    static const unsigned n[WORKERS] = {192, 192, 192, 192, 192, 192};
+    case_result fast = cols_case(8, n, 1152, 0, REDUCE_OP_SUM, false, false, 21u);
+    check_case(&fast);
+    case_result slow = cols_case(8, n, 1153, 1, REDUCE_OP_SUM, false, false, 22u);
+    check_case(&slow);
+    case_result f16 = cols_case(8, n, 1152, 0, REDUCE_OP_MEAN, true, false, 23u);
+    check_case(&f16);
+    double e = 8 * 1152.0;
+    printf("\n    reduce cols sum 8x1152 (block path): %llu cycles, %.4f per element\n",
+           (unsigned long long)fast.run.cycles, fast.run.cycles / e);
+    printf("    reduce cols sum 8x1152 (4-byte aligned): %llu cycles, %.4f per element\n",
+           (unsigned long long)slow.run.cycles, slow.run.cycles / e);
+    printf("    reduce cols mean, f16 out, 8x1152: %llu cycles, %.4f per element\n",
+           (unsigned long long)f16.run.cycles, f16.run.cycles / e);
+    CU_ASSERT(fast.run.cycles / e < 0.75);
+}
+
 /* ---- measurements ---------------------------------------------------------------- */
 
 /* BERT-Base width: 6 x 16 rows of 768 (6 x 64 rows, 1.2 MB, would not fit
@@ -930,7 +1259,11 @@ void test_register(void)
               {"softmax large magnitudes", test_softmax_large},
               {"layer norm vs model and reference", test_layernorm},
               {"layer norm in place", test_layernorm_in_place},
+              {"layer norm: mean and rstd outputs", test_layernorm_stats},
               {"zero-row records", test_zero_rows},
+              {"reduce cols: every op, f16, alignments", test_reduce_cols},
+              {"reduce cols: hand cycles, zero rows, model", test_reduce_cols_hand},
+              {"reduce cols: cycles per element", test_reduce_cols_large},
               {"gather, negative indices", test_gather},
               {"gather: out-of-range index traps", test_gather_bad_index},
               {"transpose", test_transpose},

@@ -2,10 +2,12 @@
 // calling convention in workloads/codelets/abi.h; record layouts and the
 // bit-exact C models in workloads/codelets/rowwise.h, rowwise_model.c):
 //
-//   vtx_reduce_rows_f32     out[r] = sum / max / sum of squares / mean of in[r][*]
+//   vtx_reduce_rows_f32     out[r] = sum / max / min / product / sum of squares /
+//                           sum of |x| / mean of in[r][*]
+//   vtx_reduce_cols_f32     out[c] = the same reductions of in[*][c] (f32 or f16 out)
 //   vtx_softmax_rows_f32    out[r] = softmax(in[r])           (in place allowed)
 //   vtx_layernorm_rows_f32  out[r] = (in[r] - mean) * rstd * gamma + beta
-//                                                              (in place allowed)
+//                           (in place allowed; mean, rstd optionally stored)
 //   vtx_gather_rows         out row i = table row idx[i]
 //   vtx_transpose_f32       out[c][r] = in[r][c]
 //
@@ -24,8 +26,15 @@
 //     column joins lane 0 last; read out with f32v2gina (which also leaves
 //     $AACC[0,2] zero for the next row), then lane 0 + lane 1; mean then
 //     multiplies by the record's scale (f32mul, no division).
-//   max: lanes started at x[0] (f32v2max over the pairs), max(lane 0,
-//     lane 1), then max with the odd last column.
+//   max, min: lanes started at x[0] (f32v2max / f32v2min over the pairs),
+//     max(lane 0, lane 1), then max with the odd last column.
+//   product: lanes from 1.0 (f32v2mul), the odd last column into lane 0,
+//     then lane 0 * lane 1.  Sum of |x|: f32v2abs, then the sum's lanes.
+//   column reduce: no lanes; each column folded in row order from its row-0
+//     value (rowwise.h).  Columns 12 at a time in $a2..$a13 over all rows
+//     (the block path: one rpt pass a row of 6 ld64step + 6 pair ops + 1
+//     pointer add, single-access loads only), else one column at a time
+//     with word loads (any 4-byte alignment; SUMSQ and ABS_SUM always).
 //   softmax: m = the max as above; e = f32exp(x - m) stored to out, summed
 //     in lanes; r = f32oox(lane 0 + lane 1) (one reciprocal per row, ISA2
 //     f32oox); out = e * r (a multiply, not a division).  x - m <= 0, so
@@ -48,7 +57,11 @@
 // counts every issue):
 //   reduce sum/sumsq  7 + P + o      mean 8 + P + o      max 8 + P + o
 //   softmax           20 + 11 P + 9 o     (pass 2: 8 per pair, exp-bound)
-//   layer norm        26 + 7 P + 8 o + (P > 0)
+//   reduce min        8 + P + o       prod 7 + P + o      abs sum 7 + 2 P + 2 o
+//   layer norm        26 + 7 P + 8 o + (P > 0), + 10 with MEAN_OUT/INV_STD_OUT
+//   reduce cols, R rows, per block of 12 columns: 19 + 7 (R - 1) (f16 out
+//     21, mean + 8); per column taken alone: 7 + 3 (R - 1) (mean + 1,
+//     f16: +2 to +4)
 //   gather            10 + 2 (row bytes / 8), or 10 + 2 (row bytes / 4)
 //   transpose         6 + 3 cols
 // Six workers issue one bundle a tile cycle between them, so worker cycles
@@ -57,10 +70,15 @@
 // 6 x 64 rows of 768 f32 would not fit in one tile's memory):
 //
 //   codelet        rows x cols     tile cycles    cycles/element
-//   softmax         96 x 768          407,496         5.527   (f32exp: 3 of 5.5)
-//   layer norm      96 x 768          260,742         3.537
+//   softmax         96 x 768          407,508         5.527   (f32exp: 3 of 5.5)
+//   layer norm      96 x 768          260,766         3.537
 //   reduce sum      96 x 768           37,626         0.510
 //   reduce max      96 x 768           37,734         0.512
+//   reduce cols sum  8 x 1152           6,678         0.725   (block path; 7/12 =
+//                                                              0.583 as R grows)
+//   reduce cols sum  8 x 1152, 4-byte  32,400         3.516   (one column at a
+//                    aligned                                   time; (3 R + 4) / R)
+//   reduce cols mean 8 x 1152, f16 out  7,650         0.830
 //   gather          96 x 3072 B        74,772         1.014   (per 4-byte word)
 
     .equ RW_FP_CLR_ZAACC, 1 << 3          // $FP_CLR: zero $AACC (ISA2 §2.7.5.2.13)
@@ -76,6 +94,18 @@
     .equ REDUCE_OP_MAX, 1
     .equ REDUCE_OP_SUMSQ, 2
     .equ REDUCE_OP_MEAN, 3
+    .equ REDUCE_OP_MIN, 4
+    .equ REDUCE_OP_PROD, 5
+    .equ REDUCE_OP_ABS_SUM, 6
+
+    .equ REDUCE_COLS_V_IN, 0
+    .equ REDUCE_COLS_V_OUT, 1
+    .equ REDUCE_COLS_V_ROWS, 2
+    .equ REDUCE_COLS_V_COLS, 3
+    .equ REDUCE_COLS_V_IN_STEP, 4
+    .equ REDUCE_COLS_V_OP, 5
+    .equ REDUCE_COLS_V_SCALE, 6
+    .equ REDUCE_COLS_V_OUT_F16, 7
 
     .equ SOFTMAX_ROWS_V_IN, 0
     .equ SOFTMAX_ROWS_V_OUT, 1
@@ -91,6 +121,8 @@
     .equ LAYERNORM_ROWS_V_COLS, 5
     .equ LAYERNORM_ROWS_V_STEP, 6
     .equ LAYERNORM_ROWS_V_EPS, 7
+    .equ LAYERNORM_ROWS_V_MEAN_OUT, 8
+    .equ LAYERNORM_ROWS_V_INV_STD_OUT, 9
 
     .equ GATHER_ROWS_V_TABLE, 0
     .equ GATHER_ROWS_V_IDX, 1
@@ -170,6 +202,12 @@ vtx_reduce_rows_f32:
     brnz    $m8, rw_reduce_sumsq_row
     cmpeq   $m8, $m7, REDUCE_OP_MEAN
     brnz    $m8, rw_reduce_mean_row
+    cmpeq   $m8, $m7, REDUCE_OP_MIN
+    brnz    $m8, rw_reduce_min_row
+    cmpeq   $m8, $m7, REDUCE_OP_PROD
+    brnz    $m8, rw_reduce_prod
+    cmpeq   $m8, $m7, REDUCE_OP_ABS_SUM
+    brnz    $m8, rw_reduce_abs_row
     trap    ROWWISE_TRAP_BAD_OP
     .align 8
     RW_REDUCE_ACC_LOOP rw_reduce_sum_row, 0, 0
@@ -177,19 +215,63 @@ vtx_reduce_rows_f32:
     RW_REDUCE_ACC_LOOP rw_reduce_sumsq_row, 1, 0
     .align 8
     RW_REDUCE_ACC_LOOP rw_reduce_mean_row, 0, 1
-    .align 8
-rw_reduce_max_row:
+// max and min: lanes started at x[0], combined, then the odd last column.
+.macro RW_REDUCE_EXTREME_LOOP label, v2op, op
+\label:
     ld32    $a4, $m0, $mzero, 0
     ld64step $a0:1, $m0, $m6+=, 1
     { rpt   $m3, 0 ; mov $a5, $a4 }                            // lanes start at x[0]
-    { ld64step $a0:1, $m0, $m6+=, 1 ; f32v2max $a4:5, $a4:5, $a0:1 }
-    { brz   $m4, 1f ; f32max $a4, $a4, $a5 }
-    { nop ; f32max $a4, $a4, $a0 }                             // odd last column
+    { ld64step $a0:1, $m0, $m6+=, 1 ; \v2op $a4:5, $a4:5, $a0:1 }
+    { brz   $m4, 1f ; \op $a4, $a4, $a5 }
+    { nop ; \op $a4, $a4, $a0 }                                // odd last column
 1:
     st32step $a4, $mzero, $m1+=, 1
     add     $m0, $m0, $m5
     setzi   $m6, 0
-    brnzdec $m2, rw_reduce_max_row
+    brnzdec $m2, \label
+    exitz   $mzero
+.endm
+    .align 8
+    RW_REDUCE_EXTREME_LOOP rw_reduce_max_row, f32v2max, f32max
+    .align 8
+    RW_REDUCE_EXTREME_LOOP rw_reduce_min_row, f32v2min, f32min
+// product: lanes like the sum's, both started at 1.0 ($a8:9), the odd last
+// column into lane 0 last, then lane 0 * lane 1.
+    .align 8
+rw_reduce_prod:
+    setzi   $a8, 1
+    f32fromui32 $a8, $a8
+    { nop ; mov $a9, $a8 }
+rw_reduce_prod_row:
+    { ld64step $a0:1, $m0, $m6+=, 1 ; mov $a2:3, $a8:9 }
+    { rpt   $m3, 0 ; fnop }
+    { ld64step $a0:1, $m0, $m6+=, 1 ; f32v2mul $a2:3, $a2:3, $a0:1 }
+    { brz   $m4, 1f ; fnop }
+    { nop ; f32mul $a2, $a2, $a0 }                             // odd last column
+1:
+    { add   $m0, $m0, $m5 ; f32mul $a2, $a2, $a3 }
+    st32step $a2, $mzero, $m1+=, 1
+    setzi   $m6, 0
+    brnzdec $m2, rw_reduce_prod_row
+    exitz   $mzero
+// sum of |x| (ONNX ReduceL1): f32v2abs, then the lanes of f32v2acc as the
+// sum's; two aux issues a pair.
+    .align 8
+rw_reduce_abs_row:
+    ld64step $a0:1, $m0, $m6+=, 1
+    rpt     $m3, (2f - 1f) / 8 - 1
+1:
+    { ld64step $a0:1, $m0, $m6+=, 1 ; f32v2abs $a2:3, $a0:1 }
+    { nop ; f32v2acc $a2:3 }
+2:
+    { brz   $m4, 1f ; mov $a3, $a15 }
+    { nop ; f32abs $a2, $a0 }                                  // odd: (|x[c-1]|, 0)
+    { nop ; f32v2acc $a2:3 }
+1:
+    { setzi $m6, 0 ; f32v2gina $a0:1, $azeros }
+    { add   $m0, $m0, $m5 ; f32add $a0, $a0, $a1 }
+    st32step $a0, $mzero, $m1+=, 1
+    brnzdec $m2, rw_reduce_abs_row
     exitz   $mzero
     .align 8
 rw_reduce_exit:
@@ -288,7 +370,12 @@ vtx_layernorm_rows_f32:
     add     $m11, $m3, -1
     add     $m2, $m2, -1
     setzi   $m6, 0
-rw_layernorm_row:
+    ld32    $m7, $m13, $mzero, LAYERNORM_ROWS_V_MEAN_OUT
+    ld32    $m10, $m13, $mzero, LAYERNORM_ROWS_V_INV_STD_OUT
+    or      $m7, $m7, $m10
+    brnz    $m7, rw_layernorm_stats_row
+.macro RW_LAYERNORM_LOOP label, stats
+\label:
     // pass 1: the mean
     ld64step $a0:1, $m0, $m6+=, 1
     rpt     $m3, 0
@@ -337,11 +424,31 @@ rw_layernorm_row:
     { nop ; f32add $a10, $a10, $a3 }
     { st32  $a10, $m1, $m7, 0 ; fnop }
 1:
+    .if \stats
+    // the row's mean and rstd to MEAN_OUT[r], INV_STD_OUT[r] (r = rows - 1 - $m2)
+    ld32    $m10, $m13, $mzero, LAYERNORM_ROWS_V_ROWS
+    sub     $m10, $m10, $m2
+    shl     $m10, $m10, 2
+    add     $m10, $m10, -4
+    ld32    $m7, $m13, $mzero, LAYERNORM_ROWS_V_MEAN_OUT
+    brz     $m7, 4f
+    st32    $a4, $m7, $m10, 0
+4:
+    ld32    $m7, $m13, $mzero, LAYERNORM_ROWS_V_INV_STD_OUT
+    brz     $m7, 4f
+    st32    $a8, $m7, $m10, 0
+4:
+    .endif
     add     $m0, $m0, $m5
     add     $m1, $m1, $m5
     setzi   $m6, 0
-    brnzdec $m2, rw_layernorm_row
+    brnzdec $m2, \label
     exitz   $mzero
+.endm
+    .align 8                              // (no padding: falls through from the brnz)
+    RW_LAYERNORM_LOOP rw_layernorm_row, 0
+    .align 8
+    RW_LAYERNORM_LOOP rw_layernorm_stats_row, 1
     .align 8
 rw_layernorm_exit:
     exitz   $mzero
@@ -432,4 +539,203 @@ rw_transpose_row:
     exitz   $mzero
     .align 8
 rw_transpose_exit:
+    exitz   $mzero
+
+// ---- vtx_reduce_cols_f32 ----------------------------------------------------------
+// $m0 column block in row 0, $m1 out, $m2 rows - 1 (rpt count), $m4 columns
+// left, $m5 in step, $m6 row offset, $m7 in step - 48, $m8 op, $m9 f16 out,
+// $m10 scratch (the f16 half-word parity in the column loop).
+//
+// Every column is folded in row order: acc = t(x[0]), then acc = op(acc,
+// t(x[r])) for r = 1..rows-1 (t: x itself, x*x for SUMSQ, |x| for ABS_SUM),
+// MEAN then multiplies by the scale; rowwise.h.
+    .align 8
+    .globl vtx_reduce_cols_f32
+    .worker
+vtx_reduce_cols_f32:
+    ld32    $m2, $m13, $mzero, REDUCE_COLS_V_ROWS
+    ld32    $m4, $m13, $mzero, REDUCE_COLS_V_COLS
+    brz     $m2, rw_cols_exit
+    brz     $m4, rw_cols_exit
+    ld32    $m0, $m13, $mzero, REDUCE_COLS_V_IN
+    ld32    $m1, $m13, $mzero, REDUCE_COLS_V_OUT
+    ld32    $m5, $m13, $mzero, REDUCE_COLS_V_IN_STEP
+    ld32    $m8, $m13, $mzero, REDUCE_COLS_V_OP
+    ld32    $m9, $m13, $mzero, REDUCE_COLS_V_OUT_F16
+    add     $m2, $m2, -1
+    cmpult  $m10, $m8, REDUCE_OP_ABS_SUM + 1
+    brz     $m10, rw_cols_bad_op
+    // The block path needs in, in step (and out, for f32) 8-byte aligned,
+    // 12 columns or more, and an op of one aux issue.
+    cmpeq   $m10, $m9, 0
+    mul     $m10, $m10, $m1                    // out when f32, else 0
+    or      $m10, $m10, $m0
+    or      $m10, $m10, $m5
+    and     $m10, $m10, 7
+    brnz    $m10, rw_cols_generic
+    cmpult  $m10, $m4, 12
+    brnz    $m10, rw_cols_generic
+    add     $m7, $m5, -48
+    brz     $m8, rw_cols_block_sum
+    cmpeq   $m10, $m8, REDUCE_OP_MEAN
+    brnz    $m10, rw_cols_block_mean
+    cmpeq   $m10, $m8, REDUCE_OP_MAX
+    brnz    $m10, rw_cols_block_max
+    cmpeq   $m10, $m8, REDUCE_OP_MIN
+    brnz    $m10, rw_cols_block_min
+    cmpeq   $m10, $m8, REDUCE_OP_PROD
+    brnz    $m10, rw_cols_block_prod
+    bri     rw_cols_generic                    // SUMSQ, ABS_SUM
+    .align 8
+rw_cols_bad_op:
+    trap    ROWWISE_TRAP_BAD_OP
+
+// A block of 12 columns (6 pairs) held in $a2..$a13 over all the rows: row 0
+// loaded, then one rpt pass a row: 6 ld64step, 6 pair ops, 1 add: 7 issues
+// for 12 elements.  Only single-access loads: no placement can conflict.
+.macro RW_COLS_BLOCK label, op, mean
+    .align 8
+\label:
+    ld64    $a2:3, $m0, $mzero, 0
+    ld64    $a4:5, $m0, $mzero, 1
+    ld64    $a6:7, $m0, $mzero, 2
+    ld64    $a8:9, $m0, $mzero, 3
+    ld64    $a10:11, $m0, $mzero, 4
+    ld64    $a12:13, $m0, $mzero, 5
+    mov     $m6, $m5
+    rpt     $m2, (2f - 1f) / 8 - 1
+1:
+    { ld64step $a0:1, $m0, $m6+=, 1 ; fnop }
+    { ld64step $a0:1, $m0, $m6+=, 1 ; \op $a2:3, $a2:3, $a0:1 }
+    { ld64step $a0:1, $m0, $m6+=, 1 ; \op $a4:5, $a4:5, $a0:1 }
+    { ld64step $a0:1, $m0, $m6+=, 1 ; \op $a6:7, $a6:7, $a0:1 }
+    { ld64step $a0:1, $m0, $m6+=, 1 ; \op $a8:9, $a8:9, $a0:1 }
+    { ld64step $a0:1, $m0, $m6+=, 1 ; \op $a10:11, $a10:11, $a0:1 }
+    { add   $m6, $m6, $m7 ; \op $a12:13, $a12:13, $a0:1 }
+2:
+    .if \mean
+    ld32    $a0, $m13, $mzero, REDUCE_COLS_V_SCALE
+    mov     $a1, $a0
+    { nop ; f32v2mul $a2:3, $a2:3, $a0:1 }
+    { nop ; f32v2mul $a4:5, $a4:5, $a0:1 }
+    { nop ; f32v2mul $a6:7, $a6:7, $a0:1 }
+    { nop ; f32v2mul $a8:9, $a8:9, $a0:1 }
+    { nop ; f32v2mul $a10:11, $a10:11, $a0:1 }
+    { nop ; f32v2mul $a12:13, $a12:13, $a0:1 }
+    .endif
+    add     $m0, $m0, 48
+    brnz    $m9, 3f
+    st64step $a2:3, $mzero, $m1+=, 1
+    st64step $a4:5, $mzero, $m1+=, 1
+    st64step $a6:7, $mzero, $m1+=, 1
+    st64step $a8:9, $mzero, $m1+=, 1
+    st64step $a10:11, $mzero, $m1+=, 1
+    st64step $a12:13, $mzero, $m1+=, 1
+4:                                             // 8-byte aligned: no branch penalty
+    add     $m4, $m4, -12
+    cmpult  $m10, $m4, 12
+    brz     $m10, \label
+    brnz    $m4, rw_cols_generic
+    exitz   $mzero
+    .align 8
+3:
+    { nop ; f32v2tof16 $a0, $a2:3 }
+    { st32step $a0, $mzero, $m1+=, 1 ; f32v2tof16 $a1, $a4:5 }
+    { st32step $a1, $mzero, $m1+=, 1 ; f32v2tof16 $a0, $a6:7 }
+    { st32step $a0, $mzero, $m1+=, 1 ; f32v2tof16 $a1, $a8:9 }
+    { st32step $a1, $mzero, $m1+=, 1 ; f32v2tof16 $a0, $a10:11 }
+    { st32step $a0, $mzero, $m1+=, 1 ; f32v2tof16 $a1, $a12:13 }
+    st32step $a1, $mzero, $m1+=, 1
+    bri     4b
+.endm
+    RW_COLS_BLOCK rw_cols_block_sum, f32v2add, 0
+    RW_COLS_BLOCK rw_cols_block_mean, f32v2add, 1
+    RW_COLS_BLOCK rw_cols_block_max, f32v2max, 0
+    RW_COLS_BLOCK rw_cols_block_min, f32v2min, 0
+    RW_COLS_BLOCK rw_cols_block_prod, f32v2mul, 0
+
+// One column at a time, word loads (any 4-byte alignment, every op): 3
+// issues an element.  $a4 the column's accumulator, $a2 t(x), $a6 scale;
+// $m4 columns left - 1 (brnzdec).  f16: an even column waits in $a8 for its
+// odd neighbour; the last column, if even, is stored in both halves.
+.macro RW_COLS_T kind, d, s
+    .if \kind == 0
+    mov     \d, \s
+    .elseif \kind == 1
+    f32mul  \d, \s, \s
+    .else
+    f32abs  \d, \s
+    .endif
+.endm
+.macro RW_COLS_COLUMN label, kind, op, mean
+    .align 8
+\label:
+    ld32    $a0, $m0, $mzero, 0
+    mov     $m6, $m5
+    {
+    rpt     $m2, (2f - 1f) / 8 - 1
+    RW_COLS_T \kind, $a4, $a0
+    }
+1:
+    { ld32  $a0, $m0, $m6, 0 ; fnop }
+    {
+    add     $m6, $m6, $m5
+    RW_COLS_T \kind, $a2, $a0
+    }
+    { nop ; \op $a4, $a4, $a2 }
+2:
+    .if \mean
+    { nop ; f32mul $a4, $a4, $a6 }
+    .endif
+    brnz    $m9, 3f
+    st32step $a4, $mzero, $m1+=, 1
+    add     $m0, $m0, 4
+    brnzdec $m4, \label
+    exitz   $mzero
+    .align 8                                   // branch targets 8-byte aligned: no penalty
+3:
+    brnz    $m10, 5f
+    mov     $a8, $a4                           // even column: wait for the odd one
+    setzi   $m10, 1
+    add     $m0, $m0, 4
+    brnzdec $m4, \label
+    f32tof16 $a9, $a8                          // the last column, in both halves
+    st32step $a9, $mzero, $m1+=, 1
+    exitz   $mzero
+    .align 8
+5:
+    mov     $a9, $a4
+    f32v2tof16 $a10, $a8:9
+    st32step $a10, $mzero, $m1+=, 1
+    setzi   $m10, 0
+    add     $m0, $m0, 4
+    brnzdec $m4, \label
+    exitz   $mzero
+.endm
+    .align 8
+rw_cols_generic:
+    ld32    $a6, $m13, $mzero, REDUCE_COLS_V_SCALE
+    setzi   $m10, 0
+    add     $m4, $m4, -1
+    brz     $m8, rw_cols_column_sum
+    cmpeq   $m11, $m8, REDUCE_OP_MAX
+    brnz    $m11, rw_cols_column_max
+    cmpeq   $m11, $m8, REDUCE_OP_SUMSQ
+    brnz    $m11, rw_cols_column_sumsq
+    cmpeq   $m11, $m8, REDUCE_OP_MEAN
+    brnz    $m11, rw_cols_column_mean
+    cmpeq   $m11, $m8, REDUCE_OP_MIN
+    brnz    $m11, rw_cols_column_min
+    cmpeq   $m11, $m8, REDUCE_OP_PROD
+    brnz    $m11, rw_cols_column_prod
+    bri     rw_cols_column_abs
+    RW_COLS_COLUMN rw_cols_column_sum, 0, f32add, 0
+    RW_COLS_COLUMN rw_cols_column_max, 0, f32max, 0
+    RW_COLS_COLUMN rw_cols_column_sumsq, 1, f32add, 0
+    RW_COLS_COLUMN rw_cols_column_mean, 0, f32add, 1
+    RW_COLS_COLUMN rw_cols_column_min, 0, f32min, 0
+    RW_COLS_COLUMN rw_cols_column_prod, 0, f32mul, 0
+    RW_COLS_COLUMN rw_cols_column_abs, 2, f32add, 0
+    .align 8
+rw_cols_exit:
     exitz   $mzero

@@ -36,6 +36,7 @@
 #ifndef IPUSIM_CODELETS_ROWWISE_H
 #define IPUSIM_CODELETS_ROWWISE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -64,7 +65,39 @@ enum reduce_op {
     REDUCE_OP_MAX = 1,          /* lanes of f32v2max, both started at x[0] */
     REDUCE_OP_SUMSQ = 2,        /* lanes of f32v2mac (x·x rounded, then added) */
     REDUCE_OP_MEAN = 3,         /* the sum, then one f32mul by scale */
+    REDUCE_OP_MIN = 4,          /* lanes of f32v2min, both started at x[0] */
+    REDUCE_OP_PROD = 5,         /* lanes of f32v2mul, both started at 1.0 */
+    REDUCE_OP_ABS_SUM = 6,      /* lanes of f32v2acc over |x| (ONNX ReduceL1) */
 };
+
+/* ---- vtx_reduce_cols_f32: out[c] = REDUCE_r in[r][c] --------------------- *
+ * Every reduce_op.  Each column is folded in row order: acc = t(x[0][c]) (a
+ * register copy: with one row the input's bits come out), then
+ * acc = op(acc, t(x[r][c])) for r = 1 .. rows - 1, where t is x itself (x*x
+ * rounded for SUMSQ, |x| for ABS_SUM) and op is f32add (SUM, MEAN, SUMSQ,
+ * ABS_SUM), f32max, f32min or f32mul; MEAN then multiplies by SCALE.  No
+ * lanes: a column's result does not depend on the path that computed it.
+ * Conditions: in, in_step 4-byte aligned (any row start), out 4-byte
+ * aligned; rows <= REDUCE_COLS_MAX_ROWS.  A record with rows = 0 or
+ * cols = 0 writes nothing.
+ * Fast path (0.58 tile cycles an element, see rowwise.S): in, in_step and,
+ * for f32 output, out multiples of 8, cols >= 12, op SUM, MEAN, MAX, MIN or
+ * PROD; the other columns of a record (cols mod 12) and every other case
+ * take 1.5 cycles an element.  Reads exactly the elements reduced. */
+enum reduce_cols_vertex {
+    REDUCE_COLS_V_IN = 0,       /* in: rows x cols f32, rows in_step bytes apart */
+    REDUCE_COLS_V_OUT = 1,      /* out: cols f32, or cols f16 (OUT_F16) */
+    REDUCE_COLS_V_ROWS = 2,
+    REDUCE_COLS_V_COLS = 3,
+    REDUCE_COLS_V_IN_STEP = 4,  /* bytes from one input row to the next, a multiple of 4 */
+    REDUCE_COLS_V_OP = 5,       /* enum reduce_op */
+    REDUCE_COLS_V_SCALE = 6,    /* f32 bits: MEAN multiplies by it (1/rows) */
+    REDUCE_COLS_V_OUT_F16 = 7,  /* 0: f32 out; 1: f16 out, round to nearest even
+                                   (f32tof16), an odd cols' last word padded with a
+                                   copy of the last element (as vtx_cast_f32_to_f16) */
+    REDUCE_COLS_V_WORDS = 8,
+};
+#define REDUCE_COLS_MAX_ROWS 4096u             /* rows - 1 is one rpt count */
 
 /* ---- vtx_softmax_rows_f32: out[r] = softmax(in[r]); in place allowed ---- */
 enum softmax_rows_vertex {
@@ -76,7 +109,10 @@ enum softmax_rows_vertex {
     SOFTMAX_ROWS_V_WORDS = 5,
 };
 
-/* ---- vtx_layernorm_rows_f32: in place allowed --------------------------- */
+/* ---- vtx_layernorm_rows_f32: in place allowed ---------------------------
+ * MEAN_OUT and INV_STD_OUT (ONNX LayerNormalization's 2nd and 3rd outputs)
+ * receive the mean and rstd the row was normalized with, as f32, at
+ * [r]; 0 writes nothing (4-byte aligned is enough). */
 enum layernorm_rows_vertex {
     LAYERNORM_ROWS_V_IN = 0,
     LAYERNORM_ROWS_V_OUT = 1,   /* may equal in */
@@ -86,7 +122,9 @@ enum layernorm_rows_vertex {
     LAYERNORM_ROWS_V_COLS = 5,
     LAYERNORM_ROWS_V_STEP = 6,  /* bytes between rows, in and out alike */
     LAYERNORM_ROWS_V_EPS = 7,   /* f32 bits */
-    LAYERNORM_ROWS_V_WORDS = 8,
+    LAYERNORM_ROWS_V_MEAN_OUT = 8,     /* 0, or rows f32: each row's mean */
+    LAYERNORM_ROWS_V_INV_STD_OUT = 9,  /* 0, or rows f32: each row's rstd */
+    LAYERNORM_ROWS_V_WORDS = 10,
 };
 
 /* ---- vtx_gather_rows: out row i = table row idx[i] ----------------------- */
@@ -118,6 +156,12 @@ enum transpose_vertex {
 void rowwise_model_reduce(const float *in, float *out, size_t rows, size_t cols, size_t step,
                           enum reduce_op op, float scale);
 
+/* Column reduce: out[c] for c < cols (rowwise.h, vtx_reduce_cols_f32);
+ * out_f16 (may be NULL when !f16) gets the f16 bits, with an odd cols' last
+ * word's upper half (out_f16[cols]) a copy of the last element. */
+void rowwise_model_reduce_cols(const float *in, float *out, uint16_t *out_f16, bool f16, size_t rows,
+                               size_t cols, size_t step, enum reduce_op op, float scale);
+
 /* One row: m = max (lanes started at x[0]); e = exp(x - m) stored; s = the
  * lanes' sum of e; r = f32oox(s) (the reciprocal, rounded once); out = e * r.
  * in == out allowed. */
@@ -129,6 +173,11 @@ void rowwise_model_softmax(const float *in, float *out, size_t rows, size_t cols
  * in == out allowed. */
 void rowwise_model_layernorm(const float *in, float *out, const float *gamma, const float *beta,
                              size_t rows, size_t cols, size_t step, float eps);
+/* The same, with each row's mean and rstd to mean_out[r] and rstd_out[r]
+ * when they are not NULL. */
+void rowwise_model_layernorm_stats(const float *in, float *out, const float *gamma, const float *beta,
+                                   size_t rows, size_t cols, size_t step, float eps, float *mean_out,
+                                   float *rstd_out);
 
 /* Gather as the codelet does it: returns the position of the first index
  * out of [-table_rows, table_rows) (the codelet traps there, having copied

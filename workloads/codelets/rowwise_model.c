@@ -14,6 +14,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "isa/fp16.h"
 #include "isa/fparith.h"
 
 static float reg(float f) { return fp32_flush(f); }
@@ -52,6 +53,17 @@ static float op_div(float a, float b)
 }
 
 static float op_max(float a, float b) { return reg(fp32_max(reg(a), reg(b))); }
+static float op_min(float a, float b) { return reg(fp32_min(reg(a), reg(b))); }
+
+/* f32abs: the sign bit cleared, nothing flushed. */
+static float op_abs(float a)
+{
+    uint32_t b;
+    memcpy(&b, &a, 4);
+    b &= 0x7fffffffu;
+    memcpy(&a, &b, 4);
+    return a;
+}
 
 static float op_exp(float a)
 {
@@ -100,29 +112,44 @@ static float acc_square(float acc, float x)
 /* f32v2gina: an accumulator read out into a register. */
 static float acc_read(float acc) { return isnan(acc) ? fp32_qnan() : reg(acc); }
 
-/* The lanes' result of an accumulation over one row: acc_add (square =
- * false) or acc_square (true), the odd last column into lane 0 last. */
-static float lanes_sum(const float *x, size_t cols, bool square)
+enum lane_kind { LANE_SUM, LANE_SQUARE, LANE_ABS };
+
+/* The lanes' result of an accumulation over one row: acc_add, acc_square
+ * or acc_add of |x|, the odd last column into lane 0 last. */
+static float lanes_sum(const float *x, size_t cols, enum lane_kind kind)
 {
     float lane[2] = {0.0f, 0.0f};
     for (size_t c = 0; c < cols; c++)
-        lane[c % 2] = square ? acc_square(lane[c % 2], x[c]) : acc_add(lane[c % 2], x[c]);
+        lane[c % 2] = kind == LANE_SQUARE ? acc_square(lane[c % 2], x[c])
+                      : acc_add(lane[c % 2], kind == LANE_ABS ? op_abs(x[c]) : x[c]);
     return op_add(acc_read(lane[0]), acc_read(lane[1]));
 }
 
-/* The max of one row: lanes started at x[0], combined, then the odd last column. */
-static float row_max(const float *x, size_t cols)
+/* The max (or min) of one row: lanes started at x[0], combined, then the
+ * odd last column. */
+static float row_extreme(const float *x, size_t cols, float (*op)(float, float))
 {
     float lane[2] = {reg(x[0]), reg(x[0])};
     size_t pairs = cols / 2;
     for (size_t k = 0; k < pairs; k++) {
-        lane[0] = op_max(lane[0], x[2 * k]);
-        lane[1] = op_max(lane[1], x[2 * k + 1]);
+        lane[0] = op(lane[0], x[2 * k]);
+        lane[1] = op(lane[1], x[2 * k + 1]);
     }
-    float m = op_max(lane[0], lane[1]);
+    float m = op(lane[0], lane[1]);
     if (cols % 2)
-        m = op_max(m, x[cols - 1]);
+        m = op(m, x[cols - 1]);
     return m;
+}
+
+static float row_max(const float *x, size_t cols) { return row_extreme(x, cols, op_max); }
+
+/* The product: lanes from 1.0, the odd last column into lane 0 last. */
+static float row_prod(const float *x, size_t cols)
+{
+    float lane[2] = {1.0f, 1.0f};
+    for (size_t c = 0; c < cols; c++)
+        lane[c % 2] = op_mul(lane[c % 2], x[c]);
+    return op_mul(lane[0], lane[1]);
 }
 
 void rowwise_model_reduce(const float *in, float *out, size_t rows, size_t cols, size_t step,
@@ -134,18 +161,71 @@ void rowwise_model_reduce(const float *in, float *out, size_t rows, size_t cols,
         case REDUCE_OP_MAX:
             out[r] = row_max(x, cols);
             break;
+        case REDUCE_OP_MIN:
+            out[r] = row_extreme(x, cols, op_min);
+            break;
+        case REDUCE_OP_PROD:
+            out[r] = row_prod(x, cols);
+            break;
         case REDUCE_OP_SUMSQ:
-            out[r] = lanes_sum(x, cols, true);
+            out[r] = lanes_sum(x, cols, LANE_SQUARE);
+            break;
+        case REDUCE_OP_ABS_SUM:
+            out[r] = lanes_sum(x, cols, LANE_ABS);
             break;
         case REDUCE_OP_MEAN:
-            out[r] = op_mul(lanes_sum(x, cols, false), scale);
+            out[r] = op_mul(lanes_sum(x, cols, LANE_SUM), scale);
             break;
         case REDUCE_OP_SUM:
         default:
-            out[r] = lanes_sum(x, cols, false);
+            out[r] = lanes_sum(x, cols, LANE_SUM);
             break;
         }
     }
+}
+
+/* vtx_reduce_cols_f32's t(x) and op (rowwise.h). */
+static float col_t(enum reduce_op op, float x)
+{
+    return op == REDUCE_OP_SUMSQ ? op_mul(x, x) : op == REDUCE_OP_ABS_SUM ? op_abs(x) : x;
+}
+
+static float col_op(enum reduce_op op, float acc, float v)
+{
+    switch (op) {
+    case REDUCE_OP_MAX: return op_max(acc, v);
+    case REDUCE_OP_MIN: return op_min(acc, v);
+    case REDUCE_OP_PROD: return op_mul(acc, v);
+    default: return op_add(acc, v);
+    }
+}
+
+/* f32tof16 with $FP_CTL = 0: the operand flushed, infinities and NaNs to
+ * the tile's f16 quiet NaN, overflow saturating. */
+static uint16_t to_f16(float x)
+{
+    x = reg(x);
+    return fp16_from_f32_tile(isnan(x) || isinf(x) ? fp32_qnan() : x, FP16_SAT_MAX);
+}
+
+void rowwise_model_reduce_cols(const float *in, float *out, uint16_t *out_f16, bool f16, size_t rows,
+                               size_t cols, size_t step, enum reduce_op op, float scale)
+{
+    if (!rows)
+        return;
+    for (size_t c = 0; c < cols; c++) {
+        float acc = col_t(op, in[c]);
+        for (size_t r = 1; r < rows; r++)
+            acc = col_op(op, acc, col_t(op, in[r * step + c]));
+        if (op == REDUCE_OP_MEAN)
+            acc = op_mul(acc, scale);
+        if (f16)
+            out_f16[c] = to_f16(acc);
+        else
+            out[c] = acc;
+    }
+    if (f16 && cols % 2)
+        out_f16[cols] = out_f16[cols - 1];
 }
 
 void rowwise_model_softmax(const float *in, float *out, size_t rows, size_t cols, size_t step)
@@ -169,16 +249,27 @@ void rowwise_model_softmax(const float *in, float *out, size_t rows, size_t cols
 void rowwise_model_layernorm(const float *in, float *out, const float *gamma, const float *beta,
                              size_t rows, size_t cols, size_t step, float eps)
 {
+    rowwise_model_layernorm_stats(in, out, gamma, beta, rows, cols, step, eps, NULL, NULL);
+}
+
+void rowwise_model_layernorm_stats(const float *in, float *out, const float *gamma, const float *beta,
+                                   size_t rows, size_t cols, size_t step, float eps, float *mean_out,
+                                   float *rstd_out)
+{
     float n = (float)cols;                      /* f32fromui32: exact below 2^24 */
     for (size_t r = 0; r < rows; r++) {
         const float *x = in + r * step;
         float *y = out + r * step;
-        float mean = op_div(lanes_sum(x, cols, false), n);
+        float mean = op_div(lanes_sum(x, cols, LANE_SUM), n);
         float lane[2] = {0.0f, 0.0f};
         for (size_t c = 0; c < cols; c++)
             lane[c % 2] = acc_square(lane[c % 2], op_sub(x[c], mean));
         float var = op_div(op_add(acc_read(lane[0]), acc_read(lane[1])), n);
         float rstd = op_rsqrt(op_add(var, eps));
+        if (mean_out)
+            mean_out[r] = mean;
+        if (rstd_out)
+            rstd_out[r] = rstd;
         for (size_t c = 0; c < cols; c++)
             y[c] = op_add(op_mul(op_mul(op_sub(x[c], mean), rstd), gamma[c]), beta[c]);
     }
