@@ -14,7 +14,12 @@
  *       pool.S; the small worked example below by hand);
  *   (d) records with no rows or no channels do nothing;
  *   (e) windows with no position inside the input give -inf and +0;
- * and ResNet-50's two pools, whose cycles per element pool.S quotes.
+ *   (f) odd channel counts: C = 1, 3, 5, 13 (every channel alone, records
+ *       whose in and out are 4 mod 8), C even with chans odd (the last
+ *       channel alone, then blocks and pairs), bit for bit, with exact
+ *       cycles (pool_w's modes 1 and 2) and a worked example for C = 1;
+ * and ResNet-50's two pools and two odd-channel images, whose cycles per
+ * element pool.S quotes.
  *
  * Cycle counts (conventions of tests/test_codelets_rowwise.c): runall at
  * T = 3, worker k (1..6) first issues at cycles 4..9 for workers 5, 6, 1,
@@ -112,6 +117,9 @@ static bool rig_open(rig *r, const char *entry)
         fprintf(stderr, "\nset-up failed: %s\n", err);
         return false;
     }
+    /* The code and its constants lie below the tensors. */
+    for (size_t i = 0; i < r->e->n_sections; i++)
+        CU_ASSERT_TRUE(r->e->sections[i].addr + r->e->sections[i].size <= DATA_ADDR);
     r->next = DATA_ADDR;
     return true;
 }
@@ -176,14 +184,26 @@ static uint64_t hand_cycles(const uint64_t w[WORKERS])
 
 /* ---- the hand count (the table in pool.S, read from its code) -------------- */
 
+/* The channel work of the paired loops on k channels (k even), after the
+ * and / brnz that choose between a block and a left-over pair. */
+static uint64_t pairs_w(uint32_t k, uint64_t rows, uint64_t cols, uint64_t a)
+{
+    uint64_t w = 0, blocks = k / 8, tail = (k % 8) / 2;
+    for (uint64_t i = 0; i < tail; i++)
+        w += 3 + rows * (2 * cols + 2) + 3 + a + (i + 1 == tail) * (1 + (blocks == 0));
+    return w + blocks * (8 + a + rows * (5 * cols + 2));
+}
+
 static uint64_t pool_w(const pool_shape *s, uint32_t oh0, uint32_t oh1, uint32_t chans, bool avg, bool cip)
 {
     if (oh1 <= oh0)
         return 5;
     if (!chans)
         return 6;
-    uint64_t w = avg ? 23 : 18;
-    uint64_t blocks = chans / 8, tail = (chans % 8) / 2, a = avg;
+    /* mode 0: C and chans even; 1: C even, chans odd; 2: C odd */
+    unsigned mode = s->c % 2 ? 2 : chans % 2;
+    uint64_t w = (avg ? 23 : 18) + (mode == 1 ? 3 : mode == 2 ? 2 : 0);
+    uint64_t a = avg;
     for (uint32_t oh = oh0; oh < oh1; oh++) {
         w += 17;
         for (uint32_t ow = 0; ow < s->ow; ow++) {
@@ -191,7 +211,7 @@ static uint64_t pool_w(const pool_shape *s, uint32_t oh0, uint32_t oh1, uint32_t
             int64_t nkh = (hs + s->kh < s->h ? hs + s->kh : s->h) - (hs > 0 ? hs : 0);
             int64_t nkw = (ws + s->kw < s->w ? ws + s->kw : s->w) - (ws > 0 ? ws : 0);
             if (nkw <= 0 || nkh <= 0) {
-                w += (nkw <= 0 ? 17 : 18) + 2 + 3 * (uint64_t)(chans / 2) + 1;
+                w += (nkw <= 0 ? 17 : 18) + 2 + 3 * (uint64_t)(mode ? chans : chans / 2) + 1;
             } else {
                 w += 20;
                 uint64_t rows = (uint64_t)nkh, cols = (uint64_t)nkw;
@@ -206,10 +226,15 @@ static uint64_t pool_w(const pool_shape *s, uint32_t oh0, uint32_t oh1, uint32_t
                         }
                     }
                 }
+                /* to the channels' and / brnz (included) */
                 w += avg ? (cip ? 6 : 14) : 4;
-                for (uint64_t i = 0; i < tail; i++)
-                    w += 3 + rows * (2 * cols + 2) + 3 + a + (i + 1 == tail) * (1 + (blocks == 0));
-                w += blocks * (8 + a + rows * (5 * cols + 2));
+                uint64_t single = 3 + rows * (2 * cols + 2) + a + 1;
+                if (mode == 0)
+                    w += pairs_w(chans, rows, cols, a);
+                else if (mode == 1)
+                    w += -2 + single + 1 + (chans > 1 ? 2 + pairs_w(chans - 1, rows, cols, a) : 0);
+                else
+                    w += -2 + chans * (single + 1);
             }
             w += 5 + (ow + 1 == s->ow ? 4 : 0);
         }
@@ -408,9 +433,11 @@ static pool_shape shape(uint32_t h, uint32_t w, uint32_t c, uint32_t kh, uint32_
 
 /* Shapes: clipped windows on every side, strides over and under the
  * kernel, one-column kernels, left-over pairs, channels not computed. */
-static const struct {
+typedef struct shape_row {
     uint32_t h, w, c, kh, kw, sh, sw, pt, pl, pb, pr, chans;
-} shapes[] = {
+} shape_row;
+
+static const shape_row shapes[] = {
     {7, 9, 8, 3, 3, 2, 2, 1, 1, 1, 1, 8},
     {6, 5, 16, 2, 3, 1, 2, 0, 1, 1, 1, 16},
     {5, 7, 14, 3, 1, 2, 1, 1, 0, 1, 0, 10},   /* channels 10..13 never computed */
@@ -419,6 +446,87 @@ static const struct {
     {8, 8, 24, 3, 3, 2, 2, 1, 1, 0, 0, 24},
     {3, 11, 12, 1, 4, 1, 3, 0, 2, 0, 2, 12},
 };
+
+/* Odd channel counts: C odd (every channel alone, pixels 4 mod 8), and C
+ * even with chans odd (the last channel alone, then blocks and pairs). */
+static const shape_row odd_shapes[] = {
+    {7, 9, 1, 3, 3, 2, 2, 1, 1, 1, 1, 1},     /* C = 1: a grey image */
+    {6, 5, 3, 2, 3, 1, 2, 0, 1, 1, 1, 3},     /* C = 3: RGB */
+    {5, 7, 5, 3, 1, 2, 1, 1, 0, 1, 0, 5},
+    {4, 4, 3, 4, 4, 1, 1, 2, 3, 1, 0, 2},     /* C odd, chans even: still one at a time */
+    {9, 3, 6, 5, 2, 3, 1, 2, 1, 2, 1, 5},     /* C even, chans odd: 1 + two pairs */
+    {8, 8, 10, 3, 3, 2, 2, 1, 1, 0, 0, 9},    /* 1 + a block */
+    {3, 11, 20, 1, 4, 1, 3, 0, 2, 0, 2, 19},  /* 1 + two blocks + a pair */
+    {5, 5, 8, 2, 2, 1, 1, 0, 0, 0, 0, 1},     /* the odd channel only */
+    {5, 6, 3, 5, 6, 1, 1, 0, 0, 0, 0, 3},     /* a global pool of RGB: one flattened row */
+    {3, 3, 5, 2, 2, 2, 2, 2, 2, 2, 2, 5},     /* empty windows, C odd */
+    {3, 3, 6, 2, 2, 2, 2, 2, 2, 2, 2, 3},     /* empty windows, chans odd */
+};
+
+static void run_table(const shape_row *rows, size_t n, bool avg, bool cip, uint32_t seed)
+{
+    for (size_t i = 0; i < n; i++) {
+        pool_case pc;
+        memset(&pc, 0, sizeof pc);
+        pc.s = shape(rows[i].h, rows[i].w, rows[i].c, rows[i].kh, rows[i].kw, rows[i].sh, rows[i].sw, rows[i].pt,
+                     rows[i].pl, rows[i].pb, rows[i].pr);
+        pc.avg = avg;
+        pc.cip = cip;
+        pc.magnitudes = 20;
+        split_rows(&pc, rows[i].chans);
+        case_result cr = pool_run(&pc, seed + (uint32_t)i);
+        check_case(&cr);
+    }
+}
+
+static void test_odd_channels(void)
+{
+    const size_t n = sizeof odd_shapes / sizeof odd_shapes[0];
+    run_table(odd_shapes, n, false, false, 400);
+    run_table(odd_shapes, n, true, false, 500);
+    run_table(odd_shapes, n, true, true, 600);
+}
+
+/* C odd, channels split between workers at odd channels: in and out of a
+ * record 4 mod 8. */
+static void test_odd_channel_split(void)
+{
+    static const uint32_t c0[WORKERS] = {0, 3, 5, 8, 9, 12}, chans[WORKERS] = {3, 2, 3, 1, 3, 1};
+    for (int avg = 0; avg <= 1; avg++) {
+        pool_case pc;
+        memset(&pc, 0, sizeof pc);
+        pc.s = shape(6, 7, 13, 3, 3, 2, 2, 1, 1, 1, 1);
+        pc.avg = avg;
+        pc.magnitudes = 10;
+        for (unsigned k = 0; k < WORKERS; k++) {
+            pc.oh1[k] = pc.s.oh;
+            pc.c0[k] = c0[k];
+            pc.chans[k] = chans[k];
+        }
+        case_result cr = pool_run(&pc, 700u + (uint32_t)avg);
+        check_case(&cr);
+    }
+}
+
+/* Worked example: max pool, H = W = 3, C = chans = 1, 2x2 kernel, stride
+ * 1: OH = OW = 2; worker 1 gets output row 0 (W = 5 for the others).
+ * Worker 1: entry 18 + 2 (and, brnz to the one-at-a-time loops); the row
+ * 17; pixel 0: 20 of set-up, 2 to the channels (ld32 chans, shl), the
+ * channel 3 + 2 (2 * 2 + 2) + 1 = 16 and its brnz 1, next 5: 44; pixel 1:
+ * the same with 9 for the row's last: 48.  W = 20 + 17 + 44 + 48 = 129;
+ * first issue at 6: exits at 6 + 774 = 780: 783 cycles. */
+static void test_hand_cycles_odd(void)
+{
+    pool_case pc;
+    memset(&pc, 0, sizeof pc);
+    pc.s = shape(3, 3, 1, 2, 2, 1, 1, 0, 0, 0, 0);
+    pc.oh1[0] = 1;
+    pc.chans[0] = 1;
+    CU_ASSERT_EQUAL(pool_w(&pc.s, 0, 1, 1, false, false), 129);
+    case_result cr = pool_run(&pc, 3u);
+    check_case(&cr);
+    CU_ASSERT_EQUAL(cr.run.cycles, 783);
+}
 
 static void run_shapes(bool avg, bool cip)
 {
@@ -551,6 +659,16 @@ static void test_model(void)
     pool_model_avgpool_nhwc(in, out, &p, 0, 2, 2, true);
     CU_ASSERT_EQUAL(bits_of(out[0]), bits_of((float)(12.0 * (double)(1.0f / 9.0f))));
     CU_ASSERT_EQUAL(bits_of(out[0]), 0x3faaaaabu);
+    /* One channel (C = 1, the pixel stride 4 bytes): 1..9, 2x2 windows. */
+    float g[9], go[4];
+    for (unsigned i = 0; i < 9; i++)
+        g[i] = (float)(i + 1);
+    pool_shape s1 = {.h = 3, .w = 3, .c = 1, .kh = 2, .kw = 2, .sh = 1, .sw = 1, .oh = 2, .ow = 2};
+    pool_model_maxpool_nhwc(g, go, &s1, 0, 2, 1);
+    CU_ASSERT_EQUAL(bits_of(go[0]), bits_of(5.0f));
+    CU_ASSERT_EQUAL(bits_of(go[3]), bits_of(9.0f));
+    pool_model_avgpool_nhwc(g, go, &s1, 0, 2, 1, false);
+    CU_ASSERT_EQUAL(bits_of(go[1]), bits_of(4.0f));     /* (2 + 3 + 5 + 6) / 4 */
     /* maxNum: a quiet NaN loses to a number. */
     in[0] = NAN;
     pool_model_maxpool_nhwc(in, out, &s, 0, 1, 2);
@@ -587,6 +705,21 @@ static void test_large(void)
     printf("    avg global 7x7x2048: %llu cycles, %.3f per output, %.3f per input (worst error / tolerance %.3f)\n",
            (unsigned long long)a.run.cycles, a.run.cycles / 2048.0, a.run.cycles / (2048.0 * 49), a.ratio);
     CU_ASSERT(a.run.cycles / (2048.0 * 49) < 0.7);
+
+    /* Odd channel counts: max 3x3 s2 p1 on 64 x 64 images of 3 channels
+     * (every channel alone) and of 6 channels, 5 computed (one alone, then
+     * two pairs). */
+    static const uint32_t cs[2] = {3, 6}, ch[2] = {3, 5};
+    for (unsigned i = 0; i < 2; i++) {
+        memset(&pc, 0, sizeof pc);
+        pc.s = shape(64, 64, cs[i], 3, 3, 2, 2, 1, 1, 0, 1);
+        split_rows(&pc, ch[i]);
+        case_result o = pool_run(&pc, 23u + i);
+        check_case(&o);
+        double n_out = (double)pc.s.oh * pc.s.ow * ch[i];
+        printf("    max 3x3 s2 64x64x%u (%u computed): %llu cycles, %.3f per output\n", cs[i], ch[i],
+               (unsigned long long)o.run.cycles, o.run.cycles / n_out);
+    }
 }
 
 void test_register(void)
@@ -598,7 +731,10 @@ void test_register(void)
               {"average pool, count_include_pad", test_avgpool_count_include_pad},
               {"global pools, channel split, > 4096 positions", test_global},
               {"hand-counted cycles", test_hand_cycles},
+              {"odd C and odd chans vs model and reference", test_odd_channels},
+              {"odd C split at odd channels (pixels 4 mod 8)", test_odd_channel_split},
+              {"hand-counted cycles, C = 1", test_hand_cycles_odd},
               {"zero-row and zero-channel records", test_zero_work},
               {"windows with nothing inside", test_empty_windows},
-              {"large: ResNet-50 sizes", test_large});
+              {"large: ResNet-50 sizes, odd-channel images", test_large});
 }

@@ -23,9 +23,21 @@
 // position), and only single 64-bit accesses are made: no placement can
 // raise a memory conflict.
 //
-// Constants the a-registers need (-inf, the count of the average) come
-// from the m-registers through the first word of the output pixel, which
-// is written with its result later (st32, then ld32 into $a).
+// Odd channel counts.  When C is odd a pixel starts 4 mod 8 every other
+// time, so every channel is pooled alone: the left-over pair's loop with
+// ld32 and the scalar op (f32max, f32add: one lane of the f32v2 op, the
+// same arithmetic), stored with st32.  When C is even but chans is odd, the
+// last channel is pooled alone first, and the others go on in blocks and
+// pairs from an 8-byte boundary as above.  The record's entry tests (C |
+// chans) & 1 in slots the even case already spent (the -inf pair is one
+// load from beside the code instead of four issues through memory; the
+// average's test rides in the main halves of its f32fromui32 / f32oox
+// bundles), so the even case's loops and cycles are those of before; each
+// case has its own copy of the body (POOL_BODY's mode).
+//
+// The average's count reaches the a-registers from the m-registers
+// through the first word of the output pixel, which is written with its
+// result later (st32, then ld32 into $a).
 //
 // Timing (one worker issue every 6 tile cycles; every bundle 1 worker
 // cycle but f32oox, 3; ISA2 Table 4.1).  Worker cycles, with a window of
@@ -37,7 +49,13 @@
 //   pixel                 max 29, avg 31 (count_include_pad) or 39;
 //                         a flattened window 10 more
 //   output row            17 (+ 4 after its last pixel)
-//   record                max 18, avg 23; 5 (or 6) when it has no work
+//   record                max 18, avg 23; 5 (or 6) when it has no work;
+//                         + 2 when C is odd, + 3 when C is even and chans odd
+//   a channel alone       5 + nkh (2 nkw + 2) (+ 1 avg); when C is even (the
+//                         last of an odd chans) it replaces the pixel's
+//                         first block / pair test (2), which follows it
+//                         unless chans = 1
+//   empty window          3 a channel (st32) for odd C or chans, 3 a pair else
 // Six workers issue one bundle a tile cycle between them, so worker cycles
 // per element are tile cycles per element.  Measured on one GC200 tile
 // (tests/test_codelets_pool.c, "large"):
@@ -48,6 +66,10 @@
 //     whole 112x112x64 input, 3.2 MB, is spread over many tiles)
 //   avg global 7x7x2048 -> 1x1x2048               66,618      32.53         0.66
 //     (channels split 6 ways: 344 or 336 a worker; one window row of 49)
+//   max 3x3 s2 p1, 64x64x3 -> 32x32x3            131,566      42.83
+//     (an RGB image: every channel alone)
+//   max 3x3 s2 p1, 64x64x6 -> 32x32x6, chans 5   138,484      27.05
+//     (the odd channel alone, then two pairs)
 //
 // The max pool's floor at 5 bundles a position of 8 channels is 9 x 5 / 8
 // = 5.6 cycles an output; the rest is window rows (2 each), blocks (8) and
@@ -88,9 +110,11 @@
 //   $a0:1 the pair loaded     $a2:3 .. $a8:9 the block's 4 pairs
 //   $a10:11 the average's 1 / count, both lanes
 //   $a12:13 -inf, both lanes (max)
+//   a channel alone: $a0 the word loaded, $a2 the result
 
-// The record's checks, S, and the first output pixel.  5 worker cycles
-// (6 with rows but no channels) to \exit, else 13.
+// The record's checks, S, and the first output pixel; C in $m4 for the
+// choice of loops.  5 worker cycles (6 with rows but no channels) to \exit,
+// else 13.
 .macro POOL_ENTRY exit
     { ld32  $m11, $m13, $mzero, POOL_V_OH0 ; fnop }
     { ld32  $m0, $m13, $mzero, POOL_V_OH1 ; fnop }
@@ -98,8 +122,8 @@
     { cmpult $m0, $m11, $m0 ; fnop }
     { brz   $m0, \exit ; fnop }
     { brz   $m9, \exit ; fnop }
-    { ld32  $m1, $m13, $mzero, POOL_V_C ; fnop }
-    { shl   $m1, $m1, 2 ; fnop }
+    { ld32  $m4, $m13, $mzero, POOL_V_C ; fnop }
+    { shl   $m1, $m4, 2 ; fnop }
     { ld32  $m0, $m13, $mzero, POOL_V_OW ; fnop }
     { mul   $m0, $m0, $m1 ; fnop }
     { mul   $m0, $m0, $m11 ; fnop }
@@ -117,8 +141,11 @@
 .endm
 
 // The rows, pixels and blocks of one codelet: \op accumulates, \init is
-// the pair the accumulators start from, \avg adds the scaling.
-.macro POOL_BODY p, op, init, avg
+// the pair the accumulators start from, \avg adds the scaling; \mode 0
+// (C, chans even) pairs only, 1 (C even, chans odd) the last channel alone
+// and then pairs, 2 (C odd) every channel alone, with the scalar \sop
+// from the word \init1.
+.macro POOL_BODY p, op, init, avg, mode, sop, init1
     .align 8
 // ---- an output row: its window rows [ih0, ih1), 17 cycles --------------------
 \p\()_row:
@@ -192,6 +219,17 @@
     { ld32  $m9, $m13, $mzero, POOL_V_CHANS ; fnop }
     { shl   $m9, $m9, 2 ; fnop }                        // past the last channel
 2:
+    .if \mode == 2
+// ---- every channel alone (C odd), from the top: 5 + rows (avg 6) -------------------
+\p\()_single:
+    POOL_SINGLE \sop, \init1, \avg
+    { brnz  $m9, \p\()_single ; fnop }
+    .else
+    .if \mode == 1
+    // The odd last channel alone, then pairs from an 8-byte boundary.
+    POOL_SINGLE \sop, \init1, \avg
+    { brz   $m9, \p\()_next ; fnop }
+    .endif
     { and   $m4, $m9, 31 ; fnop }
     { brnz  $m4, \p\()_tail ; mov $a8:9, \init }
 // ---- a block of 8 channels: 3 + rows + 5 (avg 6) ---------------------------------
@@ -216,6 +254,7 @@
     .endif
     { st64  $a8:9, $m7, $m9, 3 ; mov $a8:9, \init }     // the store reads first
     { brnz  $m9, \p\()_block ; fnop }
+    .endif
 // ---- the next pixel, the next output row: 5, or 9 ---------------------------------
 \p\()_next:
     { add   $m7, $m7, $m1 ; fnop }
@@ -228,6 +267,7 @@
     { cmpult $m4, $m11, $m4 ; fnop }
     { brnz  $m4, \p\()_row ; fnop }
     { exitz $mzero ; fnop }
+    .if \mode < 2
 // ---- a left-over pair (chans % 8), at the top of the pixel's channels --------------
 \p\()_tail:
     { add   $m9, $m9, -8 ; mov $a2:3, \init }
@@ -248,15 +288,42 @@
     { brnz  $m4, \p\()_tail ; fnop }
     { brnz  $m9, \p\()_block ; fnop }
     { bri   \p\()_next ; fnop }
+    .endif
 // ---- a window with no position inside the input: \init stored ----------------------
 \p\()_empty:
     { ld32  $m9, $m13, $mzero, POOL_V_CHANS ; fnop }
     { shl   $m9, $m9, 2 ; fnop }
 1:
+    .if \mode == 0
     { add   $m9, $m9, -8 ; fnop }
     { st64  \init, $m7, $m9, 0 ; fnop }
+    .else
+    { add   $m9, $m9, -4 ; fnop }
+    { st32  \init1, $m7, $m9, 0 ; fnop }
+    .endif
     { brnz  $m9, 1b ; fnop }
     { bri   \p\()_next ; fnop }
+.endm
+
+// One channel alone, the one below byte offset $m9 (which it steps down
+// by 4), over the window: the pair loop of a left-over pair with ld32 and
+// the scalar \sop (one lane of the f32v2 op: the same arithmetic), the
+// result stored with st32.  3 + nkh (2 nkw + 2) + 1 (avg 2).
+.macro POOL_SINGLE sop, init1, avg
+    { add   $m9, $m9, -4 ; mov $a2, \init1 }
+    { add   $m0, $m6, $m9 ; fnop }
+    { mov   $m4, $m5 ; fnop }
+1:
+    { rpt   $m3, 1 ; fnop }
+    { ld32  $a0, $m0, $mzero, 0 ; fnop }
+    { add   $m0, $m0, $m1 ; \sop $a2, $a2, $a0 }
+    { ld32  $a0, $m0, $mzero, 0 ; fnop }
+    { add   $m0, $m0, $m2 ; \sop $a2, $a2, $a0 }
+    { brnzdec $m4, 1b ; fnop }
+    .if \avg
+    { nop ; f32mul $a2, $a2, $a10 }
+    .endif
+    { st32  $a2, $m7, $m9, 0 ; fnop }
 .endm
 
 // ---- vtx_maxpool_nhwc_f32 ------------------------------------------------------------
@@ -265,13 +332,17 @@
     .worker
 vtx_maxpool_nhwc_f32:
     POOL_ENTRY pool_exit
-    // -inf (0xff800000) into $a12:13
-    { setzi $m0, 0xff800 ; fnop }
-    { shl   $m0, $m0, 12 ; fnop }
-    { st32  $m0, $m7, $mzero, 0 ; fnop }
-    { ld32  $a12, $m7, $mzero, 0 ; fnop }
-    { bri   pool_max_row ; mov $a13, $a12 }
-    POOL_BODY pool_max, f32v2max, $a12:13, 0
+    { or    $m4, $m4, $m9 ; fnop }
+    { and   $m4, $m4, 1 ; fnop }                        // C or chans odd
+    { setzi $m0, pool_neg_inf ; fnop }
+    { ld64  $a12:13, $m0, $mzero, 0 ; fnop }
+    { brz   $m4, pool_max_row ; fnop }
+    { and   $m4, $m1, 4 ; fnop }
+    { brnz  $m4, pool_max2_row ; fnop }
+    { bri   pool_max1_row ; fnop }
+    POOL_BODY pool_max, f32v2max, $a12:13, 0, 0, f32max, $a12
+    POOL_BODY pool_max1, f32v2max, $a12:13, 0, 1, f32max, $a12
+    POOL_BODY pool_max2, f32v2max, $a12:13, 0, 2, f32max, $a12
 
 // ---- vtx_avgpool_nhwc_f32 ------------------------------------------------------------
     .align 8
@@ -285,11 +356,24 @@ vtx_avgpool_nhwc_f32:
     { mul   $m0, $m0, $m2 ; fnop }
     { st32  $m0, $m7, $mzero, 0 ; fnop }
     { ld32  $a10, $m7, $mzero, 0 ; fnop }
-    { nop ; f32fromui32 $a10, $a10 }
-    { nop ; f32oox $a10, $a10 }
-    { bri   pool_avg_row ; mov $a11, $a10 }
-    POOL_BODY pool_avg, f32v2add, $azeros, 1
+    { or    $m4, $m4, $m9 ; f32fromui32 $a10, $a10 }
+    { and   $m4, $m4, 1 ; f32oox $a10, $a10 }          // C or chans odd
+    { brz   $m4, pool_avg_row ; mov $a11, $a10 }
+    { and   $m4, $m1, 4 ; fnop }
+    { brnz  $m4, pool_avg2_row ; fnop }
+    { bri   pool_avg1_row ; fnop }
+    POOL_BODY pool_avg, f32v2add, $azeros, 1, 0, f32add, $azero
+    POOL_BODY pool_avg1, f32v2add, $azeros, 1, 1, f32add, $azero
+    POOL_BODY pool_avg2, f32v2add, $azeros, 1, 2, f32add, $azero
 
     .align 8
 pool_exit:
     exitz   $mzero
+
+// -inf in both lanes, the max's starting pair: beside the code, as no
+// single main-pipeline instruction makes 0xff800000 and $a registers are
+// written only from memory (a load here is 2 issues; building it in $m0
+// and passing it through memory was 4).
+    .align 8
+pool_neg_inf:
+    .word 0xff800000, 0xff800000

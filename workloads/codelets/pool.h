@@ -19,10 +19,16 @@
  * of ResNet-50 has one output row) offsets in and out by the first channel
  * and keeps C as the pixel stride.
  *
- * Conditions on every record, beyond abi.h (in and out 8-byte aligned):
- *   - C and chans even (channels are read and written in 64-bit pairs),
- *     chans <= C; KH, KW, SH, SW >= 1; KW <= POOL_MAX_KW (one rpt block of
- *     window columns, ISA2 rpt);
+ * Conditions on every record, beyond abi.h:
+ *   - chans <= C (either of any parity); KH, KW, SH, SW >= 1; KW <=
+ *     POOL_MAX_KW (one rpt block of window columns, ISA2 rpt);
+ *   - in and out 8-byte aligned when C is even; 4-byte aligned when C is
+ *     odd (a lowering that splits channels offsets in and out by any first
+ *     channel then: pixels start 4 mod 8 every other time anyway);
+ *   - speed: with C and chans even, channels are read and written in
+ *     64-bit pairs (blocks of 4 pairs); with C even and chans odd, the
+ *     last channel is pooled alone (32-bit accesses) and the rest in pairs;
+ *     with C odd every channel is pooled alone (pool.S has the cycles);
  *   - out must not overlap in (no in-place pooling): the codelet uses the
  *     first word of an output pixel as scratch before it writes the pixel;
  *   - a window with no position inside the input (padding >= kernel, which
@@ -30,18 +36,20 @@
  * A record with oh1 <= oh0 or chans == 0 does nothing.
  *
  * Reads: exactly the channels [0, chans) of the input pixels inside the
- * windows; nothing past a tensor's end.  Only single 64-bit accesses: no
- * placement can raise a memory conflict.
+ * windows; nothing past a tensor's end.  Only single 64-bit or 32-bit
+ * accesses: no placement can raise a memory conflict.
  *
  * Arithmetic ($FP_CTL = 0, see isa/fparith.h), per channel, over the
  * window's positions inside the input in row-major order (row by row, left
  * to right):
- *   max:     acc = -inf; acc = f32max(acc, x) (f32v2max: maxNum, a quiet
- *            NaN operand yields the other); out = acc.
- *   average: acc = +0; acc = acc + x (f32v2add, one rounding each); out =
- *            acc * r, r = f32oox(f32fromui32(count)) (one reciprocal per
- *            pixel, then a multiply, not a division), count = KH KW with
- *            count_include_pad, else the number of positions inside.
+ *   max:     acc = -inf; acc = f32max(acc, x) (f32v2max, or f32max for a
+ *            channel alone: the same maxNum, a quiet NaN operand yields
+ *            the other); out = acc.
+ *   average: acc = +0; acc = acc + x (f32v2add or f32add, one rounding
+ *            each); out = acc * r, r = f32oox(f32fromui32(count)) (one
+ *            reciprocal per pixel, then a multiply, not a division), count
+ *            = KH KW with count_include_pad, else the number of positions
+ *            inside.
  */
 #ifndef IPUSIM_CODELETS_POOL_H
 #define IPUSIM_CODELETS_POOL_H

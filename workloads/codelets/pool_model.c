@@ -6,7 +6,9 @@
  * Each helper is one aux-pipeline instruction as isa/exec_aux.c executes
  * it with $FP_CTL = 0: operands read from registers are flushed, the
  * special cases of fparith.h, the result rounded once to f32 and flushed
- * on its way into a register.  Loads and stores copy bits.
+ * on its way into a register.  Loads and stores copy bits.  A channel
+ * pooled alone (odd C or chans, pool.h) uses the scalar instruction, whose
+ * arithmetic is that of one lane, so one model serves every path.
  */
 #include "pool.h"
 
@@ -16,7 +18,7 @@
 
 static float reg(float f) { return fp32_flush(f); }
 
-static float op_add(float a, float b)           /* f32v2add lane */
+static float op_add(float a, float b)           /* f32v2add lane, or f32add */
 {
     unsigned exc = 0;
     float r;
@@ -36,7 +38,7 @@ static float op_mul(float a, float b)           /* f32v2mul lane */
     return reg((float)((double)a * (double)b));
 }
 
-static float op_max(float a, float b) { return reg(fp32_max(reg(a), reg(b))); }   /* f32v2max lane */
+static float op_max(float a, float b) { return reg(fp32_max(reg(a), reg(b))); }   /* f32v2max lane, f32max */
 
 static float op_recip(float a)                  /* f32oox */
 {
