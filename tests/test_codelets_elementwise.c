@@ -69,7 +69,7 @@
  * reference rounded to the nearest double):
  *   add, sub, mul, div: the tile rounds the exact result once to f32 (and
  *     flushes a denormal result to ±0): |got - r| <= u |r| + t;
- *   max, min, relu, neg, abs: exact (0);
+ *   max, min, relu, neg, abs, floor, ceil: exact (0);
  *   exp, log, sqrt, rsqrt, reciprocal, tanh, sigmoid: ipusim evaluates them
  *     in double and rounds once (isa/fparith.h; the hardware promises 1.5 to
  *     16.5 ulps, ISA2 Table 4.1): u |r| + t, and twice that to cover the
@@ -450,7 +450,7 @@ static void test_binary_in_place(void)
 
 static const char *const unary_name[] = {
     "relu", "neg", "abs", "exp", "log", "sqrt", "rsqrt", "reciprocal", "tanh", "sigmoid",
-    "erf", "gelu_erf", "gelu_tanh", "scale_shift",
+    "erf", "gelu_erf", "gelu_tanh", "scale_shift", "floor", "ceil",
 };
 
 typedef struct un_case {
@@ -485,6 +485,8 @@ static double unary_ref(enum elementwise_unary_fn fn, double x, double a, double
     case ELEMENTWISE_ERF:        return erf(x);
     case ELEMENTWISE_GELU_ERF:   return x / 2 * (1 + erf(x / sqrt(2.0)));
     case ELEMENTWISE_GELU_TANH:  return x / 2 * (1 + tanh(sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+    case ELEMENTWISE_FLOOR:      return floor(x);
+    case ELEMENTWISE_CEIL:       return ceil(x);
     default:                     return a * x + b;
     }
 }
@@ -495,6 +497,7 @@ static double unary_bound(enum elementwise_unary_fn fn, double x, double want, d
     const double u = ldexp(1.0, -24), t = ldexp(1.0, -126);
     switch (fn) {
     case ELEMENTWISE_RELU: case ELEMENTWISE_NEG: case ELEMENTWISE_ABS:
+    case ELEMENTWISE_FLOOR: case ELEMENTWISE_CEIL:
         return 0;
     case ELEMENTWISE_ERF:
         return ELEMENTWISE_ERF_ABS_ERROR;
@@ -526,6 +529,8 @@ static float unary_input(enum elementwise_unary_fn fn, bool finite)
     case ELEMENTWISE_TANH: case ELEMENTWISE_SIGMOID: case ELEMENTWISE_ERF:
     case ELEMENTWISE_GELU_ERF: case ELEMENTWISE_GELU_TANH:
         return rnd_normal(-12, 3);
+    case ELEMENTWISE_FLOOR: case ELEMENTWISE_CEIL:
+        return rnd_normal(-3, 25);                   /* fractions, and integers from 2^23 */
     default:                     return rnd_normal(-20, 20);
     }
 }
@@ -870,6 +875,116 @@ static void test_hand_cycles(void)
     CU_ASSERT_EQUAL(br.mismatches, 0);
 }
 
+/* ---- floor and ceil -------------------------------------------------------------------- */
+
+/* ONNX Floor and Ceil on the edge values (elementwise.h): x, floor, ceil. */
+static const uint32_t floor_ceil_edges[][3] = {
+    {0x00000000u, 0x00000000u, 0x00000000u},   /* +0 */
+    {0x80000000u, 0x80000000u, 0x80000000u},   /* -0 stays -0 */
+    {0x3f000000u, 0x00000000u, 0x3f800000u},   /* 0.5: +0, 1 */
+    {0xbf000000u, 0xbf800000u, 0x80000000u},   /* -0.5: -1, -0 */
+    {0x3fc00000u, 0x3f800000u, 0x40000000u},   /* 1.5: 1, 2 (a tie f32int rounds up) */
+    {0xbfc00000u, 0xc0000000u, 0xbf800000u},   /* -1.5: -2, -1 */
+    {0x40200000u, 0x40000000u, 0x40400000u},   /* 2.5: 2, 3 (a tie f32int rounds down) */
+    {0xc0200000u, 0xc0400000u, 0xc0000000u},   /* -2.5: -3, -2 */
+    {0x3f7fffffu, 0x00000000u, 0x3f800000u},   /* 1 - 2^-24 */
+    {0xbf7fffffu, 0xbf800000u, 0x80000000u},
+    {0x00800000u, 0x00000000u, 0x3f800000u},   /* 2^-126 */
+    {0x80800000u, 0xbf800000u, 0x80000000u},
+    {0x4affffffu, 0x4afffffeu, 0x4b000000u},   /* 2^23 - 0.5 */
+    {0xcaffffffu, 0xcb000000u, 0xcafffffeu},
+    {0x4b000000u, 0x4b000000u, 0x4b000000u},   /* 2^23 and above: integers */
+    {0xcb000001u, 0xcb000001u, 0xcb000001u},
+    {0x4b800001u, 0x4b800001u, 0x4b800001u},   /* 2^24 + 2 */
+    {0x7f7fffffu, 0x7f7fffffu, 0x7f7fffffu},   /* largest finite */
+    {0xff7fffffu, 0xff7fffffu, 0xff7fffffu},
+    {0x7f800000u, 0x7f800000u, 0x7f800000u},   /* ±inf */
+    {0xff800000u, 0xff800000u, 0xff800000u},
+    {0xc0400000u, 0xc0400000u, 0xc0400000u},   /* -3 */
+    {0x3f800000u, 0x3f800000u, 0x3f800000u},   /* 1 */
+    {0x7fc00000u, FP32_TILE_QNAN_BITS, FP32_TILE_QNAN_BITS},   /* NaNs: the tile's quiet NaN */
+    {0xffc00001u, FP32_TILE_QNAN_BITS, FP32_TILE_QNAN_BITS},
+    {0x7f800001u, FP32_TILE_QNAN_BITS, FP32_TILE_QNAN_BITS},   /* signalling */
+    {0x00000001u, 0x00000000u, 0x00000000u},   /* denormals read as ±0 */
+    {0x80000001u, 0x80000000u, 0x80000000u},
+    {0x807fffffu, 0x80000000u, 0x80000000u},
+};
+#define N_EDGES (sizeof floor_ceil_edges / sizeof floor_ceil_edges[0])
+
+/* The edge values through the model and through the codelet (worker 1
+ * gets them all: an odd count, so the odd-element path runs too). */
+static void test_floor_ceil_edges(void)
+{
+    for (int ceil_fn = 0; ceil_fn <= 1; ceil_fn++) {
+        enum elementwise_unary_fn fn = ceil_fn ? ELEMENTWISE_CEIL : ELEMENTWISE_FLOOR;
+        float in[N_EDGES], got[N_EDGES];
+        CU_ASSERT_EQUAL(N_EDGES % 2, 1);
+        for (size_t i = 0; i < N_EDGES; i++) {
+            in[i] = f32_of_bits(floor_ceil_edges[i][0]);
+            uint32_t want = floor_ceil_edges[i][1 + ceil_fn];
+            uint32_t model = bits_of(elementwise_model_unary(fn, in[i], 0, 0));
+            if (model != want)
+                fprintf(stderr, "\n  model %s(0x%08x) = 0x%08x, want 0x%08x", unary_name[fn],
+                        floor_ceil_edges[i][0], model, want);
+            CU_ASSERT_EQUAL(model, want);
+        }
+        ew_run r;
+        ew_setup(&r, "vtx_unary_f32");
+        ew_write(&r, A_ADDR, in, sizeof in);
+        uint32_t words[W][16];
+        memset(words, 0, sizeof words);
+        words[0][UNARY_F32_V_IN] = A_ADDR;
+        words[0][UNARY_F32_V_OUT] = C_ADDR;
+        words[0][UNARY_F32_V_N] = (uint32_t)N_EDGES;
+        for (unsigned w = 0; w < W; w++)
+            words[w][UNARY_F32_V_FN] = fn;
+        ew_records(&r, words, UNARY_F32_V_WORDS);
+        CU_ASSERT_TRUE(ew_go(&r));
+        ew_read(&r, C_ADDR, got, N_EDGES * 4);
+        for (size_t i = 0; i < N_EDGES; i++) {
+            if (bits_of(got[i]) != floor_ceil_edges[i][1 + ceil_fn])
+                fprintf(stderr, "\n  codelet %s(0x%08x) = 0x%08x, want 0x%08x", unary_name[fn],
+                        floor_ceil_edges[i][0], bits_of(got[i]), floor_ceil_edges[i][1 + ceil_fn]);
+            CU_ASSERT_EQUAL(bits_of(got[i]), floor_ceil_edges[i][1 + ceil_fn]);
+        }
+        /* NaN inputs set the invalid flag; worker 2 (no elements) has none. */
+        CU_ASSERT_NOT_EQUAL(r.t->s.ctx[1].csr[ISA_CSR_FP_STS] & FP_EXC_INV, 0);
+        CU_ASSERT_EQUAL(r.t->s.ctx[2].csr[ISA_CSR_FP_STS], 0);
+        ew_done(&r);
+    }
+}
+
+/* W of floor (8 bundles a pair) and ceil (10, and 2 to load -1): the exp
+ * count at the top with the body's length. */
+static uint64_t floor_ceil_worker_cycles(bool ceil_fn, uint32_t n)
+{
+    uint64_t body = ceil_fn ? 10 : 8, p = n / 2;
+    if (n == 0)
+        return 3;
+    return 18 + (ceil_fn ? 2 : 0) + (p ? body * p + 6 : 0) + (n % 2 ? body + 1 : 0);
+}
+
+static void test_floor_ceil_cycles(void)
+{
+    for (int ceil_fn = 0; ceil_fn <= 1; ceil_fn++) {
+        un_case c = {ceil_fn ? ELEMENTWISE_CEIL : ELEMENTWISE_FLOOR, 23, A_ADDR, C_ADDR, true, 13, 0, 0};
+        un_result ur = run_unary(&c);
+        uint32_t first[W], count[W];
+        uneven_shares(23 / 2, first, count);
+        uint64_t wc[W];
+        for (unsigned w = 0; w < W; w++)
+            wc[w] = floor_ceil_worker_cycles(ceil_fn, count[w] * 2 + (w == W - 1));
+        /* floor: n = 6, 2, 0, 8, 2, 5: W = 48, 32, 3, 56, 32, 49; workers
+         * 1..6 first issue at 6, 7, 8, 9, 4, 5: the last exit 9 + 336 =
+         * 345, 348 cycles.  ceil: W = 56, 36, 3, 66, 36, 57: 9 + 396 = 405,
+         * 408 cycles. */
+        CU_ASSERT_EQUAL(hand_cycles(wc), ceil_fn ? 408 : 348);
+        CU_ASSERT_EQUAL(ur.cycles, hand_cycles(wc));
+        CU_ASSERT_EQUAL(ur.mismatches, 0);
+        CU_ASSERT_EQUAL(ur.over_bound, 0);
+    }
+}
+
 /* ---- per-element cost --------------------------------------------------------------------- */
 
 static void test_per_element_cost(void)
@@ -942,5 +1057,7 @@ void test_register(void)
               {"copy", test_copy},
               {"hand-counted cycles", test_hand_cycles},
               {"per-element cost at 24,000 elements", test_per_element_cost},
+              {"floor and ceil: edge values", test_floor_ceil_edges},
+              {"floor and ceil: hand-counted cycles", test_floor_ceil_cycles},
               {"op out of range traps", test_bad_op});
 }

@@ -113,6 +113,8 @@ enum elementwise_unary_fn {
     ELEMENTWISE_GELU_ERF,          /* x/2 (1 + erf(x / sqrt 2)) */
     ELEMENTWISE_GELU_TANH,         /* x/2 (1 + tanh(sqrt(2/pi) x (1 + 0.044715 x^2))) */
     ELEMENTWISE_SCALE_SHIFT,       /* a * x + b: the product rounded, then the sum */
+    ELEMENTWISE_FLOOR,             /* ONNX Floor: r = f32int(x), r - 1 where r > x (below) */
+    ELEMENTWISE_CEIL,              /* ONNX Ceil: -floor(-x) */
     ELEMENTWISE_UNARY_FNS
 };
 
@@ -159,6 +161,27 @@ enum copy_vertex {
  * inputs: 4.4e-7).  sign(x) is taken as max(min(x, 2^-126), -2^-126) *
  * 2^126 (exact), so erf(±0) = ±0 exactly, erf(±inf) = ±1, erf(NaN) = NaN.
  * gelu_tanh(-inf) is NaN (-inf * 0); gelu_erf(-inf) likewise.
+ *
+ * floor and ceil.  The tile rounds to an integral value only to nearest
+ * even: ipusim's f32int has no rounding-mode operand (isa.def; ISA2's
+ * f32int takes a TileRoundMode, Table 4.3), and f32toi32 rounds to nearest
+ * too and saturates.  So floor is built from what there is, one lane at a
+ * time (exact at every step):
+ *     r = f32int(x)                 nearest integer, ties to even
+ *     d = f32fromi32(f32cmpgt(r, x))  -1.0 where r > x (the mask 0xffffffff
+ *                                   read as i32 is -1), +0.0 elsewhere
+ *     floor(x) = f32min(r + d, x)
+ * r + d is exact (|r| < 2^24 when r > x; d = +0 otherwise) and is floor(x)
+ * but for the sign of a zero: -0 + +0 = +0 for x = -0.  floor(x) <= x, and
+ * the tile's f32min picks the negative of two zeros, so the min keeps
+ * every other value and gives floor(-0) = -0.  ceil(x) = -floor(-x), the
+ * negations f32v2mul by -1 (exact; a subtraction from zero would turn -0
+ * into +0).  Every f32 comes out as ONNX wants: integers (all |x| >= 2^23
+ * among them) and ±inf unchanged, ±0 kept, floor(-0.5) = -1, ceil(-0.5) =
+ * -0, NaN gives the tile's quiet NaN (a signalling NaN sets the invalid
+ * flag of $FP_STS, as any NaN in the compare does).  Denormal inputs are
+ * read as ±0 like every f32 operand (fparith.h), so floor(-2^-149) = -0
+ * and ceil(2^-149) = +0 (ONNX: -1 and 1).
  */
 #define ELEMENTWISE_ERF_ABS_ERROR 1.5e-6
 

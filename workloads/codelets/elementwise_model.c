@@ -114,6 +114,17 @@ static float erf_magnitude(float az)
     return sub(k(ONE), mul(q, e));
 }
 
+/* f32int, f32cmpgt and f32fromi32 (exec_aux.c): floor as elementwise.h
+ * builds it, one lane. */
+static float floor_lane(float x)
+{
+    x = fp32_flush(x);
+    float r = out(fp32_round_integral(x, FP_RND_EVEN));
+    bool above = fp32_relation(r, x) == FP_REL_GT;
+    float d = above ? -1.0f : 0.0f;
+    return minf(add(r, d), x);
+}
+
 /* sign(x) as ±1, ±0 (elementwise.h). */
 static float erf_sign(float x)
 {
@@ -155,6 +166,10 @@ float elementwise_model_unary(enum elementwise_unary_fn fn, float x, float a, fl
     }
     case ELEMENTWISE_SCALE_SHIFT:
         return add(mul(x, a), b);
+    case ELEMENTWISE_FLOOR:
+        return floor_lane(x);
+    case ELEMENTWISE_CEIL:
+        return mul(floor_lane(mul(x, -1.0f)), -1.0f);
     default:
         return fp32_qnan();
     }
