@@ -10,7 +10,9 @@
 #include <string.h>
 
 #include "workloads/codelets/elementwise.h"
+#include "workloads/codelets/embedding.h"
 #include "workloads/codelets/matmul.h"
+#include "workloads/codelets/matmul_f32.h"
 #include "workloads/codelets/pack.h"
 #include "workloads/codelets/pool.h"
 #include "workloads/codelets/rowwise.h"
@@ -29,6 +31,15 @@ const uint32_t KERNEL_ROW_MAX_COLS = ROWWISE_MAX_COLS;
 const uint32_t KERNEL_PACK_WORDS = PACK_V_WORDS;
 const uint32_t KERNEL_POOL_WORDS = POOL_V_WORDS;
 const uint32_t KERNEL_POOL_MAX_KW = POOL_MAX_KW;
+const uint32_t KERNEL_REDUCE_COLS_WORDS = REDUCE_COLS_V_WORDS;
+const uint32_t KERNEL_REDUCE_COLS_MAX_ROWS = REDUCE_COLS_MAX_ROWS;
+const uint32_t KERNEL_TRANSPOSE_WORDS = TRANSPOSE_V_WORDS;
+const uint32_t KERNEL_TRANSPOSE_MAX_COLS = ROWWISE_MAX_TRANSPOSE_COLS;
+const uint32_t KERNEL_MATMUL_F32_WORDS = MATMUL_F32_V_WORDS;
+const uint32_t KERNEL_MATMUL_F32_SCRATCH_BYTES = MATMUL_F32_SCRATCH_BYTES;
+const uint32_t KERNEL_PACK_F32_WORDS = PACK_F32_V_WORDS;
+const uint32_t KERNEL_GATHER_RANGE_WORDS = GATHER_RANGE_V_WORDS;
+const uint32_t KERNEL_GATHER_MAX_ROW_BYTES = EMBEDDING_MAX_ROW_BYTES;
 
 /* Measured tile cycles per element with six workers at a large size (the
  * tables in the codelets' headers); the planner only compares them. */
@@ -52,8 +63,10 @@ bool kernel_symbols_find(const codelet_library *lib, kernel_symbols *k, char *er
         SYM(ctl_recv, true), SYM(ctl_sync_chip, true), SYM(ctl_sync_system, true), SYM(ctl_end, true),
         SYM(vtx_copy, true), SYM(vtx_unary_f32, true), SYM(vtx_binary_f32, true),
         SYM(vtx_cast_f32_to_f16, true), SYM(vtx_cast_f16_to_f32, true), SYM(vtx_softmax_rows_f32, true),
-        SYM(vtx_layernorm_rows_f32, true), SYM(vtx_reduce_rows_f32, true), SYM(sv_matmul_f16, true), SYM(sv_matmul_f32, false),
+        SYM(vtx_layernorm_rows_f32, true), SYM(vtx_reduce_rows_f32, true), SYM(sv_matmul_f16, true), SYM(sv_matmul_f32, true),
         SYM(vtx_pack_b_f16, true), SYM(vtx_maxpool_nhwc_f32, true), SYM(vtx_avgpool_nhwc_f32, true),
+        SYM(vtx_pack_b_f32, true), SYM(vtx_reduce_cols_f32, true), SYM(vtx_transpose_f32, true),
+        SYM(vtx_gather_range, true),
 #undef SYM
     };
     memset(k, 0, sizeof *k);
@@ -94,6 +107,8 @@ static uint32_t unary_fn(int function)
     case KERNEL_UNARY_ERF: return ELEMENTWISE_ERF;
     case KERNEL_UNARY_GELU_ERF: return ELEMENTWISE_GELU_ERF;
     case KERNEL_UNARY_GELU_TANH: return ELEMENTWISE_GELU_TANH;
+    case KERNEL_UNARY_FLOOR: return ELEMENTWISE_FLOOR;
+    case KERNEL_UNARY_CEIL: return ELEMENTWISE_CEIL;
     default: return ELEMENTWISE_SCALE_SHIFT;
     }
 }
@@ -146,7 +161,8 @@ void kernel_softmax_record(uint32_t *rec, uint32_t in, uint32_t out, uint32_t ro
 }
 
 void kernel_layernorm_record(uint32_t *rec, uint32_t in, uint32_t out, uint32_t gamma, uint32_t beta,
-                             uint32_t rows, uint32_t cols, uint32_t row_step_bytes, float eps)
+                             uint32_t rows, uint32_t cols, uint32_t row_step_bytes, float eps, uint32_t mean_out,
+                             uint32_t rstd_out)
 {
     rec[LAYERNORM_ROWS_V_IN] = in;
     rec[LAYERNORM_ROWS_V_OUT] = out;
@@ -156,6 +172,8 @@ void kernel_layernorm_record(uint32_t *rec, uint32_t in, uint32_t out, uint32_t 
     rec[LAYERNORM_ROWS_V_COLS] = cols;
     rec[LAYERNORM_ROWS_V_STEP] = row_step_bytes;
     rec[LAYERNORM_ROWS_V_EPS] = bits(eps);
+    rec[LAYERNORM_ROWS_V_MEAN_OUT] = mean_out;
+    rec[LAYERNORM_ROWS_V_INV_STD_OUT] = rstd_out;
 }
 
 void kernel_matmul_record(uint32_t *rec, uint32_t a, uint32_t b, uint32_t c, uint32_t m, uint32_t k, uint32_t n,
@@ -173,20 +191,86 @@ void kernel_matmul_record(uint32_t *rec, uint32_t a, uint32_t b, uint32_t c, uin
     rec[MATMUL_F16_V_SCRATCH] = scratch;
 }
 
+static const uint32_t reduce_ops[] = {
+    [KERNEL_REDUCE_SUM] = REDUCE_OP_SUM, [KERNEL_REDUCE_MAX] = REDUCE_OP_MAX,
+    [KERNEL_REDUCE_SUMSQ] = REDUCE_OP_SUMSQ, [KERNEL_REDUCE_MEAN] = REDUCE_OP_MEAN,
+    [KERNEL_REDUCE_MIN] = REDUCE_OP_MIN, [KERNEL_REDUCE_PROD] = REDUCE_OP_PROD,
+    [KERNEL_REDUCE_ABS_SUM] = REDUCE_OP_ABS_SUM,
+};
+
 void kernel_reduce_record(uint32_t *rec, uint32_t in, uint32_t out, uint32_t rows, uint32_t cols,
                           uint32_t row_step_bytes, int op, float scale)
 {
-    static const uint32_t ops[] = {
-        [KERNEL_REDUCE_SUM] = REDUCE_OP_SUM, [KERNEL_REDUCE_MAX] = REDUCE_OP_MAX,
-        [KERNEL_REDUCE_SUMSQ] = REDUCE_OP_SUMSQ, [KERNEL_REDUCE_MEAN] = REDUCE_OP_MEAN,
-    };
     rec[REDUCE_ROWS_V_IN] = in;
     rec[REDUCE_ROWS_V_OUT] = out;
     rec[REDUCE_ROWS_V_ROWS] = rows;
     rec[REDUCE_ROWS_V_COLS] = cols;
     rec[REDUCE_ROWS_V_IN_STEP] = row_step_bytes;
-    rec[REDUCE_ROWS_V_OP] = ops[op];
+    rec[REDUCE_ROWS_V_OP] = reduce_ops[op];
     rec[REDUCE_ROWS_V_SCALE] = bits(scale);
+}
+
+void kernel_reduce_cols_record(uint32_t *rec, uint32_t in, uint32_t out, uint32_t rows, uint32_t cols,
+                               uint32_t in_step_bytes, int op, float scale, bool out_f16)
+{
+    rec[REDUCE_COLS_V_IN] = in;
+    rec[REDUCE_COLS_V_OUT] = out;
+    rec[REDUCE_COLS_V_ROWS] = rows;
+    rec[REDUCE_COLS_V_COLS] = cols;
+    rec[REDUCE_COLS_V_IN_STEP] = in_step_bytes;
+    rec[REDUCE_COLS_V_OP] = reduce_ops[op];
+    rec[REDUCE_COLS_V_SCALE] = bits(scale);
+    rec[REDUCE_COLS_V_OUT_F16] = out_f16;
+}
+
+void kernel_transpose_record(uint32_t *rec, uint32_t in, uint32_t out, uint32_t rows, uint32_t cols,
+                             uint32_t in_step_bytes, uint32_t out_step_bytes)
+{
+    rec[TRANSPOSE_V_IN] = in;
+    rec[TRANSPOSE_V_OUT] = out;
+    rec[TRANSPOSE_V_ROWS] = rows;
+    rec[TRANSPOSE_V_COLS] = cols;
+    rec[TRANSPOSE_V_IN_STEP] = in_step_bytes;
+    rec[TRANSPOSE_V_OUT_STEP] = out_step_bytes;
+}
+
+void kernel_gather_range_record(uint32_t *rec, uint32_t table, uint32_t idx, uint32_t out, uint32_t n,
+                                uint32_t row_bytes, uint32_t out_step_bytes, uint32_t base, uint32_t table_rows,
+                                uint32_t total_rows)
+{
+    rec[GATHER_RANGE_V_TABLE] = table;
+    rec[GATHER_RANGE_V_IDX] = idx;
+    rec[GATHER_RANGE_V_OUT] = out;
+    rec[GATHER_RANGE_V_N] = n;
+    rec[GATHER_RANGE_V_ROW_BYTES] = row_bytes;
+    rec[GATHER_RANGE_V_OUT_STEP] = out_step_bytes;
+    rec[GATHER_RANGE_V_BASE] = base;
+    rec[GATHER_RANGE_V_TABLE_ROWS] = table_rows;
+    rec[GATHER_RANGE_V_TOTAL_ROWS] = total_rows;
+}
+
+void kernel_matmul_f32_record(uint32_t *rec, uint32_t a, uint32_t b, uint32_t c, uint32_t m, uint32_t k, uint32_t n,
+                              uint32_t a_row_step, uint32_t c_row_step, uint32_t scratch)
+{
+    rec[MATMUL_F32_V_A] = a;
+    rec[MATMUL_F32_V_B] = b;
+    rec[MATMUL_F32_V_C] = c;
+    rec[MATMUL_F32_V_M] = m;
+    rec[MATMUL_F32_V_K] = k;
+    rec[MATMUL_F32_V_N] = n;
+    rec[MATMUL_F32_V_A_ROW_STEP] = a_row_step;
+    rec[MATMUL_F32_V_C_ROW_STEP] = c_row_step;
+    rec[MATMUL_F32_V_SCRATCH] = scratch;
+}
+
+void kernel_pack_f32_record(uint32_t *rec, uint32_t src, uint32_t dst, uint32_t blocks, uint32_t groups,
+                            uint32_t row_step)
+{
+    rec[PACK_F32_V_SRC] = src;
+    rec[PACK_F32_V_DST] = dst;
+    rec[PACK_F32_V_BLOCKS] = blocks;
+    rec[PACK_F32_V_GROUPS] = groups;
+    rec[PACK_F32_V_ROW_STEP] = row_step;
 }
 
 void kernel_pack_record(uint32_t *rec, uint32_t src, uint32_t dst, uint32_t blocks, uint32_t groups,

@@ -21,6 +21,7 @@ typedef struct kernel_symbols {
     uint32_t vtx_softmax_rows_f32, vtx_layernorm_rows_f32, vtx_reduce_rows_f32;
     uint32_t sv_matmul_f16, sv_matmul_f32;      /* 0 when the library lacks it */
     uint32_t vtx_pack_b_f16, vtx_maxpool_nhwc_f32, vtx_avgpool_nhwc_f32;
+    uint32_t vtx_pack_b_f32, vtx_reduce_cols_f32, vtx_transpose_f32, vtx_gather_range;
 } kernel_symbols;
 
 /* Look the symbols up; false with err naming a missing one. */
@@ -31,20 +32,25 @@ enum kernel_unary {
     KERNEL_UNARY_RELU, KERNEL_UNARY_NEG, KERNEL_UNARY_ABS, KERNEL_UNARY_EXP, KERNEL_UNARY_LOG,
     KERNEL_UNARY_SQRT, KERNEL_UNARY_RSQRT, KERNEL_UNARY_RECIPROCAL, KERNEL_UNARY_TANH,
     KERNEL_UNARY_SIGMOID, KERNEL_UNARY_ERF, KERNEL_UNARY_GELU_ERF, KERNEL_UNARY_GELU_TANH,
-    KERNEL_UNARY_SCALE_SHIFT,
+    KERNEL_UNARY_SCALE_SHIFT, KERNEL_UNARY_FLOOR, KERNEL_UNARY_CEIL,
 };
 enum kernel_binary {
     KERNEL_BINARY_ADD, KERNEL_BINARY_SUB, KERNEL_BINARY_MUL, KERNEL_BINARY_DIV, KERNEL_BINARY_MAX,
     KERNEL_BINARY_MIN,
 };
 
-enum kernel_reduce { KERNEL_REDUCE_SUM, KERNEL_REDUCE_MAX, KERNEL_REDUCE_SUMSQ, KERNEL_REDUCE_MEAN };
+enum kernel_reduce {
+    KERNEL_REDUCE_SUM, KERNEL_REDUCE_MAX, KERNEL_REDUCE_SUMSQ, KERNEL_REDUCE_MEAN, KERNEL_REDUCE_MIN,
+    KERNEL_REDUCE_PROD, KERNEL_REDUCE_ABS_SUM,
+};
 
 /* Record sizes in words and the record builders. */
 extern const uint32_t KERNEL_COPY_WORDS, KERNEL_UNARY_WORDS, KERNEL_BINARY_WORDS, KERNEL_CAST_WORDS,
     KERNEL_SOFTMAX_WORDS, KERNEL_LAYERNORM_WORDS, KERNEL_MATMUL_WORDS, KERNEL_MATMUL_SCRATCH_BYTES,
     KERNEL_REDUCE_WORDS, KERNEL_REDUCE_MAX_COLS, KERNEL_ROW_MAX_COLS, KERNEL_PACK_WORDS, KERNEL_POOL_WORDS,
-    KERNEL_POOL_MAX_KW;
+    KERNEL_POOL_MAX_KW, KERNEL_REDUCE_COLS_WORDS, KERNEL_REDUCE_COLS_MAX_ROWS, KERNEL_TRANSPOSE_WORDS,
+    KERNEL_TRANSPOSE_MAX_COLS, KERNEL_MATMUL_F32_WORDS, KERNEL_MATMUL_F32_SCRATCH_BYTES, KERNEL_PACK_F32_WORDS,
+    KERNEL_GATHER_RANGE_WORDS, KERNEL_GATHER_MAX_ROW_BYTES;
 
 void kernel_copy_record(uint32_t *rec, uint32_t src, uint32_t dst, uint32_t bytes);
 void kernel_unary_record(uint32_t *rec, uint32_t in, uint32_t out, uint32_t n, int function, float a, float b);
@@ -54,10 +60,23 @@ void kernel_binary_record(uint32_t *rec, uint32_t in0, uint32_t in1, uint32_t ou
 void kernel_cast_record(uint32_t *rec, uint32_t in, uint32_t out, uint32_t n);
 void kernel_softmax_record(uint32_t *rec, uint32_t in, uint32_t out, uint32_t rows, uint32_t cols,
                            uint32_t row_step_bytes);
+/* mean_out, rstd_out: 0, or where the rows' mean and 1/std go (f32 each). */
 void kernel_layernorm_record(uint32_t *rec, uint32_t in, uint32_t out, uint32_t gamma, uint32_t beta,
-                             uint32_t rows, uint32_t cols, uint32_t row_step_bytes, float eps);
+                             uint32_t rows, uint32_t cols, uint32_t row_step_bytes, float eps, uint32_t mean_out,
+                             uint32_t rstd_out);
 void kernel_reduce_record(uint32_t *rec, uint32_t in, uint32_t out, uint32_t rows, uint32_t cols,
                           uint32_t row_step_bytes, int op, float scale);
+/* vtx_reduce_cols_f32: out[c] = REDUCE over r of in[r][c], f32 or f16 out. */
+void kernel_reduce_cols_record(uint32_t *rec, uint32_t in, uint32_t out, uint32_t rows, uint32_t cols,
+                               uint32_t in_step_bytes, int op, float scale, bool out_f16);
+/* vtx_transpose_f32: out[c][r] = in[r][c]. */
+void kernel_transpose_record(uint32_t *rec, uint32_t in, uint32_t out, uint32_t rows, uint32_t cols,
+                             uint32_t in_step_bytes, uint32_t out_step_bytes);
+/* vtx_gather_range: out row i = table row idx[i] when this tile holds it
+ * (rows [base, base + table_rows)), zeros otherwise. */
+void kernel_gather_range_record(uint32_t *rec, uint32_t table, uint32_t idx, uint32_t out, uint32_t n,
+                                uint32_t row_bytes, uint32_t out_step_bytes, uint32_t base, uint32_t table_rows,
+                                uint32_t total_rows);
 /* vtx_pack_b_f16: `groups` groups of 8 columns of a kp x n f32 block
  * (element (k, n) at src + k k_step + n n_step) into the AMP layout. */
 void kernel_pack_record(uint32_t *rec, uint32_t src, uint32_t dst, uint32_t blocks, uint32_t groups,
@@ -68,6 +87,13 @@ typedef struct kernel_pool_shape {
 } kernel_pool_shape;
 void kernel_pool_record(uint32_t *rec, uint32_t in, uint32_t out, const kernel_pool_shape *s, uint32_t oh0,
                         uint32_t oh1, uint32_t chans, bool count_include_pad);
+/* sv_matmul_f32: C[m x n] += A[m x k] B (packed), all f32. */
+void kernel_matmul_f32_record(uint32_t *rec, uint32_t a, uint32_t b, uint32_t c, uint32_t m, uint32_t k, uint32_t n,
+                              uint32_t a_row_step, uint32_t c_row_step, uint32_t scratch);
+/* vtx_pack_b_f32: `groups` groups of 16 columns of a k x n f32 block
+ * (rows row_step bytes apart) into the f32 AMP layout. */
+void kernel_pack_f32_record(uint32_t *rec, uint32_t src, uint32_t dst, uint32_t blocks, uint32_t groups,
+                            uint32_t row_step);
 /* sv_matmul_f16: C[m x n] += A[m x k] B (packed), f32 or f16 partials. */
 void kernel_matmul_record(uint32_t *rec, uint32_t a, uint32_t b, uint32_t c, uint32_t m, uint32_t k, uint32_t n,
                           uint32_t a_row_step, uint32_t c_row_step, bool f16_partials, uint32_t scratch);
