@@ -774,7 +774,8 @@ static bool is_runs(graph_op op)
 static bool is_reduce(graph_op op)
 {
     return op == GRAPH_OP_REDUCESUM || op == GRAPH_OP_REDUCEMEAN || op == GRAPH_OP_REDUCEMAX ||
-           op == GRAPH_OP_REDUCEMIN || op == GRAPH_OP_REDUCESUMSQUARE || op == GRAPH_OP_REDUCEL1 ||
+           op == GRAPH_OP_REDUCEMIN || op == GRAPH_OP_REDUCEPROD || op == GRAPH_OP_REDUCESUMSQUARE ||
+           op == GRAPH_OP_REDUCEL1 ||
            op == GRAPH_OP_REDUCEL2 || op == GRAPH_OP_REDUCELOGSUM || op == GRAPH_OP_REDUCELOGSUMEXP;
 }
 
@@ -791,6 +792,8 @@ static int unary_function(graph_op op)
     case GRAPH_OP_TANH: return KERNEL_UNARY_TANH;
     case GRAPH_OP_SIGMOID: return KERNEL_UNARY_SIGMOID;
     case GRAPH_OP_ERF: return KERNEL_UNARY_ERF;
+    case GRAPH_OP_FLOOR: return KERNEL_UNARY_FLOOR;
+    case GRAPH_OP_CEIL: return KERNEL_UNARY_CEIL;
     default: return -1;
     }
 }
@@ -1081,11 +1084,23 @@ static bool lower_rows(lowering *lw, const graph_node *n, int index)
     int64_t axis = graph_attr_find(n, "axis") ? graph_attr_int(n, "axis") : -1;
     if (axis < 0)
         axis += s->rank;
-    if (axis != s->rank - 1)
-        return lw_unsupported(lw, n, index, "only the last axis is supported");
-    uint64_t cols = (uint64_t)s->dims[s->rank - 1], total = (uint64_t)graph_shape_numel(s);
-    const uint64_t padded = (cols + 1) & ~(uint64_t)1, rows_total = cols ? total / cols : 0;
     bool layernorm = n->op == GRAPH_OP_LAYERNORM;
+    /* Layer norm normalises over the axes from `axis` on, softmax (opset
+     * 13) over the one axis. */
+    if (!layernorm && axis != s->rank - 1)
+        return lw_unsupported(lw, n, index, "only the last axis is supported");
+    uint64_t cols = 1, total = (uint64_t)graph_shape_numel(s);
+    for (int64_t d = axis; d < s->rank; d++)
+        cols *= (uint64_t)s->dims[d];
+    if (!cols || !total)
+        return lw_unsupported(lw, n, index, "an empty tensor");
+    if (cols > KERNEL_ROW_MAX_COLS)
+        return lw_unsupported(lw, n, index, "rows longer than the row codelets take");
+    const uint64_t padded = (cols + 1) & ~(uint64_t)1, rows_total = total / cols;
+    /* Layer norm's statistics (its training outputs): a value a row. */
+    int stat_out[2] = { -1, -1 };
+    for (int k = 1; layernorm && k < 3 && k < n->n_outputs; k++)
+        stat_out[k - 1] = n->outputs[k];
     char what[96];
     snprintf(what, sizeof what, "tensor '%s'", lw_gt(lw, out)->name);
     double per_element = layernorm ? KERNEL_LAYERNORM_CYCLES_PER_ELEMENT : KERNEL_SOFTMAX_CYCLES_PER_ELEMENT;
@@ -1095,8 +1110,15 @@ static bool lower_rows(lowering *lw, const graph_node *n, int index)
     uint32_t *dst = calloc(tiles + 1, sizeof *dst), *src = calloc(tiles + 1, sizeof *src);
     uint32_t *gam = calloc(tiles + 1, sizeof *gam), *bet = calloc(tiles + 1, sizeof *bet);
     uint32_t *tl = calloc(tiles + 1, sizeof *tl);
-    if (!l || !h || !dst || !src || !gam || !bet || !tl) {
+    uint32_t *stat_addr[2] = { NULL, NULL };
+    for (int q = 0; q < 2; q++)
+        if (stat_out[q] >= 0)
+            stat_addr[q] = calloc(tiles + 1, sizeof *stat_addr[q]);
+    if (!l || !h || !dst || !src || !gam || !bet || !tl || (stat_out[0] >= 0 && !stat_addr[0]) ||
+        (stat_out[1] >= 0 && !stat_addr[1])) {
         free(l); free(h); free(dst); free(src); free(gam); free(bet); free(tl);
+        free(stat_addr[0]);
+        free(stat_addr[1]);
         return lw_fail(lw, "out of host memory");
     }
     if (padded == cols) {
@@ -1130,6 +1152,15 @@ static bool lower_rows(lowering *lw, const graph_node *n, int index)
         if (h[k] == l[k])
             continue;
         uint32_t tile = tl[k];
+        for (int q = 0; q < 2; q++) {
+            if (stat_out[q] < 0)
+                continue;
+            char sw[96];
+            snprintf(sw, sizeof sw, "tensor '%s'", lw_gt(lw, stat_out[q])->name);
+            stat_addr[q][k] = lw_tile_alloc(lw, tile, (h[k] - l[k]) * 4, PREFER_REGION1, 8, sw);
+            if (stat_addr[q][k])
+                lw_add_piece(lw, stat_out[q], tile, stat_addr[q][k], l[k], h[k] - l[k]);
+        }
         gam[k] = lw_fetch(lw, n->inputs[1], 0, cols, tile, PREFER_REGION1);
         if (n->n_inputs > 2 && n->inputs[2] >= 0)
             bet[k] = lw_fetch(lw, n->inputs[2], 0, cols, tile, PREFER_REGION1);
@@ -1158,7 +1189,9 @@ static bool lower_rows(lowering *lw, const graph_node *n, int index)
             uint32_t o = (uint32_t)wl[w] * step;
             if (layernorm)
                 kernel_layernorm_record(recs[w], src[k] + o, dst[k] + o, gam[k], bet[k], (uint32_t)(wh[w] - wl[w]),
-                                        (uint32_t)cols, step, eps);
+                                        (uint32_t)cols, step, eps,
+                                        stat_addr[0] ? stat_addr[0][k] + (uint32_t)wl[w] * 4 : 0,
+                                        stat_addr[1] ? stat_addr[1][k] + (uint32_t)wl[w] * 4 : 0);
             else
                 kernel_softmax_record(recs[w], src[k] + o, dst[k] + o, (uint32_t)(wh[w] - wl[w]), (uint32_t)cols,
                                       step);
@@ -1167,6 +1200,8 @@ static bool lower_rows(lowering *lw, const graph_node *n, int index)
     }
 out:
     free(l); free(h); free(dst); free(src); free(gam); free(bet); free(tl);
+    free(stat_addr[0]);
+    free(stat_addr[1]);
     return !lw->failed;
 }
 
@@ -1228,7 +1263,7 @@ static bool node_supported(const lowering *lw, const graph_node *n, const char *
 {
     (void)lw;
     *why = NULL;
-    for (int k = 1; k < n->n_outputs; k++)
+    for (int k = 1; k < n->n_outputs && n->op != GRAPH_OP_LAYERNORM; k++)
         if (n->outputs[k] >= 0) {
             *why = "only the first output is lowered (the others are for training)";
             return false;

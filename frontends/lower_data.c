@@ -296,12 +296,12 @@ static void fetch_view_rows(lowering *lw, int t, const int64_t *dims, const int6
     }
 }
 
-/* Reductions over any axes (ReduceSum, Mean, Max, Min, SumSquare, L1, L2,
- * LogSum, LogSumExp): the input seen with the kept axes first and the
- * reduced ones last is fetched as rows of the reduced elements (a row an
- * output element; rows padded to an even length so that they stay 8-byte
- * aligned), then the reduce codelet, with a unary pass before it (|x|,
- * -x, e^x) or after it (sqrt, log, -x) for the forms it has no op for. */
+/* Reductions over any axes (ReduceSum, Mean, Max, Min, Prod, SumSquare,
+ * L1, L2, LogSum, LogSumExp): the input seen with the kept axes first and
+ * the reduced ones last is fetched as rows of the reduced elements (a row
+ * an output element; rows padded to an even length so that they stay
+ * 8-byte aligned), then the reduce codelet, with a unary pass before it
+ * (e^x) or after it (sqrt, log) for the forms it has no op for. */
 bool lw_lower_reduce(lowering *lw, const graph_node *n, int index)
 {
     const graph *g = lw->g;
@@ -318,9 +318,10 @@ bool lw_lower_reduce(lowering *lw, const graph_node *n, int index)
     case GRAPH_OP_REDUCESUM: op = KERNEL_REDUCE_SUM; break;
     case GRAPH_OP_REDUCEMEAN: op = KERNEL_REDUCE_MEAN; break;
     case GRAPH_OP_REDUCEMAX: op = KERNEL_REDUCE_MAX; break;
-    case GRAPH_OP_REDUCEMIN: op = KERNEL_REDUCE_MAX, pre = post = KERNEL_UNARY_NEG; break;
+    case GRAPH_OP_REDUCEMIN: op = KERNEL_REDUCE_MIN; break;
+    case GRAPH_OP_REDUCEPROD: op = KERNEL_REDUCE_PROD; break;
     case GRAPH_OP_REDUCESUMSQUARE: op = KERNEL_REDUCE_SUMSQ; break;
-    case GRAPH_OP_REDUCEL1: op = KERNEL_REDUCE_SUM, pre = KERNEL_UNARY_ABS; break;
+    case GRAPH_OP_REDUCEL1: op = KERNEL_REDUCE_ABS_SUM; break;
     case GRAPH_OP_REDUCEL2: op = KERNEL_REDUCE_SUMSQ, post = KERNEL_UNARY_SQRT; break;
     case GRAPH_OP_REDUCELOGSUM: op = KERNEL_REDUCE_SUM, post = KERNEL_UNARY_LOG; break;
     case GRAPH_OP_REDUCELOGSUMEXP: op = KERNEL_REDUCE_SUM, pre = KERNEL_UNARY_EXP, post = KERNEL_UNARY_LOG; break;
@@ -501,8 +502,6 @@ bool lw_lower_pool(lowering *lw, const graph_node *n, int index)
     }
     uint64_t nb = (uint64_t)xs->dims[0], c = (uint64_t)xs->dims[1], h = (uint64_t)xs->dims[2],
              w = (uint64_t)xs->dims[3], oh = (uint64_t)win.out[0], ow = (uint64_t)win.out[1];
-    if (c % 2)
-        return lw_unsupported(lw, n, index, "an odd number of channels is not yet supported");
     if ((uint64_t)win.kernel[1] > KERNEL_POOL_MAX_KW)
         return lw_unsupported(lw, n, index, "a window wider than the pool codelet takes");
     bool count_pad = avg && graph_attr_find(n, "count_include_pad") && graph_attr_int(n, "count_include_pad");
@@ -570,15 +569,19 @@ bool lw_lower_pool(lowering *lw, const graph_node *n, int index)
                 break;
             bool by_channel = o1 - o0 < CODELET_WORKERS;
             uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
-            lw_worker_split(by_channel ? c / 2 : o1 - o0, wl, wh);
+            /* Split by channel: in pairs when C is even (the codelet's
+             * 8-byte aligned pixels), one by one when it is odd. */
+            const uint64_t cu = c % 2 ? 1 : 2;
+            lw_worker_split(by_channel ? c / cu : o1 - o0, wl, wh);
             for (int k = 0; k < CODELET_WORKERS; k++) {
                 kernel_pool_shape sh = { (uint32_t)h, (uint32_t)w, (uint32_t)c, (uint32_t)win.kernel[0],
                                          (uint32_t)win.kernel[1], (uint32_t)win.stride[0], (uint32_t)win.stride[1],
                                          (uint32_t)win.pad_begin[0], (uint32_t)win.pad_begin[1], (uint32_t)oh,
                                          (uint32_t)ow };
                 if (by_channel)
-                    kernel_pool_record(recs[k], src[slot] + (uint32_t)(wl[k] * 8), dst[slot] + (uint32_t)(wl[k] * 8),
-                                       &sh, (uint32_t)o0, (uint32_t)o1, (uint32_t)((wh[k] - wl[k]) * 2), count_pad);
+                    kernel_pool_record(recs[k], src[slot] + (uint32_t)(wl[k] * cu * 4),
+                                       dst[slot] + (uint32_t)(wl[k] * cu * 4), &sh, (uint32_t)o0, (uint32_t)o1,
+                                       (uint32_t)((wh[k] - wl[k]) * cu), count_pad);
                 else
                     kernel_pool_record(recs[k], src[slot], dst[slot], &sh, (uint32_t)(o0 + wl[k]),
                                        (uint32_t)(o0 + wh[k]), (uint32_t)c, count_pad);
