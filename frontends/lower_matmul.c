@@ -1,29 +1,31 @@
 /*
- * lower_matmul.c — MatMul, Gemm and the fused matmul (bias, activation) on
- * the AMP: C[M x N] = A[M x K] B[K x N] with B a constant (weights).
+ * lower_matmul.c — MatMul, Gemm, Conv and the fused matmul and convolution
+ * (bias, activation) on the AMP: C[M x N] = A[M x K] B[K x N].
  *
- * Plan: a grid of gm x gn tiles; tile (i, j) computes the block of rows
- * [m0, m1) and columns [n0, n1) of C with the library's sv_matmul_f16
- * (f16 inputs, f32 partial sums).  It receives its rows of A (every tile
- * of a grid row the same rows: one exchange phase) and its columns of B
- * packed for $CWEI: placed at compile time on the grid's first row, which
- * broadcasts them down its column in the same phase (a weight is stored
- * once, not once per grid row).  K and the block's
- * columns are padded with zeros to the AMP's 16-input blocks and output
- * groups.  The grid is the one with the lowest estimated cycles — the
- * codelet's issue count for the block (workers: 4 issues a row and 25 a
- * weight block; the supervisor's $CWEI loads) plus receiving the rows of
- * A at the exchange's 4 bytes a cycle — among those whose A, B and C
- * blocks fit in a tile.  K is split over gk tiles when that is cheaper
- * (small M x N, long K) or needed to fit: each tile then computes a
- * partial block over its share of K, and the gk partials of a block are
- * summed by a reduce-scatter (each of the gk tiles receives the others'
- * partials of its share of the rows and adds them), so the result ends
- * spread over all of them.
+ * Two codelets: sv_matmul_f16 (f16 operands, f32 partial sums) and
+ * sv_matmul_f32 (f32 operands and sums, the AMP's f32 path at a quarter of
+ * the f16 rate).  f32 graphs use the f32 one, so their results are f32
+ * products; --f16-matmul (lower_options.f16_matmul) computes them in f16
+ * instead (A cast on the tiles, constant B at compile time).
  *
- * f32 operands (ONNX's float MatMul) are computed in f16 only when the
- * compile asks for it (lower_options.f16_matmul): A is cast on the tiles,
- * B at compile time; the result stays f32.
+ * Plan: a gm x gn x gk grid of tiles per batch item; tile (l, i, j)
+ * computes the block of rows [i mt, ..) and columns [j nt, ..) of C over
+ * its share [l kt, ..) of K.  It receives its rows of A (every tile of a
+ * grid row the same rows: broadcast or multicast) and its block of B:
+ * constant weights are packed for $CWEI at compile time and stored on
+ * the grid's first row, which multicasts them down its column (a weight
+ * is stored once, not once per grid row); B computed at run time is
+ * received and packed on the tile.  K and the columns are padded with
+ * zeros to the codelet's weight blocks and output groups.  With gk > 1
+ * the gk partial blocks are summed by a reduce-scatter: each of the gk
+ * tiles of a block receives the others' partials of its share of the
+ * rows and adds them (the column-reduce codelet, then one add), so the
+ * result ends spread over all of them.  The epilogue (alpha, bias times
+ * beta, activation, cast) runs on each tile's share.  The grid is the
+ * one with the lowest estimate — the codelet's own exact cycle count for
+ * the block (workloads/codelets/matmul*.h), receiving A at the exchange's
+ * 4 bytes a cycle, packing, the partial sums and the epilogue — among
+ * those whose blocks fit in a tile.
  */
 #include <math.h>
 #include <stdio.h>
@@ -35,21 +37,28 @@
 #include "isa/isa.h"
 #include "isa/fp16.h"
 #include "workloads/codelets/matmul.h"
+#include "workloads/codelets/matmul_f32.h"
 #include "workloads/matmul_model.h"
+
+#define CONV_RUNTIME_WEIGHTS_MAX 65536u
 
 typedef struct mm_shape {
     int a, b, bias, out;             /* tensor indices (bias -1 if none) */
     uint64_t m, k, n;
-    bool trans_b;
+    bool trans_a, trans_b;           /* Gemm's: A given as [K, M], B as [N, K] */
+    double alpha, beta;              /* Gemm: alpha A B + beta bias */
+    /* The bias seen as [M, N]: element (r, c) at r bias_row + c bias_col. */
+    uint64_t bias_row, bias_col;
     int activation;                  /* -1 none, else enum kernel_unary */
     bool f32_inputs;
     /* A convolution as a matmul: A's rows are the im2col rows of X kept
      * channels-last (output pixel p: KH x KW runs of C channels), K is
      * ordered (kh, kw, c), B is W [Cout, C, KH, KW] reordered to [K, Cout]. */
-    /* B computed at run time (attention): per batch item b of `batch`,
-     * C_b = A_b B_b; B read from b_src, which is B itself or, when
-     * b_transposed, the [.., N, K] tensor a Transpose of the last two
-     * axes made B from (the Transpose itself is never lowered). */
+    /* B computed at run time (attention, Gemm's inputs, run-time conv
+     * weights): per batch item b of `batch`, C_b = A_b B_b; B read from
+     * b_src, which is B itself or, when b_transposed, an [.., N, K]
+     * tensor: a Transpose of the last two axes made B from it (the
+     * Transpose itself is never lowered), or Gemm's transB. */
     bool b_act, b_transposed;
     int b_src;
     uint64_t batch;
@@ -84,18 +93,91 @@ bool lw_transpose_into_matmul(const graph *g, int t)
     return used;
 }
 
+/* The operands every matmul-like node names the same way. */
+static void init_shape(const graph_node *n, mm_shape *s)
+{
+    memset(s, 0, sizeof *s);
+    s->a = n->inputs[0];
+    s->b = n->inputs[1];
+    s->bias = n->n_inputs > 2 ? n->inputs[2] : -1;
+    s->out = n->outputs[0];
+    s->activation = -1;
+    s->batch = 1;
+    s->b_src = s->b;
+    s->alpha = s->beta = 1.0;
+}
+
+/* The bias: MatMul's fused [N], or Gemm's C broadcast to [M, N]. */
+static bool describe_bias(const graph *g, mm_shape *s, graph_dtype dt, const char **why)
+{
+    if (s->bias < 0)
+        return true;
+    const graph_tensor *tc = &g->tensors[s->bias];
+    int r = tc->shape.rank;
+    for (int d = 0; d + 2 < r; d++)
+        if (tc->shape.dims[d] != 1) {
+            *why = "a bias of more than two dimensions";
+            return false;
+        }
+    uint64_t bm = r >= 2 ? (uint64_t)tc->shape.dims[r - 2] : 1, bn = r >= 1 ? (uint64_t)tc->shape.dims[r - 1] : 1;
+    if (tc->dtype != dt || (bm != 1 && bm != s->m) || (bn != 1 && bn != s->n)) {
+        *why = "the bias must be of the operands' type and broadcast to [M, N]";
+        return false;
+    }
+    if (!tc->data && dt != GDT_F32) {
+        *why = "an f16 bias must be a constant";
+        return false;
+    }
+    s->bias_row = bm == 1 ? 0 : bn;
+    s->bias_col = bn == 1 ? 0 : 1;
+    return true;
+}
+
+/* Gemm's attributes. */
+static bool describe_gemm(const graph_node *n, mm_shape *s, const char **why)
+{
+    (void)why;
+    s->trans_a = graph_attr_find(n, "transA") && graph_attr_int(n, "transA");
+    s->trans_b = graph_attr_find(n, "transB") && graph_attr_int(n, "transB");
+    s->alpha = graph_attr_find(n, "alpha") ? graph_attr_float(n, "alpha") : 1.0;
+    s->beta = graph_attr_find(n, "beta") ? graph_attr_float(n, "beta") : 1.0;
+    return true;
+}
+
 static bool describe_activation_b(const graph *g, const graph_node *n, mm_shape *s, const char **why)
 {
     const graph_tensor *ta = &g->tensors[s->a], *tb = &g->tensors[s->b];
-    if (n->op != GRAPH_OP_MATMUL) {
-        *why = "a second operand computed at run time is lowered for MatMul only";
+    if (n->op != GRAPH_OP_MATMUL && n->op != GRAPH_OP_GEMM) {
+        *why = "a second operand computed at run time is lowered for MatMul and Gemm only";
         return false;
     }
     if (ta->dtype != GDT_F32 || tb->dtype != GDT_F32) {
-        *why = "a second operand computed at run time must be f32 (computed in f16 on the AMP with --f16-matmul)";
+        *why = "a second operand computed at run time must be f32";
         return false;
     }
+    s->f32_inputs = true;
+    s->b_act = true;
     int ra = ta->shape.rank, rb = tb->shape.rank;
+    if (n->op == GRAPH_OP_GEMM) {
+        describe_gemm(n, s, why);
+        if (ra != 2 || rb != 2) {
+            *why = "Gemm takes 2-D operands";
+            return false;
+        }
+        s->k = (uint64_t)ta->shape.dims[s->trans_a ? 0 : 1];
+        s->m = (uint64_t)ta->shape.dims[s->trans_a ? 1 : 0];
+        s->n = (uint64_t)tb->shape.dims[s->trans_b ? 0 : 1];
+        if ((uint64_t)tb->shape.dims[s->trans_b ? 1 : 0] != s->k) {
+            *why = "inner dimensions differ";
+            return false;
+        }
+        s->b_transposed = s->trans_b;
+        if (!s->m || !s->k || !s->n) {
+            *why = "empty matmul";
+            return false;
+        }
+        return describe_bias(g, s, GDT_F32, why);
+    }
     if (ra < 2 || rb < 2 || ra != rb) {
         *why = "operands computed at run time need the same rank, at least 2";
         return false;
@@ -105,8 +187,6 @@ static bool describe_activation_b(const graph *g, const graph_node *n, mm_shape 
             *why = "broadcast batch dimensions are not yet supported";
             return false;
         }
-    s->f32_inputs = true;
-    s->b_act = true;
     s->m = (uint64_t)ta->shape.dims[ra - 2];
     s->k = (uint64_t)ta->shape.dims[ra - 1];
     s->n = (uint64_t)tb->shape.dims[rb - 1];
@@ -127,24 +207,9 @@ static bool describe_activation_b(const graph *g, const graph_node *n, mm_shape 
     return true;
 }
 
-/* The operands every matmul-like node names the same way. */
-static void init_shape(const graph_node *n, mm_shape *s)
-{
-    memset(s, 0, sizeof *s);
-    s->a = n->inputs[0];
-    s->b = n->inputs[1];
-    s->bias = n->n_inputs > 2 ? n->inputs[2] : -1;
-    s->out = n->outputs[0];
-    s->activation = -1;
-    s->batch = 1;
-    s->b_src = s->b;
-}
-
 static bool describe(const graph *g, const graph_node *n, mm_shape *s, const char **why)
 {
     init_shape(n, s);
-    s->batch = 1;
-    s->b_src = s->b;
     const graph_tensor *ta = &g->tensors[s->a], *tb = &g->tensors[s->b];
     if (!tb->data)
         return describe_activation_b(g, n, s, why);
@@ -158,17 +223,7 @@ static bool describe(const graph *g, const graph_node *n, mm_shape *s, const cha
     }
     s->f32_inputs = ta->dtype == GDT_F32;
     if (n->op == GRAPH_OP_GEMM) {
-        if (graph_attr_find(n, "transA") && graph_attr_int(n, "transA")) {
-            *why = "transA=1 is not yet supported";
-            return false;
-        }
-        double alpha = graph_attr_find(n, "alpha") ? graph_attr_float(n, "alpha") : 1.0;
-        double beta = graph_attr_find(n, "beta") ? graph_attr_float(n, "beta") : 1.0;
-        if (alpha != 1.0 || (s->bias >= 0 && beta != 1.0)) {
-            *why = "alpha and beta other than 1 are not yet supported";
-            return false;
-        }
-        s->trans_b = graph_attr_find(n, "transB") && graph_attr_int(n, "transB");
+        describe_gemm(n, s, why);
     } else if (n->op == GRAPH_OP_FUSED_MATMUL) {
         s->trans_b = graph_attr_find(n, "transB") && graph_attr_int(n, "transB");
         const char *act = graph_attr_find(n, "activation") ? graph_attr_string(n, "activation") : "none";
@@ -190,27 +245,28 @@ static bool describe(const graph *g, const graph_node *n, mm_shape *s, const cha
         *why = "a 1-D first operand is not yet supported";
         return false;
     }
-    s->k = (uint64_t)ta->shape.dims[ta->shape.rank - 1];
-    s->m = (uint64_t)graph_shape_numel(&ta->shape) / (s->k ? s->k : 1);
+    if (s->trans_a) {
+        if (ta->shape.rank != 2) {
+            *why = "Gemm takes 2-D operands";
+            return false;
+        }
+        s->k = (uint64_t)ta->shape.dims[0];
+        s->m = (uint64_t)ta->shape.dims[1];
+    } else {
+        s->k = (uint64_t)ta->shape.dims[ta->shape.rank - 1];
+        s->m = (uint64_t)graph_shape_numel(&ta->shape) / (s->k ? s->k : 1);
+    }
     uint64_t bk = (uint64_t)tb->shape.dims[s->trans_b ? 1 : 0];
     s->n = (uint64_t)tb->shape.dims[s->trans_b ? 0 : 1];
     if (bk != s->k) {
         *why = "inner dimensions differ";
         return false;
     }
-    if (s->bias >= 0) {
-        const graph_tensor *tc = &g->tensors[s->bias];
-        if (!tc->data || tc->dtype != ta->dtype ||
-            (uint64_t)graph_shape_numel(&tc->shape) != s->n || tc->shape.dims[tc->shape.rank - 1] != (int64_t)s->n) {
-            *why = "only a constant bias of N elements is supported";
-            return false;
-        }
-    }
     if (s->m == 0 || s->n == 0 || s->k == 0) {
         *why = "empty matmul";
         return false;
     }
-    return true;
+    return describe_bias(g, s, ta->dtype, why);
 }
 
 static bool describe_conv(const graph *g, const graph_node *n, mm_shape *s, const char **why)
@@ -220,8 +276,8 @@ static bool describe_conv(const graph *g, const graph_node *n, mm_shape *s, cons
     s->batch = 1;
     s->b_src = s->b;
     const graph_tensor *x = &g->tensors[s->a], *wt = &g->tensors[s->b];
-    if (x->shape.rank != 4 || !wt->data || wt->shape.rank != 4) {
-        *why = "only 2-D convolutions with constant weights are lowered";
+    if (x->shape.rank != 4 || wt->shape.rank != 4) {
+        *why = "only 2-D convolutions are lowered";
         return false;
     }
     if (graph_attr_find(n, "group") && graph_attr_int(n, "group") != 1) {
@@ -271,12 +327,24 @@ static bool describe_conv(const graph *g, const graph_node *n, mm_shape *s, cons
             return false;
         }
     }
-    if (s->bias >= 0) {
-        const graph_tensor *tc = &g->tensors[s->bias];
-        if (!tc->data || tc->dtype != x->dtype || (uint64_t)graph_shape_numel(&tc->shape) != s->n) {
-            *why = "only a constant bias of Cout elements is supported";
+    if (!wt->data) {
+        /* Weights computed at run time: fetched an element at a time into
+         * the (kh, kw, c) order of K, so only small ones. */
+        if (s->k * s->n > CONV_RUNTIME_WEIGHTS_MAX) {
+            *why = "run-time convolution weights of more than 65536 elements are not yet supported";
             return false;
         }
+        s->b_act = true;
+        s->b_transposed = true;
+    }
+    if (s->bias >= 0) {
+        const graph_tensor *tc = &g->tensors[s->bias];
+        if (tc->dtype != x->dtype || (uint64_t)graph_shape_numel(&tc->shape) != s->n ||
+            (!tc->data && x->dtype != GDT_F32)) {
+            *why = "the bias must be Cout elements of the image's type (f16 ones constant)";
+            return false;
+        }
+        s->bias_col = 1;
     }
     return lw_channels_last_ok(g, n, why);
 }
@@ -333,32 +401,46 @@ bool lw_conv_input_layout(const graph *g, int tensor)
     return false;
 }
 
-/* Tile cycles of sv_matmul_f16 (f32 partials) on an mt x kt x nt block
- * with A in region 0 and C in region 1 (the codelet's fast placement):
- * the codelet's own exact count (workloads/codelets/matmul.h). */
-static double matmul_cycles(uint64_t mt, uint64_t kt, uint64_t nt)
+/* Which codelet, and its granularity. */
+typedef struct mm_kind {
+    bool f32;                         /* sv_matmul_f32; else sv_matmul_f16 with f32 partials */
+    uint32_t k_block, n_group;        /* K and N rounded up to these */
+    uint32_t a_eb, w_eb;              /* bytes of an element of A and of the packed weights */
+} mm_kind;
+
+static mm_kind kind_of(const lowering *lw, const mm_shape *s)
 {
+    if (s->f32_inputs && !lw->o->f16_matmul)
+        return (mm_kind){ true, MATMUL_F32_K_BLOCK, MATMUL_F32_N_GROUP, 4, 4 };
+    return (mm_kind){ false, 16, 8, 2, 2 };
+}
+
+/* Tile cycles of the codelet on an mt x kt x nt block with A in region 0
+ * and C in region 1 (the fast placement when the row steps allow): the
+ * codelet's own exact count (workloads/codelets/matmul*.h). */
+static double matmul_cycles(const mm_kind *kd, uint64_t mt, uint64_t kt, uint64_t nt)
+{
+    if (kd->f32) {
+        matmul_f32_args a = { .a = 0x50000, .b = 0x90000, .c = 0xa0000, .m = (uint32_t)mt, .k = (uint32_t)kt,
+                              .n = (uint32_t)nt, .a_row_step = (uint32_t)kt * 4, .c_row_step = (uint32_t)nt * 4 };
+        return (double)matmul_f32_cycles(&a, 0);
+    }
     matmul_f16_args a = { .a = 0x50000, .b = 0x90000, .c = 0xa0000, .m = (uint32_t)mt, .k = (uint32_t)kt,
                           .n = (uint32_t)nt, .a_row_step = (uint32_t)kt * 2, .c_row_step = (uint32_t)nt * 4,
                           .partials = MATMUL_PARTIALS_F32 };
     return (double)matmul_f16_cycles(&a, 0);
 }
 
-/* Planner figures for a K split (measured on compiled matmuls): what a
- * send costs the sending tile beyond its bytes (the control program's
- * step and the exchange set-up), and what a compute set of the partial-sum
- * adds costs beyond its elements (six records, the workers' set-up). */
+/* Planner figures (measured on compiled matmuls): what a send costs the
+ * sending tile beyond its bytes (the control program's step and the
+ * exchange set-up), and what a compute set costs beyond its elements (six
+ * records, the workers' set-up). */
 #define XCH_SEND_OVERHEAD_CYCLES 20.0
-#define REDUCE_PASS_CYCLES 600.0
+#define PASS_OVERHEAD_CYCLES 600.0
 
-/* A plan: a gm x gn x gk grid of tiles per batch item.  Tile (l, i, j)
- * multiplies rows [i mt, ..) of A by columns [j nt, ..) of B over the K
- * range [l kt, ..); with gk > 1 the gk partial blocks of (i, j) are summed
- * by a reduce-scatter: tile l of the block receives the other partials of
- * its share of the block's rows and adds them. */
 typedef struct mm_grid {
     uint32_t gm, gn, gk;
-    uint64_t mt, nt, kt;              /* block rows, columns (whole output groups), K (whole 16-blocks) */
+    uint64_t mt, nt, kt;              /* block rows, columns (whole output groups), K (whole weight blocks) */
     double cycles;                    /* the estimate */
 } mm_grid;
 
@@ -370,35 +452,31 @@ static void reduce_share(uint64_t rows, uint32_t gk, uint32_t share, uint64_t *r
     *r1 = *r0 + per < rows ? *r0 + per : rows;
 }
 
-/* The grid with the lowest estimate among those whose blocks fit: the
- * codelet's cycles for the block, plus receiving the block's rows of A at
- * the exchange's 4 bytes a cycle (the rows of one grid row are broadcast
- * from the tile that holds them, so senders are no busier than
- * receivers), plus, when K is split, receiving and adding the other
- * partials of a tile's share of the rows and a phase more, plus the
- * epilogue (bias, activation, cast) at about a cycle an element. */
-static bool plan_grid(const lowering *lw, const mm_shape *s, mm_grid *best)
+/* The grid with the lowest estimate among those whose blocks fit. */
+static bool plan_grid(const lowering *lw, const mm_shape *s, const mm_kind *kd, mm_grid *best)
 {
     const graph *g = lw->g;
-    const uint64_t kblocks = (s->k + 15) / 16;
+    const uint64_t kblocks = (s->k + kd->k_block - 1) / kd->k_block;
     const uint32_t in_eb = s->f32_inputs ? 4 : 2;
     uint64_t avail = lw->mem_end - ISA_MEMORY_BASE;
     avail = avail > 96 * 1024 ? avail - 96 * 1024 : 0;   /* library, records, control, slack */
-    uint64_t ngroups = (s->n + 7) / 8;
+    const uint64_t ngroups = (s->n + kd->n_group - 1) / kd->n_group;
+    const bool b_turn = kd->f32 && s->b_act && s->b_transposed;   /* B^T turned on the tile */
     memset(best, 0, sizeof *best);
     best->cycles = 1e300;
     /* Batch items (attention heads) side by side, each with its grid. */
     uint32_t tiles = s->batch && s->batch <= lw->tiles ? (uint32_t)(lw->tiles / s->batch) : 0;
     for (uint32_t gk = 1; gk <= tiles && gk <= kblocks; gk++) {
-        uint64_t kt = (kblocks + gk - 1) / gk * 16;
+        uint64_t kt = (kblocks + gk - 1) / gk * kd->k_block;
         if (gk > 1 && (kblocks + gk - 2) / (gk - 1) == (kblocks + gk - 1) / gk)
             continue;                                      /* same K share as gk - 1 */
-        if ((gk - 1) * kt >= kblocks * 16)
+        if ((gk - 1) * kt >= kblocks * kd->k_block)
             continue;                                      /* the last share would be empty */
-        uint64_t k_real = kt < s->k ? kt : s->k;
+        if (b_turn && kt > KERNEL_TRANSPOSE_MAX_COLS)
+            continue;
         uint32_t tiles_k = tiles / gk;
         for (uint32_t gn = 1; gn <= tiles_k && gn <= ngroups; gn++) {
-            uint64_t nt = (ngroups + gn - 1) / gn * 8;
+            uint64_t nt = (ngroups + gn - 1) / gn * kd->n_group;
             if (gn > 1 && (ngroups + gn - 2) / (gn - 1) == (ngroups + gn - 1) / gn)
                 continue;                                  /* same block width as gn - 1 */
             uint32_t max_gm = tiles_k / gn;
@@ -407,26 +485,27 @@ static bool plan_grid(const lowering *lw, const mm_shape *s, mm_grid *best)
                 if (gm > 1 && (s->m + gm - 2) / (gm - 1) == mt)
                     continue;
                 uint64_t share = (mt + gk - 1) / gk;
-                uint64_t bytes = mt * kt * 2 + (s->f32_inputs ? mt * kt * 4 : 0) + kt * nt * 2 + mt * nt * 4 +
-                                 (g->tensors[s->out].dtype == GDT_F16 ? share * nt * 2 : 0) + nt * 4 + 4096 +
-                                 (s->b_act ? kt * nt * 4 : 0) + (gk - 1) * share * nt * 4;
-                if (bytes > avail || mt * kt * 2 > 0x80000 - 0x50000)
+                uint64_t bytes = mt * kt * kd->a_eb + (s->f32_inputs && !kd->f32 ? mt * kt * 4 : 0) +
+                                 (s->trans_a ? mt * kt * 4 : 0) + kt * nt * kd->w_eb + mt * nt * 4 +
+                                 (g->tensors[s->out].dtype == GDT_F16 ? share * nt * 2 : 0) +
+                                 (s->bias_row ? share : 1) * nt * 4 + 4096 +
+                                 (s->b_act ? kt * nt * 4 * (b_turn ? 2 : 1) : 0) + gk * share * nt * 4;
+                if (bytes > avail || mt * kt * kd->a_eb > 0x80000 - 0x50000)
                     continue;
                 /* A: the tile holding a grid row's rows sends them once
-                 * (a broadcast to the grid row) when K is whole; split,
-                 * each K share goes to its own tiles: point to point, a
-                 * send per row and share. */
-                double a_cycles = (double)(mt * s->k * in_eb) / 4.0;
-                if (gk > 1)
-                    a_cycles = a_cycles * gn + (double)(mt * gk * gn) * XCH_SEND_OVERHEAD_CYCLES;
-                (void)k_real;
-                double c = matmul_cycles(mt, kt, nt) + a_cycles + (double)(share * nt) +
-                           (s->f32_inputs ? (double)(mt * kt) : 0.0) +
-                           (s->b_act ? (double)(kt * nt) * 1.4 : 0.0) +  /* receive B's block, pack it */
-                           (!s->b_act && gm > 1 ? (double)(kt * nt) / 2.0 : 0.0);  /* weights from the grid's first row */
-                if (gk > 1)
-                    c += (double)((gk - 1) * share * nt) * (1.0 + KERNEL_BINARY_CYCLES_PER_ELEMENT) +
-                         (double)(gk - 1) * REDUCE_PASS_CYCLES + 200.0;
+                 * (a broadcast or multicast to the grid row); split along
+                 * K, a send per row and share. */
+                double c = matmul_cycles(kd, mt, kt, nt) + (double)(mt * s->k * in_eb) / 4.0 +
+                           (gk > 1 ? (double)(mt * gk) * XCH_SEND_OVERHEAD_CYCLES : 0.0) +
+                           (double)(share * nt) +                               /* the epilogue */
+                           (s->f32_inputs && !kd->f32 ? (double)(mt * kt) : 0.0) +  /* cast A */
+                           (s->trans_a ? (double)(mt * kt) : 0.0) +             /* turn A */
+                           (s->b_act ? (double)(kt * nt) * (b_turn ? 2.4 : 1.4) : 0.0) +  /* receive, pack B */
+                           (!s->b_act && gm > 1 ? (double)(kt * nt * kd->w_eb) / 4.0 : 0.0);  /* weights */
+                if (gk > 1)                                 /* receive the partials, sum them */
+                    c += (double)((gk - 1) * share * nt) * (gk > 2 ? 1.6 : 1.0) +
+                         (double)(share * nt) * KERNEL_BINARY_CYCLES_PER_ELEMENT +
+                         (gk > 2 ? 2.0 : 1.0) * PASS_OVERHEAD_CYCLES + 200.0;
                 if (c < best->cycles * 0.999)
                     *best = (mm_grid){ gm, gn, gk, mt, nt, kt, c };
             }
@@ -451,8 +530,10 @@ bool lw_matmul_input_layout(lowering *lw, int tensor, uint64_t *rows, uint32_t *
     mm_shape s;
     const char *why;
     mm_grid grid;
-    if (!describe(g, user, &s, &why) || (s.f32_inputs && !lw->o->f16_matmul) || s.k % 2 || !plan_grid(lw, &s, &grid) ||
-        grid.gk > 1)
+    if (!describe(g, user, &s, &why) || s.trans_a)
+        return false;
+    mm_kind kd = kind_of(lw, &s);
+    if ((!kd.f32 && s.k % 2) || !plan_grid(lw, &s, &kd, &grid) || grid.gk > 1)
         return false;
     *rows = grid.mt;
     *tile_step = grid.gn;
@@ -467,16 +548,22 @@ static float f32_of_bits(const void *p, size_t i, bool f32)
 }
 
 /* Tile `tile`'s rows [m0, m1) of A over K [k0, k1), rows padded to kt
- * elements of in_eb bytes (the padding zero); the address. */
+ * elements of in_eb bytes (the padding zero); the address.  With transA,
+ * the kt x (m1 - m0) block of A as given (turned on the tile later). */
 static uint32_t fetch_a_block(lowering *lw, const mm_shape *s, uint32_t tile, uint64_t a_off, uint64_t m0,
                               uint64_t m1, uint64_t k0, uint64_t k1, uint64_t kt, uint32_t in_eb, const char *what)
 {
-    if (!s->conv && k0 == 0 && k1 == kt && kt == s->k && in_eb == 2)
+    if (!s->conv && !s->trans_a && k0 == 0 && k1 == kt && kt == s->k && in_eb == 2)
         return lw_fetch(lw, s->a, a_off + m0 * s->k, (m1 - m0) * s->k, tile, PREFER_REGION0);
     uint32_t rb = (uint32_t)(kt * in_eb);
     uint32_t buf = lw_tile_alloc(lw, tile, (m1 - m0) * rb, PREFER_REGION0, 8, what);
     if (!buf || !lw_tile_data(lw, tile, buf, NULL, (uint32_t)((m1 - m0) * rb), "zeros"))
         return 0;
+    if (s->trans_a) {
+        for (uint64_t kk = k0; kk < k1 && !lw->failed; kk++)
+            lw_fetch_into(lw, s->a, kk * s->m + m0, m1 - m0, tile, buf + (uint32_t)((kk - k0) * (m1 - m0) * 4));
+        return lw->failed ? 0 : buf;
+    }
     if (!s->conv) {
         if (k0 == 0 && k1 == kt && k1 == s->k)
             lw_fetch_into(lw, s->a, a_off + m0 * s->k, (m1 - m0) * s->k, tile, buf);
@@ -516,41 +603,141 @@ static uint32_t fetch_a_block(lowering *lw, const mm_shape *s, uint32_t tile, ui
     return lw->failed ? 0 : buf;
 }
 
-/* The epilogue of rows [r0, r1) of a tile's block at `c` (nt f32 a row,
- * columns [n0, n1) of the output): bias, activation, cast to f16, and
- * the rows become pieces of the output. */
+/* A run-time B's block: K [k0, k1) x columns [n0, n1), f32, zero-padded to
+ * kt x nt; when B comes transposed ([.., N, K]), as nt rows of kt (row q
+ * is column n0 + q of B).  The address. */
+static uint32_t fetch_b_block(lowering *lw, const mm_shape *s, uint32_t tile, uint64_t bt, uint64_t k0, uint64_t k1,
+                              uint64_t kt, uint64_t n0, uint64_t n1, uint64_t nt, const char *what)
+{
+    uint32_t buf = lw_tile_alloc(lw, tile, kt * nt * 4, PREFER_REGION1, 8, what);
+    if (!buf || !lw_tile_data(lw, tile, buf, NULL, (uint32_t)(kt * nt * 4), "zeros"))
+        return 0;
+    const uint64_t b_off = bt * s->k * s->n;
+    if (s->conv) {
+        /* W [Cout, C, KH, KW]: B's element (kk = (kh, kw, c), j) one by one. */
+        for (uint64_t q = n0; q < n1 && !lw->failed; q++)
+            for (uint64_t kk = k0; kk < k1 && !lw->failed; kk++) {
+                uint64_t c = kk % (uint64_t)s->c_in, r = kk / (uint64_t)s->c_in;
+                uint64_t x = r % (uint64_t)s->kw, y = r / (uint64_t)s->kw;
+                uint64_t src = ((q * (uint64_t)s->c_in + c) * (uint64_t)s->kh + y) * (uint64_t)s->kw + x;
+                lw_fetch_into(lw, s->b_src, src, 1, tile, buf + (uint32_t)(((q - n0) * kt + kk - k0) * 4));
+            }
+    } else if (s->b_transposed) {
+        for (uint64_t q = n0; q < n1 && !lw->failed; q++)
+            lw_fetch_into(lw, s->b_src, b_off + q * s->k + k0, k1 - k0, tile, buf + (uint32_t)((q - n0) * kt * 4));
+    } else {
+        for (uint64_t kk = k0; kk < k1 && !lw->failed; kk++)
+            lw_fetch_into(lw, s->b_src, b_off + kk * s->n + n0, n1 - n0, tile, buf + (uint32_t)((kk - k0) * nt * 4));
+    }
+    return lw->failed ? 0 : buf;
+}
+
+/* out[c][r] = in[r][c] for rows x cols f32 on the tile: input rows shared
+ * out among the workers. */
+static void turn_on_tile(lowering *lw, uint32_t tile, uint32_t in, uint32_t out, uint64_t rows, uint64_t cols)
+{
+    uint32_t *recs[CODELET_WORKERS];
+    uint32_t off = lw_six_records(lw, tile, KERNEL_TRANSPOSE_WORDS, recs);
+    uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
+    lw_worker_split(rows, wl, wh);
+    for (int w = 0; w < CODELET_WORKERS && recs[0]; w++)
+        kernel_transpose_record(recs[w], in + (uint32_t)(wl[w] * cols * 4), out + (uint32_t)(wl[w] * 4),
+                                (uint32_t)(wh[w] - wl[w]), (uint32_t)cols, (uint32_t)cols * 4, (uint32_t)rows * 4);
+    lw_step_run(lw, tile, lw->k.vtx_transpose_f32, off, KERNEL_TRANSPOSE_WORDS);
+}
+
+/* f(x) = a x + b over n f32 (n even or the slack after it) in place. */
+static void scale_on_tile(lowering *lw, uint32_t tile, uint32_t addr, uint64_t n, float a)
+{
+    uint32_t *recs[CODELET_WORKERS];
+    uint32_t off = lw_six_records(lw, tile, KERNEL_UNARY_WORDS, recs);
+    uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
+    lw_worker_split((n + 1) / 2, wl, wh);
+    for (int w = 0; w < CODELET_WORKERS && recs[0]; w++) {
+        uint64_t e0 = wl[w] * 2, e1 = wh[w] * 2 < n ? wh[w] * 2 : n;
+        kernel_unary_record(recs[w], addr + (uint32_t)(e0 * 4), addr + (uint32_t)(e0 * 4),
+                            (uint32_t)(e1 > e0 ? e1 - e0 : 0), KERNEL_UNARY_SCALE_SHIFT, a, 0.0f);
+    }
+    lw_step_run(lw, tile, lw->k.vtx_unary_f32, off, KERNEL_UNARY_WORDS);
+}
+
+/* The bias this tile's share (rows [r0, r1) of the output, columns
+ * [n0, n1)) adds, on the tile: an address and the in1 steps of the add
+ * (bytes).  Fetched in the operands' phase. */
+typedef struct mm_bias {
+    uint32_t addr, row_step, col_step;
+} mm_bias;
+
+static mm_bias fetch_bias(lowering *lw, const mm_shape *s, uint32_t tile, uint64_t r0, uint64_t r1, uint64_t n0,
+                          uint64_t n1, const char *what)
+{
+    mm_bias b = { 0, 0, 0 };
+    const graph *g = lw->g;
+    if (s->bias < 0 || r0 >= r1)
+        return b;
+    uint64_t width = s->bias_col ? n1 - n0 : 1, rows = s->bias_row ? r1 - r0 : 1;
+    b.col_step = s->bias_col ? 4 : 0;
+    b.row_step = s->bias_row ? (uint32_t)width * 4 : 0;
+    if (!s->f32_inputs) {
+        /* An f16 bias (a constant, of N values): widened at compile time. */
+        float *wide = malloc(width * sizeof *wide);
+        if (!wide) {
+            lw_fail(lw, "out of host memory");
+            return b;
+        }
+        for (uint64_t q = 0; q < width; q++)
+            wide[q] = fp16_to_f32(((const f16_t *)g->tensors[s->bias].data)[(n0 + q) * s->bias_col]) *
+                      (float)s->beta;
+        b.addr = lw_tile_alloc(lw, tile, width * 4, PREFER_REGION1, 8, what);
+        if (b.addr)
+            lw_tile_data(lw, tile, b.addr, wide, (uint32_t)(width * 4), "bias");
+        free(wide);
+        return b;
+    }
+    uint64_t first = r0 * s->bias_row + n0 * s->bias_col;
+    if (rows == 1 && s->beta == 1.0) {
+        b.addr = lw_fetch(lw, s->bias, first, width, tile, PREFER_REGION1);
+        return b;
+    }
+    /* Rows of a matrix bias, or a copy to scale by beta. */
+    b.addr = lw_scratch_alloc(lw, tile, rows * width * 4, PREFER_REGION1, 8, what);
+    if (!b.addr)
+        return b;
+    if (s->bias_row && width == s->n)
+        lw_fetch_into(lw, s->bias, first, rows * width, tile, b.addr);
+    else
+        for (uint64_t r = 0; r < rows && !lw->failed; r++)
+            lw_fetch_into(lw, s->bias, first + r * s->bias_row, width, tile, b.addr + (uint32_t)(r * width * 4));
+    return b;
+}
+
+/* The epilogue of `rows` rows of a tile's block at `c` (nt f32 a row,
+ * columns [n0, n1) of the output, its first row first_row): alpha, the
+ * bias (times beta), the activation, the cast to f16, and the rows become
+ * pieces of the output. */
 static bool matmul_epilogue(lowering *lw, const mm_shape *s, uint32_t tile, uint32_t c, uint64_t rows,
-                            uint64_t first_row, uint64_t n0, uint64_t n1, uint64_t nt, const char *what)
+                            uint64_t first_row, uint64_t n0, uint64_t n1, uint64_t nt, const mm_bias *bias,
+                            const char *what)
 {
     const graph *g = lw->g;
     if (!rows)
         return true;
+    if (s->alpha != 1.0)
+        scale_on_tile(lw, tile, c, rows * nt, (float)s->alpha);
     if (s->bias >= 0) {
-        uint32_t bias = 0;
-        if (s->f32_inputs) {
-            bias = lw_fetch(lw, s->bias, n0, n1 - n0, tile, PREFER_REGION1);
-        } else {
-            /* f16 bias: widened at compile time. */
-            float *wide = malloc((n1 - n0) * sizeof *wide);
-            if (!wide)
-                return lw_fail(lw, "out of host memory");
-            for (uint64_t q = n0; q < n1; q++)
-                wide[q - n0] = fp16_to_f32(((const f16_t *)g->tensors[s->bias].data)[q]);
-            bias = lw_tile_alloc(lw, tile, (n1 - n0) * 4, PREFER_REGION1, 8, what);
-            if (bias)
-                lw_tile_data(lw, tile, bias, wide, (uint32_t)((n1 - n0) * 4), "bias");
-            free(wide);
-        }
-        if (!bias)
+        if (!bias->addr)
             return false;
+        if (s->beta != 1.0 && s->f32_inputs)
+            scale_on_tile(lw, tile, bias->addr, (s->bias_row ? rows : 1) * (s->bias_col ? n1 - n0 : 1),
+                          (float)s->beta);
         uint32_t *recs[CODELET_WORKERS];
         uint32_t roff = lw_six_records(lw, tile, KERNEL_BINARY_WORDS, recs);
         uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
         lw_worker_split(rows, wl, wh);
         for (int w = 0; w < CODELET_WORKERS && recs[0]; w++)
-            kernel_binary_record(recs[w], c + (uint32_t)(wl[w] * nt * 4), bias, c + (uint32_t)(wl[w] * nt * 4),
-                                 (uint32_t)(wh[w] - wl[w]), (uint32_t)(n1 - n0), (uint32_t)nt * 4, 0, 4,
-                                 KERNEL_BINARY_ADD);
+            kernel_binary_record(recs[w], c + (uint32_t)(wl[w] * nt * 4), bias->addr + (uint32_t)wl[w] * bias->row_step,
+                                 c + (uint32_t)(wl[w] * nt * 4), (uint32_t)(wh[w] - wl[w]), (uint32_t)(n1 - n0),
+                                 (uint32_t)nt * 4, bias->row_step, bias->col_step, KERNEL_BINARY_ADD);
         lw_step_run(lw, tile, lw->k.vtx_binary_f32, roff, KERNEL_BINARY_WORDS);
     }
     if (s->activation >= 0) {
@@ -583,6 +770,25 @@ static bool matmul_epilogue(lowering *lw, const mm_shape *s, uint32_t tile, uint
     return !lw->failed;
 }
 
+/* The constant weights' block (k0.., n0..) of kt x nt, packed for the
+ * codelet, from B as f32 (kpad x np). */
+static void pack_block(const mm_kind *kd, const float *bfull, uint64_t np, uint64_t k0, uint64_t n0, uint64_t kt,
+                       uint64_t nt, float *block, void *packed)
+{
+    for (uint64_t kk = 0; kk < kt; kk++)
+        memcpy(block + kk * nt, bfull + (k0 + kk) * np + n0, nt * sizeof *block);
+    if (kd->f32) {
+        matmul_pack_weights_f32(block, kt, nt, packed);
+        return;
+    }
+    /* f16: narrowed in place (the f32 values came from f16 or are rounded
+     * now), then packed. */
+    f16_t *h = (f16_t *)block;
+    for (uint64_t q = 0; q < kt * nt; q++)
+        h[q] = fp16_from_f32(block[q]);
+    matmul_pack_weights(h, kt, nt, MATMUL_PARTIALS_F32, packed);
+}
+
 bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
 {
     const graph *g = lw->g;
@@ -591,52 +797,57 @@ bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
     bool is_conv = n->op == GRAPH_OP_CONV || n->op == GRAPH_OP_FUSED_CONV;
     if (!(is_conv ? describe_conv(g, n, &s, &why) : describe(g, n, &s, &why)))
         return lw_unsupported(lw, n, index, why);
-    if (s.f32_inputs && !lw->o->f16_matmul)
-        return lw_unsupported(lw, n, index,
-                              "f32 operands: the AMP multiplies f16 (compile with --f16-matmul to compute them in f16 "
-                              "with f32 partial sums)");
-    const uint64_t kp = (s.k + 15) / 16 * 16;
+    const mm_kind kd = kind_of(lw, &s);
     const uint32_t in_eb = s.f32_inputs ? 4 : 2;
-    if (!s.f32_inputs && kp != s.k && s.k % 2)
+    const uint64_t kp = (s.k + kd.k_block - 1) / kd.k_block * kd.k_block;
+    if (!kd.f32 && kp != s.k && s.k % 2 && !s.f32_inputs)
         return lw_unsupported(lw, n, index, "f16 rows of odd length K are not yet supported");
+    if (!kd.f32 && s.trans_a)
+        return lw_unsupported(lw, n, index, "transA=1 is lowered on the f32 path only (compile without --f16-matmul)");
     mm_grid grid;
-    if (!plan_grid(lw, &s, &grid)) {
+    if (!plan_grid(lw, &s, &kd, &grid)) {
         /* Either A itself is too big for the tiles' region 0 (its rows
          * stay there, at least M K / tiles of it a tile), or a tile cannot
          * hold even the smallest block. */
         uint64_t tiles = s.batch && s.batch <= lw->tiles ? lw->tiles / s.batch : 1;
-        uint64_t a_need = (s.m * kp * 2 + tiles - 1) / tiles, region0 = 0x80000 - 0x50000;
+        uint64_t a_need = (s.m * kp * kd.a_eb + tiles - 1) / tiles, region0 = 0x80000 - 0x50000;
         if (a_need > region0)
             return lw_fail(lw, "%s: node '%s' (%s): does not fit: its rows of A (%llu x %llu) need at least %llu "
                            "bytes a tile over %llu tiles, and a tile keeps them in its %llu bytes of region 0",
                            g->source, n->name && n->name[0] ? n->name : "?", graph_ops[n->op].name,
                            (unsigned long long)s.m, (unsigned long long)s.k, (unsigned long long)a_need,
                            (unsigned long long)tiles, (unsigned long long)region0);
-        uint64_t need = 16 * 2 + 16 * 8 * 2 + 8 * 4 + 96 * 1024;
+        uint64_t need = kd.k_block * kd.a_eb + kd.k_block * kd.n_group * kd.w_eb + kd.n_group * 4 + 96 * 1024;
         return lw_fail(lw, "%s: node '%s' (%s): does not fit: a tile needs at least %llu bytes for one row of A, "
-                       "16 rows and 8 columns of B and the row of C, with the library and its records, a tile has "
+                       "%u rows and %u columns of B and the row of C, with the library and its records, a tile has "
                        "%llu", g->source, n->name && n->name[0] ? n->name : "?", graph_ops[n->op].name,
-                       (unsigned long long)need, (unsigned long long)(lw->mem_end - ISA_MEMORY_BASE));
+                       (unsigned long long)need, kd.k_block, kd.n_group,
+                       (unsigned long long)(lw->mem_end - ISA_MEMORY_BASE));
     }
     const uint32_t gm = grid.gm, gn = grid.gn, gk = grid.gk;
     const uint64_t mt = grid.mt, nt = grid.nt, kt = grid.kt;
     if (lw->o->verbose)
         printf("plan: %s: %llux%llux%llu on a %u x %u x %u grid of tiles (M x N x K), blocks of %llu x %llu x %llu, "
-               "estimated %.0f cycles\n", g->tensors[s.out].name, (unsigned long long)s.m, (unsigned long long)s.k,
+               "%s, estimated %.0f cycles\n", g->tensors[s.out].name, (unsigned long long)s.m, (unsigned long long)s.k,
                (unsigned long long)s.n, gm, gn, gk, (unsigned long long)mt, (unsigned long long)nt,
-               (unsigned long long)kt, grid.cycles);
+               (unsigned long long)kt, kd.f32 ? "f32 AMP" : "f16 AMP, f32 partials", grid.cycles);
 
-    /* B as f16, K x N, padded to (gk kt) x (gn nt) with zeros, for packing. */
+    /* Constant B as f32, K x N, padded to (gk kt) x (gn nt) with zeros. */
     const graph_tensor *tb = &g->tensors[s.b];
     const uint64_t np = (uint64_t)gn * nt, kpad = (uint64_t)gk * kt;
     const uint32_t per_batch = gm * gn * gk;
     const size_t slots = (size_t)per_batch * s.batch;
-    f16_t *bfull = calloc(s.b_act ? 1 : kpad * np, sizeof *bfull);
-    f16_t *block = malloc(kt * nt * sizeof *block), *packed = malloc(kt * nt * sizeof *packed);
+    const uint32_t w_bytes = (uint32_t)(kt * nt * kd.w_eb);
+    float *bfull = calloc(s.b_act ? 1 : kpad * np, sizeof *bfull);
+    float *block = malloc(kt * nt * sizeof *block);
+    void *packed = malloc(w_bytes);
     uint32_t *a_addr = calloc(slots, sizeof *a_addr), *b_addr = calloc(slots, sizeof *b_addr);
     uint32_t *bw_addr = calloc(slots, sizeof *bw_addr), *c_addr = calloc(slots, sizeof *c_addr);
-    if (!bfull || !block || !packed || !a_addr || !b_addr || !bw_addr || !c_addr) {
+    uint32_t *recv = calloc(slots, sizeof *recv);
+    mm_bias *bias = calloc(slots, sizeof *bias);
+    if (!bfull || !block || !packed || !a_addr || !b_addr || !bw_addr || !c_addr || !recv || !bias) {
         free(bfull); free(block); free(packed); free(a_addr); free(b_addr); free(bw_addr); free(c_addr);
+        free(recv); free(bias);
         return lw_fail(lw, "out of host memory");
     }
     for (uint64_t kk = 0; kk < s.k && !s.b_act; kk++)
@@ -648,200 +859,202 @@ bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
                 uint64_t x = q % (uint64_t)s.kw, y = q / (uint64_t)s.kw;
                 src = ((j * (uint64_t)s.c_in + c) * (uint64_t)s.kh + y) * (uint64_t)s.kw + x;
             }
-            float v = f32_of_bits(tb->data, src, s.f32_inputs);
-            bfull[kk * np + j] = s.f32_inputs ? fp16_from_f32(v) : ((const f16_t *)tb->data)[src];
+            bfull[kk * np + j] = f32_of_bits(tb->data, src, s.f32_inputs);
         }
 
     char what[160];
     snprintf(what, sizeof what, "matmul '%s'", g->tensors[s.out].name);
 #define SLOT(bt, l, i, j) ((uint32_t)((bt) * per_batch) + ((l) * gm + (i)) * gn + (j))
+#define FOR_TILES(...)                                                                               \
+    for (uint64_t bt = 0; bt < s.batch && !lw->failed; bt++)                                         \
+        for (uint32_t l = 0; l < gk && !lw->failed; l++)                                             \
+            for (uint32_t i = 0; i < gm && i * mt < s.m && !lw->failed; i++)                         \
+                for (uint32_t j = 0; j < gn && j * nt < s.n && !lw->failed; j++) {                   \
+                    const uint32_t slot = SLOT(bt, l, i, j), tile = lw_tile_of(lw, slot);            \
+                    const uint64_t m0 = i * mt, m1 = m0 + mt < s.m ? m0 + mt : s.m;                  \
+                    const uint64_t k0 = l * kt, k1 = k0 + kt < s.k ? k0 + kt : s.k;                  \
+                    const uint64_t n0 = j * nt, n1 = n0 + nt < s.n ? n0 + nt : s.n;                  \
+                    uint64_t r0, r1;                                                                 \
+                    reduce_share(m1 - m0, gk, l, &r0, &r1);                                          \
+                    (void)k1; (void)n1;                                                              \
+                    __VA_ARGS__                                                                      \
+                }
     /* Constant weights: the grid's first row holds each (K, column) block's
-     * packed weights (loaded with the executable) and broadcasts them down
-     * its column, in a phase of their own so that the holders send nothing
-     * else and the sends can be broadcasts: a weight is stored once, as
-     * Poplar keeps it, and crosses the exchange once a step. */
-    for (uint64_t bt = 0; bt < s.batch && !s.b_act && !lw->failed; bt++)
-        for (uint32_t l = 0; l < gk && !lw->failed; l++)
-            for (uint32_t i = 0; i < gm && i * mt < s.m && !lw->failed; i++)
-                for (uint32_t j = 0; j < gn && j * nt < s.n && !lw->failed; j++) {
-                    uint32_t slot = SLOT(bt, l, i, j);
-                    uint32_t tile = lw_tile_of(lw, slot);
-                    uint64_t n0 = j * nt, k0 = l * kt;
-                    uint32_t b = i == 0 ? lw_tile_alloc(lw, tile, kt * nt * 2, PREFER_REGION1, 16, what)
-                                        : lw_scratch_alloc(lw, tile, kt * nt * 2, PREFER_REGION1, 16, what);
-                    if (!b)
-                        break;
-                    if (i == 0) {
-                        for (uint64_t kk = 0; kk < kt; kk++)
-                            memcpy(block + kk * nt, bfull + (k0 + kk) * np + n0, nt * sizeof *block);
-                        matmul_pack_weights(block, kt, nt, MATMUL_PARTIALS_F32, packed);
-                        lw_tile_data(lw, tile, b, packed, (uint32_t)(kt * nt * 2), "weights");
-                    } else {
-                        uint32_t owner = SLOT(bt, l, 0, j);
-                        lw_add_transfer(lw, lw_tile_of(lw, owner), bw_addr[owner], tile, b, (uint32_t)(kt * nt * 2));
-                    }
-                    bw_addr[slot] = b;
-                }
+     * packed weights (loaded with the executable) and sends them down its
+     * column, in a phase of their own so that the holders send nothing
+     * else: a weight is stored once, as Poplar keeps it, and crosses the
+     * exchange once a step. */
+    if (!s.b_act)
+        FOR_TILES({
+            uint32_t b = i == 0 ? lw_tile_alloc(lw, tile, w_bytes, PREFER_REGION1, 16, what)
+                                : lw_scratch_alloc(lw, tile, w_bytes, PREFER_REGION1, 16, what);
+            if (!b)
+                break;
+            if (i == 0) {
+                pack_block(&kd, bfull, np, k0, n0, kt, nt, block, packed);
+                lw_tile_data(lw, tile, b, packed, w_bytes, "weights");
+            } else {
+                uint32_t owner = SLOT(bt, l, 0, j);
+                lw_add_transfer(lw, lw_tile_of(lw, owner), bw_addr[owner], tile, b, w_bytes);
+            }
+            bw_addr[slot] = b;
+        })
     if (!lw->failed)
         lw_end_phase(lw);
 
-    /* Operands: every tile's rows of A (and, computed at run time, its
-     * block of B). */
-    for (uint64_t bt = 0; bt < s.batch && !lw->failed; bt++)
-        for (uint32_t l = 0; l < gk && !lw->failed; l++)
-            for (uint32_t i = 0; i < gm && i * mt < s.m && !lw->failed; i++) {
-                uint64_t m0 = i * mt, m1 = m0 + mt < s.m ? m0 + mt : s.m;
-                uint64_t k0 = l * kt, k1 = k0 + kt < s.k ? k0 + kt : s.k;
-                for (uint32_t j = 0; j < gn && j * nt < s.n && !lw->failed; j++) {
-                    uint32_t slot = SLOT(bt, l, i, j);
-                    uint32_t tile = lw_tile_of(lw, slot);
-                    if (s.b_act) {
-                        /* This batch item's block of B (f32), zero-padded to
-                         * kt x nt: rows of B, or rows of B^T when a
-                         * Transpose made B. */
-                        uint64_t n0 = j * nt, n1 = n0 + nt < s.n ? n0 + nt : s.n;
-                        uint32_t buf = lw_tile_alloc(lw, tile, kt * nt * 4, PREFER_REGION1, 8, what);
-                        if (!buf || !lw_tile_data(lw, tile, buf, NULL, (uint32_t)(kt * nt * 4), "zeros"))
-                            break;
-                        const uint64_t b_off = bt * s.k * s.n;
-                        if (s.b_transposed) {
-                            for (uint64_t q = n0; q < n1 && !lw->failed; q++)
-                                lw_fetch_into(lw, s.b_src, b_off + q * s.k + k0, k1 - k0, tile,
-                                              buf + (uint32_t)((q - n0) * kt * 4));
-                        } else {
-                            for (uint64_t kk = k0; kk < k1 && !lw->failed; kk++)
-                                lw_fetch_into(lw, s.b_src, b_off + kk * s.n + n0, n1 - n0, tile,
-                                              buf + (uint32_t)((kk - k0) * nt * 4));
-                        }
-                        b_addr[slot] = buf;
-                    }
-                    a_addr[slot] = fetch_a_block(lw, &s, tile, bt * s.m * s.k, m0, m1, k0, k1, kt, in_eb, what);
-                }
-            }
+    /* Operands: every tile's rows of A, its block of a run-time B, the
+     * bias of its share of the rows. */
+    FOR_TILES({
+        if (s.b_act && !(b_addr[slot] = fetch_b_block(lw, &s, tile, bt, k0, k1, kt, n0, n1, nt, what)))
+            break;
+        a_addr[slot] = fetch_a_block(lw, &s, tile, bt * s.m * s.k, m0, m1, k0, k1, kt, in_eb, what);
+        bias[slot] = fetch_bias(lw, &s, tile, m0 + r0, m0 + r1, n0, n1, what);
+    })
     if (!lw->failed)
         lw_end_phase(lw);
 
-    /* Per tile: cast A, pack a run-time B, C, the call. */
-    for (uint64_t bt = 0; bt < s.batch && !lw->failed; bt++)
-        for (uint32_t l = 0; l < gk && !lw->failed; l++)
-            for (uint32_t i = 0; i < gm && i * mt < s.m && !lw->failed; i++) {
-                uint64_t m0 = i * mt, m1 = m0 + mt < s.m ? m0 + mt : s.m;
-                for (uint32_t j = 0; j < gn && j * nt < s.n && !lw->failed; j++) {
-                    uint32_t slot = SLOT(bt, l, i, j);
-                    uint32_t tile = lw_tile_of(lw, slot);
-                    uint32_t a = a_addr[slot];
-                    if (s.f32_inputs) {
-                        /* The f32 rows cast to f16 in a new buffer. */
-                        uint32_t a16 = lw_scratch_alloc(lw, tile, (m1 - m0) * kt * 2, PREFER_REGION0, 8, what);
-                        if (!a16)
-                            break;
-                        uint32_t *recs[CODELET_WORKERS];
-                        uint32_t off = lw_six_records(lw, tile, KERNEL_CAST_WORDS, recs);
-                        uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
-                        lw_worker_split((m1 - m0) * kt / 4, wl, wh);
-                        for (int w = 0; w < CODELET_WORKERS && recs[0]; w++)
-                            kernel_cast_record(recs[w], a + (uint32_t)(wl[w] * 16), a16 + (uint32_t)(wl[w] * 8),
-                                               (uint32_t)((wh[w] - wl[w]) * 4));
-                        lw_step_run(lw, tile, lw->k.vtx_cast_f32_to_f16, off, KERNEL_CAST_WORDS);
-                        a = a16;
-                    }
-                    uint32_t b = s.b_act ? lw_scratch_alloc(lw, tile, kt * nt * 2, PREFER_REGION1, 16, what)
-                                         : bw_addr[slot];
-                    if (s.b_act && b) {
-                        /* Pack the received block on the tile: groups shared out. */
-                        uint32_t *recs[CODELET_WORKERS];
-                        uint32_t off = lw_six_records(lw, tile, KERNEL_PACK_WORDS, recs);
-                        uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
-                        lw_worker_split(nt / 8, wl, wh);
-                        uint32_t ks = s.b_transposed ? 4 : (uint32_t)nt * 4;
-                        uint32_t ns = s.b_transposed ? (uint32_t)kt * 4 : 4;
-                        for (int w = 0; w < CODELET_WORKERS && recs[0]; w++)
-                            kernel_pack_record(recs[w], b_addr[slot] + (uint32_t)(wl[w] * 8 * ns),
-                                               b + (uint32_t)(wl[w] * (kt / 16) * 256), (uint32_t)(kt / 16),
-                                               (uint32_t)(wh[w] - wl[w]), ks, ns);
-                        lw_step_run(lw, tile, lw->k.vtx_pack_b_f16, off, KERNEL_PACK_WORDS);
-                    }
-                    /* C in region 1, and in a later 32 KiB block than A when A
-                     * is there too: the codelet's fast placement (matmul.h). */
-                    uint32_t c = b ? lw_tile_alloc(lw, tile, (m1 - m0) * nt * 4, PREFER_REGION1,
-                                                   a >= ISA_REGION1_BASE ? 32768 : 8, what) : 0;
-                    uint32_t scratch = c ? lw_scratch_alloc(lw, tile, KERNEL_MATMUL_SCRATCH_BYTES, PREFER_REGION1, 8,
-                                                            what) : 0;
-                    if (!scratch)
+    /* Per tile: turn or cast A, turn and pack a run-time B, C, the call. */
+    FOR_TILES({
+        uint32_t a = a_addr[slot];
+        if (!a)
+            break;
+        if (s.trans_a) {
+            uint32_t at = lw_scratch_alloc(lw, tile, (m1 - m0) * kt * 4, PREFER_REGION0, 8, what);
+            if (!at)
+                break;
+            turn_on_tile(lw, tile, a, at, kt, m1 - m0);
+            a = at;
+        }
+        if (s.f32_inputs && !kd.f32) {
+            /* The f32 rows cast to f16 in a new buffer. */
+            uint32_t a16 = lw_scratch_alloc(lw, tile, (m1 - m0) * kt * 2, PREFER_REGION0, 8, what);
+            if (!a16)
+                break;
+            uint32_t *recs[CODELET_WORKERS];
+            uint32_t off = lw_six_records(lw, tile, KERNEL_CAST_WORDS, recs);
+            uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
+            lw_worker_split((m1 - m0) * kt / 4, wl, wh);
+            for (int w = 0; w < CODELET_WORKERS && recs[0]; w++)
+                kernel_cast_record(recs[w], a + (uint32_t)(wl[w] * 16), a16 + (uint32_t)(wl[w] * 8),
+                                   (uint32_t)((wh[w] - wl[w]) * 4));
+            lw_step_run(lw, tile, lw->k.vtx_cast_f32_to_f16, off, KERNEL_CAST_WORDS);
+            a = a16;
+        }
+        uint32_t b = s.b_act ? lw_scratch_alloc(lw, tile, w_bytes, PREFER_REGION1, 16, what) : bw_addr[slot];
+        if (s.b_act && b) {
+            /* Pack the received block on the tile: groups shared out. */
+            uint32_t *recs[CODELET_WORKERS];
+            uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
+            if (kd.f32) {
+                uint32_t src = b_addr[slot];
+                if (s.b_transposed) {
+                    src = lw_scratch_alloc(lw, tile, kt * nt * 4, PREFER_REGION1, 8, what);
+                    if (!src)
                         break;
-                    lw_tile_data(lw, tile, c, NULL, (uint32_t)((m1 - m0) * nt * 4), "partials");
-                    uint32_t *rec;
-                    uint32_t off = lw_new_record(lw, tile, KERNEL_MATMUL_WORDS, &rec);
-                    if (!rec)
-                        break;
-                    kernel_matmul_record(rec, a, b, c, (uint32_t)(m1 - m0), (uint32_t)kt, (uint32_t)nt,
-                                         (uint32_t)kt * 2, (uint32_t)nt * 4, false, scratch);
-                    lw_step_call(lw, tile, lw->k.sv_matmul_f16, off);
-                    c_addr[slot] = c;
+                    turn_on_tile(lw, tile, b_addr[slot], src, nt, kt);
                 }
+                uint32_t off = lw_six_records(lw, tile, KERNEL_PACK_F32_WORDS, recs);
+                lw_worker_split(nt / MATMUL_F32_N_GROUP, wl, wh);
+                for (int w = 0; w < CODELET_WORKERS && recs[0]; w++)
+                    kernel_pack_f32_record(recs[w], src + (uint32_t)(wl[w] * MATMUL_F32_N_GROUP * 4),
+                                           b + (uint32_t)(wl[w] * (kt / MATMUL_F32_K_BLOCK) * 512),
+                                           (uint32_t)(kt / MATMUL_F32_K_BLOCK), (uint32_t)(wh[w] - wl[w]),
+                                           (uint32_t)nt * 4);
+                lw_step_run(lw, tile, lw->k.vtx_pack_b_f32, off, KERNEL_PACK_F32_WORDS);
+            } else {
+                uint32_t off = lw_six_records(lw, tile, KERNEL_PACK_WORDS, recs);
+                lw_worker_split(nt / 8, wl, wh);
+                uint32_t ks = s.b_transposed ? 4 : (uint32_t)nt * 4;
+                uint32_t ns = s.b_transposed ? (uint32_t)kt * 4 : 4;
+                for (int w = 0; w < CODELET_WORKERS && recs[0]; w++)
+                    kernel_pack_record(recs[w], b_addr[slot] + (uint32_t)(wl[w] * 8 * ns),
+                                       b + (uint32_t)(wl[w] * (kt / 16) * 256), (uint32_t)(kt / 16),
+                                       (uint32_t)(wh[w] - wl[w]), ks, ns);
+                lw_step_run(lw, tile, lw->k.vtx_pack_b_f16, off, KERNEL_PACK_WORDS);
             }
+        }
+        /* C in region 1, and in a later 32 KiB block than A when A is
+         * there too: the codelets' fast placement (matmul*.h). */
+        uint32_t c = b ? lw_tile_alloc(lw, tile, (m1 - m0) * nt * 4, PREFER_REGION1,
+                                       a >= ISA_REGION1_BASE ? 32768 : 8, what) : 0;
+        uint32_t scratch = c ? lw_scratch_alloc(lw, tile, kd.f32 ? KERNEL_MATMUL_F32_SCRATCH_BYTES
+                                                                 : KERNEL_MATMUL_SCRATCH_BYTES,
+                                                PREFER_REGION1, 8, what) : 0;
+        if (!scratch)
+            break;
+        lw_tile_data(lw, tile, c, NULL, (uint32_t)((m1 - m0) * nt * 4), "partials");
+        uint32_t *rec;
+        uint32_t off = lw_new_record(lw, tile, kd.f32 ? KERNEL_MATMUL_F32_WORDS : KERNEL_MATMUL_WORDS, &rec);
+        if (!rec)
+            break;
+        if (kd.f32)
+            kernel_matmul_f32_record(rec, a, b, c, (uint32_t)(m1 - m0), (uint32_t)kt, (uint32_t)nt, (uint32_t)kt * 4,
+                                     (uint32_t)nt * 4, scratch);
+        else
+            kernel_matmul_record(rec, a, b, c, (uint32_t)(m1 - m0), (uint32_t)kt, (uint32_t)nt, (uint32_t)kt * 2,
+                                 (uint32_t)nt * 4, false, scratch);
+        lw_step_call(lw, tile, kd.f32 ? lw->k.sv_matmul_f32 : lw->k.sv_matmul_f16, off);
+        c_addr[slot] = c;
+    })
 
     /* K split: the partial-sum reduction.  Tile l of block (i, j) takes the
      * l-th share of the block's rows: the other gk - 1 tiles send it their
-     * partials of those rows (one phase), and it adds them to its own in
-     * place, one pass a partial. */
-    uint32_t *recv = gk > 1 ? calloc(slots, sizeof *recv) : NULL;
-    if (gk > 1 && !recv && !lw->failed)
-        lw_fail(lw, "out of host memory");
-    for (uint64_t bt = 0; gk > 1 && bt < s.batch && !lw->failed; bt++)
-        for (uint32_t i = 0; i < gm && i * mt < s.m && !lw->failed; i++)
-            for (uint32_t j = 0; j < gn && j * nt < s.n && !lw->failed; j++) {
-                uint64_t rows = (i * mt + mt < s.m ? mt : s.m - i * mt);
-                for (uint32_t l = 0; l < gk && !lw->failed; l++) {
-                    uint64_t r0, r1;
-                    reduce_share(rows, gk, l, &r0, &r1);
-                    if (r0 == r1)
-                        continue;
-                    uint32_t slot = SLOT(bt, l, i, j), tile = lw_tile_of(lw, slot);
-                    uint64_t bytes = (r1 - r0) * nt * 4;
-                    recv[slot] = lw_scratch_alloc(lw, tile, (gk - 1) * bytes, PREFER_REGION1, 8, what);
-                    if (!recv[slot])
-                        break;
-                    for (uint32_t q = 0, at = 0; q < gk && !lw->failed; q++) {
-                        if (q == l)
-                            continue;
-                        uint32_t from = SLOT(bt, q, i, j);
-                        lw_add_transfer(lw, lw_tile_of(lw, from), c_addr[from] + (uint32_t)(r0 * nt * 4), tile,
-                                        recv[slot] + (uint32_t)(at++ * bytes), (uint32_t)bytes);
-                    }
-                }
+     * partials of those rows (one phase). */
+    if (gk > 1) {
+        FOR_TILES({
+            if (r0 == r1)
+                continue;
+            uint64_t bytes = (r1 - r0) * nt * 4;
+            recv[slot] = lw_scratch_alloc(lw, tile, (gk - 1) * bytes, PREFER_REGION1, 8, what);
+            if (!recv[slot])
+                break;
+            for (uint32_t q = 0, at = 0; q < gk && !lw->failed; q++) {
+                if (q == l)
+                    continue;
+                uint32_t from = SLOT(bt, q, i, j);
+                lw_add_transfer(lw, lw_tile_of(lw, from), c_addr[from] + (uint32_t)(r0 * nt * 4), tile,
+                                recv[slot] + (uint32_t)(at++ * bytes), (uint32_t)bytes);
             }
-    if (gk > 1 && !lw->failed)
-        lw_end_phase(lw);
+        })
+        if (!lw->failed)
+            lw_end_phase(lw);
+    }
 
-    /* The epilogue of every tile's share of the rows. */
-    for (uint64_t bt = 0; bt < s.batch && !lw->failed; bt++)
-        for (uint32_t i = 0; i < gm && i * mt < s.m && !lw->failed; i++)
-            for (uint32_t j = 0; j < gn && j * nt < s.n && !lw->failed; j++) {
-                uint64_t m0 = i * mt, rows = m0 + mt < s.m ? mt : s.m - m0;
-                uint64_t n0 = j * nt, n1 = n0 + nt < s.n ? n0 + nt : s.n;
-                for (uint32_t l = 0; l < gk && !lw->failed; l++) {
-                    uint64_t r0, r1;
-                    reduce_share(rows, gk, l, &r0, &r1);
-                    uint32_t slot = SLOT(bt, l, i, j), tile = lw_tile_of(lw, slot);
-                    uint32_t c = c_addr[slot] + (uint32_t)(r0 * nt * 4);
-                    uint64_t elems = (r1 - r0) * nt;
-                    for (uint32_t q = 0; gk > 1 && elems && q + 1 < gk && !lw->failed; q++) {
-                        uint32_t part = recv[slot] + (uint32_t)(q * elems * 4);
-                        uint32_t *recs[CODELET_WORKERS];
-                        uint32_t off = lw_six_records(lw, tile, KERNEL_BINARY_WORDS, recs);
-                        uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
-                        lw_worker_split(elems / 2, wl, wh);
-                        for (int w = 0; w < CODELET_WORKERS && recs[0]; w++) {
-                            uint32_t e0 = (uint32_t)(wl[w] * 2), cnt = (uint32_t)((wh[w] - wl[w]) * 2);
-                            kernel_binary_record(recs[w], c + e0 * 4, part + e0 * 4, c + e0 * 4, cnt ? 1 : 0, cnt, cnt * 4, 0, 4,
-                                                 KERNEL_BINARY_ADD);
-                        }
-                        lw_step_run(lw, tile, lw->k.vtx_binary_f32, off, KERNEL_BINARY_WORDS);
-                    }
-                    matmul_epilogue(lw, &s, tile, c, r1 - r0, bt * s.m + m0 + r0, n0, n1, nt, what);
-                }
+    /* The sum of the received partials (the column-reduce codelet when
+     * there are several), added to the tile's own; then the epilogue of
+     * its share of the rows. */
+    FOR_TILES({
+        uint32_t c = c_addr[slot] + (uint32_t)(r0 * nt * 4);
+        uint64_t elems = (r1 - r0) * nt;
+        if (gk > 1 && elems) {
+            uint32_t part = recv[slot];
+            uint32_t *recs[CODELET_WORKERS];
+            uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
+            if (gk > 2) {
+                uint32_t sum = lw_scratch_alloc(lw, tile, elems * 4, PREFER_REGION1, 8, what);
+                if (!sum)
+                    break;
+                uint32_t off = lw_six_records(lw, tile, KERNEL_REDUCE_COLS_WORDS, recs);
+                lw_worker_split(elems / 2, wl, wh);
+                for (int w = 0; w < CODELET_WORKERS && recs[0]; w++)
+                    kernel_reduce_cols_record(recs[w], part + (uint32_t)(wl[w] * 8), sum + (uint32_t)(wl[w] * 8),
+                                              gk - 1, (uint32_t)((wh[w] - wl[w]) * 2), (uint32_t)(elems * 4),
+                                              KERNEL_REDUCE_SUM, 1.0f, false);
+                lw_step_run(lw, tile, lw->k.vtx_reduce_cols_f32, off, KERNEL_REDUCE_COLS_WORDS);
+                part = sum;
             }
+            uint32_t off = lw_six_records(lw, tile, KERNEL_BINARY_WORDS, recs);
+            lw_worker_split(elems / 2, wl, wh);
+            for (int w = 0; w < CODELET_WORKERS && recs[0]; w++) {
+                uint32_t e0 = (uint32_t)(wl[w] * 2), cnt = (uint32_t)((wh[w] - wl[w]) * 2);
+                kernel_binary_record(recs[w], c + e0 * 4, part + e0 * 4, c + e0 * 4, cnt ? 1 : 0, cnt, cnt * 4, 0, 4,
+                                     KERNEL_BINARY_ADD);
+            }
+            lw_step_run(lw, tile, lw->k.vtx_binary_f32, off, KERNEL_BINARY_WORDS);
+        }
+        matmul_epilogue(lw, &s, tile, c, r1 - r0, bt * s.m + m0 + r0, n0, n1, nt, &bias[slot], what);
+    })
+#undef FOR_TILES
 #undef SLOT
     if (s.conv) {
         /* The result is kept channels-last: NCHW seen as NHWC. */
@@ -860,5 +1073,6 @@ bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
     free(bw_addr);
     free(c_addr);
     free(recv);
+    free(bias);
     return !lw->failed;
 }

@@ -37,8 +37,13 @@ expect 0 "0 of 1200 over tol" -- "$IPUSIM" validate --model matmul:50x40x24 --ti
 out=$("$IPUSIM" validate --model matmul:33x20x17:f32 --f16-matmul --tiles 16 2>&1)
 check "f32 in f16: bound includes the operands' rounding" grep -q "and the rounding of f32 operands to f16" <<<"$out"
 check "f32 in f16: within it" grep -q "c (\[33,17\] f32): .* 0 of 561 over tol" <<<"$out"
-expect 1 "f32 operands: the AMP multiplies f16 \(compile with --f16-matmul" -- \
-    "$IPUSIM" compile matmul:33x20x17:f32 -o "$WORK/f32.elf"
+# f32 operands on the AMP's f32 path, held against the codelet's own bound
+out=$("$IPUSIM" validate --model matmul:33x20x17:f32 --tiles 16 2>&1)
+check "f32 path: its bound" grep -q "the f32 path, workloads/codelets/matmul_f32.h" <<<"$out"
+check "f32 path: within it" grep -q "c (\[33,17\] f32): .* 0 of 561 over tol" <<<"$out"
+check "f32 path: the f32 peak" grep -q "of the chip's f32 peak" <<<"$out"
+out=$("$IPUSIM" validate --model matmul:96x300x40:f32 2>&1)
+check "f32 path, K not a multiple of 8: within its bound" grep -q "c (\[96,40\] f32): .* 0 of 3840 over tol" <<<"$out"
 # ResNet-50 convolutions: im2col by the exchange into the AMP matmul, the image
 # and the result kept channels-last (the host reorders them), held against an
 # im2col + cblas_sgemm reference element by element.

@@ -102,6 +102,8 @@ write('too_large.onnx', model([node('MatMul', ['a', 'b'], ['c'], 'mm_big')], [('
                               [('c', [100000, 64])], [initializer('b', [2000, 64], 0.5)]))
 write('two_activations.onnx', model([node('MatMul', ['a', 'b'], ['c'], 'mm_act')], [('a', [2, 3, 4]), ('b', [4, 6])],
                                     [('c', [2, 3, 6])]))
+write('gemm_trans_a.onnx', model([node('Gemm', ['a', 'b'], ['c'], 'gemm_ta', [attr_int('transA', 1)])],
+                                 [('a', [4, 3])], [('c', [3, 6])], [initializer('b', [4, 6], 0.25)]))
 write('conv_group.onnx', model([node('Conv', ['x', 'w'], ['y'], 'conv_g2', [attr_int('group', 2)])],
                                [('x', [1, 4, 8, 8])], [('y', [1, 4, 8, 8])], [initializer('w', [4, 2, 1, 1], 0.5)]))
 EOF
@@ -111,6 +113,10 @@ check "the models were written" test -s "$M/conv_group.onnx"
 expect 0 "good.onnx -> $OUT/good.elf" -- "$IPUSIM" compile "$M/good.onnx" -o "$OUT/good.elf" --f16-matmul --tiles 4
 check "the good model's executable" test -s "$OUT/good.elf"
 rm -f "$OUT/good.elf"
+expect 0 "good.onnx -> $OUT/good.elf" -- "$IPUSIM" compile "$M/good.onnx" -o "$OUT/good.elf" --tiles 4
+rm -f "$OUT/good.elf"
+expect 0 "gemm_trans_a.onnx -> $OUT/ta.elf" -- "$IPUSIM" compile "$M/gemm_trans_a.onnx" -o "$OUT/ta.elf" --tiles 4
+rm -f "$OUT/ta.elf"
 
 # ---- bad files ---------------------------------------------------------------------
 refused 1 "^ipusim: .*/truncated\.onnx: not a valid ONNX model \(protobuf parse failed\)$" -- \
@@ -137,8 +143,8 @@ refused 1 "^ipusim: .*/conv_group\.onnx: node 'conv_g2' \(Conv\): grouped convol
     "$IPUSIM" compile "$M/conv_group.onnx" -o "$OUT/x.elf"
 refused 1 "^ipusim: .*/two_activations\.onnx: node 'mm_act' \(MatMul\): operands computed at run time need the same rank, at least 2" -- \
     "$IPUSIM" compile "$M/two_activations.onnx" -o "$OUT/x.elf" --f16-matmul
-refused 1 "^ipusim: .*/good\.onnx: node 'mm' \(MatMul\): f32 operands: the AMP multiplies f16 \(compile with --f16-matmul" -- \
-    "$IPUSIM" compile "$M/good.onnx" -o "$OUT/x.elf"
+refused 1 "^ipusim: .*/gemm_trans_a\.onnx: node 'gemm_ta' \(Gemm\): transA=1 is lowered on the f32 path only \(compile without --f16-matmul\)" -- \
+    "$IPUSIM" compile "$M/gemm_trans_a.onnx" -o "$OUT/x.elf" --f16-matmul
 
 # ---- does not fit in tile memory: the tile and the bytes ------------------------------
 refused 1 "^ipusim: .*/too_large\.onnx: does not fit: tile 0 needs 568064 bytes more for input 'a', with 0 of its 638976 bytes in use" -- \
