@@ -4,12 +4,11 @@
  * host from the same inputs.
  *
  * Reference and tolerance:
- *   - an output made by one matmul of f16 operands (the built-in
- *     matmul:MxKxN, or an ONNX MatMul/Gemm): cblas_sgemm on the f32 values
- *     of the f16 inputs, and for every element the bound of
- *     validation/reference.h for the AMP's arithmetic (4-product exact dot
- *     products rounded to f32, f32 partial sums over K, the result rounded
- *     to f16 when the output is f16);
+ *   - an output made by one matmul or convolution of the graph's input
+ *     (the built-in matmul:MxKxN, resnet50 layers, or an ONNX MatMul/Conv):
+ *     cblas_sgemm (after im2col for a convolution) on the inputs' f32
+ *     values, and for every element the bound of the arithmetic of the
+ *     codelet that computed it (matmul_bounds below);
  *   - anything else: the host reference evaluator (frontends/graph_eval.h,
  *     f64 arithmetic), with the ONNX runner's tolerance (validate.h).
  * Also printed: simulated cycles and time, and for matmuls TFLOPS and the
@@ -32,6 +31,7 @@
 #include "sim/diag.h"
 #include "sim/program_io.h"
 #include "validation/reference.h"
+#include "workloads/codelets/matmul_f32.h"
 #include "workloads/models.h"
 
 /* The node producing tensor t, or NULL. */
@@ -51,14 +51,35 @@ static float *as_f32(const graph_value *v, size_t n)
     return f;
 }
 
+/* The per-element bounds of a matmul's result against cblas_sgemm:
+ *   - f16 operands on the AMP (sv_matmul_f16): validation/reference.h's
+ *     bound for 4-product exact dot products rounded to f32, f32 partial
+ *     sums over K, the result rounded to f16 when the output is f16;
+ *   - f32 operands computed in f16 (--f16-matmul): the same, plus the
+ *     rounding of both operands to f16, |d(ab)| <= (2u + u^2)|ab| with
+ *     u = 2^-11;
+ *   - f32 operands on the AMP's f32 path (sv_matmul_f32): the codelet's
+ *     own bound, 2 gamma(K + 2) sum|ab| + (3K + 1) 2^-126
+ *     (workloads/codelets/matmul_f32.h). */
+static void matmul_bounds(size_t k, const double *sum_abs, const float *want, size_t n, bool f32_operands,
+                          bool f16_matmul, bool f16_output, double *bound)
+{
+    ref_dot_policy pol = { .k = k, .accum = REF_ACCUM_F32, .block = 16, .terms_per_rounding = 4,
+                           .f16_output = f16_output, .stochastic = false };
+    double input_rounding = f32_operands && f16_matmul ? 2.0 * ldexp(1, -11) + ldexp(1, -22) : 0.0;
+    for (size_t i = 0; i < n; i++)
+        bound[i] = f32_operands && !f16_matmul ? matmul_f32_error_bound(k, sum_abs[i])
+                                               : ref_dot_bound(&pol, sum_abs[i], want[i]) + input_rounding * sum_abs[i];
+}
+
 /* A matmul output: the sgemm reference and the per-element bound. */
 static bool check_matmul(const graph *g, const graph_node *n, const graph_value *a, const graph_value *got,
                          bool f16_matmul, ref_error_stats *st)
 {
     const graph_tensor *tb = &g->tensors[n->inputs[1]];
-    bool f32_in_f16 = f16_matmul && tb->dtype == GDT_F32 && a->dtype == GDT_F32;
+    bool f32_operands = tb->dtype == GDT_F32 && a->dtype == GDT_F32;
     if (!tb->data || tb->shape.rank != 2 || n->op != GRAPH_OP_MATMUL ||
-        !((tb->dtype == GDT_F16 && a->dtype == GDT_F16) || f32_in_f16))
+        !((tb->dtype == GDT_F16 && a->dtype == GDT_F16) || f32_operands))
         return false;
     size_t k = (size_t)tb->shape.dims[0], nn = (size_t)tb->shape.dims[1];
     size_t m = (size_t)graph_shape_numel(&a->shape) / k;
@@ -69,14 +90,7 @@ static bool check_matmul(const graph *g, const graph_node *n, const graph_value 
         fatal("out of memory");
     ref_matmul_f32(af, bf, want, m, k, nn);
     ref_matmul_abs_f64(af, bf, sum_abs, m, k, nn);
-    ref_dot_policy pol = { .k = k, .accum = REF_ACCUM_F32, .block = 16, .terms_per_rounding = 4,
-                           .f16_output = got->dtype == GDT_F16, .stochastic = false };
-    /* f32 operands computed in f16 (--f16-matmul): each product also
-     * carries the rounding of both operands to f16, |d(ab)| <= (2u + u^2)|ab|
-     * with u = 2^-11. */
-    double input_rounding = f32_in_f16 ? 2.0 * ldexp(1, -11) + ldexp(1, -22) : 0.0;
-    for (size_t i = 0; i < m * nn; i++)
-        bound[i] = ref_dot_bound(&pol, sum_abs[i], want[i]) + input_rounding * sum_abs[i];
+    matmul_bounds(k, sum_abs, want, m * nn, f32_operands, f16_matmul, got->dtype == GDT_F16, bound);
     float *gf = as_f32(got, m * nn);
     *st = ref_compare(gf, want, bound, m * nn);
     free(af); free(bf); free(want); free(sum_abs); free(bound); free(gf);
@@ -86,7 +100,7 @@ static bool check_matmul(const graph *g, const graph_node *n, const graph_value 
 /* A convolution output: im2col on the host, cblas_sgemm, and the same
  * per-element bound as a matmul of K = C x KH x KW terms. */
 static bool check_conv(const graph *g, const graph_node *n, const graph_value *x, const graph_value *got,
-                       ref_error_stats *st)
+                       bool f16_matmul, ref_error_stats *st)
 {
     const graph_tensor *wt = &g->tensors[n->inputs[1]];
     if (n->op != GRAPH_OP_CONV || !wt->data || x->shape.rank != 4 || n->n_inputs > 2)
@@ -125,8 +139,6 @@ static bool check_conv(const graph *g, const graph_node *n, const graph_value *x
             wk[q * cout + o] = wf[o * k + q];
     ref_matmul_f32(col, wk, want, m, k, cout);
     ref_matmul_abs_f64(col, wk, sum_abs, m, k, cout);
-    ref_dot_policy pol = { .k = k, .accum = REF_ACCUM_F32, .block = 16, .terms_per_rounding = 4,
-                           .f16_output = got->dtype == GDT_F16, .stochastic = false };
     /* want is [p][cout] (NHWC); the output is NCHW */
     float *gf = as_f32(got, m * cout), *gp = malloc(m * cout * sizeof *gp);
     if (!gp)
@@ -135,8 +147,7 @@ static bool check_conv(const graph *g, const graph_node *n, const graph_value *x
         for (size_t o = 0; o < cout; o++)
             for (size_t q = 0; q < oh * ow; q++)
                 gp[(b * oh * ow + q) * cout + o] = gf[(b * cout + o) * oh * ow + q];
-    for (size_t i = 0; i < m * cout; i++)
-        bound[i] = ref_dot_bound(&pol, sum_abs[i], want[i]);
+    matmul_bounds(k, sum_abs, want, m * cout, x->dtype == GDT_F32, f16_matmul, got->dtype == GDT_F16, bound);
     *st = ref_compare(gp, want, bound, m * cout);
     free(xf); free(wf); free(col); free(wk); free(want); free(sum_abs); free(bound); free(gf); free(gp);
     return true;
@@ -192,10 +203,13 @@ static int validate_model(const char *model, const machine *m, const lower_optio
            (unsigned long long)r.output_cycles);
     double macs = (double)(r.amp_f16_macs + r.amp_f32_macs);
     if (macs > 0 && on_chip) {
-        double peak = machine_get(m, MP_amp_f16_peak_macs_per_cycle) * (double)machine_u32(m, MP_tiles_per_chip);
-        printf("AMP: %.4g MACs; on the chip %.2f TFLOPS, %.1f%% of the chip's f16 peak (%.0f MACs/cycle); "
+        /* The peak of the path the MACs took (f32 MACs at the f32 rate). */
+        bool f32 = r.amp_f32_macs > r.amp_f16_macs;
+        double peak = machine_get(m, f32 ? MP_amp_f32_peak_macs_per_cycle : MP_amp_f16_peak_macs_per_cycle) *
+                      (double)machine_u32(m, MP_tiles_per_chip);
+        printf("AMP: %.4g MACs; on the chip %.2f TFLOPS, %.1f%% of the chip's %s peak (%.0f MACs/cycle); "
                "with the host transfers %.2f TFLOPS\n", macs, 2.0 * macs / ((double)on_chip / hz) / 1e12,
-               100.0 * macs / (double)on_chip / peak, peak, 2.0 * macs / r.seconds / 1e12);
+               100.0 * macs / (double)on_chip / peak, f32 ? "f32" : "f16", peak, 2.0 * macs / r.seconds / 1e12);
     }
     /* References: the f64 evaluator, run when an output needs it. */
     bool evaluated = false;
@@ -210,13 +224,16 @@ static int validate_model(const char *model, const machine *m, const lower_optio
                  graph_dtype_name(t->dtype));
         bool direct = p && (p->op == GRAPH_OP_MATMUL || p->op == GRAPH_OP_CONV) && g->n_inputs == 1 &&
                       p->inputs[0] == g->inputs[0];
-        if (direct && p->op == GRAPH_OP_CONV && check_conv(g, p, &in[0], &sim[i], &st)) {
+        if (direct && p->op == GRAPH_OP_CONV && check_conv(g, p, &in[0], &sim[i], o.f16_matmul, &st)) {
             printf("reference: im2col and cblas_sgemm on the inputs' f32 values; tolerance per element from the "
-                   "AMP's arithmetic (validation/reference.h)\n");
+                   "AMP's arithmetic (%s)\n", in[0].dtype == GDT_F32 && !o.f16_matmul
+                   ? "the f32 path, workloads/codelets/matmul_f32.h" : "validation/reference.h");
         } else if (direct && check_matmul(g, p, &in[0], &sim[i], o.f16_matmul, &st)) {
+            bool f32 = in[0].dtype == GDT_F32;
             printf("reference: cblas_sgemm on the inputs' f32 values; tolerance per element from the AMP's "
-                   "arithmetic (validation/reference.h)%s\n", o.f16_matmul && sim[i].dtype == GDT_F32 ?
-                   " and the rounding of f32 operands to f16 (--f16-matmul)" : "");
+                   "arithmetic (%s)%s\n", f32 && !o.f16_matmul ? "the f32 path, workloads/codelets/matmul_f32.h"
+                                                               : "validation/reference.h",
+                   o.f16_matmul && f32 ? " and the rounding of f32 operands to f16 (--f16-matmul)" : "");
         } else {
             if (!evaluated && !graph_eval(g, in, ref, err, sizeof err))
                 fatal("reference evaluator: %s", err);
@@ -232,17 +249,32 @@ static int validate_model(const char *model, const machine *m, const lower_optio
              * result, which may be near zero; after normalising layers the
              * terms are the size of the tensor's rms.  So 2u (|want| + rms)
              * per element, with the rel L2 error reported beside it. */
+            /* f32 matmuls (u = 2^-24) likewise: a dot product of K terms
+             * with rounding errors of either sign errs by about sqrt(K) u
+             * times its terms' size (Higham, Accuracy and Stability of
+             * Numerical Algorithms, §2.8), 2^-18 for the K = 4096 of these
+             * models, and a few ops follow the deepest reduction: 2^-16
+             * (|want| + rms). */
+            bool amp = false;
+            for (int q = 0; q < g->n_nodes; q++)
+                amp |= g->nodes[q].op == GRAPH_OP_MATMUL || g->nodes[q].op == GRAPH_OP_GEMM ||
+                       g->nodes[q].op == GRAPH_OP_CONV || g->nodes[q].op == GRAPH_OP_FUSED_MATMUL ||
+                       g->nodes[q].op == GRAPH_OP_FUSED_CONV;
+            int rms_exp = o.f16_matmul ? -10 : amp ? -16 : 0;
             double rms = 0;
             for (size_t k = 0; k < n; k++)
                 rms += (double)wf[k] * wf[k];
             rms = n ? sqrt(rms / (double)n) : 0;
             for (size_t k = 0; k < n; k++)
-                bound[k] = o.f16_matmul ? ldexp(1, -10) * (fabs(wf[k]) + rms)
-                                        : VALIDATE_ATOL + VALIDATE_RTOL * fabs(wf[k]);
+                bound[k] = rms_exp ? ldexp(1, rms_exp) * (fabs(wf[k]) + rms)
+                                   : VALIDATE_ATOL + VALIDATE_RTOL * fabs(wf[k]);
             st = ref_compare(gf, wf, bound, n);
             if (o.f16_matmul)
                 printf("reference: the host evaluator (f64); tolerance 2^-10 (|want| + rms(want)) for matmuls in f16 "
                        "(--f16-matmul)\n");
+            else if (amp)
+                printf("reference: the host evaluator (f64); tolerance 2^-16 (|want| + rms(want)) for matmuls in "
+                       "f32\n");
             else
                 printf("reference: the host evaluator (f64); tolerance %g + %g |want| (the ONNX runner's)\n",
                        VALIDATE_ATOL, VALIDATE_RTOL);
