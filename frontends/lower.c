@@ -1270,6 +1270,8 @@ static bool node_supported(const lowering *lw, const graph_node *n, const char *
         }
     if (is_view(n->op) || n->op == GRAPH_OP_CONSTANT)
         return true;
+    if (lw_logic_handles(lw->g, n))
+        return lw_logic_supported(lw->g, n, why);
     if (unary_function(n->op) >= 0)
         return true;
     if (binary_function(n->op) >= 0) {
@@ -1619,6 +1621,8 @@ ipu_exe *lower_graph(const graph *g, const lower_options *o, lower_report *repor
         int f;
         if (is_view(n->op))
             lower_view(&lw, n);
+        else if (lw_logic_handles(g, n))
+            lw_lower_logic(&lw, n, i);
         else if ((f = unary_function(n->op)) >= 0)
             lower_unary(&lw, n, i, f, 0, 0);
         else if ((f = binary_function(n->op)) >= 0)
@@ -1632,6 +1636,8 @@ ipu_exe *lower_graph(const graph *g, const lower_options *o, lower_report *repor
                 lower_unary(&lw, n, i, f, 0, 0);
         } else if (n->op == GRAPH_OP_TRANSPOSE && lw_transpose_into_matmul(g, n->outputs[0]))
             ;                         /* read transposed by the MatMul that uses it */
+        else if (n->op == GRAPH_OP_GATHER && !g->tensors[n->inputs[1]].data)
+            lw_lower_gather(&lw, n, i);
         else if (is_runs(n->op))
             lw_lower_runs(&lw, n, i);
         else if (n->op == GRAPH_OP_CAST)

@@ -176,6 +176,14 @@ bool lw_conv_input_layout(const graph *g, int tensor);
 bool lw_transpose_into_matmul(const graph *g, int t);
 bool lw_matmul_supported(const graph *g, const graph_node *n, const char **why);
 bool lw_lower_matmul(lowering *lw, const graph_node *n, int index);
+/* Gather with indices computed at run time (lower_gather.c). */
+bool lw_lower_gather(lowering *lw, const graph_node *n, int index);
+/* Comparisons, Where, logical ops and integer arithmetic (lower_logic.c):
+ * whether the node is one of them (then the two others decide and lower
+ * it; the f32 element-wise ops of lower.c take the rest). */
+bool lw_logic_handles(const graph *g, const graph_node *n);
+bool lw_logic_supported(const graph *g, const graph_node *n, const char **why);
+bool lw_lower_logic(lowering *lw, const graph_node *n, int index);
 /* lower_data.c: data movement in runs (Transpose, Slice, Concat, Expand,
  * Gather with constant indices), casts, reductions over the last axes,
  * and the exact forms of Pow (lw_pow_form: a kernel_unary function, -2 for
