@@ -825,6 +825,61 @@ static void test_copy(void)
     CU_ASSERT_NOT_EQUAL(run_copy(big, 0x82000, 0xb4000, 7), 0);   /* more than one rpt block */
 }
 
+/* Zeros over shares of share_bytes[w] from dst; the words around keep
+ * their values.  Returns the cycles. */
+static uint64_t run_fill(const uint32_t share_bytes[W], uint32_t dst)
+{
+    uint32_t total = 0;
+    for (unsigned w = 0; w < W; w++)
+        total += share_bytes[w];
+    size_t words = total / 4 + 8;
+    uint32_t *got = calloc(words, 4);
+    CU_ASSERT_FATAL(got != NULL);
+    for (size_t i = 0; i < words; i++)
+        got[i] = 0xdeadbeefu;
+    ew_run r;
+    ew_setup(&r, "vtx_fill");
+    ew_write(&r, dst, got, words * 4);
+    uint32_t words_rec[W][16], at = 0;
+    for (unsigned w = 0; w < W; w++) {
+        words_rec[w][FILL_V_DST] = dst + at;
+        words_rec[w][FILL_V_BYTES] = share_bytes[w];
+        at += share_bytes[w];
+    }
+    ew_records(&r, words_rec, FILL_V_WORDS);
+    uint64_t cycles = ew_go(&r) ? r.cycles : 0;
+    ew_read(&r, dst, got, words * 4);
+    size_t bad = 0;
+    for (size_t i = 0; i < words; i++)
+        bad += got[i] != (i < total / 4 ? 0u : 0xdeadbeefu);
+    CU_ASSERT_EQUAL(bad, 0);
+    ew_done(&r);
+    free(got);
+    return cycles;
+}
+
+static uint64_t fill_worker_cycles(uint32_t bytes)
+{
+    uint32_t p = bytes / 8;
+    return bytes ? 9 + (p ? 4 + p : 0) + 2 + (bytes % 8 ? 3 : 0) : 3;
+}
+
+static void test_fill(void)
+{
+    /* Shares of whole pairs, none, and a last word (every share starts
+     * 8-byte aligned). */
+    static const uint32_t s1[W] = {40, 24, 0, 8, 16, 12};
+    uint64_t wc[W];
+    for (unsigned w = 0; w < W; w++)
+        wc[w] = fill_worker_cycles(s1[w]);
+    /* W = 20, 18, 3, 16, 17, 19: workers 1..6 first issue at 6, 7, 8, 9,
+     * 4, 5 and exit at 126, 115, 26, 105, 106, 119: E = 126, 129 cycles. */
+    CU_ASSERT_EQUAL(hand_cycles(wc), 129);
+    CU_ASSERT_EQUAL(run_fill(s1, C_ADDR), 129);
+    static const uint32_t big[W] = {40000, 32768, 8, 32760, 8, 20};
+    CU_ASSERT_NOT_EQUAL(run_fill(big, 0x82000), 0);   /* more than one rpt block */
+}
+
 /* ---- hand-counted cycles ----------------------------------------------------------------- */
 
 static uint64_t exp_worker_cycles(uint32_t n)
@@ -1055,6 +1110,7 @@ void test_register(void)
               {"unary: every function, placements", test_unary_functions},
               {"casts f32 <-> f16", test_casts},
               {"copy", test_copy},
+              {"fill", test_fill},
               {"hand-counted cycles", test_hand_cycles},
               {"per-element cost at 24,000 elements", test_per_element_cost},
               {"floor and ceil: edge values", test_floor_ceil_edges},

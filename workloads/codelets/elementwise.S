@@ -5,6 +5,7 @@
 //     vtx_cast_f32_to_f16   out = (f16) in
 //     vtx_cast_f16_to_f32   out = (f32) in
 //     vtx_copy              n bytes
+//     vtx_fill              n bytes of zeros
 //
 // Records, alignment, the "apart" condition of the fast loops and the
 // arithmetic are in elementwise.h (the record word offsets are repeated
@@ -64,7 +65,8 @@
 //     exp 6, log 12, sqrt 10, rsqrt 8, reciprocal 6, tanh 10, sigmoid 10
 //     erf 32, gelu_erf 36, gelu_tanh 18
 //     floor 8, ceil 10 (f32int, f32cmpgt, f32fromi32 a lane, elementwise.h)
-//     casts 2; copy per 8 bytes: 1 (pace), 2 (single access), 4 (words)
+//     casts 2; copy per 8 bytes: 1 (pace), 2 (single access), 4 (words);
+//     fill per 8 bytes: 1
 //
 // Measured tile cycles per element on one GC200 tile, 24,000 elements split
 // evenly over six workers (binary: one row of 4000 per worker), tensors
@@ -118,6 +120,8 @@
     .equ COPY_V_SRC, 0
     .equ COPY_V_DST, 1
     .equ COPY_V_BYTES, 2
+    .equ FILL_V_DST, 0
+    .equ FILL_V_BYTES, 1
 
     .equ ELEMENTWISE_TRAP_BAD_OP, 0x45
     .equ EW_RPT_MAX, 4095                 // rpt's largest count
@@ -820,3 +824,29 @@ ew_tab_bin_safe_bcast:
 ew_tab_bin_general:
     .word ew_bin_g_add, ew_bin_g_sub, ew_bin_g_mul, ew_bin_g_max, ew_bin_g_min, ew_bin_g_div
     .text
+
+// ---- vtx_fill --------------------------------------------------------------------------
+// Zeros: $m8 = dst (8-byte aligned), $m9 = bytes (a multiple of 4), one
+// st64step a pair (nothing else can conflict: a single store stream), then
+// a last word.  W = 9 + P + 4 (a rpt block of P = bytes / 8 pairs) + 2, +3
+// with a last word; a zero-byte record: 3.
+    .globl vtx_fill
+vtx_fill:
+    { ld32  $m8, $m13, $mzero, FILL_V_DST ; fnop }
+    { ld32  $m9, $m13, $mzero, FILL_V_BYTES ; fnop }
+    { brz   $m9, ew_exit ; fnop }
+    { nop ; setzi $a0, 0 }
+    { nop ; setzi $a1, 0 }
+    { shr   $m3, $m9, 3 ; fnop }
+    { setzi $m2, 0 ; fnop }
+    { mov   $m5, $m3 ; fnop }
+    { brz   $m5, ew_fill_tail ; fnop }
+    EW_RPT_HEAD $m5, $m4, 1
+    { st64step $a0:1, $m8, $m2+=, 1 ; fnop }
+    EW_RPT_TAIL $m5
+ew_fill_tail:
+    { and   $m2, $m9, 4 ; fnop }
+    { brz   $m2, ew_exit ; fnop }
+    { shl   $m3, $m3, 3 ; fnop }
+    { st32  $mzero, $m8, $m3, 0 ; fnop }
+    { exitz $mzero ; fnop }

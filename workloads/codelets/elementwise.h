@@ -10,6 +10,7 @@
  *   vtx_cast_f32_to_f16   out[i] = (f16) in[i], round to nearest even
  *   vtx_cast_f16_to_f32   out[i] = (f32) in[i]
  *   vtx_copy              n bytes from src to dst
+ *   vtx_fill              n bytes of zeros at dst
  *
  * Alignment and placement (what the compiler must give, and what makes a
  * codelet take its fast loop; every placement that meets the alignment is
@@ -127,6 +128,14 @@ enum cast_vertex {
 };
 #define CAST_F32_TO_F16_V_WORDS CAST_V_WORDS
 #define CAST_F16_TO_F32_V_WORDS CAST_V_WORDS
+
+/* vtx_fill record: BYTES (a multiple of 4) of zeros from DST (8-byte
+ * aligned); writes nothing past them. */
+enum fill_vertex {
+    FILL_V_DST = 0,
+    FILL_V_BYTES,
+    FILL_V_WORDS
+};
 
 /* vtx_copy record. */
 enum copy_vertex {
