@@ -1,11 +1,493 @@
 /*
  * lower_gather.c — Gather whose indices are computed at run time (the
- * embedding lookup of BERT's token ids).
+ * embedding lookup of BERT's token ids): ONNX Gather on axis 0 of a table
+ * data [V, D...] with indices of any shape (i32 or i64), out =
+ * indices.shape + data.shape[1:]; rows of any element type that are whole
+ * 32-bit words (f32, f16 with an even row, i32, ...), summed only in f32.
+ *
+ * The plan is Poplar's multiSlice: the table is cut into C column slices
+ * of w elements and R row ranges, one block a tile (C x R table tiles);
+ * the indices are fetched to every table tile (one piece taken by many
+ * tiles: the exchange sends it once, lw_end_phase's multicast); each table
+ * tile runs vtx_gather_range (workloads/codelets/embedding.h) on all N
+ * indices into a partial [N x its slice], rows it holds copied and the
+ * others zeroed.  The output is placed in whole rows on other tiles; an
+ * output tile receives, from every table tile, the rows of the partial it
+ * owns (one block per table tile, contiguous on both sides) and then
+ *   - with R = 1 copies each slice into place (vtx_copy: bit-exact), or
+ *   - with R > 1 sums the R partials of each slice (vtx_reduce_cols_f32,
+ *     SUM; f32 only): exactly one of them is the row, the others zeros,
+ *     so the result is the row except that a looked-up -0.0 comes out as
+ *     +0.0, a denormal as 0 (the tile's f32 arithmetic flushes them) and a
+ *     NaN as the tile's quiet NaN.
+ * A table that fits one tile with its output is gathered straight into
+ * the output (no second exchange).  Other axes a > 0 (data seen as
+ * [outer][V][D], one axis-0 lookup per outer index) are lowered only that
+ * way, the whole table on one tile.
+ *
+ * The split is chosen by an estimate of tile cycles (gather, exchange
+ * steps and bytes, the copy or sum compute sets) over slice widths and
+ * output tile counts, the table's rows split as little as tile memory
+ * allows (fewer partials to sum); a plan that copies is taken over one
+ * that sums unless the sum is more than 5% faster.  When no plan fits,
+ * the smallest one is lowered anyway and tile memory gives its "does not
+ * fit" error.
+ *
+ * i64 indices: the codelet reads i32 indices.  Each table tile receives
+ * the i64 indices and narrows them in place with vtx_transpose_f32 (word
+ * copies): the N x 2 words seen as a matrix, transposed, give the N low
+ * words in a row.  An index outside [-2^31, 2^31) is out of range for any
+ * table this lowering takes (V <= 2^31) and its low word is taken as it
+ * is, as a hardware lookup of 32-bit indices would: such an index is not
+ * detected unless its low word is also out of range.
  */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "frontends/lower_internal.h"
+#include "frontends/ops_impl.h"
+
+/* Supervisor tile cycles of one exchange step (ctl_send / ctl_recv: seven
+ * supervisor instructions, one issue every six tile cycles). */
+#define GATHER_STEP_CYCLES 42.0
+/* A compute set's supervisor start-up and its workers' record loads. */
+#define GATHER_SET_CYCLES 100.0
+
+typedef struct gather_plan {
+    uint64_t w;            /* slice width in elements (the last slice may be narrower) */
+    uint32_t c, r;         /* column slices, row ranges: c x r table tiles */
+    uint32_t out_tiles;    /* 0: direct, the single table tile holds the output */
+    double cycles;         /* estimated tile cycles of the whole op */
+    uint64_t mem_bytes;    /* the most a tile needs */
+    bool sums;
+} gather_plan;
+
+typedef struct gather_shape {
+    uint64_t v, d, n;      /* table rows, elements a row, indices */
+    uint32_t eb, ieb;      /* bytes an element of data, of indices */
+    bool computed;         /* the table is made at run time (else a constant) */
+    bool can_sum;          /* f32: partials may be summed */
+} gather_shape;
+
+static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+/* Bytes of the i32 index buffer a table tile needs (i64: the raw indices
+ * and their transpose, the low words first). */
+static uint64_t index_bytes(const gather_shape *s)
+{
+    uint64_t even = (s->n + 1) & ~(uint64_t)1;
+    return s->ieb == 8 ? s->n * 8 + even * 8 : s->n * 4;
+}
+
+/* Estimate of a plan with output tiles `out_tiles` (0: direct); fills
+ * cycles and mem_bytes. */
+static void estimate(const gather_shape *s, gather_plan *p, uint32_t tiles)
+{
+    uint64_t rows_here = ceil_div(s->v, p->r);
+    uint64_t slice_bytes = p->w * s->eb;
+    double pairs = (double)ceil_div(slice_bytes, 8);
+    double n = (double)s->n;
+    /* Indices in (and narrowed: 3 issues a word of the transpose). */
+    double cycles = n * s->ieb / 4.0 + (s->ieb == 8 ? 6.0 * n : 0) + GATHER_SET_CYCLES;
+    /* vtx_gather_range (embedding.h): 12 + P a row, 2 + P more for each
+     * row held here (about N / R of them). */
+    cycles += GATHER_SET_CYCLES + n * (12.0 + pairs) + n / p->r * (2.0 + pairs);
+    if (s->computed && p->c > 1)
+        cycles += (double)rows_here * GATHER_STEP_CYCLES;   /* a transfer a table row */
+    uint64_t table_tile = rows_here * slice_bytes + index_bytes(s) + 3 * CODELET_READ_SLACK_BYTES;
+    if (!p->out_tiles) {
+        p->cycles = cycles;
+        p->mem_bytes = table_tile + s->n * s->d * s->eb;
+        return;
+    }
+    uint64_t nrows = ceil_div(s->n, p->out_tiles);
+    table_tile += s->n * slice_bytes;                          /* the partial */
+    double send = p->out_tiles * GATHER_STEP_CYCLES + n * (double)slice_bytes / 4.0;
+    double recv = (double)p->c * p->r * GATHER_STEP_CYCLES + (double)(p->r * nrows * s->d * s->eb) / 4.0;
+    cycles += (send > recv ? send : recv) + 100.0;
+    double sets = p->c == 1 ? 1.0 : (double)ceil_div(nrows * p->c, CODELET_WORKERS);
+    double per_element = p->r > 1 ? 1.5 : 0.5;
+    cycles += sets * GATHER_SET_CYCLES + (double)(p->r * nrows * s->d) * per_element;
+    p->cycles = cycles;
+    uint64_t block = ALIGN8(nrows * p->w * s->eb);
+    uint64_t out_tile = nrows * s->d * s->eb + (uint64_t)p->c * p->r * block + 2 * CODELET_READ_SLACK_BYTES;
+    /* Output tiles after the table tiles; when they wrap round, a tile can
+     * be both. */
+    bool overlap = (uint64_t)p->c * p->r + p->out_tiles > tiles;
+    p->mem_bytes = overlap ? table_tile + out_tile : (table_tile > out_tile ? table_tile : out_tile);
+}
+
+/* The cheapest plan that fits `avail` bytes a tile (largest block
+ * `block_avail`); false when none does (then *best is the smallest). */
+static bool choose_plan(const gather_shape *s, uint32_t tiles, uint64_t avail, uint64_t block_avail,
+                        gather_plan *best)
+{
+    uint64_t g = lw_gran_of(s->eb);
+    bool found = false, found_exact = false;
+    gather_plan best_exact = { 0 }, best_any = { 0 }, smallest = { 0 };
+    smallest.mem_bytes = UINT64_MAX;
+    for (uint64_t w = g;; w = w * 2 < s->d ? w * 2 : s->d) {
+        if (w > s->d)
+            w = s->d;
+        bool last = w == s->d;
+        if (w * s->eb > KERNEL_GATHER_MAX_ROW_BYTES)
+            break;
+        gather_plan p = { .w = w, .c = (uint32_t)ceil_div(s->d, w) };
+        /* Rows per tile: as many as the largest free block takes next to
+         * the partial and the indices. */
+        uint64_t fixed = s->n * w * s->eb + index_bytes(s) + 4 * CODELET_READ_SLACK_BYTES;
+        uint64_t room = block_avail * 9 / 10 > fixed ? block_avail * 9 / 10 - fixed : 0;
+        uint64_t rows = room / (w * s->eb);
+        p.r = rows ? (uint32_t)min_u64(ceil_div(s->v, rows), UINT32_MAX) : UINT32_MAX;
+        if (p.r == 0)
+            p.r = 1;
+        if (p.r > s->v)
+            p.r = (uint32_t)s->v;
+        p.sums = p.r > 1;
+        if ((p.sums && !s->can_sum) || (uint64_t)p.c * p.r > tiles || p.r > KERNEL_REDUCE_COLS_MAX_ROWS) {
+            /* Nothing fits: remember the plan that needs least. */
+            {
+                gather_plan q = p;
+                q.r = s->can_sum ? (uint32_t)min_u64(p.r, tiles / p.c ? tiles / p.c : 1) : 1;
+                q.sums = q.r > 1;
+                q.out_tiles = (uint32_t)min_u64(s->n, tiles);
+                estimate(s, &q, tiles);
+                if (q.mem_bytes < smallest.mem_bytes)
+                    smallest = q;
+            }
+            if (last)
+                break;
+            continue;
+        }
+        uint32_t max_out = (uint32_t)min_u64(s->n, tiles);
+        for (uint32_t o = p.c == 1 && p.r == 1 ? 0 : 1; o <= max_out; o++) {
+            gather_plan q = p;
+            q.out_tiles = o;
+            estimate(s, &q, tiles);
+            if (q.mem_bytes < smallest.mem_bytes)
+                smallest = q;
+            if (q.mem_bytes > avail * 9 / 10)
+                continue;
+            if (!found || q.cycles < best_any.cycles)
+                best_any = q;
+            found = true;
+            if (!q.sums && (!found_exact || q.cycles < best_exact.cycles)) {
+                best_exact = q;
+                found_exact = true;
+            }
+        }
+        if (last)
+            break;
+    }
+    if (!found) {
+        *best = smallest;
+        return false;
+    }
+    *best = found_exact && best_exact.cycles <= best_any.cycles * 1.05 ? best_exact : best_any;
+    return true;
+}
+
+/* The free bytes of every tile of this stage: the least total, and the
+ * least largest block (persistent blocks stay below every scratch block,
+ * so both kinds come out of the space between them). */
+static void free_bytes(const lowering *lw, uint64_t *avail, uint64_t *block)
+{
+    *avail = *block = UINT64_MAX;
+    for (uint32_t i = 0; i < lw->tiles; i++) {
+        const ltile *t = &lw->t[lw->stage * lw->tiles + i];
+        uint64_t f0 = t->floor0 > t->r0_next ? t->floor0 - t->r0_next : 0;
+        uint64_t f1 = t->floor1 > t->r1_next ? t->floor1 - t->r1_next : 0;
+        if (f0 + f1 < *avail)
+            *avail = f0 + f1;
+        if ((f0 > f1 ? f0 : f1) < *block)
+            *block = f0 > f1 ? f0 : f1;
+    }
+}
+
+/* Rows [r0, r1), columns [c0, c0 + wc) of the table into one block of
+ * (r1 - r0) x wc elements on `tile`; its address, 0 on failure. */
+static uint32_t place_table_block(lowering *lw, int data, const gather_shape *s, uint64_t r0, uint64_t r1,
+                                  uint64_t c0, uint64_t wc, uint32_t tile)
+{
+    const graph_tensor *gt = lw_gt(lw, data);
+    if (wc == s->d)
+        return lw_fetch(lw, data, r0 * s->d, (r1 - r0) * s->d, tile, PREFER_REGION1);
+    uint64_t bytes = (r1 - r0) * wc * s->eb;
+    char what[96];
+    snprintf(what, sizeof what, s->computed ? "a copy of '%s'" : "constant '%s'", gt->name);
+    if (!s->computed) {
+        /* A slice of a constant: its columns packed at compile time. */
+        uint32_t a = lw_tile_alloc(lw, tile, bytes, PREFER_REGION1, 16, what);
+        if (!a)
+            return 0;
+        uint8_t *buf = malloc(bytes ? bytes : 1);
+        if (!buf) {
+            lw_fail(lw, "out of host memory");
+            return 0;
+        }
+        const uint8_t *src = gt->data;
+        for (uint64_t r = r0; r < r1; r++)
+            memcpy(buf + (r - r0) * wc * s->eb, src + (r * s->d + c0) * s->eb, wc * s->eb);
+        bool ok = lw_tile_data(lw, tile, a, buf, (uint32_t)bytes, gt->name);
+        free(buf);
+        return ok ? a : 0;
+    }
+    uint32_t a = lw_scratch_alloc(lw, tile, bytes, PREFER_REGION1, 8, what);
+    for (uint64_t r = r0; r < r1 && a && !lw->failed; r++)
+        lw_fetch_into(lw, data, r * s->d + c0, wc, tile, a + (uint32_t)((r - r0) * wc * s->eb));
+    return lw->failed ? 0 : a;
+}
+
+/* One compute set of vtx_copy or vtx_reduce_cols_f32 records on `tile`. */
+typedef struct move_set {
+    uint32_t n;
+    uint32_t in[CODELET_WORKERS], out[CODELET_WORKERS];
+    uint32_t amount[CODELET_WORKERS];   /* sums: f32 columns; copies: bytes */
+} move_set;
+
+/* Records of `ms` (rows > 1: sums of `rows` partials in_step apart; 1: copies). */
+static bool flush_moves(lowering *lw, uint32_t tile, move_set *ms, uint32_t rows, uint32_t in_step)
+{
+    if (!ms->n)
+        return true;
+    uint32_t words = rows > 1 ? KERNEL_REDUCE_COLS_WORDS : KERNEL_COPY_WORDS;
+    uint32_t *recs[CODELET_WORKERS];
+    uint32_t off = lw_six_records(lw, tile, words, recs);
+    if (lw->failed)
+        return false;
+    for (uint32_t k = 0; k < ms->n; k++) {
+        if (rows > 1)
+            kernel_reduce_cols_record(recs[k], ms->in[k], ms->out[k], rows, ms->amount[k], in_step,
+                                      KERNEL_REDUCE_SUM, 1.0f, false);
+        else
+            kernel_copy_record(recs[k], ms->in[k], ms->out[k], ms->amount[k]);
+    }
+    /* Workers without a move: an empty record (rows or bytes 0) does nothing. */
+    ms->n = 0;
+    return lw_step_run(lw, tile, rows > 1 ? lw->k.vtx_reduce_cols_f32 : lw->k.vtx_copy, off, words);
+}
+
+static bool add_move(lowering *lw, uint32_t tile, move_set *ms, uint32_t in, uint32_t out, uint32_t amount,
+                     uint32_t rows, uint32_t in_step)
+{
+    ms->in[ms->n] = in;
+    ms->out[ms->n] = out;
+    ms->amount[ms->n] = amount;
+    if (++ms->n == CODELET_WORKERS)
+        return flush_moves(lw, tile, ms, rows, in_step);
+    return true;
+}
 
 bool lw_lower_gather(lowering *lw, const graph_node *n, int index)
 {
-    return lw_unsupported(lw, n, index,
-                          "indices that are not constants (an embedding lookup at run time) are not yet supported");
+    const graph *g = lw->g;
+    int data = n->inputs[0], ix = n->inputs[1], out = n->outputs[0];
+    const graph_tensor *dt = &g->tensors[data], *it = &g->tensors[ix];
+    if (dt->shape.rank < 1)
+        return lw_unsupported(lw, n, index, "Gather of a scalar");
+    int axis = ops_norm_axis(graph_attr_find(n, "axis") ? graph_attr_int(n, "axis") : 0, dt->shape.rank);
+    if (it->dtype != GDT_I32 && it->dtype != GDT_I64)
+        return lw_unsupported(lw, n, index, "indices must be i32 or i64");
+    /* Axis a > 0: data seen as [outer][V][D] (outer: the axes before a),
+     * one lookup of axis 0 for each outer index. */
+    uint64_t outer = 1;
+    for (int d = 0; d < axis; d++)
+        outer *= (uint64_t)dt->shape.dims[d];
+    gather_shape s = {
+        .v = (uint64_t)dt->shape.dims[axis],
+        .n = (uint64_t)graph_shape_numel(&it->shape),
+        .eb = lw->ts[data].eb,
+        .ieb = lw->ts[ix].eb,
+        .computed = !dt->data || lw->ts[data].placed,
+        .can_sum = dt->dtype == GDT_F32,
+    };
+    s.d = s.v && outer ? (uint64_t)graph_shape_numel(&dt->shape) / s.v / outer : 0;
+    uint64_t total = outer * s.n * s.d;
+    if (!total) {
+        lw->ts[out].placed = true;    /* an empty output: nothing to look up */
+        return true;
+    }
+    if (s.v == 0)
+        return lw_unsupported(lw, n, index, "every index is out of range of an empty table");
+    if (s.v > (1ull << 31))
+        return lw_unsupported(lw, n, index, "a table of more than 2^31 rows (the codelet's indices are i32)");
+    if (s.eb == 0 || (s.d * s.eb) % 4)
+        return lw_unsupported(lw, n, index, "table rows that are not a whole number of 32-bit words "
+                                            "(the exchange and the gather codelet move words)");
+    if (lw->ts[data].permuted)
+        return lw_unsupported(lw, n, index, "a table kept channels-last");
+
+    gather_plan p;
+    uint64_t avail, block;
+    free_bytes(lw, &avail, &block);
+    if (outer == 1) {
+        choose_plan(&s, lw->tiles, avail, block, &p);
+    } else {
+        /* Other axes: only the whole table on one tile, gathered straight
+         * into the output. */
+        p = (gather_plan){ .w = s.d, .c = 1, .r = 1, .out_tiles = 0 };
+        uint64_t need = outer * (s.v + s.n) * s.d * s.eb + index_bytes(&s) + 3 * CODELET_READ_SLACK_BYTES;
+        if (s.d * s.eb > KERNEL_GATHER_MAX_ROW_BYTES || need > block * 9 / 10) {
+            char why[200];
+            snprintf(why, sizeof why, "Gather on axis %d of a table larger than a tile is not yet supported "
+                     "(only axis 0, the embedding lookup, is split over tiles)", axis);
+            return lw_unsupported(lw, n, index, why);
+        }
+    }
+    if (p.c == 0)
+        return lw_unsupported(lw, n, index, "table rows wider than the gather codelet takes");
+    uint32_t table_tiles = p.c * p.r;
+    char what[96];
+    snprintf(what, sizeof what, "tensor '%s'", lw_gt(lw, out)->name);
+
+    uint64_t *rl = malloc((size_t)p.r * sizeof *rl), *rh = malloc((size_t)p.r * sizeof *rh);
+    uint32_t *idx = calloc(table_tiles, sizeof *idx), *raw = calloc(table_tiles, sizeof *raw);
+    uint32_t *tab = calloc(table_tiles, sizeof *tab), *part = calloc(table_tiles, sizeof *part);
+    uint32_t n_out = p.out_tiles ? p.out_tiles : 1;
+    uint64_t *nl = malloc(n_out * sizeof *nl), *nh = malloc(n_out * sizeof *nh);
+    uint32_t *stage = calloc(n_out, sizeof *stage), *oaddr = calloc(n_out, sizeof *oaddr);
+    if (!rl || !rh || !idx || !raw || !tab || !part || !nl || !nh || !stage || !oaddr) {
+        lw_fail(lw, "out of host memory");
+        goto done;
+    }
+    lw_linear_split(s.v, 1, p.r, rl, rh);
+    lw_linear_split(s.n, 1, n_out, nl, nh);
+    const uint64_t even_n = (s.n + 1) & ~(uint64_t)1;
+
+    /* Phase 1: indices (and a computed table's blocks) to the table tiles. */
+    for (uint32_t c = 0; c < p.c && !lw->failed; c++) {
+        uint64_t c0 = c * p.w, wc = min_u64(p.w, s.d - c0);
+        for (uint32_t r = 0; r < p.r && !lw->failed; r++) {
+            uint32_t k = c * p.r + r, tile = lw_tile_of(lw, k);
+            tab[k] = outer > 1 ? lw_fetch(lw, data, 0, outer * s.v * s.d, tile, PREFER_REGION1)
+                               : place_table_block(lw, data, &s, rl[r], rh[r], c0, wc, tile);
+            if (!tab[k])
+                break;
+            raw[k] = lw_fetch(lw, ix, 0, s.n, tile, PREFER_REGION1);
+            if (!raw[k])
+                break;
+            idx[k] = s.ieb == 8 ? lw_scratch_alloc(lw, tile, even_n * 8, PREFER_REGION1, 8, "narrowed indices")
+                                : raw[k];
+            if (!idx[k])
+                break;
+            if (p.out_tiles) {
+                part[k] = lw_scratch_alloc(lw, tile, s.n * wc * s.eb, PREFER_REGION1, 8, "gathered rows");
+            } else {
+                part[k] = lw_tile_alloc(lw, tile, total * s.eb, PREFER_REGION1, 8, what);
+                if (part[k])
+                    lw_add_piece(lw, out, tile, part[k], 0, total);
+            }
+        }
+    }
+    if (!lw->failed)
+        lw_end_phase(lw);
+
+    /* The gathers, after narrowing i64 indices (low words: out row 0 of
+     * the N x 2 words transposed). */
+    for (uint32_t k = 0; k < table_tiles && !lw->failed; k++) {
+        uint32_t c = k / p.r, r = k % p.r, tile = lw_tile_of(lw, k);
+        uint64_t wc = min_u64(p.w, s.d - (uint64_t)c * p.w);
+        uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
+        uint32_t *recs[CODELET_WORKERS], off;
+        lw_worker_split(s.n, wl, wh);
+        if (s.ieb == 8) {
+            off = lw_six_records(lw, tile, KERNEL_TRANSPOSE_WORDS, recs);
+            if (lw->failed)
+                break;
+            for (int w = 0; w < CODELET_WORKERS; w++)
+                kernel_transpose_record(recs[w], raw[k] + (uint32_t)(wl[w] * 8), idx[k] + (uint32_t)(wl[w] * 4),
+                                        (uint32_t)(wh[w] - wl[w]), 2, 8, (uint32_t)(even_n * 4));
+            lw_step_run(lw, tile, lw->k.vtx_transpose_f32, off, KERNEL_TRANSPOSE_WORDS);
+        }
+        uint32_t step = (uint32_t)(p.out_tiles ? wc * s.eb : s.d * s.eb);
+        for (uint64_t o = 0; o < outer && !lw->failed; o++) {
+            /* outer > 1: table o at o V D, its output rows at o N D */
+            uint32_t t_o = tab[k] + (uint32_t)(o * s.v * s.d * s.eb), p_o = part[k] + (uint32_t)(o * s.n * step);
+            off = lw_six_records(lw, tile, KERNEL_GATHER_RANGE_WORDS, recs);
+            if (lw->failed)
+                break;
+            for (int w = 0; w < CODELET_WORKERS; w++)
+                kernel_gather_range_record(recs[w], t_o, idx[k] + (uint32_t)(wl[w] * 4),
+                                           p_o + (uint32_t)(wl[w] * step), (uint32_t)(wh[w] - wl[w]),
+                                           (uint32_t)(wc * s.eb), step, (uint32_t)rl[r],
+                                           (uint32_t)(rh[r] - rl[r]), (uint32_t)s.v);
+            lw_step_run(lw, tile, lw->k.vtx_gather_range, off, KERNEL_GATHER_RANGE_WORDS);
+        }
+    }
+    if (!p.out_tiles || lw->failed)
+        goto done;
+
+    /* Phase 2: each output tile's rows of every partial, into its staging
+     * area, block (c, r) at stage + (c R + r) B. */
+    uint64_t max_rows = 0;
+    for (uint32_t o = 0; o < n_out; o++)
+        if (nh[o] - nl[o] > max_rows)
+            max_rows = nh[o] - nl[o];
+    for (uint32_t o = 0; o < n_out && !lw->failed; o++) {
+        uint64_t nrows = nh[o] - nl[o];
+        if (!nrows)
+            continue;
+        uint32_t tile = lw_tile_of(lw, (table_tiles + o) % lw->tiles);
+        uint32_t bsz = (uint32_t)ALIGN8(nrows * p.w * s.eb);
+        oaddr[o] = lw_tile_alloc(lw, tile, nrows * s.d * s.eb, PREFER_REGION1, 8, what);
+        if (!oaddr[o])
+            break;
+        lw_add_piece(lw, out, tile, oaddr[o], nl[o] * s.d, nrows * s.d);
+        stage[o] = lw_scratch_alloc(lw, tile, (uint64_t)table_tiles * bsz, PREFER_REGION1, 8, "partial rows");
+        if (!stage[o])
+            break;
+        for (uint32_t k = 0; k < table_tiles && !lw->failed; k++) {
+            uint64_t wc = min_u64(p.w, s.d - (uint64_t)(k / p.r) * p.w);
+            uint32_t from = lw_tile_of(lw, k), bytes = (uint32_t)(nrows * wc * s.eb);
+            uint32_t src = part[k] + (uint32_t)(nl[o] * wc * s.eb), dst = stage[o] + k * bsz;
+            if (from != tile) {
+                lw_add_transfer(lw, from, src, tile, dst, bytes);
+                continue;
+            }
+            /* The table tile is this output tile too: a local copy, which
+             * lw_end_phase runs after the exchange (ltile.copies). */
+            lw_push_word(lw, &lw->t[tile].copies, src);
+            lw_push_word(lw, &lw->t[tile].copies, dst);
+            lw_push_word(lw, &lw->t[tile].copies, bytes);
+        }
+    }
+    if (!lw->failed)
+        lw_end_phase(lw);
+
+    /* The slices into the output rows: copies (R = 1) or sums of the R
+     * partials, six records a compute set. */
+    for (uint32_t o = 0; o < n_out && !lw->failed; o++) {
+        uint64_t nrows = nh[o] - nl[o];
+        if (!nrows)
+            continue;
+        uint32_t tile = lw_tile_of(lw, (table_tiles + o) % lw->tiles);
+        uint32_t bsz = (uint32_t)ALIGN8(nrows * p.w * s.eb);
+        move_set ms = { 0 };
+        if (p.c == 1) {
+            /* Whole rows: the block is the output's rows, in order; the
+             * six workers take a range of it each. */
+            uint64_t units = nrows * s.d * s.eb / 4, wl[CODELET_WORKERS], wh[CODELET_WORKERS];
+            lw_worker_split(units, wl, wh);
+            for (int w = 0; w < CODELET_WORKERS && !lw->failed; w++)
+                if (wh[w] > wl[w])
+                    add_move(lw, tile, &ms, stage[o] + (uint32_t)(wl[w] * 4), oaddr[o] + (uint32_t)(wl[w] * 4),
+                             (uint32_t)(p.r > 1 ? wh[w] - wl[w] : (wh[w] - wl[w]) * 4), p.r, bsz);
+        } else {
+            for (uint64_t i = 0; i < nrows && !lw->failed; i++)
+                for (uint32_t c = 0; c < p.c && !lw->failed; c++) {
+                    uint64_t c0 = (uint64_t)c * p.w, wc = min_u64(p.w, s.d - c0);
+                    add_move(lw, tile, &ms, stage[o] + c * p.r * bsz + (uint32_t)(i * wc * s.eb),
+                             oaddr[o] + (uint32_t)((i * s.d + c0) * s.eb),
+                             (uint32_t)(p.r > 1 ? wc : wc * s.eb), p.r, bsz);
+                }
+        }
+        if (!lw->failed)
+            flush_moves(lw, tile, &ms, p.r, bsz);
+    }
+done:
+    free(rl); free(rh); free(idx); free(raw); free(tab); free(part);
+    free(nl); free(nh); free(stage); free(oaddr);
+    return !lw->failed;
 }

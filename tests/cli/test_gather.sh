@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Gather with indices computed at run time (frontends/lower_gather.c): an
+# embedding lookup of BERT-Base's size (a 30522 x 768 f32 constant table,
+# 128 i64 token ids as the graph's input) compiled for gc200 and run with
+# known ids, the rows compared bit for bit with the table's; negative ids
+# count from the end (ONNX); an id out of range stops the run with the
+# codelet's trap (exit status 3) naming the tile and the pc.  The ONNX model
+# is written here with a few lines of protobuf encoding (python3's standard
+# library only), as in test_compile_bad_input.sh.
+source "$(dirname "$0")/lib.sh"
+
+IPUSIM=$(realpath "$IPUSIM")
+cd "$WORK" || exit 1
+
+python3 - "$WORK" <<'EOF'
+import struct, sys
+
+def varint(n):
+    n &= (1 << 64) - 1
+    out = bytearray()
+    while True:
+        b, n = n & 0x7f, n >> 7
+        out.append(b | 0x80 if n else b)
+        if not n:
+            return bytes(out)
+
+def vint(field, n):
+    return varint(field << 3) + varint(n)
+
+def ld(field, b):
+    b = b.encode() if isinstance(b, str) else b
+    return varint(field << 3 | 2) + varint(len(b)) + b
+
+# onnx.proto: ValueInfoProto{name, type{tensor_type{elem_type, shape}}}; elem_type 1 f32, 7 i64.
+def value_info(name, dims, elem):
+    shape = b''.join(ld(1, vint(1, d)) for d in dims)
+    return ld(1, name) + ld(2, ld(1, vint(1, elem) + ld(2, shape)))
+
+def node(op, ins, outs, name):
+    return b''.join(ld(1, i) for i in ins) + b''.join(ld(2, o) for o in outs) + ld(3, name) + ld(4, op)
+
+def model(nodes, inputs, outputs, inits):
+    g = (b''.join(ld(1, n) for n in nodes) + ld(2, 'g') + b''.join(ld(5, t) for t in inits)
+         + b''.join(ld(11, value_info(*i)) for i in inputs) + b''.join(ld(12, value_info(*o)) for o in outputs))
+    return vint(1, 8) + ld(2, 'ipusim-test') + ld(7, g) + ld(8, ld(1, '') + vint(2, 13))
+
+V, D, N = 30522, 768, 128
+# Table value (r, c): distinct in every row and column, exact in f32, never
+# -0 or a denormal (the sum of partials would change those, lower_gather.c).
+def value(r, c):
+    return float(r) + (c + 1) / 1024.0 if r % 2 else -(float(r) + (c + 1) / 1024.0)
+table = b''.join(struct.pack('<%df' % D, *[value(r, c) for c in range(D)]) for r in range(V))
+init = vint(1, V) + vint(1, D) + vint(2, 1) + ld(8, 'word_embeddings') + ld(9, table)
+m = model([node('Gather', ['word_embeddings', 'ids'], ['emb'], 'embedding')],
+          [('ids', [N], 7)], [('emb', [N, D], 1)], [init])
+w = sys.argv[1]
+open(w + '/embedding.onnx', 'wb').write(m)
+ids = [0, V - 1, 1, 2, 101, 102, 7592, 2088, 1012, 29999, 15000, 15001, -1, -V, 511, 512]
+ids += [(i * 7919 + 13) % V for i in range(N - len(ids))]
+open(w + '/ids.bin', 'wb').write(struct.pack('<%dq' % N, *ids))
+want = b''.join(table[(i % V) * D * 4:(i % V + 1) * D * 4] for i in ids)
+open(w + '/want.bin', 'wb').write(want)
+bad = list(ids)
+bad[77] = V                      # one past the end
+open(w + '/bad_ids.bin', 'wb').write(struct.pack('<%dq' % N, *bad))
+EOF
+check "the model was written" test -s "$WORK/embedding.onnx"
+
+expect 0 "" -- "$IPUSIM" compile "$WORK/embedding.onnx" -o "$WORK/emb.elf"
+check "the executable" test -s "$WORK/emb.elf"
+
+# Known ids (negative ones among them): every row exactly the table's.
+expect 0 "" -- "$IPUSIM" run "$WORK/emb.elf" --input ids="$WORK/ids.bin" --output emb="$WORK/got.bin"
+check "the looked-up rows are the table's rows" cmp -s "$WORK/got.bin" "$WORK/want.bin"
+
+# An id out of range: the gather codelet's trap 0x49 on a table tile.
+expect 3 "simulated exception: tile [0-9]+, worker [0-5], pc 0x[0-9a-f]+ \(in vtx_gather_range\+0x[0-9a-f]+\): breakpoint: trap 73" -- "$IPUSIM" run "$WORK/emb.elf" \
+    --input ids="$WORK/bad_ids.bin" --output emb="$WORK/bad.bin"
+
+finish
