@@ -40,6 +40,7 @@ const uint32_t KERNEL_MATMUL_F32_SCRATCH_BYTES = MATMUL_F32_SCRATCH_BYTES;
 const uint32_t KERNEL_PACK_F32_WORDS = PACK_F32_V_WORDS;
 const uint32_t KERNEL_GATHER_RANGE_WORDS = GATHER_RANGE_V_WORDS;
 const uint32_t KERNEL_GATHER_MAX_ROW_BYTES = EMBEDDING_MAX_ROW_BYTES;
+const uint32_t KERNEL_FILL_WORDS = FILL_V_WORDS;
 
 /* Measured tile cycles per element with six workers at a large size (the
  * tables in the codelets' headers); the planner only compares them. */
@@ -66,7 +67,7 @@ bool kernel_symbols_find(const codelet_library *lib, kernel_symbols *k, char *er
         SYM(vtx_layernorm_rows_f32, true), SYM(vtx_reduce_rows_f32, true), SYM(sv_matmul_f16, true), SYM(sv_matmul_f32, true),
         SYM(vtx_pack_b_f16, true), SYM(vtx_maxpool_nhwc_f32, true), SYM(vtx_avgpool_nhwc_f32, true),
         SYM(vtx_pack_b_f32, true), SYM(vtx_reduce_cols_f32, true), SYM(vtx_transpose_f32, true),
-        SYM(vtx_gather_range, true),
+        SYM(vtx_gather_range, true), SYM(vtx_fill, true),
 #undef SYM
     };
     memset(k, 0, sizeof *k);
@@ -89,6 +90,12 @@ void kernel_copy_record(uint32_t *rec, uint32_t src, uint32_t dst, uint32_t byte
     rec[COPY_V_SRC] = src;
     rec[COPY_V_DST] = dst;
     rec[COPY_V_BYTES] = bytes;
+}
+
+void kernel_fill_record(uint32_t *rec, uint32_t dst, uint32_t bytes)
+{
+    rec[FILL_V_DST] = dst;
+    rec[FILL_V_BYTES] = bytes;
 }
 
 static uint32_t unary_fn(int function)

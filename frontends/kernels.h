@@ -21,7 +21,7 @@ typedef struct kernel_symbols {
     uint32_t vtx_softmax_rows_f32, vtx_layernorm_rows_f32, vtx_reduce_rows_f32;
     uint32_t sv_matmul_f16, sv_matmul_f32;      /* 0 when the library lacks it */
     uint32_t vtx_pack_b_f16, vtx_maxpool_nhwc_f32, vtx_avgpool_nhwc_f32;
-    uint32_t vtx_pack_b_f32, vtx_reduce_cols_f32, vtx_transpose_f32, vtx_gather_range;
+    uint32_t vtx_pack_b_f32, vtx_reduce_cols_f32, vtx_transpose_f32, vtx_gather_range, vtx_fill;
 } kernel_symbols;
 
 /* Look the symbols up; false with err naming a missing one. */
@@ -50,9 +50,11 @@ extern const uint32_t KERNEL_COPY_WORDS, KERNEL_UNARY_WORDS, KERNEL_BINARY_WORDS
     KERNEL_REDUCE_WORDS, KERNEL_REDUCE_MAX_COLS, KERNEL_ROW_MAX_COLS, KERNEL_PACK_WORDS, KERNEL_POOL_WORDS,
     KERNEL_POOL_MAX_KW, KERNEL_REDUCE_COLS_WORDS, KERNEL_REDUCE_COLS_MAX_ROWS, KERNEL_TRANSPOSE_WORDS,
     KERNEL_TRANSPOSE_MAX_COLS, KERNEL_MATMUL_F32_WORDS, KERNEL_MATMUL_F32_SCRATCH_BYTES, KERNEL_PACK_F32_WORDS,
-    KERNEL_GATHER_RANGE_WORDS, KERNEL_GATHER_MAX_ROW_BYTES;
+    KERNEL_GATHER_RANGE_WORDS, KERNEL_GATHER_MAX_ROW_BYTES, KERNEL_FILL_WORDS;
 
 void kernel_copy_record(uint32_t *rec, uint32_t src, uint32_t dst, uint32_t bytes);
+/* vtx_fill: bytes (a multiple of 4) of zeros from dst (8-byte aligned). */
+void kernel_fill_record(uint32_t *rec, uint32_t dst, uint32_t bytes);
 void kernel_unary_record(uint32_t *rec, uint32_t in, uint32_t out, uint32_t n, int function, float a, float b);
 void kernel_binary_record(uint32_t *rec, uint32_t in0, uint32_t in1, uint32_t out, uint32_t rows, uint32_t cols,
                           uint32_t row_step_bytes, uint32_t in1_row_step_bytes, uint32_t in1_col_step_bytes,

@@ -178,6 +178,25 @@ static void release_scratch(lowering *lw)
     }
 }
 
+uint32_t lw_scratch_zeroed(lowering *lw, uint32_t tile, uint64_t bytes, enum region_pref pref, uint32_t align,
+                           const char *what)
+{
+    bytes = (bytes + 7) & ~(uint64_t)7;
+    uint32_t a = lw_scratch_alloc(lw, tile, bytes, pref, align, what);
+    if (!a)
+        return 0;
+    uint32_t *recs[CODELET_WORKERS];
+    uint32_t off = lw_six_records(lw, tile, KERNEL_FILL_WORDS, recs);
+    if (lw->failed)
+        return 0;
+    uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
+    lw_worker_split(bytes / 8, wl, wh);
+    for (int w = 0; w < CODELET_WORKERS; w++)
+        kernel_fill_record(recs[w], a + (uint32_t)(wl[w] * 8), (uint32_t)((wh[w] - wl[w]) * 8));
+    lw_step_run(lw, tile, lw->k.vtx_fill, off, KERNEL_FILL_WORDS);
+    return lw->failed ? 0 : a;
+}
+
 bool lw_tile_data(lowering *lw, uint32_t tile, uint32_t addr, const void *bytes, uint32_t size,
                       const char *name)
 {
@@ -713,6 +732,16 @@ void lw_worker_split(uint64_t units, uint64_t *lo, uint64_t *hi)
     }
 }
 
+/* Output `out` stored in the order of `in`'s axes (channels-last images
+ * through element-wise ops, lower_layout.c). */
+static void lw_same_layout(lowering *lw, int out, int in)
+{
+    ltensor *lo = &lw->ts[out];
+    const ltensor *li = &lw->ts[in];
+    lo->permuted = li->permuted;
+    memcpy(lo->perm, li->perm, sizeof lo->perm);
+}
+
 /* Give output tensor `out` (eb bytes an element) the same pieces, on the
  * same tiles, as tensor `like`, with new storage; or a linear split. */
 static bool lw_place_like(lowering *lw, int out, int like, const char *what)
@@ -855,6 +884,12 @@ static bool lower_view(lowering *lw, const graph_node *n)
     if (lw_gt(lw, in)->data && !lw->ts[in].placed)
         return true;              /* a constant view stays a constant: fetched where used */
     ltensor *li = &lw->ts[in], *lo = &lw->ts[out];
+    if (li->permuted) {
+        if (!graph_shape_equal(&lw_gt(lw, in)->shape, &lw_gt(lw, out)->shape))
+            return lw_fail(lw, "internal: a view of the channels-last tensor '%s' that changes its shape",
+                           lw_gt(lw, in)->name);
+        lw_same_layout(lw, out, in);
+    }
     for (size_t k = 0; k < li->n; k++)
         if (!lw_add_piece(lw, out, li->p[k].tile, li->p[k].addr, li->p[k].first, li->p[k].count))
             return false;
@@ -878,6 +913,7 @@ static bool lower_unary(lowering *lw, const graph_node *n, int index, int functi
         if (!lw_place_linear(lw, out, 2, tiles, what))
             return false;
     }
+    lw_same_layout(lw, out, in);
     ltensor *lo = &lw->ts[out];
     uint32_t *src = malloc((lo->n + 1) * sizeof *src);
     if (!src)
@@ -953,6 +989,13 @@ static bool lower_binary(lowering *lw, const graph_node *n, int index, int funct
         uint32_t tiles = lw_plan_tiles(lw, total, gran, KERNEL_BINARY_CYCLES_PER_ELEMENT, 200);
         if (!lw_place_linear(lw, out, gran, tiles, what))
             return false;
+    }
+    /* A channels-last operand: every other operand is one too or a single
+     * value (lower_layout.c), so the elements pair up in stored order. */
+    if (lw->ts[in0].permuted || lw->ts[in1].permuted) {
+        if (!flat || (!scalar && lw->ts[in0].permuted != lw->ts[in1].permuted))
+            return lw_fail(lw, "internal: '%s' mixes channels-last and plain operands", lw_gt(lw, out)->name);
+        lw_same_layout(lw, out, lw->ts[in0].permuted ? in0 : in1);
     }
     ltensor *lo = &lw->ts[out];
     uint32_t *a0 = malloc((lo->n + 1) * sizeof *a0), *a1 = malloc((lo->n + 1) * sizeof *a1);

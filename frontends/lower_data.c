@@ -465,6 +465,92 @@ int lw_pow_form(const graph *g, const graph_node *n)
     return -1;
 }
 
+/* A pool with one output pixel (the global average pool before
+ * ResNet-50's classifier): the channels of every image spread over the
+ * tiles, each tile receiving its channels of every pixel the window
+ * reaches (a run a pixel) and its workers sharing them. */
+static bool pool_by_channels(lowering *lw, const graph_node *n, const ops_window *win, bool avg, bool count_pad,
+                             const char *what)
+{
+    const graph *g = lw->g;
+    int in = n->inputs[0], out = n->outputs[0];
+    const graph_shape *xs = &g->tensors[in].shape;
+    uint64_t nb = (uint64_t)xs->dims[0], c = (uint64_t)xs->dims[1], h = (uint64_t)xs->dims[2],
+             w = (uint64_t)xs->dims[3];
+    int64_t r0 = -win->pad_begin[0] > 0 ? -win->pad_begin[0] : 0, r1 = win->kernel[0] - win->pad_begin[0];
+    if (r1 > (int64_t)h)
+        r1 = (int64_t)h;
+    const uint64_t rows = r1 > r0 ? (uint64_t)(r1 - r0) : 0, cu = c % 2 ? 1 : 2;
+    /* Units of channel pairs (single channels when C is odd). */
+    uint64_t units = nb * (c / cu);
+    double per_unit = (double)(rows * w * cu) * 1.5 + 4.0;
+    uint32_t tiles = lw_plan_tiles(lw, units, 1, per_unit, 300);
+    uint64_t *l = malloc(tiles * sizeof *l), *hh = malloc(tiles * sizeof *hh);
+    if (!l || !hh) {
+        free(l);
+        free(hh);
+        return lw_fail(lw, "out of host memory");
+    }
+    lw_linear_split(units, 1, tiles, l, hh);
+    kernel_pool_shape sh = { (uint32_t)rows, (uint32_t)w, 0, (uint32_t)win->kernel[0], (uint32_t)win->kernel[1],
+                             (uint32_t)win->stride[0], (uint32_t)win->stride[1], 0, (uint32_t)win->pad_begin[1], 1, 1 };
+    /* The window's rows r0.. are rows 0.. of the received image. */
+    sh.pt = (uint32_t)(win->pad_begin[0] + r0);
+    uint32_t *src = calloc((size_t)tiles * nb + 1, sizeof *src), *dst = calloc((size_t)tiles * nb + 1, sizeof *dst);
+    if (!src || !dst) {
+        free(l); free(hh); free(src); free(dst);
+        return lw_fail(lw, "out of host memory");
+    }
+    for (int pass = 0; pass < 2 && !lw->failed; pass++) {
+        for (uint32_t ti = 0; ti < tiles && !lw->failed; ti++) {
+            uint32_t tile = lw_tile_of(lw, ti);
+            for (uint64_t img = 0; img < nb && !lw->failed; img++) {
+                uint64_t u0 = l[ti] > img * (c / cu) ? l[ti] : img * (c / cu);
+                uint64_t u1 = hh[ti] < (img + 1) * (c / cu) ? hh[ti] : (img + 1) * (c / cu);
+                if (u0 >= u1)
+                    continue;
+                uint64_t c0 = (u0 - img * (c / cu)) * cu, cc = (u1 - u0) * cu;
+                size_t slot = (size_t)ti * nb + img;
+                if (pass == 0) {
+                    /* Receive: its channels of every pixel, cc apart. */
+                    src[slot] = lw_scratch_alloc(lw, tile, rows * w * cc * 4, PREFER_REGION1, 8, what);
+                    dst[slot] = src[slot] ? lw_tile_alloc(lw, tile, cc * 4, PREFER_REGION1, 8, what) : 0;
+                    if (!dst[slot])
+                        break;
+                    for (uint64_t r = 0; r < rows && !lw->failed; r++)
+                        for (uint64_t x = 0; x < w && !lw->failed; x++)
+                            lw_fetch_into(lw, in, ((img * h + (uint64_t)r0 + r) * w + x) * c + c0, cc, tile,
+                                          src[slot] + (uint32_t)((r * w + x) * cc * 4));
+                    lw_add_piece(lw, out, tile, dst[slot], img * c + c0, cc);
+                    continue;
+                }
+                /* The workers share the channels. */
+                uint32_t *recs[CODELET_WORKERS];
+                uint32_t off = lw_six_records(lw, tile, KERNEL_POOL_WORDS, recs);
+                if (lw->failed)
+                    break;
+                uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
+                lw_worker_split(cc / cu, wl, wh);
+                kernel_pool_shape s2 = sh;
+                s2.c = (uint32_t)cc;
+                for (int k = 0; k < CODELET_WORKERS; k++)
+                    kernel_pool_record(recs[k], src[slot] + (uint32_t)(wl[k] * cu * 4),
+                                       dst[slot] + (uint32_t)(wl[k] * cu * 4), &s2, 0, 1,
+                                       (uint32_t)((wh[k] - wl[k]) * cu), count_pad);
+                lw_step_run(lw, tile, avg ? lw->k.vtx_avgpool_nhwc_f32 : lw->k.vtx_maxpool_nhwc_f32, off,
+                            KERNEL_POOL_WORDS);
+            }
+        }
+        if (pass == 0 && !lw->failed)
+            lw_end_phase(lw);
+    }
+    free(l);
+    free(hh);
+    free(src);
+    free(dst);
+    return !lw->failed;
+}
+
 /* MaxPool, AveragePool and GlobalAveragePool on an image kept channels-last
  * (lw_conv_input_layout): output rows spread over the tiles; a tile
  * receives the input rows its windows reach (one contiguous NHWC range)
@@ -506,13 +592,15 @@ bool lw_lower_pool(lowering *lw, const graph_node *n, int index)
         return lw_unsupported(lw, n, index, "a window wider than the pool codelet takes");
     bool count_pad = avg && graph_attr_find(n, "count_include_pad") && graph_attr_int(n, "count_include_pad");
     ltensor *lo = &lw->ts[out];
-    lo->permuted = true;
+    lo->permuted = oh * ow != 1;      /* 1 x 1 pixels: the same in either order */
     lo->perm[0] = 0;
     lo->perm[1] = 2;
     lo->perm[2] = 3;
     lo->perm[3] = 1;
     char what[96];
     snprintf(what, sizeof what, "tensor '%s'", g->tensors[out].name);
+    if (oh * ow == 1)
+        return pool_by_channels(lw, n, &win, avg, count_pad, what);
     /* Output rows (image, row) spread over the tiles. */
     uint64_t units = nb * oh;
     double per_row = (double)(ow * c) * (double)(win.kernel[0] * win.kernel[1]) / 8.0 + 50.0;

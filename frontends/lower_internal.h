@@ -132,6 +132,12 @@ uint32_t lw_tile_alloc(lowering *lw, uint32_t tile, uint64_t bytes, enum region_
 uint32_t lw_scratch_alloc(lowering *lw, uint32_t tile, uint64_t bytes, enum region_pref pref, uint32_t align,
                           const char *what);
 
+/* Scratch that starts as zeros: a compute set of vtx_fill writes them
+ * before the exchange phase under construction (so the phase may fill
+ * part of it); 0 when it does not fit. */
+uint32_t lw_scratch_zeroed(lowering *lw, uint32_t tile, uint64_t bytes, enum region_pref pref, uint32_t align,
+                           const char *what);
+
 /* Data loaded with the executable (bytes NULL: zeros). */
 bool lw_tile_data(lowering *lw, uint32_t tile, uint32_t addr, const void *bytes, uint32_t size,
                   const char *name);
@@ -195,6 +201,8 @@ int lw_pow_form(const graph *g, const graph_node *n);
 bool lw_lower_pool(lowering *lw, const graph_node *n, int index);
 /* Ops that keep their image channels-last (NHWC): convolutions and pools. */
 bool lw_channels_last_op(graph_op op);
+/* The tensors kept channels-last (lower_layout.c), per tensor; malloc'd. */
+bool *lw_nhwc_set(const graph *g);
 bool lw_channels_last_ok(const graph *g, const graph_node *n, const char **why);
 
 #endif

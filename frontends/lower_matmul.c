@@ -349,56 +349,12 @@ static bool describe_conv(const graph *g, const graph_node *n, mm_shape *s, cons
     return lw_channels_last_ok(g, n, why);
 }
 
-bool lw_channels_last_op(graph_op op)
-{
-    return op == GRAPH_OP_CONV || op == GRAPH_OP_FUSED_CONV || op == GRAPH_OP_MAXPOOL || op == GRAPH_OP_AVERAGEPOOL ||
-           op == GRAPH_OP_GLOBALAVERAGEPOOL;
-}
-
-/* The image must be kept channels-last: a graph input (laid out so on the
- * host) or another convolution's or pool's output, used by nothing else;
- * and the result only by convolutions and pools (or as a graph output). */
-bool lw_channels_last_ok(const graph *g, const graph_node *n, const char **why)
-{
-    const graph_tensor *x = &g->tensors[n->inputs[0]];
-    if (!x->is_input && !(x->producer >= 0 && lw_channels_last_op(g->nodes[x->producer].op))) {
-        *why = "the image must be a graph input or a convolution's or pool's output (kept channels-last)";
-        return false;
-    }
-    for (int i = 0; i < g->n_nodes; i++)
-        for (int k = 0; k < g->nodes[i].n_inputs; k++) {
-            int t = g->nodes[i].inputs[k];
-            if ((t == n->inputs[0] && &g->nodes[i] != n) ||
-                (t == n->outputs[0] && !lw_channels_last_op(g->nodes[i].op))) {
-                *why = "the image and the result may only be used by convolutions and pools (they are kept "
-                       "channels-last)";
-                return false;
-            }
-        }
-    return true;
-}
-
 bool lw_matmul_supported(const graph *g, const graph_node *n, const char **why)
 {
     mm_shape s;
     if (n->op == GRAPH_OP_CONV || n->op == GRAPH_OP_FUSED_CONV)
         return describe_conv(g, n, &s, why);
     return describe(g, n, &s, why);
-}
-
-bool lw_conv_input_layout(const graph *g, int tensor)
-{
-    for (int i = 0; i < g->n_nodes; i++) {
-        const graph_node *n = &g->nodes[i];
-        if (lw_channels_last_op(n->op) && n->inputs[0] == tensor) {
-            mm_shape s;
-            const char *why;
-            if (n->op == GRAPH_OP_CONV || n->op == GRAPH_OP_FUSED_CONV)
-                return describe_conv(g, n, &s, &why);
-            return g->tensors[tensor].shape.rank == 4 && lw_channels_last_ok(g, n, &why);
-        }
-    }
-    return false;
 }
 
 /* Which codelet, and its granularity. */
@@ -555,9 +511,13 @@ static uint32_t fetch_a_block(lowering *lw, const mm_shape *s, uint32_t tile, ui
 {
     if (!s->conv && !s->trans_a && k0 == 0 && k1 == kt && kt == s->k && in_eb == 2)
         return lw_fetch(lw, s->a, a_off + m0 * s->k, (m1 - m0) * s->k, tile, PREFER_REGION0);
+    /* Zeroed at run time where the exchange leaves gaps (K padding, the
+     * image's border), scratch of this op only. */
     uint32_t rb = (uint32_t)(kt * in_eb);
-    uint32_t buf = lw_tile_alloc(lw, tile, (m1 - m0) * rb, PREFER_REGION0, 8, what);
-    if (!buf || !lw_tile_data(lw, tile, buf, NULL, (uint32_t)((m1 - m0) * rb), "zeros"))
+    bool gaps = s->conv || k1 - k0 != kt;
+    uint32_t buf = gaps ? lw_scratch_zeroed(lw, tile, (m1 - m0) * rb, PREFER_REGION0, 8, what)
+                        : lw_scratch_alloc(lw, tile, (m1 - m0) * rb, PREFER_REGION0, 8, what);
+    if (!buf)
         return 0;
     if (s->trans_a) {
         for (uint64_t kk = k0; kk < k1 && !lw->failed; kk++)
@@ -609,8 +569,10 @@ static uint32_t fetch_a_block(lowering *lw, const mm_shape *s, uint32_t tile, ui
 static uint32_t fetch_b_block(lowering *lw, const mm_shape *s, uint32_t tile, uint64_t bt, uint64_t k0, uint64_t k1,
                               uint64_t kt, uint64_t n0, uint64_t n1, uint64_t nt, const char *what)
 {
-    uint32_t buf = lw_tile_alloc(lw, tile, kt * nt * 4, PREFER_REGION1, 8, what);
-    if (!buf || !lw_tile_data(lw, tile, buf, NULL, (uint32_t)(kt * nt * 4), "zeros"))
+    bool gaps = k1 - k0 != kt || n1 - n0 != nt;
+    uint32_t buf = gaps ? lw_scratch_zeroed(lw, tile, kt * nt * 4, PREFER_REGION1, 8, what)
+                        : lw_scratch_alloc(lw, tile, kt * nt * 4, PREFER_REGION1, 8, what);
+    if (!buf)
         return 0;
     const uint64_t b_off = bt * s->k * s->n;
     if (s->conv) {
@@ -1063,7 +1025,7 @@ bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
         lo->perm[1] = 2;
         lo->perm[2] = 3;
         lo->perm[3] = 1;
-        lo->permuted = true;
+        lo->permuted = s.oh * s.ow != 1;  /* 1 x 1 pixels: the same in either order */
     }
     free(bfull);
     free(block);

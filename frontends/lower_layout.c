@@ -1,0 +1,154 @@
+/*
+ * lower_layout.c — which images are kept channels-last.
+ *
+ * Convolutions and pools read and write images channels-last (NHWC: the C
+ * channels of a pixel together, what im2col by the exchange and the pool
+ * codelets want), while ONNX speaks NCHW.  A tensor so kept is stored in
+ * the order of its axes (0, 2, 3, 1) (ltensor.perm; the tensor map tells
+ * the host, sim/tensor_map.h).  The set of such tensors:
+ *   - starts from the outputs of convolutions and pools (a pool whose
+ *     output is 1 x 1 pixels is the same in either order: not counted),
+ *     the images that graph inputs give to convolutions and pools, and
+ *     grows through element-wise ops (Relu, Add of a residual, ...) whose
+ *     inputs are all in it or single values, since element-wise arithmetic
+ *     does not care about the order as long as every operand has it;
+ *   - then loses every tensor one of whose readers cannot take the order
+ *     (a Reshape, a MatMul, an element-wise op with an operand that is not
+ *     kept so), repeatedly, until what is left is consistent.
+ * A convolution or pool whose image or result is not in the set is not
+ * lowered (lw_channels_last_ok says why).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "frontends/lower_internal.h"
+
+bool lw_channels_last_op(graph_op op)
+{
+    return op == GRAPH_OP_CONV || op == GRAPH_OP_FUSED_CONV || op == GRAPH_OP_MAXPOOL || op == GRAPH_OP_AVERAGEPOOL ||
+           op == GRAPH_OP_GLOBALAVERAGEPOOL;
+}
+
+/* Element-wise ops the lowering runs in any order of the elements. */
+static bool elementwise_op(graph_op op)
+{
+    switch (op) {
+    case GRAPH_OP_RELU: case GRAPH_OP_NEG: case GRAPH_OP_ABS: case GRAPH_OP_EXP: case GRAPH_OP_LOG:
+    case GRAPH_OP_SQRT: case GRAPH_OP_RECIPROCAL: case GRAPH_OP_TANH: case GRAPH_OP_SIGMOID: case GRAPH_OP_ERF:
+    case GRAPH_OP_FLOOR: case GRAPH_OP_CEIL: case GRAPH_OP_ADD: case GRAPH_OP_SUB: case GRAPH_OP_MUL:
+    case GRAPH_OP_DIV: case GRAPH_OP_MAX: case GRAPH_OP_MIN: case GRAPH_OP_IDENTITY: case GRAPH_OP_DROPOUT:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* A pool or convolution that writes its result channels-last. */
+static bool writes_nhwc(const graph *g, const graph_node *n)
+{
+    if (!lw_channels_last_op(n->op) || n->outputs[0] < 0)
+        return false;
+    const graph_shape *s = &g->tensors[n->outputs[0]].shape;
+    return s->rank == 4 && !(s->dims[2] == 1 && s->dims[3] == 1);
+}
+
+/* Element-wise node n with every operand in the set or a single value,
+ * and at least one in it. */
+static bool elementwise_of(const graph *g, const graph_node *n, const bool *in_set)
+{
+    if (!elementwise_op(n->op) || n->outputs[0] < 0)
+        return false;
+    const graph_shape *so = &g->tensors[n->outputs[0]].shape;
+    bool any = false;
+    for (int k = 0; k < n->n_inputs; k++) {
+        int t = n->inputs[k];
+        if (t < 0 || (n->op == GRAPH_OP_DROPOUT && k > 0))
+            continue;
+        if (in_set[t] && graph_shape_equal(&g->tensors[t].shape, so))
+            any = true;
+        else if (graph_shape_numel(&g->tensors[t].shape) != 1)
+            return false;
+    }
+    return any;
+}
+
+bool *lw_nhwc_set(const graph *g)
+{
+    bool *in = calloc((size_t)g->n_tensors + 1, sizeof *in);
+    if (!in)
+        return NULL;
+    /* Grow: results of convolutions and pools, images of graph inputs, and
+     * element-wise ops over them (nodes are in topological order). */
+    for (int i = 0; i < g->n_nodes; i++) {
+        const graph_node *n = &g->nodes[i];
+        if (lw_channels_last_op(n->op) && n->n_inputs > 0) {
+            int x = n->inputs[0];
+            if (g->tensors[x].is_input && g->tensors[x].shape.rank == 4)
+                in[x] = true;
+        }
+    }
+    for (int i = 0; i < g->n_nodes; i++) {
+        const graph_node *n = &g->nodes[i];
+        if (writes_nhwc(g, n) || elementwise_of(g, n, in))
+            in[n->outputs[0]] = true;
+    }
+    /* Shrink: drop a tensor one of whose readers cannot take the order. */
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (int i = 0; i < g->n_nodes; i++) {
+            const graph_node *n = &g->nodes[i];
+            bool ok_reader = (lw_channels_last_op(n->op) && writes_nhwc(g, n)) ||
+                             (elementwise_of(g, n, in) && in[n->outputs[0]]);
+            for (int k = 0; k < n->n_inputs; k++) {
+                int t = n->inputs[k];
+                if (t < 0 || !in[t])
+                    continue;
+                bool ok = ok_reader && (elementwise_op(n->op) || k == 0);
+                /* A 1 x 1 pool reads the image as any pool does. */
+                if (lw_channels_last_op(n->op) && k == 0 && !writes_nhwc(g, n))
+                    ok = true;
+                if (!ok) {
+                    in[t] = false;
+                    changed = true;
+                }
+            }
+            /* An element-wise result whose operands left the set leaves too. */
+            if (elementwise_op(n->op) && n->outputs[0] >= 0 && in[n->outputs[0]] && !elementwise_of(g, n, in)) {
+                in[n->outputs[0]] = false;
+                changed = true;
+            }
+        }
+    }
+    return in;
+}
+
+bool lw_channels_last_ok(const graph *g, const graph_node *n, const char **why)
+{
+    bool *in = lw_nhwc_set(g);
+    if (!in) {
+        *why = "out of host memory";
+        return false;
+    }
+    bool ok = true;
+    if (!in[n->inputs[0]]) {
+        *why = "the image must be kept channels-last: a graph input, or made by convolutions, pools and "
+               "element-wise ops over them, and read only by such ops";
+        ok = false;
+    } else if (writes_nhwc(g, n) && !in[n->outputs[0]]) {
+        *why = "the result is kept channels-last, so it may only be read by convolutions, pools and element-wise "
+               "ops (or be a graph output)";
+        ok = false;
+    }
+    free(in);
+    return ok;
+}
+
+bool lw_conv_input_layout(const graph *g, int tensor)
+{
+    if (!g->tensors[tensor].is_input)
+        return false;
+    bool *in = lw_nhwc_set(g);
+    bool ok = in && in[tensor];
+    free(in);
+    return ok;
+}
