@@ -12,7 +12,7 @@
 
 bool models_is_builtin(const char *spec)
 {
-    return strncmp(spec, "matmul:", 7) == 0 || strncmp(spec, "resnet50:", 9) == 0 ||
+    return strncmp(spec, "matmul:", 7) == 0 || strncmp(spec, "resnet50", 8) == 0 ||
            strncmp(spec, "bert-base", 9) == 0 || strncmp(spec, "bert-large", 10) == 0;
 }
 
@@ -371,14 +371,128 @@ static graph *build_bert(const char *spec, char *err, size_t err_size)
     return b.g;
 }
 
+/* ---- ResNet-50 v1.5, whole ------------------------------------------------ */
+
+/* Conv (no bias) -> BatchNormalization (inference) [-> Relu], as exported:
+ * the compiler folds the BatchNormalization into the weights and the Relu
+ * into the convolution's epilogue (frontends/fusion.h). */
+static int rn_conv_bn(bert_builder *b, const char *name, int x, int64_t cin, int64_t cout, int64_t k, int64_t stride,
+                      bool relu)
+{
+    char w[96], nm[96];
+    snprintf(w, sizeof w, "%s.weight", name);
+    int64_t wd[4] = { cout, cin, k, k }, cd[1] = { cout };
+    /* He initialisation: uniform with variance 2 / fan-in. */
+    int ins[2] = { x, bert_const(b, w, 4, wd, sqrt(6.0 / (double)(cin * k * k)), 0) };
+    int t = bert_node(b, GRAPH_OP_CONV, name, ins, 2);
+    graph_node *cn = &b->g->nodes[b->g->n_nodes - 1];
+    int64_t k2[2] = { k, k }, st[2] = { stride, stride }, pads[4] = { k / 2, k / 2, k / 2, k / 2 };
+    graph_set_attr_ints(cn, "kernel_shape", k2, 2);
+    graph_set_attr_ints(cn, "strides", st, 2);
+    graph_set_attr_ints(cn, "pads", pads, 4);
+    static const char *const part[4] = { "scale", "bias", "mean", "var" };
+    static const double spread[4] = { 0.1, 0.1, 0.1, 0.1 }, centre[4] = { 1.0, 0.0, 0.0, 1.0 };
+    int bn_in[5] = { t, 0, 0, 0, 0 };
+    for (int q = 0; q < 4; q++) {
+        snprintf(nm, sizeof nm, "%s.bn.%s", name, part[q]);
+        bn_in[q + 1] = bert_const(b, nm, 1, cd, spread[q], centre[q]);
+    }
+    snprintf(nm, sizeof nm, "%s.bn", name);
+    t = bert_node(b, GRAPH_OP_BATCHNORM, nm, bn_in, 5);
+    graph_set_attr_float(&b->g->nodes[b->g->n_nodes - 1], "epsilon", 1e-5);
+    if (relu) {
+        snprintf(nm, sizeof nm, "%s.relu", name);
+        t = bert_node(b, GRAPH_OP_RELU, nm, &t, 1);
+    }
+    return t;
+}
+
+/* A bottleneck block: 1x1 (mid), 3x3 (mid, the block's stride: v1.5),
+ * 1x1 (out), plus the shortcut (a 1x1 projection where the shape
+ * changes), then Relu. */
+static int rn_block(bert_builder *b, const char *name, int x, int64_t cin, int64_t mid, int64_t cout, int64_t stride)
+{
+    char nm[96];
+    snprintf(nm, sizeof nm, "%s.conv1", name);
+    int t = rn_conv_bn(b, nm, x, cin, mid, 1, 1, true);
+    snprintf(nm, sizeof nm, "%s.conv2", name);
+    t = rn_conv_bn(b, nm, t, mid, mid, 3, stride, true);
+    snprintf(nm, sizeof nm, "%s.conv3", name);
+    t = rn_conv_bn(b, nm, t, mid, cout, 1, 1, false);
+    int sc = x;
+    if (cin != cout || stride != 1) {
+        snprintf(nm, sizeof nm, "%s.downsample", name);
+        sc = rn_conv_bn(b, nm, x, cin, cout, 1, stride, false);
+    }
+    int in2[2] = { t, sc };
+    snprintf(nm, sizeof nm, "%s.add", name);
+    t = bert_node(b, GRAPH_OP_ADD, nm, in2, 2);
+    snprintf(nm, sizeof nm, "%s.relu", name);
+    return bert_node(b, GRAPH_OP_RELU, nm, &t, 1);
+}
+
+static graph *build_resnet50(const char *spec, long batch, char *err, size_t err_size)
+{
+    bert_builder b = { .g = graph_new(spec, 17), .seed = 0x13198a2e03707344ull };
+    if (!b.g) {
+        snprintf(err, err_size, "out of host memory");
+        return NULL;
+    }
+    int x = graph_add_tensor(b.g, "x");
+    b.g->tensors[x].dtype = GDT_F32;
+    b.g->tensors[x].shape = (graph_shape){ 4, { batch, 3, 224, 224 } };
+    b.g->tensors[x].shape_known = true;
+    graph_add_input(b.g, x);
+    int t = rn_conv_bn(&b, "conv1", x, 3, 64, 7, 2, true);
+    t = bert_node(&b, GRAPH_OP_MAXPOOL, "maxpool", &t, 1);
+    graph_node *mp = &b.g->nodes[b.g->n_nodes - 1];
+    int64_t k2[2] = { 3, 3 }, st[2] = { 2, 2 }, pads[4] = { 1, 1, 1, 1 };
+    graph_set_attr_ints(mp, "kernel_shape", k2, 2);
+    graph_set_attr_ints(mp, "strides", st, 2);
+    graph_set_attr_ints(mp, "pads", pads, 4);
+    static const struct { int64_t mid, out, blocks, stride; } stages[4] = {
+        { 64, 256, 3, 1 }, { 128, 512, 4, 2 }, { 256, 1024, 6, 2 }, { 512, 2048, 3, 2 },
+    };
+    int64_t cin = 64;
+    for (int s = 0; s < 4; s++)
+        for (int64_t k = 0; k < stages[s].blocks; k++) {
+            char nm[48];
+            snprintf(nm, sizeof nm, "layer%d.%lld", s + 1, (long long)k);
+            t = rn_block(&b, nm, t, cin, stages[s].mid, stages[s].out, k == 0 ? stages[s].stride : 1);
+            cin = stages[s].out;
+        }
+    t = bert_node(&b, GRAPH_OP_GLOBALAVERAGEPOOL, "avgpool", &t, 1);
+    t = bert_node(&b, GRAPH_OP_FLATTEN, "flatten", &t, 1);
+    graph_set_attr_int(&b.g->nodes[b.g->n_nodes - 1], "axis", 1);
+    int64_t wd[2] = { 1000, 2048 }, bd[1] = { 1000 };
+    int fc[3] = { t, bert_const(&b, "fc.weight", 2, wd, 1.0 / sqrt(2048.0), 0), bert_const(&b, "fc.bias", 1, bd, 0.02, 0) };
+    t = bert_node(&b, GRAPH_OP_GEMM, "fc", fc, 3);
+    graph_set_attr_int(&b.g->nodes[b.g->n_nodes - 1], "transB", 1);
+    graph_add_output(b.g, t);
+    if (!graph_sort(b.g, err, err_size) || !graph_infer_all(b.g, true, err, err_size)) {
+        graph_free(b.g);
+        return NULL;
+    }
+    return b.g;
+}
+
 graph *models_build(const char *spec, char *err, size_t err_size)
 {
+    if (!strcmp(spec, "resnet50") || !strncmp(spec, "resnet50:b", 10)) {
+        long batch = 1;
+        char *end = NULL;
+        if (spec[8] && ((batch = strtol(spec + 10, &end, 10)) < 1 || batch > 64 || *end)) {
+            snprintf(err, err_size, "%s: expected resnet50[:bN] with a batch N of 1..64", spec);
+            return NULL;
+        }
+        return build_resnet50(spec, batch, err, err_size);
+    }
     if (strncmp(spec, "matmul:", 7) == 0)
         return build_matmul(spec, err, err_size);
     if (strncmp(spec, "resnet50:", 9) == 0)
         return build_conv(spec, err, err_size);
     if (strncmp(spec, "bert-base", 9) == 0 || strncmp(spec, "bert-large", 10) == 0)
         return build_bert(spec, err, err_size);
-    snprintf(err, err_size, "%s: unknown built-in model (matmul:MxKxN[:f16|:f32], resnet50:LAYER[:bN], bert-base|bert-large[:sSEQ][:lLAYERS])", spec);
+    snprintf(err, err_size, "%s: unknown built-in model (matmul:MxKxN[:f16|:f32], resnet50[:bN], resnet50:LAYER[:bN], bert-base|bert-large[:sSEQ][:lLAYERS])", spec);
     return NULL;
 }

@@ -65,7 +65,11 @@ check "result is [1,64,56,56] f16 zeros" cmp -s "$WORK/y.bin" "$WORK/x.bin"
 # packed on the tiles, softmax, layer norms, GELU; matmuls in f16.
 out=$("$IPUSIM" validate --model bert-base:s16 --f16-matmul 2>&1)
 check "BERT layer passes: $(tail -1 <<<"$out")" grep -q "PASS: 1 of 1 outputs within tolerance" <<<"$out"
-check "BERT layer: tolerance stated" grep -q "tolerance 2^-10 (|want| + rms(want)) for matmuls in f16" <<<"$out"
+check "BERT layer: tolerance stated" grep -q "tolerance 2^-10 sqrt(6) (|want| + rms(want)): 6 matmuls on the longest path, in f16" <<<"$out"
+# The same layer on the AMP's f32 path
+out=$("$IPUSIM" validate --model bert-base:s16 2>&1)
+check "BERT layer in f32 passes: $(tail -1 <<<"$out")" grep -q "PASS: 1 of 1 outputs within tolerance" <<<"$out"
+check "BERT layer in f32: tolerance stated" grep -q "tolerance 2^-18 sqrt(6) (|want| + rms(want)): 6 matmuls on the longest path, in f32" <<<"$out"
 expect 1 "bert-base:s7: expected bert-base\[:sSEQ\]\[:lLAYERS\]" -- "$IPUSIM" compile bert-base:s7 -o "$WORK/bad.elf"
 # On a 4-chip machine: one replica a chip, tensors replicaR/NAME, every
 # replica's output by name.
