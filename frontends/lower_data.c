@@ -552,7 +552,8 @@ static bool pool_by_channels(lowering *lw, const graph_node *n, const ops_window
 }
 
 /* MaxPool, AveragePool and GlobalAveragePool on an image kept channels-last
- * (lw_conv_input_layout): output rows spread over the tiles; a tile
+ * (lw_conv_input_layout): blocks of output pixels spread over the tiles (whole
+ * rows, or parts of rows when there are fewer rows than tiles); a tile
  * receives the input rows its windows reach (one contiguous NHWC range)
  * and its six workers share its output rows, or, for a single row (a
  * global pool), its channels. */
@@ -601,86 +602,126 @@ bool lw_lower_pool(lowering *lw, const graph_node *n, int index)
     snprintf(what, sizeof what, "tensor '%s'", g->tensors[out].name);
     if (oh * ow == 1)
         return pool_by_channels(lw, n, &win, avg, count_pad, what);
-    /* Output rows (image, row) spread over the tiles. */
-    uint64_t units = nb * oh;
-    double per_row = (double)(ow * c) * (double)(win.kernel[0] * win.kernel[1]) / 8.0 + 50.0;
-    uint32_t tiles = lw_plan_tiles(lw, units, 1, per_row, 300);
-    uint64_t *l = malloc(tiles * sizeof *l), *hh = malloc(tiles * sizeof *hh);
-    uint32_t *src = calloc(tiles * nb + 1, sizeof *src), *dst = calloc(tiles * nb + 1, sizeof *dst);
-    if (!l || !hh || !src || !dst) {
-        free(l); free(hh); free(src); free(dst);
-        return lw_fail(lw, "out of host memory");
-    }
-    lw_linear_split(units, 1, tiles, l, hh);
-    /* Pass 1: receive the input rows each tile's windows reach. */
-    for (uint32_t ti = 0; ti < tiles && !lw->failed; ti++) {
-        uint32_t tile = lw_tile_of(lw, ti);
-        for (uint64_t img = 0; img < nb && !lw->failed; img++) {
-            uint64_t u0 = l[ti] > img * oh ? l[ti] : img * oh, u1 = hh[ti] < (img + 1) * oh ? hh[ti] : (img + 1) * oh;
-            if (u0 >= u1)
-                continue;
-            uint64_t o0 = u0 - img * oh, o1 = u1 - img * oh;
-            int64_t r0 = (int64_t)o0 * win.stride[0] - win.pad_begin[0], r1 = (int64_t)(o1 - 1) * win.stride[0] -
-                                                                             win.pad_begin[0] + win.kernel[0];
-            if (r0 < 0)
-                r0 = 0;
-            if (r1 > (int64_t)h)
-                r1 = (int64_t)h;
-            size_t slot = (size_t)ti * nb + img;
-            if (r1 > r0) {
-                uint64_t first = (img * h + (uint64_t)r0) * w * c, count = (uint64_t)(r1 - r0) * w * c;
-                uint32_t a = lw_fetch(lw, in, first, count, tile, PREFER_REGION1);
-                /* shifted so that row ih of the image is at a + (ih - r0) W C */
-                src[slot] = a - (uint32_t)((uint64_t)r0 * w * c * 4);
-            }
-            uint32_t o = lw_tile_alloc(lw, tile, (o1 - o0) * ow * c * 4, PREFER_REGION1, 8, what);
-            if (!o)
-                break;
-            lw_add_piece(lw, out, tile, o, (img * oh + o0) * ow * c, (o1 - o0) * ow * c);
-            dst[slot] = o - (uint32_t)(o0 * ow * c * 4);
+    /* Blocks of output pixels spread over the tiles: whole rows when
+     * there are rows enough for the tiles, else pieces of rows. */
+    typedef struct pool_block {
+        uint32_t tile, src, dst;
+        uint64_t img, o0, o1, c0, c1;     /* output rows and columns */
+        uint64_t x0, wr;                  /* the input columns received */
+    } pool_block;
+    pool_block *bl = NULL;
+    size_t nbl = 0;
+    if (nb * oh * 2 >= lw->tiles || ow == 1) {
+        uint64_t units = nb * oh;
+        double per_row = (double)(ow * c) * (double)(win.kernel[0] * win.kernel[1]) / 8.0 + 50.0;
+        uint32_t tiles = lw_plan_tiles(lw, units, 1, per_row, 300);
+        uint64_t *l = malloc(tiles * sizeof *l), *hh = malloc(tiles * sizeof *hh);
+        bl = calloc((size_t)tiles * nb + 1, sizeof *bl);
+        if (!l || !hh || !bl) {
+            free(l); free(hh); free(bl);
+            return lw_fail(lw, "out of host memory");
         }
+        lw_linear_split(units, 1, tiles, l, hh);
+        for (uint32_t ti = 0; ti < tiles; ti++)
+            for (uint64_t img = 0; img < nb; img++) {
+                uint64_t u0 = l[ti] > img * oh ? l[ti] : img * oh, u1 = hh[ti] < (img + 1) * oh ? hh[ti] : (img + 1) * oh;
+                if (u0 < u1)
+                    bl[nbl++] = (pool_block){ lw_tile_of(lw, ti), 0, 0, img, u0 - img * oh, u1 - img * oh, 0, ow, 0, 0 };
+            }
+        free(l);
+        free(hh);
+    } else {
+        uint64_t groups = lw->tiles / (nb * oh);
+        if (groups > ow)
+            groups = ow;
+        uint64_t cw = (ow + groups - 1) / groups;
+        groups = (ow + cw - 1) / cw;
+        bl = calloc(nb * oh * groups + 1, sizeof *bl);
+        if (!bl)
+            return lw_fail(lw, "out of host memory");
+        for (uint64_t img = 0; img < nb; img++)
+            for (uint64_t o = 0; o < oh; o++)
+                for (uint64_t q = 0; q < groups; q++, nbl++)
+                    bl[nbl] = (pool_block){ lw_tile_of(lw, (uint32_t)nbl), 0, 0, img, o, o + 1, q * cw,
+                                            (q + 1) * cw < ow ? (q + 1) * cw : ow, 0, 0 };
+    }
+    /* Pass 1: receive the input rows (or the part of them) each block's
+     * windows reach. */
+    for (size_t q = 0; q < nbl && !lw->failed; q++) {
+        pool_block *B = &bl[q];
+        int64_t r0 = (int64_t)B->o0 * win.stride[0] - win.pad_begin[0],
+                r1 = (int64_t)(B->o1 - 1) * win.stride[0] - win.pad_begin[0] + win.kernel[0];
+        int64_t x0 = (int64_t)B->c0 * win.stride[1] - win.pad_begin[1],
+                x1 = (int64_t)(B->c1 - 1) * win.stride[1] - win.pad_begin[1] + win.kernel[1];
+        r0 = r0 < 0 ? 0 : r0;
+        r1 = r1 > (int64_t)h ? (int64_t)h : r1;
+        x0 = x0 < 0 ? 0 : x0;
+        x1 = x1 > (int64_t)w ? (int64_t)w : x1;
+        uint64_t wr = x1 > x0 ? (uint64_t)(x1 - x0) : 0;
+        B->x0 = (uint64_t)x0;
+        B->wr = wr;
+        if (r1 > r0 && wr) {
+            uint32_t a;
+            if (wr == w) {
+                a = lw_fetch(lw, in, (B->img * h + (uint64_t)r0) * w * c, (uint64_t)(r1 - r0) * w * c, B->tile,
+                             PREFER_REGION1);
+            } else {
+                a = lw_scratch_alloc(lw, B->tile, (uint64_t)(r1 - r0) * wr * c * 4, PREFER_REGION1, 8, what);
+                for (int64_t ih = r0; a && ih < r1 && !lw->failed; ih++)
+                    lw_fetch_into(lw, in, ((B->img * h + (uint64_t)ih) * w + (uint64_t)x0) * c, wr * c, B->tile,
+                                  a + (uint32_t)((uint64_t)(ih - r0) * wr * c * 4));
+            }
+            if (!a)
+                break;
+            /* shifted so that row ih of the image is at a + (ih - r0) W' C */
+            B->src = a - (uint32_t)((uint64_t)r0 * wr * c * 4);
+        }
+        uint64_t pw = B->c1 - B->c0;
+        uint32_t o = lw_tile_alloc(lw, B->tile, (B->o1 - B->o0) * pw * c * 4, PREFER_REGION1, 8, what);
+        if (!o)
+            break;
+        if (pw == ow)
+            lw_add_piece(lw, out, B->tile, o, (B->img * oh + B->o0) * ow * c, (B->o1 - B->o0) * ow * c);
+        else
+            for (uint64_t r = B->o0; r < B->o1 && !lw->failed; r++)
+                lw_add_piece(lw, out, B->tile, o + (uint32_t)((r - B->o0) * pw * c * 4),
+                             ((B->img * oh + r) * ow + B->c0) * c, pw * c);
+        B->dst = o - (uint32_t)(B->o0 * pw * c * 4);
     }
     if (!lw->failed)
         lw_end_phase(lw);
     /* Pass 2: the compute sets. */
-    for (uint32_t ti = 0; ti < tiles && !lw->failed; ti++) {
-        uint32_t tile = lw_tile_of(lw, ti);
-        for (uint64_t img = 0; img < nb && !lw->failed; img++) {
-            uint64_t u0 = l[ti] > img * oh ? l[ti] : img * oh, u1 = hh[ti] < (img + 1) * oh ? hh[ti] : (img + 1) * oh;
-            if (u0 >= u1)
-                continue;
-            uint64_t o0 = u0 - img * oh, o1 = u1 - img * oh;
-            size_t slot = (size_t)ti * nb + img;
-            uint32_t *recs[CODELET_WORKERS];
-            uint32_t off = lw_six_records(lw, tile, KERNEL_POOL_WORDS, recs);
-            if (lw->failed)
-                break;
-            bool by_channel = o1 - o0 < CODELET_WORKERS;
-            uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
-            /* Split by channel: in pairs when C is even (the codelet's
-             * 8-byte aligned pixels), one by one when it is odd. */
-            const uint64_t cu = c % 2 ? 1 : 2;
-            lw_worker_split(by_channel ? c / cu : o1 - o0, wl, wh);
-            for (int k = 0; k < CODELET_WORKERS; k++) {
-                kernel_pool_shape sh = { (uint32_t)h, (uint32_t)w, (uint32_t)c, (uint32_t)win.kernel[0],
-                                         (uint32_t)win.kernel[1], (uint32_t)win.stride[0], (uint32_t)win.stride[1],
-                                         (uint32_t)win.pad_begin[0], (uint32_t)win.pad_begin[1], (uint32_t)oh,
-                                         (uint32_t)ow };
-                if (by_channel)
-                    kernel_pool_record(recs[k], src[slot] + (uint32_t)(wl[k] * cu * 4),
-                                       dst[slot] + (uint32_t)(wl[k] * cu * 4), &sh, (uint32_t)o0, (uint32_t)o1,
-                                       (uint32_t)((wh[k] - wl[k]) * cu), count_pad);
-                else
-                    kernel_pool_record(recs[k], src[slot], dst[slot], &sh, (uint32_t)(o0 + wl[k]),
-                                       (uint32_t)(o0 + wh[k]), (uint32_t)c, count_pad);
-            }
-            lw_step_run(lw, tile, avg ? lw->k.vtx_avgpool_nhwc_f32 : lw->k.vtx_maxpool_nhwc_f32, off,
-                        KERNEL_POOL_WORDS);
+    for (size_t q = 0; q < nbl && !lw->failed; q++) {
+        pool_block *B = &bl[q];
+        uint64_t x0 = B->x0, wr = B->wr, pw = B->c1 - B->c0;
+        uint32_t *recs[CODELET_WORKERS];
+        uint32_t off = lw_six_records(lw, B->tile, KERNEL_POOL_WORDS, recs);
+        if (lw->failed)
+            break;
+        bool by_channel = B->o1 - B->o0 < CODELET_WORKERS;
+        uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
+        /* Split by channel: in pairs when C is even (the codelet's 8-byte
+         * aligned pixels), one by one when it is odd. */
+        const uint64_t cu = c % 2 ? 1 : 2;
+        lw_worker_split(by_channel ? c / cu : B->o1 - B->o0, wl, wh);
+        /* The block's columns: the received ones, the window's left edge
+         * moved with them. */
+        kernel_pool_shape sh = { (uint32_t)h, (uint32_t)wr, (uint32_t)c, (uint32_t)win.kernel[0],
+                                 (uint32_t)win.kernel[1], (uint32_t)win.stride[0], (uint32_t)win.stride[1],
+                                 (uint32_t)win.pad_begin[0],
+                                 (uint32_t)(win.pad_begin[1] + (int64_t)x0 - (int64_t)(B->c0 * (uint64_t)win.stride[1])),
+                                 (uint32_t)oh, (uint32_t)pw };
+        for (int k = 0; k < CODELET_WORKERS; k++) {
+            if (by_channel)
+                kernel_pool_record(recs[k], B->src + (uint32_t)(wl[k] * cu * 4), B->dst + (uint32_t)(wl[k] * cu * 4),
+                                   &sh, (uint32_t)B->o0, (uint32_t)B->o1, (uint32_t)((wh[k] - wl[k]) * cu), count_pad);
+            else
+                kernel_pool_record(recs[k], B->src, B->dst, &sh, (uint32_t)(B->o0 + wl[k]), (uint32_t)(B->o0 + wh[k]),
+                                   (uint32_t)c, count_pad);
         }
+        lw_step_run(lw, B->tile, avg ? lw->k.vtx_avgpool_nhwc_f32 : lw->k.vtx_maxpool_nhwc_f32, off,
+                    KERNEL_POOL_WORDS);
     }
-    free(l);
-    free(hh);
-    free(src);
-    free(dst);
+    free(bl);
     return !lw->failed;
 }
