@@ -16,7 +16,8 @@
  *     (a Reshape, a MatMul, an element-wise op with an operand that is not
  *     kept so), repeatedly, until what is left is consistent.
  * A convolution or pool whose image or result is not in the set is not
- * lowered (lw_channels_last_ok says why).
+ * lowered (lw_channels_last_ok says why); an image of 1 x 1 pixels is
+ * taken in any order.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -130,7 +131,9 @@ bool lw_channels_last_ok(const graph *g, const graph_node *n, const char **why)
         return false;
     }
     bool ok = true;
-    if (!in[n->inputs[0]]) {
+    const graph_shape *xs = &g->tensors[n->inputs[0]].shape;
+    bool one_pixel = xs->rank == 4 && xs->dims[2] == 1 && xs->dims[3] == 1;   /* the same in either order */
+    if (!in[n->inputs[0]] && !one_pixel) {
         *why = "the image must be kept channels-last: a graph input, or made by convolutions, pools and "
                "element-wise ops over them, and read only by such ops";
         ok = false;

@@ -431,7 +431,7 @@ static int rn_block(bert_builder *b, const char *name, int x, int64_t cin, int64
     return bert_node(b, GRAPH_OP_RELU, nm, &t, 1);
 }
 
-static graph *build_resnet50(const char *spec, long batch, char *err, size_t err_size)
+static graph *build_resnet50(const char *spec, long batch, long size, char *err, size_t err_size)
 {
     bert_builder b = { .g = graph_new(spec, 17), .seed = 0x13198a2e03707344ull };
     if (!b.g) {
@@ -440,7 +440,7 @@ static graph *build_resnet50(const char *spec, long batch, char *err, size_t err
     }
     int x = graph_add_tensor(b.g, "x");
     b.g->tensors[x].dtype = GDT_F32;
-    b.g->tensors[x].shape = (graph_shape){ 4, { batch, 3, 224, 224 } };
+    b.g->tensors[x].shape = (graph_shape){ 4, { batch, 3, size, size } };
     b.g->tensors[x].shape_known = true;
     graph_add_input(b.g, x);
     int t = rn_conv_bn(&b, "conv1", x, 3, 64, 7, 2, true);
@@ -478,14 +478,22 @@ static graph *build_resnet50(const char *spec, long batch, char *err, size_t err
 
 graph *models_build(const char *spec, char *err, size_t err_size)
 {
-    if (!strcmp(spec, "resnet50") || !strncmp(spec, "resnet50:b", 10)) {
-        long batch = 1;
-        char *end = NULL;
-        if (spec[8] && ((batch = strtol(spec + 10, &end, 10)) < 1 || batch > 64 || *end)) {
-            snprintf(err, err_size, "%s: expected resnet50[:bN] with a batch N of 1..64", spec);
-            return NULL;
+    if (!strcmp(spec, "resnet50") || !strncmp(spec, "resnet50:b", 10) || !strncmp(spec, "resnet50:s", 10)) {
+        long batch = 1, size = 224;
+        const char *opt = spec + 8;
+        while (*opt) {
+            char *end = NULL;
+            long v = opt[0] == ':' && (opt[1] == 'b' || opt[1] == 's') ? strtol(opt + 2, &end, 10) : 0;
+            if (!end || end == opt + 2 || (opt[1] == 'b' && (v < 1 || v > 64)) ||
+                (opt[1] == 's' && (v < 32 || v > 224 || v % 32))) {
+                snprintf(err, err_size, "%s: expected resnet50[:bN][:sSIZE] with a batch N of 1..64 and an image "
+                         "SIZE a multiple of 32 in 32..224", spec);
+                return NULL;
+            }
+            *(opt[1] == 'b' ? &batch : &size) = v;
+            opt = end;
         }
-        return build_resnet50(spec, batch, err, err_size);
+        return build_resnet50(spec, batch, size, err, err_size);
     }
     if (strncmp(spec, "matmul:", 7) == 0)
         return build_matmul(spec, err, err_size);
@@ -493,6 +501,6 @@ graph *models_build(const char *spec, char *err, size_t err_size)
         return build_conv(spec, err, err_size);
     if (strncmp(spec, "bert-base", 9) == 0 || strncmp(spec, "bert-large", 10) == 0)
         return build_bert(spec, err, err_size);
-    snprintf(err, err_size, "%s: unknown built-in model (matmul:MxKxN[:f16|:f32], resnet50[:bN], resnet50:LAYER[:bN], bert-base|bert-large[:sSEQ][:lLAYERS])", spec);
+    snprintf(err, err_size, "%s: unknown built-in model (matmul:MxKxN[:f16|:f32], resnet50[:bN][:sSIZE], resnet50:LAYER[:bN], bert-base|bert-large[:sSEQ][:lLAYERS])", spec);
     return NULL;
 }

@@ -6,6 +6,19 @@
  *                             (weights), A the input "a", C the output "c";
  *                             f16 by default (e.g. matmul:384x1024x4096 is a
  *                             BERT-Large projection at sequence 384)
+ *   resnet50[:bN][:sSIZE]     the whole ResNet-50 v1.5 for inference, f32,
+ *                             batch N (default 1) of SIZE x SIZE images
+ *                             (default 224, a multiple of 32): input "x"
+ *                             [N, 3, SIZE, SIZE], output "fc" the logits
+ *                             [N, 1000]; each Conv followed by a
+ *                             BatchNormalization and (but the last of a
+ *                             block) a Relu as exporters write it, which the
+ *                             compiler folds and fuses; bottleneck blocks
+ *                             (3, 4, 6, 3) with the stride on the 3x3 and
+ *                             1x1 projections, max pool after the stem,
+ *                             global average pool and the classifier (Gemm).
+ *                             Compile with --f16-matmul for the f16 AMP (as
+ *                             the IPU runs it), without for the f32 path
  *   resnet50:LAYER[:bN]       one convolution of ResNet-50 v1.5, f16, batch N
  *                             (default 1): conv1 (7x7 stride 2, 224x224, the
  *                             input's 3 channels padded to 4, as Graphcore's

@@ -71,6 +71,15 @@ out=$("$IPUSIM" validate --model bert-base:s16 2>&1)
 check "BERT layer in f32 passes: $(tail -1 <<<"$out")" grep -q "PASS: 1 of 1 outputs within tolerance" <<<"$out"
 check "BERT layer in f32: tolerance stated" grep -q "tolerance 2^-18 sqrt(6) (|want| + rms(want)): 6 matmuls on the longest path, in f32" <<<"$out"
 expect 1 "bert-base:s7: expected bert-base\[:sSEQ\]\[:lLAYERS\]" -- "$IPUSIM" compile bert-base:s7 -o "$WORK/bad.elf"
+# The whole ResNet-50: BatchNorms folded, Relus fused, residual adds on
+# channels-last images, pools, the classifier; on 32 x 32 images, held
+# against the f64 evaluator; the 224 x 224 network compiles and fits.
+out=$("$IPUSIM" validate --model resnet50:s32 --f16-matmul 2>&1)
+check "ResNet-50 (32x32) passes: $(tail -1 <<<"$out")" grep -q "PASS: 1 of 1 outputs within tolerance" <<<"$out"
+check "ResNet-50: 50 matmuls on the longest path" grep -q "sqrt(50) (|want| + rms(want)): 50 matmuls on the longest path" <<<"$out"
+expect 0 "resnet50 -> $WORK/r50.elf for gc200: 89 ops" -- "$IPUSIM" compile resnet50 --f16-matmul -o "$WORK/r50.elf"
+rm -f "$WORK/r50.elf"
+expect 1 "resnet50:s31: expected resnet50\[:bN\]\[:sSIZE\]" -- "$IPUSIM" compile resnet50:s31 -o "$WORK/bad.elf"
 # On a 4-chip machine: one replica a chip, tensors replicaR/NAME, every
 # replica's output by name.
 expect 0 "4 replicas \(one a chip\)" -- "$IPUSIM" compile matmul:64x64x64 --machine m2000 --tiles 16 -o "$WORK/r4.elf"

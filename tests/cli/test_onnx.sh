@@ -18,13 +18,19 @@ summary=$(tail -n 1 <<<"$out")
 echo "$summary"
 check "zero failures: $summary" grep -Eq "^[0-9]+ tests: [0-9]+ passed \([0-9]+ simulated on gc200, [0-9]+ on the reference evaluator\), 0 failed, [0-9]+ unsupported$" <<<"$summary"
 sim=$(sed -E 's/.*\(([0-9]+) simulated.*/\1/' <<<"$summary")
-check "at least 130 tests simulated (got $sim)" test "$sim" -ge 130
+check "at least 300 tests simulated (got $sim)" test "$sim" -ge 300
 # These run compiled on a simulated gc200, not on the reference evaluator.
 for t in test_relu test_add test_sub test_mul test_div test_sqrt test_exp test_tanh test_erf test_sigmoid \
          test_softmax_large_number test_layer_normalization_3d_axis0_epsilon_expanded test_reshape_negative_dim \
          test_flatten_axis1 test_unsqueeze_unsorted_axes test_transpose_all_permutations_3 test_concat_3d_axis_1 \
          test_slice_neg_steps test_expand_dim_changed test_reduce_mean_default_axes_keepdims_random \
-         test_cast_FLOAT_to_FLOAT16 test_softmax_large_number_expanded; do
+         test_cast_FLOAT_to_FLOAT16 test_softmax_large_number_expanded test_matmul_4d test_gemm_all_attributes \
+         test_gemm_transposeA test_gemm_default_matrix_bias test_conv_with_strides_padding test_basic_conv_with_padding \
+         test_maxpool_2d_pads test_averagepool_2d_ceil test_softmax_example test_layer_normalization_4d_axis0 \
+         test_reduce_sum_keepdims_random test_reduce_max_do_not_keepdims_random test_reduce_l2_keep_dims_random \
+         test_reduce_log_sum_desc_axes test_reduce_prod_keepdims_random test_floor test_ceil \
+         test_gather_0 test_gather_negative_indices test_where_example test_equal_bcast test_less test_max_int32 \
+         test_add_bcast; do
     check "$t is simulated" grep -Eq "^PASS +$t: .*simulated on gc200 in [0-9]+ cycles" <<<"$out"
 done
 if grep -q "^FAIL" <<<"$out"; then grep "^FAIL" <<<"$out" | head -20; fi
