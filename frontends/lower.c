@@ -327,7 +327,7 @@ bool lw_add_host_receive(lowering *lw, uint32_t tile, uint32_t addr, uint32_t by
     return true;
 }
 
-static bool lw_add_local_copy(lowering *lw, uint32_t tile, uint32_t src, uint32_t dst, uint32_t bytes)
+bool lw_add_local_copy(lowering *lw, uint32_t tile, uint32_t src, uint32_t dst, uint32_t bytes)
 {
     ltile *t = &lw->t[tile];
     lw_push_word(lw, &t->copies, src);

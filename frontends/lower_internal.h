@@ -152,6 +152,9 @@ bool lw_step_call(lowering *lw, uint32_t tile, uint32_t entry, uint32_t rec);
 /* Exchange of the phase being built, and its end (lower.h). */
 bool lw_add_transfer(lowering *lw, uint32_t from, uint32_t src_addr, uint32_t to, uint32_t dst_addr,
                      uint32_t bytes);
+/* A copy within a tile, done by the vtx_copy compute set that follows the
+ * phase's exchange (lw_end_phase). */
+bool lw_add_local_copy(lowering *lw, uint32_t tile, uint32_t src, uint32_t dst, uint32_t bytes);
 bool lw_add_host_receive(lowering *lw, uint32_t tile, uint32_t addr, uint32_t bytes, uint32_t endpoint);
 bool lw_end_phase(lowering *lw);
 

@@ -12,9 +12,10 @@
  * computes the block of rows [i mt, ..) and columns [j nt, ..) of C over
  * its share [l kt, ..) of K.  It receives its rows of A (every tile of a
  * grid row the same rows: broadcast or multicast) and its block of B:
- * constant weights are packed for $CWEI at compile time and stored on
- * the grid's first row, which multicasts them down its column (a weight
- * is stored once, not once per grid row); B computed at run time is
+ * constant weights are packed for $CWEI at compile time and stored in
+ * parts over the tiles of their grid column, which gather the whole
+ * block before the products (a weight is stored once, not once per grid
+ * row, and the column's tiles share the memory); B computed at run time is
  * received and packed on the tile.  K and the columns are padded with
  * zeros to the codelet's weight blocks and output groups.  With gk > 1
  * the gk partial blocks are summed by a reduce-scatter: each of the gk
@@ -393,6 +394,11 @@ static double matmul_cycles(const mm_kind *kd, uint64_t mt, uint64_t kt, uint64_
  * records, the workers' set-up). */
 #define XCH_SEND_OVERHEAD_CYCLES 20.0
 #define PASS_OVERHEAD_CYCLES 600.0
+
+/* Constant weights are kept in at most this many parts down a grid column,
+ * each of at least this many bytes (lw_lower_matmul). */
+#define WEIGHT_PARTS 8u
+#define WEIGHT_PART_MIN_BYTES 2048u
 
 typedef struct mm_grid {
     uint32_t gm, gn, gk;
@@ -841,28 +847,61 @@ bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
                     (void)k1; (void)n1;                                                              \
                     __VA_ARGS__                                                                      \
                 }
-    /* Constant weights: the grid's first row holds each (K, column) block's
-     * packed weights (loaded with the executable) and sends them down its
-     * column, in a phase of their own so that the holders send nothing
-     * else: a weight is stored once, as Poplar keeps it, and crosses the
-     * exchange once a step. */
-    if (!s.b_act)
-        FOR_TILES({
-            uint32_t b = i == 0 ? lw_tile_alloc(lw, tile, w_bytes, PREFER_REGION1, 16, what)
-                                : lw_scratch_alloc(lw, tile, w_bytes, PREFER_REGION1, 16, what);
-            if (!b)
-                break;
-            if (i == 0) {
-                pack_block(&kd, bfull, np, k0, n0, kt, nt, block, packed);
-                lw_tile_data(lw, tile, b, packed, w_bytes, "weights");
-            } else {
-                uint32_t owner = SLOT(bt, l, 0, j);
-                lw_add_transfer(lw, lw_tile_of(lw, owner), bw_addr[owner], tile, b, w_bytes);
-            }
-            bw_addr[slot] = b;
-        })
-    if (!lw->failed)
-        lw_end_phase(lw);
+    /* Constant weights: each (K, column) block's packed weights are kept
+     * in up to WEIGHT_PARTS parts on tiles spread down the grid column
+     * (loaded with the executable), so that the column's tiles share their
+     * memory; in a phase of its own every tile of the column gathers the
+     * whole block into scratch, a part it keeps by a local copy and the
+     * others from the exchange (each part multicast to the column).  A
+     * weight is stored once, as Poplar keeps it, and crosses the exchange
+     * once a step; the bound on the parts bounds the receives (steps of
+     * the control program) each tile gets. */
+    if (!s.b_act) {
+        const uint32_t rows_used = (uint32_t)((s.m + mt - 1) / mt);
+        uint32_t parts = w_bytes / WEIGHT_PART_MIN_BYTES;
+        parts = parts < 1 ? 1 : parts > WEIGHT_PARTS ? WEIGHT_PARTS : parts;
+        parts = parts < rows_used ? parts : rows_used;
+        const uint32_t part = (w_bytes / parts + 15u) & ~15u;
+        for (uint64_t bt = 0; bt < s.batch && !lw->failed; bt++)
+            for (uint32_t l = 0; l < gk && !lw->failed; l++)
+                for (uint32_t j = 0; j < gn && j * nt < s.n && !lw->failed; j++) {
+                    for (uint32_t i = 0; i < rows_used && !lw->failed; i++) {
+                        const uint32_t slot = SLOT(bt, l, i, j), tile = lw_tile_of(lw, slot);
+                        bw_addr[slot] = parts > 1 ? lw_scratch_alloc(lw, tile, w_bytes, PREFER_REGION1, 16, what)
+                                                  : lw_tile_alloc(lw, tile, w_bytes, PREFER_REGION1, 16, what);
+                    }
+                    pack_block(&kd, bfull, np, l * kt, j * nt, kt, nt, block, packed);
+                    if (parts == 1) {
+                        for (uint32_t i = 0; i < rows_used && !lw->failed; i++) {
+                            const uint32_t slot = SLOT(bt, l, i, j);
+                            if (i == 0)
+                                lw_tile_data(lw, lw_tile_of(lw, slot), bw_addr[slot], packed, w_bytes, "weights");
+                            else
+                                lw_add_transfer(lw, lw_tile_of(lw, SLOT(bt, l, 0, j)), bw_addr[SLOT(bt, l, 0, j)],
+                                                lw_tile_of(lw, slot), bw_addr[slot], w_bytes);
+                        }
+                        continue;
+                    }
+                    for (uint32_t q = 0; q < parts && !lw->failed; q++) {
+                        const uint32_t holder = SLOT(bt, l, q * rows_used / parts, j);
+                        const uint32_t tile = lw_tile_of(lw, holder);
+                        const uint32_t p0 = q * part < w_bytes ? q * part : w_bytes;
+                        const uint32_t p1 = p0 + part < w_bytes ? p0 + part : w_bytes;
+                        uint32_t kept = p0 < p1 ? lw_tile_alloc(lw, tile, p1 - p0, PREFER_REGION1, 16, what) : 0;
+                        if (!kept)
+                            continue;
+                        lw_tile_data(lw, tile, kept, (const uint8_t *)packed + p0, p1 - p0, "weights");
+                        lw_add_local_copy(lw, tile, kept, bw_addr[holder] + p0, p1 - p0);
+                        for (uint32_t i = 0; i < rows_used && !lw->failed; i++) {
+                            const uint32_t to = SLOT(bt, l, i, j);
+                            if (to != holder)
+                                lw_add_transfer(lw, tile, kept, lw_tile_of(lw, to), bw_addr[to] + p0, p1 - p0);
+                        }
+                    }
+                }
+        if (!lw->failed)
+            lw_end_phase(lw);
+    }
 
     /* Operands: every tile's rows of A, its block of a run-time B, the
      * bias of its share of the rows. */
