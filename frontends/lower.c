@@ -1302,6 +1302,24 @@ static bool lower_input(lowering *lw, int t)
 
 /* ---- the whole program --------------------------------------------------- */
 
+/* Pow reaches the lowering in its direct forms; decompose.h rewrites the
+ * other f32 ones into Exp, Log and Mul, which needs an f32 exponent (a
+ * constant of another dtype is converted there, a run-time one would need
+ * a Cast the tile does not have). */
+static bool pow_supported(const graph *g, const graph_node *n, const char **why)
+{
+    graph_dtype base = g->tensors[n->inputs[0]].dtype, exponent = g->tensors[n->inputs[1]].dtype;
+    if (lower_pow_is_direct(g, n))
+        return true;
+    if (base != GDT_F32)
+        *why = "only f32 bases are lowered";
+    else if (exponent != GDT_F32 && !g->tensors[n->inputs[1]].data)
+        *why = "a run-time exponent must be f32 (casts from integers to f32 are not lowered)";
+    else
+        *why = "only constant exponents 2, 1, 0.5, -1 and -0.5 are lowered directly (decompose the others first)";
+    return false;
+}
+
 static bool node_supported(const lowering *lw, const graph_node *n, const char **why)
 {
     (void)lw;
@@ -1330,13 +1348,8 @@ static bool node_supported(const lowering *lw, const graph_node *n, const char *
         return true;                  /* the details are checked when lowering */
     if (n->op == GRAPH_OP_MAXPOOL || n->op == GRAPH_OP_AVERAGEPOOL || n->op == GRAPH_OP_GLOBALAVERAGEPOOL)
         return lw_channels_last_ok(lw->g, n, why);
-    if (n->op == GRAPH_OP_POW) {
-        if (lw_pow_form(lw->g, n) == -1) {
-            *why = "only constant exponents 2, 1, 0.5, -1 and -0.5 are lowered";
-            return false;
-        }
-        return true;
-    }
+    if (n->op == GRAPH_OP_POW)
+        return pow_supported(lw->g, n, why);
     if (n->op == GRAPH_OP_MATMUL || n->op == GRAPH_OP_GEMM || n->op == GRAPH_OP_FUSED_MATMUL ||
         n->op == GRAPH_OP_CONV || n->op == GRAPH_OP_FUSED_CONV)
         return lw_matmul_supported(lw->g, n, why);
