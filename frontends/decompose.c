@@ -202,6 +202,16 @@ static bool decompose_max_min(graph *g, int k, decompose_stats *st)
     graph_op op = n->op;
     int count = n->n_inputs, ins[64];
     memcpy(ins, n->inputs, (size_t)count * sizeof *ins);
+    /* the lowering broadcasts one operand of a binary op, not both: start
+     * from an input of the output's shape, so every partial result has it */
+    const graph_shape *out = &g->tensors[n->outputs[0]].shape;
+    for (int i = 1; i < count; i++)
+        if (graph_shape_equal(&g->tensors[ins[i]].shape, out)) {
+            int first = ins[0];
+            ins[0] = ins[i];
+            ins[i] = first;
+            break;
+        }
     rewrite rw = rewrite_begin(g, k);
     int acc = ins[0];
     for (int i = 1; i < count; i++)
@@ -236,9 +246,13 @@ static int pow_by_multiplying(rewrite *rw, int x, int n, const graph_shape *out)
 /* x^y as exp(y log|x|) times the sign C pow gives: (-1)^y for a negative
  * base and an integer y, NaN for a non-integer y; and 1 where y = 0 (0^0
  * and NaN^0, which exp(0 * log 0) makes NaN). */
-static int pow_by_exp_log(rewrite *rw, int x, int y)
+static int pow_by_exp_log(rewrite *rw, int x, int y, const graph_shape *out)
 {
     int one = scalar_f32(rw, 1), zero = scalar_f32(rw, 0);
+    /* the lowering broadcasts one operand of a binary op, not both: x is
+     * given the result's shape, y is broadcast against it */
+    if (!graph_shape_equal(&rw->g->tensors[x].shape, out))
+        x = binary(rw, GRAPH_OP_EXPAND, x, shape_constant(rw, out->dims, out->rank));
     int magnitude = unary(rw, GRAPH_OP_EXP,
                           binary(rw, GRAPH_OP_MUL, y, unary(rw, GRAPH_OP_LOG, unary(rw, GRAPH_OP_ABS, x))));
     int integer = binary(rw, GRAPH_OP_EQUAL, unary(rw, GRAPH_OP_FLOOR, y), y);
@@ -290,7 +304,7 @@ static bool decompose_pow(graph *g, int k, decompose_stats *st)
         y = f32_constant(g, y);
     }
     rewrite rw = rewrite_begin(g, k);
-    rewrite_end(&rw, pow_by_exp_log(&rw, x, y));
+    rewrite_end(&rw, pow_by_exp_log(&rw, x, y, &out));
     st->pows_by_exp_log++;
     return true;
 }
