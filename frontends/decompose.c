@@ -124,8 +124,8 @@ static bool decompose_batchnorm(graph *g, int k, decompose_stats *st)
     graph_shape xs = g->tensors[x].shape;
     float eps = (float)graph_attr_float(n, "epsilon");
     rewrite rw = rewrite_begin(g, k);
-    int s = binary(&rw, GRAPH_OP_DIV, scale, unary(&rw, GRAPH_OP_SQRT, binary(&rw, GRAPH_OP_ADD, var,
-                                                                                 scalar_f32(&rw, eps))));
+    int std = unary(&rw, GRAPH_OP_SQRT, binary(&rw, GRAPH_OP_ADD, var, scalar_f32(&rw, eps)));
+    int s = binary(&rw, GRAPH_OP_DIV, scale, std);
     int t = binary(&rw, GRAPH_OP_SUB, bias, binary(&rw, GRAPH_OP_MUL, mean, s));
     if (xs.rank > 2) {
         /* [C] to [C, 1, ..., 1], which broadcasts along [N, C, D1, ...]; a
