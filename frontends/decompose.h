@@ -17,7 +17,8 @@
  *              as 2-D, [prod(dims[:axis]), prod(dims[axis:])]): Reshape to
  *              that, Softmax over axis 1, Reshape back.
  *   max_min    Max and Min (f32 or i32) of one input: Identity; of more
- *              than two: a chain of binary ones.
+ *              than two: a chain of binary ones, from an input of the
+ *              output's shape (the lowering broadcasts one operand only).
  *   pow        Pow with an f32 base and an exponent the lowering has no
  *              exact form for (lower_pow_is_direct).  A constant integer
  *              exponent n with |n| <= 8 and the base's shape: square and
@@ -29,7 +30,8 @@
  *              converted to f32 first.
  * What is approximated: exp(y log|x|) in f32 loses about |y log|x|| ulps
  * of the result (|y log|x|| <= 88 for finite f32 results: < 1e-5
- * relative).  Not reproduced: (-1)^(+-inf) = 1 and 1^NaN = 1 (NaN here).
+ * relative).  Not reproduced: (-1)^(+-inf) = 1 and 1^NaN = 1 (NaN here),
+ * and the sign of -0 to an odd power (+0 or +inf here).
  * What is left as it is: BatchNorm in training mode or with several
  * outputs, Pow with a run-time exponent that is not f32 (it would need a
  * Cast from an integer, which the tile does not lower) or a base that is
