@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "frontends/decompose.h"
 #include "frontends/fusion.h"
 #include "frontends/lower.h"
 #include "frontends/onnx_import.h"
@@ -102,6 +103,8 @@ int cmd_compile(int argc, char **argv, const command *self)
         if (!fusion_run_all(g, &fs, err, sizeof err))
             fatal("%s", err);
     }
+    if (!decompose_graph(g, NULL, err, sizeof err))
+        fatal("%s", err);
     lower_report rep;
     ipu_exe *e = lower_graph(g, &o, &rep, err, sizeof err);
     if (!e)

@@ -23,20 +23,6 @@ static int sole_reader(const graph *g, int t)
     return k;
 }
 
-static bool is_const(const graph *g, int t)
-{
-    return t >= 0 && g->tensors[t].data != NULL;
-}
-
-/* A constant with one element (any rank). */
-static bool const_scalar(const graph *g, int t, double *v)
-{
-    if (!is_const(g, t) || graph_shape_numel(&g->tensors[t].shape) != 1)
-        return false;
-    *v = graph_load_f64(g->tensors[t].dtype, g->tensors[t].data, 0);
-    return true;
-}
-
 static bool near(double v, double want)
 {
     return fabs(v - want) <= 1e-4 * fabs(want);
@@ -66,21 +52,12 @@ static bool op_with_scalar(const graph *g, int k, graph_op op, int t, double wan
     /* Div and Sub are not commutative: the constant must be the divisor */
     if (op == GRAPH_OP_DIV && (k < 0 || g->nodes[k].inputs[0] != t))
         return false;
-    return c >= 0 && const_scalar(g, c, &v) && near(v, want);
+    return c >= 0 && graph_constant_scalar(g, c, &v) && near(v, want);
 }
 
 static int output0(const graph *g, int k)
 {
     return g->nodes[k].outputs[0];
-}
-
-/* Only output 0 is present. */
-static bool single_output(const graph_node *n)
-{
-    for (int i = 1; i < n->n_outputs; i++)
-        if (n->outputs[i] >= 0)
-            return false;
-    return true;
 }
 
 /* ---- BatchNormalization into Conv ---------------------------------------------------- */
@@ -96,15 +73,15 @@ int fusion_fold_batchnorm(graph *g)
         if (r < 0)
             continue;
         const graph_node *bn = &g->nodes[r];
-        if (bn->op != GRAPH_OP_BATCHNORM || bn->inputs[0] != output0(g, k) || !single_output(bn) ||
+        if (bn->op != GRAPH_OP_BATCHNORM || bn->inputs[0] != output0(g, k) || !graph_node_first_output_only(bn) ||
             (g->opset >= 14 && graph_attr_int(bn, "training_mode")))
             continue;
         int w = conv->inputs[1], b = conv->n_inputs > 2 ? conv->inputs[2] : -1;
-        if (!is_const(g, w) || (b >= 0 && !is_const(g, b)))
+        if (!graph_is_constant(g, w) || (b >= 0 && !graph_is_constant(g, b)))
             continue;
         bool consts = true;
         for (int i = 1; i < 5; i++)
-            consts = consts && is_const(g, bn->inputs[i]);
+            consts = consts && graph_is_constant(g, bn->inputs[i]);
         if (!consts)
             continue;
         graph_shape ws = g->tensors[w].shape;
@@ -173,7 +150,7 @@ static int trailing_mean(graph *g, int k)
 static bool fits_norm(const graph *g, int t, const graph_shape *norm)
 {
     graph_shape o;
-    return is_const(g, t) && ops_broadcast(norm, &g->tensors[t].shape, &o) && graph_shape_equal(&o, norm) &&
+    return graph_is_constant(g, t) && ops_broadcast(norm, &g->tensors[t].shape, &o) && graph_shape_equal(&o, norm) &&
            g->tensors[t].shape.rank <= norm->rank;
 }
 
@@ -212,7 +189,7 @@ int fusion_layernorm(graph *g)
         int add = sole_reader(g, output0(g, var_mean));
         double eps;
         int eps_t = other_operand(g, add, GRAPH_OP_ADD, output0(g, var_mean));
-        if (eps_t < 0 || !const_scalar(g, eps_t, &eps))
+        if (eps_t < 0 || !graph_constant_scalar(g, eps_t, &eps))
             continue;
         int sqrt_k = sole_reader(g, output0(g, add));
         if (sqrt_k < 0 || g->nodes[sqrt_k].op != GRAPH_OP_SQRT || sole_reader(g, output0(g, sqrt_k)) != div ||
@@ -345,7 +322,7 @@ static int match_activation(const graph *g, int t, enum ops_activation *act, int
 /* A constant bias with one value per column of an output of shape out. */
 static bool column_bias(const graph *g, int c, const graph_shape *out)
 {
-    if (!is_const(g, c) || out->rank < 1)
+    if (!graph_is_constant(g, c) || out->rank < 1)
         return false;
     const graph_shape *s = &g->tensors[c].shape;
     if (s->rank < 1 || s->rank > out->rank || s->dims[s->rank - 1] != out->dims[out->rank - 1])

@@ -975,6 +975,27 @@ void graph_compact(graph *g)
     hash_rebuild(g);
 }
 
+bool graph_is_constant(const graph *g, int t)
+{
+    return t >= 0 && g->tensors[t].data != NULL;
+}
+
+bool graph_constant_scalar(const graph *g, int t, double *v)
+{
+    if (!graph_is_constant(g, t) || graph_shape_numel(&g->tensors[t].shape) != 1)
+        return false;
+    *v = graph_load_f64(g->tensors[t].dtype, g->tensors[t].data, 0);
+    return true;
+}
+
+bool graph_node_first_output_only(const graph_node *n)
+{
+    for (int i = 1; i < n->n_outputs; i++)
+        if (n->outputs[i] >= 0)
+            return false;
+    return true;
+}
+
 int graph_consumers(const graph *g, int t, int *nodes, int max)
 {
     int count = 0;

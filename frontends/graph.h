@@ -233,6 +233,14 @@ void graph_prune(graph *g);
 /* Drop removed nodes and tensors nothing refers to; renumbers. */
 void graph_compact(graph *g);
 
+/* Tensor t (>= 0) is a constant. */
+bool graph_is_constant(const graph *g, int t);
+/* A constant with one element (any rank, any dtype): its value in *v. */
+bool graph_constant_scalar(const graph *g, int t, double *v);
+/* Only output 0 of the node is present (the others, for training, are
+ * omitted). */
+bool graph_node_first_output_only(const graph_node *n);
+
 /* Nodes that read tensor t (a node reading it twice counts once); the
  * first max of them are stored in nodes (may be NULL).  Removed nodes are
  * not counted. */

@@ -30,6 +30,7 @@
 
 #include "exchange/exchange.h"
 #include "frontends/lower_internal.h"
+#include "frontends/ops_impl.h"
 #include "isa/fp16.h"
 #include "isa/isa.h"
 #include "sim/tensor_map.h"
@@ -1124,14 +1125,15 @@ static bool lower_rows(lowering *lw, const graph_node *n, int index)
     const graph_shape *s = &lw_gt(lw, in)->shape;
     if (lw_gt(lw, in)->dtype != GDT_F32)
         return lw_unsupported(lw, n, index, "only f32 is supported");
-    int64_t axis = graph_attr_find(n, "axis") ? graph_attr_int(n, "axis") : -1;
-    if (axis < 0)
-        axis += s->rank;
     bool layernorm = n->op == GRAPH_OP_LAYERNORM;
-    /* Layer norm normalises over the axes from `axis` on, softmax (opset
-     * 13) over the one axis. */
-    if (!layernorm && axis != s->rank - 1)
+    /* Rows of the axes from `from` on: layer norm's from its axis, softmax's
+     * the last axis alone (read with the graph's opset: before 13 the
+     * default axis is 1 and every axis from it is normalised; decompose.h
+     * moves the others to the last). */
+    int from, to;
+    if (!ops_softmax_range(lw->g, n, &from, &to) || (!layernorm && from != s->rank - 1))
         return lw_unsupported(lw, n, index, "only the last axis is supported");
+    int64_t axis = from;
     uint64_t cols = 1, total = (uint64_t)graph_shape_numel(s);
     for (int64_t d = axis; d < s->rank; d++)
         cols *= (uint64_t)s->dims[d];
@@ -1302,6 +1304,26 @@ static bool lower_input(lowering *lw, int t)
 
 /* ---- the whole program --------------------------------------------------- */
 
+/* Pow reaches the lowering in its direct forms; decompose.h rewrites the
+ * other f32 ones into Exp, Log and Mul, which needs an f32 exponent (a
+ * constant of another dtype is converted there, a run-time one would need
+ * a Cast the tile does not have). */
+static bool pow_supported(const graph *g, const graph_node *n, const char **why)
+{
+    graph_dtype base = g->tensors[n->inputs[0]].dtype, exponent = g->tensors[n->inputs[1]].dtype;
+    if (lower_pow_is_direct(g, n))
+        return true;
+    if (base != GDT_F32)
+        *why = "only f32 bases are lowered";
+    else if (graph_dtype_is_int(exponent) && !g->tensors[n->inputs[1]].data)
+        *why = "a run-time exponent must be f32 (casts from integers to f32 are not lowered)";
+    else if (exponent != GDT_F32 && !g->tensors[n->inputs[1]].data)
+        *why = "a run-time exponent must be f32";
+    else
+        *why = "only constant exponents 2, 1, 0.5, -1 and -0.5 are lowered directly (decompose the others first)";
+    return false;
+}
+
 static bool node_supported(const lowering *lw, const graph_node *n, const char **why)
 {
     (void)lw;
@@ -1330,13 +1352,8 @@ static bool node_supported(const lowering *lw, const graph_node *n, const char *
         return true;                  /* the details are checked when lowering */
     if (n->op == GRAPH_OP_MAXPOOL || n->op == GRAPH_OP_AVERAGEPOOL || n->op == GRAPH_OP_GLOBALAVERAGEPOOL)
         return lw_channels_last_ok(lw->g, n, why);
-    if (n->op == GRAPH_OP_POW) {
-        if (lw_pow_form(lw->g, n) == -1) {
-            *why = "only constant exponents 2, 1, 0.5, -1 and -0.5 are lowered";
-            return false;
-        }
-        return true;
-    }
+    if (n->op == GRAPH_OP_POW)
+        return pow_supported(lw->g, n, why);
     if (n->op == GRAPH_OP_MATMUL || n->op == GRAPH_OP_GEMM || n->op == GRAPH_OP_FUSED_MATMUL ||
         n->op == GRAPH_OP_CONV || n->op == GRAPH_OP_FUSED_CONV)
         return lw_matmul_supported(lw->g, n, why);

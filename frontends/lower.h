@@ -84,6 +84,11 @@ ipu_exe *lower_graph(const graph *g, const lower_options *o, lower_report *repor
  * unsupported rather than failed). */
 bool lower_supports(const graph *g, const lower_options *o, char *err, size_t err_size);
 
+/* A Pow the lowering computes directly: an f32 base and a constant scalar
+ * exponent of 2, 1, 0.5, -1 or -0.5 (x * x, a copy, sqrt, reciprocal,
+ * rsqrt).  decompose.h rewrites the others it can. */
+bool lower_pow_is_direct(const graph *g, const graph_node *n);
+
 /* The compile options of `compile` and `validate --model` (--tiles N,
  * --replicas N, --f16-matmul, --no-fuse, --verbose): true when argv[*i]
  * was one (and consumed), fatal usage errors on bad values. */

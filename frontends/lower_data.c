@@ -465,6 +465,11 @@ int lw_pow_form(const graph *g, const graph_node *n)
     return -1;
 }
 
+bool lower_pow_is_direct(const graph *g, const graph_node *n)
+{
+    return lw_pow_form(g, n) != -1;
+}
+
 /* A pool with one output pixel (the global average pool before
  * ResNet-50's classifier): the channels of every image spread over the
  * tiles, each tile receiving its channels of every pixel the window

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "frontends/decompose.h"
 #include "frontends/fusion.h"
 #include "frontends/graph_eval.h"
 #include "frontends/onnx_import.h"
@@ -266,6 +267,10 @@ static enum validate_result run_data_set(const char *test_dir, const char *set, 
     if (simulate) {
         lower_options lo = { .machine = node_test_machine() };
         simulate_result sr;
+        if (!decompose_graph(g, NULL, msg, msg_size)) {
+            free(feed);
+            goto done;
+        }
         ok = simulate_graph(g, &lo, feed, got, &sr, msg, msg_size);
         if (ok) {
             *simulated = true;

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frontends/decompose.h"
 #include "frontends/fusion.h"
 #include "frontends/graph_eval.h"
 #include "frontends/lower.h"
@@ -191,6 +192,8 @@ static int validate_model(const char *model, const machine *m, const lower_optio
     if (!g)
         fatal("%s", err);
     if (fuse && !fusion_run_all(g, NULL, err, sizeof err))
+        fatal("%s", err);
+    if (!decompose_graph(g, NULL, err, sizeof err))
         fatal("%s", err);
     /* Inputs: the same pseudo-random values `ipusim run` would use. */
     graph_value *in = calloc((size_t)g->n_inputs + 1, sizeof *in);

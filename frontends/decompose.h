@@ -1,0 +1,62 @@
+/*
+ * decompose.h — rewrites of ops the lowering has no direct form for into
+ * ops it lowers, so the graph is compiled for the IPU instead of being
+ * left to the host.  Unlike fusion.h, which trades ops for cheaper ones,
+ * every rewrite here adds ops; it runs after the fusions (a BatchNorm after
+ * a Conv is folded there, not here) and before lower_graph.
+ *
+ * Rewrites (f32 tensors only, the dtype the tile's element-wise, Exp/Log
+ * and row kernels take; other dtypes keep the lowering's reason):
+ *   batchnorm  BatchNormalization in inference form (one output, not
+ *              training_mode): y = x * s + t with s = scale / sqrt(var +
+ *              epsilon) and t = B - mean * s per channel, s and t reshaped
+ *              to [C, 1, ..., 1].  Constant parameters fold to constants.
+ *   softmax    Softmax over an axis that is not the last.  From opset 13
+ *              (one axis): Transpose swapping the axis with the last,
+ *              Softmax, the same Transpose back.  Before 13 (the input seen
+ *              as 2-D, [prod(dims[:axis]), prod(dims[axis:])]): Reshape to
+ *              that, Softmax over axis 1, Reshape back.
+ *   max_min    Max and Min (f32 or i32) of one input: Identity; of more
+ *              than two: a chain of binary ones, from an input of the
+ *              output's shape (the lowering broadcasts one operand only).
+ *   pow        Pow with an f32 base and an exponent the lowering has no
+ *              exact form for (lower_pow_is_direct).  A constant integer
+ *              exponent n with |n| <= 8 and the base's shape: square and
+ *              multiply (then Reciprocal for n < 0; n = 0 is Expand of 1).
+ *              Otherwise exp(y log|x|), with C pow's special cases put back:
+ *              the sign (-1)^y of a negative base and an integer y, NaN for
+ *              a negative base and a non-integer y, x^0 = 1 (0^0 and
+ *              NaN^0 included).  A constant exponent of another dtype is
+ *              converted to f32 first.
+ * What is approximated: exp(y log|x|) in f32 loses about |y log|x|| ulps
+ * of the result (|y log|x|| <= 88 for finite f32 results: < 1e-5
+ * relative).  Not reproduced: (-1)^(+-inf) = 1 and 1^NaN = 1 (NaN here),
+ * and the sign of -0 to an odd power (+0 or +inf here).
+ * What is left as it is: BatchNorm in training mode or with several
+ * outputs, Pow with a run-time exponent that is not f32 (it would need a
+ * Cast from an integer, which the tile does not lower) or a base that is
+ * not f32; the lowering reports them.
+ */
+#ifndef IPUSIM_FRONTENDS_DECOMPOSE_H
+#define IPUSIM_FRONTENDS_DECOMPOSE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "frontends/graph.h"
+
+typedef struct decompose_stats {
+    int batchnorms;             /* BatchNormalization into Mul and Add */
+    int softmaxes;              /* Softmax moved to the last axis */
+    int max_mins;               /* Max and Min into Identity or binary ones */
+    int pows_by_multiplying;    /* Pow with a small integer exponent */
+    int pows_by_exp_log;        /* Pow as exp(y log|x|) */
+} decompose_stats;
+
+/* Rewrite every node above; the graph must be sorted and inferred and is
+ * left so, with constant parameters folded.  A node that is not rewritten
+ * is left as it is.  false with err only when inference of the result
+ * fails (a bug in a rewrite).  stats may be NULL. */
+bool decompose_graph(graph *g, decompose_stats *stats, char *err, size_t err_size);
+
+#endif
