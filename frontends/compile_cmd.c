@@ -18,6 +18,18 @@
 #include "sim/machine.h"
 #include "workloads/models.h"
 
+/* What may make a model that does not fit fit: f16 weights and
+ * operands, or the layers spread over the machine's chips. */
+static const char *fit_hint(const lower_options *o)
+{
+    bool chips = machine_u32(o->machine, MP_chips) > 1 && !o->pipeline;
+    if (!o->f16_matmul)
+        return chips ? " (--f16-matmul halves the matmuls' weights and operands; --pipeline N spreads the layers "
+                       "over N chips)" : " (--f16-matmul halves the matmuls' weights and operands)";
+    return chips ? " (--pipeline N spreads the layers over N chips)"
+                 : " (on a machine of several chips, --pipeline N spreads the layers over them)";
+}
+
 static double now_seconds(void)
 {
     struct timespec ts;
@@ -107,6 +119,8 @@ int cmd_compile(int argc, char **argv, const command *self)
         fatal("%s", err);
     lower_report rep;
     ipu_exe *e = lower_graph(g, &o, &rep, err, sizeof err);
+    if (!e && strstr(err, ": does not fit: "))
+        fatal("%s%s", err, fit_hint(&o));
     if (!e)
         fatal("%s", err);
     char *def = out ? NULL : default_output(model);
