@@ -136,6 +136,8 @@ int cmd_compile(int argc, char **argv, const command *self)
            "streams a replica: %u in, %u out\n", rep.tiles_used, rep.replicas, rep.replicas == 1 ? "" : "s",
            rep.max_tile, (unsigned long long)rep.max_tile_bytes, (unsigned long long)rep.memory_bytes,
            100.0 * (double)rep.max_tile_bytes / (double)rep.memory_bytes, rep.input_streams, rep.output_streams);
+    printf("tensor storage: %.3g MB a chip placed where dead tensors were (a tensor's memory goes back to its "
+           "tiles after its last reader)\n", (double)rep.reused_bytes / 1e6);
     printf("compile time: %.2f s\n", t1 - t0);
     free(def);
     exe_free(e);

@@ -22,6 +22,7 @@
  */
 #include "frontends/lower.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -50,6 +51,8 @@ bool lw_fail(lowering *lw, const char *fmt, ...)
     }
     return false;
 }
+
+static bool is_view(graph_op op);
 
 static bool lw_grow(void **p, size_t *cap, size_t need, size_t elem)
 {
@@ -119,32 +122,40 @@ static uint32_t no_room(lowering *lw, uint32_t tile, uint64_t need, const char *
     return 0;
 }
 
+/* A new block of `need` bytes aligned to a + 1 in one region, above the
+ * tile's persistent blocks; 0 when the region has no room. */
+static uint32_t bump_alloc(lowering *lw, uint32_t tile, uint64_t bytes, uint64_t need, uint32_t a, bool region0)
+{
+    ltile *t = &lw->t[tile];
+    uint32_t *next = region0 ? &t->r0_next : &t->r1_next;
+    /* below every scratch block any op has used (lower_internal.h) */
+    uint32_t end = region0 ? t->floor0 : t->floor1;
+    uint64_t at = ((uint64_t)*next + a) & ~(uint64_t)a;
+    if (at + need > end)
+        return 0;
+    *next = (uint32_t)(at + need);
+    if (!lw_grow((void **)&t->allocs, &t->cap_allocs, t->n_allocs + 1, sizeof *t->allocs)) {
+        lw_fail(lw, "out of host memory");
+        return 0;
+    }
+    data_item *d = &t->allocs[t->n_allocs++];
+    memset(d, 0, sizeof *d);
+    d->addr = (uint32_t)at;
+    d->size = (uint32_t)ALIGN8(bytes ? bytes : 8);
+    return (uint32_t)at;
+}
+
 uint32_t lw_tile_alloc(lowering *lw, uint32_t tile, uint64_t bytes, enum region_pref pref, uint32_t align,
                            const char *what)
 {
-    ltile *t = &lw->t[tile];
     uint64_t need = ALIGN8(bytes) + CODELET_READ_SLACK_BYTES;
     uint32_t a = (align < 8 ? 8 : align) - 1;
-    for (int attempt = 0; attempt < 2; attempt++) {
-        bool r0 = (pref == PREFER_REGION0) == (attempt == 0);
-        uint32_t *next = r0 ? &t->r0_next : &t->r1_next;
-        /* below every scratch block any op has used (lower_internal.h) */
-        uint32_t end = r0 ? t->floor0 : t->floor1;
-        uint64_t at = ((uint64_t)*next + a) & ~(uint64_t)a;
-        if (at + need <= end) {
-            *next = (uint32_t)(at + need);
-            if (!lw_grow((void **)&t->allocs, &t->cap_allocs, t->n_allocs + 1, sizeof *t->allocs)) {
-                lw_fail(lw, "out of host memory");
-                return 0;
-            }
-            data_item *d = &t->allocs[t->n_allocs++];
-            memset(d, 0, sizeof *d);
-            d->addr = (uint32_t)at;
-            d->size = (uint32_t)ALIGN8(bytes ? bytes : 8);
-            return (uint32_t)at;
-        }
+    for (int attempt = 0; attempt < 2 && !lw->failed; attempt++) {
+        uint32_t at = bump_alloc(lw, tile, bytes, need, a, (pref == PREFER_REGION0) == (attempt == 0));
+        if (at)
+            return at;
     }
-    return no_room(lw, tile, need, what);
+    return lw->failed ? 0 : no_room(lw, tile, need, what);
 }
 
 uint32_t lw_scratch_alloc(lowering *lw, uint32_t tile, uint64_t bytes, enum region_pref pref, uint32_t align,
@@ -179,23 +190,182 @@ static void release_scratch(lowering *lw)
     }
 }
 
+/* A compute set of vtx_fill writing `bytes` (a multiple of 8) of zeros
+ * from addr on tile `tile`. */
+static bool fill_zeros(lowering *lw, uint32_t tile, uint32_t addr, uint64_t bytes)
+{
+    uint32_t *recs[CODELET_WORKERS];
+    uint32_t off = lw_six_records(lw, tile, KERNEL_FILL_WORDS, recs);
+    if (lw->failed)
+        return false;
+    uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
+    lw_worker_split(bytes / 8, wl, wh);
+    for (int w = 0; w < CODELET_WORKERS; w++)
+        kernel_fill_record(recs[w], addr + (uint32_t)(wl[w] * 8), (uint32_t)((wh[w] - wl[w]) * 8));
+    return lw_step_run(lw, tile, lw->k.vtx_fill, off, KERNEL_FILL_WORDS);
+}
+
 uint32_t lw_scratch_zeroed(lowering *lw, uint32_t tile, uint64_t bytes, enum region_pref pref, uint32_t align,
                            const char *what)
 {
     bytes = (bytes + 7) & ~(uint64_t)7;
     uint32_t a = lw_scratch_alloc(lw, tile, bytes, pref, align, what);
-    if (!a)
+    if (!a || !fill_zeros(lw, tile, a, bytes))
         return 0;
-    uint32_t *recs[CODELET_WORKERS];
-    uint32_t off = lw_six_records(lw, tile, KERNEL_FILL_WORDS, recs);
-    if (lw->failed)
+    return a;
+}
+
+/* ---- tensor storage and its reuse ---------------------------------------- */
+
+/* Insert free block b at position k of tile t's list. */
+static bool insert_free(lowering *lw, ltile *t, size_t k, mem_block b)
+{
+    if (!lw_grow((void **)&t->free, &t->cap_free, t->n_free + 1, sizeof *t->free))
+        return lw_fail(lw, "out of host memory");
+    memmove(t->free + k + 1, t->free + k, (t->n_free - k) * sizeof *t->free);
+    t->free[k] = b;
+    t->n_free++;
+    return true;
+}
+
+/* First fit of `need` bytes aligned to a + 1 among the released blocks of
+ * one region; 0 if none holds it. */
+static uint32_t take_released(lowering *lw, ltile *t, uint64_t need, uint32_t a, bool region0)
+{
+    for (size_t k = 0; k < t->n_free; k++) {
+        mem_block *f = &t->free[k];
+        if ((f->addr < ISA_REGION1_BASE) != region0)
+            continue;
+        uint64_t at = ((uint64_t)f->addr + a) & ~(uint64_t)a, end = (uint64_t)f->addr + f->size;
+        if (at + need > end)
+            continue;
+        mem_block tail = { f->tile, (uint32_t)(at + need), (uint32_t)(end - at - need) };
+        f->size = (uint32_t)(at - f->addr);
+        if (f->size) {
+            if (tail.size && !insert_free(lw, t, k + 1, tail))
+                return 0;
+        } else if (tail.size) {
+            *f = tail;
+        } else {
+            memmove(f, f + 1, (t->n_free - k - 1) * sizeof *f);
+            t->n_free--;
+        }
+        return (uint32_t)at;
+    }
+    return 0;
+}
+
+/* Give block b back to its tile, merged with its neighbours in the same
+ * region. */
+static bool give_back(lowering *lw, mem_block b)
+{
+    ltile *t = &lw->t[b.tile];
+    size_t k = 0;
+    while (k < t->n_free && t->free[k].addr < b.addr)
+        k++;
+    bool r0 = b.addr < ISA_REGION1_BASE;
+    if (k > 0 && t->free[k - 1].addr + t->free[k - 1].size == b.addr &&
+        (t->free[k - 1].addr < ISA_REGION1_BASE) == r0) {
+        k--;
+        t->free[k].size += b.size;
+    } else if (!insert_free(lw, t, k, b)) {
+        return false;
+    }
+    mem_block *f = &t->free[k];
+    if (k + 1 < t->n_free && f->addr + f->size == t->free[k + 1].addr &&
+        (t->free[k + 1].addr < ISA_REGION1_BASE) == r0) {
+        f->size += t->free[k + 1].size;
+        memmove(f + 1, f + 2, (t->n_free - k - 2) * sizeof *f);
+        t->n_free--;
+    }
+    return true;
+}
+
+uint32_t lw_tensor_alloc(lowering *lw, int tensor, uint32_t tile, uint64_t bytes, enum region_pref pref,
+                         uint32_t align, bool zeroed, const char *what)
+{
+    ltile *t = &lw->t[tile];
+    ltensor *owner = &lw->ts[lw->ts[tensor].root];
+    uint64_t need = ALIGN8(bytes) + CODELET_READ_SLACK_BYTES;
+    uint32_t a = (align < 8 ? 8 : align) - 1, at = 0;
+    bool reused = false;
+    /* In the preferred region a released block, else a new one; then the
+     * same in the other. */
+    for (int attempt = 0; attempt < 2 && !at && !lw->failed; attempt++) {
+        bool r0 = (pref == PREFER_REGION0) == (attempt == 0);
+        reused = (at = take_released(lw, t, need, a, r0)) != 0;
+        if (!at && !lw->failed)
+            at = bump_alloc(lw, tile, bytes, need, a, r0);      /* zeros when loaded */
+    }
+    if (!at)
+        return lw->failed ? 0 : no_room(lw, tile, need, what);
+    if (reused) {
+        /* in the executable as part of the block it was (close_tile merges them) */
+        if (!lw_grow((void **)&t->allocs, &t->cap_allocs, t->n_allocs + 1, sizeof *t->allocs)) {
+            lw_fail(lw, "out of host memory");
+            return 0;
+        }
+        t->allocs[t->n_allocs++] = (data_item){ .addr = at, .size = (uint32_t)ALIGN8(bytes ? bytes : 8) };
+        lw->rep->reused_bytes += need;
+        if (zeroed && !fill_zeros(lw, tile, at, ALIGN8(bytes)))
+            return 0;
+    }
+    if (!lw_grow((void **)&owner->blocks, &owner->cap_blocks, owner->n_blocks + 1, sizeof *owner->blocks)) {
+        lw_fail(lw, "out of host memory");
         return 0;
-    uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
-    lw_worker_split(bytes / 8, wl, wh);
-    for (int w = 0; w < CODELET_WORKERS; w++)
-        kernel_fill_record(recs[w], a + (uint32_t)(wl[w] * 8), (uint32_t)((wh[w] - wl[w]) * 8));
-    lw_step_run(lw, tile, lw->k.vtx_fill, off, KERNEL_FILL_WORDS);
-    return lw->failed ? 0 : a;
+    }
+    owner->blocks[owner->n_blocks++] = (mem_block){ tile, at, (uint32_t)need };
+    return at;
+}
+
+/* Which tensors share storage — a view's output is its input's pieces, and
+ * a Transpose folded into the MatMul reading it is never made (the MatMul
+ * reads its input) — and the last node reading each storage. */
+static void tensor_roots(lowering *lw)
+{
+    const graph *g = lw->g;
+    for (int t = 0; t < g->n_tensors; t++) {
+        lw->ts[t].root = t;
+        lw->last_reader[t] = -1;
+    }
+    for (int i = 0; i < g->n_nodes; i++) {
+        const graph_node *n = &g->nodes[i];
+        int out = n->n_outputs ? n->outputs[0] : -1;
+        if (out >= 0 && n->n_inputs &&
+            (is_view(n->op) || (n->op == GRAPH_OP_POW && lw_pow_form(g, n) == -3) ||
+             (n->op == GRAPH_OP_TRANSPOSE && lw_transpose_into_matmul(g, out))))
+            lw->ts[out].root = lw->ts[n->inputs[0]].root;
+        for (int k = 0; k < n->n_inputs; k++)
+            if (n->inputs[k] >= 0)
+                lw->last_reader[lw->ts[n->inputs[k]].root] = i;
+    }
+    for (int i = 0; i < g->n_outputs; i++)
+        lw->last_reader[lw->ts[g->outputs[i]].root] = INT_MAX;
+}
+
+/* After node i: the storage of every tensor it was the last to read (or
+ * wrote and nobody reads) goes back to its tiles, once the exchange and
+ * copies it left pending are in the program. */
+static bool release_dead(lowering *lw, int i)
+{
+    const graph_node *n = &lw->g->nodes[i];
+    bool ended = false;
+    for (int k = 0; k < n->n_inputs + n->n_outputs && !lw->failed; k++) {
+        int t = k < n->n_inputs ? n->inputs[k] : n->outputs[k - n->n_inputs];
+        if (t < 0)
+            continue;
+        ltensor *r = &lw->ts[lw->ts[t].root];
+        if (r->released || lw->last_reader[lw->ts[t].root] > i)
+            continue;
+        if (!ended && !lw_end_phase(lw))
+            return false;
+        ended = true;
+        for (size_t b = 0; b < r->n_blocks; b++)
+            if (!give_back(lw, r->blocks[b]))
+                return false;
+        r->released = true;
+    }
+    return !lw->failed;
 }
 
 bool lw_tile_data(lowering *lw, uint32_t tile, uint32_t addr, const void *bytes, uint32_t size,
@@ -751,7 +921,7 @@ static bool lw_place_like(lowering *lw, int out, int like, const char *what)
     const ltensor *ll = &lw->ts[like];
     for (size_t k = 0; k < ll->n; k++) {
         const piece *p = &ll->p[k];
-        uint32_t a = lw_tile_alloc(lw, p->tile, p->count * lo->eb, PREFER_REGION1, 8, what);
+        uint32_t a = lw_tensor_alloc(lw, out, p->tile, p->count * lo->eb, PREFER_REGION1, 8, false, what);
         if (!a)
             return false;
         if (!lw_add_piece(lw, out, p->tile, a, p->first, p->count))
@@ -775,7 +945,7 @@ bool lw_place_linear(lowering *lw, int out, uint64_t gran, uint32_t tiles, const
         if (h[i] == l[i])
             continue;
         uint32_t tile = lw_tile_of(lw, i);
-        uint32_t a = lw_tile_alloc(lw, tile, (h[i] - l[i]) * lo->eb, PREFER_REGION1, 8, what);
+        uint32_t a = lw_tensor_alloc(lw, out, tile, (h[i] - l[i]) * lo->eb, PREFER_REGION1, 8, false, what);
         if (a)
             lw_add_piece(lw, out, tile, a, l[i], h[i] - l[i]);
     }
@@ -1184,7 +1354,7 @@ static bool lower_rows(lowering *lw, const graph_node *n, int index)
             if (h[k] == l[k])
                 continue;
             uint32_t tile = tl[k] = lw_tile_of(lw, k), step = (uint32_t)padded * 4;
-            dst[k] = lw_tile_alloc(lw, tile, (h[k] - l[k]) * padded * 4, PREFER_REGION1, 8, what);
+            dst[k] = lw_tensor_alloc(lw, out, tile, (h[k] - l[k]) * padded * 4, PREFER_REGION1, 8, false, what);
             src[k] = dst[k] ? lw_scratch_alloc(lw, tile, (h[k] - l[k]) * padded * 4, PREFER_REGION1, 8, what) : 0;
             for (uint64_t r = l[k]; src[k] && r < h[k] && !lw->failed; r++) {
                 lw_add_piece(lw, out, tile, dst[k] + (uint32_t)(r - l[k]) * step, r * cols, cols);
@@ -1202,7 +1372,7 @@ static bool lower_rows(lowering *lw, const graph_node *n, int index)
                 continue;
             char sw[96];
             snprintf(sw, sizeof sw, "tensor '%s'", lw_gt(lw, stat_out[q])->name);
-            stat_addr[q][k] = lw_tile_alloc(lw, tile, (h[k] - l[k]) * 4, PREFER_REGION1, 8, sw);
+            stat_addr[q][k] = lw_tensor_alloc(lw, stat_out[q], tile, (h[k] - l[k]) * 4, PREFER_REGION1, 8, false, sw);
             if (stat_addr[q][k])
                 lw_add_piece(lw, stat_out[q], tile, stat_addr[q][k], l[k], h[k] - l[k]);
         }
@@ -1286,7 +1456,7 @@ static bool lower_input(lowering *lw, int t)
         for (uint64_t r = 0, i = 0; r * cols < total && !lw->failed; r += rows, i++) {
             uint64_t n = (total - r * cols < rows * cols ? total - r * cols : rows * cols);
             uint32_t tile = lw_tile_of(lw, (uint32_t)(i * step));
-            uint32_t a = lw_tile_alloc(lw, tile, n * eb, PREFER_REGION0, 8, what);
+            uint32_t a = lw_tensor_alloc(lw, t, tile, n * eb, PREFER_REGION0, 8, false, what);
             if (a)
                 lw_add_piece(lw, t, tile, a, r * cols, n);
         }
@@ -1388,9 +1558,30 @@ bool lower_supports(const graph *g, const lower_options *o, char *err, size_t er
 }
 
 /* Close tile i's control program and place its records and steps (once). */
+static int cmp_alloc(const void *a, const void *b)
+{
+    const data_item *x = a, *y = b;
+    return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
 static bool close_tile(lowering *lw, uint32_t i)
 {
     ltile *t = &lw->t[i];
+    /* Blocks given to several tensors in turn overlap: one section each
+     * stretch of memory. */
+    qsort(t->allocs, t->n_allocs, sizeof *t->allocs, cmp_alloc);
+    size_t n = 0;
+    for (size_t k = 0; k < t->n_allocs; k++) {
+        data_item *prev = n ? &t->allocs[n - 1] : NULL;
+        if (prev && t->allocs[k].addr < prev->addr + prev->size) {
+            uint32_t end = t->allocs[k].addr + t->allocs[k].size;
+            if (end > prev->addr + prev->size)
+                prev->size = end - prev->addr;
+        } else {
+            t->allocs[n++] = t->allocs[k];
+        }
+    }
+    t->n_allocs = n;
     lw_push_word(lw, &t->steps, lw->k.ctl_end);
     if (lw->failed)
         return false;
@@ -1622,8 +1813,9 @@ ipu_exe *lower_graph(const graph *g, const lower_options *o, lower_report *repor
     if (lw.stage_of && lw.stages > 1)
         assign_stages(&lw);
     lw.ts = calloc((size_t)g->n_tensors + 1, sizeof *lw.ts);
+    lw.last_reader = calloc((size_t)g->n_tensors + 1, sizeof *lw.last_reader);
     lw.tmap = tmap_new();
-    if (!lw.t || !lw.ts || !lw.tmap || !lw.stage_of) {
+    if (!lw.t || !lw.ts || !lw.tmap || !lw.stage_of || !lw.last_reader) {
         snprintf(err, err_size, "out of host memory");
         goto done;
     }
@@ -1636,6 +1828,7 @@ ipu_exe *lower_graph(const graph *g, const lower_options *o, lower_report *repor
     release_scratch(&lw);
     for (int t = 0; t < g->n_tensors; t++)
         lw.ts[t].eb = (uint32_t)graph_dtype_size(g->tensors[t].dtype);
+    tensor_roots(&lw);
 
     /* 1. Inputs from the host. */
     for (int i = 0; i < g->n_inputs && !lw.failed; i++) {
@@ -1716,6 +1909,8 @@ ipu_exe *lower_graph(const graph *g, const lower_options *o, lower_report *repor
         for (int k = 0; k < n->n_outputs && !lw.failed; k++)
             if (n->outputs[k] >= 0)
                 lw_sort_pieces(&lw, n->outputs[k]);
+        if (!lw.failed)
+            release_dead(&lw, i);
     }
 
     /* 3. Outputs to the host. */
@@ -1794,6 +1989,7 @@ ipu_exe *lower_graph(const graph *g, const lower_options *o, lower_report *repor
     }
 done:
     free(lw.stage_of);
+    free(lw.last_reader);
     if (lw.t) {
         for (uint32_t i = 0; i < lw.program_tiles; i++) {
             ltile *t = &lw.t[i];
@@ -1808,11 +2004,14 @@ done:
             free(t->data);
             free(t->allocs);
             free(t->peers);
+            free(t->free);
         }
     }
     if (lw.ts)
-        for (int t = 0; t < g->n_tensors; t++)
+        for (int t = 0; t < g->n_tensors; t++) {
             free(lw.ts[t].p);
+            free(lw.ts[t].blocks);
+        }
     free(lw.t);
     free(lw.ts);
     tmap_free(lw.tmap);

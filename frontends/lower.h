@@ -63,6 +63,8 @@ typedef struct lower_report {
     uint32_t ops, compute_sets, exchange_phases;
     uint64_t exchange_bytes;      /* moved between tiles (estimate of the plan) */
     uint64_t max_tile_bytes;      /* the fullest tile's memory use */
+    uint64_t reused_bytes;        /* tensor storage placed in blocks dead tensors gave back
+                                     (all tiles of chip 0) */
     uint32_t max_tile;            /* ... and which tile that is */
     uint64_t memory_bytes;        /* tile memory of one tile */
     uint64_t estimated_cycles;    /* the planner's estimate for the whole program */

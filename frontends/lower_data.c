@@ -387,7 +387,7 @@ bool lw_lower_reduce(lowering *lw, const graph_node *n, int index)
         uint64_t nrows = h[ti] - l[ti];
         if (!nrows)
             continue;
-        uint32_t o = lw_tile_alloc(lw, t, nrows * 4, PREFER_REGION1, 8, what);
+        uint32_t o = lw_tensor_alloc(lw, out, t, nrows * 4, PREFER_REGION1, 8, false, what);
         if (!o)
             break;
         lw_add_piece(lw, out, t, o, l[ti], nrows);
@@ -519,7 +519,7 @@ static bool pool_by_channels(lowering *lw, const graph_node *n, const ops_window
                 if (pass == 0) {
                     /* Receive: its channels of every pixel, cc apart. */
                     src[slot] = lw_scratch_alloc(lw, tile, rows * w * cc * 4, PREFER_REGION1, 8, what);
-                    dst[slot] = src[slot] ? lw_tile_alloc(lw, tile, cc * 4, PREFER_REGION1, 8, what) : 0;
+                    dst[slot] = src[slot] ? lw_tensor_alloc(lw, out, tile, cc * 4, PREFER_REGION1, 8, false, what) : 0;
                     if (!dst[slot])
                         break;
                     for (uint64_t r = 0; r < rows && !lw->failed; r++)
@@ -682,7 +682,7 @@ bool lw_lower_pool(lowering *lw, const graph_node *n, int index)
             B->src = a - (uint32_t)((uint64_t)r0 * wr * c * 4);
         }
         uint64_t pw = B->c1 - B->c0;
-        uint32_t o = lw_tile_alloc(lw, B->tile, (B->o1 - B->o0) * pw * c * 4, PREFER_REGION1, 8, what);
+        uint32_t o = lw_tensor_alloc(lw, out, B->tile, (B->o1 - B->o0) * pw * c * 4, PREFER_REGION1, 8, false, what);
         if (!o)
             break;
         if (pw == ow)

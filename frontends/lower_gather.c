@@ -375,7 +375,7 @@ bool lw_lower_gather(lowering *lw, const graph_node *n, int index)
             if (p.out_tiles) {
                 part[k] = lw_scratch_alloc(lw, tile, s.n * wc * s.eb, PREFER_REGION1, 8, "gathered rows");
             } else {
-                part[k] = lw_tile_alloc(lw, tile, total * s.eb, PREFER_REGION1, 8, what);
+                part[k] = lw_tensor_alloc(lw, out, tile, total * s.eb, PREFER_REGION1, 8, false, what);
                 if (part[k])
                     lw_add_piece(lw, out, tile, part[k], 0, total);
             }
@@ -431,7 +431,7 @@ bool lw_lower_gather(lowering *lw, const graph_node *n, int index)
             continue;
         uint32_t tile = lw_tile_of(lw, (table_tiles + o) % lw->tiles);
         uint32_t bsz = (uint32_t)ALIGN8(nrows * p.w * s.eb);
-        oaddr[o] = lw_tile_alloc(lw, tile, nrows * s.d * s.eb, PREFER_REGION1, 8, what);
+        oaddr[o] = lw_tensor_alloc(lw, out, tile, nrows * s.d * s.eb, PREFER_REGION1, 8, false, what);
         if (!oaddr[o])
             break;
         lw_add_piece(lw, out, tile, oaddr[o], nl[o] * s.d, nrows * s.d);

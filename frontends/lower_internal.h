@@ -25,9 +25,20 @@ typedef struct piece {
     uint64_t first, count;
 } piece;
 
+/* A block of tile memory: where and how many bytes (its read slack
+ * included). */
+typedef struct mem_block {
+    uint32_t tile, addr, size;
+} mem_block;
+
 typedef struct ltensor {
     piece *p;
     size_t n, cap;
+    int root;                         /* the tensor whose storage this one's pieces are (itself
+                                         unless it is a view, lower.c tensor_roots) */
+    mem_block *blocks;                /* storage given to it by lw_tensor_alloc ... */
+    size_t n_blocks, cap_blocks;
+    bool released;                    /* ... returned to its tiles after its last reader */
     bool placed;
     uint32_t eb;                      /* bytes per element */
     bool permuted;                    /* pieces count in the order of axes perm[] */
@@ -61,6 +72,8 @@ typedef struct ltile {
     size_t n_sends, cap_sends, n_recvs, cap_recvs;
     word_vec copies;                  /* pending local copies: src, dst, bytes */
     uint32_t r0_next, r1_next;        /* persistent blocks grow up from here ... */
+    mem_block *free;                  /* blocks below them released by dead tensors, by address */
+    size_t n_free, cap_free;
     uint32_t s0_low, s1_low;          /* ... this op's scratch blocks down from here ... */
     uint32_t floor0, floor1;          /* ... and no op's scratch ever went below this */
     data_item *data;
@@ -82,6 +95,8 @@ typedef struct lowering {
     uint32_t stages, stage;           /* pipeline stages (one a chip), the current op's */
     uint32_t program_tiles;           /* stages x tiles: the index space of lw->t */
     uint32_t *stage_of;               /* per node */
+    int *last_reader;                 /* per tensor root: the last node reading it, INT_MAX
+                                         for graph outputs, -1 for none */
     uint32_t sync_step;               /* ctl_sync_chip, or ctl_sync_system with stages */
     uint32_t mem_end;
     uint32_t r0_start, r1_start;
@@ -123,6 +138,14 @@ uint32_t lw_global_tile(const lowering *lw, uint32_t i);
  * the "does not fit" message naming `what`). */
 uint32_t lw_tile_alloc(lowering *lw, uint32_t tile, uint64_t bytes, enum region_pref pref, uint32_t align,
                        const char *what);
+/* Storage of tensor `tensor` (a piece of an op's output, written by the op
+ * before anything reads it): a block a dead tensor released, else a new
+ * one (lw_tile_alloc).  With zeroed, the block starts as zeros (a new one
+ * is zero when loaded; a reused one gets a compute set of vtx_fill).  The
+ * block goes back to the tile after the last node reading the tensor
+ * (lower_graph). */
+uint32_t lw_tensor_alloc(lowering *lw, int tensor, uint32_t tile, uint64_t bytes, enum region_pref pref,
+                         uint32_t align, bool zeroed, const char *what);
 /* Scratch: a block only the current op uses (fetched copies, casts,
  * received weights, packed operands), taken from the top of the region
  * down and free again when the next op starts; never in the executable

@@ -178,7 +178,7 @@ static bool place_output(lowering *lw, int out, const logic_in *ins, int n_in, c
             continue;
         for (size_t j = 0; j < li->n; j++) {
             const piece *p = &li->p[j];
-            uint32_t a = lw_tile_alloc(lw, p->tile, p->count * lo->eb, PREFER_REGION1, 8, what);
+            uint32_t a = lw_tensor_alloc(lw, out, p->tile, p->count * lo->eb, PREFER_REGION1, 8, false, what);
             if (!a || !lw_add_piece(lw, out, p->tile, a, p->first, p->count))
                 return false;
         }

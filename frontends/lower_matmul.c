@@ -720,7 +720,7 @@ static bool matmul_epilogue(lowering *lw, const mm_shape *s, uint32_t tile, uint
     }
     uint32_t res = c, res_eb = 4;
     if (g->tensors[s->out].dtype == GDT_F16) {
-        res = lw_tile_alloc(lw, tile, rows * nt * 2, PREFER_REGION1, 8, what);
+        res = lw_tensor_alloc(lw, s->out, tile, rows * nt * 2, PREFER_REGION1, 8, false, what);
         if (!res)
             return false;
         uint32_t *recs[CODELET_WORKERS];
@@ -976,14 +976,13 @@ bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
         }
         /* C in region 1, and in a later 32 KiB block than A when A is
          * there too: the codelets' fast placement (matmul*.h). */
-        uint32_t c = b ? lw_tile_alloc(lw, tile, (m1 - m0) * nt * 4, PREFER_REGION1,
-                                       a >= ISA_REGION1_BASE ? 32768 : 8, what) : 0;
+        uint32_t c = b ? lw_tensor_alloc(lw, s.out, tile, (m1 - m0) * nt * 4, PREFER_REGION1,
+                                         a >= ISA_REGION1_BASE ? 32768 : 8, true, what) : 0;
         uint32_t scratch = c ? lw_scratch_alloc(lw, tile, kd.f32 ? KERNEL_MATMUL_F32_SCRATCH_BYTES
                                                                  : KERNEL_MATMUL_SCRATCH_BYTES,
                                                 PREFER_REGION1, 8, what) : 0;
         if (!scratch)
             break;
-        lw_tile_data(lw, tile, c, NULL, (uint32_t)((m1 - m0) * nt * 4), "partials");
         uint32_t *rec;
         uint32_t off = lw_new_record(lw, tile, kd.f32 ? KERNEL_MATMUL_F32_WORDS : KERNEL_MATMUL_WORDS, &rec);
         if (!rec)

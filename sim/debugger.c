@@ -1657,7 +1657,8 @@ static const struct dcmd {
     { "print", "p", cmd_print, "print $mN | $aN | $pc | $CSR | TENSOR [SLICE] | SYMBOL",
       "A register of the selected context (hex, decimal; $a also as f32 and an f16 pair), a compiled\n"
       "  program's tensor by name from its pieces on every tile (SLICE: [I, LO:HI, ...]), or the words\n"
-      "  at a symbol of the selected tile." },
+      "  at a symbol of the selected tile.  An activation's memory holds it from the superstep that\n"
+      "  writes it to its last reader; the compiler places later tensors there after that." },
     { "x", NULL, cmd_x, "x/NFMT ADDR",
       "N units of tile memory of the selected tile at ADDR (a number, SYMBOL or SYMBOL+OFF); FMT is x (hex\n"
       "  words, the default), d (signed), u (unsigned), f (f32), h (f16) or b (bytes)." },

@@ -9,7 +9,8 @@
  *   node(g, GRAPH_OP_POW, "x,two", "y");
  *   finish(g, "y");                        // output y, sorted, inferred
  *
- * Header-only (static functions) so any tests/test_*.c can include it.
+ * gc200() is the machine they are compiled for.  Header-only (static
+ * functions) so any tests/test_*.c can include it.
  */
 #ifndef IPUSIM_TESTS_GRAPH_FIXTURE_H
 #define IPUSIM_TESTS_GRAPH_FIXTURE_H
@@ -21,6 +22,19 @@
 #include <string.h>
 
 #include "frontends/graph.h"
+#include "sim/machine.h"
+
+/* The GC200 preset the graphs are compiled for. */
+static inline const machine *gc200(void)
+{
+    static machine m;
+    static bool ready;
+    char err[256];
+    if (!ready)
+        CU_ASSERT_TRUE_FATAL(machine_preset("gc200", &m, err, sizeof err));
+    ready = true;
+    return &m;
+}
 
 /* The values of random constants and inputs: a fixed sequence. */
 static uint32_t rng = 1;

@@ -18,19 +18,7 @@
 #include "frontends/ops_impl.h"
 #include "frontends/simulate.h"
 #include "graph_fixture.h"
-#include "sim/machine.h"
 #include "test_util.h"
-
-static const machine *gc200(void)
-{
-    static machine m;
-    static bool ready;
-    char err[256];
-    if (!ready)
-        CU_ASSERT_TRUE_FATAL(machine_preset("gc200", &m, err, sizeof err));
-    ready = true;
-    return &m;
-}
 
 /* Output 0 of g fed in[i] for input i: from the evaluator, or compiled
  * and simulated on a GC200. */

@@ -84,6 +84,13 @@ check "ResNet-50 (224x224) compiles: $(tail -1 <<<"$out")" grep -q "resnet50 -> 
 full=$(sed -nE 's/.*fullest tile [0-9]+ uses [0-9]+ of [0-9]+ bytes \(([0-9]+)\.[0-9]%\).*/\1/p' <<<"$out")
 check "ResNet-50's fullest tile at most 80% full (got ${full:-nothing}%)" test "${full:-100}" -le 80
 rm -f "$WORK/r50.elf"
+# The whole BERT-Base encoder (12 layers, f16 matmuls) on one GC200: a
+# tensor's memory goes back to its tiles after its last reader.
+out=$("$IPUSIM" compile bert-base:l12 --f16-matmul -o "$WORK/bert12.elf" 2>&1)
+check "BERT-Base, 12 layers, fits one GC200: $(grep -m1 'does not fit\|fullest' <<<"$out")" \
+    grep -q "bert-base:l12 -> $WORK/bert12.elf for gc200" <<<"$out"
+check "tensor storage reused" grep -Eq "^tensor storage: [1-9][0-9.]* MB a chip placed where dead tensors were" <<<"$out"
+rm -f "$WORK/bert12.elf"
 expect 1 "resnet50:s31: expected resnet50\[:bN\]\[:sSIZE\]" -- "$IPUSIM" compile resnet50:s31 -o "$WORK/bad.elf"
 # On a 4-chip machine: one replica a chip, tensors replicaR/NAME, every
 # replica's output by name.
