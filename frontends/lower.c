@@ -1558,6 +1558,64 @@ bool lower_supports(const graph *g, const lower_options *o, char *err, size_t er
 }
 
 /* Close tile i's control program and place its records and steps (once). */
+/* Words of the control-program step whose handler is h (supervisor.S);
+ * 0 for a word that is no handler. */
+static size_t step_words(const lowering *lw, uint32_t h)
+{
+    const kernel_symbols *k = &lw->k;
+    if (h == k->ctl_run || h == k->ctl_send || h == k->ctl_recv)
+        return 4;
+    if (h == k->ctl_call)
+        return 3;
+    if (h == k->ctl_jump)
+        return 2;
+    if (h == k->ctl_sync_chip || h == k->ctl_sync_system || h == k->ctl_end)
+        return 1;
+    return 0;
+}
+
+/* Tile i's control program in one block where a region has room for it;
+ * else in two, one a region: the first (in the larger room) ends at a step
+ * boundary with a ctl_jump to the second. */
+static bool place_steps(lowering *lw, uint32_t i)
+{
+    ltile *t = &lw->t[i];
+    const uint64_t slack = CODELET_READ_SLACK_BYTES;
+    uint64_t bytes = t->steps.n * 4;
+    uint64_t room1 = t->floor1 > ALIGN8(t->r1_next) ? t->floor1 - ALIGN8(t->r1_next) : 0;
+    uint64_t room0 = t->floor0 > ALIGN8(t->r0_next) ? t->floor0 - ALIGN8(t->r0_next) : 0;
+    t->split_word = 0;
+    if (lw->o->control_room_bytes) {
+        room1 = room1 < lw->o->control_room_bytes ? room1 : lw->o->control_room_bytes;
+        room0 = room0 < lw->o->control_room_bytes ? room0 : lw->o->control_room_bytes;
+    }
+    if (ALIGN8(bytes) + slack <= (room1 > room0 ? room1 : room0)) {
+        t->step_base = lw_tile_alloc(lw, i, bytes, PREFER_REGION1, 8, "the control program");
+        return t->step_base != 0;
+    }
+    bool first_r1 = room1 >= room0;
+    uint64_t first_room = first_r1 ? room1 : room0, second_room = first_r1 ? room0 : room1;
+    /* the last step boundary whose steps and the jump fit the first room */
+    size_t w = 0, split = 0;
+    while (w < t->steps.n && (w + 2) * 4 + slack <= first_room) {
+        split = w;
+        size_t n = step_words(lw, t->steps.w[w]);
+        if (!n)
+            return lw_fail(lw, "internal: tile %u: word %zu of the control program is no step", i, w);
+        w += n;
+    }
+    if (w >= t->steps.n && (t->steps.n + 2) * 4 + slack <= first_room)
+        split = t->steps.n;
+    uint64_t rest = (t->steps.n - split) * 4;
+    if (!split || ALIGN8(rest) + slack > second_room)
+        return no_room(lw, i, ALIGN8(bytes) + slack - first_room - second_room + 8, "the control program") != 0;
+    t->step_base = bump_alloc(lw, i, (split + 2) * 4, ALIGN8((split + 2) * 4) + slack, 7, !first_r1);
+    t->step_base2 = bump_alloc(lw, i, rest, ALIGN8(rest) + slack, 7, first_r1);
+    t->split_word = split;
+    lw->rep->split_programs++;
+    return t->step_base && t->step_base2;
+}
+
 static int cmp_alloc(const void *a, const void *b)
 {
     const data_item *x = a, *y = b;
@@ -1569,7 +1627,8 @@ static bool close_tile(lowering *lw, uint32_t i)
     ltile *t = &lw->t[i];
     /* Blocks given to several tensors in turn overlap: one section each
      * stretch of memory. */
-    qsort(t->allocs, t->n_allocs, sizeof *t->allocs, cmp_alloc);
+    if (t->n_allocs > 1)
+        qsort(t->allocs, t->n_allocs, sizeof *t->allocs, cmp_alloc);
     size_t n = 0;
     for (size_t k = 0; k < t->n_allocs; k++) {
         data_item *prev = n ? &t->allocs[n - 1] : NULL;
@@ -1585,10 +1644,9 @@ static bool close_tile(lowering *lw, uint32_t i)
     lw_push_word(lw, &t->steps, lw->k.ctl_end);
     if (lw->failed)
         return false;
-    uint32_t rec_bytes = (uint32_t)(t->records.n * 4), step_bytes = (uint32_t)(t->steps.n * 4);
+    uint32_t rec_bytes = (uint32_t)(t->records.n * 4);
     t->rec_base = rec_bytes ? lw_tile_alloc(lw, i, rec_bytes, PREFER_REGION1, 8, "vertex records") : 0;
-    t->step_base = lw_tile_alloc(lw, i, step_bytes, PREFER_REGION1, 8, "the control program");
-    if (lw->failed)
+    if (lw->failed || !place_steps(lw, i))
         return false;
     for (size_t k = 0; k < t->n_patch; k++)
         t->steps.w[t->patch[k]] += t->rec_base;
@@ -1618,7 +1676,27 @@ static bool finish_tile(lowering *lw, uint32_t i, uint32_t r, ipu_exe *e)
             }
         }
     }
-    bool ok = exe_add_section(e, gt, ".control", step_base, steps, step_bytes, 0, lw->err, lw->err_size);
+    bool ok;
+    if (t->split_word) {
+        /* the first block, its jump, and the second block */
+        size_t first = t->split_word;
+        uint32_t *head = malloc((first + 2) * 4);
+        ok = head != NULL;
+        if (ok) {
+            memcpy(head, steps, first * 4);
+            head[first] = lw->k.ctl_jump;
+            head[first + 1] = t->step_base2;
+            ok = exe_add_section(e, gt, ".control", step_base, head, (uint32_t)(first + 2) * 4, 0, lw->err,
+                                 lw->err_size) &&
+                 exe_add_section(e, gt, ".control.1", t->step_base2, steps + first,
+                                 (uint32_t)(t->steps.n - first) * 4, 0, lw->err, lw->err_size);
+        } else {
+            snprintf(lw->err, lw->err_size, "out of host memory");
+        }
+        free(head);
+    } else {
+        ok = exe_add_section(e, gt, ".control", step_base, steps, step_bytes, 0, lw->err, lw->err_size);
+    }
     if (r)
         free(steps);
     if (!ok)
@@ -1655,7 +1733,7 @@ static bool finish_tile(lowering *lw, uint32_t i, uint32_t r, ipu_exe *e)
     /* One section per block: zero-filled unless data were placed in it. */
     for (size_t a = 0; a < t->n_allocs; a++) {
         const data_item *blk = &t->allocs[a];
-        if (blk->addr == rec_base || blk->addr == step_base)
+        if (blk->addr == rec_base || blk->addr == step_base || (t->split_word && blk->addr == t->step_base2))
             continue;
         uint8_t *bytes = NULL;
         for (size_t d = 0; d < t->n_data; d++) {

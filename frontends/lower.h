@@ -55,6 +55,8 @@ typedef struct lower_options {
     bool f16_matmul;              /* f32 MatMul/Gemm computed with f16 inputs on the AMP
                                      (f32 partial sums), as a mixed-precision compile */
     bool verbose;                 /* print the plan of every op on stdout */
+    uint32_t control_room_bytes;  /* 0, or the most room a region offers a tile's control
+                                     program (the tests split small programs with it) */
 } lower_options;
 
 /* What the compile produced, for the report. */
@@ -63,6 +65,7 @@ typedef struct lower_report {
     uint32_t ops, compute_sets, exchange_phases;
     uint64_t exchange_bytes;      /* moved between tiles (estimate of the plan) */
     uint64_t max_tile_bytes;      /* the fullest tile's memory use */
+    uint32_t split_programs;      /* tiles whose control program is in two blocks */
     uint64_t reused_bytes;        /* tensor storage placed in blocks dead tensors gave back
                                      (all tiles of chip 0) */
     uint32_t max_tile;            /* ... and which tile that is */

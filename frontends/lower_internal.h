@@ -83,7 +83,10 @@ typedef struct ltile {
     struct peer_ref { size_t word; uint8_t kind; } *peers;  /* step words holding an endpoint */
     size_t n_peers, cap_peers;
     uint64_t compute_estimate_cycles; /* the planner's running estimate */
-    uint32_t rec_base, step_base;     /* where the records and steps went (close_tile) */
+    uint32_t rec_base, step_base;     /* where the records and steps went (close_tile) ... */
+    size_t split_word;                /* ... steps from this word on at step_base2, after a
+                                         ctl_jump ending the first block (0: one block) */
+    uint32_t step_base2;
 } ltile;
 
 typedef struct lowering {

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "frontends/graph_eval.h"
+#include "frontends/lower.h"
 #include "frontends/simulate.h"
 #include "graph_fixture.h"
 #include "test_util.h"
@@ -26,19 +27,51 @@
 #define COLS 1024
 #define TILES 4
 
-/* Compile g for TILES tiles and run it on x; the output's values. */
-static graph_value run(const graph *g, float *x, lower_report *plan)
+/* Compile g with lo and run it on x; the output's values. */
+static graph_value run_with(const graph *g, const lower_options *lo, float *x, lower_report *plan)
 {
     graph_value in = { .dtype = GDT_F32, .shape = g->tensors[g->inputs[0]].shape, .data = x }, out = { 0 };
-    lower_options lo = { .machine = gc200(), .tiles = TILES };
     simulate_result r;
     char err[1024];
-    bool ok = simulate_graph(g, &lo, &in, &out, &r, err, sizeof err);
+    bool ok = simulate_graph(g, lo, &in, &out, &r, err, sizeof err);
     if (!ok)
         fprintf(stderr, "\n  %s\n", err);
     CU_ASSERT_TRUE_FATAL(ok);
     *plan = r.plan;
     return out;
+}
+
+/* The same for TILES tiles of a GC200. */
+static graph_value run(const graph *g, float *x, lower_report *plan)
+{
+    lower_options lo = { .machine = gc200(), .tiles = TILES };
+    return run_with(g, &lo, x, plan);
+}
+
+/* y_k = y_(k-1) + 1, n times, on 96 x 1024 f32; the graph of y_n. */
+static graph *chain(int n)
+{
+    const int64_t d[2] = { ROWS, COLS };
+    graph *g = graph_new("chain", 13);
+    input(g, "y0", 2, d);
+    scalar(g, "one", 1.0f);
+    char in[32], out[32];
+    for (int k = 1; k <= n; k++) {
+        snprintf(in, sizeof in, "y%d,one", k - 1);
+        snprintf(out, sizeof out, "y%d", k);
+        node(g, GRAPH_OP_ADD, in, out);
+    }
+    finish(g, out);
+    return g;
+}
+
+/* Elements of y that are not x + n. */
+static size_t not_plus(const graph_value *y, const float *x, float n)
+{
+    size_t bad = 0;
+    for (size_t i = 0; i < ROWS * COLS; i++)
+        bad += ((const float *)y->data)[i] != x[i] + n;           /* exact: x has 14 bits */
+    return bad;
 }
 
 static float *input_values(void)
@@ -53,27 +86,45 @@ static float *input_values(void)
 /* y_k = y_(k-1) + 1, nine times: ten tensors, two alive at a time. */
 static void test_chain_reuses_storage(void)
 {
-    const int64_t d[2] = { ROWS, COLS };
-    graph *g = graph_new("chain", 13);
-    input(g, "y0", 2, d);
-    scalar(g, "one", 1.0f);
-    char in[32], out[32];
-    for (int k = 1; k <= 9; k++) {
-        snprintf(in, sizeof in, "y%d,one", k - 1);
-        snprintf(out, sizeof out, "y%d", k);
-        node(g, GRAPH_OP_ADD, in, out);
-    }
-    finish(g, "y9");
+    graph *g = chain(9);
     float *x = input_values();
     lower_report plan;
     graph_value y = run(g, x, &plan);
     CU_ASSERT(plan.reused_bytes >= 8ull * ROWS * COLS * 4 / 2);   /* most of eight tensors' storage */
     CU_ASSERT(plan.max_tile_bytes < plan.memory_bytes);
-    size_t bad = 0;
-    for (size_t i = 0; i < ROWS * COLS; i++)
-        bad += ((const float *)y.data)[i] != x[i] + 9.0f;         /* exact: x has 14 bits */
-    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT_EQUAL(not_plus(&y, x, 9.0f), 0);
     graph_value_free(&y);
+    free(x);
+    graph_free(g);
+}
+
+/* A control program no region has room for goes in two blocks, the first
+ * ending with a jump to the second: the program runs as in one.  The room
+ * is narrowed until the programs split. */
+static void test_control_program_in_two_blocks(void)
+{
+    graph *g = chain(3);
+    float *x = input_values();
+    bool split = false;
+    for (uint32_t room = 128; room <= 8192 && !split; room *= 2) {
+        lower_options lo = { .machine = gc200(), .tiles = TILES, .control_room_bytes = room };
+        lower_report plan;
+        char err[512];
+        ipu_exe *e = lower_graph(g, &lo, &plan, err, sizeof err);
+        if (!e) {
+            CU_ASSERT(strstr(err, "does not fit: tile") && strstr(err, "for the control program"));
+            continue;
+        }
+        exe_free(e);
+        if (!plan.split_programs)
+            break;                                                 /* one block: room enough */
+        split = true;
+        graph_value y = run_with(g, &lo, x, &plan);
+        CU_ASSERT_EQUAL(plan.split_programs, TILES);
+        CU_ASSERT_EQUAL(not_plus(&y, x, 3.0f), 0);
+        graph_value_free(&y);
+    }
+    CU_ASSERT_TRUE(split);
     free(x);
     graph_free(g);
 }
@@ -148,6 +199,7 @@ void test_register(void)
 {
     ADD_SUITE("lowering: tile memory",
               { "a chain of ten tensors fits where ten would not", test_chain_reuses_storage },
+              { "a control program in two blocks", test_control_program_in_two_blocks },
               { "a view keeps its input's storage", test_view_keeps_storage },
               { "matmul partials on reused storage start at zero", test_matmul_partials_on_reused_storage });
 }

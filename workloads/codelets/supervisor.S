@@ -26,6 +26,8 @@
 //   ctl_sync_system                             sync 2: every chip's barrier
 //   ctl_sync_exchange                           sync 3: ends an exchange
 //                                               phase without a barrier
+//   ctl_jump, addr                              the table goes on at addr
+//                                               (a program in two blocks)
 //   ctl_end                                     the tile's program is over
 //
 // Registers: $m9 points at the current step (abi.h: supervisor codelets
@@ -114,6 +116,13 @@ ctl_sync_system:
 ctl_sync_exchange:
     sync    3
     add     $m9, $m9, 4
+    ld32    $m1, $m9, $mzero, 0
+    br      $m1
+
+    .align 8
+    .globl ctl_jump
+ctl_jump:
+    ld32    $m9, $m9, $mzero, 1
     ld32    $m1, $m9, $mzero, 0
     br      $m1
 
