@@ -26,7 +26,10 @@ check "no output file for a refused run" test ! -e "$WORK/x.bin"
 # Compiled, simulated, held against the reference: every element within its bound.
 expect 0 "PASS: 1 of 1 outputs within tolerance" -- "$IPUSIM" validate --model matmul:200x128x96 --tiles 32
 expect 0 "0 of 19200 over tol" -- "$IPUSIM" validate --model matmul:200x128x96 --tiles 32
-expect 0 "TFLOPS" -- "$IPUSIM" validate --model matmul:64x48x40 --tiles 8
+# TFLOPS of the model's multiply-adds (64 x 48 x 40 = 122880), and what the AMP issued beside them
+out=$("$IPUSIM" validate --model matmul:64x48x40 --tiles 8 2>&1)
+check "the model's MACs" grep -qE "^matmuls and convolutions: 1.229e\+05 MACs; on the chip [0-9.]+ TFLOPS" <<<"$out"
+check "the AMP's MACs" grep -qE "^AMP: [0-9.e+]+ MACs issued \([0-9.]+x the model's" <<<"$out"
 # K split over tiles: partial sums reduced across the K tiles
 out=$("$IPUSIM" compile matmul:16x4096x64:f16 -o "$WORK/ksplit.elf" -v)
 check "long K: the plan splits K" grep -qE "plan: c: 16x4096x64 on a [0-9]+ x [0-9]+ x ([2-9]|[1-9][0-9]+) grid" <<<"$out"
