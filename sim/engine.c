@@ -365,16 +365,16 @@ static double amp_utilisation(const engine *g, const engine_counts *c)
     return denom > 0 ? ((double)c->amp_f16_macs / peak16 + (double)c->amp_f32_macs / peak32) / denom : 0.0;
 }
 
-/* Bring a tile's instruction and MAC counts up to date: a pass over its
- * code (tile_collect_stats).  Done when it stops at a barrier or its end,
- * so a superstep's counts are complete when it closes. */
+/* Bring a tile's instruction and MAC counts up to date from the issue
+ * loop's running totals (what tile_collect_stats derives from its code's
+ * counts, without a pass over the code).  Done when it stops at a barrier
+ * or its end, so a superstep's counts are complete when it closes. */
 static void take_counts(etile *et)
 {
-    ipu_tile *t = &et->x->t;
-    tile_collect_stats(t);
-    et->instructions = t->stats.instructions;
-    et->amp_f16_macs = t->stats.amp_f16_macs;
-    et->amp_f32_macs = t->stats.amp_f32_macs;
+    const ipu_tile *t = &et->x->t;
+    et->instructions = t->issued_instructions;
+    et->amp_f16_macs = t->issued_amp_macs[0];
+    et->amp_f32_macs = t->issued_amp_macs[1];
 }
 
 /* The same for tiles [lo, hi), on the host threads. */
@@ -1058,6 +1058,11 @@ static void finish_stats(engine *g, int threads, double host_s)
         panic("out of host memory");
     if (st->n_supersteps)
         qsort(st->supersteps, st->n_supersteps, sizeof *st->supersteps, cmp_superstep);
+    /* Every tile's statistics from its code's counts (op counts too), once:
+     * the supersteps took theirs from the running totals. */
+#pragma omp parallel for schedule(dynamic, 16) num_threads(threads) if (threads > 1)
+    for (size_t i = 0; i < g->n_tiles; i++)
+        tile_collect_stats(&g->tile_state[i].t);
     for (uint32_t c = 0; c < g->chips; c++) {
         engine_chip_stats *cs = &st->chips[c];
         cs->chip = c;

@@ -234,6 +234,7 @@ bool tile_load_sections(ipu_tile *t, const ipu_exe *e, const size_t *idx, size_t
     t->code_shared = false;
     free(t->counts);
     t->counts = calloc(n_words, sizeof *t->counts);
+    t->issued_instructions = t->issued_amp_macs[0] = t->issued_amp_macs[1] = 0;
     if (!is_code || !image || !t->counts) {
         free(is_code);
         free(image);
@@ -513,6 +514,8 @@ static inline enum isa_flow issue(ipu_tile *t, isa_context *c, unsigned k, uint6
         return flow;
     }
     t->counts[off >> 2]++;
+    t->issued_instructions += d->bytes >> 2;
+    t->issued_amp_macs[d->amp_f32] += d->amp_macs;
     /* A worker waits for its instruction's latency, the supervisor issues
      * again in its next slot; a branch to a 4-but-not-8-aligned address
      * costs both the same penalty. */

@@ -91,7 +91,8 @@ void tile_code_cache_free(tile_code_cache *c);
  * (tile_decoded.count), supervisor issues, idle slots and exchange stalls;
  * the rest is derived from those counts by tile_collect_stats, which
  * tile_run_alone calls before it returns (a pass over the tile's code: the
- * engine calls it once per superstep, not at every stop). */
+ * engine calls it once, at the end of a run, and takes each superstep's
+ * instructions and MACs from the running totals ipu_tile.issued_*). */
 typedef struct tile_stats {
     uint64_t instructions;       /* instructions executed (a bundle counts 2) */
     uint64_t issues;             /* solo instructions + bundles */
@@ -121,6 +122,8 @@ typedef struct ipu_tile {
     tile_decoded *code;          /* one entry per 4 bytes of [code_base, code_end) */
     bool code_shared;            /* code belongs to a tile_code_cache */
     uint64_t *counts;            /* times issued, per 4 bytes of code: the statistics derive from these */
+    uint64_t issued_instructions;       /* running totals of what counts add up to, for the */
+    uint64_t issued_amp_macs[2];        /* engine's per-superstep figures ([1]: f32 MACs) */
     uint32_t code_base, code_end;
     uint8_t slot_owner[ISA_WORKERS];    /* context issuing in each slot */
     uint8_t slot;                /* slot of s.cycle */

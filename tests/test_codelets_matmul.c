@@ -287,6 +287,11 @@ static mc_run run_calls(const mc_call *calls, unsigned n, mc_check *checks)
     run.m9 = t->s.ctx[ISA_SUPERVISOR].m[9];
     run.m11 = t->s.ctx[ISA_SUPERVISOR].m[11];
     run.amp_f16_macs = t->stats.amp_f16_macs;
+    /* The issue loop's running totals (what the engine reads each superstep)
+     * agree with the counts tile_collect_stats derives them from. */
+    CU_ASSERT_EQUAL(t->issued_instructions, t->stats.instructions);
+    CU_ASSERT_EQUAL(t->issued_amp_macs[0], t->stats.amp_f16_macs);
+    CU_ASSERT_EQUAL(t->issued_amp_macs[1], t->stats.amp_f32_macs);
     for (unsigned i = 0; i < n; i++) {
         if (run.stop == TILE_STOP_END && checks)
             checks[i] = check_call(t, &calls[i], &host[i]);

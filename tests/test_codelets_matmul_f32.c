@@ -270,6 +270,9 @@ static mf_run run_calls(const mf_call *calls, unsigned n, mf_check *checks)
     run.m9 = t->s.ctx[ISA_SUPERVISOR].m[9];
     run.m11 = t->s.ctx[ISA_SUPERVISOR].m[11];
     run.amp_f32_macs = t->stats.amp_f32_macs;
+    /* The issue loop's running totals agree with the derived counts. */
+    CU_ASSERT_EQUAL(t->issued_instructions, t->stats.instructions);
+    CU_ASSERT_EQUAL(t->issued_amp_macs[1], t->stats.amp_f32_macs);
     for (unsigned i = 0; i < n; i++) {
         if (run.stop == TILE_STOP_END && checks)
             checks[i] = check_call(t, &calls[i], &host[i]);
