@@ -1779,6 +1779,8 @@ static bool map_tensor(lowering *lw, ipu_exe *e, int t, uint32_t role, uint32_t 
         sprintf(name, "replica%u/%s", r, g->name);
     else
         strcpy(name, g->name);
+    if (lw->ts[lt->root].released)
+        role |= TMAP_TRANSIENT;
     tmap_tensor *mt = tmap_add_tensor(lw->tmap, name, (uint32_t)g->dtype, lt->eb, (uint32_t)g->shape.rank, dims,
                                       role);
     free(name);

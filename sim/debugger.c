@@ -1155,9 +1155,11 @@ static enum debugger_result print_tensor(debugger *d, const tmap_tensor *t, cons
     fprintf(out, "%s: %s [", t->name, tmap_dtype_name(t->dtype));
     for (uint32_t i = 0; i < t->rank; i++)
         fprintf(out, "%s%llu", i ? "," : "", (unsigned long long)t->dims[i]);
-    fprintf(out, "]%s%s%s%s, %llu element%s shown\n", t->role & TMAP_INPUT ? " input" : "",
+    fprintf(out, "]%s%s%s%s%s, %llu element%s shown\n", t->role & TMAP_INPUT ? " input" : "",
             t->role & TMAP_OUTPUT ? " output" : "", t->role & TMAP_WEIGHT ? " weight" : "",
-            t->role & TMAP_ACTIVATION ? " activation" : "", (unsigned long long)count, count == 1 ? "" : "s");
+            t->role & TMAP_ACTIVATION ? " activation" : "",
+            t->role & TMAP_TRANSIENT ? " (transient: its memory holds it until its last reader)" : "",
+            (unsigned long long)count, count == 1 ? "" : "s");
     uint64_t idx[TMAP_MAX_RANK];
     memcpy(idx, lo, sizeof idx);
     uint64_t row = t->rank ? hi[t->rank - 1] - lo[t->rank - 1] : 1;
@@ -1530,9 +1532,10 @@ static void info_tensors(debugger *d, FILE *out)
         fprintf(out, "%s: %s [", t->name, tmap_dtype_name(t->dtype));
         for (uint32_t k = 0; k < t->rank; k++)
             fprintf(out, "%s%llu", k ? "," : "", (unsigned long long)t->dims[k]);
-        fprintf(out, "]%s%s%s%s, %zu piece%s", t->role & TMAP_INPUT ? " input" : "",
+        fprintf(out, "]%s%s%s%s%s, %zu piece%s", t->role & TMAP_INPUT ? " input" : "",
                 t->role & TMAP_OUTPUT ? " output" : "", t->role & TMAP_WEIGHT ? " weight" : "",
-                t->role & TMAP_ACTIVATION ? " activation" : "", t->n_pieces, t->n_pieces == 1 ? "" : "s");
+                t->role & TMAP_ACTIVATION ? " activation" : "", t->role & TMAP_TRANSIENT ? " (transient)" : "",
+                t->n_pieces, t->n_pieces == 1 ? "" : "s");
         if (t->n_pieces)
             fprintf(out, ", first on tile %u at 0x%x", t->pieces[0].tile, t->pieces[0].addr);
         fprintf(out, "\n");

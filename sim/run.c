@@ -355,6 +355,14 @@ int cmd_run(int argc, char **argv, const command *self)
         }
         free(data);
     }
+    /* Tensors asked for by name: there, and still in tile memory at the end. */
+    for (unsigned k = 0; k < n_outputs; k++) {
+        const tmap_tensor *t = outputs[k].tensor && tmap ? tmap_find(tmap, outputs[k].tensor) : NULL;
+        if (t && (t->role & TMAP_TRANSIENT))
+            fatal("--output %s: the program gives its tile memory to later tensors after its last reader, so the "
+                  "end of the run no longer holds it (stop before then in `ipusim debug` and print it)",
+                  outputs[k].tensor);
+    }
     /* Inputs of a compiled program not given: synthetic values, said so. */
     if (tmap) {
         const char *given[MAX_STREAM_FILES];

@@ -42,6 +42,8 @@ enum tmap_role {
     TMAP_OUTPUT = 2,         /* sent to the host on host output streams */
     TMAP_WEIGHT = 4,         /* constant, loaded with the executable */
     TMAP_ACTIVATION = 8,     /* computed on the IPU, kept in tile memory */
+    TMAP_TRANSIENT = 16,     /* its tile memory goes to later tensors after its last
+                                reader: it is there only until then */
 };
 
 typedef struct tmap_piece {

@@ -132,6 +132,13 @@ done
 check "BERT layer: same outputs on 1 and 2 threads" cmp -s "$WORK/b16_1.bin" "$WORK/b16_2.bin"
 check "BERT layer: same cycles on 1 and 2 threads" \
     test "$(grep -o '"max_tile_cycles":[[:space:]]*[0-9][0-9]*' "$WORK/b16_1.json")" = "$(grep -o '"max_tile_cycles":[[:space:]]*[0-9][0-9]*' "$WORK/b16_2.json")"
+# An activation whose memory later tensors take is not read at the end of
+# the run: refused up front, nothing written; the debugger says so.
+expect 1 "^ipusim: --output layer0.attention.probs: the program gives its tile memory to later tensors after its last reader" -- \
+    "$IPUSIM" run "$WORK/b16.elf" --output layer0.attention.probs="$WORK/probs.bin"
+check "no file for a refused --output" test ! -e "$WORK/probs.bin"
+expect 0 "layer0.attention.probs: f32 \[12,16,16\] activation \(transient\)" -- \
+    "$IPUSIM" debug "$WORK/b16.elf" --batch -x <(printf 'info tensors\n')
 expect 1 "unknown ResNet-50 layer" -- "$IPUSIM" compile resnet50:res9 -o "$WORK/bad.elf"
 expect 1 "expected matmul:MxKxN" -- "$IPUSIM" compile matmul:0x4x4 -o "$WORK/bad.elf"
 check "no executable for a bad model" test ! -e "$WORK/bad.elf"
