@@ -135,8 +135,8 @@ bool bench_record_write(const bench_record *r, const char *path, char *err, size
     cJSON *root = cJSON_CreateObject();
     cJSON_AddNumberToObject(root, "format", BENCH_RECORD_FORMAT);
     cJSON_AddStringToObject(root, "how_to_compare",
-                            "ipusim bench --compare THIS_FILE prints each figure now, as recorded, and their ratio "
-                            "(above 1: faster now); ipusim bench --record THIS_FILE replaces it (use a Release build "
+                            "ipusim bench --compare THIS_FILE prints each figure now, as recorded, and the speed-up "
+                            "(above 1: faster now, for rates and times alike); ipusim bench --record THIS_FILE replaces it (use a Release build "
                             "on an idle host)");
     cJSON_AddStringToObject(root, "recorded_utc", r->recorded_utc);
     cJSON_AddStringToObject(root, "host_cpu", r->host_cpu);
@@ -246,6 +246,13 @@ static bool busy(const bench_record *r)
     return r->load_average >= 0 && r->host_threads > 0 && r->load_average > 0.5 * r->host_threads;
 }
 
+/* Figures that are times ("s") or a cost relative to the host ("ratio"):
+ * less is better. */
+static bool lower_is_better(const bench_figure *f)
+{
+    return !strcmp(f->unit, "s") || !strcmp(f->unit, "ratio");
+}
+
 void bench_record_compare(const bench_record *now, const bench_record *before, FILE *out)
 {
     fprintf(out, "compared with the record of %s (%s, %s%s, load %.2f)\n", before->recorded_utc, before->host_cpu,
@@ -261,14 +268,15 @@ void bench_record_compare(const bench_record *now, const bench_record *before, F
     if (busy(now) || busy(before))
         fprintf(out, "warning: the host was busy (load %.2f now, %.2f then, on %d threads): expect noise\n",
                 now->load_average, before->load_average, now->host_threads);
-    fprintf(out, "\n%-36s %14s %14s %8s\n", "figure", "recorded", "now", "ratio");
+    fprintf(out, "\n%-36s %14s %14s %8s\n", "figure", "recorded", "now", "speed-up");
     for (size_t i = 0; i < now->n_figures; i++) {
         const bench_figure *f = &now->figures[i], *b = find_figure(before, f->name);
         if (!b || !(b->value > 0)) {
             fprintf(out, "%-36s %14s %14.4g %8s  new\n", f->name, "-", f->value, "-");
             continue;
         }
-        double ratio = f->value / b->value;
+        /* A speed-up: above 1 is faster now, for rates and for times alike. */
+        double ratio = lower_is_better(f) ? b->value / f->value : f->value / b->value;
         const char *verdict = ratio > 1 + BENCH_NOISE_FRACTION   ? "faster"
                               : ratio < 1 - BENCH_NOISE_FRACTION ? "slower"
                                                                  : "same";

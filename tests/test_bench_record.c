@@ -64,6 +64,11 @@ static void test_compare(void)
     bench_record_add(&now, "a instructions/s", "instructions/s", 150);
     bench_record_add(&now, "b instructions/s", "instructions/s", 95);
     bench_record_add(&now, "new tile_cycles/s", "tile_cycles/s", 3);
+    /* Times: less is faster. */
+    bench_record_add(&before, "m simulate_s", "s", 30);
+    bench_record_add(&now, "m simulate_s", "s", 10);
+    bench_record_add(&before, "m simulate/openblas", "ratio", 100);
+    bench_record_add(&now, "m simulate/openblas", "ratio", 200);
     char *text = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&text, &len);
@@ -72,6 +77,8 @@ static void test_compare(void)
     fclose(out);
     CU_ASSERT_PTR_NOT_NULL(strstr(text, "a instructions/s                                100            150    1.500  faster\n"));
     CU_ASSERT_PTR_NOT_NULL(strstr(text, "b instructions/s                                100             95    0.950  same\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "m simulate_s                                     30             10    3.000  faster\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "m simulate/openblas                             100            200    0.500  slower\n"));
     CU_ASSERT_PTR_NOT_NULL(strstr(text, "new tile_cycles/s                                 -              3        -  new\n"));
     CU_ASSERT_PTR_NOT_NULL(strstr(text, "gone tile_cycles/s                                7              -        -  not measured now\n"));
     CU_ASSERT_PTR_NULL(strstr(text, "warning"));
