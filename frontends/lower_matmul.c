@@ -867,8 +867,10 @@ bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
                 for (uint32_t j = 0; j < gn && j * nt < s.n && !lw->failed; j++) {
                     for (uint32_t i = 0; i < rows_used && !lw->failed; i++) {
                         const uint32_t slot = SLOT(bt, l, i, j), tile = lw_tile_of(lw, slot);
-                        bw_addr[slot] = parts > 1 ? lw_scratch_alloc(lw, tile, w_bytes, PREFER_REGION1, 16, what)
-                                                  : lw_tile_alloc(lw, tile, w_bytes, PREFER_REGION1, 16, what);
+                        /* kept for the run only where one part is the whole block, on row 0 */
+                        bw_addr[slot] = parts > 1 || i > 0
+                                            ? lw_scratch_alloc(lw, tile, w_bytes, PREFER_REGION1, 16, what)
+                                            : lw_tile_alloc(lw, tile, w_bytes, PREFER_REGION1, 16, what);
                     }
                     pack_block(&kd, bfull, np, l * kt, j * nt, kt, nt, block, packed);
                     if (parts == 1) {
