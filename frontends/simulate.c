@@ -44,7 +44,7 @@ bool simulate_graph(const graph *g, const lower_options *o, const graph_value *i
         if (!program_set_input(eng, mt, inputs[i].data, bytes, err, err_size))
             goto done;
     }
-    engine_options eo = { .max_cycles = 2000000000ull, .threads = 1, .trace_tile_first = 1, .trace_tile_last = 0 };
+    engine_options eo = { .max_cycles = 2000000000ull, .threads = 0, .trace_tile_first = 1, .trace_tile_last = 0 };
     enum engine_status st = engine_run(eng, &eo);
     if (st != ENGINE_DONE) {
         snprintf(err, err_size, "%s: %s", g->source, engine_message(eng));
