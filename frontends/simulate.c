@@ -51,19 +51,21 @@ bool simulate_graph(const graph *g, const lower_options *o, const graph_value *i
         goto done;
     }
     const engine_stats *es = engine_get_stats(eng);
-    /* the chip that ends last (the last pipeline stage) */
+    /* the chip that ends last (the last pipeline stage, which sends the
+     * outputs); the inputs come in on chip 0 */
+    uint32_t last = 0;
     for (uint32_t c = 0; c < es->n_chips; c++)
-        if (es->chips[c].c.cycles > r->cycles)
+        if (es->chips[c].c.cycles > r->cycles) {
             r->cycles = es->chips[c].c.cycles;
+            last = c;
+        }
     r->seconds = (double)es->end_ps / 1e12;
     r->host_seconds = es->host_seconds;
     for (size_t k = 0; k < es->n_supersteps; k++) {
         const engine_superstep *ss = &es->supersteps[k];
-        if (ss->chip != 0)
-            continue;
-        if (ss->index == 0)
+        if (ss->chip == 0 && ss->index == 0)
             r->input_cycles = ss->end_cycle - ss->start_cycle;
-        if (ss->index + 1 == es->chips[0].supersteps && ss->index > 0)
+        if (ss->chip == last && ss->index + 1 == es->chips[last].supersteps && ss->index > 0)
             r->output_cycles = ss->end_cycle - ss->start_cycle;
     }
     for (size_t k = 0; k < engine_tile_count(eng); k++) {

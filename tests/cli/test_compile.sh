@@ -117,6 +117,8 @@ expect 1 "5 replicas on a machine of 4 chips" -- "$IPUSIM" compile matmul:64x64x
 # work, one a chip, tensors crossing a cut over the IPU-Links, system syncs.
 out=$("$IPUSIM" validate --model bert-base:s16:l2 --f16-matmul --machine m2000 --pipeline 2 2>&1)
 check "2-stage pipeline of 2 BERT layers passes: $(tail -1 <<<"$out")" grep -q "PASS: 1 of 1 outputs within tolerance" <<<"$out"
+check "the outputs' transfer timed on the last stage's chip: $(grep -o 'outputs to the host [0-9]* cycles' <<<"$out")" \
+    grep -Eq "outputs to the host [0-9]{3,} cycles" <<<"$out"
 expect 0 "pipeline: 4 stages, one a chip" -- "$IPUSIM" compile bert-base:s16:l4 --f16-matmul --machine m2000 \
     --pipeline 4 -o "$WORK/p4.elf"
 expect 1 "5 pipeline stages on a machine of 4 chips" -- "$IPUSIM" compile matmul:64x64x64 --machine m2000 \
