@@ -1604,8 +1604,6 @@ static bool place_steps(lowering *lw, uint32_t i)
             return lw_fail(lw, "internal: tile %u: word %zu of the control program is no step", i, w);
         w += n;
     }
-    if (w >= t->steps.n && (t->steps.n + 2) * 4 + slack <= first_room)
-        split = t->steps.n;
     uint64_t rest = (t->steps.n - split) * 4;
     if (!split || ALIGN8(rest) + slack > second_room)
         return no_room(lw, i, ALIGN8(bytes) + slack - first_room - second_room + 8, "the control program") != 0;
