@@ -903,6 +903,35 @@ bool graph_eval_layernorm(const graph *g, const graph_node *n, const void *const
     return true;
 }
 
+/* Clip: x limited to [min, max] where they are given (integers exactly). */
+bool graph_eval_clip(const graph *g, const graph_node *n, const void *const *in, void *const *out, char *err,
+                     size_t err_size)
+{
+    (void)err;
+    (void)err_size;
+    const graph_tensor *x = in_t(g, n, 0), *y = out_t(g, n, 0);
+    const graph_tensor *lo = in_t(g, n, 1), *hi = in_t(g, n, 2);
+    bool ints = graph_dtype_is_int(x->dtype);
+    for (size_t i = 0; i < numel(x); i++) {
+        if (ints) {
+            int64_t v = graph_load_i64(x->dtype, in[0], i);
+            if (lo && v < graph_load_i64(lo->dtype, in[1], 0))
+                v = graph_load_i64(lo->dtype, in[1], 0);
+            if (hi && v > graph_load_i64(hi->dtype, in[2], 0))
+                v = graph_load_i64(hi->dtype, in[2], 0);
+            graph_store_i64(y->dtype, out[0], i, v);
+            continue;
+        }
+        double v = graph_load_f64(x->dtype, in[0], i);
+        if (lo && v < graph_load_f64(lo->dtype, in[1], 0))
+            v = graph_load_f64(lo->dtype, in[1], 0);
+        if (hi && v > graph_load_f64(hi->dtype, in[2], 0))
+            v = graph_load_f64(hi->dtype, in[2], 0);
+        graph_store_f64(y->dtype, out[0], i, v);
+    }
+    return true;
+}
+
 bool graph_eval_softmax(const graph *g, const graph_node *n, const void *const *in, void *const *out, char *err,
                         size_t err_size)
 {
@@ -914,6 +943,7 @@ bool graph_eval_softmax(const graph *g, const graph_node *n, const void *const *
     size_t outer = 1, len = 1, inner = 1;
     for (int d = 0; d < x->shape.rank; d++)
         *(d < from ? &outer : d < to ? &len : &inner) *= (size_t)x->shape.dims[d];
+    bool log_softmax = n->op == GRAPH_OP_LOGSOFTMAX;
     double *row = xmalloc(len * sizeof *row);
     for (size_t o = 0; o < outer; o++)
         for (size_t i = 0; i < inner; i++) {
@@ -923,11 +953,13 @@ bool graph_eval_softmax(const graph *g, const graph_node *n, const void *const *
                 mx = row[k] > mx ? row[k] : mx;
             }
             for (size_t k = 0; k < len; k++) {
-                row[k] = exp(row[k] - mx);
-                sum += row[k];
+                row[k] -= mx;
+                sum += exp(row[k]);
             }
+            /* log softmax = (x - max) - log(sum exp(x - max)) */
             for (size_t k = 0; k < len; k++)
-                graph_store_f64(y->dtype, out[0], (o * len + k) * inner + i, row[k] / sum);
+                graph_store_f64(y->dtype, out[0], (o * len + k) * inner + i,
+                                log_softmax ? row[k] - log(sum) : exp(row[k]) / sum);
         }
     free(row);
     return true;

@@ -530,7 +530,8 @@ bool ops_softmax_range(const graph *g, const graph_node *n, int *from, int *to)
 {
     int rank = ops_input(g, n, 0)->shape.rank;
     int64_t axis;
-    if (n->op == GRAPH_OP_SOFTMAX && g->opset < 13)
+    bool softmax = n->op == GRAPH_OP_SOFTMAX || n->op == GRAPH_OP_LOGSOFTMAX;
+    if (softmax && g->opset < 13)
         axis = graph_attr_find(n, "axis") ? graph_attr_int(n, "axis") : 1;
     else
         axis = graph_attr_int(n, "axis");
@@ -538,9 +539,9 @@ bool ops_softmax_range(const graph *g, const graph_node *n, int *from, int *to)
     if (a < 0)
         return false;
     *from = a;
-    /* Softmax from 13 normalises one axis; before 13, and LayerNormalization,
-     * everything from the axis on. */
-    *to = n->op == GRAPH_OP_SOFTMAX && g->opset >= 13 ? a + 1 : rank;
+    /* (Log)Softmax from 13 normalises one axis; before 13, and
+     * LayerNormalization, everything from the axis on. */
+    *to = softmax && g->opset >= 13 ? a + 1 : rank;
     return true;
 }
 
@@ -574,6 +575,24 @@ bool graph_infer_layernorm(graph *g, graph_node *n, char *err, size_t err_size)
     set_output(g, n, 0, x->dtype, &x->shape);
     set_output(g, n, 1, (graph_dtype)stash, &stat);
     set_output(g, n, 2, (graph_dtype)stash, &stat);
+    return true;
+}
+
+/* Clip(x, min, max): min and max, when given, are scalars of x's type. */
+bool graph_infer_clip(graph *g, graph_node *n, char *err, size_t err_size)
+{
+    const graph_tensor *x = ops_input(g, n, 0);
+    if (!need_numeric(g, n, 0, err, err_size))
+        return false;
+    for (int i = 1; i < 3; i++) {
+        const graph_tensor *b = ops_input(g, n, i);
+        if (!b)
+            continue;
+        if (b->dtype != x->dtype || graph_shape_numel(&b->shape) != 1 || b->shape.rank > 1)
+            return graph_node_error(g, n, err, err_size, "%s '%s' must be a scalar of the input's type (%s)",
+                                    i == 1 ? "min" : "max", b->name, graph_dtype_name(x->dtype));
+    }
+    set_output(g, n, 0, x->dtype, &x->shape);
     return true;
 }
 
