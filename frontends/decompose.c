@@ -191,6 +191,53 @@ static bool decompose_softmax(graph *g, int k, decompose_stats *st)
     return true;
 }
 
+/* ---- LogSoftmax --------------------------------------------------------------------- */
+
+/* A keepdims reduction of x over the axes [from, to) (an attribute in
+ * opsets 11 to 17, the ones imported). */
+static int reduce_axes(rewrite *rw, graph_op op, int x, int from, int to)
+{
+    int y = unary(rw, op, x);
+    int64_t axes[GRAPH_MAX_RANK];
+    for (int d = from; d < to; d++)
+        axes[d - from] = d;
+    graph_set_attr_ints(last_node(rw), "axes", axes, (size_t)(to - from));
+    graph_set_attr_int(last_node(rw), "keepdims", 1);
+    return y;
+}
+
+/* d - log(sum(exp(d))) with d = x - max(x) over the normalised axes: no
+ * exp overflows (d <= 0) and the log's argument is at least 1. */
+static bool decompose_log_softmax(graph *g, int k, decompose_stats *st)
+{
+    const graph_node *n = &g->nodes[k];
+    int x = n->inputs[0], from, to;
+    if (!is_f32(g, x) || !ops_softmax_range(g, n, &from, &to) || graph_shape_numel(&g->tensors[x].shape) == 0)
+        return false;
+    rewrite rw = rewrite_begin(g, k);
+    int d = binary(&rw, GRAPH_OP_SUB, x, reduce_axes(&rw, GRAPH_OP_REDUCEMAX, x, from, to));
+    rewrite_end(&rw, binary(&rw, GRAPH_OP_SUB, d, reduce_axes(&rw, GRAPH_OP_REDUCELOGSUMEXP, d, from, to)));
+    st->log_softmaxes++;
+    return true;
+}
+
+/* ---- Clip --------------------------------------------------------------------------- */
+
+/* Min(Max(x, min), max), of what is given (neither: x itself). */
+static bool decompose_clip(graph *g, int k, decompose_stats *st)
+{
+    const graph_node *n = &g->nodes[k];
+    int x = n->inputs[0], lo = n->n_inputs > 1 ? n->inputs[1] : -1, hi = n->n_inputs > 2 ? n->inputs[2] : -1;
+    graph_dtype t = g->tensors[x].dtype;
+    if (t != GDT_F32 && t != GDT_I32)
+        return false;
+    rewrite rw = rewrite_begin(g, k);
+    int y = lo >= 0 ? binary(&rw, GRAPH_OP_MAX, x, lo) : x;
+    rewrite_end(&rw, hi >= 0 ? binary(&rw, GRAPH_OP_MIN, y, hi) : y);
+    st->clips++;
+    return true;
+}
+
 /* ---- Max and Min -------------------------------------------------------------------- */
 
 static bool decompose_max_min(graph *g, int k, decompose_stats *st)
@@ -317,6 +364,8 @@ static const struct {
 } decompositions[] = {
     { GRAPH_OP_BATCHNORM, decompose_batchnorm },
     { GRAPH_OP_SOFTMAX, decompose_softmax },
+    { GRAPH_OP_LOGSOFTMAX, decompose_log_softmax },
+    { GRAPH_OP_CLIP, decompose_clip },
     { GRAPH_OP_MAX, decompose_max_min },
     { GRAPH_OP_MIN, decompose_max_min },
     { GRAPH_OP_POW, decompose_pow },

@@ -16,6 +16,12 @@
  *              Softmax, the same Transpose back.  Before 13 (the input seen
  *              as 2-D, [prod(dims[:axis]), prod(dims[axis:])]): Reshape to
  *              that, Softmax over axis 1, Reshape back.
+ *   log_softmax LogSoftmax (f32) over its normalised axes (as Softmax's,
+ *              opset 13 or not): d = x - ReduceMax(x), then d -
+ *              ReduceLogSumExp(d), both reductions keeping their axes; no
+ *              exp can overflow (d <= 0) and the log's argument is >= 1.
+ *   clip       Clip (f32 or i32): Max with min, then Min with max, of
+ *              those given.
  *   max_min    Max and Min (f32 or i32) of one input: Identity; of more
  *              than two: a chain of binary ones, from an input of the
  *              output's shape (the lowering broadcasts one operand only).
@@ -48,6 +54,8 @@
 typedef struct decompose_stats {
     int batchnorms;             /* BatchNormalization into Mul and Add */
     int softmaxes;              /* Softmax moved to the last axis */
+    int log_softmaxes;          /* LogSoftmax into ReduceMax, Sub and ReduceLogSumExp */
+    int clips;                  /* Clip into Max and Min */
     int max_mins;               /* Max and Min into Identity or binary ones */
     int pows_by_multiplying;    /* Pow with a small integer exponent */
     int pows_by_exp_log;        /* Pow as exp(y log|x|) */

@@ -1524,6 +1524,13 @@ static bool node_supported(const lowering *lw, const graph_node *n, const char *
         return lw_channels_last_ok(lw->g, n, why);
     if (n->op == GRAPH_OP_POW)
         return pow_supported(lw->g, n, why);
+    if (n->op == GRAPH_OP_CLIP || n->op == GRAPH_OP_LOGSOFTMAX) {
+        /* left by decompose.h: a dtype it does not rewrite */
+        *why = graph_dtype_is_int(lw->g->tensors[n->inputs[0]].dtype)
+                   ? "integer arithmetic is supported on i32 only (the tile is 32-bit)"
+                   : "only f32 is supported";
+        return false;
+    }
     if (n->op == GRAPH_OP_MATMUL || n->op == GRAPH_OP_GEMM || n->op == GRAPH_OP_FUSED_MATMUL ||
         n->op == GRAPH_OP_CONV || n->op == GRAPH_OP_FUSED_CONV)
         return lw_matmul_supported(lw->g, n, why);

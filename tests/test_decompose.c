@@ -233,6 +233,80 @@ static void test_softmax_axes(void)
     }
 }
 
+/* ---- LogSoftmax and Clip ---------------------------------------------------------- */
+
+/* LogSoftmax of a [2,3,4] input over `axis` (absent: the opset's default),
+ * with values up to 1e4 apart within a row: exp(x) alone would overflow. */
+static void log_softmax_case(int opset, const int64_t *axis)
+{
+    graph *g = graph_new("log_softmax", opset);
+    input(g, "x", 3, d234);
+    graph_node *n = node(g, GRAPH_OP_LOGSOFTMAX, "x", "y");
+    if (axis)
+        graph_set_attr_int(n, "axis", *axis);
+    finish(g, "y");
+    float *x = random_values(24);
+    for (int i = 0; i < 24; i++)
+        x[i] = i % 3 ? x[i] * 4 : 1e4f + x[i];
+    decompose_stats st;
+    decompose_and_compare(g, &x, &st);
+    CU_ASSERT_EQUAL(st.log_softmaxes, 1);
+    CU_ASSERT_EQUAL(count_op(g, GRAPH_OP_LOGSOFTMAX), 0);
+    CU_ASSERT_EQUAL(count_op(g, GRAPH_OP_REDUCELOGSUMEXP), 1);
+    free(x);
+    graph_free(g);
+}
+
+static void test_log_softmax_axes(void)
+{
+    static const int opsets[] = { 11, 13 };
+    for (int o = 0; o < 2; o++) {
+        log_softmax_case(opsets[o], NULL);
+        for (int64_t a = -3; a < 3; a++)
+            log_softmax_case(opsets[o], &a);
+    }
+}
+
+/* Clip with min, max, both or neither, against values known by hand. */
+static void test_clip(void)
+{
+    static const float x[6] = { -3, -1, 0, 0.5f, 2, 7 };
+    static const float want[4][6] = {
+        { -3, -1, 0, 0.5f, 2, 7 },          /* neither */
+        { -1, -1, 0, 0.5f, 2, 7 },          /* min -1 */
+        { -3, -1, 0, 0.5f, 1, 1 },          /* max 1 */
+        { -1, -1, 0, 0.5f, 1, 1 },          /* both */
+    };
+    static const int64_t d6[] = { 6 };
+    for (int c = 0; c < 4; c++) {
+        graph *g = graph_new("clip", 13);
+        input(g, "x", 1, d6);
+        scalar(g, "lo", -1);
+        scalar(g, "hi", 1);
+        const char *ins[] = { "x", "x,lo", "x,,hi", "x,lo,hi" };
+        if (c == 2) {
+            /* min omitted: an empty input */
+            int in[3] = { graph_find_tensor(g, "x"), -1, graph_find_tensor(g, "hi") }, out = graph_add_tensor(g, "y");
+            graph_add_node(g, GRAPH_OP_CLIP, "y", in, 3, &out, 1);
+        } else {
+            node(g, GRAPH_OP_CLIP, ins[c], "y");
+        }
+        finish(g, "y");
+        float *in = (float *)x;
+        graph_value v = outcome(g, &in, false);
+        for (int i = 0; i < 6; i++)
+            CU_ASSERT_EQUAL(((const float *)v.data)[i], want[c][i]);
+        graph_value_free(&v);
+        decompose_stats st;
+        decompose_and_compare(g, &in, &st);
+        CU_ASSERT_EQUAL(st.clips, 1);
+        CU_ASSERT_EQUAL(count_op(g, GRAPH_OP_CLIP), 0);
+        CU_ASSERT_EQUAL(count_op(g, GRAPH_OP_MAX), c & 1);
+        CU_ASSERT_EQUAL(count_op(g, GRAPH_OP_MIN), c >> 1);
+        graph_free(g);
+    }
+}
+
 /* ---- Max and Min ------------------------------------------------------------------- */
 
 static const int64_t d1[] = { 1 }, d31[] = { 3, 1 }, d4[] = { 4 }, d34[] = { 3, 4 };
@@ -386,6 +460,8 @@ void test_register(void)
               { "BatchNormalization with constant parameters folds", test_batchnorm_constant },
               { "BatchNormalization in training mode is kept", test_batchnorm_training_kept },
               { "Softmax over every axis, opsets 11 and 13", test_softmax_axes },
+              { "LogSoftmax over every axis, opsets 11 and 13", test_log_softmax_axes },
+              { "Clip with min, max, both or neither", test_clip },
               { "Max and Min of 1 to 4 inputs", test_max_min },
               { "Pow with a run-time exponent", test_pow_run_time },
               { "Pow with constant exponents", test_pow_constant },
