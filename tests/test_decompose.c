@@ -223,14 +223,21 @@ static void softmax_case(int opset, const int64_t *axis)
     graph_free(g);
 }
 
-static void test_softmax_axes(void)
+/* A case of a [2,3,4] input under opsets 11 and 13, with the default axis
+ * and each of -3 .. 2. */
+static void every_axis(void (*one)(int opset, const int64_t *axis))
 {
     static const int opsets[] = { 11, 13 };
     for (int o = 0; o < 2; o++) {
-        softmax_case(opsets[o], NULL);
+        one(opsets[o], NULL);
         for (int64_t a = -3; a < 3; a++)
-            softmax_case(opsets[o], &a);
+            one(opsets[o], &a);
     }
+}
+
+static void test_softmax_axes(void)
+{
+    every_axis(softmax_case);
 }
 
 /* ---- LogSoftmax and Clip ---------------------------------------------------------- */
@@ -259,12 +266,7 @@ static void log_softmax_case(int opset, const int64_t *axis)
 
 static void test_log_softmax_axes(void)
 {
-    static const int opsets[] = { 11, 13 };
-    for (int o = 0; o < 2; o++) {
-        log_softmax_case(opsets[o], NULL);
-        for (int64_t a = -3; a < 3; a++)
-            log_softmax_case(opsets[o], &a);
-    }
+    every_axis(log_softmax_case);
 }
 
 /* Clip with min, max, both or neither, against values known by hand. */
