@@ -187,15 +187,23 @@ static bool softmax_on_last_axis_only(const graph *g)
     return true;
 }
 
-/* Softmax of a [2,3,4] input over `axis` (absent: the opset's default). */
-static void softmax_case(int opset, const int64_t *axis)
+/* y = op(x) for a [2,3,4] input x over `axis` (absent: the opset's
+ * default): Softmax or LogSoftmax. */
+static graph *row_op_graph(graph_op op, int opset, const int64_t *axis)
 {
-    graph *g = graph_new("softmax", opset);
+    graph *g = graph_new(graph_ops[op].name, opset);
     input(g, "x", 3, d234);
-    graph_node *n = node(g, GRAPH_OP_SOFTMAX, "x", "y");
+    graph_node *n = node(g, op, "x", "y");
     if (axis)
         graph_set_attr_int(n, "axis", *axis);
     finish(g, "y");
+    return g;
+}
+
+/* Softmax of a [2,3,4] input over `axis` (absent: the opset's default). */
+static void softmax_case(int opset, const int64_t *axis)
+{
+    graph *g = row_op_graph(GRAPH_OP_SOFTMAX, opset, axis);
     int from, to;
     CU_ASSERT_TRUE_FATAL(ops_softmax_range(g, &g->nodes[0], &from, &to));
     bool rewritten = from != 2;
@@ -246,12 +254,7 @@ static void test_softmax_axes(void)
  * with values up to 1e4 apart within a row: exp(x) alone would overflow. */
 static void log_softmax_case(int opset, const int64_t *axis)
 {
-    graph *g = graph_new("log_softmax", opset);
-    input(g, "x", 3, d234);
-    graph_node *n = node(g, GRAPH_OP_LOGSOFTMAX, "x", "y");
-    if (axis)
-        graph_set_attr_int(n, "axis", *axis);
-    finish(g, "y");
+    graph *g = row_op_graph(GRAPH_OP_LOGSOFTMAX, opset, axis);
     float *x = random_values(24);
     for (int i = 0; i < 24; i++)
         x[i] = i % 3 ? x[i] * 4 : 1e4f + x[i];
