@@ -911,23 +911,22 @@ bool graph_eval_clip(const graph *g, const graph_node *n, const void *const *in,
     (void)err_size;
     const graph_tensor *x = in_t(g, n, 0), *y = out_t(g, n, 0);
     const graph_tensor *lo = in_t(g, n, 1), *hi = in_t(g, n, 2);
-    bool ints = graph_dtype_is_int(x->dtype);
-    for (size_t i = 0; i < numel(x); i++) {
-        if (ints) {
+    if (graph_dtype_is_int(x->dtype)) {
+        int64_t a = lo ? graph_load_i64(lo->dtype, in[1], 0) : INT64_MIN;
+        int64_t b = hi ? graph_load_i64(hi->dtype, in[2], 0) : INT64_MAX;
+        for (size_t i = 0; i < numel(x); i++) {
             int64_t v = graph_load_i64(x->dtype, in[0], i);
-            if (lo && v < graph_load_i64(lo->dtype, in[1], 0))
-                v = graph_load_i64(lo->dtype, in[1], 0);
-            if (hi && v > graph_load_i64(hi->dtype, in[2], 0))
-                v = graph_load_i64(hi->dtype, in[2], 0);
-            graph_store_i64(y->dtype, out[0], i, v);
-            continue;
+            v = v < a ? a : v;
+            graph_store_i64(y->dtype, out[0], i, v > b ? b : v);     /* min > max: max */
         }
+        return true;
+    }
+    double a = lo ? graph_load_f64(lo->dtype, in[1], 0) : -INFINITY;
+    double b = hi ? graph_load_f64(hi->dtype, in[2], 0) : INFINITY;
+    for (size_t i = 0; i < numel(x); i++) {
         double v = graph_load_f64(x->dtype, in[0], i);
-        if (lo && v < graph_load_f64(lo->dtype, in[1], 0))
-            v = graph_load_f64(lo->dtype, in[1], 0);
-        if (hi && v > graph_load_f64(hi->dtype, in[2], 0))
-            v = graph_load_f64(hi->dtype, in[2], 0);
-        graph_store_f64(y->dtype, out[0], i, v);
+        v = v < a ? a : v;
+        graph_store_f64(y->dtype, out[0], i, v > b ? b : v);         /* NaN stays NaN; min > max: max */
     }
     return true;
 }
