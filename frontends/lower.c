@@ -122,6 +122,16 @@ static uint32_t no_room(lowering *lw, uint32_t tile, uint64_t need, const char *
     return 0;
 }
 
+/* Note the block of `bytes` at addr among the tile's blocks (one section
+ * each stretch of them in the executable, close_tile). */
+static bool note_block(lowering *lw, ltile *t, uint32_t addr, uint64_t bytes)
+{
+    if (!lw_grow((void **)&t->allocs, &t->cap_allocs, t->n_allocs + 1, sizeof *t->allocs))
+        return lw_fail(lw, "out of host memory");
+    t->allocs[t->n_allocs++] = (data_item){ .addr = addr, .size = (uint32_t)ALIGN8(bytes ? bytes : 8) };
+    return true;
+}
+
 /* A new block of `need` bytes aligned to a + 1 in one region, above the
  * tile's persistent blocks; 0 when the region has no room. */
 static uint32_t bump_alloc(lowering *lw, uint32_t tile, uint64_t bytes, uint64_t need, uint32_t a, bool region0)
@@ -134,15 +144,7 @@ static uint32_t bump_alloc(lowering *lw, uint32_t tile, uint64_t bytes, uint64_t
     if (at + need > end)
         return 0;
     *next = (uint32_t)(at + need);
-    if (!lw_grow((void **)&t->allocs, &t->cap_allocs, t->n_allocs + 1, sizeof *t->allocs)) {
-        lw_fail(lw, "out of host memory");
-        return 0;
-    }
-    data_item *d = &t->allocs[t->n_allocs++];
-    memset(d, 0, sizeof *d);
-    d->addr = (uint32_t)at;
-    d->size = (uint32_t)ALIGN8(bytes ? bytes : 8);
-    return (uint32_t)at;
+    return note_block(lw, t, (uint32_t)at, bytes) ? (uint32_t)at : 0;
 }
 
 uint32_t lw_tile_alloc(lowering *lw, uint32_t tile, uint64_t bytes, enum region_pref pref, uint32_t align,
@@ -301,11 +303,8 @@ uint32_t lw_tensor_alloc(lowering *lw, int tensor, uint32_t tile, uint64_t bytes
         return lw->failed ? 0 : no_room(lw, tile, need, what);
     if (reused) {
         /* in the executable as part of the block it was (close_tile merges them) */
-        if (!lw_grow((void **)&t->allocs, &t->cap_allocs, t->n_allocs + 1, sizeof *t->allocs)) {
-            lw_fail(lw, "out of host memory");
+        if (!note_block(lw, t, at, bytes))
             return 0;
-        }
-        t->allocs[t->n_allocs++] = (data_item){ .addr = at, .size = (uint32_t)ALIGN8(bytes ? bytes : 8) };
         lw->rep->reused_bytes += need;
         if (zeroed && !fill_zeros(lw, tile, at, ALIGN8(bytes)))
             return 0;
