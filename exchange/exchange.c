@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/simtime.h"
+#include "sim/base/simtime.h"
 
 /* ---- set-up ------------------------------------------------------------------ */
 

@@ -74,7 +74,7 @@
  *   - timing on a chip, in the chip's cycles, with n = ceil(bytes /
  *     exchange_send_bytes_per_cycle):
  *       start   = issue cycle + 1 + the set-up cost if this instruction
- *                 paid it (xch_transfer.start_cycle, stamped by sim/tile.c)
+ *                 paid it (xch_transfer.start_cycle, stamped by sim/engine/tile.c)
  *       depart  = max(start, when the sender's bus is free); each tile
  *                 has its own outgoing bus, busy from depart for n cycles
  *                 (once for a broadcast, whatever the number of receivers)
@@ -125,7 +125,7 @@
  *     phase is resolved; a tile that ended its phase with sync 3 resumes at
  *     max(its own stop, the arrival of the last byte it receives); a tile
  *     at a barrier counts as arrived there when also every transfer it
- *     sent has been delivered (sim/engine.h).
+ *     sent has been delivered (sim/engine/engine.h).
  *
  * Resources (buses, ports, links, host and streaming-memory channels) keep
  * their busy times from one resolution to the next.
@@ -189,7 +189,7 @@ typedef struct xch_transfer {
     uint32_t bytes;
     uint32_t endpoint;      /* dest for a send, src for a receive */
     uint64_t issue_cycle;   /* the tile's cycle when it issued */
-    uint64_t start_cycle;   /* set by sim/tile.c: issue + 1 + the set-up this
+    uint64_t start_cycle;   /* set by sim/engine/tile.c: issue + 1 + the set-up this
                                instruction paid: the data start to leave (send),
                                the receive is posted (recv) */
     size_t data_offset;     /* send: where its bytes are in xch_log.data */
@@ -221,7 +221,7 @@ void xch_log_free(xch_log *log);
 
 /* ---- the fabric: timing and matching --------------------------------------- */
 
-/* The exchange's parameters, from the machine description (sim/machine.def). */
+/* The exchange's parameters, from the machine description (sim/program/machine.def). */
 typedef struct xch_params {
     uint32_t chips, tiles_per_chip, chips_per_board, board_hops;
     uint32_t tiles_per_column, island_tiles;

@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "frontends/graph_eval.h"
-#include "frontends/lower.h"
-#include "frontends/ops_impl.h"
-#include "sim/diag.h"
+#include "graph_eval.h"
+#include "lower.h"
+#include "ops_impl.h"
+#include "sim/base/diag.h"
 
 /* Largest |n| of a constant integer exponent done by multiplying: at most
  * 3 squarings and 3 products, and exact where exp(n log|x|) is not. */

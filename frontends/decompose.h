@@ -49,7 +49,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "frontends/graph.h"
+#include "graph.h"
 
 typedef struct decompose_stats {
     int batchnorms;             /* BatchNormalization into Mul and Add */

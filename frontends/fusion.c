@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "frontends/graph_eval.h"
-#include "frontends/ops_impl.h"
-#include "sim/diag.h"
+#include "graph_eval.h"
+#include "ops_impl.h"
+#include "sim/base/diag.h"
 
 /* The one node reading t, when t has exactly one reader and is not a graph
  * output (so the pattern may swallow it); else -1. */

@@ -36,7 +36,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "frontends/graph.h"
+#include "graph.h"
 
 typedef struct fusion_stats {
     int batchnorms_folded;      /* BatchNormalization folded into a Conv */

@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "frontends/graph_eval.h"
-#include "frontends/ops_impl.h"
-#include "sim/diag.h"
+#include "graph_eval.h"
+#include "ops_impl.h"
+#include "sim/base/diag.h"
 
 const graph_op_desc graph_ops[GRAPH_OP_COUNT] = {
 #define OP(id, name, domain, since, min_in, max_in, min_out, max_out, static_in, attrs, infer, eval) \

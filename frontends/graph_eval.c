@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "frontends/ops_impl.h"
+#include "ops_impl.h"
 #include "isa/fp16.h"
-#include "sim/diag.h"
+#include "sim/base/diag.h"
 
 static void *xmalloc(size_t n)
 {

@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "frontends/graph.h"
+#include "graph.h"
 
 /* A tensor value outside the graph: the evaluator's inputs and outputs. */
 typedef struct graph_value {

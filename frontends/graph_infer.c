@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "frontends/graph_eval.h"
-#include "frontends/ops_impl.h"
-#include "sim/diag.h"
+#include "graph_eval.h"
+#include "ops_impl.h"
+#include "sim/base/diag.h"
 
 static void set_output(graph *g, const graph_node *n, int i, graph_dtype t, const graph_shape *s)
 {

@@ -3,7 +3,7 @@
  * record layouts are the codelets' own enums (workloads/codelets/<group>.h), so
  * a change there changes what the compiler writes.
  */
-#include "frontends/kernels.h"
+#include "kernels.h"
 
 #include <stdio.h>
 #include <stddef.h>

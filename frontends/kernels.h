@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "workloads/codelet_library.h"
+#include "workloads/codelets/codelet_library.h"
 
 typedef struct kernel_symbols {
     uint32_t supervisor, ctl_table;

@@ -20,7 +20,7 @@
  * exchange phase (pieces on the tile itself are copied locally with
  * vtx_copy after the phase).
  */
-#include "frontends/lower.h"
+#include "lower.h"
 
 #include <limits.h>
 #include <math.h>
@@ -30,12 +30,12 @@
 #include <string.h>
 
 #include "exchange/exchange.h"
-#include "frontends/lower_internal.h"
-#include "frontends/ops_impl.h"
+#include "lower_internal.h"
+#include "ops_impl.h"
 #include "isa/fp16.h"
 #include "isa/isa.h"
-#include "sim/tensor_map.h"
-#include "workloads/codelet_library.h"
+#include "sim/program/tensor_map.h"
+#include "workloads/codelets/codelet_library.h"
 #include "workloads/codelets/abi.h"
 
 /* ---- small utilities --------------------------------------------------- */

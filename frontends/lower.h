@@ -5,7 +5,7 @@
  * steps for the library's supervisor, workloads/codelets/supervisor.S),
  * vertex records for the kernel library's codelets, the exchange between
  * steps, host streams for the graph's inputs and outputs, constants as
- * data loaded with the executable, and the tensor map (sim/tensor_map.h).
+ * data loaded with the executable, and the tensor map (sim/program/tensor_map.h).
  *
  * The program, in BSP terms:
  *   1. every input piece arrives from the host (one host stream per piece),
@@ -43,9 +43,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "frontends/graph.h"
-#include "sim/executable.h"
-#include "sim/machine.h"
+#include "graph.h"
+#include "isa/elf/executable.h"
+#include "sim/program/machine.h"
 
 typedef struct lower_options {
     const machine *machine;       /* the target (tiles per chip, memory size) */

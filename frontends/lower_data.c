@@ -19,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "frontends/lower_internal.h"
-#include "frontends/ops_impl.h"
+#include "lower_internal.h"
+#include "ops_impl.h"
 #include "isa/isa.h"
 
 /* Where output element e comes from: input *k, element returned. */

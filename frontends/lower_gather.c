@@ -45,8 +45,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "frontends/lower_internal.h"
-#include "frontends/ops_impl.h"
+#include "lower_internal.h"
+#include "ops_impl.h"
 
 /* Supervisor tile cycles of one exchange step (ctl_send / ctl_recv: seven
  * supervisor instructions, one issue every six tile cycles). */

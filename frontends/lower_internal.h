@@ -10,11 +10,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "frontends/graph.h"
-#include "frontends/kernels.h"
-#include "frontends/lower.h"
-#include "sim/tensor_map.h"
-#include "workloads/codelet_library.h"
+#include "graph.h"
+#include "kernels.h"
+#include "lower.h"
+#include "sim/program/tensor_map.h"
+#include "workloads/codelets/codelet_library.h"
 #include "workloads/codelets/abi.h"
 
 #define ELEMENT_BYTES 16384u          /* a memory element (region 0 is linear in them) */

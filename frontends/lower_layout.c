@@ -5,7 +5,7 @@
  * channels of a pixel together, what im2col by the exchange and the pool
  * codelets want), while ONNX speaks NCHW.  A tensor so kept is stored in
  * the order of its axes (0, 2, 3, 1) (ltensor.perm; the tensor map tells
- * the host, sim/tensor_map.h).  The set of such tensors:
+ * the host, sim/program/tensor_map.h).  The set of such tensors:
  *   - starts from the outputs of convolutions and pools (a pool whose
  *     output is 1 x 1 pixels is the same in either order: not counted),
  *     the images that graph inputs give to convolutions and pools, and
@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "frontends/lower_internal.h"
+#include "lower_internal.h"
 
 bool lw_channels_last_op(graph_op op)
 {

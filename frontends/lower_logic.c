@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "frontends/lower_internal.h"
+#include "lower_internal.h"
 #include "workloads/codelets/logic.h"
 
 /* Planner figure: tile cycles per element with six workers busy (logic.S:

@@ -33,13 +33,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "frontends/lower_internal.h"
-#include "frontends/ops_impl.h"
+#include "lower_internal.h"
+#include "ops_impl.h"
 #include "isa/isa.h"
 #include "isa/fp16.h"
 #include "workloads/codelets/matmul.h"
 #include "workloads/codelets/matmul_f32.h"
-#include "workloads/matmul_model.h"
+#include "workloads/kernels/matmul_model.h"
 
 #define CONV_RUNTIME_WEIGHTS_MAX 65536u
 

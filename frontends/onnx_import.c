@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "frontends/ops_impl.h"
-#include "sim/diag.h"
-#include "sim/fileio.h"
+#include "ops_impl.h"
+#include "sim/base/diag.h"
+#include "sim/base/fileio.h"
 
 #ifdef IPUSIM_HAVE_ONNX
 

@@ -25,8 +25,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "frontends/graph.h"
-#include "frontends/graph_eval.h"
+#include "graph.h"
+#include "graph_eval.h"
 
 #define ONNX_MIN_OPSET 11
 #define ONNX_MAX_OPSET 17

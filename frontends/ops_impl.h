@@ -7,13 +7,13 @@
 #ifndef IPUSIM_FRONTENDS_OPS_IMPL_H
 #define IPUSIM_FRONTENDS_OPS_IMPL_H
 
-#include "frontends/graph.h"
+#include "graph.h"
 
 #define OP(id, name, domain, since, min_in, max_in, min_out, max_out, static_in, attrs, infer, eval) \
     bool infer(graph *g, graph_node *n, char *err, size_t err_size);                              \
     bool eval(const graph *g, const graph_node *n, const void *const *in, void *const *out,      \
               char *err, size_t err_size);
-#include "frontends/ops.def"
+#include "ops.def"
 #undef OP
 
 /* Input i of n, or NULL when it is omitted or beyond the node's inputs. */

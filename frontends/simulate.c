@@ -1,14 +1,14 @@
 /*
  * simulate.c — compile and run a graph in-process (simulate.h).
  */
-#include "frontends/simulate.h"
+#include "simulate.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/engine.h"
-#include "sim/program_io.h"
+#include "sim/engine/engine.h"
+#include "sim/engine/program_io.h"
 
 bool simulate_graph(const graph *g, const lower_options *o, const graph_value *inputs, graph_value *outputs,
                     simulate_result *r, char *err, size_t err_size)

@@ -1,6 +1,6 @@
 /*
  * simulate.h — compile a graph (lower.h) and run it on a simulated machine
- * (sim/engine.h), inputs and outputs as values: what `validate` uses to
+ * (sim/engine/engine.h), inputs and outputs as values: what `validate` uses to
  * hold the compiled program's results against reference results.
  */
 #ifndef IPUSIM_FRONTENDS_SIMULATE_H
@@ -10,10 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "frontends/graph.h"
-#include "frontends/graph_eval.h"
-#include "frontends/lower.h"
-#include "sim/machine.h"
+#include "graph.h"
+#include "graph_eval.h"
+#include "lower.h"
+#include "sim/program/machine.h"
 
 typedef struct simulate_result {
     lower_report plan;

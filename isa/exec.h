@@ -1,6 +1,6 @@
 /*
  * exec.h — the contract between instruction semantics (isa/exec_*.c) and
- * the tile scheduler (sim/tile.c).
+ * the tile scheduler (sim/engine/tile.c).
  *
  * Every row of isa.def has an executor
  *

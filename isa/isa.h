@@ -12,7 +12,7 @@
  *                order, then the funct field that tells apart rows sharing
  *                a major
  *
- * Decoding happens once, when a program is loaded (sim/tile.c keeps a
+ * Decoding happens once, when a program is loaded (sim/engine/tile.c keeps a
  * decoded copy of every tile's code), never per executed instruction.
  */
 #ifndef IPUSIM_ISA_H
@@ -69,7 +69,7 @@ enum isa_csr {
 enum isa_pipe { ISA_PIPE_MAIN, ISA_PIPE_AUX };
 
 /* Latency classes.  How many worker cycles each costs is a machine
- * parameter (sim/machine.def); ISA2 Table 4.1 gives the IPU2 values. */
+ * parameter (sim/program/machine.def); ISA2 Table 4.1 gives the IPU2 values. */
 enum isa_cost {
     ISA_COST_1,
     ISA_COST_F32DIV,

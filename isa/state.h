@@ -4,7 +4,7 @@
  * memory, and the record of a simulated exception.
  *
  * This is the functional side only.  When a context may issue, how slots
- * are shared and how long things take is sim/tile.h's business.  A tile's
+ * are shared and how long things take is sim/engine/tile.h's business.  A tile's
  * state is self-contained (no globals), so tiles can be executed on
  * different host threads between syncs.
  */
@@ -16,7 +16,7 @@
 
 #include "isa.h"
 #include "amp.h"
-#include "../memmodel/tile_memory.h"
+#include "memmodel/tile_memory.h"
 
 /* Run mode of a context (ISA2 §2.6.2, simplified). */
 enum isa_run_mode {
@@ -64,7 +64,7 @@ typedef struct isa_context {
     uint8_t run_mode;          /* enum isa_run_mode */
 
     /* rpt: while rpt_remaining > 0, reaching rpt_end jumps back to
-     * rpt_first and decrements rpt_remaining (sim/tile.c does this). */
+     * rpt_first and decrements rpt_remaining (sim/engine/tile.c does this). */
     uint32_t rpt_first, rpt_end, rpt_remaining;
 
     /* Main-pipeline ARF results wait here until the bundle's aux sibling has

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 
 #include "isa/isa.h"
-#include "sim/diag.h"
+#include "sim/base/diag.h"
 
 _Static_assert(TMEM_PAGE_BYTES == ISA_ELEMENT_BYTES, "a page is one element's worth of addresses");
 _Static_assert((1u << TMEM_PAGE_SHIFT) == TMEM_PAGE_BYTES, "page shift");

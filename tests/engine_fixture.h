@@ -19,9 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "isa/asm.h"
-#include "sim/engine.h"
-#include "sim/machine.h"
+#include "isa/asm/asm.h"
+#include "sim/engine/engine.h"
+#include "sim/program/machine.h"
 
 typedef struct sys_result {
     engine *g;

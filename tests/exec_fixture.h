@@ -148,7 +148,7 @@ static inline enum isa_flow fx_exec(isa_tile_state *t, isa_context *c, const isa
     return f;
 }
 
-/* Execute a bundle as the scheduler does (sim/tile.c): the main
+/* Execute a bundle as the scheduler does (sim/engine/tile.c): the main
  * instruction, then, unless it faulted, the aux one at the same pc
  * (issue_bytes 8), whose flow wins when it is not NEXT; only then are the
  * main instruction's deferred ARF writes committed, so the aux instruction

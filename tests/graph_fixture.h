@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "frontends/graph.h"
-#include "sim/machine.h"
+#include "sim/program/machine.h"
 
 /* The GC200 preset the graphs are compiled for. */
 static inline const machine *gc200(void)

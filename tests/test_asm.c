@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "isa/asm.h"
+#include "isa/asm/asm.h"
 #include "isa/isa.h"
 #include "isa/fp16.h"
 #include "test_util.h"

@@ -1,13 +1,13 @@
 /*
  * test_axpy_kernel.c — the f32 axpy codelet (workloads/kernels/axpy.S)
  * assembled and run on one simulated GC200 tile:
- *   (a) its output equals the bit-exact model (workloads/axpy_model.c) bit
+ *   (a) its output equals the bit-exact model (workloads/kernels/axpy_model.c) bit
  *       for bit, special values included;
  *   (b) it is within the derived tolerance below of cblas_saxpy;
  *   (c) its cycle count equals the hand calculation below, and a long
  *       vector runs close to 0.5 tile cycles per element.
  *
- * Cycle count, worked out from the timing model (sim/tile.h, and the
+ * Cycle count, worked out from the timing model (sim/engine/tile.h, and the
  * conventions at the top of tests/test_tile.c: the supervisor issues one
  * instruction a cycle while it owns every slot; worker k owns slot k-1 from
  * runall until it exits and issues once every 6 cycles; the instruction
@@ -64,13 +64,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "isa/asm.h"
+#include "isa/asm/asm.h"
 #include "isa/fparith.h"
-#include "sim/machine.h"
-#include "sim/tile.h"
+#include "sim/program/machine.h"
+#include "sim/engine/tile.h"
 #include "test_util.h"
 #include "validation/reference.h"
-#include "workloads/axpy_model.h"
+#include "workloads/kernels/axpy_model.h"
 
 #define AXPY_WORKERS 6u
 #define AXPY_RPT_MAX 4095u

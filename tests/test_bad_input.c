@@ -21,12 +21,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fuzz/fuzz_targets.h"
-#include "isa/asm.h"
-#include "sim/executable.h"
-#include "sim/fileio.h"
-#include "sim/machine.h"
-#include "sim/tile.h"
+#include "tests/fuzz/fuzz_targets.h"
+#include "isa/asm/asm.h"
+#include "isa/elf/executable.h"
+#include "sim/base/fileio.h"
+#include "sim/program/machine.h"
+#include "sim/engine/tile.h"
 #include "test_util.h"
 
 /* ------------------------------------------------------------ scaffolding */

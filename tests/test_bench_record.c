@@ -10,8 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sim/bench_record.h"
-#include "sim/fileio.h"
+#include "frontends/cli/bench_record.h"
+#include "sim/base/fileio.h"
 #include "test_util.h"
 
 static char path[64];

@@ -31,9 +31,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "isa/asm.h"
-#include "sim/machine.h"
-#include "sim/tile.h"
+#include "isa/asm/asm.h"
+#include "sim/program/machine.h"
+#include "sim/engine/tile.h"
 #include "test_util.h"
 #include "workloads/codelets/embedding.h"
 

@@ -24,15 +24,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "isa/asm.h"
+#include "isa/asm/asm.h"
 #include "isa/fp16.h"
-#include "sim/machine.h"
-#include "sim/tile.h"
+#include "sim/program/machine.h"
+#include "sim/engine/tile.h"
 #include "test_util.h"
 #include "validation/reference.h"
-#include "workloads/codelet_library.h"
+#include "workloads/codelets/codelet_library.h"
 #include "workloads/codelets/matmul.h"
-#include "workloads/matmul_model.h"
+#include "workloads/kernels/matmul_model.h"
 
 #define MEM_END 0xe8000u
 

@@ -22,12 +22,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "isa/asm.h"
-#include "sim/machine.h"
-#include "sim/tile.h"
+#include "isa/asm/asm.h"
+#include "sim/program/machine.h"
+#include "sim/engine/tile.h"
 #include "test_util.h"
 #include "validation/reference.h"
-#include "workloads/codelet_library.h"
+#include "workloads/codelets/codelet_library.h"
 #include "workloads/codelets/matmul_f32.h"
 
 #define MEM_END 0xe8000u

@@ -10,12 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "isa/asm.h"
-#include "sim/machine.h"
-#include "sim/tile.h"
+#include "isa/asm/asm.h"
+#include "sim/program/machine.h"
+#include "sim/engine/tile.h"
 #include "test_util.h"
 #include "workloads/codelets/pack.h"
-#include "workloads/matmul_model.h"
+#include "workloads/kernels/matmul_model.h"
 
 #define REC_ADDR 0x80000u
 #define SRC_ADDR 0x90000u

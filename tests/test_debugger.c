@@ -1,7 +1,7 @@
 /*
- * test_debugger.c — the debugger (sim/debugger.h) driven through
+ * test_debugger.c — the debugger (sim/debugger/debugger.h) driven through
  * debugger_execute on assembled programs, and the engine's stepping
- * interface under it (sim/engine.h): breakpoints on a pc, a symbol, a
+ * interface under it (sim/engine/engine.h): breakpoints on a pc, a symbol, a
  * superstep and a cycle, stepi, watchpoints on stores and on exchanged
  * data, faults, exact error messages, and that a run with many stops ends
  * with the cycles, statistics and memory of one without, on one and on
@@ -14,16 +14,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "isa/asm.h"
-#include "sim/debugger.h"
-#include "sim/engine.h"
-#include "sim/fileio.h"
-#include "sim/machine.h"
-#include "sim/tensor_map.h"
+#include "isa/asm/asm.h"
+#include "sim/debugger/debugger.h"
+#include "sim/engine/engine.h"
+#include "sim/base/fileio.h"
+#include "sim/program/machine.h"
+#include "sim/program/tensor_map.h"
 #include "test_util.h"
 
 #define FUZZ_DEBUGGER_NO_MAIN
-#include "fuzz/fuzz_debugger.c"
+#include "tests/fuzz/fuzz_debugger.c"
 
 /* A ring of `tiles` tiles, `rounds` times: six workers count and store,
  * the supervisor sends 16 bytes to the next tile, receives from the

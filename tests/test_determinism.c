@@ -16,10 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "isa/asm.h"
+#include "isa/asm/asm.h"
 #include "isa/fp16.h"
-#include "sim/machine.h"
-#include "sim/tile.h"
+#include "sim/program/machine.h"
+#include "sim/engine/tile.h"
 #include "test_util.h"
 
 typedef struct program {

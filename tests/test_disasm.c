@@ -14,8 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "isa/asm.h"
-#include "isa/disasm.h"
+#include "isa/asm/asm.h"
+#include "isa/asm/disasm.h"
 #include "isa/isa.h"
 #include "test_util.h"
 

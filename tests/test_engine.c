@@ -14,7 +14,7 @@
 
 #include "engine_fixture.h"
 #include "exchange/exchange.h"
-#include "sim/simtime.h"
+#include "sim/base/simtime.h"
 #include "test_util.h"
 
 /* ---- time ------------------------------------------------------------------ */

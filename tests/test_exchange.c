@@ -2,7 +2,7 @@
  * test_exchange.c — the exchange on small programs whose cycle counts are
  * worked out by hand (exchange/exchange.h has the model).
  *
- * GC200 parameters used below (sim/machine.def): 4 bytes per cycle (so n =
+ * GC200 parameters used below (sim/program/machine.def): 4 bytes per cycle (so n =
  * bytes / 4 cycles on the bus and at the receiver), set-up 100 cycles, base
  * latency 59, +2 per island of 4 tiles, +62 across columns of 92 tiles,
  * internal sync 90.
@@ -23,7 +23,7 @@
 
 #include "engine_fixture.h"
 #include "exchange/exchange.h"
-#include "sim/simtime.h"
+#include "sim/base/simtime.h"
 #include "test_util.h"
 
 typedef struct xfer {

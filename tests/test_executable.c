@@ -12,8 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sim/executable.h"
-#include "sim/fileio.h"
+#include "isa/elf/executable.h"
+#include "sim/base/fileio.h"
 #include "test_util.h"
 
 static char tmpdir[64];

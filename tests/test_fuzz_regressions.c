@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fuzz/fuzz_targets.h"
-#include "sim/fileio.h"
+#include "tests/fuzz/fuzz_targets.h"
+#include "sim/base/fileio.h"
 #include "test_util.h"
 
 #define FUZZ_DIR IPUSIM_SOURCE_DIR "/tests/fuzz"

@@ -1,14 +1,14 @@
 /*
  * test_matmul_kernel.c — the AMP matmul codelet (workloads/kernels/
  * amp_matmul.S) assembled and run on one simulated GC200 tile:
- *   (a) its output equals the bit-exact model (workloads/matmul_model.c)
+ *   (a) its output equals the bit-exact model (workloads/kernels/matmul_model.c)
  *       bit for bit;
  *   (b) it is within the derived tolerance (validation/reference.c) of
  *       cblas_sgemm on the f32 values of the same f16 inputs;
  *   (c) its cycle count equals the hand calculation below, and a large
  *       product keeps the AMP close to its peak.
  *
- * Cycle count, worked out from the timing model (sim/tile.h: the
+ * Cycle count, worked out from the timing model (sim/engine/tile.h: the
  * supervisor issues one instruction a cycle while it owns every slot;
  * worker k owns slot k-1 from runall until it exits and issues once every 6
  * cycles; the last instruction of the program takes its cycle):
@@ -50,13 +50,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "isa/asm.h"
+#include "isa/asm/asm.h"
 #include "isa/fp16.h"
-#include "sim/machine.h"
-#include "sim/tile.h"
+#include "sim/program/machine.h"
+#include "sim/engine/tile.h"
 #include "test_util.h"
 #include "validation/reference.h"
-#include "workloads/matmul_model.h"
+#include "workloads/kernels/matmul_model.h"
 
 typedef struct mm_case {
     unsigned m, k, n;

@@ -1,5 +1,5 @@
 /*
- * test_tensor_map.c — the tensor map blob (sim/tensor_map.h): what is
+ * test_tensor_map.c — the tensor map blob (sim/program/tensor_map.h): what is
  * encoded decodes to the same tensors and pieces, and every malformed
  * blob is refused with a message naming the source and the problem.
  */
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/tensor_map.h"
+#include "sim/program/tensor_map.h"
 #include "test_util.h"
 
 static tensor_map *sample(void)

@@ -2,7 +2,7 @@
  * test_tile.c — the tile's timing model on small programs whose cycle
  * counts are worked out by hand in the comments.
  *
- * Conventions of the model (sim/tile.h): tile cycle c serves barrel slot
+ * Conventions of the model (sim/engine/tile.h): tile cycle c serves barrel slot
  * c mod 6; worker k owns slot k-1 while it runs, the supervisor owns every
  * other slot and issues in each; an instruction of latency L worker cycles
  * keeps its worker from issuing for 6 L tile cycles; the instruction that
@@ -14,10 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "isa/asm.h"
+#include "isa/asm/asm.h"
 #include "isa/fp16.h"
-#include "sim/machine.h"
-#include "sim/tile.h"
+#include "sim/program/machine.h"
+#include "sim/engine/tile.h"
 #include "test_util.h"
 
 typedef struct run_result {

@@ -12,12 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "isa/asm.h"
-#include "sim/commands.h"
-#include "sim/diag.h"
-#include "sim/engine.h"
-#include "sim/fileio.h"
-#include "sim/machine.h"
+#include "isa/asm/asm.h"
+#include "frontends/cli/commands.h"
+#include "sim/base/diag.h"
+#include "sim/engine/engine.h"
+#include "sim/base/fileio.h"
+#include "sim/program/machine.h"
 
 typedef struct micro_bench micro_bench;
 

@@ -5,7 +5,7 @@
  * Each benchmark is a tile-assembly program in validation/micro/ (its
  * header works the expected figure out by hand), assembled in-process with
  * parameters (.equ TILES, BYTES, ...) put in front of an .include of the
- * file, run on a machine preset by the engine (sim/engine.h), and reduced
+ * file, run on a machine preset by the engine (sim/engine/engine.h), and reduced
  * to one figure from the engine's statistics or from cycles the program
  * recorded in tile memory: tile memory bytes per tile cycle, aggregate
  * memory and exchange bandwidth (TB/s), one tile's exchange bandwidth,
@@ -63,7 +63,7 @@ size_t micro_count(void);
  * matched or the host is out of memory). */
 micro_result *micro_run_all(const micro_options *o, size_t *n);
 
-/* Write results as JSON (cJSON), atomically (sim/fileio.h); false with
+/* Write results as JSON (cJSON), atomically (sim/base/fileio.h); false with
  * err on failure. */
 bool micro_write_json(const char *path, const micro_options *o, const micro_result *r, size_t n, char *err,
                       size_t err_size);

@@ -1,6 +1,6 @@
 /*
  * fuzz_debugger.c — libFuzzer harness for the debugger's command
- * interpreter (sim/debugger.h): the input is lines of commands, run one
+ * interpreter (sim/debugger/debugger.h): the input is lines of commands, run one
  * after another (at most FUZZ_DEBUGGER_LINES of them) on a fresh debugger
  * over a small two-tile program with workers, exchange and syncs, with a
  * low cycle limit and `source` disabled.  Every line must give DEBUGGER_OK,
@@ -16,10 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "isa/asm.h"
+#include "isa/asm/asm.h"
 #include "isa/isa.h"
-#include "sim/debugger.h"
-#include "sim/machine.h"
+#include "sim/debugger/debugger.h"
+#include "sim/program/machine.h"
 
 #define FUZZ_DEBUGGER_LINES 48
 #define FUZZ_DEBUGGER_MAX_BYTES 8192

@@ -45,12 +45,12 @@
 #include <string.h>
 
 #include "frontends/onnx_import.h"
-#include "isa/asm.h"
-#include "isa/disasm.h"
+#include "isa/asm/asm.h"
+#include "isa/asm/disasm.h"
 #include "isa/isa.h"
-#include "sim/executable.h"
-#include "sim/machine.h"
-#include "sim/tile.h"
+#include "isa/elf/executable.h"
+#include "sim/program/machine.h"
+#include "sim/engine/tile.h"
 
 /* Bounds that keep one input to milliseconds. */
 #define FUZZ_MAX_INPUT_BYTES (256u * 1024u)

@@ -8,7 +8,7 @@
  *
  * The library image.  Every codelet source, and the compiled program's
  * supervisor (workloads/codelets/supervisor.S), are assembled together once
- * (the sources are built into the binary, workloads/codelet_library.c) into
+ * (the sources are built into the binary, workloads/codelets/codelet_library.c) into
  * one image that is copied to every tile that runs compiled code: code from
  * 0x4C000 (region 0), and the library's own constant data, if any, where the
  * assembler places it.  The compiler allocates tensors around the image.

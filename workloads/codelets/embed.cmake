@@ -3,7 +3,7 @@
 # carries its codelets and needs no source tree at run time.
 #   -DOUT=file.c -DSOURCES="a.S;b.S"
 set(body "/* Generated from the kernel library sources by embed.cmake; do not edit. */\n")
-string(APPEND body "#include \"workloads/codelet_library.h\"\n\n")
+string(APPEND body "#include \"workloads/codelets/codelet_library.h\"\n\n")
 set(table "")
 set(i 0)
 foreach(src ${SOURCES})

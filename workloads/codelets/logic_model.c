@@ -5,7 +5,7 @@
  * bool output packed into words with the last word read, merged and
  * written back).
  */
-#include "workloads/codelets/logic.h"
+#include "logic.h"
 
 #include <string.h>
 

@@ -34,7 +34,7 @@
 //     codelet spent 4 R + 25 and 4 R + 24, re-reading the record and the
 //     block offsets at every launch.
 // The results are bit for bit those of matmul_model_f16
-// (workloads/matmul_model.c) on every path.
+// (workloads/kernels/matmul_model.c) on every path.
 //
 // Cycles (tile cycles; matmul_f16_cycles in matmul_model.c is this count,
 // and tests/test_codelets_matmul.c checks it exactly on every shape and

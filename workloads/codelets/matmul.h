@@ -9,7 +9,7 @@
  *
  * on the AMP, exactly as workloads/kernels/amp_matmul.S does it for fixed
  * sizes (same weight blocks, same worker pipeline, same arithmetic: the
- * bit-exact model is matmul_model_f16 in workloads/matmul_model.c), with
+ * bit-exact model is matmul_model_f16 in workloads/kernels/matmul_model.c), with
  * sizes and addresses taken from its record at run time.
  *
  * Operands (all pointers 8-byte aligned unless said otherwise):
@@ -70,7 +70,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "workloads/matmul_model.h"
+#include "workloads/kernels/matmul_model.h"
 
 /* Vertex record of sv_matmul_f16: 32-bit words. */
 enum matmul_f16_record {

@@ -139,7 +139,7 @@ uint64_t matmul_f32_cycles(const matmul_f32_args *a, uint64_t call_cycle)
         n_issues[w] = worker_issues(kind, rows);
     }
     /* The supervisor issues one instruction a cycle while it owns every
-     * slot.  Worker k takes slot k - 1 at runall (sim/tile.c): started by a
+     * slot.  Worker k takes slot k - 1 at runall (sim/engine/tile.c): started by a
      * runall at cycle T it issues first at the next cycle of its slot, then
      * every 6 cycles.  When the last worker has exited (cycle E) the
      * supervisor's sync issues at E + 1.  t is the cycle of the

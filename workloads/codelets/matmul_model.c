@@ -4,7 +4,7 @@
  * same decision or sum that workloads/codelets/matmul.S makes or takes
  * (the cycle count launch by launch: the call's first launch, a group's
  * first block and the other blocks cost the workers different set-up).
- * The arithmetic model is matmul_model_f16 (workloads/matmul_model.c): the
+ * The arithmetic model is matmul_model_f16 (workloads/kernels/matmul_model.c): the
  * codelet computes exactly what amp_matmul.S does.
  */
 #include "matmul.h"
@@ -107,7 +107,7 @@ uint64_t matmul_f16_cycles(const matmul_f16_args *a, uint64_t call_cycle)
     }
     /* The supervisor issues one instruction a cycle while it owns every
      * slot.  Slot s is the cycles c with c % 6 == s, and worker k takes
-     * slot k - 1 at runall (sim/tile.c): started by a runall at cycle T it
+     * slot k - 1 at runall (sim/engine/tile.c): started by a runall at cycle T it
      * issues first at the next cycle of its slot, then every 6 cycles.
      * When the last worker has exited (cycle E) the supervisor owns the
      * next slot and its sync issues at E + 1.  (With equal issue counts n

@@ -1,6 +1,6 @@
 // pack.S — vtx_pack_b_f16: put a block of a matmul's second operand that
 // is computed at run time (attention's K^T and V) into the weight layout
-// of sv_matmul_f16 with f32 partial sums (workloads/matmul_model.h,
+// of sv_matmul_f16 with f32 partial sums (workloads/kernels/matmul_model.h,
 // matmul_pack_weights): for every output-channel group g of 8 and input
 // block j of 16, g-major, 8 rows of 16 f16 values, row u holding
 // B[16 j .. 16 j + 15][8 g + u].

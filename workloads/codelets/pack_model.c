@@ -1,9 +1,9 @@
 /*
  * pack_model.c — the bit-exact model of vtx_pack_b_f16 (pack.h).
  */
-#include "workloads/codelets/pack.h"
+#include "pack.h"
 
-#include "workloads/codelets/elementwise.h"
+#include "elementwise.h"
 
 void pack_model_b_f16(const float *src, size_t k, size_t n, size_t k_step, size_t n_step, f16_t *packed)
 {

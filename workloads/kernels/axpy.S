@@ -12,7 +12,7 @@
 //
 //     { ld2xst64pace $a0:3, $a4:5, $m0:1+=, ... ; f32v2axpy $a4:5, $a0:1, $a2:3 }
 //
-// The arithmetic is modelled bit for bit by workloads/axpy_model.c.
+// The arithmetic is modelled bit for bit by workloads/kernels/axpy_model.c.
 //
 // Parameter, defined (.equ) before this file is included:
 //   AXPY_N    elements, 1 .. about 77,000 (x and y must fit in tile memory)

@@ -18,7 +18,7 @@
 //                         block, f32 partial sums in C, 32 MACs an issue
 //
 // C holds the initial partial sums on entry (zeros for a plain product).
-// The arithmetic is modelled bit for bit by workloads/matmul_model.c.
+// The arithmetic is modelled bit for bit by workloads/kernels/matmul_model.c.
 //
 // Parameters, defined (.equ) before this file is included:
 //   MM_M, MM_K, MM_N    sizes: K a multiple of 16, N of the group (16 / 8)

@@ -1,0 +1,251 @@
+/*
+ * commands.c — option parsing shared by the subcommands, and the small
+ * ones: asm, disasm, machines.
+ */
+#include "commands.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/base/diag.h"
+#include "isa/elf/executable.h"
+#include "sim/base/fileio.h"
+#include "isa/asm/asm.h"
+#include "isa/asm/disasm.h"
+
+const char *cli_value(const command *cmd, int argc, char **argv, int *i)
+{
+    if (*i + 1 >= argc)
+        fatal("%s: option %s needs a value\nusage: %s", cmd->name, argv[*i], cmd->usage);
+    return argv[++*i];
+}
+
+int cli_threads_value(const command *cmd, int argc, char **argv, int *i)
+{
+    const char *v = cli_value(cmd, argc, argv, i);
+    char *end;
+    long t = strtol(v, &end, 0);
+    if (*end || end == v || t <= 0 || t > 1024)
+        cli_usage_error(cmd, "--threads: '%s' is not a thread count (1..1024)", v);
+    return (int)t;
+}
+
+uint64_t cli_cycles_value(const command *cmd, int argc, char **argv, int *i)
+{
+    const char *v = cli_value(cmd, argc, argv, i);
+    char *end;
+    uint64_t c = strtoull(v, &end, 0);
+    if (*end || end == v || c == 0)
+        cli_usage_error(cmd, "--max-cycles: '%s' is not a positive number", v);
+    return c;
+}
+
+_Noreturn void cli_usage_error(const command *cmd, const char *fmt, const char *arg)
+{
+    fprintf(stderr, "ipusim %s: ", cmd->name);
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\nusage: %s\n", cmd->usage);
+    exit(2);
+}
+
+bool cli_machine_option(const command *cmd, machine *m, int argc, char **argv, int *i)
+{
+    char err[512];
+    const char *opt = argv[*i];
+    if (!strcmp(opt, "--machine") || !strcmp(opt, "-m")) {
+        if (!machine_preset(cli_value(cmd, argc, argv, i), m, err, sizeof err))
+            fatal("%s", err);
+        return true;
+    }
+    if (!strcmp(opt, "--set")) {
+        if (!machine_set(m, cli_value(cmd, argc, argv, i), err, sizeof err))
+            fatal("%s", err);
+        return true;
+    }
+    if (!strcmp(opt, "--config")) {
+        if (!machine_load_config(m, cli_value(cmd, argc, argv, i), err, sizeof err))
+            fatal("%s", err);
+        return true;
+    }
+    return false;
+}
+
+static char *default_output(const char *input, const char *ext)
+{
+    size_t n = strlen(input);
+    const char *dot = strrchr(input, '.');
+    const char *slash = strrchr(input, '/');
+    if (dot && (!slash || dot > slash))
+        n = (size_t)(dot - input);
+    char *out = malloc(n + strlen(ext) + 1);
+    if (!out)
+        fatal("out of memory");
+    memcpy(out, input, n);
+    strcpy(out + n, ext);
+    return out;
+}
+
+int cmd_asm(int argc, char **argv, const command *self)
+{
+    const char *input = NULL, *output = NULL;
+    const char *include_dirs[64];
+    size_t n_include = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-o"))
+            output = cli_value(self, argc, argv, &i);
+        else if (!strcmp(argv[i], "-I")) {
+            if (n_include == 64)
+                fatal("asm: too many -I directories (at most 64)");
+            include_dirs[n_include++] = cli_value(self, argc, argv, &i);
+        } else if (argv[i][0] == '-')
+            cli_usage_error(self, "unknown option '%s'", argv[i]);
+        else if (!input)
+            input = argv[i];
+        else
+            cli_usage_error(self, "unexpected argument '%s'", argv[i]);
+    }
+    if (!input)
+        cli_usage_error(self, "%s", "no source file given");
+    char *owned = NULL;
+    if (!output)
+        output = owned = default_output(input, ".elf");
+    asm_options opt = { .include_dirs = include_dirs, .n_include_dirs = n_include };
+    char err[4096];
+    ipu_exe *e = asm_assemble_file(input, &opt, err, sizeof err);
+    if (!e) {
+        fprintf(stderr, "%s\n", err);
+        free(owned);
+        return 1;
+    }
+    bool ok = exe_write(e, output, err, sizeof err);
+    exe_free(e);
+    free(owned);
+    if (!ok)
+        fatal("%s", err);
+    return 0;
+}
+
+int cmd_disasm(int argc, char **argv, const command *self)
+{
+    const char *input = NULL, *output = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-o"))
+            output = cli_value(self, argc, argv, &i);
+        else if (argv[i][0] == '-')
+            cli_usage_error(self, "unknown option '%s'", argv[i]);
+        else if (!input)
+            input = argv[i];
+        else
+            cli_usage_error(self, "unexpected argument '%s'", argv[i]);
+    }
+    if (!input)
+        cli_usage_error(self, "%s", "no executable given");
+    char err[1024];
+    ipu_exe *e = exe_read(input, err, sizeof err);
+    if (!e)
+        fatal("%s", err);
+    bool ok;
+    if (output) {
+        atomic_file f;
+        if (!afile_open(&f, output, err, sizeof err))
+            fatal("%s", err);
+        ok = disasm_exe(e, f.fp, err, sizeof err);
+        if (ok)
+            ok = afile_commit(&f, err, sizeof err);
+        else
+            afile_abort(&f);
+    } else {
+        ok = disasm_exe(e, stdout, err, sizeof err);
+    }
+    exe_free(e);
+    if (!ok)
+        fatal("%s", err);
+    return 0;
+}
+
+static void print_value(FILE *out, double v)
+{
+    if (v >= 1e6 && v == (double)(long long)v && ((long long)v % 1000000) == 0 && v >= 1e8)
+        fprintf(out, "%13.4g", v);
+    else
+        fprintf(out, "%13.10g", v);
+}
+
+int cmd_machines(int argc, char **argv, const command *self)
+{
+    machine m;
+    char err[512];
+    bool show = false;
+    const char *json = NULL;
+    if (!machine_preset("gc200", &m, err, sizeof err))
+        panic("%s", err);
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--show")) {
+            if (!machine_preset(cli_value(self, argc, argv, &i), &m, err, sizeof err))
+                fatal("%s", err);
+            show = true;
+        } else if (cli_machine_option(self, &m, argc, argv, &i))
+            show = true;
+        else if (!strcmp(argv[i], "--json"))
+            json = cli_value(self, argc, argv, &i);
+        else
+            cli_usage_error(self, "unknown argument '%s'", argv[i]);
+    }
+    if (json) {
+        cJSON *root = cJSON_CreateObject();
+        cJSON *params = cJSON_AddArrayToObject(root, "parameters");
+        for (int p = 0; p < MP_COUNT; p++) {
+            const machine_param_info *info = &machine_params[p];
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "name", info->name);
+            cJSON_AddStringToObject(o, "unit", info->unit);
+            cJSON_AddStringToObject(o, "source", info->source);
+            cJSON_AddStringToObject(o, "description", info->description);
+            if (show)
+                cJSON_AddNumberToObject(o, m.name, m.value[p]);
+            else
+                for (int k = 0; k < PRESET_COUNT; k++)
+                    cJSON_AddNumberToObject(o, machine_preset_names[k], info->preset_value[k]);
+            cJSON_AddItemToArray(params, o);
+        }
+        char *text = cJSON_Print(root);
+        cJSON_Delete(root);
+        bool ok = text && afile_write_all(json, text, strlen(text), err, sizeof err);
+        free(text);
+        if (!ok)
+            fatal("%s", err);
+    }
+    if (show) {
+        printf("machine %s\n\n", m.name);
+        printf("%-36s %13s  %-14s %s\n", "parameter", "value", "unit", "source");
+        for (int p = 0; p < MP_COUNT; p++) {
+            const machine_param_info *info = &machine_params[p];
+            printf("%-36s ", info->name);
+            print_value(stdout, m.value[p]);
+            printf("  %-14s %s%s\n", info->unit, info->source,
+                   m.value[p] != info->preset_value[m.preset] ? "  (overridden)" : "");
+        }
+        return 0;
+    }
+    printf("presets:\n");
+    for (int k = 0; k < PRESET_COUNT; k++)
+        printf("  %-8s %s\n", machine_preset_names[k], machine_preset_descriptions[k]);
+    printf("\n%-36s", "parameter");
+    for (int k = 0; k < PRESET_COUNT; k++)
+        printf(" %13s", machine_preset_names[k]);
+    printf("  %-14s %s\n", "unit", "source");
+    for (int p = 0; p < MP_COUNT; p++) {
+        const machine_param_info *info = &machine_params[p];
+        printf("%-36s", info->name);
+        for (int k = 0; k < PRESET_COUNT; k++) {
+            putchar(' ');
+            print_value(stdout, info->preset_value[k]);
+        }
+        printf("  %-14s %s\n", info->unit, info->source);
+    }
+    printf("\nOverride any parameter with --set NAME=VALUE or --config FILE.json; "
+           "`ipusim machines --show NAME` shows one machine.\n");
+    return 0;
+}

@@ -1,0 +1,45 @@
+/*
+ * commands.h — what the subcommand handlers share: the command table row
+ * and parsing of the options common to several commands.
+ */
+#ifndef IPUSIM_COMMANDS_H
+#define IPUSIM_COMMANDS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sim/program/machine.h"
+
+#define IPUSIM_VERSION "0.1.0"
+
+typedef struct command command;
+typedef int (*command_fn)(int argc, char **argv, const command *self);
+struct command {
+    const char *name;
+    command_fn fn;
+    const char *summary;
+    const char *usage;
+};
+
+#define COMMAND(name, fn, summary, usage) int fn(int argc, char **argv, const command *self);
+#include "commands.def"
+#undef COMMAND
+
+/* Value of an option that takes one (argv[*i] is the option): advances *i;
+ * a missing value is a fatal usage error naming the command and option. */
+const char *cli_value(const command *cmd, int argc, char **argv, int *i);
+
+/* --machine NAME, --set P=V, --config FILE: applied to m in command-line
+ * order (--machine resets to a preset).  Returns true if argv[*i] was one
+ * of them; bad values are fatal. */
+bool cli_machine_option(const command *cmd, machine *m, int argc, char **argv, int *i);
+
+/* The values of --threads (1..1024) and --max-cycles (positive): advance
+ * *i past the value; a bad one is a fatal usage error naming it. */
+int cli_threads_value(const command *cmd, int argc, char **argv, int *i);
+uint64_t cli_cycles_value(const command *cmd, int argc, char **argv, int *i);
+
+/* An unknown option or extra argument: fatal, with the usage line. */
+_Noreturn void cli_usage_error(const command *cmd, const char *fmt, const char *arg);
+
+#endif

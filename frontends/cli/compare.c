@@ -1,0 +1,415 @@
+/*
+ * compare.c — `ipusim compare`: the same executable on two machines, side
+ * by side.
+ *
+ * What is compared.  For each machine the run's end (the last chip's end)
+ * gives the time; the breakdown is that of each machine's critical path:
+ * for every superstep, the busiest tile's split of the superstep into
+ * compute, exchange, waiting for other chips and sync (sim/engine/engine.h), summed
+ * over the supersteps of the chip that ended last, in seconds at that
+ * chip's clock.  IPU-Link, host and streaming-memory figures are the busy
+ * time of those channels (bytes / bandwidth) summed over all chips, in
+ * seconds: they overlap with the rest, so they are shown beside the
+ * breakdown, not inside it.  Ratios are B / A.
+ */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "sim/base/diag.h"
+#include "sim/engine/engine.h"
+#include "isa/elf/executable.h"
+#include "sim/base/fileio.h"
+#include "sim/engine/program_io.h"
+
+typedef struct compare_side {
+    machine m;
+    const engine_stats *stats;
+    engine *g;
+    uint32_t critical_chip;       /* the chip that ended last */
+    double seconds;               /* end of the run */
+    double compute_s, exchange_s, wait_s, sync_s;   /* critical chip's busiest-tile path */
+    double link_s, host_s, stream_s;                 /* channel busy time, all chips */
+    uint64_t link_bytes, host_bytes, stream_bytes, exchange_bytes;
+    uint64_t cycles, instructions, amp_macs;
+    double amp_utilisation;
+} compare_side;
+
+typedef struct input_spec {
+    uint32_t stream;
+    const char *path;
+} input_spec;
+
+static void summarise(compare_side *s)
+{
+    const engine_stats *st = s->stats;
+    uint64_t end = 0;
+    for (uint32_t c = 0; c < st->n_chips; c++) {
+        const engine_chip_stats *cs = &st->chips[c];
+        if (cs->tiles && cs->end_ps >= end) {
+            end = cs->end_ps;
+            s->critical_chip = c;
+        }
+        s->link_s += (double)cs->c.link_ps * 1e-12;
+        s->host_s += (double)cs->c.host_ps * 1e-12;
+        s->stream_s += (double)cs->c.stream_ps * 1e-12;
+        s->link_bytes += cs->c.link_bytes;
+        s->host_bytes += cs->c.host_bytes;
+        s->stream_bytes += cs->c.stream_bytes;
+        s->exchange_bytes += cs->c.exchange_bytes;
+        s->instructions += cs->c.instructions;
+        s->amp_macs += cs->c.amp_f16_macs + cs->c.amp_f32_macs;
+    }
+    const engine_chip_stats *cc = &st->chips[s->critical_chip];
+    double hz = (double)cc->clock_hz;
+    s->seconds = (double)st->end_ps * 1e-12;
+    s->cycles = cc->c.cycles;
+    s->compute_s = (double)cc->c.compute_cycles / hz;
+    s->exchange_s = (double)cc->c.exchange_cycles / hz;
+    s->wait_s = (double)cc->c.wait_cycles / hz;
+    s->sync_s = (double)cc->c.sync_cycles / hz;
+    s->amp_utilisation = cc->amp_utilisation;
+}
+
+/* 0: ran to the end; 1: a user error (err); 3: the simulated program
+ * stopped with an exception, a deadlock or at the limit (err). */
+static int run_side(compare_side *s, const ipu_exe *e, const input_spec *inputs, unsigned n_inputs,
+                    int threads, char *err, size_t err_size)
+{
+    s->g = engine_new(&s->m, e, err, err_size);
+    if (!s->g)
+        return 1;
+    for (unsigned i = 0; i < n_inputs; i++) {
+        char *data;
+        size_t size;
+        if (!read_whole_file(inputs[i].path, &data, &size, err, err_size))
+            return 1;
+        bool ok = engine_set_host_input(s->g, inputs[i].stream, data, size);
+        free(data);
+        if (!ok) {
+            snprintf(err, err_size, "out of host memory for host input stream %u", inputs[i].stream);
+            return 1;
+        }
+    }
+    /* A compiled program's inputs: pseudo-random values, the same on both
+     * machines (the comparison is of time, and the program is the same). */
+    tensor_map *map = program_tensor_map(e, "executable", err, err_size);
+    if (!map && err[0])
+        return 1;
+    if (map) {
+        static bool noted;
+        bool ok = program_fill_inputs(s->g, map, NULL, 0, noted ? NULL : stderr, "ipusim: ", err, err_size);
+        noted = true;
+        tmap_free(map);
+        if (!ok)
+            return 1;
+    }
+    engine_options o = { .threads = threads, .trace_tile_first = 1, .trace_tile_last = 0 };
+    enum engine_status st = engine_run(s->g, &o);
+    if (st != ENGINE_DONE) {
+        snprintf(err, err_size, "on %s: %s", s->m.name, engine_message(s->g));
+        return st == ENGINE_HOST_ERROR ? 1 : 3;
+    }
+    s->stats = engine_get_stats(s->g);
+    summarise(s);
+    return 0;
+}
+
+static void fmt_seconds(char *buf, size_t n, double s)
+{
+    if (s == 0)
+        snprintf(buf, n, "0");
+    else if (s < 1e-6)
+        snprintf(buf, n, "%.3f ns", s * 1e9);
+    else if (s < 1e-3)
+        snprintf(buf, n, "%.3f us", s * 1e6);
+    else if (s < 1)
+        snprintf(buf, n, "%.3f ms", s * 1e3);
+    else
+        snprintf(buf, n, "%.3f s", s);
+}
+
+static void fmt_ratio(char *buf, size_t n, double b, double a)
+{
+    if (a == 0 && b == 0)
+        snprintf(buf, n, "-");
+    else if (a == 0)
+        snprintf(buf, n, "inf");
+    else
+        snprintf(buf, n, "%.3f", b / a);
+}
+
+static void row_seconds(const char *label, double a, double b)
+{
+    char sa[32], sb[32], r[32];
+    fmt_seconds(sa, sizeof sa, a);
+    fmt_seconds(sb, sizeof sb, b);
+    fmt_ratio(r, sizeof r, b, a);
+    printf("  %-30s %16s %16s %10s\n", label, sa, sb, r);
+}
+
+static void row_number(const char *label, const char *fmt, double a, double b)
+{
+    char sa[32], sb[32], r[32];
+    snprintf(sa, sizeof sa, fmt, a);
+    snprintf(sb, sizeof sb, fmt, b);
+    fmt_ratio(r, sizeof r, b, a);
+    printf("  %-30s %16s %16s %10s\n", label, sa, sb, r);
+}
+
+/* A horizontal stacked bar per machine for the critical path, and bars for
+ * the off-chip channels, on one time axis. */
+static bool write_chart(const char *path, const compare_side *a, const compare_side *b, const char *title,
+                        char *err, size_t err_size)
+{
+    atomic_file f;
+    if (!afile_open(&f, path, err, err_size))
+        return false;
+    const compare_side *side[2] = { a, b };
+    double tmax = 0;
+    for (int i = 0; i < 2; i++) {
+        double parts = side[i]->compute_s + side[i]->exchange_s + side[i]->wait_s + side[i]->sync_s;
+        double vals[] = { side[i]->seconds, parts, side[i]->link_s, side[i]->host_s, side[i]->stream_s };
+        for (size_t k = 0; k < sizeof vals / sizeof vals[0]; k++)
+            if (vals[k] > tmax)
+                tmax = vals[k];
+    }
+    if (tmax <= 0)
+        tmax = 1e-9;
+    const int W = 900, left = 170, right = 110, bar_w = W - left - right;
+    const int rows_end = 50 + 2 * (30 + 3 * 18 + 22);   /* the layout below */
+    const int H = rows_end + 48;
+    FILE *o = f.fp;
+    fprintf(o, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"sans-serif\" "
+               "font-size=\"12\">\n", W, H);
+    fprintf(o, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
+    fprintf(o, "<text x=\"%d\" y=\"22\" font-size=\"15\" font-weight=\"bold\">", left);
+    for (const char *p = title; *p; p++) {
+        if (*p == '<') fputs("&lt;", o);
+        else if (*p == '&') fputs("&amp;", o);
+        else fputc(*p, o);
+    }
+    fprintf(o, "</text>\n");
+    static const char *const names[] = { "compute", "exchange", "wait (other chips)", "sync" };
+    static const char *const colours[] = { "#4e79a7", "#f28e2b", "#bab0ac", "#e15759" };
+    int y = 50;
+    for (int i = 0; i < 2; i++) {
+        const compare_side *s = side[i];
+        double parts[] = { s->compute_s, s->exchange_s, s->wait_s, s->sync_s };
+        char t[32];
+        fmt_seconds(t, sizeof t, s->seconds);
+        fprintf(o, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\" font-weight=\"bold\">%s</text>\n", left - 8, y + 15,
+                s->m.name);
+        double x = left;
+        for (int k = 0; k < 4; k++) {
+            double w = parts[k] / tmax * bar_w;
+            if (w > 0)
+                fprintf(o, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"22\" fill=\"%s\"><title>%s: %.6g s"
+                           "</title></rect>\n", x, y, w, colours[k], names[k], parts[k]);
+            x += w;
+        }
+        fprintf(o, "<text x=\"%.2f\" y=\"%d\" fill=\"#333\">%s</text>\n", x + 4, y + 15, t);
+        y += 30;
+        static const char *const off[] = { "IPU-Link busy", "host busy", "streaming memory busy" };
+        double offv[] = { s->link_s, s->host_s, s->stream_s };
+        for (int k = 0; k < 3; k++) {
+            fprintf(o, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\" fill=\"#555\">%s</text>\n", left - 8, y + 10,
+                    off[k]);
+            double w = offv[k] / tmax * bar_w;
+            fprintf(o, "<rect x=\"%d\" y=\"%d\" width=\"%.2f\" height=\"12\" fill=\"#76b7b2\"/>\n", left, y, w);
+            fmt_seconds(t, sizeof t, offv[k]);
+            fprintf(o, "<text x=\"%.2f\" y=\"%d\" fill=\"#555\">%s</text>\n", left + w + 4, y + 10, t);
+            y += 18;
+        }
+        y += 22;
+    }
+    int ly = rows_end + 4, lx = left;
+    for (int k = 0; k < 4; k++) {
+        fprintf(o, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/>", lx, ly, colours[k]);
+        fprintf(o, "<text x=\"%d\" y=\"%d\">%s</text>\n", lx + 16, ly + 10, names[k]);
+        lx += 150;
+    }
+    fprintf(o, "<text x=\"%d\" y=\"%d\" fill=\"#555\" font-size=\"11\">bars: the busiest tile of each superstep "
+               "on the chip that ends last; off-chip: channel busy time over all chips</text>\n", left, H - 10);
+    fprintf(o, "</svg>\n");
+    return afile_commit(&f, err, err_size);
+}
+
+static cJSON *side_json(const compare_side *s, double items, const char *item_name)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "machine", s->m.name);
+    cJSON_AddNumberToObject(o, "chips", machine_get(&s->m, MP_chips));
+    cJSON_AddNumberToObject(o, "tiles_per_chip", machine_get(&s->m, MP_tiles_per_chip));
+    cJSON_AddNumberToObject(o, "tile_clock_hz", machine_get(&s->m, MP_tile_clock_hz));
+    cJSON_AddNumberToObject(o, "critical_chip", s->critical_chip);
+    cJSON_AddNumberToObject(o, "cycles", (double)s->cycles);
+    cJSON_AddNumberToObject(o, "seconds", s->seconds);
+    if (items > 0) {
+        char key[96];
+        snprintf(key, sizeof key, "%s_per_second", item_name);
+        cJSON_AddNumberToObject(o, key, items / s->seconds);
+    }
+    cJSON *b = cJSON_AddObjectToObject(o, "critical_path_seconds");
+    cJSON_AddNumberToObject(b, "compute", s->compute_s);
+    cJSON_AddNumberToObject(b, "exchange", s->exchange_s);
+    cJSON_AddNumberToObject(b, "wait_other_chips", s->wait_s);
+    cJSON_AddNumberToObject(b, "sync", s->sync_s);
+    cJSON *c = cJSON_AddObjectToObject(o, "channel_busy_seconds");
+    cJSON_AddNumberToObject(c, "ipu_link", s->link_s);
+    cJSON_AddNumberToObject(c, "host", s->host_s);
+    cJSON_AddNumberToObject(c, "streaming_memory", s->stream_s);
+    cJSON *by = cJSON_AddObjectToObject(o, "bytes");
+    cJSON_AddNumberToObject(by, "exchange", (double)s->exchange_bytes);
+    cJSON_AddNumberToObject(by, "ipu_link", (double)s->link_bytes);
+    cJSON_AddNumberToObject(by, "host", (double)s->host_bytes);
+    cJSON_AddNumberToObject(by, "streaming_memory", (double)s->stream_bytes);
+    cJSON_AddNumberToObject(o, "instructions", (double)s->instructions);
+    cJSON_AddNumberToObject(o, "amp_macs", (double)s->amp_macs);
+    cJSON_AddNumberToObject(o, "amp_utilisation", s->amp_utilisation);
+    cJSON_AddNumberToObject(o, "host_seconds", s->stats->host_seconds);
+    return o;
+}
+
+int cmd_compare(int argc, char **argv, const command *self)
+{
+    char err[2048];
+    const char *input = NULL, *json = NULL, *chart = NULL, *item_name = "items";
+    char names[2][64] = { "m2000", "bow2000" };
+    const char *sets[64];
+    unsigned n_sets = 0;
+    input_spec inputs[16];
+    unsigned n_inputs = 0;
+    double items = 0;
+    int threads = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--machines")) {
+            const char *v = cli_value(self, argc, argv, &i);
+            const char *comma = strchr(v, ',');
+            if (!comma || comma == v || !comma[1] || strchr(comma + 1, ',') ||
+                (size_t)(comma - v) >= sizeof names[0] || strlen(comma + 1) >= sizeof names[1])
+                cli_usage_error(self, "--machines expects two machine names A,B, got '%s'", v);
+            snprintf(names[0], sizeof names[0], "%.*s", (int)(comma - v), v);
+            snprintf(names[1], sizeof names[1], "%s", comma + 1);
+        } else if (!strcmp(argv[i], "--set")) {
+            if (n_sets == 64)
+                fatal("compare: at most 64 --set options");
+            sets[n_sets++] = cli_value(self, argc, argv, &i);
+        } else if (!strcmp(argv[i], "--items")) {
+            const char *v = cli_value(self, argc, argv, &i);
+            char *end;
+            items = strtod(v, &end);
+            if (*end || !(items > 0))
+                cli_usage_error(self, "--items: '%s' is not a positive number", v);
+        } else if (!strcmp(argv[i], "--item-name"))
+            item_name = cli_value(self, argc, argv, &i);
+        else if (!strcmp(argv[i], "--threads")) {
+            threads = cli_threads_value(self, argc, argv, &i);
+        } else if (!strcmp(argv[i], "--json"))
+            json = cli_value(self, argc, argv, &i);
+        else if (!strcmp(argv[i], "--chart"))
+            chart = cli_value(self, argc, argv, &i);
+        else if (!strcmp(argv[i], "--input")) {
+            const char *v = cli_value(self, argc, argv, &i);
+            const char *eq = strchr(v, '=');
+            char *end;
+            unsigned long n = strtoul(v, &end, 0);
+            if (!eq || end != eq || eq == v || !eq[1] || n > 0xffffff)
+                cli_usage_error(self, "--input expects STREAM=FILE, got '%s'", v);
+            if (n_inputs == 16)
+                fatal("compare: at most 16 --input options");
+            inputs[n_inputs++] = (input_spec){ (uint32_t)n, eq + 1 };
+        } else if (argv[i][0] == '-')
+            cli_usage_error(self, "unknown option '%s'", argv[i]);
+        else if (!input)
+            input = argv[i];
+        else
+            cli_usage_error(self, "unexpected argument '%s'", argv[i]);
+    }
+    if (!input)
+        cli_usage_error(self, "%s", "no executable given");
+
+    compare_side side[2];
+    memset(side, 0, sizeof side);
+    for (int k = 0; k < 2; k++) {
+        if (!machine_preset(names[k], &side[k].m, err, sizeof err))
+            fatal("%s", err);
+        for (unsigned i = 0; i < n_sets; i++)
+            if (!machine_set(&side[k].m, sets[i], err, sizeof err))
+                fatal("%s", err);
+    }
+    ipu_exe *e = exe_read(input, err, sizeof err);
+    if (!e)
+        fatal("%s", err);
+    int rc = 0;
+    for (int k = 0; k < 2 && rc == 0; k++) {
+        if (isatty(2))
+            fprintf(stderr, "ipusim compare: running on %s...\n", side[k].m.name);
+        rc = run_side(&side[k], e, inputs, n_inputs, threads, err, sizeof err);
+        if (rc)
+            fprintf(stderr, "ipusim: %s: %s\n", input, err);
+    }
+    if (rc == 0) {
+        compare_side *a = &side[0], *b = &side[1];
+        printf("%s: %s vs %s\n\n", input, a->m.name, b->m.name);
+        printf("  %-30s %16s %16s %10s\n", "", a->m.name, b->m.name, "B/A");
+        row_number("chips", "%.0f", machine_get(&a->m, MP_chips), machine_get(&b->m, MP_chips));
+        row_number("tiles per chip", "%.0f", machine_get(&a->m, MP_tiles_per_chip),
+                   machine_get(&b->m, MP_tiles_per_chip));
+        row_number("tile clock (GHz)", "%.4g", machine_get(&a->m, MP_tile_clock_hz) / 1e9,
+                   machine_get(&b->m, MP_tile_clock_hz) / 1e9);
+        row_number("cycles (chip that ends last)", "%.0f", (double)a->cycles, (double)b->cycles);
+        row_seconds("time", a->seconds, b->seconds);
+        if (items > 0) {
+            char label[96];
+            snprintf(label, sizeof label, "throughput (%s/s)", item_name);
+            row_number(label, "%.4g", items / a->seconds, items / b->seconds);
+        }
+        printf("\n  critical path (busiest tile of each superstep):\n");
+        row_seconds("  compute", a->compute_s, b->compute_s);
+        row_seconds("  exchange", a->exchange_s, b->exchange_s);
+        row_seconds("  waiting for other chips", a->wait_s, b->wait_s);
+        row_seconds("  sync", a->sync_s, b->sync_s);
+        printf("\n  off-chip channels (busy time, all chips):\n");
+        row_seconds("  IPU-Links", a->link_s, b->link_s);
+        row_seconds("  host link", a->host_s, b->host_s);
+        row_seconds("  streaming memory", a->stream_s, b->stream_s);
+        printf("\n");
+        row_number("instructions", "%.4g", (double)a->instructions, (double)b->instructions);
+        row_number("AMP MACs", "%.4g", (double)a->amp_macs, (double)b->amp_macs);
+        row_number("AMP utilisation (%)", "%.2f", 100 * a->amp_utilisation, 100 * b->amp_utilisation);
+        row_number("exchange bytes", "%.4g", (double)a->exchange_bytes, (double)b->exchange_bytes);
+        row_number("IPU-Link bytes", "%.4g", (double)a->link_bytes, (double)b->link_bytes);
+        printf("\n  %s is %.3fx as fast as %s on this program (clock ratio %.3f).\n", b->m.name,
+               a->seconds / b->seconds, a->m.name,
+               machine_get(&b->m, MP_tile_clock_hz) / machine_get(&a->m, MP_tile_clock_hz));
+        printf("  simulation: %.3f + %.3f host s, %d host thread%s\n", a->stats->host_seconds,
+               b->stats->host_seconds, a->stats->host_threads, a->stats->host_threads == 1 ? "" : "s");
+        if (chart) {
+            char title[256];
+            snprintf(title, sizeof title, "%s: %s vs %s", input, a->m.name, b->m.name);
+            if (!write_chart(chart, a, b, title, err, sizeof err))
+                fatal("%s", err);
+        }
+        if (json) {
+            cJSON *root = cJSON_CreateObject();
+            cJSON_AddStringToObject(root, "executable", input);
+            cJSON_AddItemToObject(root, "a", side_json(a, items, item_name));
+            cJSON_AddItemToObject(root, "b", side_json(b, items, item_name));
+            cJSON_AddNumberToObject(root, "speedup_b_over_a", a->seconds / b->seconds);
+            char *text = cJSON_Print(root);
+            cJSON_Delete(root);
+            if (!text || !afile_write_all(json, text, strlen(text), err, sizeof err))
+                fatal("%s", text ? err : "out of memory");
+            free(text);
+        }
+    }
+    for (int k = 0; k < 2; k++)
+        if (side[k].g)
+            engine_free(side[k].g);
+    exe_free(e);
+    return rc;
+}

@@ -1,0 +1,148 @@
+/*
+ * compile_cmd.c — `ipusim compile MODEL -o PROG.elf`: a model (an ONNX
+ * file or a built-in, workloads/models/models.h) through import, inference,
+ * fusion and the planner/lowering (lower.h) into an executable, with a
+ * report of the plan.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "frontends/decompose.h"
+#include "frontends/fusion.h"
+#include "frontends/lower.h"
+#include "frontends/onnx_import.h"
+#include "commands.h"
+#include "sim/base/diag.h"
+#include "sim/program/machine.h"
+#include "workloads/models/models.h"
+
+/* What may make a model that does not fit fit: f16 weights and
+ * operands, or the layers spread over the machine's chips. */
+static const char *fit_hint(const lower_options *o)
+{
+    bool chips = machine_u32(o->machine, MP_chips) > 1 && !o->pipeline;
+    if (!o->f16_matmul)
+        return chips ? " (--f16-matmul halves the matmuls' weights and operands; --pipeline N spreads the layers "
+                       "over N chips)" : " (--f16-matmul halves the matmuls' weights and operands)";
+    return chips ? " (--pipeline N spreads the layers over N chips)"
+                 : " (on a machine of several chips, --pipeline N spreads the layers over them)";
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static char *default_output(const char *model)
+{
+    const char *base = strrchr(model, '/');
+    base = base ? base + 1 : model;
+    size_t n = strcspn(base, ".:");
+    char *out = malloc(n + 5);
+    if (!out)
+        fatal("out of memory");
+    memcpy(out, base, n);
+    strcpy(out + n, ".elf");
+    return out;
+}
+
+bool lower_cli_option(const command *self, lower_options *o, bool *fuse, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i];
+    if (!strcmp(a, "--tiles") || !strcmp(a, "--replicas") || !strcmp(a, "--pipeline")) {
+        const char *v = cli_value(self, argc, argv, i);
+        char *end;
+        unsigned long n = strtoul(v, &end, 0);
+        bool tiles = a[2] == 't';
+        if (*end || n == 0 || n > (tiles ? 1u << 20 : 64u)) {
+            if (tiles)
+                cli_usage_error(self, "--tiles: '%s' is not a tile count", v);
+            cli_usage_error(self, "%s: not a count of chips (1..64)", a);
+        }
+        *(tiles ? &o->tiles : a[2] == 'r' ? &o->replicas : &o->pipeline) = (uint32_t)n;
+    } else if (!strcmp(a, "--f16-matmul")) {
+        o->f16_matmul = true;
+    } else if (!strcmp(a, "--no-fuse")) {
+        *fuse = false;
+    } else if (!strcmp(a, "--verbose") || !strcmp(a, "-v")) {
+        o->verbose = true;
+    } else {
+        return false;
+    }
+    return true;
+}
+
+int cmd_compile(int argc, char **argv, const command *self)
+{
+    machine m;
+    char err[4096];
+    if (!machine_preset("gc200", &m, err, sizeof err))
+        panic("%s", err);
+    const char *model = NULL, *out = NULL;
+    lower_options o = { 0 };
+    bool fuse = true;
+    for (int i = 1; i < argc; i++) {
+        if (cli_machine_option(self, &m, argc, argv, &i) || lower_cli_option(self, &o, &fuse, argc, argv, &i))
+            continue;
+        if (!strcmp(argv[i], "-o"))
+            out = cli_value(self, argc, argv, &i);
+        else if (argv[i][0] == '-')
+            cli_usage_error(self, "unknown option '%s'", argv[i]);
+        else if (!model)
+            model = argv[i];
+        else
+            cli_usage_error(self, "unexpected argument '%s'", argv[i]);
+    }
+    if (!model)
+        cli_usage_error(self, "%s", "no model given");
+    o.machine = &m;
+    double t0 = now_seconds();
+    graph *g;
+    if (models_is_builtin(model)) {
+        g = models_build(model, err, sizeof err);
+    } else {
+        enum onnx_status st;
+        g = onnx_import_file(model, NULL, &st, err, sizeof err);
+    }
+    if (!g)
+        fatal("%s", err);
+    if (fuse) {
+        fusion_stats fs;
+        if (!fusion_run_all(g, &fs, err, sizeof err))
+            fatal("%s", err);
+    }
+    if (!decompose_graph(g, NULL, err, sizeof err))
+        fatal("%s", err);
+    lower_report rep;
+    ipu_exe *e = lower_graph(g, &o, &rep, err, sizeof err);
+    if (!e && strstr(err, ": does not fit: "))
+        fatal("%s%s", err, fit_hint(&o));
+    if (!e)
+        fatal("%s", err);
+    char *def = out ? NULL : default_output(model);
+    if (!exe_write(e, out ? out : def, err, sizeof err))
+        fatal("%s", err);
+    double t1 = now_seconds();
+    printf("%s -> %s for %s: %u ops, %u compute sets, %u exchange phases, %.3g MB exchanged between tiles\n",
+           model, out ? out : def, m.name, rep.ops, rep.compute_sets, rep.exchange_phases,
+           (double)rep.exchange_bytes / 1e6);
+    if (rep.stages > 1)
+        printf("pipeline: %u stages, one a chip\n", rep.stages);
+    printf("tiles: %u a chip, %u replica%s (one a chip); fullest tile %u uses %llu of %llu bytes (%.1f%%); host "
+           "streams a replica: %u in, %u out\n", rep.tiles_used, rep.replicas, rep.replicas == 1 ? "" : "s",
+           rep.max_tile, (unsigned long long)rep.max_tile_bytes, (unsigned long long)rep.memory_bytes,
+           100.0 * (double)rep.max_tile_bytes / (double)rep.memory_bytes, rep.input_streams, rep.output_streams);
+    printf("tensor storage: %.3g MB a chip placed where dead tensors were (a tensor's memory goes back to its "
+           "tiles after its last reader)\n", (double)rep.reused_bytes / 1e6);
+    if (rep.split_programs)
+        printf("control programs in two blocks (no region had room for one): %u tiles\n", rep.split_programs);
+    printf("compile time: %.2f s\n", t1 - t0);
+    free(def);
+    exe_free(e);
+    graph_free(g);
+    return 0;
+}

@@ -1,0 +1,231 @@
+/*
+ * debug_cmd.c — `ipusim debug`: the debugger (sim/debugger/debugger.h) at a
+ * terminal.  On a terminal it reads commands with GNU readline: prompt
+ * "(ipusim) ", history kept in ~/.ipusim_history, completion of command
+ * names, symbols, tensor names, registers and CSRs; an empty line repeats
+ * a stepping command (stepi, continue, next-superstep) as gdb does.  When
+ * stdin is not a terminal, or with --batch, it reads commands from stdin
+ * line by line, echoing each after the prompt, so that scripts and tests
+ * see what a person would.  Ctrl-C stops a running program at the next
+ * check (engine.h: every 2^20 cycles of a tile, and between events).
+ *
+ * Exit status: 0; 1 when the executable or an input cannot be read or
+ * loaded, and with --batch when a command failed; 2 for a bad option.
+ */
+#include <readline/history.h>
+#include <readline/readline.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "sim/debugger/debugger.h"
+#include "sim/base/diag.h"
+#include "isa/elf/executable.h"
+#include "sim/base/fileio.h"
+
+#define HISTORY_LINES 1000
+
+static volatile int interrupted;
+static debugger *completing;
+static bool completing_first;     /* the word being completed is the command */
+
+static void on_sigint(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+static char *complete_word(const char *text, int state)
+{
+    static size_t n;
+    if (!state)
+        n = 0;
+    const char *c = debugger_complete(completing, text, completing_first, n++);
+    return c ? strdup(c) : NULL;
+}
+
+static char **complete(const char *text, int start, int end)
+{
+    (void)end;
+    completing_first = strspn(rl_line_buffer, " \t") >= (size_t)start;
+    rl_attempted_completion_over = 1;
+    return rl_completion_matches(text, complete_word);
+}
+
+static char *history_path(void)
+{
+    const char *home = getenv("HOME");
+    if (!home || !*home)
+        return NULL;
+    size_t n = strlen(home) + 32;
+    char *p = malloc(n);
+    if (p)
+        snprintf(p, n, "%s/.ipusim_history", home);
+    return p;
+}
+
+/* One command from stdin without readline (NULL at the end). */
+static char *read_plain_line(void)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n = getline(&line, &cap, stdin);
+    if (n < 0) {
+        free(line);
+        return NULL;
+    }
+    if (n && line[n - 1] == '\n')
+        line[n - 1] = 0;
+    return line;
+}
+
+static bool repeatable(const char *line)
+{
+    char w[32] = "";
+    sscanf(line, "%31s", w);
+    return !strcmp(w, "stepi") || !strcmp(w, "si") || !strcmp(w, "continue") || !strcmp(w, "c") ||
+           !strcmp(w, "next-superstep") || !strcmp(w, "ns");
+}
+
+int cmd_debug(int argc, char **argv, const command *self)
+{
+    machine m;
+    char err[4096];
+    if (!machine_preset("gc200", &m, err, sizeof err))
+        fatal("%s", err);
+    const char *input = NULL, *script = NULL;
+    bool batch = false;
+    const char *in_specs[64];
+    unsigned n_in = 0;
+    debugger_options opt = { 0 };
+    for (int i = 1; i < argc; i++) {
+        if (cli_machine_option(self, &m, argc, argv, &i))
+            continue;
+        if (!strcmp(argv[i], "--input")) {
+            if (n_in == 64)
+                fatal("debug: at most 64 --input options");
+            in_specs[n_in++] = cli_value(self, argc, argv, &i);
+        } else if (!strcmp(argv[i], "-x")) {
+            script = cli_value(self, argc, argv, &i);
+        } else if (!strcmp(argv[i], "--batch")) {
+            batch = true;
+        } else if (!strcmp(argv[i], "--max-cycles")) {
+            opt.max_cycles = cli_cycles_value(self, argc, argv, &i);
+        } else if (!strcmp(argv[i], "--threads")) {
+            opt.threads = cli_threads_value(self, argc, argv, &i);
+        } else if (argv[i][0] == '-') {
+            cli_usage_error(self, "unknown option '%s'", argv[i]);
+        } else if (!input) {
+            input = argv[i];
+        } else {
+            cli_usage_error(self, "unexpected argument '%s'", argv[i]);
+        }
+    }
+    if (!input)
+        cli_usage_error(self, "%s", "no executable given");
+    ipu_exe *e = exe_read(input, err, sizeof err);
+    if (!e)
+        fatal("%s", err);
+    debugger *d = debugger_new(&m, e, input, &opt, err, sizeof err);
+    if (!d)
+        fatal("%s: %s", input, err);
+    for (unsigned k = 0; k < n_in; k++) {
+        const char *eq = strrchr(in_specs[k], '=');
+        if (!eq || eq == in_specs[k] || !eq[1])
+            cli_usage_error(self, "--input: expected STREAM=FILE or TENSOR=FILE, got '%s'", in_specs[k]);
+        char *what = strndup(in_specs[k], (size_t)(eq - in_specs[k]));
+        char *data;
+        size_t size;
+        if (!what)
+            fatal("out of memory");
+        if (!read_whole_file(eq + 1, &data, &size, err, sizeof err))
+            fatal("--input %s: %s", what, err);
+        if (!debugger_add_input(d, what, data, size, err, sizeof err))
+            fatal("--input %s: %s", what, err);
+        free(data);
+        free(what);
+    }
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    debugger_set_interrupt(d, &interrupted);
+
+    int rc = 0;
+    bool quit = false;
+    if (script) {
+        char line[4200];
+        snprintf(line, sizeof line, "source %s", script);
+        enum debugger_result r = debugger_execute(d, line, stdout);
+        quit = r == DEBUGGER_QUIT;
+        if (r == DEBUGGER_ERROR && batch)
+            rc = 1;
+    }
+    bool tty = !batch && isatty(STDIN_FILENO);
+    char *hist = NULL;
+    if (tty) {
+        completing = d;
+        rl_readline_name = "ipusim";
+        rl_attempted_completion_function = complete;
+        rl_basic_word_break_characters = " \t:";
+        hist = history_path();
+        using_history();
+        stifle_history(HISTORY_LINES);
+        if (hist)
+            read_history(hist);
+    }
+    printf("ipusim debugger: %s on %s ('help' lists the commands)\n", input, m.name);
+    char *last = NULL;
+    while (!quit) {
+        char *line;
+        if (tty) {
+            interrupted = 0;
+            line = readline("(ipusim) ");
+        } else {
+            line = read_plain_line();
+            if (line)
+                printf("(ipusim) %s\n", line);
+        }
+        if (!line) {
+            if (tty)
+                printf("\n");
+            break;
+        }
+        /* Completion leaves a blank after the word: not worth keeping. */
+        size_t len = strlen(line);
+        while (len && (line[len - 1] == ' ' || line[len - 1] == '\t'))
+            line[--len] = 0;
+        const char *cmd = line;
+        if (tty && !line[strspn(line, " \t")] && last && repeatable(last))
+            cmd = last;
+        else if (tty && line[strspn(line, " \t")]) {
+            HIST_ENTRY *prev = history_length ? history_get(history_base + history_length - 1) : NULL;
+            if (!prev || strcmp(prev->line, line))
+                add_history(line);
+        }
+        interrupted = 0;
+        enum debugger_result r = debugger_execute(d, cmd, stdout);
+        fflush(stdout);
+        if (cmd == line && line[strspn(line, " \t")]) {
+            free(last);
+            last = strdup(line);
+        }
+        free(line);
+        if (r == DEBUGGER_QUIT)
+            quit = true;
+        else if (r == DEBUGGER_ERROR && batch)
+            rc = 1;
+    }
+    if (tty && hist)
+        write_history(hist);
+    free(hist);
+    free(last);
+    debugger_free(d);
+    exe_free(e);
+    return rc;
+}

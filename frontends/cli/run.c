@@ -1,0 +1,565 @@
+/*
+ * run.c — `ipusim run`: load an executable onto a machine, run it on the
+ * system engine (sim/engine/engine.h), report cycles, the compute / exchange /
+ * sync / link / host / streaming-memory breakdown per chip and superstep,
+ * and the simulation speed; optionally as JSON and as a Chrome trace.
+ *
+ * Exit status: 0 completed, 1 the user's error (bad file, option, program
+ * that does not load), 3 the program stopped on a simulated exception, a
+ * deadlock or the cycle limit (the report is still printed).
+ */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "sim/base/diag.h"
+#include "sim/engine/engine.h"
+#include "isa/elf/executable.h"
+#include "sim/base/fileio.h"
+#include "isa/fp16.h"
+#include "sim/engine/program_io.h"
+#include "sim/program/tensor_map.h"
+#include "sim/base/simtime.h"
+
+typedef struct dump_request {
+    const char *symbol;
+    long tile;        /* -1: the first symbol of that name */
+    long count;       /* -1: from the symbol's size */
+    const char *type; /* f16 f32 i32 u32 x32 u8 */
+} dump_request;
+
+typedef struct stream_file {
+    uint32_t stream;
+    char *tensor;     /* a tensor name of a compiled program, or NULL */
+    const char *path;
+} stream_file;
+
+#define MAX_STREAM_FILES 64
+
+static unsigned type_bytes(const char *type)
+{
+    if (!strcmp(type, "f16")) return 2;
+    if (!strcmp(type, "u8")) return 1;
+    if (!strcmp(type, "f32") || !strcmp(type, "i32") || !strcmp(type, "u32") || !strcmp(type, "x32")) return 4;
+    return 0;
+}
+
+static dump_request parse_dump(const command *self, const char *spec)
+{
+    dump_request d = { .tile = -1, .count = -1, .type = "x32" };
+    char *copy = strdup(spec);
+    if (!copy)
+        fatal("out of memory");
+    char *count = strchr(copy, ':');
+    if (count) {
+        *count++ = 0;
+        char *type = strchr(count, ':');
+        if (type) {
+            *type++ = 0;
+            d.type = type;
+        }
+        if (*count) {
+            char *end;
+            d.count = strtol(count, &end, 0);
+            if (*end || d.count <= 0)
+                cli_usage_error(self, "--dump: bad count in '%s'", spec);
+        }
+    }
+    char *at = strchr(copy, '@');
+    if (at) {
+        *at++ = 0;
+        char *end;
+        d.tile = strtol(at, &end, 0);
+        if (*end || !*at || d.tile < 0)
+            cli_usage_error(self, "--dump: bad tile in '%s'", spec);
+    }
+    if (!type_bytes(d.type))
+        cli_usage_error(self, "--dump: unknown type in '%s' (f16, f32, i32, u32, x32, u8)", spec);
+    d.symbol = copy;
+    return d;
+}
+
+/* "N=FILE" (a host stream) or "NAME=FILE" (a tensor of a compiled
+ * program) for --input / --output. */
+static stream_file parse_stream(const command *self, const char *opt, const char *spec)
+{
+    stream_file s = { 0 };
+    char *end;
+    const char *eq = strrchr(spec, '=');
+    if (!eq || eq == spec || !eq[1]) {
+        static char msg[4200];
+        snprintf(msg, sizeof msg, "%s: expected STREAM=FILE or TENSOR=FILE, got '%.4000s'", opt, spec);
+        cli_usage_error(self, "%s", msg);
+    }
+    unsigned long n = strtoul(spec, &end, 0);
+    if (end != spec && end == eq) {
+        if (n > 0xffffff)
+            cli_usage_error(self, "%s: the stream is out of range (0..16777215)", opt);
+        s.stream = (uint32_t)n;
+    } else {
+        s.tensor = strndup(spec, (size_t)(eq - spec));
+        if (!s.tensor)
+            fatal("out of memory");
+    }
+    s.path = eq + 1;
+    return s;
+}
+
+static void format_value(char *buf, size_t n, const char *type, const uint8_t *p)
+{
+    uint32_t u32 = 0;
+    memcpy(&u32, p, 4 <= type_bytes(type) ? 4 : type_bytes(type));
+    if (!strcmp(type, "f16")) {
+        uint16_t h;
+        memcpy(&h, p, 2);
+        snprintf(buf, n, "%.6g", fp16_to_f32(h));
+    } else if (!strcmp(type, "f32")) {
+        float f;
+        memcpy(&f, p, 4);
+        snprintf(buf, n, "%.9g", f);
+    } else if (!strcmp(type, "i32"))
+        snprintf(buf, n, "%d", (int32_t)u32);
+    else if (!strcmp(type, "u32"))
+        snprintf(buf, n, "%u", u32);
+    else if (!strcmp(type, "u8"))
+        snprintf(buf, n, "%u", p[0]);
+    else
+        snprintf(buf, n, "0x%08x", u32);
+}
+
+static const exe_symbol *find_dump_symbol(const ipu_exe *e, const dump_request *d)
+{
+    if (d->tile < 0)
+        return exe_find_symbol(e, d->symbol);
+    for (size_t i = 0; i < e->n_symbols; i++)
+        if (e->symbols[i].tile == (uint32_t)d->tile && !strcmp(e->symbols[i].name, d->symbol))
+            return &e->symbols[i];
+    return NULL;
+}
+
+static double pct(uint64_t part, uint64_t whole)
+{
+    return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+static const char *zone_name(uint8_t zone)
+{
+    return zone == 1 ? "sync 1" : zone == 2 ? "sync 2" : "end";
+}
+
+static void print_chips(const engine_stats *st)
+{
+    printf("%4s %6s %5s %12s %11s %9s %10s %7s %7s %7s %13s %6s %10s %10s %9s %10s %9s %10s %9s %8s\n", "chip", "tiles",
+           "steps", "cycles", "time_us", "compute_%", "exchange_%", "wait_%", "sync_%", "idle_%", "instructions",
+           "amp_%", "exch_bytes", "link_bytes", "link_us", "host_bytes", "host_us", "strm_bytes", "strm_us", "busiest");
+    for (uint32_t c = 0; c < st->n_chips; c++) {
+        const engine_chip_stats *cs = &st->chips[c];
+        if (!cs->tiles)
+            continue;
+        const engine_counts *k = &cs->c;
+        printf("%4u %6u %5u %12llu %11.3f %9.1f %10.1f %7.1f %7.1f %7.1f %13llu %6.2f %10llu %10llu %9.3f %10llu %9.3f "
+               "%10llu %9.3f %8u\n",
+               c, cs->tiles, cs->supersteps, (unsigned long long)k->cycles, cs->seconds * 1e6,
+               pct(k->compute_cycles, k->cycles), pct(k->exchange_cycles, k->cycles), pct(k->wait_cycles, k->cycles),
+               pct(k->sync_cycles, k->cycles), pct(k->tile_idle_cycles, k->cycles * cs->tiles),
+               (unsigned long long)k->instructions, 100.0 * cs->amp_utilisation, (unsigned long long)k->exchange_bytes,
+               (unsigned long long)k->link_bytes, (double)k->link_ps / 1e6, (unsigned long long)k->host_bytes,
+               (double)k->host_ps / 1e6, (unsigned long long)k->stream_bytes, (double)k->stream_ps / 1e6,
+               cs->busiest_tile);
+    }
+}
+
+static void print_supersteps(const engine_stats *st)
+{
+    printf("%4s %5s %8s %12s %10s %10s %10s %8s %8s %7s %8s %12s %10s %10s %10s %10s\n", "chip", "step", "ended_by",
+           "start_cycle", "cycles", "compute", "exchange", "wait", "sync", "idle_%", "busiest", "instructions",
+           "exch_bytes", "link_bytes", "host_bytes", "strm_bytes");
+    for (size_t i = 0; i < st->n_supersteps; i++) {
+        const engine_superstep *s = &st->supersteps[i];
+        const engine_counts *k = &s->c;
+        uint32_t tiles = st->chips[s->chip].tiles;
+        printf("%4u %5u %8s %12llu %10llu %10llu %10llu %8llu %8llu %7.1f %8u %12llu %10llu %10llu %10llu %10llu\n",
+               s->chip, s->index, zone_name(s->zone), (unsigned long long)s->start_cycle,
+               (unsigned long long)k->cycles, (unsigned long long)k->compute_cycles,
+               (unsigned long long)k->exchange_cycles, (unsigned long long)k->wait_cycles,
+               (unsigned long long)k->sync_cycles, pct(k->tile_idle_cycles, k->cycles * tiles), s->busiest_tile,
+               (unsigned long long)k->instructions, (unsigned long long)k->exchange_bytes,
+               (unsigned long long)k->link_bytes, (unsigned long long)k->host_bytes,
+               (unsigned long long)k->stream_bytes);
+    }
+}
+
+static void add_counts_json(cJSON *o, const engine_counts *k, uint64_t hz)
+{
+    cJSON_AddNumberToObject(o, "cycles", (double)k->cycles);
+    cJSON_AddNumberToObject(o, "seconds", (double)k->cycles / (double)hz);
+    cJSON_AddNumberToObject(o, "compute_cycles", (double)k->compute_cycles);
+    cJSON_AddNumberToObject(o, "exchange_cycles", (double)k->exchange_cycles);
+    cJSON_AddNumberToObject(o, "wait_other_chips_cycles", (double)k->wait_cycles);
+    cJSON_AddNumberToObject(o, "sync_cycles", (double)k->sync_cycles);
+    cJSON_AddNumberToObject(o, "tile_compute_cycles", (double)k->tile_compute_cycles);
+    cJSON_AddNumberToObject(o, "tile_exchange_cycles", (double)k->tile_exchange_cycles);
+    cJSON_AddNumberToObject(o, "tile_idle_cycles", (double)k->tile_idle_cycles);
+    cJSON_AddNumberToObject(o, "tile_sync_cycles", (double)k->tile_sync_cycles);
+    cJSON_AddNumberToObject(o, "instructions", (double)k->instructions);
+    cJSON_AddNumberToObject(o, "amp_f16_macs", (double)k->amp_f16_macs);
+    cJSON_AddNumberToObject(o, "amp_f32_macs", (double)k->amp_f32_macs);
+    cJSON_AddNumberToObject(o, "exchange_bytes", (double)k->exchange_bytes);
+    cJSON_AddNumberToObject(o, "exchange_transfers", (double)k->exchange_transfers);
+    cJSON_AddNumberToObject(o, "receive_conflict_cycles", (double)k->receive_conflict_cycles);
+    cJSON_AddNumberToObject(o, "late_receives", (double)k->late_receives);
+    cJSON_AddNumberToObject(o, "link_bytes", (double)k->link_bytes);
+    cJSON_AddNumberToObject(o, "link_busy_ps", (double)k->link_ps);
+    cJSON_AddNumberToObject(o, "host_bytes", (double)k->host_bytes);
+    cJSON_AddNumberToObject(o, "host_busy_ps", (double)k->host_ps);
+    cJSON_AddNumberToObject(o, "stream_memory_bytes", (double)k->stream_bytes);
+    cJSON_AddNumberToObject(o, "stream_memory_busy_ps", (double)k->stream_ps);
+}
+
+static cJSON *stats_json(const engine *g, const engine_stats *st)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON *units = cJSON_AddObjectToObject(root, "units");
+    cJSON_AddStringToObject(units, "*_cycles", "tile clock cycles of the chip concerned");
+    cJSON_AddStringToObject(units, "tile_*_cycles", "tile-cycles: cycles summed over the chip's tiles with code");
+    cJSON_AddStringToObject(units, "*_ps", "picoseconds");
+    cJSON_AddStringToObject(units, "*_seconds", "seconds of simulated time (host_seconds: of the host)");
+    cJSON_AddStringToObject(units, "*_bytes", "bytes");
+    cJSON_AddStringToObject(units, "*_hz", "hertz");
+    cJSON_AddStringToObject(units, "amp_utilisation", "fraction of the chip's AMP peak (all tiles of the chip)");
+    cJSON *chips = cJSON_AddArrayToObject(root, "chips");
+    for (uint32_t c = 0; c < st->n_chips; c++) {
+        const engine_chip_stats *cs = &st->chips[c];
+        if (!cs->tiles)
+            continue;
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "chip", c);
+        cJSON_AddNumberToObject(o, "tile_clock_hz", (double)cs->clock_hz);
+        cJSON_AddNumberToObject(o, "tiles_with_code", cs->tiles);
+        cJSON_AddNumberToObject(o, "supersteps", cs->supersteps);
+        cJSON_AddNumberToObject(o, "busiest_tile", cs->busiest_tile);
+        cJSON_AddNumberToObject(o, "end_ps", (double)cs->end_ps);
+        add_counts_json(o, &cs->c, cs->clock_hz);
+        cJSON_AddNumberToObject(o, "amp_utilisation", cs->amp_utilisation);
+        cJSON_AddItemToArray(chips, o);
+    }
+    cJSON *steps = cJSON_AddArrayToObject(root, "supersteps");
+    for (size_t i = 0; i < st->n_supersteps; i++) {
+        const engine_superstep *s = &st->supersteps[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "chip", s->chip);
+        cJSON_AddNumberToObject(o, "index", s->index);
+        cJSON_AddStringToObject(o, "ended_by", zone_name(s->zone));
+        cJSON_AddNumberToObject(o, "busiest_tile", s->busiest_tile);
+        cJSON_AddNumberToObject(o, "start_cycle", (double)s->start_cycle);
+        cJSON_AddNumberToObject(o, "end_cycle", (double)s->end_cycle);
+        cJSON_AddNumberToObject(o, "start_ps", (double)s->start_ps);
+        cJSON_AddNumberToObject(o, "end_ps", (double)s->end_ps);
+        add_counts_json(o, &s->c, engine_chip_clock_hz(g, s->chip));
+        cJSON_AddNumberToObject(o, "amp_utilisation", s->amp_utilisation);
+        cJSON_AddItemToArray(steps, o);
+    }
+    return root;
+}
+
+int cmd_run(int argc, char **argv, const command *self)
+{
+    machine m;
+    char err[4096];
+    if (!machine_preset("gc200", &m, err, sizeof err))
+        panic("%s", err);
+    const char *input = NULL, *json = NULL, *trace = NULL;
+    engine_options opt = { .max_cycles = 10000000000ull, .trace_tile_first = 1, .trace_tile_last = 0 };
+    bool supersteps = false;
+    dump_request dumps[64];
+    unsigned n_dumps = 0;
+    stream_file inputs[MAX_STREAM_FILES], outputs[MAX_STREAM_FILES];
+    unsigned n_inputs = 0, n_outputs = 0;
+    for (int i = 1; i < argc; i++) {
+        if (cli_machine_option(self, &m, argc, argv, &i))
+            continue;
+        if (!strcmp(argv[i], "--json"))
+            json = cli_value(self, argc, argv, &i);
+        else if (!strcmp(argv[i], "--trace"))
+            trace = cli_value(self, argc, argv, &i);
+        else if (!strcmp(argv[i], "--trace-tiles")) {
+            const char *v = cli_value(self, argc, argv, &i);
+            char *end;
+            unsigned long a = strtoul(v, &end, 0), b = a;
+            if (end != v && *end == '-')
+                b = strtoul(end + 1, &end, 0);
+            if (*end || end == v || b < a || b > 0xffffffffu)
+                cli_usage_error(self, "--trace-tiles: expected TILE or FIRST-LAST, got '%s'", v);
+            opt.trace_tile_first = (uint32_t)a;
+            opt.trace_tile_last = (uint32_t)b;
+        } else if (!strcmp(argv[i], "--supersteps"))
+            supersteps = true;
+        else if (!strcmp(argv[i], "--max-cycles"))
+            opt.max_cycles = cli_cycles_value(self, argc, argv, &i);
+        else if (!strcmp(argv[i], "--threads"))
+            opt.threads = cli_threads_value(self, argc, argv, &i);
+        else if (!strcmp(argv[i], "--dump")) {
+            if (n_dumps == 64)
+                fatal("run: at most 64 --dump options");
+            dumps[n_dumps++] = parse_dump(self, cli_value(self, argc, argv, &i));
+        } else if (!strcmp(argv[i], "--input") || !strcmp(argv[i], "--output")) {
+            const char *opt_name = argv[i];
+            bool in = opt_name[2] == 'i';
+            if ((in ? n_inputs : n_outputs) == MAX_STREAM_FILES)
+                fatal("run: at most %d %s options", MAX_STREAM_FILES, opt_name);
+            const char *spec = cli_value(self, argc, argv, &i);
+            stream_file s = parse_stream(self, opt_name, spec);
+            if (in)
+                inputs[n_inputs++] = s;
+            else
+                outputs[n_outputs++] = s;
+        } else if (argv[i][0] == '-')
+            cli_usage_error(self, "unknown option '%s'", argv[i]);
+        else if (!input)
+            input = argv[i];
+        else
+            cli_usage_error(self, "unexpected argument '%s'", argv[i]);
+    }
+    if (!input)
+        cli_usage_error(self, "%s", "no executable given");
+    opt.record_trace = trace != NULL;
+
+    ipu_exe *e = exe_read(input, err, sizeof err);
+    if (!e)
+        fatal("%s", err);
+    engine *g = engine_new(&m, e, err, sizeof err);
+    if (!g)
+        fatal("%s: %s", input, err);
+    tensor_map *tmap = program_tensor_map(e, input, err, sizeof err);
+    if (!tmap && err[0])
+        fatal("%s", err);
+    for (unsigned k = 0; k < n_inputs; k++) {
+        char *data;
+        size_t size;
+        if (!read_whole_file(inputs[k].path, &data, &size, err, sizeof err)) {
+            if (inputs[k].tensor)
+                fatal("--input %s: %s", inputs[k].tensor, err);
+            fatal("--input %u: %s", inputs[k].stream, err);
+        }
+        if (inputs[k].tensor) {
+            const tmap_tensor *t = tmap ? tmap_find(tmap, inputs[k].tensor) : NULL;
+            if (!t || !(t->role & TMAP_INPUT))
+                fatal("--input %s: %s has no input tensor '%s'%s", inputs[k].tensor, input, inputs[k].tensor,
+                      tmap ? "" : " (it has no tensor map: use a stream number)");
+            if (!program_set_input(g, t, data, size, err, sizeof err))
+                fatal("--input %s: %s: %s", inputs[k].tensor, inputs[k].path, err);
+        } else if (!engine_set_host_input(g, inputs[k].stream, data, size)) {
+            fatal("out of host memory for host input stream %u", inputs[k].stream);
+        }
+        free(data);
+    }
+    /* Tensors asked for by name: there, and still in tile memory at the end. */
+    for (unsigned k = 0; k < n_outputs; k++) {
+        const tmap_tensor *t = outputs[k].tensor && tmap ? tmap_find(tmap, outputs[k].tensor) : NULL;
+        if (t && (t->role & TMAP_TRANSIENT))
+            fatal("--output %s: the program gives its tile memory to later tensors after its last reader, so the "
+                  "end of the run no longer holds it (stop before then in `ipusim debug` and print it)",
+                  outputs[k].tensor);
+    }
+    /* Inputs of a compiled program not given: synthetic values, said so. */
+    if (tmap) {
+        const char *given[MAX_STREAM_FILES];
+        for (unsigned k = 0; k < n_inputs; k++)
+            given[k] = inputs[k].tensor;
+        if (!program_fill_inputs(g, tmap, given, n_inputs, stderr, "ipusim: ", err, sizeof err))
+            fatal("%s", err);
+    }
+
+    enum engine_status status = engine_run(g, &opt);
+    int rc = 0;
+    if (status == ENGINE_FAULT) {
+        fprintf(stderr, "ipusim: simulated exception: %s\n", engine_message(g));
+        rc = 3;
+    } else if (status != ENGINE_DONE) {
+        fprintf(stderr, "ipusim: %s\n", engine_message(g));
+        rc = status == ENGINE_HOST_ERROR ? 1 : 3;
+    }
+
+    const engine_stats *st = engine_get_stats(g);
+    size_t n = engine_tile_count(g);
+    uint32_t chips_used = 0;
+    for (uint32_t c = 0; c < st->n_chips; c++)
+        chips_used += st->chips[c].tiles > 0;
+    printf("%s on %s (%u chip%s x %u tiles, tile clock %.4g GHz; %zu tile%s with code on %u chip%s)\n\n", input,
+           m.name, st->n_chips, st->n_chips == 1 ? "" : "s", machine_u32(&m, MP_tiles_per_chip),
+           machine_get(&m, MP_tile_clock_hz) / 1e9, n, n == 1 ? "" : "s", chips_used, chips_used == 1 ? "" : "s");
+
+    uint64_t max_tile_cycles = 0;
+    if (n <= 32) {
+        printf("%6s %12s %12s %13s %12s %9s %14s %8s\n", "tile", "cycles", "time_us", "instructions", "issues",
+               "idle_%", "amp_macs", "amp_%");
+    }
+    double peak_f16 = machine_get(&m, MP_amp_f16_peak_macs_per_cycle);
+    double peak_f32 = machine_get(&m, MP_amp_f32_peak_macs_per_cycle);
+    for (size_t k = 0; k < n; k++) {
+        const ipu_tile *t = engine_tile_at(g, k);
+        uint64_t cyc = t->s.cycle;
+        uint64_t hz = engine_chip_clock_hz(g, t->tile_id / machine_u32(&m, MP_tiles_per_chip));
+        if (cyc > max_tile_cycles)
+            max_tile_cycles = cyc;
+        if (n > 32)
+            continue;
+        double amp_pct = cyc ? 100.0 * ((double)t->stats.amp_f16_macs / peak_f16 +
+                                        (double)t->stats.amp_f32_macs / peak_f32) / (double)cyc : 0.0;
+        printf("%6u %12llu %12.3f %13llu %12llu %9.1f %14llu %8.1f\n", t->tile_id, (unsigned long long)cyc,
+               1e6 * (double)cyc / (double)hz, (unsigned long long)t->stats.instructions,
+               (unsigned long long)t->stats.issues, cyc ? 100.0 * (double)t->stats.idle_slot_cycles / (double)cyc : 0.0,
+               (unsigned long long)(t->stats.amp_f16_macs + t->stats.amp_f32_macs), amp_pct);
+    }
+    if (n <= 32)
+        printf("\n");
+    print_chips(st);
+    if (supersteps || st->n_supersteps <= 16) {
+        printf("\n");
+        print_supersteps(st);
+    }
+    double host_s = st->host_seconds;
+    printf("\nsimulation: %.3f host s, %.3g tile-cycles/s, %.3g instructions/s (%d host thread%s, %llu of %llu "
+           "tile batches in parallel); simulated %.6g s\n",
+           host_s, host_s > 0 ? (double)st->tile_cycles / host_s : 0.0,
+           host_s > 0 ? (double)st->instructions / host_s : 0.0, st->host_threads, st->host_threads == 1 ? "" : "s",
+           (unsigned long long)st->parallel_batches, (unsigned long long)st->batches, (double)st->end_ps / 1e12);
+
+    cJSON *jdumps = json ? cJSON_CreateArray() : NULL;
+    for (unsigned d = 0; d < n_dumps; d++) {
+        const exe_symbol *sym = find_dump_symbol(e, &dumps[d]);
+        if (!sym) {
+            if (dumps[d].tile >= 0)
+                fatal("--dump: no symbol '%s' on tile %ld in %s", dumps[d].symbol, dumps[d].tile, input);
+            fatal("--dump: no symbol '%s' in %s", dumps[d].symbol, input);
+        }
+        const ipu_tile *t = engine_tile(g, sym->tile);
+        if (!t)
+            fatal("--dump: symbol '%s' is on tile %u, which has no code", sym->name, sym->tile);
+        unsigned eb = type_bytes(dumps[d].type);
+        long count = dumps[d].count > 0 ? dumps[d].count : (long)(sym->size / eb);
+        if (count <= 0)
+            count = 1;
+        printf("\n%s (tile %u, 0x%x, %ld x %s):", sym->name, sym->tile, sym->addr, count, dumps[d].type);
+        cJSON *vals = jdumps ? cJSON_CreateArray() : NULL;
+        for (long i = 0; i < count; i++) {
+            uint8_t buf[4] = {0};
+            if (tmem_read_bytes(&t->s.mem, sym->addr + (uint32_t)(i * eb), buf, eb) != TMEM_OK)
+                fatal("--dump %s: %ld elements of %s run past the end of tile memory", sym->name, count,
+                      dumps[d].type);
+            char text[64];
+            format_value(text, sizeof text, dumps[d].type, buf);
+            printf("%s%s", i % 8 ? " " : "\n  ", text);
+            if (vals)
+                cJSON_AddItemToArray(vals, cJSON_CreateString(text));
+        }
+        printf("\n");
+        if (jdumps) {
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "symbol", sym->name);
+            cJSON_AddNumberToObject(o, "tile", sym->tile);
+            cJSON_AddStringToObject(o, "type", dumps[d].type);
+            cJSON_AddItemToObject(o, "values", vals);
+            cJSON_AddItemToArray(jdumps, o);
+        }
+    }
+
+    for (unsigned k = 0; k < n_outputs; k++) {
+        if (outputs[k].tensor) {
+            const tmap_tensor *t = tmap ? tmap_find(tmap, outputs[k].tensor) : NULL;
+            if (!t)
+                fatal("--output %s: %s has no tensor '%s'", outputs[k].tensor, input, outputs[k].tensor);
+            uint64_t bytes = program_tensor_bytes(t);
+            void *data = malloc(bytes ? bytes : 1);
+            if (!data)
+                fatal("out of host memory for '%s'", t->name);
+            bool ok = (t->role & TMAP_OUTPUT) && status == ENGINE_DONE
+                          ? program_read_output(g, t, data, err, sizeof err)
+                          : program_read_tensor(g, t, data, err, sizeof err);
+            if (!ok)
+                fatal("--output %s: %s", outputs[k].tensor, err);
+            if (!afile_write_all(outputs[k].path, data, bytes, err, sizeof err))
+                fatal("--output %s: %s", outputs[k].tensor, err);
+            free(data);
+            continue;
+        }
+        size_t size = 0;
+        const uint8_t *data = engine_host_output(g, outputs[k].stream, &size);
+        if (!data)
+            warning("--output %u: the program sent nothing to host stream %u; writing an empty file",
+                    outputs[k].stream, outputs[k].stream);
+        if (!afile_write_all(outputs[k].path, data ? data : (const uint8_t *)"", size, err, sizeof err))
+            fatal("--output %u: %s", outputs[k].stream, err);
+    }
+
+    if (trace && !engine_write_trace(g, trace, err, sizeof err))
+        fatal("--trace: %s", err);
+
+    if (json) {
+        cJSON *root = stats_json(g, st);
+        cJSON_AddStringToObject(root, "executable", input);
+        cJSON_AddStringToObject(root, "machine", m.name);
+        cJSON_AddNumberToObject(root, "system_chips", st->n_chips);
+        cJSON_AddNumberToObject(root, "tiles_per_chip", machine_u32(&m, MP_tiles_per_chip));
+        cJSON_AddNumberToObject(root, "tile_clock_hz", machine_get(&m, MP_tile_clock_hz));
+        cJSON_AddStringToObject(root, "status", status == ENGINE_DONE ? "completed"
+                                                : status == ENGINE_FAULT ? "fault"
+                                                : status == ENGINE_DEADLOCK ? "deadlock"
+                                                : status == ENGINE_LIMIT ? "cycle limit" : "host error");
+        cJSON_AddStringToObject(root, "message", engine_message(g));
+        cJSON_AddNumberToObject(root, "end_ps", (double)st->end_ps);
+        cJSON_AddNumberToObject(root, "end_seconds", (double)st->end_ps / 1e12);
+        cJSON_AddNumberToObject(root, "max_tile_cycles", (double)max_tile_cycles);
+        cJSON_AddNumberToObject(root, "max_tile_seconds", machine_cycles_to_seconds(&m, max_tile_cycles));
+        cJSON *jt = cJSON_AddArrayToObject(root, "tiles");
+        for (size_t k = 0; k < n; k++) {
+            const ipu_tile *t = engine_tile_at(g, k);
+            uint64_t hz = engine_chip_clock_hz(g, t->tile_id / machine_u32(&m, MP_tiles_per_chip));
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddNumberToObject(o, "tile", t->tile_id);
+            cJSON_AddNumberToObject(o, "cycles", (double)t->s.cycle);
+            cJSON_AddNumberToObject(o, "seconds", (double)t->s.cycle / (double)hz);
+            cJSON_AddNumberToObject(o, "instructions", (double)t->stats.instructions);
+            cJSON_AddNumberToObject(o, "issues", (double)t->stats.issues);
+            cJSON_AddNumberToObject(o, "supervisor_issues", (double)t->stats.supervisor_issues);
+            cJSON_AddNumberToObject(o, "worker_issues", (double)t->stats.worker_issues);
+            cJSON_AddNumberToObject(o, "idle_slot_cycles", (double)t->stats.idle_slot_cycles);
+            cJSON_AddNumberToObject(o, "exchange_stall_cycles", (double)t->stats.exchange_stall_cycles);
+            cJSON_AddNumberToObject(o, "syncs", (double)t->stats.syncs);
+            cJSON_AddNumberToObject(o, "amp_f16_macs", (double)t->stats.amp_f16_macs);
+            cJSON_AddNumberToObject(o, "amp_f32_macs", (double)t->stats.amp_f32_macs);
+            cJSON_AddItemToArray(jt, o);
+        }
+        cJSON *sim = cJSON_AddObjectToObject(root, "simulation");
+        cJSON_AddNumberToObject(sim, "host_seconds", host_s);
+        cJSON_AddNumberToObject(sim, "tile_cycles", (double)st->tile_cycles);
+        cJSON_AddNumberToObject(sim, "instructions", (double)st->instructions);
+        cJSON_AddNumberToObject(sim, "tile_cycles_per_host_second",
+                                host_s > 0 ? (double)st->tile_cycles / host_s : 0);
+        cJSON_AddNumberToObject(sim, "instructions_per_host_second",
+                                host_s > 0 ? (double)st->instructions / host_s : 0);
+        cJSON_AddNumberToObject(sim, "host_threads", st->host_threads);
+        cJSON_AddNumberToObject(sim, "tile_batches", (double)st->batches);
+        cJSON_AddNumberToObject(sim, "tile_batches_in_parallel", (double)st->parallel_batches);
+        if (jdumps)
+            cJSON_AddItemToObject(root, "dumps", jdumps);
+        char *text = cJSON_Print(root);
+        cJSON_Delete(root);
+        if (!text || !afile_write_all(json, text, strlen(text), err, sizeof err))
+            fatal("%s", text ? err : "out of memory");
+        free(text);
+    }
+
+    engine_free(g);
+    exe_free(e);
+    for (unsigned d = 0; d < n_dumps; d++)
+        free((char *)dumps[d].symbol);
+    for (unsigned k = 0; k < n_inputs; k++)
+        free(inputs[k].tensor);
+    for (unsigned k = 0; k < n_outputs; k++)
+        free(outputs[k].tensor);
+    tmap_free(tmap);
+    return rc;
+}

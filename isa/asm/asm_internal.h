@@ -1,0 +1,361 @@
+/*
+ * asm_internal.h — what the pieces of the assembler share: source
+ * positions, the arena, the name table, expressions, and the assembler's
+ * state.  Not part of the public contract (that is asm.h).
+ *
+ *   asm_expr.c    expression parsing and evaluation, numbers, strings
+ *   asm_source.c  source files, statements, .include, macros, .rept
+ *   asm.c         statements, directives, instructions, sections, passes
+ */
+#ifndef IPUSIM_ISA_ASM_INTERNAL_H
+#define IPUSIM_ISA_ASM_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "asm.h"
+#include "isa/isa.h"
+
+/* Limits against hostile input (asm.h). */
+#define ASM_MAX_ERRORS          20
+#define ASM_MAX_FRAMES          160      /* all nested sources together */
+#define ASM_MAX_INCLUDE_DEPTH   32
+#define ASM_MAX_MACRO_DEPTH     64
+#define ASM_MAX_STATEMENTS      16000000u
+#define ASM_MAX_EXPANSION_BYTES (64u << 20)
+#define ASM_MAX_FILE_BYTES      (64u << 20)
+#define ASM_MAX_LINE_BYTES      (1u << 20)   /* one statement after substitution */
+#define ASM_MAX_TOTAL_BYTES     (256u << 20) /* section bytes over all tiles */
+#define ASM_MAX_EXPR_NESTING    200
+#define ASM_MAX_EVAL_STEPS      200000   /* node visits for one evaluation */
+#define ASM_MAX_EVAL_DEPTH      2000
+#define ASM_MAX_COND_DEPTH      256
+#define ASM_MAX_TILE            0xFFFEFFFFu
+
+/* A source position.  file indexes asm_ctx.files; col is 1-based. */
+typedef struct asm_loc {
+    uint32_t file, line, col;
+    const char *note;          /* " (in macro 'm' expanded at f:l:c)" or NULL */
+} asm_loc;
+
+/* ---- memory ------------------------------------------------------------ */
+
+typedef struct asm_arena {
+    struct asm_chunk *head;
+    size_t used, cap;
+} asm_arena;
+
+void *asm_alloc(asm_arena *ar, size_t n);            /* zeroed */
+char *asm_strndup(asm_arena *ar, const char *s, size_t n);
+void asm_arena_free(asm_arena *ar);
+void *asm_xrealloc(void *p, size_t n);               /* panics when out of memory */
+
+/* Grow a vector (ptr, count, capacity) to hold one more element. */
+#define ASM_GROW(ptr, n, cap) do { \
+        if ((n) == (cap)) { \
+            (cap) = (cap) ? (cap) * 2 : 16; \
+            (ptr) = asm_xrealloc((ptr), (cap) * sizeof *(ptr)); \
+        } \
+    } while (0)
+
+/* ---- the name table: (name, namespace) -> index ------------------------ */
+
+/* Namespaces: a tile number for labels, or one of these. */
+#define ASM_NS_CONST   0xFFFFFFFFu   /* .equ / .set / = */
+#define ASM_NS_MACRO   0xFFFFFFFEu
+#define ASM_NS_LOCAL   0xFFFFFFFDu   /* numeric local label counters */
+
+typedef struct asm_map {
+    struct asm_map_slot *slots;
+    size_t n, cap;
+} asm_map;
+
+bool asm_map_get(const asm_map *m, const char *name, uint32_t ns, uint32_t *value);
+void asm_map_put(asm_map *m, const char *name, uint32_t ns, uint32_t value); /* name must outlive the map */
+void asm_map_free(asm_map *m);
+
+/* ---- expressions -------------------------------------------------------- */
+
+enum asm_expr_kind { EX_NUM, EX_SYM, EX_DOT, EX_UNARY, EX_BINARY };
+
+enum asm_expr_op {
+    OP_NEG, OP_NOT, OP_LNOT, OP_PLUS,
+    OP_MUL, OP_DIV, OP_MOD, OP_ADD, OP_SUB, OP_SHL, OP_SHR,
+    OP_LT, OP_LE, OP_GT, OP_GE, OP_EQ, OP_NE, OP_AND, OP_XOR, OP_OR, OP_LAND, OP_LOR,
+};
+
+typedef struct asm_expr {
+    uint8_t kind;              /* enum asm_expr_kind */
+    uint8_t op;                /* enum asm_expr_op */
+    uint32_t col;
+    int64_t num;               /* EX_NUM value; EX_DOT offset in its section */
+    int32_t section;           /* EX_DOT */
+    const char *name;          /* EX_SYM: name looked up (internal for 1f/1b) */
+    const char *shown;         /* EX_SYM: as written */
+    struct asm_expr *a, *b;
+} asm_expr;
+
+/* A value: absolute (section < 0) or an offset in a section whose address
+ * is not known yet (before layout). */
+typedef struct asm_value {
+    int64_t v;
+    int32_t section;
+} asm_value;
+
+enum asm_eval_mode { EVAL_NOW, EVAL_FINAL };
+enum asm_eval_status { EV_OK, EV_UNKNOWN, EV_ERROR };
+
+/* ---- sources ------------------------------------------------------------ */
+
+/* One statement of source text: a line, or the part of a line between ';'. */
+typedef struct asm_stmt_text {
+    char *text;                /* NUL-terminated, comments blanked */
+    asm_loc loc;               /* of text[0] */
+} asm_stmt_text;
+
+typedef struct asm_macro {
+    const char *name;
+    char **params; char **defaults; bool *required; size_t n_params;
+    bool vararg;               /* the last parameter takes the rest */
+    asm_stmt_text *body; size_t n_body, cap_body;
+    asm_loc loc;
+} asm_macro;
+
+typedef struct asm_frame asm_frame;
+
+/* ---- assembly state ------------------------------------------------------ */
+
+typedef struct asm_section {
+    char *name;
+    uint32_t tile;
+    uint32_t flags;            /* enum exe_section_flags */
+    bool placed;               /* base is fixed */
+    bool placed_explicitly;
+    bool flags_explicit;
+    bool too_big;              /* "larger than tile memory" already reported */
+    uint32_t base;
+    uint32_t align;            /* largest .align seen, at least 1 */
+    uint32_t size;             /* the location counter */
+    uint8_t *bytes;            /* pass 2 */
+    uint32_t n_labels;
+    asm_loc loc, place_loc;
+    size_t *stmts; size_t n_stmts, cap_stmts;   /* instruction statements, for rpt checks */
+} asm_section;
+
+enum asm_opnd_class {
+    OPC_M, OPC_M_INC, OPC_MP, OPC_MP_INC, OPC_A, OPC_AP, OPC_AQ, OPC_CSR, OPC_IMM
+};
+
+typedef struct asm_operand {
+    uint8_t cls;               /* enum asm_opnd_class */
+    int32_t reg;               /* register number (first of a pair/quad) or CSR */
+    asm_expr *expr;            /* OPC_IMM */
+    uint32_t col;
+    const char *text;          /* as written, for messages */
+} asm_operand;
+
+typedef struct asm_insn {
+    uint16_t op;               /* enum isa_op */
+    uint8_t n;
+    asm_operand opnd[ISA_MAX_OPERANDS];
+    asm_loc loc;               /* of the mnemonic */
+} asm_insn;
+
+enum asm_stmt_kind { ST_INSN, ST_BUNDLE, ST_DATA, ST_RAW, ST_FILL, ST_CODEPAD };
+
+typedef struct asm_stmt {
+    uint8_t kind;
+    uint8_t width;             /* ST_DATA: bytes per item */
+    uint8_t fill;              /* ST_FILL */
+    int32_t section;
+    uint32_t offset, size;
+    uint32_t tile;
+    asm_loc loc;
+    asm_insn *insn[2];         /* ST_INSN: [0]; ST_BUNDLE: main, aux */
+    asm_expr **items;          /* ST_DATA */
+    uint32_t n_items;
+    const uint8_t *raw;        /* ST_RAW */
+} asm_stmt;
+
+enum asm_sym_kind { SYM_LABEL, SYM_CONST };
+enum asm_sym_type { SYMT_DEFAULT, SYMT_FUNC, SYMT_OBJECT, SYMT_NOTYPE };
+
+typedef struct asm_symbol {
+    const char *name;
+    uint32_t tile;             /* labels */
+    uint8_t kind;              /* enum asm_sym_kind */
+    uint8_t type;              /* enum asm_sym_type */
+    bool internal;             /* numeric local label: not exported */
+    bool global;
+    bool has_size;
+    bool known;                /* SYM_CONST: value is known */
+    bool evaluating;           /* SYM_CONST: cycle detection */
+    int32_t section;           /* SYM_LABEL */
+    uint32_t offset;           /* SYM_LABEL */
+    uint32_t size;
+    int64_t value;             /* SYM_CONST */
+    asm_expr *expr;            /* SYM_CONST defined by an expression not known yet */
+    uint32_t expr_tile;
+    asm_loc loc;
+} asm_symbol;
+
+/* A directive applied to a symbol once everything is defined. */
+typedef struct asm_symattr {
+    uint8_t what;              /* 0 .globl, 1 .type, 2 .size */
+    uint8_t type;
+    const char *name;
+    uint32_t tile;
+    asm_expr *expr;
+    asm_loc loc;
+} asm_symattr;
+
+typedef struct asm_entry {
+    uint32_t tile;
+    asm_expr *expr;
+    asm_loc loc;
+} asm_entry;
+
+typedef struct asm_cond {
+    bool parent_active;        /* the enclosing block is assembled */
+    bool active;               /* this branch is assembled */
+    bool taken;                /* some branch of this .if was taken */
+    bool seen_else;
+    int depth;                 /* sources open when it began (.exitm ends it) */
+    asm_loc loc;
+} asm_cond;
+
+typedef struct asm_ctx {
+    asm_arena arena;
+    asm_options opt;
+
+    /* files: names as shown in messages */
+    char **files; size_t n_files, cap_files;
+    char **buffers; size_t n_buffers, cap_buffers;   /* freed at the end */
+
+    /* errors */
+    char **errors; size_t n_errors, cap_errors;
+    bool too_many_errors;
+
+    /* sources */
+    asm_frame *frames[ASM_MAX_FRAMES];
+    int n_frames;
+    int include_depth, macro_depth;
+    uint64_t n_statements;
+    uint64_t expansion_bytes;
+    uint64_t macro_counter;    /* \@ */
+    bool stop;                 /* a fatal limit was hit: stop reading */
+
+    /* collecting a .macro or .rept body */
+    int collecting;            /* 0 no, 1 macro, 2 rept */
+    int collect_depth;         /* frame depth where collection began */
+    int collect_nest;
+    asm_macro *collect_macro;
+    asm_stmt_text *collect_body; size_t n_collect, cap_collect;
+    uint64_t collect_count;
+    asm_loc collect_loc;
+
+    asm_macro **macros; size_t n_macros, cap_macros;
+
+    /* conditionals */
+    asm_cond conds[ASM_MAX_COND_DEPTH];
+    int n_conds;
+
+    /* names */
+    asm_map names;
+    asm_symbol *syms; size_t n_syms, cap_syms;
+    asm_symattr *attrs; size_t n_attrs, cap_attrs;
+    int64_t *local_counts; size_t n_local_counts, cap_local_counts;
+
+    /* sections and statements */
+    asm_section *sections; size_t n_sections, cap_sections;
+    asm_map section_names;     /* (name, tile) -> index */
+    asm_stmt *stmts; size_t n_stmts, cap_stmts;
+    asm_entry *entries; size_t n_entries, cap_entries;
+    uint32_t cur_tile;
+    int32_t cur_section;       /* -1: none yet on this tile */
+    uint64_t total_bytes;
+    int context_mode;          /* 0 any, 1 .worker, 2 .supervisor */
+
+    /* an open bundle */
+    bool in_bundle;
+    asm_loc bundle_loc;
+    asm_insn *bundle[2];
+    int n_bundle;
+    bool bundle_failed;        /* a half did not parse: no further complaint */
+
+    /* evaluation */
+    uint32_t eval_steps, eval_depth;
+    char unknown_why[200];     /* why EV_UNKNOWN */
+
+    uint32_t nop_word;
+} asm_ctx;
+
+/* ---- errors (asm.c) ----------------------------------------------------- */
+
+void asm_error(asm_ctx *a, asm_loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static inline asm_loc asm_loc_col(asm_loc l, uint32_t col) { l.col = col; return l; }
+
+/* "did you mean": the closest of n candidates within a small edit
+ * distance, or NULL. */
+const char *asm_suggest(const char *word, const char *const *cands, size_t n);
+
+/* ---- text helpers (asm_expr.c) ----------------------------------------- */
+
+static inline bool asm_is_ident_start(int c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '.';
+}
+static inline bool asm_is_ident_char(int c)
+{
+    return asm_is_ident_start(c) || (c >= '0' && c <= '9') || c == '$';
+}
+static inline bool asm_is_space(int c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+static inline const char *asm_skip_space(const char *p) { while (asm_is_space((unsigned char)*p)) p++; return p; }
+
+/* Parse an expression at *p (text starts at column base_col + (p - text)).
+ * Returns NULL after reporting an error. */
+asm_expr *asm_parse_expr(asm_ctx *a, const char *text, const char **p, asm_loc loc);
+/* Evaluate; on EV_UNKNOWN a->unknown_why says why. */
+enum asm_eval_status asm_eval(asm_ctx *a, const asm_expr *e, uint32_t tile, asm_loc loc,
+                              enum asm_eval_mode mode, asm_value *out);
+/* Evaluate an expression that must be an absolute constant now (.space,
+ * .org, .rept, .if, ...): reports "what needs a constant" when it is not. */
+bool asm_eval_const(asm_ctx *a, const asm_expr *e, asm_loc loc, const char *what, int64_t *out);
+/* Parse and evaluate in one go. */
+bool asm_parse_const(asm_ctx *a, const char *text, const char **p, asm_loc loc, const char *what, int64_t *out);
+
+/* A "..." string with C escapes at *p: returns the bytes (arena) and length. */
+bool asm_parse_string(asm_ctx *a, const char *text, const char **p, asm_loc loc,
+                      char **out, size_t *len);
+/* A floating-point literal (for .float / .f16). */
+bool asm_parse_float(asm_ctx *a, const char *text, const char **p, asm_loc loc, double *out);
+
+/* Symbols. */
+asm_symbol *asm_find_label(asm_ctx *a, const char *name, uint32_t tile);
+asm_symbol *asm_find_const(asm_ctx *a, const char *name);
+/* The internal name of a numeric local label: the k-th definition of
+ * digits. */
+const char *asm_local_name(asm_ctx *a, const char *digits, size_t n, int64_t k);
+int64_t asm_local_count(asm_ctx *a, const char *digits, size_t n, bool bump);
+
+/* ---- sources (asm_source.c) --------------------------------------------- */
+
+uint32_t asm_add_file(asm_ctx *a, const char *shown);
+bool asm_push_file(asm_ctx *a, const char *path, const char *shown, asm_loc from);
+void asm_push_string(asm_ctx *a, const char *text, const char *name);
+/* .include "name" from the file of loc. */
+void asm_include(asm_ctx *a, const char *name, asm_loc loc);
+/* The next statement; false at the end of all sources.  *depth is the
+ * number of frames open when it was read. */
+bool asm_next_stmt(asm_ctx *a, asm_stmt_text *out, int *depth);
+void asm_push_macro(asm_ctx *a, asm_macro *m, const char *args, asm_loc loc);
+void asm_push_rept(asm_ctx *a, asm_stmt_text *body, size_t n, uint64_t count, asm_loc loc);
+void asm_exit_macro(asm_ctx *a, asm_loc loc);
+void asm_free_sources(asm_ctx *a);
+asm_macro *asm_find_macro(asm_ctx *a, const char *name);
+/* Parse ".macro NAME params" (rest of the line after ".macro"). */
+asm_macro *asm_define_macro(asm_ctx *a, const char *text, const char *p, asm_loc loc);
+
+#endif

@@ -1,0 +1,91 @@
+/*
+ * debugger.h — the ipusim debugger's command interpreter: breakpoints on a
+ * tile's pc, a symbol, a superstep or a cycle, watchpoints on tile memory,
+ * stepping one issue, registers, memory, tensors by name, disassembly with
+ * symbols and source lines, and the engine's statistics so far.
+ *
+ * It drives the system engine through its stepping interface (engine.h:
+ * engine_start / engine_continue), so a run with stops gives the same
+ * cycles and results as `ipusim run`.  It knows nothing of terminals: a
+ * command line goes in, text comes out on a FILE; `ipusim debug`
+ * (frontends/cli/debug_cmd.c) adds readline, history and completion, and the tests
+ * and the fuzzer call debugger_execute directly.
+ *
+ * Commands (aliases in brackets; `help` lists them, `help CMD` explains):
+ *   run [r]                 start the program (again, from the beginning)
+ *   continue [c] [N]        go on to the next stop (N times)
+ *   stepi [si] [N]          N issues of the selected tile (any context)
+ *   next-superstep [ns]     go on to the end of the next superstep
+ *   break [b] TILE:ADDR | TILE:SYMBOL | SYMBOL | superstep N | cycle N
+ *   watch [w] TILE:ADDR[:BYTES]
+ *   delete [d] N | all
+ *   info [i] breakpoints | tiles | registers [CONTEXT] | supersteps | exchange
+ *   tile [t] T, context [ctx] sup | w1..w6
+ *   print [p] $mN | $aN | $CSR | $pc | TENSOR [SLICE]
+ *   x/NFMT ADDR             N units of x (hex word), d (decimal word),
+ *                           f (f32), h (f16), b (byte) from the selected tile
+ *   disassemble [disas] [ADDR [N]]
+ *   where [bt], stats, source FILE, help [h] [CMD], quit [q]
+ * Every mistake is one line starting "error: " and changes nothing.
+ *
+ * A simulated exception stops the run at the faulting tile and context,
+ * which become the selection; the run cannot go on (run starts it again).
+ */
+#ifndef IPUSIM_SIM_DEBUGGER_H
+#define IPUSIM_SIM_DEBUGGER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sim/engine/engine.h"
+#include "isa/elf/executable.h"
+#include "sim/program/machine.h"
+
+typedef struct debugger debugger;
+
+typedef struct debugger_options {
+    uint64_t max_cycles;          /* engine_options.max_cycles (0: the engine's default) */
+    int threads;                  /* host threads (0: OpenMP's default) */
+    bool no_files;                /* refuse `source` (the fuzzer) */
+} debugger_options;
+
+enum debugger_result {
+    DEBUGGER_OK,
+    DEBUGGER_ERROR,               /* the command was refused: one "error: ..." line */
+    DEBUGGER_QUIT,                /* quit */
+};
+
+/* A debugger for executable e (borrowed: it must outlive the debugger)
+ * loaded onto machine m; `name` is the file name for messages.  NULL with
+ * err when it does not load. */
+debugger *debugger_new(const machine *m, const ipu_exe *e, const char *name, const debugger_options *o,
+                       char *err, size_t err_size);
+void debugger_free(debugger *d);
+
+/* An input for the runs (--input): `what` is a host stream number or an
+ * input tensor's name.  Checked now (tensor exists, size), used at every
+ * run; inputs of a compiled program not given get random values. */
+bool debugger_add_input(debugger *d, const char *what, const void *data, size_t size, char *err,
+                        size_t err_size);
+
+/* Run one command line (leading/trailing blanks and "#" comments ignored;
+ * an empty line does nothing). */
+enum debugger_result debugger_execute(debugger *d, const char *line, FILE *out);
+
+/* A run stops early when *flag becomes non-zero (SIGINT handler). */
+void debugger_set_interrupt(debugger *d, volatile int *flag);
+
+/* Completion: the n-th (0, 1, ...) candidate that starts with `word`, a
+ * command name when `first_word`, else a symbol, tensor, CSR ("$NAME"),
+ * register or keyword; NULL after the last.  Owned by the debugger, valid
+ * until the next call. */
+const char *debugger_complete(debugger *d, const char *word, bool first_word, size_t n);
+
+/* What the tests look at. */
+engine *debugger_engine(const debugger *d);
+uint32_t debugger_tile(const debugger *d);
+unsigned debugger_context(const debugger *d);
+
+#endif

@@ -1,0 +1,211 @@
+/*
+ * program_io.c — named inputs and outputs of compiled programs.
+ */
+#include "program_io.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "isa/fp16.h"
+#include "tile.h"
+
+tensor_map *program_tensor_map(const ipu_exe *e, const char *source, char *err, size_t err_size)
+{
+    if (!e->tensors.size) {
+        if (err_size)
+            err[0] = 0;
+        return NULL;
+    }
+    return tmap_decode(e->tensors.bytes, e->tensors.size, source, err, err_size);
+}
+
+uint64_t program_tensor_bytes(const tmap_tensor *t)
+{
+    return tmap_elements(t) * t->element_bytes;
+}
+
+static void dims_text(const tmap_tensor *t, char *buf, size_t size)
+{
+    size_t at = (size_t)snprintf(buf, size, "[");
+    for (uint32_t d = 0; d < t->rank && at < size; d++)
+        at += (size_t)snprintf(buf + at, size - at, "%s%llu", d ? "," : "", (unsigned long long)t->dims[d]);
+    if (at < size)
+        snprintf(buf + at, size - at, "]");
+}
+
+bool program_set_input(engine *g, const tmap_tensor *t, const void *given, size_t size, char *err, size_t err_size)
+{
+    uint64_t want = program_tensor_bytes(t);
+    const void *data = given;
+    void *stored = NULL;
+    if (size != want) {
+        char dims[128];
+        dims_text(t, dims, sizeof dims);
+        snprintf(err, err_size, "input '%s': %zu bytes given, the tensor %s %s has %llu", t->name, size, dims,
+                 tmap_dtype_name(t->dtype), (unsigned long long)want);
+        return false;
+    }
+    if (!tmap_is_identity(t)) {
+        /* The host rearranges the data into the order the tiles keep. */
+        stored = malloc(want ? want : 1);
+        if (!stored) {
+            snprintf(err, err_size, "out of host memory");
+            return false;
+        }
+        tmap_permute(t, given, stored, true);
+        data = stored;
+    }
+    for (size_t k = 0; k < t->n_pieces; k++) {
+        const tmap_piece *p = &t->pieces[k];
+        if (p->stream == TMAP_NO_STREAM) {
+            snprintf(err, err_size, "input '%s': piece %zu has no host stream", t->name, k);
+            free(stored);
+            return false;
+        }
+        size_t bytes = (size_t)(p->count * t->element_bytes);
+        size_t padded = (bytes + 3) & ~(size_t)3;
+        uint8_t *buf = calloc(1, padded ? padded : 1);
+        if (!buf) {
+            snprintf(err, err_size, "out of host memory");
+            free(stored);
+            return false;
+        }
+        memcpy(buf, (const uint8_t *)data + p->first * t->element_bytes, bytes);
+        bool ok = engine_set_host_input(g, p->stream, buf, padded);
+        free(buf);
+        if (!ok) {
+            snprintf(err, err_size, "out of host memory");
+            free(stored);
+            return false;
+        }
+    }
+    free(stored);
+    return true;
+}
+
+void program_random_input(const tmap_tensor *t, uint64_t seed, void *data)
+{
+    uint64_t s = seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
+    uint64_t n = tmap_elements(t);
+    for (uint64_t i = 0; i < n; i++) {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        double u = (double)(s >> 11) / 9007199254740992.0 * 2.0 - 1.0;
+        switch (t->dtype) {
+        case 1: ((float *)data)[i] = (float)u; break;
+        case 10: ((f16_t *)data)[i] = fp16_from_f32((float)u); break;
+        case 6: ((int32_t *)data)[i] = (int32_t)(s % 10); break;
+        case 7: ((int64_t *)data)[i] = (int64_t)(s % 10); break;
+        default: memset((uint8_t *)data + i * t->element_bytes, (int)(s & 1), t->element_bytes); break;
+        }
+    }
+}
+
+
+static bool read_streams(const engine *g, const tmap_tensor *t, void *data, char *err, size_t err_size);
+static bool read_tiles(const engine *g, const tmap_tensor *t, void *data, char *err, size_t err_size);
+
+static bool read_stored(const engine *g, const tmap_tensor *t, void *data, bool from_streams, char *err,
+                        size_t err_size)
+{
+    return from_streams ? read_streams(g, t, data, err, err_size) : read_tiles(g, t, data, err, err_size);
+}
+
+/* Read in the stored order, then put it in the tensor's own order. */
+static bool read_permuted(const engine *g, const tmap_tensor *t, void *data, bool from_streams, char *err,
+                          size_t err_size)
+{
+    if (tmap_is_identity(t))
+        return read_stored(g, t, data, from_streams, err, err_size);
+    uint64_t bytes = program_tensor_bytes(t);
+    void *stored = malloc(bytes ? bytes : 1);
+    if (!stored) {
+        snprintf(err, err_size, "out of host memory");
+        return false;
+    }
+    bool ok = read_stored(g, t, stored, from_streams, err, err_size);
+    if (ok)
+        tmap_permute(t, stored, data, false);
+    free(stored);
+    return ok;
+}
+
+bool program_read_output(const engine *g, const tmap_tensor *t, void *data, char *err, size_t err_size)
+{
+    return read_permuted(g, t, data, true, err, err_size);
+}
+
+bool program_read_tensor(const engine *g, const tmap_tensor *t, void *data, char *err, size_t err_size)
+{
+    return read_permuted(g, t, data, false, err, err_size);
+}
+
+/* The pieces, in the stored order, from the host output streams. */
+static bool read_streams(const engine *g, const tmap_tensor *t, void *data, char *err, size_t err_size)
+{
+    for (size_t k = 0; k < t->n_pieces; k++) {
+        const tmap_piece *p = &t->pieces[k];
+        size_t size = 0;
+        const uint8_t *bytes = p->stream == TMAP_NO_STREAM ? NULL : engine_host_output(g, p->stream, &size);
+        size_t want = (size_t)(p->count * t->element_bytes);
+        if (!bytes || size < want) {
+            snprintf(err, err_size, "output '%s': host stream %u brought %zu bytes, piece %zu has %zu", t->name,
+                     p->stream, bytes ? size : 0, k, want);
+            return false;
+        }
+        memcpy((uint8_t *)data + p->first * t->element_bytes, bytes, want);
+    }
+    return true;
+}
+
+/* The pieces, in the stored order, from tile memory. */
+static bool read_tiles(const engine *g, const tmap_tensor *t, void *data, char *err, size_t err_size)
+{
+    for (size_t k = 0; k < t->n_pieces; k++) {
+        const tmap_piece *p = &t->pieces[k];
+        const ipu_tile *tile = engine_tile(g, p->tile);
+        size_t want = (size_t)(p->count * t->element_bytes);
+        if (!tile || tmem_read_bytes(&tile->s.mem, p->addr, (uint8_t *)data + p->first * t->element_bytes, want) !=
+                         TMEM_OK) {
+            snprintf(err, err_size, "tensor '%s': piece %zu (tile %u, 0x%x, %zu bytes) is not in tile memory",
+                     t->name, k, p->tile, p->addr, want);
+            return false;
+        }
+    }
+    return true;
+}
+
+bool program_fill_inputs(engine *g, const tensor_map *m, const char *const *given, size_t n_given, FILE *note,
+                         const char *prefix, char *err, size_t err_size)
+{
+    size_t filled = 0;
+    for (size_t i = 0; i < m->n_tensors; i++) {
+        const tmap_tensor *t = &m->tensors[i];
+        if (!(t->role & TMAP_INPUT))
+            continue;
+        bool found = false;
+        for (size_t k = 0; k < n_given && !found; k++)
+            found = given[k] && !strcmp(given[k], t->name);
+        if (found)
+            continue;
+        uint64_t bytes = program_tensor_bytes(t);
+        void *data = malloc(bytes ? bytes : 1);
+        if (!data) {
+            snprintf(err, err_size, "out of host memory for input '%s'", t->name);
+            return false;
+        }
+        program_random_input(t, 1 + i, data);
+        bool ok = program_set_input(g, t, data, bytes, err, err_size);
+        free(data);
+        if (!ok)
+            return false;
+        if (note && filled++ < 4)
+            fprintf(note, "%sinput '%s' not given (--input %s=FILE): uniform random values in [-1, 1)\n", prefix,
+                    t->name, t->name);
+    }
+    if (note && filled > 4)
+        fprintf(note, "%s... and %zu more inputs not given: uniform random values in [-1, 1)\n", prefix, filled - 4);
+    return true;
+}

@@ -1,0 +1,414 @@
+/*
+ * validate_cmd.c — `ipusim validate --onnx-tests [DIR]`: every ONNX backend
+ * node test through import and the host reference evaluator, compared with
+ * the expected outputs (tolerance in validate.h).  Later the same command
+ * compiles each graph and runs it on a simulated gc200; until then its
+ * header says the results are the reference evaluator's.
+ */
+#include "validate.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "frontends/decompose.h"
+#include "frontends/fusion.h"
+#include "frontends/graph_eval.h"
+#include "frontends/onnx_import.h"
+#include "frontends/simulate.h"
+#include "frontends/cli/commands.h"
+#include "sim/base/diag.h"
+#include "micro.h"
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Sorted names in dir starting with prefix (all when prefix is ""). */
+static char **list_dir(const char *dir, const char *prefix, size_t *count)
+{
+    DIR *d = opendir(dir);
+    *count = 0;
+    if (!d)
+        return NULL;
+    char **names = NULL;
+    size_t cap = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.' || strncmp(e->d_name, prefix, strlen(prefix)))
+            continue;
+        if (*count == cap) {
+            cap = cap ? 2 * cap : 64;
+            names = realloc(names, cap * sizeof *names);
+            if (!names)
+                fatal("out of memory");
+        }
+        names[(*count)++] = strdup(e->d_name);
+    }
+    closedir(d);
+    if (*count)
+        qsort(names, *count, sizeof *names, cmp_str);
+    return names;
+}
+
+static void free_list(char **names, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        free(names[i]);
+    free(names);
+}
+
+/* Numeric order of input_N.pb / output_N.pb. */
+static int cmp_pb(const void *a, const void *b)
+{
+    const char *x = strchr(*(char *const *)a, '_'), *y = strchr(*(char *const *)b, '_');
+    return atoi(x ? x + 1 : "0") - atoi(y ? y + 1 : "0");
+}
+
+typedef struct tensor_set {
+    size_t n;
+    char **names;
+    graph_value *values;
+} tensor_set;
+
+static void free_set(tensor_set *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        free(s->names[i]);
+        graph_value_free(&s->values[i]);
+    }
+    free(s->names);
+    free(s->values);
+}
+
+static bool read_set(const char *dir, const char *prefix, tensor_set *s, enum onnx_status *status, char *msg,
+                     size_t msg_size)
+{
+    size_t count;
+    char **files = list_dir(dir, prefix, &count);
+    if (count)
+        qsort(files, count, sizeof *files, cmp_pb);
+    s->n = 0;
+    s->names = calloc(count + 1, sizeof *s->names);
+    s->values = calloc(count + 1, sizeof *s->values);
+    if (!s->names || !s->values)
+        fatal("out of memory");
+    bool ok = true;
+    for (size_t i = 0; i < count && ok; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        ok = onnx_read_tensor_file(path, &s->names[i], &s->values[i], status, msg, msg_size);
+        if (ok)
+            s->n++;
+    }
+    free_list(files, count);
+    return ok;
+}
+
+/* Compare one output; false with a message on a mismatch.  *worst gets the
+ * largest error relative to the tolerance. */
+static bool compare_output(const char *name, const graph_value *got, const graph_value *want, double *worst,
+                           char *msg, size_t msg_size)
+{
+    char s1[200], s2[200];
+    if (got->dtype != want->dtype || !graph_shape_equal(&got->shape, &want->shape)) {
+        snprintf(msg, msg_size, "output '%s' is %s%s, expected %s%s", name, graph_dtype_name(got->dtype),
+                 graph_shape_str(&got->shape, s1, sizeof s1), graph_dtype_name(want->dtype),
+                 graph_shape_str(&want->shape, s2, sizeof s2));
+        return false;
+    }
+    size_t n = (size_t)graph_shape_numel(&got->shape);
+    bool is_float = graph_dtype_is_float(got->dtype);
+    double rtol = got->dtype == GDT_BF16 ? VALIDATE_RTOL_BF16 : VALIDATE_RTOL;
+    size_t bad = 0, first_bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool ok;
+        if (!is_float)
+            ok = graph_load_i64(got->dtype, got->data, i) == graph_load_i64(want->dtype, want->data, i);
+        else {
+            double g = graph_load_f64(got->dtype, got->data, i), w = graph_load_f64(want->dtype, want->data, i);
+            if (isnan(w) || isnan(g))
+                ok = isnan(w) && isnan(g);
+            else if (isinf(w) || isinf(g))
+                ok = g == w;
+            else {
+                double tol = VALIDATE_ATOL + rtol * fabs(w);
+                ok = fabs(g - w) <= tol;
+                if (fabs(g - w) / tol > *worst)
+                    *worst = fabs(g - w) / tol;
+            }
+        }
+        if (!ok && !bad++)
+            first_bad = i;
+    }
+    if (bad) {
+        if (is_float)
+            snprintf(msg, msg_size, "output '%s': %zu of %zu elements outside tolerance; first at %zu: got %.9g, "
+                     "expected %.9g", name, bad, n, first_bad, graph_load_f64(got->dtype, got->data, first_bad),
+                     graph_load_f64(want->dtype, want->data, first_bad));
+        else
+            snprintf(msg, msg_size, "output '%s': %zu of %zu elements differ; first at %zu: got %lld, expected %lld",
+                     name, bad, n, first_bad, (long long)graph_load_i64(got->dtype, got->data, first_bad),
+                     (long long)graph_load_i64(want->dtype, want->data, first_bad));
+        return false;
+    }
+    return true;
+}
+
+/* The machine node tests are simulated on. */
+static const machine *node_test_machine(void)
+{
+    static machine m;
+    static bool ready;
+    if (!ready) {
+        char err[512];
+        if (!machine_preset("gc200", &m, err, sizeof err))
+            panic("%s", err);
+        ready = true;
+    }
+    return &m;
+}
+
+static enum validate_result run_data_set(const char *test_dir, const char *set, bool fuse, bool simulate,
+                                         bool *simulated, uint64_t *cycles, char *why, size_t why_size,
+                                         double *worst, char *msg, size_t msg_size)
+{
+    char dir[4096], model[4096];
+    snprintf(dir, sizeof dir, "%s/%s", test_dir, set);
+    snprintf(model, sizeof model, "%s/model.onnx", test_dir);
+    tensor_set ins = { 0 }, outs = { 0 };
+    enum onnx_status st = ONNX_OK;
+    enum validate_result result = VALIDATE_FAIL;
+    graph *g = NULL;
+    graph_value *got = NULL;
+    onnx_known_input *known = NULL;
+    if (!read_set(dir, "input_", &ins, &st, msg, msg_size) || !read_set(dir, "output_", &outs, &st, msg, msg_size)) {
+        /* Sequences and optionals are not TensorProtos: if the model is one
+         * ipusim does not take, that is the reason to give. */
+        char reason[2048];
+        enum onnx_status mst;
+        graph *m = onnx_import_file(model, NULL, &mst, reason, sizeof reason);
+        graph_free(m);
+        if (!m && mst == ONNX_UNSUPPORTED)
+            snprintf(msg, msg_size, "%s", reason);
+        result = st == ONNX_UNSUPPORTED || (!m && mst == ONNX_UNSUPPORTED) ? VALIDATE_UNSUPPORTED : VALIDATE_FAIL;
+        goto done;
+    }
+    known = calloc(ins.n + 1, sizeof *known);
+    if (!known)
+        fatal("out of memory");
+    for (size_t i = 0; i < ins.n; i++) {
+        if (!ins.names[i][0]) {
+            /* unnamed (older test data): input_N.pb feeds the model's Nth input */
+            char **names;
+            size_t n_names;
+            if (!onnx_model_input_names(model, &names, &n_names, &st, msg, msg_size)) {
+                result = st == ONNX_UNSUPPORTED ? VALIDATE_UNSUPPORTED : VALIDATE_FAIL;
+                goto done;
+            }
+            if (i < n_names) {
+                free(ins.names[i]);
+                ins.names[i] = names[i];
+                names[i] = NULL;
+            }
+            for (size_t k = 0; k < n_names; k++)
+                free(names[k]);
+            free(names);
+            if (!ins.names[i][0]) {
+                snprintf(msg, msg_size, "%s/input_%zu.pb has no name and the model has %zu inputs", dir, i, n_names);
+                goto done;
+            }
+        }
+        known[i] = (onnx_known_input){ ins.names[i], &ins.values[i] };
+    }
+    /* ONNX's runner feeds the data whatever shapes the model declares, and
+     * two 1.12 tests (castlike_*_BFLOAT16_expanded) declare shapes their
+     * data do not have: the data decide, as there. */
+    onnx_import_options opt = { .known = known, .n_known = ins.n, .values_override_shapes = true };
+    g = onnx_import_file(model, &opt, &st, msg, msg_size);
+    if (!g) {
+        result = st == ONNX_UNSUPPORTED ? VALIDATE_UNSUPPORTED : VALIDATE_FAIL;
+        goto done;
+    }
+    if (fuse && !fusion_run_all(g, NULL, msg, msg_size))
+        goto done;
+    graph_value *feed = calloc((size_t)g->n_inputs + 1, sizeof *feed);
+    if (!feed)
+        fatal("out of memory");
+    for (int i = 0; i < g->n_inputs; i++) {
+        const char *name = g->tensors[g->inputs[i]].name;
+        size_t k = 0;
+        while (k < ins.n && strcmp(ins.names[k], name))
+            k++;
+        if (k == ins.n) {
+            snprintf(msg, msg_size, "%s: no value for input '%s'", dir, name);
+            free(feed);
+            goto done;
+        }
+        feed[i] = ins.values[k];
+        if (feed[i].dtype == GDT_U16 && g->tensors[g->inputs[i]].dtype == GDT_BF16)
+            feed[i].dtype = GDT_BF16;       /* bf16 stored as u16 (see onnx_import.c) */
+    }
+    if ((size_t)g->n_outputs != outs.n) {
+        snprintf(msg, msg_size, "the model has %d outputs, the data set %zu", g->n_outputs, outs.n);
+        free(feed);
+        goto done;
+    }
+    got = calloc((size_t)g->n_outputs + 1, sizeof *got);
+    if (!got)
+        fatal("out of memory");
+    bool ok = false;
+    *simulated = false;
+    if (simulate) {
+        lower_options lo = { .machine = node_test_machine() };
+        simulate_result sr;
+        if (!decompose_graph(g, NULL, msg, msg_size)) {
+            free(feed);
+            goto done;
+        }
+        ok = simulate_graph(g, &lo, feed, got, &sr, msg, msg_size);
+        if (ok) {
+            *simulated = true;
+            *cycles += sr.cycles;
+        } else if (!sr.plan.unsupported) {
+            free(feed);
+            goto done;                      /* a compile error or a simulated fault */
+        } else {
+            /* Why it was not lowered: the part after the file name. */
+            const char *w = strstr(msg, ".onnx: ");
+            snprintf(why, why_size, "%s", w ? w + 7 : msg);
+            for (int i = 0; i < g->n_outputs; i++)
+                graph_value_free(&got[i]);
+        }
+    }
+    if (!*simulated)
+        ok = graph_eval(g, feed, got, msg, msg_size);
+    free(feed);
+    if (!ok)
+        goto done;
+    for (int i = 0; i < g->n_outputs; i++)
+        if (outs.values[i].dtype == GDT_U16 && got[i].dtype == GDT_BF16)
+            outs.values[i].dtype = GDT_BF16;
+    for (int i = 0; i < g->n_outputs && ok; i++)
+        ok = compare_output(g->tensors[g->outputs[i]].name, &got[i], &outs.values[i], worst, msg, msg_size);
+    if (ok)
+        result = VALIDATE_PASS;
+done:
+    if (got)
+        for (int i = 0; i < g->n_outputs; i++)
+            graph_value_free(&got[i]);
+    free(got);
+    free(known);
+    graph_free(g);
+    free_set(&ins);
+    free_set(&outs);
+    return result;
+}
+
+enum validate_result validate_onnx_node_test(const char *test_dir, bool fuse, bool simulate, char *msg,
+                                             size_t msg_size)
+{
+    size_t n_sets;
+    char **sets = list_dir(test_dir, "test_data_set_", &n_sets);
+    enum validate_result r = VALIDATE_PASS;
+    double worst = 0;
+    bool all_simulated = true;
+    uint64_t cycles = 0;
+    char why[512] = "";
+    msg[0] = 0;
+    if (!n_sets) {
+        snprintf(msg, msg_size, "%s: no test_data_set_* directories", test_dir);
+        r = VALIDATE_FAIL;
+    }
+    for (size_t i = 0; i < n_sets && r == VALIDATE_PASS; i++) {
+        bool simulated = false;
+        r = run_data_set(test_dir, sets[i], fuse, simulate, &simulated, &cycles, why, sizeof why, &worst, msg,
+                         msg_size);
+        all_simulated &= simulated;
+    }
+    if (r == VALIDATE_PASS && all_simulated)
+        snprintf(msg, msg_size, "max err/tol %.3g, simulated on gc200 in %llu cycles", worst,
+                 (unsigned long long)cycles);
+    else if (r == VALIDATE_PASS) {
+        r = simulate ? VALIDATE_PASS_REFERENCE : VALIDATE_PASS;
+        snprintf(msg, msg_size, "max err/tol %.3g%s%s%s", worst, simulate ? " (reference evaluator; not lowered: " : "",
+                 simulate ? why : "", simulate ? ")" : "");
+    }
+    free_list(sets, n_sets);
+    return r;
+}
+
+int cmd_validate(int argc, char **argv, const command *self)
+{
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--micro"))
+            return micro_cmd(argc, argv, self);
+        if (!strcmp(argv[i], "--model"))
+            return validate_model_cmd(argc, argv, self);
+    }
+    const char *dir = NULL, *filter = NULL;
+    bool onnx_tests = false, quiet = false, fuse = false, simulate = true;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--reference"))
+            simulate = false;
+        else if (!strcmp(argv[i], "--onnx-tests")) {
+            onnx_tests = true;
+            if (i + 1 < argc && argv[i + 1][0] != '-')
+                dir = argv[++i];
+        } else if (!strcmp(argv[i], "--filter"))
+            filter = cli_value(self, argc, argv, &i);
+        else if (!strcmp(argv[i], "--fuse"))
+            fuse = true;
+        else if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q"))
+            quiet = true;
+        else
+            cli_usage_error(self, "unknown argument '%s'", argv[i]);
+    }
+    if (!onnx_tests)
+        cli_usage_error(self, "%s", "nothing to validate (give --onnx-tests)");
+    if (!dir)
+        dir = VALIDATE_DEFAULT_NODE_TESTS;
+    if (!onnx_available())
+        fatal("validate: ipusim was built without ONNX support (protobuf-c and frontends/onnx.cmake)");
+    struct stat sb;
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        fatal("%s: cannot open: %s", dir, errno ? strerror(errno) : "not a directory");
+    size_t n_tests;
+    char **tests = list_dir(dir, "test_", &n_tests);
+    printf("ONNX backend node tests in %s\n", dir);
+    if (simulate)
+        printf("mode: each graph the compiler lowers is compiled for gc200 and simulated, its outputs compared; "
+               "the others run on the host reference evaluator (PASS-REF)%s\n", fuse ? "; graphs fused first" : "");
+    else
+        printf("mode: host reference evaluator only (--reference)%s\n", fuse ? "; graphs fused first" : "");
+    printf("tolerance: |got - want| <= %g + %g |want| for floats (the ONNX test runner's), one ulp for bf16, "
+           "exact for integers and bool\n\n", VALIDATE_ATOL, VALIDATE_RTOL);
+    size_t counts[4] = { 0 };
+    static const char *labels[] = { "PASS", "FAIL", "UNSUPPORTED", "PASS-REF" };
+    for (size_t i = 0; i < n_tests; i++) {
+        if (filter && !strstr(tests[i], filter))
+            continue;
+        char path[4096], msg[2048];
+        snprintf(path, sizeof path, "%s/%s", dir, tests[i]);
+        enum validate_result r = validate_onnx_node_test(path, fuse, simulate, msg, sizeof msg);
+        counts[r]++;
+        if (!quiet || r == VALIDATE_FAIL)
+            printf("%-11s %s: %s\n", labels[r], tests[i], msg);
+    }
+    free_list(tests, n_tests);
+    size_t total = counts[0] + counts[1] + counts[2] + counts[3];
+    if (simulate)
+        printf("\n%zu tests: %zu passed (%zu simulated on gc200, %zu on the reference evaluator), %zu failed, "
+               "%zu unsupported\n", total, counts[VALIDATE_PASS] + counts[VALIDATE_PASS_REFERENCE],
+               counts[VALIDATE_PASS], counts[VALIDATE_PASS_REFERENCE], counts[VALIDATE_FAIL],
+               counts[VALIDATE_UNSUPPORTED]);
+    else
+        printf("\n%zu tests: %zu passed, %zu failed, %zu unsupported\n", total, counts[VALIDATE_PASS],
+               counts[VALIDATE_FAIL], counts[VALIDATE_UNSUPPORTED]);
+    return counts[VALIDATE_FAIL] ? 1 : 0;
+}
