@@ -103,8 +103,8 @@ uint32_t lw_tile_of(lowering *lw, uint32_t i)
 
 static uint32_t lw_tile_used_bytes(const lowering *lw, const ltile *t)
 {
-    return (t->r0_next - lw->r0_start) + (t->r1_next - lw->r1_start) + (ISA_REGION1_BASE - t->floor0) +
-           (lw->mem_end - t->floor1);
+    return (t->region0_kept_end - lw->region0_start) + (t->region1_kept_end - lw->region1_start) + (ISA_REGION1_BASE - t->region0_scratch_floor) +
+           (lw->mem_end - t->region1_scratch_floor);
 }
 
 /* bytes of tile memory for `what`, aligned to `align` (a power of two, at
@@ -117,8 +117,8 @@ static uint32_t no_room(lowering *lw, uint32_t tile, uint64_t need, const char *
     uint32_t total = lw->mem_end - ISA_MEMORY_BASE;
     lw_fail(lw, "%s: does not fit: tile %u needs %llu bytes more for %s, with %u of its %u bytes in use "
             "(%u bytes are the kernel library)", lw->g->source, tile, (unsigned long long)need, what,
-            lw_tile_used_bytes(lw, &lw->t[tile]), total,
-            (lw->r0_start - ISA_MEMORY_BASE) + (lw->r1_start - ISA_REGION1_BASE));
+            lw_tile_used_bytes(lw, &lw->tile[tile]), total,
+            (lw->region0_start - ISA_MEMORY_BASE) + (lw->region1_start - ISA_REGION1_BASE));
     return 0;
 }
 
@@ -136,10 +136,10 @@ static bool note_block(lowering *lw, ltile *t, uint32_t addr, uint64_t bytes)
  * tile's persistent blocks; 0 when the region has no room. */
 static uint32_t bump_alloc(lowering *lw, uint32_t tile, uint64_t bytes, uint64_t need, uint32_t a, bool region0)
 {
-    ltile *t = &lw->t[tile];
-    uint32_t *next = region0 ? &t->r0_next : &t->r1_next;
+    ltile *t = &lw->tile[tile];
+    uint32_t *next = region0 ? &t->region0_kept_end : &t->region1_kept_end;
     /* below every scratch block any op has used (lower_internal.h) */
-    uint32_t end = region0 ? t->floor0 : t->floor1;
+    uint32_t end = region0 ? t->region0_scratch_floor : t->region1_scratch_floor;
     uint64_t at = ((uint64_t)*next + a) & ~(uint64_t)a;
     if (at + need > end)
         return 0;
@@ -163,13 +163,13 @@ uint32_t lw_tile_alloc(lowering *lw, uint32_t tile, uint64_t bytes, enum region_
 uint32_t lw_scratch_alloc(lowering *lw, uint32_t tile, uint64_t bytes, enum region_pref pref, uint32_t align,
                           const char *what)
 {
-    ltile *t = &lw->t[tile];
+    ltile *t = &lw->tile[tile];
     uint64_t need = ALIGN8(bytes) + CODELET_READ_SLACK_BYTES;
     uint32_t a = (align < 8 ? 8 : align) - 1;
     for (int attempt = 0; attempt < 2; attempt++) {
         bool r0 = (pref == PREFER_REGION0) == (attempt == 0);
-        uint32_t *low = r0 ? &t->s0_low : &t->s1_low, *floor = r0 ? &t->floor0 : &t->floor1;
-        uint32_t bottom = r0 ? t->r0_next : t->r1_next;
+        uint32_t *low = r0 ? &t->region0_scratch_low : &t->region1_scratch_low, *floor = r0 ? &t->region0_scratch_floor : &t->region1_scratch_floor;
+        uint32_t bottom = r0 ? t->region0_kept_end : t->region1_kept_end;
         if (*low < need)
             continue;
         uint64_t at = ((uint64_t)*low - need) & ~(uint64_t)a;
@@ -187,8 +187,8 @@ uint32_t lw_scratch_alloc(lowering *lw, uint32_t tile, uint64_t bytes, enum regi
 static void release_scratch(lowering *lw)
 {
     for (uint32_t i = 0; i < lw->program_tiles; i++) {
-        lw->t[i].s0_low = ISA_REGION1_BASE;
-        lw->t[i].s1_low = lw->mem_end;
+        lw->tile[i].region0_scratch_low = ISA_REGION1_BASE;
+        lw->tile[i].region1_scratch_low = lw->mem_end;
     }
 }
 
@@ -204,7 +204,7 @@ static bool fill_zeros(lowering *lw, uint32_t tile, uint32_t addr, uint64_t byte
     lw_worker_split(bytes / 8, wl, wh);
     for (int w = 0; w < CODELET_WORKERS; w++)
         kernel_fill_record(recs[w], addr + (uint32_t)(wl[w] * 8), (uint32_t)((wh[w] - wl[w]) * 8));
-    return lw_step_run(lw, tile, lw->k.vtx_fill, off, KERNEL_FILL_WORDS);
+    return lw_step_run(lw, tile, lw->kernels.vtx_fill, off, KERNEL_FILL_WORDS);
 }
 
 uint32_t lw_scratch_zeroed(lowering *lw, uint32_t tile, uint64_t bytes, enum region_pref pref, uint32_t align,
@@ -261,7 +261,7 @@ static uint32_t take_released(lowering *lw, ltile *t, uint64_t need, uint32_t a,
  * region. */
 static bool give_back(lowering *lw, mem_block b)
 {
-    ltile *t = &lw->t[b.tile];
+    ltile *t = &lw->tile[b.tile];
     size_t k = 0;
     while (k < t->n_free && t->free[k].addr < b.addr)
         k++;
@@ -286,8 +286,8 @@ static bool give_back(lowering *lw, mem_block b)
 uint32_t lw_tensor_alloc(lowering *lw, int tensor, uint32_t tile, uint64_t bytes, enum region_pref pref,
                          uint32_t align, bool zeroed, const char *what)
 {
-    ltile *t = &lw->t[tile];
-    ltensor *owner = &lw->ts[lw->ts[tensor].root];
+    ltile *t = &lw->tile[tile];
+    ltensor *owner = &lw->tensor[lw->tensor[tensor].root];
     uint64_t need = ALIGN8(bytes) + CODELET_READ_SLACK_BYTES;
     uint32_t a = (align < 8 ? 8 : align) - 1, at = 0;
     bool reused = false;
@@ -324,7 +324,7 @@ static void tensor_roots(lowering *lw)
 {
     const graph *g = lw->g;
     for (int t = 0; t < g->n_tensors; t++) {
-        lw->ts[t].root = t;
+        lw->tensor[t].root = t;
         lw->last_reader[t] = -1;
     }
     for (int i = 0; i < g->n_nodes; i++) {
@@ -333,13 +333,13 @@ static void tensor_roots(lowering *lw)
         if (out >= 0 && n->n_inputs &&
             (is_view(n->op) || (n->op == GRAPH_OP_POW && lw_pow_form(g, n) == -3) ||
              (n->op == GRAPH_OP_TRANSPOSE && lw_transpose_into_matmul(g, out))))
-            lw->ts[out].root = lw->ts[n->inputs[0]].root;
+            lw->tensor[out].root = lw->tensor[n->inputs[0]].root;
         for (int k = 0; k < n->n_inputs; k++)
             if (n->inputs[k] >= 0)
-                lw->last_reader[lw->ts[n->inputs[k]].root] = i;
+                lw->last_reader[lw->tensor[n->inputs[k]].root] = i;
     }
     for (int i = 0; i < g->n_outputs; i++)
-        lw->last_reader[lw->ts[g->outputs[i]].root] = INT_MAX;
+        lw->last_reader[lw->tensor[g->outputs[i]].root] = INT_MAX;
 }
 
 /* After node i: the storage of every tensor it was the last to read (or
@@ -353,8 +353,8 @@ static bool release_dead(lowering *lw, int i)
         int t = k < n->n_inputs ? n->inputs[k] : n->outputs[k - n->n_inputs];
         if (t < 0)
             continue;
-        ltensor *r = &lw->ts[lw->ts[t].root];
-        if (r->released || lw->last_reader[lw->ts[t].root] > i)
+        ltensor *r = &lw->tensor[lw->tensor[t].root];
+        if (r->released || lw->last_reader[lw->tensor[t].root] > i)
             continue;
         if (!ended && !lw_end_phase(lw))
             return false;
@@ -370,7 +370,7 @@ static bool release_dead(lowering *lw, int i)
 bool lw_tile_data(lowering *lw, uint32_t tile, uint32_t addr, const void *bytes, uint32_t size,
                       const char *name)
 {
-    ltile *t = &lw->t[tile];
+    ltile *t = &lw->tile[tile];
     if (!lw_grow((void **)&t->data, &t->cap_data, t->n_data + 1, sizeof *t->data))
         return lw_fail(lw, "out of host memory");
     data_item *d = &t->data[t->n_data];
@@ -398,7 +398,7 @@ static uint32_t padded_words(uint32_t words) { return (words + 1u) & ~1u; }
 
 uint32_t lw_new_record(lowering *lw, uint32_t tile, uint32_t words, uint32_t **rec)
 {
-    ltile *t = &lw->t[tile];
+    ltile *t = &lw->tile[tile];
     size_t at = t->records.n;
     size_t padded = padded_words(words);
     if (!lw_grow((void **)&t->records.w, &t->records.cap, at + padded, sizeof(uint32_t))) {
@@ -414,7 +414,7 @@ uint32_t lw_new_record(lowering *lw, uint32_t tile, uint32_t words, uint32_t **r
 
 static bool lw_patch_here(lowering *lw, uint32_t tile)
 {
-    ltile *t = &lw->t[tile];
+    ltile *t = &lw->tile[tile];
     if (!lw_grow((void **)&t->patch, &t->cap_patch, t->n_patch + 1, sizeof *t->patch))
         return lw_fail(lw, "out of host memory");
     t->patch[t->n_patch++] = t->steps.n;
@@ -425,9 +425,9 @@ static bool lw_patch_here(lowering *lw, uint32_t tile)
  * each of record_words words. */
 bool lw_step_run(lowering *lw, uint32_t tile, uint32_t entry, uint32_t rec0, uint32_t record_words)
 {
-    ltile *t = &lw->t[tile];
+    ltile *t = &lw->tile[tile];
     uint32_t rec_bytes = padded_words(record_words) * 4;
-    lw_push_word(lw, &t->steps, lw->k.ctl_run);
+    lw_push_word(lw, &t->steps, lw->kernels.ctl_run);
     lw_push_word(lw, &t->steps, entry);
     lw_patch_here(lw, tile);
     lw_push_word(lw, &t->steps, rec0);
@@ -438,8 +438,8 @@ bool lw_step_run(lowering *lw, uint32_t tile, uint32_t entry, uint32_t rec0, uin
 
 bool lw_step_call(lowering *lw, uint32_t tile, uint32_t entry, uint32_t rec)
 {
-    ltile *t = &lw->t[tile];
-    lw_push_word(lw, &t->steps, lw->k.ctl_call);
+    ltile *t = &lw->tile[tile];
+    lw_push_word(lw, &t->steps, lw->kernels.ctl_call);
     lw_push_word(lw, &t->steps, entry);
     lw_patch_here(lw, tile);
     lw_push_word(lw, &t->steps, rec);
@@ -464,7 +464,7 @@ uint32_t lw_six_records(lowering *lw, uint32_t tile, uint32_t words, uint32_t *r
 bool lw_add_transfer(lowering *lw, uint32_t from, uint32_t src_addr, uint32_t to, uint32_t dst_addr,
                          uint32_t bytes)
 {
-    ltile *s = &lw->t[from], *r = &lw->t[to];
+    ltile *s = &lw->tile[from], *r = &lw->tile[to];
     if (!lw_grow((void **)&s->sends, &s->cap_sends, s->n_sends + 1, sizeof *s->sends) ||
         !lw_grow((void **)&r->recvs, &r->cap_recvs, r->n_recvs + 1, sizeof *r->recvs))
         return lw_fail(lw, "out of host memory");
@@ -479,7 +479,7 @@ bool lw_add_transfer(lowering *lw, uint32_t from, uint32_t src_addr, uint32_t to
 /* A receive from the host (or streaming memory): endpoint is the stream. */
 bool lw_note_peer(lowering *lw, uint32_t tile, enum peer_kind kind)
 {
-    ltile *t = &lw->t[tile];
+    ltile *t = &lw->tile[tile];
     if (!lw_grow((void **)&t->peers, &t->cap_peers, t->n_peers + 1, sizeof *t->peers))
         return lw_fail(lw, "out of host memory");
     t->peers[t->n_peers].word = t->steps.n - 1;
@@ -489,7 +489,7 @@ bool lw_note_peer(lowering *lw, uint32_t tile, enum peer_kind kind)
 
 bool lw_add_host_receive(lowering *lw, uint32_t tile, uint32_t addr, uint32_t bytes, uint32_t endpoint)
 {
-    ltile *r = &lw->t[tile];
+    ltile *r = &lw->tile[tile];
     if (!lw_grow((void **)&r->recvs, &r->cap_recvs, r->n_recvs + 1, sizeof *r->recvs))
         return lw_fail(lw, "out of host memory");
     r->recvs[r->n_recvs++] = (xfer){ addr, bytes, endpoint, 0, -1, 0, true };
@@ -499,7 +499,7 @@ bool lw_add_host_receive(lowering *lw, uint32_t tile, uint32_t addr, uint32_t by
 
 bool lw_add_local_copy(lowering *lw, uint32_t tile, uint32_t src, uint32_t dst, uint32_t bytes)
 {
-    ltile *t = &lw->t[tile];
+    ltile *t = &lw->tile[tile];
     lw_push_word(lw, &t->copies, src);
     lw_push_word(lw, &t->copies, dst);
     lw_push_word(lw, &t->copies, bytes);
@@ -509,7 +509,7 @@ bool lw_add_local_copy(lowering *lw, uint32_t tile, uint32_t src, uint32_t dst, 
 /* The copies a tile owes itself, six at a time. */
 static bool lw_flush_copies(lowering *lw, uint32_t tile)
 {
-    ltile *t = &lw->t[tile];
+    ltile *t = &lw->tile[tile];
     size_t n = t->copies.n / 3;
     for (size_t base = 0; base < n; base += CODELET_WORKERS) {
         uint32_t *recs[CODELET_WORKERS];
@@ -520,7 +520,7 @@ static bool lw_flush_copies(lowering *lw, uint32_t tile)
             const uint32_t *c = t->copies.w + (base + k) * 3;
             kernel_copy_record(recs[k], c[0], c[1], c[2]);
         }
-        lw_step_run(lw, tile, lw->k.vtx_copy, off, KERNEL_COPY_WORDS);
+        lw_step_run(lw, tile, lw->kernels.vtx_copy, off, KERNEL_COPY_WORDS);
     }
     t->copies.n = 0;
     return !lw->failed;
@@ -566,7 +566,7 @@ static size_t broadcast_groups(const ltile *t)
  * (group, order, emit) and their receives on the other tiles. */
 static bool multicast_groups(lowering *lw, uint32_t i)
 {
-    ltile *t = &lw->t[i];
+    ltile *t = &lw->tile[i];
     size_t n = t->n_sends;
     size_t *idx = malloc((n + 1) * sizeof *idx);
     uint32_t *set_start = malloc(XCH_MULTICAST_GROUPS * sizeof *set_start);
@@ -644,7 +644,7 @@ static bool multicast_groups(lowering *lw, uint32_t i)
                     x->group = (int32_t)g;
                     x->order = (uint32_t)first;
                     x->emit = idx[k] == first;
-                    xfer *r = &lw->t[x->peer].recvs[x->mate];
+                    xfer *r = &lw->tile[x->peer].recvs[x->mate];
                     r->group = (int32_t)g;
                     r->order = (uint32_t)first;
                 }
@@ -682,14 +682,14 @@ bool lw_end_phase(lowering *lw)
         if (!bcast)
             return lw_fail(lw, "out of host memory");
         for (uint32_t i = 0; i < lw->program_tiles && !lw->failed; i++) {
-            bcast[i] = broadcast_groups(&lw->t[i]);
-            if (!bcast[i] && lw->t[i].n_sends > 1)
+            bcast[i] = broadcast_groups(&lw->tile[i]);
+            if (!bcast[i] && lw->tile[i].n_sends > 1)
                 multicast_groups(lw, i);
         }
         const xfer **mc = NULL;
         size_t cap_mc = 0;
         for (uint32_t i = 0; i < lw->program_tiles && !lw->failed; i++) {
-            ltile *t = &lw->t[i];
+            ltile *t = &lw->tile[i];
             size_t n_mc = 0;
             for (size_t k = 0; k < t->n_recvs; k++) {
                 const xfer *rv = &t->recvs[k];
@@ -699,7 +699,7 @@ bool lw_end_phase(lowering *lw)
                     mc[n_mc++] = rv;
                     continue;
                 }
-                lw_push_word(lw, &t->steps, lw->k.ctl_recv);
+                lw_push_word(lw, &t->steps, lw->kernels.ctl_recv);
                 lw_push_word(lw, &t->steps, rv->addr);
                 lw_push_word(lw, &t->steps, (rv->bytes + 3u) & ~3u);
                 bool host = rv->peer & XCH_HOST;
@@ -709,7 +709,7 @@ bool lw_end_phase(lowering *lw)
             if (n_mc > 1)
                 qsort(mc, n_mc, sizeof *mc, cmp_multicast_recv);
             for (size_t k = 0; k < n_mc; k++) {
-                lw_push_word(lw, &t->steps, lw->k.ctl_recv);
+                lw_push_word(lw, &t->steps, lw->kernels.ctl_recv);
                 lw_push_word(lw, &t->steps, mc[k]->addr);
                 lw_push_word(lw, &t->steps, (mc[k]->bytes + 3u) & ~3u);
                 lw_push_word(lw, &t->steps,
@@ -721,7 +721,7 @@ bool lw_end_phase(lowering *lw)
                 const xfer *sd = &t->sends[k];
                 if (!groups && !sd->emit)
                     continue;
-                lw_push_word(lw, &t->steps, lw->k.ctl_send);
+                lw_push_word(lw, &t->steps, lw->kernels.ctl_send);
                 lw_push_word(lw, &t->steps, sd->addr);
                 lw_push_word(lw, &t->steps, (sd->bytes + 3u) & ~3u);
                 if (groups) {
@@ -736,14 +736,14 @@ bool lw_end_phase(lowering *lw)
             lw_push_word(lw, &t->steps, lw->sync_step);
         }
         for (uint32_t i = 0; i < lw->program_tiles; i++)
-            lw->t[i].n_sends = lw->t[i].n_recvs = 0;
+            lw->tile[i].n_sends = lw->tile[i].n_recvs = 0;
         free(mc);
         free(bcast);
         lw->rep->exchange_phases++;
         lw->phase_has_transfers = false;
     }
     for (uint32_t i = 0; i < lw->program_tiles; i++)
-        if (lw->t[i].copies.n && !lw_flush_copies(lw, i))
+        if (lw->tile[i].copies.n && !lw_flush_copies(lw, i))
             return false;
     lw->phase_bytes = 0;
     return !lw->failed;
@@ -753,7 +753,7 @@ bool lw_end_phase(lowering *lw)
 
 bool lw_add_piece(lowering *lw, int tensor, uint32_t tile, uint32_t addr, uint64_t first, uint64_t count)
 {
-    ltensor *lt = &lw->ts[tensor];
+    ltensor *lt = &lw->tensor[tensor];
     if (!lw_grow((void **)&lt->p, &lt->cap, lt->n + 1, sizeof *lt->p))
         return lw_fail(lw, "out of host memory");
     lt->p[lt->n++] = (piece){ tile, addr, first, count };
@@ -769,7 +769,7 @@ static int cmp_piece(const void *a, const void *b)
 
 static void lw_sort_pieces(lowering *lw, int tensor)
 {
-    ltensor *lt = &lw->ts[tensor];
+    ltensor *lt = &lw->tensor[tensor];
     if (lt->n > 1)
         qsort(lt->p, lt->n, sizeof *lt->p, cmp_piece);
 }
@@ -797,8 +797,8 @@ const graph_tensor *lw_gt(const lowering *lw, int t) { return &lw->g->tensors[t]
 uint32_t lw_fetch(lowering *lw, int t, uint64_t first, uint64_t count, uint32_t tile, enum region_pref pref)
 {
     const graph_tensor *g = lw_gt(lw, t);
-    ltensor *lt = &lw->ts[t];
-    uint32_t eb = lt->eb;
+    ltensor *lt = &lw->tensor[t];
+    uint32_t eb = lt->element_bytes;
     if (count == 0)
         return 0;
     if (lt->placed) {
@@ -822,8 +822,8 @@ uint32_t lw_fetch(lowering *lw, int t, uint64_t first, uint64_t count, uint32_t 
 bool lw_fetch_into(lowering *lw, int t, uint64_t first, uint64_t count, uint32_t tile, uint32_t buf)
 {
     const graph_tensor *g = lw_gt(lw, t);
-    ltensor *lt = &lw->ts[t];
-    uint32_t eb = lt->eb;
+    ltensor *lt = &lw->tensor[t];
+    uint32_t eb = lt->element_bytes;
     if (g->data && !lt->placed)
         return lw_tile_data(lw, tile, buf, (const uint8_t *)g->data + first * eb, (uint32_t)(count * eb), g->name);
     if (!lt->placed)
@@ -906,8 +906,8 @@ void lw_worker_split(uint64_t units, uint64_t *lo, uint64_t *hi)
  * through element-wise ops, lower_layout.c). */
 static void lw_same_layout(lowering *lw, int out, int in)
 {
-    ltensor *lo = &lw->ts[out];
-    const ltensor *li = &lw->ts[in];
+    ltensor *lo = &lw->tensor[out];
+    const ltensor *li = &lw->tensor[in];
     lo->permuted = li->permuted;
     memcpy(lo->perm, li->perm, sizeof lo->perm);
 }
@@ -916,11 +916,11 @@ static void lw_same_layout(lowering *lw, int out, int in)
  * same tiles, as tensor `like`, with new storage; or a linear split. */
 static bool lw_place_like(lowering *lw, int out, int like, const char *what)
 {
-    ltensor *lo = &lw->ts[out];
-    const ltensor *ll = &lw->ts[like];
+    ltensor *lo = &lw->tensor[out];
+    const ltensor *ll = &lw->tensor[like];
     for (size_t k = 0; k < ll->n; k++) {
         const piece *p = &ll->p[k];
-        uint32_t a = lw_tensor_alloc(lw, out, p->tile, p->count * lo->eb, PREFER_REGION1, 8, false, what);
+        uint32_t a = lw_tensor_alloc(lw, out, p->tile, p->count * lo->element_bytes, PREFER_REGION1, 8, false, what);
         if (!a)
             return false;
         if (!lw_add_piece(lw, out, p->tile, a, p->first, p->count))
@@ -931,7 +931,7 @@ static bool lw_place_like(lowering *lw, int out, int like, const char *what)
 
 bool lw_place_linear(lowering *lw, int out, uint64_t gran, uint32_t tiles, const char *what)
 {
-    ltensor *lo = &lw->ts[out];
+    ltensor *lo = &lw->tensor[out];
     uint64_t n = (uint64_t)graph_shape_numel(&lw_gt(lw, out)->shape);
     uint64_t *l = malloc(tiles * sizeof *l), *h = malloc(tiles * sizeof *h);
     if (!l || !h) {
@@ -944,7 +944,7 @@ bool lw_place_linear(lowering *lw, int out, uint64_t gran, uint32_t tiles, const
         if (h[i] == l[i])
             continue;
         uint32_t tile = lw_tile_of(lw, i);
-        uint32_t a = lw_tensor_alloc(lw, out, tile, (h[i] - l[i]) * lo->eb, PREFER_REGION1, 8, false, what);
+        uint32_t a = lw_tensor_alloc(lw, out, tile, (h[i] - l[i]) * lo->element_bytes, PREFER_REGION1, 8, false, what);
         if (a)
             lw_add_piece(lw, out, tile, a, l[i], h[i] - l[i]);
     }
@@ -1051,9 +1051,9 @@ bool lw_unsupported(lowering *lw, const graph_node *n, int index, const char *wh
 static bool lower_view(lowering *lw, const graph_node *n)
 {
     int in = n->inputs[0], out = n->outputs[0];
-    if (lw_gt(lw, in)->data && !lw->ts[in].placed)
+    if (lw_gt(lw, in)->data && !lw->tensor[in].placed)
         return true;              /* a constant view stays a constant: fetched where used */
-    ltensor *li = &lw->ts[in], *lo = &lw->ts[out];
+    ltensor *li = &lw->tensor[in], *lo = &lw->tensor[out];
     if (li->permuted) {
         if (!graph_shape_equal(&lw_gt(lw, in)->shape, &lw_gt(lw, out)->shape))
             return lw_fail(lw, "internal: a view of the channels-last tensor '%s' that changes its shape",
@@ -1075,7 +1075,7 @@ static bool lower_unary(lowering *lw, const graph_node *n, int index, int functi
     uint64_t total = (uint64_t)graph_shape_numel(&lw_gt(lw, out)->shape);
     char what[96];
     snprintf(what, sizeof what, "tensor '%s'", lw_gt(lw, out)->name);
-    if (lw->ts[in].placed && lw->ts[in].n) {
+    if (lw->tensor[in].placed && lw->tensor[in].n) {
         if (!lw_place_like(lw, out, in, what))
             return false;
     } else {
@@ -1084,7 +1084,7 @@ static bool lower_unary(lowering *lw, const graph_node *n, int index, int functi
             return false;
     }
     lw_same_layout(lw, out, in);
-    ltensor *lo = &lw->ts[out];
+    ltensor *lo = &lw->tensor[out];
     uint32_t *src = malloc((lo->n + 1) * sizeof *src);
     if (!src)
         return lw_fail(lw, "out of host memory");
@@ -1105,7 +1105,7 @@ static bool lower_unary(lowering *lw, const graph_node *n, int index, int functi
             kernel_unary_record(recs[w], src[k] + (uint32_t)(e0 * 4), p->addr + (uint32_t)(e0 * 4),
                                 (uint32_t)(e1 > e0 ? e1 - e0 : 0), function, a, b);
         }
-        lw_step_run(lw, p->tile, lw->k.vtx_unary_f32, off, KERNEL_UNARY_WORDS);
+        lw_step_run(lw, p->tile, lw->kernels.vtx_unary_f32, off, KERNEL_UNARY_WORDS);
     }
     free(src);
     return !lw->failed;
@@ -1142,10 +1142,10 @@ static bool lower_binary(lowering *lw, const graph_node *n, int index, int funct
     uint64_t gran = flat ? 2 : (uint64_t)cols;
     char what[96];
     snprintf(what, sizeof what, "tensor '%s'", lw_gt(lw, out)->name);
-    if (lw->ts[in0].placed && lw->ts[in0].n && (flat || lw->ts[in0].n <= lw->tiles)) {
+    if (lw->tensor[in0].placed && lw->tensor[in0].n && (flat || lw->tensor[in0].n <= lw->tiles)) {
         bool rows_whole = true;
-        for (size_t k = 0; k < lw->ts[in0].n && !flat; k++)
-            if (lw->ts[in0].p[k].first % (uint64_t)cols || lw->ts[in0].p[k].count % (uint64_t)cols)
+        for (size_t k = 0; k < lw->tensor[in0].n && !flat; k++)
+            if (lw->tensor[in0].p[k].first % (uint64_t)cols || lw->tensor[in0].p[k].count % (uint64_t)cols)
                 rows_whole = false;
         if (rows_whole) {
             if (!lw_place_like(lw, out, in0, what))
@@ -1162,12 +1162,12 @@ static bool lower_binary(lowering *lw, const graph_node *n, int index, int funct
     }
     /* A channels-last operand: every other operand is one too or a single
      * value (lower_layout.c), so the elements pair up in stored order. */
-    if (lw->ts[in0].permuted || lw->ts[in1].permuted) {
-        if (!flat || (!scalar && lw->ts[in0].permuted != lw->ts[in1].permuted))
+    if (lw->tensor[in0].permuted || lw->tensor[in1].permuted) {
+        if (!flat || (!scalar && lw->tensor[in0].permuted != lw->tensor[in1].permuted))
             return lw_fail(lw, "internal: '%s' mixes channels-last and plain operands", lw_gt(lw, out)->name);
-        lw_same_layout(lw, out, lw->ts[in0].permuted ? in0 : in1);
+        lw_same_layout(lw, out, lw->tensor[in0].permuted ? in0 : in1);
     }
-    ltensor *lo = &lw->ts[out];
+    ltensor *lo = &lw->tensor[out];
     uint32_t *a0 = malloc((lo->n + 1) * sizeof *a0), *a1 = malloc((lo->n + 1) * sizeof *a1);
     int64_t *base1 = malloc((lo->n + 1) * sizeof *base1);
     if (!a0 || !a1 || !base1) {
@@ -1274,7 +1274,7 @@ static bool lower_binary(lowering *lw, const graph_node *n, int index, int funct
             for (int w = 0; w < CODELET_WORKERS; w++)
                 if (start[w] == UINT64_MAX)
                     kernel_binary_record(recs[w], a0[k], a1[k], p->addr, 0, 0, 0, 0, 0, function);
-            lw_step_run(lw, p->tile, lw->k.vtx_binary_f32, off, KERNEL_BINARY_WORDS);
+            lw_step_run(lw, p->tile, lw->kernels.vtx_binary_f32, off, KERNEL_BINARY_WORDS);
         }
     }
 out:
@@ -1338,7 +1338,7 @@ static bool lower_rows(lowering *lw, const graph_node *n, int index)
     if (padded == cols) {
         if (!lw_place_linear(lw, out, cols, tiles, what))
             goto out;
-        const ltensor *lo = &lw->ts[out];
+        const ltensor *lo = &lw->tensor[out];
         tiles = (uint32_t)lo->n;
         for (uint32_t k = 0; k < tiles && !lw->failed; k++) {
             l[k] = lo->p[k].first / cols;
@@ -1360,7 +1360,7 @@ static bool lower_rows(lowering *lw, const graph_node *n, int index)
                 lw_fetch_into(lw, in, r * cols, cols, tile, src[k] + (uint32_t)(r - l[k]) * step);
             }
         }
-        lw->ts[out].placed = true;
+        lw->tensor[out].placed = true;
     }
     for (uint32_t k = 0; k < tiles && layernorm && !lw->failed; k++) {
         if (h[k] == l[k])
@@ -1410,7 +1410,7 @@ static bool lower_rows(lowering *lw, const graph_node *n, int index)
                 kernel_softmax_record(recs[w], src[k] + o, dst[k] + o, (uint32_t)(wh[w] - wl[w]), (uint32_t)cols,
                                       step);
         }
-        lw_step_run(lw, tile, layernorm ? lw->k.vtx_layernorm_rows_f32 : lw->k.vtx_softmax_rows_f32, off, words);
+        lw_step_run(lw, tile, layernorm ? lw->kernels.vtx_layernorm_rows_f32 : lw->kernels.vtx_softmax_rows_f32, off, words);
     }
 out:
     free(l); free(h); free(dst); free(src); free(gam); free(bet); free(tl);
@@ -1424,7 +1424,7 @@ static bool lower_input(lowering *lw, int t)
 {
     const graph_tensor *g = lw_gt(lw, t);
     uint64_t total = (uint64_t)graph_shape_numel(&g->shape);
-    uint32_t eb = lw->ts[t].eb;
+    uint32_t eb = lw->tensor[t].element_bytes;
     uint64_t gran = lw_gran_of(eb);
     char what[96];
     snprintf(what, sizeof what, "input '%s'", g->name);
@@ -1438,7 +1438,7 @@ static bool lower_input(lowering *lw, int t)
          * pixels per tile, spread over the tiles: every tile's pixels go to
          * the several tiles whose output rows need them (im2col), so the
          * fewer pixels a tile sends from, the sooner the exchange ends. */
-        ltensor *lt = &lw->ts[t];
+        ltensor *lt = &lw->tensor[t];
         lt->permuted = true;
         lt->perm[0] = 0;
         lt->perm[1] = 2;
@@ -1539,7 +1539,7 @@ static bool node_supported(const lowering *lw, const graph_node *n, const char *
 
 bool lower_supports(const graph *g, const lower_options *o, char *err, size_t err_size)
 {
-    lowering lw = { .g = g, .o = o };
+    lowering lw = { .g = g, .opts = o };
     for (int i = 0; i < g->n_nodes; i++) {
         const graph_node *n = &g->nodes[i];
         const char *why;
@@ -1568,7 +1568,7 @@ bool lower_supports(const graph *g, const lower_options *o, char *err, size_t er
  * 0 for a word that is no handler. */
 static size_t step_words(const lowering *lw, uint32_t h)
 {
-    const kernel_symbols *k = &lw->k;
+    const kernel_symbols *k = &lw->kernels;
     if (h == k->ctl_run || h == k->ctl_send || h == k->ctl_recv)
         return 4;
     if (h == k->ctl_call)
@@ -1585,15 +1585,15 @@ static size_t step_words(const lowering *lw, uint32_t h)
  * boundary with a ctl_jump to the second. */
 static bool place_steps(lowering *lw, uint32_t i)
 {
-    ltile *t = &lw->t[i];
+    ltile *t = &lw->tile[i];
     const uint64_t slack = CODELET_READ_SLACK_BYTES;
     uint64_t bytes = t->steps.n * 4;
-    uint64_t room1 = t->floor1 > ALIGN8(t->r1_next) ? t->floor1 - ALIGN8(t->r1_next) : 0;
-    uint64_t room0 = t->floor0 > ALIGN8(t->r0_next) ? t->floor0 - ALIGN8(t->r0_next) : 0;
+    uint64_t room1 = t->region1_scratch_floor > ALIGN8(t->region1_kept_end) ? t->region1_scratch_floor - ALIGN8(t->region1_kept_end) : 0;
+    uint64_t room0 = t->region0_scratch_floor > ALIGN8(t->region0_kept_end) ? t->region0_scratch_floor - ALIGN8(t->region0_kept_end) : 0;
     t->split_word = 0;
-    if (lw->o->control_room_bytes) {
-        room1 = room1 < lw->o->control_room_bytes ? room1 : lw->o->control_room_bytes;
-        room0 = room0 < lw->o->control_room_bytes ? room0 : lw->o->control_room_bytes;
+    if (lw->opts->control_room_bytes) {
+        room1 = room1 < lw->opts->control_room_bytes ? room1 : lw->opts->control_room_bytes;
+        room0 = room0 < lw->opts->control_room_bytes ? room0 : lw->opts->control_room_bytes;
     }
     if (ALIGN8(bytes) + slack <= (room1 > room0 ? room1 : room0)) {
         t->step_base = lw_tile_alloc(lw, i, bytes, PREFER_REGION1, 8, "the control program");
@@ -1628,7 +1628,7 @@ static int cmp_alloc(const void *a, const void *b)
 
 static bool close_tile(lowering *lw, uint32_t i)
 {
-    ltile *t = &lw->t[i];
+    ltile *t = &lw->tile[i];
     /* Blocks given to several tensors in turn overlap: one section each
      * stretch of memory. */
     if (t->n_allocs > 1)
@@ -1645,7 +1645,7 @@ static bool close_tile(lowering *lw, uint32_t i)
         }
     }
     t->n_allocs = n;
-    lw_push_word(lw, &t->steps, lw->k.ctl_end);
+    lw_push_word(lw, &t->steps, lw->kernels.ctl_end);
     if (lw->failed)
         return false;
     uint32_t rec_bytes = (uint32_t)(t->records.n * 4);
@@ -1661,7 +1661,7 @@ static bool close_tile(lowering *lw, uint32_t i)
  * numbers, tile endpoints and host streams moved on by a chip's worth). */
 static bool finish_tile(lowering *lw, uint32_t i, uint32_t r, ipu_exe *e)
 {
-    ltile *t = &lw->t[i];
+    ltile *t = &lw->tile[i];
     uint32_t rec_bytes = (uint32_t)(t->records.n * 4), step_bytes = (uint32_t)(t->steps.n * 4);
     uint32_t rec_base = t->rec_base, step_base = t->step_base;
     uint32_t gt = lw_global_tile(lw, i) + r * lw->tiles_per_chip;
@@ -1688,7 +1688,7 @@ static bool finish_tile(lowering *lw, uint32_t i, uint32_t r, ipu_exe *e)
         ok = head != NULL;
         if (ok) {
             memcpy(head, steps, first * 4);
-            head[first] = lw->k.ctl_jump;
+            head[first] = lw->kernels.ctl_jump;
             head[first + 1] = t->step_base2;
             ok = exe_add_section(e, gt, ".control", step_base, head, (uint32_t)(first + 2) * 4, 0, lw->err,
                                  lw->err_size) &&
@@ -1714,12 +1714,12 @@ static bool finish_tile(lowering *lw, uint32_t i, uint32_t r, ipu_exe *e)
         const exe_section *sec = &img->sections[s];
         const uint8_t *bytes = sec->bytes;
         uint8_t *copy = NULL;
-        if (bytes && lw->k.ctl_table >= sec->addr && lw->k.ctl_table + 4 <= sec->addr + sec->size) {
+        if (bytes && lw->kernels.ctl_table >= sec->addr && lw->kernels.ctl_table + 4 <= sec->addr + sec->size) {
             copy = malloc(sec->size);
             if (!copy)
                 return lw_fail(lw, "out of host memory");
             memcpy(copy, bytes, sec->size);
-            memcpy(copy + (lw->k.ctl_table - sec->addr), &step_base, 4);
+            memcpy(copy + (lw->kernels.ctl_table - sec->addr), &step_base, 4);
             bytes = copy;
         }
         ok = exe_add_section(e, i, sec->name, sec->addr, bytes, sec->size, sec->flags, err, sizeof err);
@@ -1757,9 +1757,9 @@ static bool finish_tile(lowering *lw, uint32_t i, uint32_t r, ipu_exe *e)
         if (!ok)
             return lw_fail(lw, "tile %u: %s", i, err);
     }
-    if (!exe_set_entry(e, i, lw->k.supervisor))
+    if (!exe_set_entry(e, i, lw->kernels.supervisor))
         return lw_fail(lw, "out of host memory");
-    uint64_t used = lw_tile_used_bytes(lw, t) + (lw->r0_start - ISA_MEMORY_BASE) + (lw->r1_start - ISA_REGION1_BASE);
+    uint64_t used = lw_tile_used_bytes(lw, t) + (lw->region0_start - ISA_MEMORY_BASE) + (lw->region1_start - ISA_REGION1_BASE);
     if (used > lw->rep->max_tile_bytes) {
         lw->rep->max_tile_bytes = used;
         lw->rep->max_tile = i_saved;
@@ -1771,7 +1771,7 @@ static bool finish_tile(lowering *lw, uint32_t i, uint32_t r, ipu_exe *e)
 static bool map_tensor(lowering *lw, ipu_exe *e, int t, uint32_t role, uint32_t r)
 {
     const graph_tensor *g = lw_gt(lw, t);
-    const ltensor *lt = &lw->ts[t];
+    const ltensor *lt = &lw->tensor[t];
     uint64_t dims[TMAP_MAX_RANK];
     for (int d = 0; d < g->shape.rank && d < TMAP_MAX_RANK; d++)
         dims[d] = (uint64_t)g->shape.dims[d];
@@ -1783,9 +1783,9 @@ static bool map_tensor(lowering *lw, ipu_exe *e, int t, uint32_t role, uint32_t 
         sprintf(name, "replica%u/%s", r, g->name);
     else
         strcpy(name, g->name);
-    if (lw->ts[lt->root].released)
+    if (lw->tensor[lt->root].released)
         role |= TMAP_TRANSIENT;
-    tmap_tensor *mt = tmap_add_tensor(lw->tmap, name, (uint32_t)g->dtype, lt->eb, (uint32_t)g->shape.rank, dims,
+    tmap_tensor *mt = tmap_add_tensor(lw->tmap, name, (uint32_t)g->dtype, lt->element_bytes, (uint32_t)g->shape.rank, dims,
                                       role);
     free(name);
     if (!mt)
@@ -1803,7 +1803,7 @@ static bool map_tensor(lowering *lw, ipu_exe *e, int t, uint32_t role, uint32_t 
         if (!tmap_add_piece(mt, tile, lt->p[k].addr, lt->p[k].first, lt->p[k].count, stream))
             return lw_fail(lw, "out of host memory");
         if (!(role & TMAP_OUTPUT) || (role & TMAP_INPUT))
-            exe_add_symbol(e, tile, g->name, lt->p[k].addr, (uint32_t)(lt->p[k].count * lt->eb), EXE_SYM_DATA, true);
+            exe_add_symbol(e, tile, g->name, lt->p[k].addr, (uint32_t)(lt->p[k].count * lt->element_bytes), EXE_SYM_DATA, true);
     }
     return true;
 }
@@ -1846,7 +1846,7 @@ static void assign_stages(lowering *lw)
 ipu_exe *lower_graph(const graph *g, const lower_options *o, lower_report *report, char *err, size_t err_size)
 {
     lower_report dummy;
-    lowering lw = { .g = g, .o = o, .rep = report ? report : &dummy, .err = err, .err_size = err_size };
+    lowering lw = { .g = g, .opts = o, .rep = report ? report : &dummy, .err = err, .err_size = err_size };
     memset(lw.rep, 0, sizeof *lw.rep);
     const machine *m = o->machine;
     uint32_t per_chip = machine_u32(m, MP_tiles_per_chip);
@@ -1878,40 +1878,40 @@ ipu_exe *lower_graph(const graph *g, const lower_options *o, lower_report *repor
     lw.lib = codelet_library_get(err, err_size);
     if (!lw.lib)
         return NULL;
-    if (!kernel_symbols_find(lw.lib, &lw.k, err, err_size))
+    if (!kernel_symbols_find(lw.lib, &lw.kernels, err, err_size))
         return NULL;
     if (!lower_supports(g, o, err, err_size)) {
         lw.rep->unsupported = true;
         return NULL;
     }
-    lw.r0_start = (lw.lib->region0_end + ELEMENT_BYTES - 1) / ELEMENT_BYTES * ELEMENT_BYTES;
-    lw.r1_start = (uint32_t)ALIGN8(lw.lib->region1_end);
+    lw.region0_start = (lw.lib->region0_end + ELEMENT_BYTES - 1) / ELEMENT_BYTES * ELEMENT_BYTES;
+    lw.region1_start = (uint32_t)ALIGN8(lw.lib->region1_end);
     if (lw.mem_end <= ISA_REGION1_BASE) {
         snprintf(err, err_size, "%s: the machine's tile memory (%u bytes) has no region 1; ipusim compiles for "
                  "GC200/Bow-sized tiles", g->source, machine_u32(m, MP_tile_memory_bytes));
         return NULL;
     }
-    lw.t = calloc(lw.program_tiles, sizeof *lw.t);
-    lw.sync_step = lw.stages > 1 ? lw.k.ctl_sync_system : lw.k.ctl_sync_chip;
+    lw.tile = calloc(lw.program_tiles, sizeof *lw.tile);
+    lw.sync_step = lw.stages > 1 ? lw.kernels.ctl_sync_system : lw.kernels.ctl_sync_chip;
     lw.stage_of = calloc((size_t)g->n_nodes + 1, sizeof *lw.stage_of);
     if (lw.stage_of && lw.stages > 1)
         assign_stages(&lw);
-    lw.ts = calloc((size_t)g->n_tensors + 1, sizeof *lw.ts);
+    lw.tensor = calloc((size_t)g->n_tensors + 1, sizeof *lw.tensor);
     lw.last_reader = calloc((size_t)g->n_tensors + 1, sizeof *lw.last_reader);
     lw.tmap = tmap_new();
-    if (!lw.t || !lw.ts || !lw.tmap || !lw.stage_of || !lw.last_reader) {
+    if (!lw.tile || !lw.tensor || !lw.tmap || !lw.stage_of || !lw.last_reader) {
         snprintf(err, err_size, "out of host memory");
         goto done;
     }
     for (uint32_t i = 0; i < lw.program_tiles; i++) {
-        lw.t[i].r0_next = lw.r0_start;
-        lw.t[i].r1_next = lw.r1_start;
-        lw.t[i].floor0 = ISA_REGION1_BASE;
-        lw.t[i].floor1 = lw.mem_end;
+        lw.tile[i].region0_kept_end = lw.region0_start;
+        lw.tile[i].region1_kept_end = lw.region1_start;
+        lw.tile[i].region0_scratch_floor = ISA_REGION1_BASE;
+        lw.tile[i].region1_scratch_floor = lw.mem_end;
     }
     release_scratch(&lw);
     for (int t = 0; t < g->n_tensors; t++)
-        lw.ts[t].eb = (uint32_t)graph_dtype_size(g->tensors[t].dtype);
+        lw.tensor[t].element_bytes = (uint32_t)graph_dtype_size(g->tensors[t].dtype);
     tensor_roots(&lw);
 
     /* 1. Inputs from the host. */
@@ -1924,11 +1924,11 @@ ipu_exe *lower_graph(const graph *g, const lower_options *o, lower_report *repor
     }
     uint32_t stream = 0;
     for (int i = 0; i < g->n_inputs && !lw.failed; i++) {
-        const ltensor *lt = &lw.ts[g->inputs[i]];
+        const ltensor *lt = &lw.tensor[g->inputs[i]];
         if (g->tensors[g->inputs[i]].data)
             continue;
         for (size_t k = 0; k < lt->n; k++)
-            lw_add_host_receive(&lw, lt->p[k].tile, lt->p[k].addr, (uint32_t)(lt->p[k].count * lt->eb),
+            lw_add_host_receive(&lw, lt->p[k].tile, lt->p[k].addr, (uint32_t)(lt->p[k].count * lt->element_bytes),
                                 XCH_HOST | stream++);
     }
     lw.rep->input_streams = stream;
@@ -2005,7 +2005,7 @@ ipu_exe *lower_graph(const graph *g, const lower_options *o, lower_report *repor
     }
     for (int i = 0; i < g->n_outputs && !lw.failed; i++) {
         int t = g->outputs[i];
-        if (!lw.ts[t].placed) {
+        if (!lw.tensor[t].placed) {
             /* A constant (or an input passed through): place it on tile 0. */
             const graph_tensor *gtn = lw_gt(&lw, t);
             uint64_t n = (uint64_t)graph_shape_numel(&gtn->shape);
@@ -2023,14 +2023,14 @@ ipu_exe *lower_graph(const graph *g, const lower_options *o, lower_report *repor
     if (!lw.failed)
         lw_end_phase(&lw);
     for (uint32_t i = 0; i < lw.program_tiles && !lw.failed; i++)
-        lw_push_word(&lw, &lw.t[i].steps, lw.sync_step);
+        lw_push_word(&lw, &lw.tile[i].steps, lw.sync_step);
     for (int i = 0; i < g->n_outputs && !lw.failed; i++) {
-        const ltensor *lt = &lw.ts[g->outputs[i]];
+        const ltensor *lt = &lw.tensor[g->outputs[i]];
         for (size_t k = 0; k < lt->n; k++) {
-            ltile *tt = &lw.t[lt->p[k].tile];
-            lw_push_word(&lw, &tt->steps, lw.k.ctl_send);
+            ltile *tt = &lw.tile[lt->p[k].tile];
+            lw_push_word(&lw, &tt->steps, lw.kernels.ctl_send);
             lw_push_word(&lw, &tt->steps, lt->p[k].addr);
-            lw_push_word(&lw, &tt->steps, (uint32_t)((lt->p[k].count * lt->eb + 3) & ~3ull));
+            lw_push_word(&lw, &tt->steps, (uint32_t)((lt->p[k].count * lt->element_bytes + 3) & ~3ull));
             lw_push_word(&lw, &tt->steps, XCH_HOST | lw.rep->output_streams++);
             lw_note_peer(&lw, lt->p[k].tile, PEER_HOST_OUT);
         }
@@ -2044,14 +2044,14 @@ ipu_exe *lower_graph(const graph *g, const lower_options *o, lower_report *repor
         for (int i = 0; i < g->n_outputs && !lw.failed; i++)
             map_tensor(&lw, e, g->outputs[i], TMAP_OUTPUT, r);
         for (int t = 0; t < g->n_tensors && !lw.failed; t++)
-            if (lw.ts[t].placed && !g->tensors[t].is_input && !g->tensors[t].is_output)
+            if (lw.tensor[t].placed && !g->tensors[t].is_input && !g->tensors[t].is_output)
                 map_tensor(&lw, e, t, g->tensors[t].data ? TMAP_WEIGHT : TMAP_ACTIVATION, r);
     }
     /* Tiles past the last one holding anything only sync: they get no
      * code, and the syncs of the rest do not wait for them. */
     uint32_t used = 1;
     for (uint32_t i = 0; i < lw.program_tiles; i++)
-        if (lw.t[i].n_allocs || lw.t[i].records.n)
+        if (lw.tile[i].n_allocs || lw.tile[i].records.n)
             used = i + 1;
     if (lw.stages > 1)
         used = lw.program_tiles;      /* every stage's tiles take part in the system syncs */
@@ -2074,9 +2074,9 @@ ipu_exe *lower_graph(const graph *g, const lower_options *o, lower_report *repor
 done:
     free(lw.stage_of);
     free(lw.last_reader);
-    if (lw.t) {
+    if (lw.tile) {
         for (uint32_t i = 0; i < lw.program_tiles; i++) {
-            ltile *t = &lw.t[i];
+            ltile *t = &lw.tile[i];
             free(t->steps.w);
             free(t->records.w);
             free(t->patch);
@@ -2091,13 +2091,13 @@ done:
             free(t->free);
         }
     }
-    if (lw.ts)
+    if (lw.tensor)
         for (int t = 0; t < g->n_tensors; t++) {
-            free(lw.ts[t].p);
-            free(lw.ts[t].blocks);
+            free(lw.tensor[t].p);
+            free(lw.tensor[t].blocks);
         }
-    free(lw.t);
-    free(lw.ts);
+    free(lw.tile);
+    free(lw.tensor);
     tmap_free(lw.tmap);
     if (lw.failed || !e) {
         exe_free(e);

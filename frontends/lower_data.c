@@ -172,7 +172,7 @@ bool lw_lower_runs(lowering *lw, const graph_node *n, int index)
 {
     const graph *g = lw->g;
     int out = n->outputs[0];
-    uint32_t eb = lw->ts[out].eb;
+    uint32_t eb = lw->tensor[out].element_bytes;
     if (eb == 0 || (eb < 4 && eb != 2))
         return lw_unsupported(lw, n, index, "elements of this type are not moved by the exchange yet");
     run_map m;
@@ -189,12 +189,12 @@ bool lw_lower_runs(lowering *lw, const graph_node *n, int index)
      * transfer's set-up for each run. */
     uint32_t tiles = lw_plan_tiles(lw, total, gran, (double)eb / 4.0 + 2.0, 300);
     if (!total)
-        lw->ts[out].placed = true;                 /* an empty tensor: nothing to move */
+        lw->tensor[out].placed = true;                 /* an empty tensor: nothing to move */
     if (total && !lw_place_linear(lw, out, gran, tiles, what)) {
         free(owned);
         return false;
     }
-    const ltensor *lo = &lw->ts[out];
+    const ltensor *lo = &lw->tensor[out];
     for (size_t p = 0; p < lo->n && !lw->failed; p++) {
         const piece *pc = &lo->p[p];
         uint64_t e = pc->first, end = pc->first + pc->count;
@@ -236,7 +236,7 @@ bool lw_lower_cast(lowering *lw, const graph_node *n, int index)
     uint32_t tiles = lw_plan_tiles(lw, total, 4, 1.0, 200);
     if (!lw_place_linear(lw, out, 4, tiles, what))
         return false;
-    const ltensor *lo = &lw->ts[out];
+    const ltensor *lo = &lw->tensor[out];
     uint32_t *src = malloc((lo->n + 1) * sizeof *src);
     if (!src)
         return lw_fail(lw, "out of host memory");
@@ -244,7 +244,7 @@ bool lw_lower_cast(lowering *lw, const graph_node *n, int index)
         src[k] = lw_fetch(lw, in, lo->p[k].first, lo->p[k].count, lo->p[k].tile, PREFER_REGION1);
     if (!lw->failed)
         lw_end_phase(lw);
-    uint32_t ein = lw->ts[in].eb, eout = lw->ts[out].eb;
+    uint32_t ein = lw->tensor[in].element_bytes, eout = lw->tensor[out].element_bytes;
     for (size_t k = 0; k < lo->n && !lw->failed; k++) {
         const piece *p = &lo->p[k];
         uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
@@ -258,7 +258,7 @@ bool lw_lower_cast(lowering *lw, const graph_node *n, int index)
             kernel_cast_record(recs[w], src[k] + (uint32_t)(e0 * ein), p->addr + (uint32_t)(e0 * eout),
                                (uint32_t)(e1 > e0 ? e1 - e0 : 0));
         }
-        lw_step_run(lw, p->tile, down ? lw->k.vtx_cast_f32_to_f16 : lw->k.vtx_cast_f16_to_f32, off,
+        lw_step_run(lw, p->tile, down ? lw->kernels.vtx_cast_f32_to_f16 : lw->kernels.vtx_cast_f16_to_f32, off,
                     KERNEL_CAST_WORDS);
     }
     free(src);
@@ -272,7 +272,7 @@ bool lw_lower_cast(lowering *lw, const graph_node *n, int index)
 static void fetch_view_rows(lowering *lw, int t, const int64_t *dims, const int64_t *mul, int rank, uint64_t row0,
                             uint64_t rows, uint64_t cols, uint32_t tile, uint32_t buf, uint32_t step)
 {
-    uint32_t eb = lw->ts[t].eb;
+    uint32_t eb = lw->tensor[t].element_bytes;
     for (uint64_t r = 0; r < rows && !lw->failed; r++) {
         uint64_t c = 0;
         while (c < cols && !lw->failed) {
@@ -404,7 +404,7 @@ bool lw_lower_reduce(lowering *lw, const graph_node *n, int index)
             for (int w = 0; w < CODELET_WORKERS; w++)
                 kernel_unary_record(recs[w], src[ti] + (uint32_t)(wl[w] * 8), src[ti] + (uint32_t)(wl[w] * 8),
                                     (uint32_t)((wh[w] - wl[w]) * 2), pre, 0, 0);
-            lw_step_run(lw, t, lw->k.vtx_unary_f32, off, KERNEL_UNARY_WORDS);
+            lw_step_run(lw, t, lw->kernels.vtx_unary_f32, off, KERNEL_UNARY_WORDS);
         }
         lw_worker_split((nrows + 1) / 2, wl, wh);
         off = lw_six_records(lw, t, KERNEL_REDUCE_WORDS, recs);
@@ -416,7 +416,7 @@ bool lw_lower_reduce(lowering *lw, const graph_node *n, int index)
                                  (uint32_t)(r1 > r0 ? r1 - r0 : 0), (uint32_t)cols, (uint32_t)padded * 4, op,
                                  1.0f / (float)cols);
         }
-        lw_step_run(lw, t, lw->k.vtx_reduce_rows_f32, off, KERNEL_REDUCE_WORDS);
+        lw_step_run(lw, t, lw->kernels.vtx_reduce_rows_f32, off, KERNEL_REDUCE_WORDS);
         if (post >= 0) {
             lw_worker_split((nrows + 1) / 2, wl, wh);
             off = lw_six_records(lw, t, KERNEL_UNARY_WORDS, recs);
@@ -427,7 +427,7 @@ bool lw_lower_reduce(lowering *lw, const graph_node *n, int index)
                 kernel_unary_record(recs[w], o + (uint32_t)(e0 * 4), o + (uint32_t)(e0 * 4),
                                     (uint32_t)(e1 > e0 ? e1 - e0 : 0), post, 0, 0);
             }
-            lw_step_run(lw, t, lw->k.vtx_unary_f32, off, KERNEL_UNARY_WORDS);
+            lw_step_run(lw, t, lw->kernels.vtx_unary_f32, off, KERNEL_UNARY_WORDS);
         }
     }
     free(src);
@@ -542,7 +542,7 @@ static bool pool_by_channels(lowering *lw, const graph_node *n, const ops_window
                     kernel_pool_record(recs[k], src[slot] + (uint32_t)(wl[k] * cu * 4),
                                        dst[slot] + (uint32_t)(wl[k] * cu * 4), &s2, 0, 1,
                                        (uint32_t)((wh[k] - wl[k]) * cu), count_pad);
-                lw_step_run(lw, tile, avg ? lw->k.vtx_avgpool_nhwc_f32 : lw->k.vtx_maxpool_nhwc_f32, off,
+                lw_step_run(lw, tile, avg ? lw->kernels.vtx_avgpool_nhwc_f32 : lw->kernels.vtx_maxpool_nhwc_f32, off,
                             KERNEL_POOL_WORDS);
             }
         }
@@ -597,7 +597,7 @@ bool lw_lower_pool(lowering *lw, const graph_node *n, int index)
     if ((uint64_t)win.kernel[1] > KERNEL_POOL_MAX_KW)
         return lw_unsupported(lw, n, index, "a window wider than the pool codelet takes");
     bool count_pad = avg && graph_attr_find(n, "count_include_pad") && graph_attr_int(n, "count_include_pad");
-    ltensor *lo = &lw->ts[out];
+    ltensor *lo = &lw->tensor[out];
     lo->permuted = oh * ow != 1;      /* 1 x 1 pixels: the same in either order */
     lo->perm[0] = 0;
     lo->perm[1] = 2;
@@ -724,7 +724,7 @@ bool lw_lower_pool(lowering *lw, const graph_node *n, int index)
                 kernel_pool_record(recs[k], B->src, B->dst, &sh, (uint32_t)(B->o0 + wl[k]), (uint32_t)(B->o0 + wh[k]),
                                    (uint32_t)c, count_pad);
         }
-        lw_step_run(lw, B->tile, avg ? lw->k.vtx_avgpool_nhwc_f32 : lw->k.vtx_maxpool_nhwc_f32, off,
+        lw_step_run(lw, B->tile, avg ? lw->kernels.vtx_avgpool_nhwc_f32 : lw->kernels.vtx_maxpool_nhwc_f32, off,
                     KERNEL_POOL_WORDS);
     }
     free(bl);

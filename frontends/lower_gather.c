@@ -196,9 +196,9 @@ static void free_bytes(const lowering *lw, uint64_t *avail, uint64_t *block)
 {
     *avail = *block = UINT64_MAX;
     for (uint32_t i = 0; i < lw->tiles; i++) {
-        const ltile *t = &lw->t[lw->stage * lw->tiles + i];
-        uint64_t f0 = t->floor0 > t->r0_next ? t->floor0 - t->r0_next : 0;
-        uint64_t f1 = t->floor1 > t->r1_next ? t->floor1 - t->r1_next : 0;
+        const ltile *t = &lw->tile[lw->stage * lw->tiles + i];
+        uint64_t f0 = t->region0_scratch_floor > t->region0_kept_end ? t->region0_scratch_floor - t->region0_kept_end : 0;
+        uint64_t f1 = t->region1_scratch_floor > t->region1_kept_end ? t->region1_scratch_floor - t->region1_kept_end : 0;
         if (f0 + f1 < *avail)
             *avail = f0 + f1;
         if ((f0 > f1 ? f0 : f1) < *block)
@@ -266,7 +266,7 @@ static bool flush_moves(lowering *lw, uint32_t tile, move_set *ms, uint32_t rows
     }
     /* Workers without a move: an empty record (rows or bytes 0) does nothing. */
     ms->n = 0;
-    return lw_step_run(lw, tile, rows > 1 ? lw->k.vtx_reduce_cols_f32 : lw->k.vtx_copy, off, words);
+    return lw_step_run(lw, tile, rows > 1 ? lw->kernels.vtx_reduce_cols_f32 : lw->kernels.vtx_copy, off, words);
 }
 
 static bool add_move(lowering *lw, uint32_t tile, move_set *ms, uint32_t in, uint32_t out, uint32_t amount,
@@ -298,15 +298,15 @@ bool lw_lower_gather(lowering *lw, const graph_node *n, int index)
     gather_shape s = {
         .v = (uint64_t)dt->shape.dims[axis],
         .n = (uint64_t)graph_shape_numel(&it->shape),
-        .eb = lw->ts[data].eb,
-        .ieb = lw->ts[ix].eb,
-        .computed = !dt->data || lw->ts[data].placed,
+        .eb = lw->tensor[data].element_bytes,
+        .ieb = lw->tensor[ix].element_bytes,
+        .computed = !dt->data || lw->tensor[data].placed,
         .can_sum = dt->dtype == GDT_F32,
     };
     s.d = s.v && outer ? (uint64_t)graph_shape_numel(&dt->shape) / s.v / outer : 0;
     uint64_t total = outer * s.n * s.d;
     if (!total) {
-        lw->ts[out].placed = true;    /* an empty output: nothing to look up */
+        lw->tensor[out].placed = true;    /* an empty output: nothing to look up */
         return true;
     }
     if (s.v == 0)
@@ -316,7 +316,7 @@ bool lw_lower_gather(lowering *lw, const graph_node *n, int index)
     if (s.eb == 0 || (s.d * s.eb) % 4)
         return lw_unsupported(lw, n, index, "table rows that are not a whole number of 32-bit words "
                                             "(the exchange and the gather codelet move words)");
-    if (lw->ts[data].permuted)
+    if (lw->tensor[data].permuted)
         return lw_unsupported(lw, n, index, "a table kept channels-last");
 
     gather_plan p;
@@ -399,7 +399,7 @@ bool lw_lower_gather(lowering *lw, const graph_node *n, int index)
             for (int w = 0; w < CODELET_WORKERS; w++)
                 kernel_transpose_record(recs[w], raw[k] + (uint32_t)(wl[w] * 8), idx[k] + (uint32_t)(wl[w] * 4),
                                         (uint32_t)(wh[w] - wl[w]), 2, 8, (uint32_t)(even_n * 4));
-            lw_step_run(lw, tile, lw->k.vtx_transpose_f32, off, KERNEL_TRANSPOSE_WORDS);
+            lw_step_run(lw, tile, lw->kernels.vtx_transpose_f32, off, KERNEL_TRANSPOSE_WORDS);
         }
         uint32_t step = (uint32_t)(p.out_tiles ? wc * s.eb : s.d * s.eb);
         for (uint64_t o = 0; o < outer && !lw->failed; o++) {
@@ -413,7 +413,7 @@ bool lw_lower_gather(lowering *lw, const graph_node *n, int index)
                                            p_o + (uint32_t)(wl[w] * step), (uint32_t)(wh[w] - wl[w]),
                                            (uint32_t)(wc * s.eb), step, (uint32_t)rl[r],
                                            (uint32_t)(rh[r] - rl[r]), (uint32_t)s.v);
-            lw_step_run(lw, tile, lw->k.vtx_gather_range, off, KERNEL_GATHER_RANGE_WORDS);
+            lw_step_run(lw, tile, lw->kernels.vtx_gather_range, off, KERNEL_GATHER_RANGE_WORDS);
         }
     }
     if (!p.out_tiles || lw->failed)
@@ -448,9 +448,9 @@ bool lw_lower_gather(lowering *lw, const graph_node *n, int index)
             }
             /* The table tile is this output tile too: a local copy, which
              * lw_end_phase runs after the exchange (ltile.copies). */
-            lw_push_word(lw, &lw->t[tile].copies, src);
-            lw_push_word(lw, &lw->t[tile].copies, dst);
-            lw_push_word(lw, &lw->t[tile].copies, bytes);
+            lw_push_word(lw, &lw->tile[tile].copies, src);
+            lw_push_word(lw, &lw->tile[tile].copies, dst);
+            lw_push_word(lw, &lw->tile[tile].copies, bytes);
         }
     }
     if (!lw->failed)

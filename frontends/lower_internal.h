@@ -40,7 +40,7 @@ typedef struct ltensor {
     size_t n_blocks, cap_blocks;
     bool released;                    /* ... returned to its tiles after its last reader */
     bool placed;
-    uint32_t eb;                      /* bytes per element */
+    uint32_t element_bytes;
     bool permuted;                    /* pieces count in the order of axes perm[] */
     uint32_t perm[GRAPH_MAX_RANK];    /* (tensor_map.h), e.g. NCHW kept as NHWC */
 } ltensor;
@@ -71,11 +71,11 @@ typedef struct ltile {
     xfer *sends, *recvs;
     size_t n_sends, cap_sends, n_recvs, cap_recvs;
     word_vec copies;                  /* pending local copies: src, dst, bytes */
-    uint32_t r0_next, r1_next;        /* persistent blocks grow up from here ... */
+    uint32_t region0_kept_end, region1_kept_end;  /* blocks kept for the run grow up from here ... */
     mem_block *free;                  /* blocks below them released by dead tensors, by address */
     size_t n_free, cap_free;
-    uint32_t s0_low, s1_low;          /* ... this op's scratch blocks down from here ... */
-    uint32_t floor0, floor1;          /* ... and no op's scratch ever went below this */
+    uint32_t region0_scratch_low, region1_scratch_low;      /* ... this op's scratch down from here ... */
+    uint32_t region0_scratch_floor, region1_scratch_floor;  /* ... and no op's scratch went below this */
     data_item *data;
     size_t n_data, cap_data;
     data_item *allocs;                /* every block handed out (bytes unused) */
@@ -91,22 +91,22 @@ typedef struct ltile {
 
 typedef struct lowering {
     const graph *g;
-    const lower_options *o;
+    const lower_options *opts;
     lower_report *rep;
     uint32_t tiles;                   /* program tiles: 0 .. tiles - 1 on chip 0 */
     uint32_t tiles_per_chip, replicas;
     uint32_t stages, stage;           /* pipeline stages (one a chip), the current op's */
-    uint32_t program_tiles;           /* stages x tiles: the index space of lw->t */
+    uint32_t program_tiles;           /* stages x tiles: the index space of lw->tile */
     uint32_t *stage_of;               /* per node */
     int *last_reader;                 /* per tensor root: the last node reading it, INT_MAX
                                          for graph outputs, -1 for none */
     uint32_t sync_step;               /* ctl_sync_chip, or ctl_sync_system with stages */
     uint32_t mem_end;
-    uint32_t r0_start, r1_start;
+    uint32_t region0_start, region1_start;   /* first free byte of each region on every tile */
     const codelet_library *lib;
-    kernel_symbols k;
-    ltile *t;
-    ltensor *ts;
+    kernel_symbols kernels;           /* addresses of the codelets in the library */
+    ltile *tile;                      /* per program tile */
+    ltensor *tensor;                  /* per graph tensor */
     bool phase_has_transfers;
     uint32_t next_in_stream, next_out_stream;
     tensor_map *tmap;

@@ -138,7 +138,7 @@ typedef struct logic_in {
  * aligned runs). */
 static bool fetch_range(lowering *lw, logic_in *in, int64_t lo, int64_t hi, uint32_t tile)
 {
-    const ltensor *lt = &lw->ts[in->t];
+    const ltensor *lt = &lw->tensor[in->t];
     if (lt->placed)
         for (size_t k = 0; k < lt->n; k++) {
             const piece *p = &lt->p[k];
@@ -165,9 +165,9 @@ static bool fetch_range(lowering *lw, logic_in *in, int64_t lo, int64_t hi, uint
 static bool place_output(lowering *lw, int out, const logic_in *ins, int n_in, const char *what)
 {
     const graph_shape *so = &lw_gt(lw, out)->shape;
-    ltensor *lo = &lw->ts[out];
+    ltensor *lo = &lw->tensor[out];
     for (int k = 0; k < n_in; k++) {
-        const ltensor *li = &lw->ts[ins[k].t];
+        const ltensor *li = &lw->tensor[ins[k].t];
         if (!li->placed || !li->n || li->permuted || !graph_shape_equal(&lw_gt(lw, ins[k].t)->shape, so))
             continue;
         bool ok = true;
@@ -178,7 +178,7 @@ static bool place_output(lowering *lw, int out, const logic_in *ins, int n_in, c
             continue;
         for (size_t j = 0; j < li->n; j++) {
             const piece *p = &li->p[j];
-            uint32_t a = lw_tensor_alloc(lw, out, p->tile, p->count * lo->eb, PREFER_REGION1, 8, false, what);
+            uint32_t a = lw_tensor_alloc(lw, out, p->tile, p->count * lo->element_bytes, PREFER_REGION1, 8, false, what);
             if (!a || !lw_add_piece(lw, out, p->tile, a, p->first, p->count))
                 return false;
         }
@@ -278,8 +278,8 @@ bool lw_lower_logic(lowering *lw, const graph_node *n, int index)
     memset(ins, 0, sizeof ins);
     for (int k = 0; k < n_in; k++) {
         ins[k].t = n->inputs[k];
-        ins[k].eb = lw->ts[ins[k].t].eb;
-        if (lw->ts[ins[k].t].permuted)
+        ins[k].eb = lw->tensor[ins[k].t].element_bytes;
+        if (lw->tensor[ins[k].t].permuted)
             return lw_unsupported(lw, n, index, "channels-last operands are not supported here");
         strides_of(&lw_gt(lw, ins[k].t)->shape, so, ins[k].stride);
         ins[k].col_stride = so->rank ? ins[k].stride[so->rank - 1] : 0;
@@ -289,13 +289,13 @@ bool lw_lower_logic(lowering *lw, const graph_node *n, int index)
     char what[96];
     snprintf(what, sizeof what, "tensor '%s'", lw_gt(lw, out)->name);
     if (total == 0) {
-        lw->ts[out].placed = true;
+        lw->tensor[out].placed = true;
         return true;
     }
     if (!place_output(lw, out, ins, n_in, what))
         return false;
-    ltensor *lo = &lw->ts[out];
-    uint32_t out_eb = lo->eb;
+    ltensor *lo = &lw->tensor[out];
+    uint32_t out_eb = lo->element_bytes;
     logic_in *pin = malloc((lo->n + 1) * LOGIC_MAX_INPUTS * sizeof *pin);
     if (!pin)
         return lw_fail(lw, "out of host memory");

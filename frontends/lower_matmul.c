@@ -367,7 +367,7 @@ typedef struct mm_kind {
 
 static mm_kind kind_of(const lowering *lw, const mm_shape *s)
 {
-    if (s->f32_inputs && !lw->o->f16_matmul)
+    if (s->f32_inputs && !lw->opts->f16_matmul)
         return (mm_kind){ true, MATMUL_F32_K_BLOCK, MATMUL_F32_N_GROUP, 4, 4 };
     return (mm_kind){ false, 16, 8, 2, 2 };
 }
@@ -611,7 +611,7 @@ static void turn_on_tile(lowering *lw, uint32_t tile, uint32_t in, uint32_t out,
     for (int w = 0; w < CODELET_WORKERS && recs[0]; w++)
         kernel_transpose_record(recs[w], in + (uint32_t)(wl[w] * cols * 4), out + (uint32_t)(wl[w] * 4),
                                 (uint32_t)(wh[w] - wl[w]), (uint32_t)cols, (uint32_t)cols * 4, (uint32_t)rows * 4);
-    lw_step_run(lw, tile, lw->k.vtx_transpose_f32, off, KERNEL_TRANSPOSE_WORDS);
+    lw_step_run(lw, tile, lw->kernels.vtx_transpose_f32, off, KERNEL_TRANSPOSE_WORDS);
 }
 
 /* f(x) = a x + b over n f32 (n even or the slack after it) in place. */
@@ -626,7 +626,7 @@ static void scale_on_tile(lowering *lw, uint32_t tile, uint32_t addr, uint64_t n
         kernel_unary_record(recs[w], addr + (uint32_t)(e0 * 4), addr + (uint32_t)(e0 * 4),
                             (uint32_t)(e1 > e0 ? e1 - e0 : 0), KERNEL_UNARY_SCALE_SHIFT, a, 0.0f);
     }
-    lw_step_run(lw, tile, lw->k.vtx_unary_f32, off, KERNEL_UNARY_WORDS);
+    lw_step_run(lw, tile, lw->kernels.vtx_unary_f32, off, KERNEL_UNARY_WORDS);
 }
 
 /* The bias this tile's share (rows [r0, r1) of the output, columns
@@ -706,7 +706,7 @@ static bool matmul_epilogue(lowering *lw, const mm_shape *s, uint32_t tile, uint
             kernel_binary_record(recs[w], c + (uint32_t)(wl[w] * nt * 4), bias->addr + (uint32_t)wl[w] * bias->row_step,
                                  c + (uint32_t)(wl[w] * nt * 4), (uint32_t)(wh[w] - wl[w]), (uint32_t)(n1 - n0),
                                  (uint32_t)nt * 4, bias->row_step, bias->col_step, KERNEL_BINARY_ADD);
-        lw_step_run(lw, tile, lw->k.vtx_binary_f32, roff, KERNEL_BINARY_WORDS);
+        lw_step_run(lw, tile, lw->kernels.vtx_binary_f32, roff, KERNEL_BINARY_WORDS);
     }
     if (s->activation >= 0) {
         uint32_t *recs[CODELET_WORKERS];
@@ -716,7 +716,7 @@ static bool matmul_epilogue(lowering *lw, const mm_shape *s, uint32_t tile, uint
         for (int w = 0; w < CODELET_WORKERS && recs[0]; w++)
             kernel_unary_record(recs[w], c + (uint32_t)(wl[w] * 8), c + (uint32_t)(wl[w] * 8),
                                 (uint32_t)((wh[w] - wl[w]) * 2), s->activation, 0, 0);
-        lw_step_run(lw, tile, lw->k.vtx_unary_f32, roff, KERNEL_UNARY_WORDS);
+        lw_step_run(lw, tile, lw->kernels.vtx_unary_f32, roff, KERNEL_UNARY_WORDS);
     }
     uint32_t res = c, res_eb = 4;
     if (g->tensors[s->out].dtype == GDT_F16) {
@@ -730,7 +730,7 @@ static bool matmul_epilogue(lowering *lw, const mm_shape *s, uint32_t tile, uint
         for (int w = 0; w < CODELET_WORKERS && recs[0]; w++)
             kernel_cast_record(recs[w], c + (uint32_t)(wl[w] * 16), res + (uint32_t)(wl[w] * 8),
                                (uint32_t)((wh[w] - wl[w]) * 4));
-        lw_step_run(lw, tile, lw->k.vtx_cast_f32_to_f16, roff, KERNEL_CAST_WORDS);
+        lw_step_run(lw, tile, lw->kernels.vtx_cast_f32_to_f16, roff, KERNEL_CAST_WORDS);
         res_eb = 2;
     }
     for (uint64_t r = 0; r < rows && !lw->failed; r++)
@@ -794,7 +794,7 @@ bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
     }
     const uint32_t gm = grid.gm, gn = grid.gn, gk = grid.gk;
     const uint64_t mt = grid.mt, nt = grid.nt, kt = grid.kt;
-    if (lw->o->verbose)
+    if (lw->opts->verbose)
         printf("plan: %s: %llux%llux%llu on a %u x %u x %u grid of tiles (M x N x K), blocks of %llu x %llu x %llu, "
                "%s, estimated %.0f cycles\n", g->tensors[s.out].name, (unsigned long long)s.m, (unsigned long long)s.k,
                (unsigned long long)s.n, gm, gn, gk, (unsigned long long)mt, (unsigned long long)nt,
@@ -940,7 +940,7 @@ bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
             for (int w = 0; w < CODELET_WORKERS && recs[0]; w++)
                 kernel_cast_record(recs[w], a + (uint32_t)(wl[w] * 16), a16 + (uint32_t)(wl[w] * 8),
                                    (uint32_t)((wh[w] - wl[w]) * 4));
-            lw_step_run(lw, tile, lw->k.vtx_cast_f32_to_f16, off, KERNEL_CAST_WORDS);
+            lw_step_run(lw, tile, lw->kernels.vtx_cast_f32_to_f16, off, KERNEL_CAST_WORDS);
             a = a16;
         }
         uint32_t b = s.b_act ? lw_scratch_alloc(lw, tile, w_bytes, PREFER_REGION1, 16, what) : bw_addr[slot];
@@ -963,7 +963,7 @@ bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
                                            b + (uint32_t)(wl[w] * (kt / MATMUL_F32_K_BLOCK) * 512),
                                            (uint32_t)(kt / MATMUL_F32_K_BLOCK), (uint32_t)(wh[w] - wl[w]),
                                            (uint32_t)nt * 4);
-                lw_step_run(lw, tile, lw->k.vtx_pack_b_f32, off, KERNEL_PACK_F32_WORDS);
+                lw_step_run(lw, tile, lw->kernels.vtx_pack_b_f32, off, KERNEL_PACK_F32_WORDS);
             } else {
                 uint32_t off = lw_six_records(lw, tile, KERNEL_PACK_WORDS, recs);
                 lw_worker_split(nt / 8, wl, wh);
@@ -973,7 +973,7 @@ bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
                     kernel_pack_record(recs[w], b_addr[slot] + (uint32_t)(wl[w] * 8 * ns),
                                        b + (uint32_t)(wl[w] * (kt / 16) * 256), (uint32_t)(kt / 16),
                                        (uint32_t)(wh[w] - wl[w]), ks, ns);
-                lw_step_run(lw, tile, lw->k.vtx_pack_b_f16, off, KERNEL_PACK_WORDS);
+                lw_step_run(lw, tile, lw->kernels.vtx_pack_b_f16, off, KERNEL_PACK_WORDS);
             }
         }
         /* C in region 1, and in a later 32 KiB block than A when A is
@@ -995,7 +995,7 @@ bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
         else
             kernel_matmul_record(rec, a, b, c, (uint32_t)(m1 - m0), (uint32_t)kt, (uint32_t)nt, (uint32_t)kt * 2,
                                  (uint32_t)nt * 4, false, scratch);
-        lw_step_call(lw, tile, kd.f32 ? lw->k.sv_matmul_f32 : lw->k.sv_matmul_f16, off);
+        lw_step_call(lw, tile, kd.f32 ? lw->kernels.sv_matmul_f32 : lw->kernels.sv_matmul_f16, off);
         c_addr[slot] = c;
     })
 
@@ -1042,7 +1042,7 @@ bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
                     kernel_reduce_cols_record(recs[w], part + (uint32_t)(wl[w] * 8), sum + (uint32_t)(wl[w] * 8),
                                               gk - 1, (uint32_t)((wh[w] - wl[w]) * 2), (uint32_t)(elems * 4),
                                               KERNEL_REDUCE_SUM, 1.0f, false);
-                lw_step_run(lw, tile, lw->k.vtx_reduce_cols_f32, off, KERNEL_REDUCE_COLS_WORDS);
+                lw_step_run(lw, tile, lw->kernels.vtx_reduce_cols_f32, off, KERNEL_REDUCE_COLS_WORDS);
                 part = sum;
             }
             uint32_t off = lw_six_records(lw, tile, KERNEL_BINARY_WORDS, recs);
@@ -1052,7 +1052,7 @@ bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
                 kernel_binary_record(recs[w], c + e0 * 4, part + e0 * 4, c + e0 * 4, cnt ? 1 : 0, cnt, cnt * 4, 0, 4,
                                      KERNEL_BINARY_ADD);
             }
-            lw_step_run(lw, tile, lw->k.vtx_binary_f32, off, KERNEL_BINARY_WORDS);
+            lw_step_run(lw, tile, lw->kernels.vtx_binary_f32, off, KERNEL_BINARY_WORDS);
         }
         matmul_epilogue(lw, &s, tile, c, r1 - r0, bt * s.m + m0 + r0, n0, n1, nt, &bias[slot], what);
     })
@@ -1060,7 +1060,7 @@ bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
 #undef SLOT
     if (s.conv) {
         /* The result is kept channels-last: NCHW seen as NHWC. */
-        ltensor *lo = &lw->ts[s.out];
+        ltensor *lo = &lw->tensor[s.out];
         lo->perm[0] = 0;
         lo->perm[1] = 2;
         lo->perm[2] = 3;
