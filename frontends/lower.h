@@ -94,10 +94,4 @@ bool lower_supports(const graph *g, const lower_options *o, char *err, size_t er
  * rsqrt).  decompose.h rewrites the others it can. */
 bool lower_pow_is_direct(const graph *g, const graph_node *n);
 
-/* The compile options of `compile` and `validate --model` (--tiles N,
- * --replicas N, --f16-matmul, --no-fuse, --verbose): true when argv[*i]
- * was one (and consumed), fatal usage errors on bad values. */
-struct command;
-bool lower_cli_option(const struct command *self, lower_options *o, bool *fuse, int argc, char **argv, int *i);
-
 #endif

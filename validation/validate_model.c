@@ -367,7 +367,7 @@ int validate_model_cmd(int argc, char **argv, const command *self)
     lower_options o = { 0 };
     bool fuse = true;
     for (int i = 1; i < argc; i++) {
-        if (cli_machine_option(self, &m, argc, argv, &i) || lower_cli_option(self, &o, &fuse, argc, argv, &i))
+        if (cli_machine_option(self, &m, argc, argv, &i) || cli_compile_option(self, &o, &fuse, argc, argv, &i))
             continue;
         if (!strcmp(argv[i], "--model"))
             model = cli_value(self, argc, argv, &i);

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "frontends/lower.h"
 #include "sim/program/machine.h"
 
 #define IPUSIM_VERSION "0.1.0"
@@ -38,6 +39,11 @@ bool cli_machine_option(const command *cmd, machine *m, int argc, char **argv, i
  * *i past the value; a bad one is a fatal usage error naming it. */
 int cli_threads_value(const command *cmd, int argc, char **argv, int *i);
 uint64_t cli_cycles_value(const command *cmd, int argc, char **argv, int *i);
+
+/* The compile options of `compile` and `validate --model` (--tiles N,
+ * --replicas N, --f16-matmul, --no-fuse, --verbose, ...): true when argv[*i]
+ * was one (and consumed), fatal usage errors on bad values. */
+bool cli_compile_option(const command *cmd, lower_options *o, bool *fuse, int argc, char **argv, int *i);
 
 /* An unknown option or extra argument: fatal, with the usage line. */
 _Noreturn void cli_usage_error(const command *cmd, const char *fmt, const char *arg);

@@ -50,7 +50,7 @@ static char *default_output(const char *model)
     return out;
 }
 
-bool lower_cli_option(const command *self, lower_options *o, bool *fuse, int argc, char **argv, int *i)
+bool cli_compile_option(const command *self, lower_options *o, bool *fuse, int argc, char **argv, int *i)
 {
     const char *a = argv[*i];
     if (!strcmp(a, "--tiles") || !strcmp(a, "--replicas") || !strcmp(a, "--pipeline")) {
@@ -86,7 +86,7 @@ int cmd_compile(int argc, char **argv, const command *self)
     lower_options o = { 0 };
     bool fuse = true;
     for (int i = 1; i < argc; i++) {
-        if (cli_machine_option(self, &m, argc, argv, &i) || lower_cli_option(self, &o, &fuse, argc, argv, &i))
+        if (cli_machine_option(self, &m, argc, argv, &i) || cli_compile_option(self, &o, &fuse, argc, argv, &i))
             continue;
         if (!strcmp(argv[i], "-o"))
             out = cli_value(self, argc, argv, &i);
