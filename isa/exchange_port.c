@@ -1,9 +1,9 @@
 /*
- * log.c — the per-tile record of an exchange phase (exchange.h): what the
+ * exchange_port.c — the per-tile record of an exchange phase (exchange_port.h): what the
  * xsend / xrecv executors append while the tile runs.  Storage is kept
  * between phases, so a tile that exchanges every superstep allocates once.
  */
-#include "exchange/exchange.h"
+#include "exchange_port.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -30,7 +30,7 @@
  * the exit status (ISA2's $SSR.LC; ipusim keeps it in c->exit_status).
  *
  * xsend / xrecv check their operands and append to the tile's exchange log
- * (exchange/exchange.h); without an attached log (a tile run alone) they
+ * (isa/exchange_port.h); without an attached log (a tile run alone) they
  * raise "bad exchange".  Timing and matching are not theirs: the scheduler
  * stamps the set-up and busy cycles, the resolution does the rest.
  */
@@ -40,7 +40,7 @@
 #include <string.h>
 #include <stdlib.h>
 
-#include "exchange/exchange.h"
+#include "exchange_port.h"
 
 /* Mask of the $REPEAT_COUNT.VALUE field on IPU2 (12 bits; poplibs'
  * CSR_W_REPEAT_COUNT__VALUE__MASK). */
@@ -303,7 +303,7 @@ enum isa_flow isa_exec_PUT(isa_tile_state *t, isa_context *c, const isa_insn *in
     return isa_csr_write(t, c, in, (unsigned)in->operand[0], isa_m(c, in->operand[1]));
 }
 
-/* The checks both exchange instructions make at issue (exchange/exchange.h):
+/* The checks both exchange instructions make at issue (isa/exchange_port.h, exchange/exchange.h):
  * an attached exchange, a 4-byte aligned address, whole 32-bit words, the
  * range inside tile memory, an endpoint that exists. */
 static enum isa_flow check_exchange(isa_tile_state *t, isa_context *c, const isa_insn *in, bool send,

@@ -22,12 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Tile memory map of IPU2 (ISA2 §2.8.4–2.8.5). */
-#define ISA_MEMORY_BASE        0x4C000u  /* first byte of tile memory */
-#define ISA_REGION0_BASE       0x4C000u  /* region 0: executable, not interleaved */
-#define ISA_REGION1_BASE       0x80000u  /* region 1: 2-way interleaved on 64-bit words */
-#define ISA_MEMORY_END         0xE8000u  /* one past the last byte on GC200/Bow */
-#define ISA_ELEMENT_BYTES      16384u    /* a memory element: 16 KiB, 64 bits wide */
+#include "memmodel/memory_map.h"   /* the tile memory map: ISA_MEMORY_BASE ... */
+
 
 #define ISA_WORKERS            6         /* worker contexts per tile (ISA2 §2.3) */
 #define ISA_CONTEXTS           (ISA_WORKERS + 1)  /* context 0 is the supervisor */

@@ -9,7 +9,7 @@
 
 #include <stdlib.h>
 
-#include "isa/isa.h"
+#include "memory_map.h"
 #include "sim/base/diag.h"
 
 _Static_assert(TMEM_PAGE_BYTES == ISA_ELEMENT_BYTES, "a page is one element's worth of addresses");
