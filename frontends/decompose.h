@@ -42,6 +42,10 @@
  * outputs, Pow with a run-time exponent that is not f32 (it would need a
  * Cast from an integer, which the tile does not lower) or a base that is
  * not f32; the lowering reports them.
+ *
+ * Models PopART's decomposition patterns (an op replaced by ops the
+ * lowering has, before lowering).  Does not model PopLibs' own fused
+ * kernels for these ops (popnn's batch norm, popops' map expressions).
  */
 #ifndef IPUSIM_FRONTENDS_DECOMPOSE_H
 #define IPUSIM_FRONTENDS_DECOMPOSE_H

@@ -29,6 +29,11 @@
  *   conv       Conv -> Relu: FusedConv {activation = relu}.
  * What is not matched: GELU's tanh approximation, a bias that is not a
  * constant, activations other than Relu and GELU.
+ *
+ * Models PopART's patterns (popart::Pattern, matched and applied to the IR
+ * before lowering) and the epilogues PopLibs' matmul and convolution give
+ * for free.  Does not model PopART's pattern levels or its training
+ * patterns (no gradient ops).
  */
 #ifndef IPUSIM_FRONTENDS_FUSION_H
 #define IPUSIM_FRONTENDS_FUSION_H

@@ -21,6 +21,11 @@
  * Errors are returned as false with a message in a caller's buffer,
  * always "<source>: <what>", and about a node "<source>: node 'NAME'
  * (OpType): <what>" (nodes without a name are "node #INDEX").
+ *
+ * Models PopART's IR (popart::Ir: tensors and ops of one graph, built from
+ * the ONNX model, shapes inferred per op).  Does not model PopART's
+ * subgraphs, virtual graphs, pipeline stages on ops, or its grad ops and
+ * optimizer state: one inference graph, one op table (ops.def).
  */
 #ifndef IPUSIM_FRONTENDS_GRAPH_H
 #define IPUSIM_FRONTENDS_GRAPH_H
@@ -90,7 +95,8 @@ typedef struct graph_attr {
 
 /* The op kinds, from ops.def. */
 typedef enum graph_op {
-#define OP(id, name, domain, since, min_in, max_in, min_out, max_out, static_in, attrs, infer, eval) \
+#define OP(id, name, domain, since, min_in, max_in, min_out, max_out, static_in, attrs, infer, eval, \
+           layout_class, lowering_rule) \
     GRAPH_OP_##id,
 #include "ops.def"
 #undef OP

@@ -16,6 +16,11 @@
  *     undefined; this keeps the evaluator from trapping).
  *   - f32 -> f16 and f32 -> bf16 round to nearest even; float -> integer
  *     Cast truncates towards zero and saturates at the type's range.
+ *
+ * Models no part of Poplar: it stands where the ONNX reference (onnxruntime
+ * or PopART's CPU checks) stands, the host arithmetic the IPU's results are
+ * compared with.  It does not model the tile's arithmetic (that is the
+ * codelets' C models, workloads/codelets/<group>.h).
  */
 #ifndef IPUSIM_FRONTENDS_GRAPH_EVAL_H
 #define IPUSIM_FRONTENDS_GRAPH_EVAL_H

@@ -4,6 +4,11 @@
  * record (the layouts are the codelets' own, workloads/codelets/<group>.h), and
  * the planner's cost figures (tile cycles per element, measured on the
  * codelets and recorded in their headers).
+ *
+ * Models PopLibs' view of its codelets (the vertex classes it adds to
+ * compute sets, their fields, and the planners' cost figures).  Does not
+ * model Poplar's vertex field layout or its vertex state compression: the
+ * records are the codelets' own word layouts.
  */
 #ifndef IPUSIM_FRONTENDS_KERNELS_H
 #define IPUSIM_FRONTENDS_KERNELS_H

@@ -7,6 +7,16 @@
  * steps, host streams for the graph's inputs and outputs, constants as
  * data loaded with the executable, and the tensor map (sim/program/tensor_map.h).
  *
+ * What it models: the work of poplar::Graph and PopLibs behind PopART's
+ * lowering — tensors mapped to tiles in pieces (Graph::setTileMapping),
+ * compute sets of vertices (one per worker), exchange programs with syncs
+ * (BSP supersteps), PopLibs' planners choosing splits from cost
+ * estimates, storage reused after a tensor's last reader, and a control
+ * program per tile (a poplar::program::Sequence compiled).  What it does
+ * not: Poplar's graph compiler itself (its placement of variables, code
+ * and exchange compression), buffered host streams, Repeat and If
+ * programs, or training (no backward pass).
+ *
  * The program, in BSP terms:
  *   1. every input piece arrives from the host (one host stream per piece),
  *      then a chip sync;
@@ -26,15 +36,25 @@
  * batch passes through the stages in turn (no micro-batches overlap yet).
  * Tensors are laid out in pieces: a piece is a run of consecutive elements
  * (row-major) at consecutive addresses of one tile, starting 8-byte aligned.
- * Views (Reshape, Flatten, Squeeze, Unsqueeze, Identity) share the pieces
- * of their input.  Constants are placed, at compile time, on every tile
- * that reads them, so no exchange moves weights.
+ * Views (Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout) share the
+ * pieces of their input.  A small constant (a bias, a scale, an operand of
+ * an element-wise op) is placed, at compile time, on every tile that reads
+ * it (lw_fetch).  A matmul's or convolution's constant weights are stored
+ * once: each block in parts on tiles down its grid column, loaded with the
+ * executable, and gathered by the column's tiles in an exchange phase
+ * before the products (lower_matmul.c), as Poplar keeps a weight once.
+ * Each tensor's storage goes back to its tiles after its last reader, for
+ * later tensors of the program.
  *
- * The planner's choices are estimates (frontends/plan.h): cycles of the
- * codelets (their measured cycles per element) and of the exchange (bytes
- * at the tile's exchange bandwidth plus latency and sync), minimised over
- * the candidate splits; a plan that needs more tile memory than a tile has
- * is refused with the tile, the bytes needed and the bytes available.
+ * The planner's choices are estimates, made where each op is lowered:
+ * lw_plan_tiles (lower_memory.c) spreads an element-wise or row op over
+ * the fewest tiles whose busiest tile's codelet cycles (their measured
+ * cycles per element, kernels.h) are within 5% of the best; the matmul
+ * and convolution planner (plan_grid, lower_matmul.c) picks the grid with
+ * the lowest estimate from the codelets' cycle counts and the exchange's
+ * (bytes at the tile's exchange bandwidth plus send overheads); a plan
+ * that needs more tile memory than a tile has is refused with the tile,
+ * the bytes needed and the bytes in use.
  */
 #ifndef IPUSIM_FRONTENDS_LOWER_H
 #define IPUSIM_FRONTENDS_LOWER_H

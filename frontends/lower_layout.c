@@ -18,30 +18,26 @@
  * A convolution or pool whose image or result is not in the set is not
  * lowered (lw_channels_last_ok says why); an image of 1 x 1 pixels is
  * taken in any order.
+ *
+ * Which op does what is its layout class in ops.def (enum lw_layout,
+ * lower_ops.h): LAYOUT_CHANNELS_LAST, LAYOUT_ELEMENTWISE (and _FIRST, over
+ * input 0 alone), LAYOUT_BARRIER for every other op.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "lower_internal.h"
+#include "lower_ops.h"
 
 bool lw_channels_last_op(graph_op op)
 {
-    return op == GRAPH_OP_CONV || op == GRAPH_OP_FUSED_CONV || op == GRAPH_OP_MAXPOOL || op == GRAPH_OP_AVERAGEPOOL ||
-           op == GRAPH_OP_GLOBALAVERAGEPOOL;
+    return lw_op_rules[op].layout == LAYOUT_CHANNELS_LAST;
 }
 
-/* Element-wise ops the lowering runs in any order of the elements. */
+/* Element-wise ops the lowering runs in any order of the elements (their
+ * layout class in ops.def). */
 static bool elementwise_op(graph_op op)
 {
-    switch (op) {
-    case GRAPH_OP_RELU: case GRAPH_OP_NEG: case GRAPH_OP_ABS: case GRAPH_OP_EXP: case GRAPH_OP_LOG:
-    case GRAPH_OP_SQRT: case GRAPH_OP_RECIPROCAL: case GRAPH_OP_TANH: case GRAPH_OP_SIGMOID: case GRAPH_OP_ERF:
-    case GRAPH_OP_FLOOR: case GRAPH_OP_CEIL: case GRAPH_OP_ADD: case GRAPH_OP_SUB: case GRAPH_OP_MUL:
-    case GRAPH_OP_DIV: case GRAPH_OP_MAX: case GRAPH_OP_MIN: case GRAPH_OP_IDENTITY: case GRAPH_OP_DROPOUT:
-        return true;
-    default:
-        return false;
-    }
+    return lw_op_rules[op].layout == LAYOUT_ELEMENTWISE || lw_op_rules[op].layout == LAYOUT_ELEMENTWISE_FIRST;
 }
 
 /* A pool or convolution that writes its result channels-last. */
@@ -63,7 +59,7 @@ static bool elementwise_of(const graph *g, const graph_node *n, const bool *in_s
     bool any = false;
     for (int k = 0; k < n->n_inputs; k++) {
         int t = n->inputs[k];
-        if (t < 0 || (n->op == GRAPH_OP_DROPOUT && k > 0))
+        if (t < 0 || (lw_op_rules[n->op].layout == LAYOUT_ELEMENTWISE_FIRST && k > 0))
             continue;
         if (in_set[t] && graph_shape_equal(&g->tensors[t].shape, so))
             any = true;

@@ -17,6 +17,10 @@
  * there is one: "model.onnx: node 'Conv_12' (Conv): input 'W' is missing".
  * The status tells a model ipusim cannot take (ONNX_UNSUPPORTED: an op,
  * dtype, attribute or opset it lacks) from a broken one (ONNX_INVALID).
+ *
+ * Models PopART's builder and ONNX loading (popart::Builder, the
+ * ModelProto read into the IR with its initializers).  Does not model
+ * custom ops, ONNX functions or subgraph attributes (If, Loop, Scan).
  */
 #ifndef IPUSIM_FRONTENDS_ONNX_IMPORT_H
 #define IPUSIM_FRONTENDS_ONNX_IMPORT_H

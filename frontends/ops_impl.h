@@ -3,13 +3,18 @@
  * the infer and eval functions named in ops.def, and the geometry both
  * inference and evaluation compute the same way (broadcasting, axes,
  * convolution and pooling windows, slices, reductions).
+ *
+ * Models PopART's per-op shape inference (Op::setup) and the ONNX
+ * reference semantics; nothing of Poplar's tile code.  Does not model
+ * grad ops or their inference.
  */
 #ifndef IPUSIM_FRONTENDS_OPS_IMPL_H
 #define IPUSIM_FRONTENDS_OPS_IMPL_H
 
 #include "graph.h"
 
-#define OP(id, name, domain, since, min_in, max_in, min_out, max_out, static_in, attrs, infer, eval) \
+#define OP(id, name, domain, since, min_in, max_in, min_out, max_out, static_in, attrs, infer, eval,   \
+           layout_class, lowering_rule)                                                                  \
     bool infer(graph *g, graph_node *n, char *err, size_t err_size);                              \
     bool eval(const graph *g, const graph_node *n, const void *const *in, void *const *out,      \
               char *err, size_t err_size);

@@ -2,6 +2,10 @@
  * simulate.h — compile a graph (lower.h) and run it on a simulated machine
  * (sim/engine/engine.h), inputs and outputs as values: what `validate` uses to
  * hold the compiled program's results against reference results.
+ *
+ * Models poplar::Engine's use from the host (load, write the input
+ * streams, run, read the output streams).  Does not model the Engine's
+ * profiling or its asynchronous stream callbacks.
  */
 #ifndef IPUSIM_FRONTENDS_SIMULATE_H
 #define IPUSIM_FRONTENDS_SIMULATE_H

@@ -1,0 +1,504 @@
+/*
+ * lower_elementwise.c — the ops that keep their input's pieces or follow
+ * them: views (their output is their input's pieces), element-wise ops of
+ * one operand (vtx_unary_f32) and of two with numpy broadcasting
+ * (vtx_binary_f32), and the row ops Softmax and LayerNormalization
+ * (vtx_softmax_rows_f32, vtx_layernorm_rows_f32).  The codelet function of
+ * an element-wise op is the one its row of ops.def names.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lower_ops.h"
+#include "ops_impl.h"
+#include "workloads/codelets/elementwise.h"
+
+/* vtx_unary_f32's record: out[i] = F(in[i]) for n elements (elementwise.h). */
+static void unary_record(uint32_t *rec, uint32_t in, uint32_t out, uint32_t n, int function)
+{
+    rec[UNARY_F32_V_IN] = in;
+    rec[UNARY_F32_V_OUT] = out;
+    rec[UNARY_F32_V_N] = n;
+    rec[UNARY_F32_V_FN] = (uint32_t)function;
+    rec[UNARY_F32_V_A] = 0;
+    rec[UNARY_F32_V_B] = 0;
+}
+
+/* vtx_binary_f32's record: rows of cols elements, in1 stepped as given. */
+static void binary_record(uint32_t *rec, uint32_t in0, uint32_t in1, uint32_t out, uint32_t rows, uint32_t cols,
+                          uint32_t row_step_bytes, uint32_t in1_row_step_bytes, uint32_t in1_col_step_bytes,
+                          int function)
+{
+    rec[BINARY_F32_V_IN0] = in0;
+    rec[BINARY_F32_V_IN1] = in1;
+    rec[BINARY_F32_V_OUT] = out;
+    rec[BINARY_F32_V_ROWS] = rows;
+    rec[BINARY_F32_V_COLS] = cols;
+    rec[BINARY_F32_V_ROW_STEP] = row_step_bytes;
+    rec[BINARY_F32_V_IN1_ROW_STEP] = in1_row_step_bytes;
+    rec[BINARY_F32_V_IN1_COL_STEP] = in1_col_step_bytes;
+    rec[BINARY_F32_V_OP] = (uint32_t)function;
+}
+
+/* The broadcast strides (in elements) of input shape `in` against output
+ * shape `out`, aligned on the right; 0 where the input's dimension is 1 or
+ * missing. */
+static void broadcast_strides(const graph_shape *in, const graph_shape *out, int64_t *stride)
+{
+    int64_t s = 1;
+    for (int d = out->rank - 1; d >= 0; d--) {
+        int id = d - (out->rank - in->rank);
+        if (id < 0 || in->dims[id] == 1) {
+            stride[d] = 0;
+        } else {
+            stride[d] = s;
+        }
+        if (id >= 0)
+            s *= in->dims[id];
+    }
+}
+
+/* Element offset of input (strides) at the start of output row r (rows of
+ * the output's last dimension). */
+static int64_t row_offset(const graph_shape *out, const int64_t *stride, int64_t r)
+{
+    int64_t off = 0;
+    for (int d = out->rank - 2; d >= 0; d--) {
+        int64_t i = r % out->dims[d];
+        r /= out->dims[d];
+        off += i * stride[d];
+    }
+    return off;
+}
+
+/* A view: the output is the input's pieces (a constant stays a constant). */
+bool lw_lower_view(lowering *lw, const graph_node *n, int index)
+{
+    (void)index;
+    int in = n->inputs[0], out = n->outputs[0];
+    if (lw_gt(lw, in)->data && !lw->tensor[in].placed)
+        return true;              /* a constant view stays a constant: fetched where used */
+    ltensor *li = &lw->tensor[in], *lo = &lw->tensor[out];
+    if (li->permuted) {
+        if (!graph_shape_equal(&lw_gt(lw, in)->shape, &lw_gt(lw, out)->shape))
+            return lw_fail(lw, "internal: a view of the channels-last tensor '%s' that changes its shape",
+                           lw_gt(lw, in)->name);
+        lw_same_layout(lw, out, in);
+    }
+    for (size_t k = 0; k < li->n; k++)
+        if (!lw_add_piece(lw, out, li->p[k].tile, li->p[k].addr, li->p[k].first, li->p[k].count))
+            return false;
+    lo->placed = true;
+    return true;
+}
+
+/* An element-wise op of one operand, the codelet function of its row. */
+bool lw_lower_unary(lowering *lw, const graph_node *n, int index)
+{
+    return lw_lower_unary_fn(lw, n, index, lw_op_rules[n->op].function);
+}
+
+bool lw_lower_unary_fn(lowering *lw, const graph_node *n, int index, int function)
+{
+    int in = n->inputs[0], out = n->outputs[0];
+    if (lw_gt(lw, in)->dtype != GDT_F32)
+        return lw_unsupported(lw, n, index, "only f32 is supported");
+    uint64_t total = (uint64_t)graph_shape_numel(&lw_gt(lw, out)->shape);
+    char what[96];
+    snprintf(what, sizeof what, "tensor '%s'", lw_gt(lw, out)->name);
+    if (lw->tensor[in].placed && lw->tensor[in].n) {
+        if (!lw_place_like(lw, out, in, what))
+            return false;
+    } else {
+        uint32_t tiles = lw_plan_tiles(lw, total, 2, KERNEL_UNARY_CYCLES_PER_ELEMENT, 200);
+        if (!lw_place_linear(lw, out, 2, tiles, what))
+            return false;
+    }
+    lw_same_layout(lw, out, in);
+    ltensor *lo = &lw->tensor[out];
+    uint32_t *src = malloc((lo->n + 1) * sizeof *src);
+    if (!src)
+        return lw_fail(lw, "out of host memory");
+    for (size_t k = 0; k < lo->n && !lw->failed; k++)
+        src[k] = lw_fetch(lw, in, lo->p[k].first, lo->p[k].count, lo->p[k].tile, PREFER_REGION1);
+    if (!lw->failed)
+        lw_end_phase(lw);
+    for (size_t k = 0; k < lo->n && !lw->failed; k++) {
+        const piece *p = &lo->p[k];
+        uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
+        lw_worker_split((p->count + 1) / 2, wl, wh);
+        uint32_t *recs[CODELET_WORKERS];
+        uint32_t off = lw_six_records(lw, p->tile, KERNEL_UNARY_WORDS, recs);
+        if (lw->failed)
+            break;
+        for (int w = 0; w < CODELET_WORKERS; w++) {
+            uint64_t e0 = wl[w] * 2, e1 = wh[w] * 2 < p->count ? wh[w] * 2 : p->count;
+            unary_record(recs[w], src[k] + (uint32_t)(e0 * 4), p->addr + (uint32_t)(e0 * 4),
+                         (uint32_t)(e1 > e0 ? e1 - e0 : 0), function);
+        }
+        lw_step_run(lw, p->tile, lw->kernels.vtx_unary_f32, off, KERNEL_UNARY_WORDS);
+    }
+    free(src);
+    return !lw->failed;
+}
+
+/* Binary element-wise with numpy broadcasting.  The output is seen as rows
+ * of its last dimension; input k's element (r, c) is at row_offset_k(r) +
+ * c * colstep_k.  in0 must not be broadcast (commutative ops swap). */
+typedef struct binary_plan {
+    int in0, in1, out, function;
+    const graph_shape *so;
+    uint64_t total;
+    int64_t cols;
+    int64_t stride1[GRAPH_MAX_RANK];   /* in1's broadcast strides against the output */
+    bool same, scalar, flat;           /* in1 the output's shape, one value; either */
+    uint64_t row_len, gran;
+    uint32_t *a0, *a1;                 /* per output piece: where its in0 and in1 elements are */
+    int64_t *base1;                    /* ... and in1's first element fetched */
+} binary_plan;
+
+/* The operands as the codelet takes them (in0 the output's shape) and how
+ * in1 is broadcast; false when the node is not supported. */
+static bool binary_operands(lowering *lw, const graph_node *n, int index, binary_plan *bp)
+{
+    bp->out = n->outputs[0];
+    const graph_shape *so = bp->so = &lw_gt(lw, bp->out)->shape;
+    if (lw_gt(lw, bp->in0)->dtype != GDT_F32 || lw_gt(lw, bp->in1)->dtype != GDT_F32)
+        return lw_unsupported(lw, n, index, "only f32 is supported");
+    bool commutative = bp->function == ELEMENTWISE_ADD || bp->function == ELEMENTWISE_MUL ||
+                       bp->function == ELEMENTWISE_MAX || bp->function == ELEMENTWISE_MIN;
+    if (!graph_shape_equal(&lw_gt(lw, bp->in0)->shape, so)) {
+        if (commutative && graph_shape_equal(&lw_gt(lw, bp->in1)->shape, so)) {
+            int t = bp->in0;
+            bp->in0 = bp->in1;
+            bp->in1 = t;
+        } else {
+            return lw_unsupported(lw, n, index, "the first input is broadcast (not yet supported)");
+        }
+    }
+    bp->total = (uint64_t)graph_shape_numel(so);
+    bp->cols = so->rank ? so->dims[so->rank - 1] : 1;
+    broadcast_strides(&lw_gt(lw, bp->in1)->shape, so, bp->stride1);
+    bp->same = graph_shape_equal(&lw_gt(lw, bp->in1)->shape, so);
+    bp->scalar = graph_shape_numel(&lw_gt(lw, bp->in1)->shape) == 1;
+    bp->flat = bp->same || bp->scalar;
+    bp->row_len = bp->flat ? bp->total : (uint64_t)bp->cols;
+    bp->gran = bp->flat ? 2 : (uint64_t)bp->cols;
+    return true;
+}
+
+/* The output's pieces: in0's when they hold whole rows, else a linear
+ * split; stored in the order of a channels-last operand. */
+static bool place_binary_output(lowering *lw, const binary_plan *bp)
+{
+    const ltensor *l0 = &lw->tensor[bp->in0];
+    char what[96];
+    snprintf(what, sizeof what, "tensor '%s'", lw_gt(lw, bp->out)->name);
+    bool like_in0 = l0->placed && l0->n && (bp->flat || l0->n <= lw->tiles);
+    for (size_t k = 0; like_in0 && k < l0->n && !bp->flat; k++)
+        if (l0->p[k].first % (uint64_t)bp->cols || l0->p[k].count % (uint64_t)bp->cols)
+            like_in0 = false;
+    if (like_in0) {
+        if (!lw_place_like(lw, bp->out, bp->in0, what))
+            return false;
+    } else {
+        uint32_t tiles = lw_plan_tiles(lw, bp->total, bp->gran, KERNEL_BINARY_CYCLES_PER_ELEMENT, 200);
+        if (!lw_place_linear(lw, bp->out, bp->gran, tiles, what))
+            return false;
+    }
+    /* A channels-last operand: every other operand is one too or a single
+     * value (lower_layout.c), so the elements pair up in stored order. */
+    if (lw->tensor[bp->in0].permuted || lw->tensor[bp->in1].permuted) {
+        if (!bp->flat || (!bp->scalar && lw->tensor[bp->in0].permuted != lw->tensor[bp->in1].permuted))
+            return lw_fail(lw, "internal: '%s' mixes channels-last and plain operands", lw_gt(lw, bp->out)->name);
+        lw_same_layout(lw, bp->out, lw->tensor[bp->in0].permuted ? bp->in0 : bp->in1);
+    }
+    return true;
+}
+
+/* in1's elements output piece p needs: one contiguous range [*lo1, *hi1). */
+static void in1_range(const binary_plan *bp, const piece *p, int64_t *lo1, int64_t *hi1)
+{
+    if (bp->same) {
+        *lo1 = (int64_t)p->first;
+        *hi1 = (int64_t)(p->first + p->count);
+    } else if (bp->scalar) {
+        *lo1 = 0;
+        *hi1 = 1;
+    } else {
+        uint64_t cols = (uint64_t)bp->cols;
+        int64_t r0 = (int64_t)(p->first / cols), r1 = (int64_t)((p->first + p->count) / cols);
+        *lo1 = INT64_MAX;
+        *hi1 = 0;
+        for (int64_t r = r0; r < r1; r++) {
+            int64_t o = row_offset(bp->so, bp->stride1, r);
+            int64_t e = o + (bp->stride1[bp->so->rank - 1] ? bp->cols : 1);
+            if (o < *lo1) *lo1 = o;
+            if (e > *hi1) *hi1 = e;
+        }
+        *lo1 &= ~(int64_t)1;
+    }
+}
+
+/* Both operands' elements onto the tiles of every output piece, then the
+ * exchange phase that brings them. */
+static bool fetch_binary_operands(lowering *lw, binary_plan *bp)
+{
+    const ltensor *lo = &lw->tensor[bp->out];
+    bp->a0 = malloc((lo->n + 1) * sizeof *bp->a0);
+    bp->a1 = malloc((lo->n + 1) * sizeof *bp->a1);
+    bp->base1 = malloc((lo->n + 1) * sizeof *bp->base1);
+    if (!bp->a0 || !bp->a1 || !bp->base1)
+        return lw_fail(lw, "out of host memory");
+    for (size_t k = 0; k < lo->n && !lw->failed; k++) {
+        const piece *p = &lo->p[k];
+        bp->a0[k] = lw_fetch(lw, bp->in0, p->first, p->count, p->tile, PREFER_REGION1);
+        int64_t lo1, hi1;
+        in1_range(bp, p, &lo1, &hi1);
+        bp->base1[k] = lo1;
+        bp->a1[k] = lw_fetch(lw, bp->in1, (uint64_t)lo1, (uint64_t)(hi1 - lo1), p->tile, PREFER_REGION1);
+    }
+    if (!lw->failed)
+        lw_end_phase(lw);
+    return !lw->failed;
+}
+
+/* Where the run of rows starting at row r of piece p ends (before `end`):
+ * rows whose in1 rows are a constant step apart; flat pieces are one run. */
+static uint64_t binary_run_end(const binary_plan *bp, const piece *p, uint64_t r, uint64_t end)
+{
+    if (bp->flat)
+        return end;
+    uint64_t run_end = r + 1;
+    int64_t r_abs = (int64_t)(p->first / (uint64_t)bp->cols + r);
+    int64_t o0 = row_offset(bp->so, bp->stride1, r_abs);
+    if (run_end < end) {
+        int64_t step = row_offset(bp->so, bp->stride1, r_abs + 1) - o0;
+        while (run_end < end &&
+               row_offset(bp->so, bp->stride1, r_abs + (int64_t)(run_end - r)) == o0 + step * (int64_t)(run_end - r))
+            run_end++;
+    }
+    return run_end;
+}
+
+/* The record for units [r, run_end) of output piece k (pairs of elements
+ * when flat, rows otherwise). */
+static void binary_run_record(const binary_plan *bp, size_t k, const piece *p, uint32_t *rec, uint64_t r,
+                              uint64_t run_end)
+{
+    const graph_shape *so = bp->so;
+    uint32_t col_step1 = bp->scalar ? 0 : (bp->same || bp->stride1[so->rank - 1]) ? 4 : 0;
+    if (bp->flat) {
+        uint64_t e0 = r * 2, e1 = run_end * 2 < p->count ? run_end * 2 : p->count;
+        uint32_t in1_addr = bp->scalar ? bp->a1[k] : bp->a1[k] + (uint32_t)(e0 * 4);
+        binary_record(rec, bp->a0[k] + (uint32_t)(e0 * 4), in1_addr, p->addr + (uint32_t)(e0 * 4), 1,
+                      (uint32_t)(e1 - e0), (uint32_t)((e1 - e0) * 4), 0, col_step1, bp->function);
+        return;
+    }
+    int64_t r_abs = (int64_t)(p->first / (uint64_t)bp->cols + r);
+    int64_t o0 = row_offset(so, bp->stride1, r_abs);
+    int64_t step = run_end - r > 1 ? row_offset(so, bp->stride1, r_abs + 1) - o0 : 0;
+    uint32_t in1_addr = bp->a1[k] + (uint32_t)((o0 - bp->base1[k]) * 4);
+    uint32_t row_bytes = (uint32_t)bp->cols * 4;
+    binary_record(rec, bp->a0[k] + (uint32_t)(r * row_bytes), in1_addr, p->addr + (uint32_t)(r * row_bytes),
+                  (uint32_t)(run_end - r), (uint32_t)bp->cols, row_bytes, (uint32_t)(step * 4), col_step1,
+                  bp->function);
+}
+
+/* Output piece k's compute sets: each worker's rows in runs of a constant
+ * in1 row step, one record per run, one compute set per round of runs. */
+static bool binary_piece_compute_sets(lowering *lw, const binary_plan *bp, size_t k)
+{
+    const piece *p = &lw->tensor[bp->out].p[k];
+    uint64_t units = bp->flat ? (p->count + 1) / 2 : (p->count / bp->row_len ? p->count / bp->row_len : 1);
+    uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
+    lw_worker_split(units, wl, wh);
+    for (int round = 0;; round++) {
+        bool any = false;
+        uint32_t *recs[CODELET_WORKERS];
+        uint32_t off = 0;
+        bool idle[CODELET_WORKERS];
+        for (int w = 0; w < CODELET_WORKERS; w++) {
+            /* Find worker w's round-th run. */
+            idle[w] = true;
+            uint64_t r = wl[w];
+            for (int seen = 0; r < wh[w]; seen++) {
+                uint64_t run_end = binary_run_end(bp, p, r, wh[w]);
+                if (seen == round) {
+                    idle[w] = false;
+                    if (!any) {
+                        off = lw_six_records(lw, p->tile, KERNEL_BINARY_WORDS, recs);
+                        if (lw->failed)
+                            return false;
+                        any = true;
+                    }
+                    binary_run_record(bp, k, p, recs[w], r, run_end);
+                    break;
+                }
+                r = run_end;
+            }
+        }
+        if (!any)
+            return true;
+        for (int w = 0; w < CODELET_WORKERS; w++)
+            if (idle[w])
+                binary_record(recs[w], bp->a0[k], bp->a1[k], p->addr, 0, 0, 0, 0, 0, bp->function);
+        lw_step_run(lw, p->tile, lw->kernels.vtx_binary_f32, off, KERNEL_BINARY_WORDS);
+    }
+}
+
+/* An element-wise op of two operands, the codelet function of its row. */
+bool lw_lower_binary(lowering *lw, const graph_node *n, int index)
+{
+    return lw_lower_binary_fn(lw, n, index, lw_op_rules[n->op].function, n->inputs[0], n->inputs[1]);
+}
+
+bool lw_lower_binary_fn(lowering *lw, const graph_node *n, int index, int function, int in0, int in1)
+{
+    binary_plan bp = { .in0 = in0, .in1 = in1, .function = function };
+    if (binary_operands(lw, n, index, &bp) && place_binary_output(lw, &bp) && fetch_binary_operands(lw, &bp))
+        for (size_t k = 0; k < lw->tensor[bp.out].n && !lw->failed; k++)
+            if (!binary_piece_compute_sets(lw, &bp, k))
+                break;
+    free(bp.a0);
+    free(bp.a1);
+    free(bp.base1);
+    return !lw->failed;
+}
+
+/* Softmax / LayerNormalization over the last axis: whole rows per tile.
+ * Rows of odd length are kept padded to an even length (the codelets read
+ * rows in 64-bit pairs from 8-byte aligned starts): fetched row by row
+ * into the padded layout, and the output is a piece a row. */
+bool lw_lower_rows(lowering *lw, const graph_node *n, int index)
+{
+    int in = n->inputs[0], out = n->outputs[0];
+    const graph_shape *s = &lw_gt(lw, in)->shape;
+    if (lw_gt(lw, in)->dtype != GDT_F32)
+        return lw_unsupported(lw, n, index, "only f32 is supported");
+    bool layernorm = n->op == GRAPH_OP_LAYERNORM;
+    /* Rows of the axes from `from` on: layer norm's from its axis, softmax's
+     * the last axis alone (read with the graph's opset: before 13 the
+     * default axis is 1 and every axis from it is normalised; decompose.h
+     * moves the others to the last). */
+    int from, to;
+    if (!ops_softmax_range(lw->g, n, &from, &to) || (!layernorm && from != s->rank - 1))
+        return lw_unsupported(lw, n, index, "only the last axis is supported");
+    int64_t axis = from;
+    uint64_t cols = 1, total = (uint64_t)graph_shape_numel(s);
+    for (int64_t d = axis; d < s->rank; d++)
+        cols *= (uint64_t)s->dims[d];
+    if (!cols || !total)
+        return lw_unsupported(lw, n, index, "an empty tensor");
+    if (cols > KERNEL_ROW_MAX_COLS)
+        return lw_unsupported(lw, n, index, "rows longer than the row codelets take");
+    const uint64_t padded = (cols + 1) & ~(uint64_t)1, rows_total = total / cols;
+    /* Layer norm's statistics (its training outputs): a value a row. */
+    int stat_out[2] = { -1, -1 };
+    for (int k = 1; layernorm && k < 3 && k < n->n_outputs; k++)
+        stat_out[k - 1] = n->outputs[k];
+    char what[96];
+    snprintf(what, sizeof what, "tensor '%s'", lw_gt(lw, out)->name);
+    double per_element = layernorm ? KERNEL_LAYERNORM_CYCLES_PER_ELEMENT : KERNEL_SOFTMAX_CYCLES_PER_ELEMENT;
+    /* Per tile: its first row, its rows, where they are and come from. */
+    uint32_t tiles = lw_plan_tiles(lw, total, cols, per_element, 300);
+    uint64_t *l = malloc((tiles + 1) * sizeof *l), *h = malloc((tiles + 1) * sizeof *h);
+    uint32_t *dst = calloc(tiles + 1, sizeof *dst), *src = calloc(tiles + 1, sizeof *src);
+    uint32_t *gam = calloc(tiles + 1, sizeof *gam), *bet = calloc(tiles + 1, sizeof *bet);
+    uint32_t *tl = calloc(tiles + 1, sizeof *tl);
+    uint32_t *stat_addr[2] = { NULL, NULL };
+    for (int q = 0; q < 2; q++)
+        if (stat_out[q] >= 0)
+            stat_addr[q] = calloc(tiles + 1, sizeof *stat_addr[q]);
+    if (!l || !h || !dst || !src || !gam || !bet || !tl || (stat_out[0] >= 0 && !stat_addr[0]) ||
+        (stat_out[1] >= 0 && !stat_addr[1])) {
+        free(l); free(h); free(dst); free(src); free(gam); free(bet); free(tl);
+        free(stat_addr[0]);
+        free(stat_addr[1]);
+        return lw_fail(lw, "out of host memory");
+    }
+    if (padded == cols) {
+        if (!lw_place_linear(lw, out, cols, tiles, what))
+            goto out;
+        const ltensor *lo = &lw->tensor[out];
+        tiles = (uint32_t)lo->n;
+        for (uint32_t k = 0; k < tiles && !lw->failed; k++) {
+            l[k] = lo->p[k].first / cols;
+            h[k] = l[k] + lo->p[k].count / cols;
+            tl[k] = lo->p[k].tile;
+            dst[k] = lo->p[k].addr;
+            src[k] = lw_fetch(lw, in, lo->p[k].first, lo->p[k].count, lo->p[k].tile, PREFER_REGION1);
+        }
+    } else {
+        lw_linear_split(rows_total, 1, tiles, l, h);
+        for (uint32_t k = 0; k < tiles && !lw->failed; k++) {
+            if (h[k] == l[k])
+                continue;
+            uint32_t tile = tl[k] = lw_tile_of(lw, k), step = (uint32_t)padded * 4;
+            dst[k] = lw_tensor_alloc(lw, out, tile, (h[k] - l[k]) * padded * 4, PREFER_REGION1, 8, false, what);
+            src[k] = dst[k] ? lw_scratch_alloc(lw, tile, (h[k] - l[k]) * padded * 4, PREFER_REGION1, 8, what) : 0;
+            for (uint64_t r = l[k]; src[k] && r < h[k] && !lw->failed; r++) {
+                lw_add_piece(lw, out, tile, dst[k] + (uint32_t)(r - l[k]) * step, r * cols, cols);
+                lw_fetch_into(lw, in, r * cols, cols, tile, src[k] + (uint32_t)(r - l[k]) * step);
+            }
+        }
+        lw->tensor[out].placed = true;
+    }
+    for (uint32_t k = 0; k < tiles && layernorm && !lw->failed; k++) {
+        if (h[k] == l[k])
+            continue;
+        uint32_t tile = tl[k];
+        for (int q = 0; q < 2; q++) {
+            if (stat_out[q] < 0)
+                continue;
+            char sw[96];
+            snprintf(sw, sizeof sw, "tensor '%s'", lw_gt(lw, stat_out[q])->name);
+            stat_addr[q][k] = lw_tensor_alloc(lw, stat_out[q], tile, (h[k] - l[k]) * 4, PREFER_REGION1, 8, false, sw);
+            if (stat_addr[q][k])
+                lw_add_piece(lw, stat_out[q], tile, stat_addr[q][k], l[k], h[k] - l[k]);
+        }
+        gam[k] = lw_fetch(lw, n->inputs[1], 0, cols, tile, PREFER_REGION1);
+        if (n->n_inputs > 2 && n->inputs[2] >= 0)
+            bet[k] = lw_fetch(lw, n->inputs[2], 0, cols, tile, PREFER_REGION1);
+    }
+    if (!lw->failed)
+        lw_end_phase(lw);
+    float eps = layernorm ? (float)(graph_attr_find(n, "epsilon") ? graph_attr_float(n, "epsilon") : 1e-5) : 0;
+    for (uint32_t k = 0; k < tiles && !lw->failed; k++) {
+        if (h[k] == l[k])
+            continue;
+        uint32_t tile = tl[k], step = (uint32_t)padded * 4;
+        if (layernorm && !bet[k]) {
+            /* No bias: a zero row. */
+            bet[k] = lw_tile_alloc(lw, tile, cols * 4, PREFER_REGION1, 8, "a zero bias");
+            if (!bet[k] || !lw_tile_data(lw, tile, bet[k], NULL, (uint32_t)(cols * 4), "zeros"))
+                break;
+        }
+        uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
+        lw_worker_split(h[k] - l[k], wl, wh);
+        uint32_t words = layernorm ? KERNEL_LAYERNORM_WORDS : KERNEL_SOFTMAX_WORDS;
+        uint32_t *recs[CODELET_WORKERS];
+        uint32_t off = lw_six_records(lw, tile, words, recs);
+        if (lw->failed)
+            break;
+        for (int w = 0; w < CODELET_WORKERS; w++) {
+            uint32_t o = (uint32_t)wl[w] * step;
+            if (layernorm)
+                kernel_layernorm_record(recs[w], src[k] + o, dst[k] + o, gam[k], bet[k], (uint32_t)(wh[w] - wl[w]),
+                                        (uint32_t)cols, step, eps,
+                                        stat_addr[0] ? stat_addr[0][k] + (uint32_t)wl[w] * 4 : 0,
+                                        stat_addr[1] ? stat_addr[1][k] + (uint32_t)wl[w] * 4 : 0);
+            else
+                kernel_softmax_record(recs[w], src[k] + o, dst[k] + o, (uint32_t)(wh[w] - wl[w]), (uint32_t)cols,
+                                      step);
+        }
+        lw_step_run(lw, tile, layernorm ? lw->kernels.vtx_layernorm_rows_f32 : lw->kernels.vtx_softmax_rows_f32, off, words);
+    }
+out:
+    free(l); free(h); free(dst); free(src); free(gam); free(bet); free(tl);
+    free(stat_addr[0]);
+    free(stat_addr[1]);
+    return !lw->failed;
+}
+

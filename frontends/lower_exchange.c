@@ -1,0 +1,374 @@
+/*
+ * lower_exchange.c — the steps of each tile's control program (words for
+ * workloads/codelets/supervisor.S: compute sets of six worker records, a
+ * supervisor codelet, sends and receives, syncs) and the exchange phase
+ * being built: transfers between tiles and from the host, merged into
+ * multicasts where one piece goes to several tiles, local copies after
+ * the exchange, and the chip (or system) sync ending the phase.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lower_ops.h"
+#include "exchange/exchange.h"
+
+/* ---- steps --------------------------------------------------------------- */
+
+/* Append a record of `words` words (zero-filled) and return its byte
+ * offset in the tile's record area; *rec points at its words (valid until
+ * the next record). */
+/* A record's words rounded up so that records stay 8-byte aligned. */
+static uint32_t padded_words(uint32_t words) { return (words + 1u) & ~1u; }
+
+uint32_t lw_new_record(lowering *lw, uint32_t tile, uint32_t words, uint32_t **rec)
+{
+    ltile *t = &lw->tile[tile];
+    size_t at = t->records.n;
+    size_t padded = padded_words(words);
+    if (!lw_grow((void **)&t->records.w, &t->records.cap, at + padded, sizeof(uint32_t))) {
+        lw_fail(lw, "out of host memory");
+        *rec = NULL;
+        return 0;
+    }
+    memset(t->records.w + at, 0, padded * sizeof(uint32_t));
+    t->records.n += padded;
+    *rec = t->records.w + at;
+    return (uint32_t)(at * 4);
+}
+
+static bool lw_patch_here(lowering *lw, uint32_t tile)
+{
+    ltile *t = &lw->tile[tile];
+    if (!lw_grow((void **)&t->patch, &t->cap_patch, t->n_patch + 1, sizeof *t->patch))
+        return lw_fail(lw, "out of host memory");
+    t->patch[t->n_patch++] = t->steps.n;
+    return true;
+}
+
+/* runall of `entry` on the six records of lw_six_records at offset rec0,
+ * each of record_words words. */
+bool lw_step_run(lowering *lw, uint32_t tile, uint32_t entry, uint32_t rec0, uint32_t record_words)
+{
+    ltile *t = &lw->tile[tile];
+    uint32_t rec_bytes = padded_words(record_words) * 4;
+    lw_push_word(lw, &t->steps, lw->kernels.ctl_run);
+    lw_push_word(lw, &t->steps, entry);
+    lw_patch_here(lw, tile);
+    lw_push_word(lw, &t->steps, rec0);
+    lw_push_word(lw, &t->steps, rec_bytes);
+    lw->rep->compute_sets++;
+    return !lw->failed;
+}
+
+bool lw_step_call(lowering *lw, uint32_t tile, uint32_t entry, uint32_t rec)
+{
+    ltile *t = &lw->tile[tile];
+    lw_push_word(lw, &t->steps, lw->kernels.ctl_call);
+    lw_push_word(lw, &t->steps, entry);
+    lw_patch_here(lw, tile);
+    lw_push_word(lw, &t->steps, rec);
+    lw->rep->compute_sets++;
+    return !lw->failed;
+}
+
+/* Six records of `words` words for one compute set; returns the offset of
+ * the first, and recs[k] the words of worker k's. */
+uint32_t lw_six_records(lowering *lw, uint32_t tile, uint32_t words, uint32_t *recs[CODELET_WORKERS])
+{
+    uint32_t padded = padded_words(words);
+    uint32_t *all;
+    uint32_t off = lw_new_record(lw, tile, padded * CODELET_WORKERS, &all);
+    for (int k = 0; k < CODELET_WORKERS; k++)
+        recs[k] = all ? all + (size_t)k * padded : NULL;
+    return off;
+}
+
+/* ---- exchange ------------------------------------------------------------ */
+
+bool lw_add_transfer(lowering *lw, uint32_t from, uint32_t src_addr, uint32_t to, uint32_t dst_addr,
+                         uint32_t bytes)
+{
+    ltile *s = &lw->tile[from], *r = &lw->tile[to];
+    if (!lw_grow((void **)&s->sends, &s->cap_sends, s->n_sends + 1, sizeof *s->sends) ||
+        !lw_grow((void **)&r->recvs, &r->cap_recvs, r->n_recvs + 1, sizeof *r->recvs))
+        return lw_fail(lw, "out of host memory");
+    s->sends[s->n_sends++] = (xfer){ src_addr, bytes, to, (uint32_t)r->n_recvs, -1, 0, true };
+    r->recvs[r->n_recvs++] = (xfer){ dst_addr, bytes, from, (uint32_t)(s->n_sends - 1), -1, 0, true };
+    lw->phase_has_transfers = true;
+    lw->rep->exchange_bytes += bytes;
+    lw->phase_bytes += bytes;
+    return true;
+}
+
+/* A receive from the host (or streaming memory): endpoint is the stream. */
+bool lw_note_peer(lowering *lw, uint32_t tile, enum peer_kind kind)
+{
+    ltile *t = &lw->tile[tile];
+    if (!lw_grow((void **)&t->peers, &t->cap_peers, t->n_peers + 1, sizeof *t->peers))
+        return lw_fail(lw, "out of host memory");
+    t->peers[t->n_peers].word = t->steps.n - 1;
+    t->peers[t->n_peers++].kind = (uint8_t)kind;
+    return true;
+}
+
+bool lw_add_host_receive(lowering *lw, uint32_t tile, uint32_t addr, uint32_t bytes, uint32_t endpoint)
+{
+    ltile *r = &lw->tile[tile];
+    if (!lw_grow((void **)&r->recvs, &r->cap_recvs, r->n_recvs + 1, sizeof *r->recvs))
+        return lw_fail(lw, "out of host memory");
+    r->recvs[r->n_recvs++] = (xfer){ addr, bytes, endpoint, 0, -1, 0, true };
+    lw->phase_has_transfers = true;
+    return true;
+}
+
+bool lw_add_local_copy(lowering *lw, uint32_t tile, uint32_t src, uint32_t dst, uint32_t bytes)
+{
+    ltile *t = &lw->tile[tile];
+    lw_push_word(lw, &t->copies, src);
+    lw_push_word(lw, &t->copies, dst);
+    lw_push_word(lw, &t->copies, bytes);
+    return !lw->failed;
+}
+
+/* The copies a tile owes itself, six at a time. */
+static bool lw_flush_copies(lowering *lw, uint32_t tile)
+{
+    ltile *t = &lw->tile[tile];
+    size_t n = t->copies.n / 3;
+    for (size_t base = 0; base < n; base += CODELET_WORKERS) {
+        uint32_t *recs[CODELET_WORKERS];
+        uint32_t off = lw_six_records(lw, tile, KERNEL_COPY_WORDS, recs);
+        if (lw->failed)
+            return false;
+        for (size_t k = 0; k < CODELET_WORKERS && base + k < n; k++) {
+            const uint32_t *c = t->copies.w + (base + k) * 3;
+            kernel_copy_record(recs[k], c[0], c[1], c[2]);
+        }
+        lw_step_run(lw, tile, lw->kernels.vtx_copy, off, KERNEL_COPY_WORDS);
+    }
+    t->copies.n = 0;
+    return !lw->failed;
+}
+
+/* When every receiver of a tile's sends in this phase gets the same
+ * pieces in the same order (a grid row's rows of A, a bias everyone
+ * needs), the sends can be broadcasts: the data leave the tile once and
+ * every tile with a matching receive takes them (exchange.h).  Returns the
+ * number of distinct pieces (the first `groups` sends are them, in order),
+ * or 0 when the sends must stay point to point. */
+static size_t broadcast_groups(const ltile *t)
+{
+    if (t->n_sends < 2)
+        return 0;
+    /* The pieces are the sends to the first receiver, in order. */
+    uint32_t first = t->sends[0].peer;
+    size_t groups = 0;
+    while (groups < t->n_sends && t->sends[groups].peer == first)
+        groups++;
+    if (t->n_sends % groups)
+        return 0;
+    for (size_t k = groups; k < t->n_sends; k++) {
+        const xfer *a = &t->sends[k], *b = &t->sends[k % groups];
+        if (a->addr != b->addr || a->bytes != b->bytes)
+            return 0;
+        if (k % groups && a->peer != t->sends[k - 1].peer)
+            return 0;
+        if (!(k % groups)) {
+            /* A new receiver: not one seen before. */
+            for (size_t j = 0; j < k; j += groups)
+                if (t->sends[j].peer == a->peer)
+                    return 0;
+        }
+    }
+    return t->n_sends / groups > 1 ? groups : 0;
+}
+
+/* Multicast groups of sender tile i (exchange.h): a piece (an address and
+ * size) sent to several tiles, each once, goes out once to a group of the
+ * tiles that take it — one group per distinct set of receivers, at most
+ * XCH_MULTICAST_GROUPS; other pieces stay point to point.  Marks the sends
+ * (group, order, emit) and their receives on the other tiles. */
+static bool multicast_groups(lowering *lw, uint32_t i)
+{
+    ltile *t = &lw->tile[i];
+    size_t n = t->n_sends;
+    size_t *idx = malloc((n + 1) * sizeof *idx);
+    uint32_t *set_start = malloc(XCH_MULTICAST_GROUPS * sizeof *set_start);
+    uint32_t *set_len = malloc(XCH_MULTICAST_GROUPS * sizeof *set_len);
+    uint32_t *peers = malloc((n + 1) * sizeof *peers);
+    if (!idx || !set_start || !set_len || !peers) {
+        free(idx); free(set_start); free(set_len); free(peers);
+        return lw_fail(lw, "out of host memory");
+    }
+    for (size_t k = 0; k < n; k++)
+        idx[k] = k;
+    /* Sort by (address, bytes, receiver, position): a piece's sends are
+     * together, its receivers in order. */
+    const xfer *sv = t->sends;
+    {
+        /* Bottom-up merge sort (the comparison needs the tile's sends). */
+        size_t *tmp = malloc((n + 1) * sizeof *tmp);
+        if (!tmp) {
+            free(idx); free(set_start); free(set_len); free(peers);
+            return lw_fail(lw, "out of host memory");
+        }
+        for (size_t w = 1; w < n; w *= 2) {
+            for (size_t lo = 0; lo < n; lo += 2 * w) {
+                size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+                size_t a = lo, b = mid, o = lo;
+                while (a < mid || b < hi) {
+                    bool take_a = b >= hi;
+                    if (a < mid && b < hi) {
+                        const xfer *x = &sv[idx[a]], *y = &sv[idx[b]];
+                        take_a = x->addr != y->addr ? x->addr < y->addr
+                               : x->bytes != y->bytes ? x->bytes < y->bytes
+                               : x->peer != y->peer ? x->peer < y->peer : idx[a] < idx[b];
+                    }
+                    tmp[o++] = take_a ? idx[a++] : idx[b++];
+                }
+            }
+            memcpy(idx, tmp, n * sizeof *idx);
+        }
+        free(tmp);
+    }
+    uint32_t groups = 0, n_peers = 0;
+    for (size_t a = 0; a < n;) {
+        size_t b = a + 1;
+        while (b < n && sv[idx[b]].addr == sv[idx[a]].addr && sv[idx[b]].bytes == sv[idx[a]].bytes)
+            b++;
+        bool distinct = b - a >= 2;
+        for (size_t k = a + 1; k < b && distinct; k++)
+            distinct = sv[idx[k]].peer != sv[idx[k - 1]].peer;
+        if (distinct) {
+            /* The group of this set of receivers: an existing one or a new one. */
+            uint32_t len = (uint32_t)(b - a), g = 0;
+            for (; g < groups; g++) {
+                if (set_len[g] != len)
+                    continue;
+                size_t k = 0;
+                while (k < len && peers[set_start[g] + k] == sv[idx[a + k]].peer)
+                    k++;
+                if (k == len)
+                    break;
+            }
+            if (g == groups && groups < XCH_MULTICAST_GROUPS) {
+                set_start[g] = n_peers;
+                set_len[g] = len;
+                for (size_t k = a; k < b; k++)
+                    peers[n_peers++] = sv[idx[k]].peer;
+                groups++;
+            }
+            if (g < groups) {
+                size_t first = idx[a];
+                for (size_t k = a; k < b; k++)
+                    if (idx[k] < first)
+                        first = idx[k];
+                for (size_t k = a; k < b; k++) {
+                    xfer *x = &t->sends[idx[k]];
+                    x->group = (int32_t)g;
+                    x->order = (uint32_t)first;
+                    x->emit = idx[k] == first;
+                    xfer *r = &lw->tile[x->peer].recvs[x->mate];
+                    r->group = (int32_t)g;
+                    r->order = (uint32_t)first;
+                }
+            }
+        }
+        a = b;
+    }
+    free(idx);
+    free(set_start);
+    free(set_len);
+    free(peers);
+    return true;
+}
+
+/* Receives of a tile in the order they are posted: point to point and
+ * host ones as they came, then multicast ones by (sender, group, the
+ * sender's order), the order the senders issue them. */
+static int cmp_multicast_recv(const void *a, const void *b)
+{
+    const xfer *x = *(const xfer *const *)a, *y = *(const xfer *const *)b;
+    if (x->peer != y->peer) return x->peer < y->peer ? -1 : 1;
+    if (x->group != y->group) return x->group < y->group ? -1 : 1;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* End the exchange phase under construction: on every tile the receives
+ * (posted first, so no stream waits for its xrecv), the sends, and a chip
+ * sync; then the local copies.  A sender whose pieces all go to the same
+ * tiles broadcasts them; otherwise pieces taken by several tiles go out
+ * once each to a multicast group.  A phase with no transfers adds nothing. */
+bool lw_end_phase(lowering *lw)
+{
+    if (lw->phase_has_transfers) {
+        size_t *bcast = calloc(lw->program_tiles + 1, sizeof *bcast);
+        if (!bcast)
+            return lw_fail(lw, "out of host memory");
+        for (uint32_t i = 0; i < lw->program_tiles && !lw->failed; i++) {
+            bcast[i] = broadcast_groups(&lw->tile[i]);
+            if (!bcast[i] && lw->tile[i].n_sends > 1)
+                multicast_groups(lw, i);
+        }
+        const xfer **mc = NULL;
+        size_t cap_mc = 0;
+        for (uint32_t i = 0; i < lw->program_tiles && !lw->failed; i++) {
+            ltile *t = &lw->tile[i];
+            size_t n_mc = 0;
+            for (size_t k = 0; k < t->n_recvs; k++) {
+                const xfer *rv = &t->recvs[k];
+                if (rv->group >= 0) {
+                    if (!lw_grow((void **)&mc, &cap_mc, n_mc + 1, sizeof *mc))
+                        break;
+                    mc[n_mc++] = rv;
+                    continue;
+                }
+                lw_push_word(lw, &t->steps, lw->kernels.ctl_recv);
+                lw_push_word(lw, &t->steps, rv->addr);
+                lw_push_word(lw, &t->steps, (rv->bytes + 3u) & ~3u);
+                bool host = rv->peer & XCH_HOST;
+                lw_push_word(lw, &t->steps, host ? rv->peer : lw_global_tile(lw, rv->peer));
+                lw_note_peer(lw, i, host ? PEER_HOST_IN : PEER_TILE);
+            }
+            if (n_mc > 1)
+                qsort(mc, n_mc, sizeof *mc, cmp_multicast_recv);
+            for (size_t k = 0; k < n_mc; k++) {
+                lw_push_word(lw, &t->steps, lw->kernels.ctl_recv);
+                lw_push_word(lw, &t->steps, mc[k]->addr);
+                lw_push_word(lw, &t->steps, (mc[k]->bytes + 3u) & ~3u);
+                lw_push_word(lw, &t->steps,
+                             xch_multicast_recv((uint32_t)mc[k]->group, lw_global_tile(lw, mc[k]->peer)));
+                lw_note_peer(lw, i, PEER_TILE);
+            }
+            size_t groups = bcast[i];
+            for (size_t k = 0; k < (groups ? groups : t->n_sends); k++) {
+                const xfer *sd = &t->sends[k];
+                if (!groups && !sd->emit)
+                    continue;
+                lw_push_word(lw, &t->steps, lw->kernels.ctl_send);
+                lw_push_word(lw, &t->steps, sd->addr);
+                lw_push_word(lw, &t->steps, (sd->bytes + 3u) & ~3u);
+                if (groups) {
+                    lw_push_word(lw, &t->steps, XCH_BROADCAST);
+                } else if (sd->group >= 0) {
+                    lw_push_word(lw, &t->steps, xch_multicast_send((uint32_t)sd->group));
+                } else {
+                    lw_push_word(lw, &t->steps, lw_global_tile(lw, sd->peer));
+                    lw_note_peer(lw, i, PEER_TILE);
+                }
+            }
+            lw_push_word(lw, &t->steps, lw->sync_step);
+        }
+        for (uint32_t i = 0; i < lw->program_tiles; i++)
+            lw->tile[i].n_sends = lw->tile[i].n_recvs = 0;
+        free(mc);
+        free(bcast);
+        lw->rep->exchange_phases++;
+        lw->phase_has_transfers = false;
+    }
+    for (uint32_t i = 0; i < lw->program_tiles; i++)
+        if (lw->tile[i].copies.n && !lw_flush_copies(lw, i))
+            return false;
+    lw->phase_bytes = 0;
+    return !lw->failed;
+}

@@ -1,0 +1,525 @@
+/*
+ * lower_memory.c — tile memory and the placement of tensors: the two bump
+ * allocators of every tile (region 1 from the end of the kernel library's
+ * data, region 0 from the first 16 KiB element past the library's code:
+ * workers' data accesses must avoid the element their code runs from,
+ * ISA2 §4.1.6.2), the scratch of the current op from the top of each
+ * region down, the blocks dead tensors give back, data loaded with the
+ * executable; a tensor's pieces, fetching a range of them onto a tile
+ * (lower.h), and the planner's linear splits over tiles and workers.
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lower_ops.h"
+#include "isa/isa.h"
+
+/* ---- tile memory --------------------------------------------------------- */
+
+uint32_t lw_global_tile(const lowering *lw, uint32_t i)
+{
+    return (i / lw->tiles) * lw->tiles_per_chip + i % lw->tiles;
+}
+
+uint32_t lw_tile_of(lowering *lw, uint32_t i)
+{
+    if (i + 1 > lw->op_tiles)
+        lw->op_tiles = i + 1;
+    return lw->stage * lw->tiles + (lw->op_base + i) % lw->tiles;
+}
+
+
+uint32_t lw_tile_used_bytes(const lowering *lw, const ltile *t)
+{
+    return (t->region0_kept_end - lw->region0_start) + (t->region1_kept_end - lw->region1_start) + (ISA_REGION1_BASE - t->region0_scratch_floor) +
+           (lw->mem_end - t->region1_scratch_floor);
+}
+
+/* bytes of tile memory for `what`, aligned to `align` (a power of two, at
+ * least 8), with
+ * the codelets' read slack after it.  Returns 0 and fails when it does not
+ * fit. */
+/* "does not fit", naming the tile, the bytes and what they were for. */
+uint32_t lw_no_room(lowering *lw, uint32_t tile, uint64_t need, const char *what)
+{
+    uint32_t total = lw->mem_end - ISA_MEMORY_BASE;
+    lw_fail(lw, "%s: does not fit: tile %u needs %llu bytes more for %s, with %u of its %u bytes in use "
+            "(%u bytes are the kernel library)", lw->g->source, tile, (unsigned long long)need, what,
+            lw_tile_used_bytes(lw, &lw->tile[tile]), total,
+            (lw->region0_start - ISA_MEMORY_BASE) + (lw->region1_start - ISA_REGION1_BASE));
+    return 0;
+}
+
+/* Note the block of `bytes` at addr among the tile's blocks (one section
+ * each stretch of them in the executable, close_tile). */
+static bool note_block(lowering *lw, ltile *t, uint32_t addr, uint64_t bytes)
+{
+    if (!lw_grow((void **)&t->allocs, &t->cap_allocs, t->n_allocs + 1, sizeof *t->allocs))
+        return lw_fail(lw, "out of host memory");
+    t->allocs[t->n_allocs++] = (data_item){ .addr = addr, .size = (uint32_t)ALIGN8(bytes ? bytes : 8) };
+    return true;
+}
+
+/* A new block of `need` bytes aligned to a + 1 in one region, above the
+ * tile's persistent blocks; 0 when the region has no room. */
+uint32_t lw_bump_alloc(lowering *lw, uint32_t tile, uint64_t bytes, uint64_t need, uint32_t a, bool region0)
+{
+    ltile *t = &lw->tile[tile];
+    uint32_t *next = region0 ? &t->region0_kept_end : &t->region1_kept_end;
+    /* below every scratch block any op has used (lower_internal.h) */
+    uint32_t end = region0 ? t->region0_scratch_floor : t->region1_scratch_floor;
+    uint64_t at = ((uint64_t)*next + a) & ~(uint64_t)a;
+    if (at + need > end)
+        return 0;
+    *next = (uint32_t)(at + need);
+    return note_block(lw, t, (uint32_t)at, bytes) ? (uint32_t)at : 0;
+}
+
+uint32_t lw_tile_alloc(lowering *lw, uint32_t tile, uint64_t bytes, enum region_pref pref, uint32_t align,
+                           const char *what)
+{
+    uint64_t need = ALIGN8(bytes) + CODELET_READ_SLACK_BYTES;
+    uint32_t a = (align < 8 ? 8 : align) - 1;
+    for (int attempt = 0; attempt < 2 && !lw->failed; attempt++) {
+        uint32_t at = lw_bump_alloc(lw, tile, bytes, need, a, (pref == PREFER_REGION0) == (attempt == 0));
+        if (at)
+            return at;
+    }
+    return lw->failed ? 0 : lw_no_room(lw, tile, need, what);
+}
+
+uint32_t lw_scratch_alloc(lowering *lw, uint32_t tile, uint64_t bytes, enum region_pref pref, uint32_t align,
+                          const char *what)
+{
+    ltile *t = &lw->tile[tile];
+    uint64_t need = ALIGN8(bytes) + CODELET_READ_SLACK_BYTES;
+    uint32_t a = (align < 8 ? 8 : align) - 1;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        bool r0 = (pref == PREFER_REGION0) == (attempt == 0);
+        uint32_t *low = r0 ? &t->region0_scratch_low : &t->region1_scratch_low, *floor = r0 ? &t->region0_scratch_floor : &t->region1_scratch_floor;
+        uint32_t bottom = r0 ? t->region0_kept_end : t->region1_kept_end;
+        if (*low < need)
+            continue;
+        uint64_t at = ((uint64_t)*low - need) & ~(uint64_t)a;
+        if (at >= bottom) {
+            *low = (uint32_t)at;
+            if (at < *floor)
+                *floor = (uint32_t)at;
+            return (uint32_t)at;
+        }
+    }
+    return lw_no_room(lw, tile, need, what);
+}
+
+/* The op is over: its scratch blocks are free for the next op. */
+void lw_release_scratch(lowering *lw)
+{
+    for (uint32_t i = 0; i < lw->program_tiles; i++) {
+        lw->tile[i].region0_scratch_low = ISA_REGION1_BASE;
+        lw->tile[i].region1_scratch_low = lw->mem_end;
+    }
+}
+
+/* A compute set of vtx_fill writing `bytes` (a multiple of 8) of zeros
+ * from addr on tile `tile`. */
+static bool fill_zeros(lowering *lw, uint32_t tile, uint32_t addr, uint64_t bytes)
+{
+    uint32_t *recs[CODELET_WORKERS];
+    uint32_t off = lw_six_records(lw, tile, KERNEL_FILL_WORDS, recs);
+    if (lw->failed)
+        return false;
+    uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
+    lw_worker_split(bytes / 8, wl, wh);
+    for (int w = 0; w < CODELET_WORKERS; w++)
+        kernel_fill_record(recs[w], addr + (uint32_t)(wl[w] * 8), (uint32_t)((wh[w] - wl[w]) * 8));
+    return lw_step_run(lw, tile, lw->kernels.vtx_fill, off, KERNEL_FILL_WORDS);
+}
+
+uint32_t lw_scratch_zeroed(lowering *lw, uint32_t tile, uint64_t bytes, enum region_pref pref, uint32_t align,
+                           const char *what)
+{
+    bytes = (bytes + 7) & ~(uint64_t)7;
+    uint32_t a = lw_scratch_alloc(lw, tile, bytes, pref, align, what);
+    if (!a || !fill_zeros(lw, tile, a, bytes))
+        return 0;
+    return a;
+}
+
+/* ---- tensor storage and its reuse ---------------------------------------- */
+
+/* Insert free block b at position k of tile t's list. */
+static bool insert_free(lowering *lw, ltile *t, size_t k, mem_block b)
+{
+    if (!lw_grow((void **)&t->free, &t->cap_free, t->n_free + 1, sizeof *t->free))
+        return lw_fail(lw, "out of host memory");
+    memmove(t->free + k + 1, t->free + k, (t->n_free - k) * sizeof *t->free);
+    t->free[k] = b;
+    t->n_free++;
+    return true;
+}
+
+/* First fit of `need` bytes aligned to a + 1 among the released blocks of
+ * one region; 0 if none holds it. */
+static uint32_t take_released(lowering *lw, ltile *t, uint64_t need, uint32_t a, bool region0)
+{
+    for (size_t k = 0; k < t->n_free; k++) {
+        mem_block *f = &t->free[k];
+        if ((f->addr < ISA_REGION1_BASE) != region0)
+            continue;
+        uint64_t at = ((uint64_t)f->addr + a) & ~(uint64_t)a, end = (uint64_t)f->addr + f->size;
+        if (at + need > end)
+            continue;
+        mem_block tail = { f->tile, (uint32_t)(at + need), (uint32_t)(end - at - need) };
+        f->size = (uint32_t)(at - f->addr);
+        if (f->size) {
+            if (tail.size && !insert_free(lw, t, k + 1, tail))
+                return 0;
+        } else if (tail.size) {
+            *f = tail;
+        } else {
+            memmove(f, f + 1, (t->n_free - k - 1) * sizeof *f);
+            t->n_free--;
+        }
+        return (uint32_t)at;
+    }
+    return 0;
+}
+
+/* Give block b back to its tile, merged with its neighbours in the same
+ * region. */
+static bool give_back(lowering *lw, mem_block b)
+{
+    ltile *t = &lw->tile[b.tile];
+    size_t k = 0;
+    while (k < t->n_free && t->free[k].addr < b.addr)
+        k++;
+    bool r0 = b.addr < ISA_REGION1_BASE;
+    if (k > 0 && t->free[k - 1].addr + t->free[k - 1].size == b.addr &&
+        (t->free[k - 1].addr < ISA_REGION1_BASE) == r0) {
+        k--;
+        t->free[k].size += b.size;
+    } else if (!insert_free(lw, t, k, b)) {
+        return false;
+    }
+    mem_block *f = &t->free[k];
+    if (k + 1 < t->n_free && f->addr + f->size == t->free[k + 1].addr &&
+        (t->free[k + 1].addr < ISA_REGION1_BASE) == r0) {
+        f->size += t->free[k + 1].size;
+        memmove(f + 1, f + 2, (t->n_free - k - 2) * sizeof *f);
+        t->n_free--;
+    }
+    return true;
+}
+
+uint32_t lw_tensor_alloc(lowering *lw, int tensor, uint32_t tile, uint64_t bytes, enum region_pref pref,
+                         uint32_t align, bool zeroed, const char *what)
+{
+    ltile *t = &lw->tile[tile];
+    ltensor *owner = &lw->tensor[lw->tensor[tensor].root];
+    uint64_t need = ALIGN8(bytes) + CODELET_READ_SLACK_BYTES;
+    uint32_t a = (align < 8 ? 8 : align) - 1, at = 0;
+    bool reused = false;
+    /* In the preferred region a released block, else a new one; then the
+     * same in the other. */
+    for (int attempt = 0; attempt < 2 && !at && !lw->failed; attempt++) {
+        bool r0 = (pref == PREFER_REGION0) == (attempt == 0);
+        reused = (at = take_released(lw, t, need, a, r0)) != 0;
+        if (!at && !lw->failed)
+            at = lw_bump_alloc(lw, tile, bytes, need, a, r0);      /* zeros when loaded */
+    }
+    if (!at)
+        return lw->failed ? 0 : lw_no_room(lw, tile, need, what);
+    if (reused) {
+        /* in the executable as part of the block it was (close_tile merges them) */
+        if (!note_block(lw, t, at, bytes))
+            return 0;
+        lw->rep->reused_bytes += need;
+        if (zeroed && !fill_zeros(lw, tile, at, ALIGN8(bytes)))
+            return 0;
+    }
+    if (!lw_grow((void **)&owner->blocks, &owner->cap_blocks, owner->n_blocks + 1, sizeof *owner->blocks)) {
+        lw_fail(lw, "out of host memory");
+        return 0;
+    }
+    owner->blocks[owner->n_blocks++] = (mem_block){ tile, at, (uint32_t)need };
+    return at;
+}
+
+/* Which tensors share storage — a view's output is its input's pieces, and
+ * so is the output of a node the op table says aliases its input (Pow by 1,
+ * a Transpose folded into the MatMul reading it: the MatMul reads its
+ * input) — and the last node reading each storage. */
+void lw_tensor_roots(lowering *lw)
+{
+    const graph *g = lw->g;
+    for (int t = 0; t < g->n_tensors; t++) {
+        lw->tensor[t].root = t;
+        lw->last_reader[t] = -1;
+    }
+    for (int i = 0; i < g->n_nodes; i++) {
+        const graph_node *n = &g->nodes[i];
+        int out = n->n_outputs ? n->outputs[0] : -1;
+        const lw_op_rule *rule = &lw_op_rules[n->op];
+        if (out >= 0 && n->n_inputs && (rule->view || (rule->aliases && rule->aliases(g, n))))
+            lw->tensor[out].root = lw->tensor[n->inputs[0]].root;
+        for (int k = 0; k < n->n_inputs; k++)
+            if (n->inputs[k] >= 0)
+                lw->last_reader[lw->tensor[n->inputs[k]].root] = i;
+    }
+    for (int i = 0; i < g->n_outputs; i++)
+        lw->last_reader[lw->tensor[g->outputs[i]].root] = INT_MAX;
+}
+
+/* After node i: the storage of every tensor it was the last to read (or
+ * wrote and nobody reads) goes back to its tiles, once the exchange and
+ * copies it left pending are in the program. */
+bool lw_release_dead(lowering *lw, int i)
+{
+    const graph_node *n = &lw->g->nodes[i];
+    bool ended = false;
+    for (int k = 0; k < n->n_inputs + n->n_outputs && !lw->failed; k++) {
+        int t = k < n->n_inputs ? n->inputs[k] : n->outputs[k - n->n_inputs];
+        if (t < 0)
+            continue;
+        ltensor *r = &lw->tensor[lw->tensor[t].root];
+        if (r->released || lw->last_reader[lw->tensor[t].root] > i)
+            continue;
+        if (!ended && !lw_end_phase(lw))
+            return false;
+        ended = true;
+        for (size_t b = 0; b < r->n_blocks; b++)
+            if (!give_back(lw, r->blocks[b]))
+                return false;
+        r->released = true;
+    }
+    return !lw->failed;
+}
+
+bool lw_tile_data(lowering *lw, uint32_t tile, uint32_t addr, const void *bytes, uint32_t size,
+                      const char *name)
+{
+    ltile *t = &lw->tile[tile];
+    if (!lw_grow((void **)&t->data, &t->cap_data, t->n_data + 1, sizeof *t->data))
+        return lw_fail(lw, "out of host memory");
+    data_item *d = &t->data[t->n_data];
+    memset(d, 0, sizeof *d);
+    d->addr = addr;
+    d->size = size;
+    if (bytes) {
+        d->bytes = malloc(size ? size : 1);
+        if (!d->bytes)
+            return lw_fail(lw, "out of host memory");
+        memcpy(d->bytes, bytes, size);
+    }
+    snprintf(d->name, sizeof d->name, "%s", name);
+    t->n_data++;
+    return true;
+}
+
+/* ---- tensors ------------------------------------------------------------- */
+
+bool lw_add_piece(lowering *lw, int tensor, uint32_t tile, uint32_t addr, uint64_t first, uint64_t count)
+{
+    ltensor *lt = &lw->tensor[tensor];
+    if (!lw_grow((void **)&lt->p, &lt->cap, lt->n + 1, sizeof *lt->p))
+        return lw_fail(lw, "out of host memory");
+    lt->p[lt->n++] = (piece){ tile, addr, first, count };
+    lt->placed = true;
+    return true;
+}
+
+static int cmp_piece(const void *a, const void *b)
+{
+    const piece *x = a, *y = b;
+    return x->first < y->first ? -1 : x->first > y->first;
+}
+
+void lw_sort_pieces(lowering *lw, int tensor)
+{
+    ltensor *lt = &lw->tensor[tensor];
+    if (lt->n > 1)
+        qsort(lt->p, lt->n, sizeof *lt->p, cmp_piece);
+}
+
+/* The first piece whose range ends after element e. */
+static size_t lw_piece_at(const ltensor *lt, uint64_t e)
+{
+    size_t lo = 0, hi = lt->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (lt->p[mid].first + lt->p[mid].count <= e)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+const graph_tensor *lw_gt(const lowering *lw, int t) { return &lw->g->tensors[t]; }
+
+/* A tile address holding elements [first, first + count) of tensor t on
+ * tile `tile`: a local piece, a constant placed now, or a buffer filled in
+ * this op's exchange phase.  first must start 8 bytes aligned in the
+ * tensor's element order, except at a piece start. */
+uint32_t lw_fetch(lowering *lw, int t, uint64_t first, uint64_t count, uint32_t tile, enum region_pref pref)
+{
+    const graph_tensor *g = lw_gt(lw, t);
+    ltensor *lt = &lw->tensor[t];
+    uint32_t eb = lt->element_bytes;
+    if (count == 0)
+        return 0;
+    if (lt->placed) {
+        size_t k = lw_piece_at(lt, first);
+        if (k < lt->n && lt->p[k].tile == tile && lt->p[k].first <= first &&
+            lt->p[k].first + lt->p[k].count >= first + count &&
+            ((lt->p[k].addr + (first - lt->p[k].first) * eb) & 7u) == 0)
+            return lt->p[k].addr + (uint32_t)((first - lt->p[k].first) * eb);
+    }
+    char what[96];
+    snprintf(what, sizeof what, g->data ? "constant '%s'" : "a copy of '%s'", g->name);
+    /* A constant is loaded with the executable (kept for the whole run); a
+     * copy is only this op's (scratch). */
+    uint32_t buf = g->data && !lt->placed ? lw_tile_alloc(lw, tile, count * eb, pref, 16, what)
+                                          : lw_scratch_alloc(lw, tile, count * eb, pref, 8, what);
+    if (!buf || !lw_fetch_into(lw, t, first, count, tile, buf))
+        return 0;
+    return buf;
+}
+
+bool lw_fetch_into(lowering *lw, int t, uint64_t first, uint64_t count, uint32_t tile, uint32_t buf)
+{
+    const graph_tensor *g = lw_gt(lw, t);
+    ltensor *lt = &lw->tensor[t];
+    uint32_t eb = lt->element_bytes;
+    if (g->data && !lt->placed)
+        return lw_tile_data(lw, tile, buf, (const uint8_t *)g->data + first * eb, (uint32_t)(count * eb), g->name);
+    if (!lt->placed)
+        return lw_fail(lw, "internal: tensor '%s' is used before it is computed", g->name);
+    for (size_t k = lw_piece_at(lt, first); k < lt->n && lt->p[k].first < first + count; k++) {
+        const piece *p = &lt->p[k];
+        uint64_t lo = p->first > first ? p->first : first;
+        uint64_t hi = p->first + p->count < first + count ? p->first + p->count : first + count;
+        uint32_t src = p->addr + (uint32_t)((lo - p->first) * eb);
+        uint32_t dst = buf + (uint32_t)((lo - first) * eb);
+        uint32_t n = (uint32_t)((hi - lo) * eb);
+        if ((src & 3u) || (dst & 3u))
+            return lw_fail(lw, "%s: tensor '%s': elements from %llu are not 4-byte aligned on tile %u, which the "
+                           "exchange needs (an f16 tensor split at an odd element)", lw->g->source, g->name,
+                           (unsigned long long)lo, tile);
+        if (p->tile == tile) {
+            if (!lw_add_local_copy(lw, tile, src, dst, n))
+                return false;
+        } else if (!lw_add_transfer(lw, p->tile, src, tile, dst, n)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* ---- planning ------------------------------------------------------------ */
+
+/* How many tiles to spread n elements over, in chunks that are multiples of
+ * gran elements: the fewest tiles whose busiest tile's estimated cycles
+ * (cycles_per_element x chunk + a fixed cost per compute set) is within 5%
+ * of the best over all tile counts, since every tile used also costs
+ * exchange set-up and sync participation. */
+uint32_t lw_plan_tiles(const lowering *lw, uint64_t n, uint64_t gran, double cycles_per_element,
+                           double fixed_cycles)
+{
+    uint64_t units = (n + gran - 1) / gran;
+    uint32_t max_t = units < lw->tiles ? (uint32_t)units : lw->tiles;
+    if (max_t == 0)
+        return 1;
+    double best = 1e300;
+    for (uint32_t t = 1; t <= max_t; t++) {
+        double c = (double)((units + t - 1) / t * gran) * cycles_per_element + fixed_cycles;
+        if (c < best)
+            best = c;
+    }
+    for (uint32_t t = 1; t <= max_t; t++) {
+        double c = (double)((units + t - 1) / t * gran) * cycles_per_element + fixed_cycles;
+        if (c <= best * 1.05)
+            return t;
+    }
+    return max_t;
+}
+
+/* A linear mapping of n elements on `tiles` tiles, chunks multiples of
+ * gran: tile i gets [lo[i], hi[i]). */
+void lw_linear_split(uint64_t n, uint64_t gran, uint32_t tiles, uint64_t *lo, uint64_t *hi)
+{
+    uint64_t units = (n + gran - 1) / gran;
+    uint64_t base = units / tiles, extra = units % tiles, at = 0;
+    for (uint32_t i = 0; i < tiles; i++) {
+        uint64_t u = base + (i < extra);
+        lo[i] = at * gran < n ? at * gran : n;
+        at += u;
+        hi[i] = at * gran < n ? at * gran : n;
+    }
+}
+
+/* Split `units` among the six workers: worker k gets [lo[k], hi[k]). */
+void lw_worker_split(uint64_t units, uint64_t *lo, uint64_t *hi)
+{
+    uint64_t base = units / CODELET_WORKERS, extra = units % CODELET_WORKERS, at = 0;
+    for (int k = 0; k < CODELET_WORKERS; k++) {
+        lo[k] = at;
+        at += base + ((uint64_t)k < extra);
+        hi[k] = at;
+    }
+}
+
+/* Output `out` stored in the order of `in`'s axes (channels-last images
+ * through element-wise ops, lower_layout.c). */
+void lw_same_layout(lowering *lw, int out, int in)
+{
+    ltensor *lo = &lw->tensor[out];
+    const ltensor *li = &lw->tensor[in];
+    lo->permuted = li->permuted;
+    memcpy(lo->perm, li->perm, sizeof lo->perm);
+}
+
+/* Give output tensor `out` (eb bytes an element) the same pieces, on the
+ * same tiles, as tensor `like`, with new storage; or a linear split. */
+bool lw_place_like(lowering *lw, int out, int like, const char *what)
+{
+    ltensor *lo = &lw->tensor[out];
+    const ltensor *ll = &lw->tensor[like];
+    for (size_t k = 0; k < ll->n; k++) {
+        const piece *p = &ll->p[k];
+        uint32_t a = lw_tensor_alloc(lw, out, p->tile, p->count * lo->element_bytes, PREFER_REGION1, 8, false, what);
+        if (!a)
+            return false;
+        if (!lw_add_piece(lw, out, p->tile, a, p->first, p->count))
+            return false;
+    }
+    return true;
+}
+
+bool lw_place_linear(lowering *lw, int out, uint64_t gran, uint32_t tiles, const char *what)
+{
+    ltensor *lo = &lw->tensor[out];
+    uint64_t n = (uint64_t)graph_shape_numel(&lw_gt(lw, out)->shape);
+    uint64_t *l = malloc(tiles * sizeof *l), *h = malloc(tiles * sizeof *h);
+    if (!l || !h) {
+        free(l);
+        free(h);
+        return lw_fail(lw, "out of host memory");
+    }
+    lw_linear_split(n, gran, tiles, l, h);
+    for (uint32_t i = 0; i < tiles && !lw->failed; i++) {
+        if (h[i] == l[i])
+            continue;
+        uint32_t tile = lw_tile_of(lw, i);
+        uint32_t a = lw_tensor_alloc(lw, out, tile, (h[i] - l[i]) * lo->element_bytes, PREFER_REGION1, 8, false, what);
+        if (a)
+            lw_add_piece(lw, out, tile, a, l[i], h[i] - l[i]);
+    }
+    free(l);
+    free(h);
+    return !lw->failed;
+}
+
+/* Granularity in elements that keeps pieces 8-byte aligned. */
+uint64_t lw_gran_of(uint32_t eb) { return eb >= 8 ? 1 : 8 / eb; }

@@ -1,0 +1,352 @@
+/*
+ * lower_program.c — the end of the program and the executable: the graph
+ * outputs sent to the host after a sync, every tile's control program
+ * closed and placed (in one block, or two joined by a ctl_jump), the
+ * sections of each tile for each replica (the library image with the
+ * tile's control program in ctl_table, vertex records, data), and the
+ * tensor map.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lower_ops.h"
+#include "exchange/exchange.h"
+#include "isa/isa.h"
+#include "sim/program/tensor_map.h"
+
+/* Words of the control-program step whose handler is h (supervisor.S);
+ * 0 for a word that is no handler. */
+static size_t step_words(const lowering *lw, uint32_t h)
+{
+    const kernel_symbols *k = &lw->kernels;
+    if (h == k->ctl_run || h == k->ctl_send || h == k->ctl_recv)
+        return 4;
+    if (h == k->ctl_call)
+        return 3;
+    if (h == k->ctl_jump)
+        return 2;
+    if (h == k->ctl_sync_chip || h == k->ctl_sync_system || h == k->ctl_end)
+        return 1;
+    return 0;
+}
+
+/* Tile i's control program in one block where a region has room for it;
+ * else in two, one a region: the first (in the larger room) ends at a step
+ * boundary with a ctl_jump to the second. */
+static bool place_steps(lowering *lw, uint32_t i)
+{
+    ltile *t = &lw->tile[i];
+    const uint64_t slack = CODELET_READ_SLACK_BYTES;
+    uint64_t bytes = t->steps.n * 4;
+    uint64_t room1 = t->region1_scratch_floor > ALIGN8(t->region1_kept_end) ? t->region1_scratch_floor - ALIGN8(t->region1_kept_end) : 0;
+    uint64_t room0 = t->region0_scratch_floor > ALIGN8(t->region0_kept_end) ? t->region0_scratch_floor - ALIGN8(t->region0_kept_end) : 0;
+    t->split_word = 0;
+    if (lw->opts->control_room_bytes) {
+        room1 = room1 < lw->opts->control_room_bytes ? room1 : lw->opts->control_room_bytes;
+        room0 = room0 < lw->opts->control_room_bytes ? room0 : lw->opts->control_room_bytes;
+    }
+    if (ALIGN8(bytes) + slack <= (room1 > room0 ? room1 : room0)) {
+        t->step_base = lw_tile_alloc(lw, i, bytes, PREFER_REGION1, 8, "the control program");
+        return t->step_base != 0;
+    }
+    bool first_r1 = room1 >= room0;
+    uint64_t first_room = first_r1 ? room1 : room0, second_room = first_r1 ? room0 : room1;
+    /* the last step boundary whose steps and the jump fit the first room */
+    size_t w = 0, split = 0;
+    while (w < t->steps.n && (w + 2) * 4 + slack <= first_room) {
+        split = w;
+        size_t n = step_words(lw, t->steps.w[w]);
+        if (!n)
+            return lw_fail(lw, "internal: tile %u: word %zu of the control program is no step", i, w);
+        w += n;
+    }
+    uint64_t rest = (t->steps.n - split) * 4;
+    if (!split || ALIGN8(rest) + slack > second_room)
+        return lw_no_room(lw, i, ALIGN8(bytes) + slack - first_room - second_room + 8, "the control program") != 0;
+    t->step_base = lw_bump_alloc(lw, i, (split + 2) * 4, ALIGN8((split + 2) * 4) + slack, 7, !first_r1);
+    t->step_base2 = lw_bump_alloc(lw, i, rest, ALIGN8(rest) + slack, 7, first_r1);
+    t->split_word = split;
+    lw->rep->split_programs++;
+    return t->step_base && t->step_base2;
+}
+
+static int cmp_alloc(const void *a, const void *b)
+{
+    const data_item *x = a, *y = b;
+    return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Close tile i's control program and place its records and steps (once). */
+static bool close_tile(lowering *lw, uint32_t i)
+{
+    ltile *t = &lw->tile[i];
+    /* Blocks given to several tensors in turn overlap: one section each
+     * stretch of memory. */
+    if (t->n_allocs > 1)
+        qsort(t->allocs, t->n_allocs, sizeof *t->allocs, cmp_alloc);
+    size_t n = 0;
+    for (size_t k = 0; k < t->n_allocs; k++) {
+        data_item *prev = n ? &t->allocs[n - 1] : NULL;
+        if (prev && t->allocs[k].addr < prev->addr + prev->size) {
+            uint32_t end = t->allocs[k].addr + t->allocs[k].size;
+            if (end > prev->addr + prev->size)
+                prev->size = end - prev->addr;
+        } else {
+            t->allocs[n++] = t->allocs[k];
+        }
+    }
+    t->n_allocs = n;
+    lw_push_word(lw, &t->steps, lw->kernels.ctl_end);
+    if (lw->failed)
+        return false;
+    uint32_t rec_bytes = (uint32_t)(t->records.n * 4);
+    t->rec_base = rec_bytes ? lw_tile_alloc(lw, i, rec_bytes, PREFER_REGION1, 8, "vertex records") : 0;
+    if (lw->failed || !place_steps(lw, i))
+        return false;
+    for (size_t k = 0; k < t->n_patch; k++)
+        t->steps.w[t->patch[k]] += t->rec_base;
+    return true;
+}
+
+/* Tile i's sections in the executable, for replica r (on chip r: tile
+ * numbers, tile endpoints and host streams moved on by a chip's worth). */
+static bool finish_tile(lowering *lw, uint32_t i, uint32_t r, ipu_exe *e)
+{
+    ltile *t = &lw->tile[i];
+    uint32_t rec_bytes = (uint32_t)(t->records.n * 4), step_bytes = (uint32_t)(t->steps.n * 4);
+    uint32_t rec_base = t->rec_base, step_base = t->step_base;
+    uint32_t gt = lw_global_tile(lw, i) + r * lw->tiles_per_chip;
+    uint32_t *steps = t->steps.w;
+    if (r) {
+        steps = malloc(step_bytes);
+        if (!steps)
+            return lw_fail(lw, "out of host memory");
+        memcpy(steps, t->steps.w, step_bytes);
+        for (size_t k = 0; k < t->n_peers; k++) {
+            uint32_t *w = &steps[t->peers[k].word];
+            switch (t->peers[k].kind) {
+            case PEER_TILE: *w += r * lw->tiles_per_chip; break;
+            case PEER_HOST_IN: *w = XCH_HOST | ((*w & XCH_ENDPOINT_INDEX) + r * lw->rep->input_streams); break;
+            default: *w = XCH_HOST | ((*w & XCH_ENDPOINT_INDEX) + r * lw->rep->output_streams); break;
+            }
+        }
+    }
+    bool ok;
+    if (t->split_word) {
+        /* the first block, its jump, and the second block */
+        size_t first = t->split_word;
+        uint32_t *head = malloc((first + 2) * 4);
+        ok = head != NULL;
+        if (ok) {
+            memcpy(head, steps, first * 4);
+            head[first] = lw->kernels.ctl_jump;
+            head[first + 1] = t->step_base2;
+            ok = exe_add_section(e, gt, ".control", step_base, head, (uint32_t)(first + 2) * 4, 0, lw->err,
+                                 lw->err_size) &&
+                 exe_add_section(e, gt, ".control.1", t->step_base2, steps + first,
+                                 (uint32_t)(t->steps.n - first) * 4, 0, lw->err, lw->err_size);
+        } else {
+            snprintf(lw->err, lw->err_size, "out of host memory");
+        }
+        free(head);
+    } else {
+        ok = exe_add_section(e, gt, ".control", step_base, steps, step_bytes, 0, lw->err, lw->err_size);
+    }
+    if (r)
+        free(steps);
+    if (!ok)
+        return lw_fail(lw, "tile %u: %s", gt, lw->err);
+    uint32_t i_saved = i;
+    i = gt;
+    char err[256];
+    /* The library image, with this tile's control program in ctl_table. */
+    const ipu_exe *img = lw->lib->image;
+    for (size_t s = 0; s < img->n_sections; s++) {
+        const exe_section *sec = &img->sections[s];
+        const uint8_t *bytes = sec->bytes;
+        uint8_t *copy = NULL;
+        if (bytes && lw->kernels.ctl_table >= sec->addr && lw->kernels.ctl_table + 4 <= sec->addr + sec->size) {
+            copy = malloc(sec->size);
+            if (!copy)
+                return lw_fail(lw, "out of host memory");
+            memcpy(copy, bytes, sec->size);
+            memcpy(copy + (lw->kernels.ctl_table - sec->addr), &step_base, 4);
+            bytes = copy;
+        }
+        ok = exe_add_section(e, i, sec->name, sec->addr, bytes, sec->size, sec->flags, err, sizeof err);
+        free(copy);
+        if (!ok)
+            return lw_fail(lw, "tile %u: %s", i, err);
+    }
+    for (size_t s = 0; s < img->n_symbols; s++)
+        if (img->symbols[s].global)
+            exe_add_symbol(e, i, img->symbols[s].name, img->symbols[s].addr, img->symbols[s].size,
+                           (enum exe_symbol_kind)img->symbols[s].kind, true);
+    if (rec_bytes && !exe_add_section(e, i, ".vertex", rec_base, t->records.w, rec_bytes, EXE_SEC_WRITE, err,
+                                      sizeof err))
+        return lw_fail(lw, "tile %u: %s", i, err);
+    /* One section per block: zero-filled unless data were placed in it. */
+    for (size_t a = 0; a < t->n_allocs; a++) {
+        const data_item *blk = &t->allocs[a];
+        if (blk->addr == rec_base || blk->addr == step_base || (t->split_word && blk->addr == t->step_base2))
+            continue;
+        uint8_t *bytes = NULL;
+        for (size_t d = 0; d < t->n_data; d++) {
+            const data_item *di = &t->data[d];
+            if (!di->bytes || di->addr < blk->addr || di->addr >= blk->addr + blk->size)
+                continue;
+            if (!bytes && !(bytes = calloc(1, blk->size)))
+                return lw_fail(lw, "out of host memory");
+            uint32_t n = di->size < blk->addr + blk->size - di->addr ? di->size : blk->addr + blk->size - di->addr;
+            memcpy(bytes + (di->addr - blk->addr), di->bytes, n);
+        }
+        char name[40];
+        snprintf(name, sizeof name, bytes ? ".data.%zu" : ".bss.%zu", a);
+        ok = exe_add_section(e, i, name, blk->addr, bytes, blk->size, EXE_SEC_WRITE | (bytes ? 0 : EXE_SEC_NOBITS),
+                             err, sizeof err);
+        free(bytes);
+        if (!ok)
+            return lw_fail(lw, "tile %u: %s", i, err);
+    }
+    if (!exe_set_entry(e, i, lw->kernels.supervisor))
+        return lw_fail(lw, "out of host memory");
+    uint64_t used = lw_tile_used_bytes(lw, t) + (lw->region0_start - ISA_MEMORY_BASE) + (lw->region1_start - ISA_REGION1_BASE);
+    if (used > lw->rep->max_tile_bytes) {
+        lw->rep->max_tile_bytes = used;
+        lw->rep->max_tile = i_saved;
+    }
+    return true;
+}
+
+/* Tensor map entries (and symbols on each tile) for every tensor kept. */
+static bool map_tensor(lowering *lw, ipu_exe *e, int t, uint32_t role, uint32_t r)
+{
+    const graph_tensor *g = lw_gt(lw, t);
+    const ltensor *lt = &lw->tensor[t];
+    uint64_t dims[TMAP_MAX_RANK];
+    for (int d = 0; d < g->shape.rank && d < TMAP_MAX_RANK; d++)
+        dims[d] = (uint64_t)g->shape.dims[d];
+    /* Replica r's copy is "replicaR/NAME" (replica 0 keeps the name). */
+    char *name = malloc(strlen(g->name) + 24);
+    if (!name)
+        return lw_fail(lw, "out of host memory");
+    if (r)
+        sprintf(name, "replica%u/%s", r, g->name);
+    else
+        strcpy(name, g->name);
+    if (lw->tensor[lt->root].released)
+        role |= TMAP_TRANSIENT;
+    tmap_tensor *mt = tmap_add_tensor(lw->tmap, name, (uint32_t)g->dtype, lt->element_bytes, (uint32_t)g->shape.rank, dims,
+                                      role);
+    free(name);
+    if (!mt)
+        return lw_fail(lw, "out of host memory");
+    if (lt->permuted)
+        for (int d = 0; d < g->shape.rank; d++)
+            mt->perm[d] = lt->perm[d];
+    for (size_t k = 0; k < lt->n; k++) {
+        uint32_t stream = TMAP_NO_STREAM;
+        if (role & TMAP_INPUT)
+            stream = lw->next_in_stream++;
+        else if (role & TMAP_OUTPUT)
+            stream = lw->next_out_stream++;
+        uint32_t tile = lw_global_tile(lw, lt->p[k].tile) + r * lw->tiles_per_chip;
+        if (!tmap_add_piece(mt, tile, lt->p[k].addr, lt->p[k].first, lt->p[k].count, stream))
+            return lw_fail(lw, "out of host memory");
+        if (!(role & TMAP_OUTPUT) || (role & TMAP_INPUT))
+            exe_add_symbol(e, tile, g->name, lt->p[k].addr, (uint32_t)(lt->p[k].count * lt->element_bytes), EXE_SYM_DATA, true);
+    }
+    return true;
+}
+
+/* Graph outputs never computed on a tile (constants, inputs passed
+ * through) placed on tile 0. */
+static bool place_constant_outputs(lowering *lw)
+{
+    const graph *g = lw->g;
+    for (int i = 0; i < g->n_outputs && !lw->failed; i++) {
+        int t = g->outputs[i];
+        if (lw->tensor[t].placed)
+            continue;
+        const graph_tensor *gtn = lw_gt(lw, t);
+        uint64_t n = (uint64_t)graph_shape_numel(&gtn->shape);
+        if (!gtn->data)
+            return lw_fail(lw, "%s: output '%s' is never computed", g->source, gtn->name);
+        uint32_t a = lw_fetch(lw, t, 0, n, 0, PREFER_REGION1);
+        if (a)
+            lw_add_piece(lw, t, 0, a, 0, n);
+    }
+    return !lw->failed;
+}
+
+bool lw_send_outputs(lowering *lw)
+{
+    const graph *g = lw->g;
+    if (!place_constant_outputs(lw))
+        return false;
+    /* The outputs leave in a superstep of their own, after a chip sync, so
+     * the statistics show the computation apart from the host transfers. */
+    lw_end_phase(lw);
+    for (uint32_t i = 0; i < lw->program_tiles && !lw->failed; i++)
+        lw_push_word(lw, &lw->tile[i].steps, lw->sync_step);
+    for (int i = 0; i < g->n_outputs && !lw->failed; i++) {
+        const ltensor *lt = &lw->tensor[g->outputs[i]];
+        for (size_t k = 0; k < lt->n; k++) {
+            ltile *tt = &lw->tile[lt->p[k].tile];
+            lw_push_word(lw, &tt->steps, lw->kernels.ctl_send);
+            lw_push_word(lw, &tt->steps, lt->p[k].addr);
+            lw_push_word(lw, &tt->steps, (uint32_t)((lt->p[k].count * lt->element_bytes + 3) & ~3ull));
+            lw_push_word(lw, &tt->steps, XCH_HOST | lw->rep->output_streams++);
+            lw_note_peer(lw, lt->p[k].tile, PEER_HOST_OUT);
+        }
+    }
+    return !lw->failed;
+}
+
+/* The tensor map: inputs and outputs first (their streams are numbered in
+ * this order, as the steps of lower_graph and lw_send_outputs), then
+ * weights and activations; one copy a replica. */
+static void map_tensors(lowering *lw, ipu_exe *e)
+{
+    const graph *g = lw->g;
+    for (uint32_t r = 0; r < lw->replicas && !lw->failed; r++) {
+        for (int i = 0; i < g->n_inputs && !lw->failed; i++)
+            if (!g->tensors[g->inputs[i]].data)
+                map_tensor(lw, e, g->inputs[i], TMAP_INPUT, r);
+        for (int i = 0; i < g->n_outputs && !lw->failed; i++)
+            map_tensor(lw, e, g->outputs[i], TMAP_OUTPUT, r);
+        for (int t = 0; t < g->n_tensors && !lw->failed; t++)
+            if (lw->tensor[t].placed && !g->tensors[t].is_input && !g->tensors[t].is_output)
+                map_tensor(lw, e, t, g->tensors[t].data ? TMAP_WEIGHT : TMAP_ACTIVATION, r);
+    }
+}
+
+bool lw_write_executable(lowering *lw, ipu_exe *e)
+{
+    map_tensors(lw, e);
+    /* Tiles past the last one holding anything only sync: they get no
+     * code, and the syncs of the rest do not wait for them. */
+    uint32_t used = 1;
+    for (uint32_t i = 0; i < lw->program_tiles; i++)
+        if (lw->tile[i].n_allocs || lw->tile[i].records.n)
+            used = i + 1;
+    if (lw->stages > 1)
+        used = lw->program_tiles;     /* every stage's tiles take part in the system syncs */
+    for (uint32_t i = 0; i < used && !lw->failed; i++)
+        close_tile(lw, i);
+    for (uint32_t r = 0; r < lw->replicas && !lw->failed; r++)
+        for (uint32_t i = 0; i < used && !lw->failed; i++)
+            finish_tile(lw, i, r, e);
+    lw->rep->tiles_used = lw->stages > 1 ? lw->tiles : used;
+    lw->rep->replicas = lw->replicas;
+    lw->rep->stages = lw->stages;
+    if (lw->failed)
+        return false;
+    uint8_t *blob;
+    size_t size;
+    if (!tmap_encode(lw->tmap, &blob, &size) || !exe_set_blob(&e->tensors, blob, size))
+        lw_fail(lw, "out of host memory");
+    free(blob);
+    return !lw->failed;
+}
