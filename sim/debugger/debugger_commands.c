@@ -63,6 +63,8 @@ static const struct dcmd {
 };
 #define N_DCMDS (sizeof dcmds / sizeof dcmds[0])
 
+/* ---- dispatch -------------------------------------------------------------- */
+
 /* The command a word names (its name, alias or a unique prefix); with
  * report, an "error: " line when it names none or several. */
 static const struct dcmd *find_cmd(const char *name, FILE *out, bool report)
