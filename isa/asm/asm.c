@@ -342,35 +342,164 @@ static void finish_collecting(asm_ctx *a)
     a->n_collect = 0;
 }
 
+/* A statement while a .macro or .rept body is being collected: kept for the
+ * body, or the .endm/.endr that ends it.  False when the source the body
+ * began in has ended without one; the statement is then assembled. */
+static bool collect_stmt(asm_ctx *a, asm_stmt_text *st, int depth)
+{
+    char dir[40];
+    if (depth < a->collect_depth) {
+        asm_error(a, a->collect_loc, a->collecting == 1 ? "'.macro' without '.endm'" : "'.rept' without '.endr'");
+        a->collecting = 0;
+        a->n_collect = 0;
+        return false;
+    }
+    directive_word(st->text, dir, sizeof dir);
+    if (!strcmp(dir, ".macro") || !strcmp(dir, ".rept") || !strcmp(dir, ".irp"))
+        a->collect_nest++;
+    else if (!strcmp(dir, ".endm") || !strcmp(dir, ".endr")) {
+        bool closes = a->collecting == 1 ? !strcmp(dir, ".endm") : !strcmp(dir, ".endr");
+        if (a->collect_nest == 0 && closes) {
+            finish_collecting(a);
+            return true;
+        }
+        if (a->collect_nest > 0)
+            a->collect_nest--;
+    }
+    ASM_GROW(a->collect_body, a->n_collect, a->cap_collect);
+    a->collect_body[a->n_collect++] = *st;
+    return true;
+}
+
+/* Define the labels that begin the statement at p; returns what follows
+ * them. */
+static const char *define_labels(asm_ctx *a, const char *text, const char *p, asm_loc loc)
+{
+    const char *name;
+    size_t len;
+    int type;
+    const char *after;
+    while ((after = label_at(p, &name, &len, &type))) {
+        asm_loc l = asm_at(loc, text, p);
+        if (a->in_bundle) {
+            asm_error(a, l, "label '%.*s' inside a bundle (the bundle opened at line %u)", (int)len, name,
+                      a->bundle_loc.line);
+            a->bundle_failed = true;
+        } else if (type == 1) {
+            int64_t k = asm_local_count(a, name, len, true);
+            define_label(a, asm_local_name(a, name, len, k), asm_strndup(&a->arena, name, len), true, l);
+        } else {
+            char *nm = asm_strndup(&a->arena, name, len);
+            define_label(a, nm, nm, false, l);
+        }
+        p = asm_skip_space(after);
+    }
+    return p;
+}
+
+/* The '{' at p opens a bundle; returns what follows it. */
+static const char *open_bundle(asm_ctx *a, const char *text, const char *p, asm_loc loc)
+{
+    asm_loc ploc = asm_at(loc, text, p);
+    const char *name;
+    size_t len;
+    int type;
+    if (a->in_bundle) {
+        asm_error(a, ploc, "'{' inside a bundle (the bundle opened at line %u)", a->bundle_loc.line);
+        a->bundle_failed = true;
+    } else {
+        a->in_bundle = true;
+        a->bundle_loc = ploc;
+        a->n_bundle = 0;
+        a->bundle_failed = false;
+    }
+    p = asm_skip_space(p + 1);
+    if (label_at(p, &name, &len, &type)) {
+        asm_error(a, asm_at(loc, text, p), "label '%.*s' inside a bundle (the bundle opened at line %u)", (int)len,
+                  name, a->bundle_loc.line);
+        a->bundle_failed = true;
+        p = asm_skip_space(label_at(p, &name, &len, &type));
+    }
+    return p;
+}
+
+/* The directive dir (its arguments at args) of the statement at p. */
+static void directive_stmt(asm_ctx *a, const char *dir, const char *text, const char *p, const char *args,
+                           asm_loc loc, int depth)
+{
+    if (a->in_bundle) {
+        asm_error(a, asm_at(loc, text, p), "directive '%s' inside a bundle (the bundle opened at line %u)", dir,
+                  a->bundle_loc.line);
+        a->bundle_failed = true;
+    } else if (asm_directive(a, dir, text, args, asm_at(loc, text, p), loc) && a->collecting)
+        a->collect_depth = depth;
+}
+
+/* The instruction at p, alone or as half of the open bundle. */
+static void insn_stmt(asm_ctx *a, const char *text, const char *p, asm_loc loc)
+{
+    asm_cur_sec(a, asm_at(loc, text, p));   /* `.` in operands needs a section */
+    asm_insn *in = asm_parse_insn(a, text, p, loc);
+    if (!in) {
+        if (a->in_bundle)
+            a->bundle_failed = true;
+    } else if (a->in_bundle)
+        asm_add_to_bundle(a, in);
+    else
+        asm_single_insn(a, in);
+}
+
+/* The statement at p, after its labels and bundle braces: a directive,
+ * NAME = EXPR, a macro call or an instruction.  brace is the '}' that
+ * closes the bundle on this statement, or NULL.  Returns whether the bundle
+ * closes now; after a macro call it closes after the macro's statements. */
+static bool assemble_stmt(asm_ctx *a, const char *text, const char *p, asm_loc loc, int depth, const char *brace)
+{
+    char dir[40];
+    const char *args = directive_word(p, dir, sizeof dir);
+    if (dir[0]) {
+        directive_stmt(a, dir, text, p, args, loc, depth);
+        return brace != NULL;
+    }
+    const char *w = p;
+    while (asm_is_ident_char((unsigned char)*w))
+        w++;
+    const char *after_word = asm_skip_space(w);
+    if (w > p && after_word[0] == '=' && after_word[1] != '=' && !a->in_bundle) {
+        /* NAME = EXPR */
+        char *cname = asm_strndup(&a->arena, p, (size_t)(w - p));
+        const char *q = after_word + 1;
+        asm_cur_sec(a, loc);
+        asm_expr *e = asm_parse_expr(a, text, &q, loc);
+        if (e && asm_expect_end(a, text, q, loc, "the value"))
+            asm_define_const(a, cname, e, DEF_SET, asm_at(loc, text, p));
+        return brace != NULL;
+    }
+    asm_macro *m = w > p ? asm_find_macro(a, asm_strndup(&a->arena, p, (size_t)(w - p))) : NULL;
+    if (m) {
+        if (brace) {
+            /* The bundle closes after the macro's statements. */
+            static char closing_brace[] = "}";
+            asm_stmt_text *closing = asm_alloc(&a->arena, sizeof *closing);
+            closing->text = closing_brace;
+            closing->loc = asm_at(loc, text, brace);
+            closing->loc.note = loc.note;
+            asm_push_rept(a, closing, 1, 1, loc);
+        }
+        asm_push_macro(a, m, w, asm_at(loc, text, p));
+        return false;
+    }
+    insn_stmt(a, text, p, loc);
+    return brace != NULL;
+}
+
 static void process_stmt(asm_ctx *a, asm_stmt_text *st, int depth)
 {
+    if (a->collecting && collect_stmt(a, st, depth))
+        return;
     const char *text = st->text;
     asm_loc loc = st->loc;
     char dir[40];
-
-    if (a->collecting) {
-        if (depth < a->collect_depth) {
-            asm_error(a, a->collect_loc, a->collecting == 1 ? "'.macro' without '.endm'" : "'.rept' without '.endr'");
-            a->collecting = 0;
-            a->n_collect = 0;
-        } else {
-            directive_word(text, dir, sizeof dir);
-            if (!strcmp(dir, ".macro") || !strcmp(dir, ".rept") || !strcmp(dir, ".irp"))
-                a->collect_nest++;
-            else if (!strcmp(dir, ".endm") || !strcmp(dir, ".endr")) {
-                bool closes = a->collecting == 1 ? !strcmp(dir, ".endm") : !strcmp(dir, ".endr");
-                if (a->collect_nest == 0 && closes) {
-                    finish_collecting(a);
-                    return;
-                }
-                if (a->collect_nest > 0)
-                    a->collect_nest--;
-            }
-            ASM_GROW(a->collect_body, a->n_collect, a->cap_collect);
-            a->collect_body[a->n_collect++] = *st;
-            return;
-        }
-    }
 
     /* Find the statement's keyword behind any labels. */
     const char *p = asm_skip_space(text);
@@ -388,51 +517,18 @@ static void process_stmt(asm_ctx *a, asm_stmt_text *st, int depth)
     if (!cond_active(a))
         return;
 
-    /* Labels. */
-    while ((after = label_at(p, &name, &len, &type))) {
-        asm_loc l = asm_at(loc, text, p);
-        if (a->in_bundle) {
-            asm_error(a, l, "label '%.*s' inside a bundle (the bundle opened at line %u)", (int)len, name,
-                      a->bundle_loc.line);
-            a->bundle_failed = true;
-        } else if (type == 1) {
-            int64_t k = asm_local_count(a, name, len, true);
-            define_label(a, asm_local_name(a, name, len, k), asm_strndup(&a->arena, name, len), true, l);
-        } else {
-            char *nm = asm_strndup(&a->arena, name, len);
-            define_label(a, nm, nm, false, l);
-        }
-        p = asm_skip_space(after);
-    }
+    p = define_labels(a, text, p, loc);
     if (!*p)
         return;
 
     /* Bundles. */
-    bool close = false;
-    asm_loc ploc = asm_at(loc, text, p);
-    if (*p == '{') {
-        if (a->in_bundle) {
-            asm_error(a, ploc, "'{' inside a bundle (the bundle opened at line %u)", a->bundle_loc.line);
-            a->bundle_failed = true;
-        } else {
-            a->in_bundle = true;
-            a->bundle_loc = ploc;
-            a->n_bundle = 0;
-            a->bundle_failed = false;
-        }
-        p = asm_skip_space(p + 1);
-        if (label_at(p, &name, &len, &type)) {
-            asm_error(a, asm_at(loc, text, p), "label '%.*s' inside a bundle (the bundle opened at line %u)", (int)len,
-                      name, a->bundle_loc.line);
-            a->bundle_failed = true;
-            p = asm_skip_space(label_at(p, &name, &len, &type));
-        }
-    }
+    if (*p == '{')
+        p = open_bundle(a, text, p, loc);
+    const char *brace = NULL;
     size_t n = strlen(p);
     while (n && asm_is_space((unsigned char)p[n - 1]))
         n--;
     if (n && p[n - 1] == '}') {
-        close = true;
         if (!a->in_bundle) {
             asm_error(a, asm_at(loc, text, p + n - 1), "'}' without '{'");
             return;
@@ -443,58 +539,12 @@ static void process_stmt(asm_ctx *a, asm_stmt_text *st, int depth)
         copy[off + n - 1] = ' ';
         text = copy;
         p = copy + off;
+        brace = p + n - 1;
     }
     p = asm_skip_space(p);
-    if (*p) {
-        args = directive_word(p, dir, sizeof dir);
-        if (dir[0]) {
-            if (a->in_bundle) {
-                asm_error(a, asm_at(loc, text, p), "directive '%s' inside a bundle (the bundle opened at line %u)", dir,
-                          a->bundle_loc.line);
-                a->bundle_failed = true;
-            } else if (asm_directive(a, dir, text, args, asm_at(loc, text, p), loc) && a->collecting)
-                a->collect_depth = depth;
-        } else {
-            const char *w = p;
-            while (asm_is_ident_char((unsigned char)*w))
-                w++;
-            const char *after_word = asm_skip_space(w);
-            if (w > p && after_word[0] == '=' && after_word[1] != '=' && !a->in_bundle) {
-                /* NAME = EXPR */
-                char *cname = asm_strndup(&a->arena, p, (size_t)(w - p));
-                const char *q = after_word + 1;
-                asm_cur_sec(a, loc);
-                asm_expr *e = asm_parse_expr(a, text, &q, loc);
-                if (e && asm_expect_end(a, text, q, loc, "the value"))
-                    asm_define_const(a, cname, e, DEF_SET, asm_at(loc, text, p));
-            } else {
-                asm_macro *m = w > p ? asm_find_macro(a, asm_strndup(&a->arena, p, (size_t)(w - p))) : NULL;
-                if (m) {
-                    if (close) {
-                        /* The bundle closes after the macro's statements. */
-                        static char brace[] = "}";
-                        asm_stmt_text *closing = asm_alloc(&a->arena, sizeof *closing);
-                        closing->text = brace;
-                        closing->loc = asm_at(loc, text, p + n - 1);
-                        closing->loc.note = loc.note;
-                        asm_push_rept(a, closing, 1, 1, loc);
-                        close = false;
-                    }
-                    asm_push_macro(a, m, w, asm_at(loc, text, p));
-                } else {
-                    asm_cur_sec(a, asm_at(loc, text, p));   /* `.` in operands needs a section */
-                    asm_insn *in = asm_parse_insn(a, text, p, loc);
-                    if (!in) {
-                        if (a->in_bundle)
-                            a->bundle_failed = true;
-                    } else if (a->in_bundle)
-                        asm_add_to_bundle(a, in);
-                    else
-                        asm_single_insn(a, in);
-                }
-            }
-        }
-    }
+    bool close = brace != NULL;
+    if (*p)
+        close = assemble_stmt(a, text, p, loc, depth, brace);
     if (close)
         asm_close_bundle(a);
 }

@@ -210,27 +210,28 @@ static size_t all_mnemonics(const char **list)
     return count;
 }
 
-/* Parse "mnemonic operands" and select the row.  NULL after an error. */
-asm_insn *asm_parse_insn(asm_ctx *a, const char *text, const char *p, asm_loc loc)
+/* The mnemonic at *pp, into mnemonic (size bytes), and the rows that spell
+ * it, *pp moved past it; 0 after an error. */
+static size_t parse_mnemonic(asm_ctx *a, const char *text, const char **pp, asm_loc loc, char *mnemonic,
+                             size_t size, enum isa_op *rows, size_t max_rows)
 {
+    const char *p = *pp;
     const char *mn = p;
     while (asm_is_ident_char((unsigned char)*p))
         p++;
-    char mnemonic[40];
     size_t mlen = (size_t)(p - mn);
     asm_loc mloc = asm_at(loc, text, mn);
     if (mlen == 0 || (*p && !asm_is_space((unsigned char)*p))) {
         char found[64];
         asm_found_text(mn, found, sizeof found);
         asm_error(a, mloc, "expected an instruction, directive or label, found %s", found);
-        return NULL;
+        return 0;
     }
-    if (mlen >= sizeof mnemonic)
-        mlen = sizeof mnemonic - 1;
+    if (mlen >= size)
+        mlen = size - 1;
     memcpy(mnemonic, mn, mlen);
     mnemonic[mlen] = 0;
-    enum isa_op rows[32];
-    size_t n_rows = isa_lookup_mnemonic(mnemonic, rows, 32);
+    size_t n_rows = isa_lookup_mnemonic(mnemonic, rows, max_rows);
     if (!n_rows) {
         const char *list[ISA_OP_COUNT];
         size_t nm = all_mnemonics(list);
@@ -239,34 +240,40 @@ asm_insn *asm_parse_insn(asm_ctx *a, const char *text, const char *p, asm_loc lo
             asm_error(a, mloc, "unknown mnemonic '%s' (did you mean '%s'?)", mnemonic, s);
         else
             asm_error(a, mloc, "unknown mnemonic '%s'", mnemonic);
-        return NULL;
+        return 0;
     }
+    *pp = p;
+    return n_rows;
+}
 
-    /* Operands as written. */
-    asm_operand w[ISA_MAX_OPERANDS + 1];
+/* The operands written after the mnemonic, into w (room for one more than
+ * any row takes); false after an error. */
+static bool parse_operands(asm_ctx *a, const char *text, const char *p, asm_loc loc, const char *mnemonic,
+                           asm_operand *w, size_t *n_written)
+{
     size_t nw = 0;
     p = asm_skip_space(p);
     while (*p) {
         if (nw == ISA_MAX_OPERANDS + 1) {
             asm_error(a, asm_at(loc, text, p), "too many operands for '%s'", mnemonic);
-            return NULL;
+            return false;
         }
         asm_operand *o = &w[nw];
         memset(o, 0, sizeof *o);
         const char *start = p;
         if (*p == ',') {
             asm_error(a, asm_at(loc, text, p), "expected an operand, found ','");
-            return NULL;
+            return false;
         }
         if (*p == '$') {
             if (!parse_register(a, text, &p, loc, o))
-                return NULL;
+                return false;
         } else {
             o->cls = OPC_IMM;
             o->col = loc.col + (uint32_t)(p - text);
             o->expr = asm_parse_expr(a, text, &p, loc);
             if (!o->expr)
-                return NULL;
+                return false;
             const char *e = p;
             while (e > start && asm_is_space((unsigned char)e[-1]))
                 e--;
@@ -278,7 +285,7 @@ asm_insn *asm_parse_insn(asm_ctx *a, const char *text, const char *p, asm_loc lo
             p = asm_skip_space(p + 1);
             if (!*p) {
                 asm_error(a, asm_at(loc, text, p), "expected an operand after ',', found end of line");
-                return NULL;
+                return false;
             }
             continue;
         }
@@ -287,12 +294,40 @@ asm_insn *asm_parse_insn(asm_ctx *a, const char *text, const char *p, asm_loc lo
             asm_found_text(p, found, sizeof found);
             asm_error(a, asm_at(loc, text, p), "expected ',' or end of statement after operand %zu of '%s', found %s",
                       nw, mnemonic, found);
-            return NULL;
+            return false;
         }
     }
+    *n_written = nw;
+    return true;
+}
 
-    /* Row selection: the first row whose operand kinds all fit; otherwise
-     * report at the operand where the best attempts failed. */
+/* "'op' takes 2 or 3 operands, found 1": counts has bit n set when some
+ * row takes n operands. */
+static void report_operand_count(asm_ctx *a, asm_loc mloc, const char *mnemonic, unsigned counts, size_t nw)
+{
+    char list[64] = "";
+    int k = 0;
+    for (int c = 0; c <= ISA_MAX_OPERANDS; c++)
+        if (counts & (1u << c))
+            k++;
+    int seen = 0;
+    for (int c = 0; c <= ISA_MAX_OPERANDS; c++) {
+        if (!(counts & (1u << c)))
+            continue;
+        size_t used = strlen(list);
+        snprintf(list + used, sizeof list - used, "%s%d", seen == 0 ? "" : seen == k - 1 ? " or " : ", ", c);
+        seen++;
+    }
+    asm_error(a, mloc, "'%s' takes %s operand%s, found %zu", mnemonic, list,
+              (counts == 2u) ? "" : "s", nw);
+}
+
+/* The first row whose operand kinds all fit the operands written (or the
+ * short form, $mzero left out before the last operand); otherwise report
+ * where the best attempts failed.  NULL after an error. */
+static asm_insn *select_row(asm_ctx *a, const enum isa_op *rows, size_t n_rows, const asm_operand *w,
+                            size_t nw, const char *mnemonic, asm_loc loc, asm_loc mloc)
+{
     static const asm_operand mzero = { OPC_M, ISA_MRF_ZERO, NULL, 0, "$mzero" };
     size_t best_pos = 0;
     bool any_count = false;
@@ -351,25 +386,27 @@ asm_insn *asm_parse_insn(asm_ctx *a, const char *text, const char *p, asm_loc lo
         }
     }
     if (!any_count) {
-        char list[64] = "";
-        int k = 0;
-        for (int c = 0; c <= ISA_MAX_OPERANDS; c++)
-            if (counts & (1u << c))
-                k++;
-        int seen = 0;
-        for (int c = 0; c <= ISA_MAX_OPERANDS; c++) {
-            if (!(counts & (1u << c)))
-                continue;
-            size_t used = strlen(list);
-            snprintf(list + used, sizeof list - used, "%s%d", seen == 0 ? "" : seen == k - 1 ? " or " : ", ", c);
-            seen++;
-        }
-        asm_error(a, mloc, "'%s' takes %s operand%s, found %zu", mnemonic, list,
-                  (counts == 2u) ? "" : "s", nw);
+        report_operand_count(a, mloc, mnemonic, counts, nw);
         return NULL;
     }
     asm_error(a, asm_loc_col(loc, w[best_pos].col), "expected %s, found '%s'", expected, w[best_pos].text);
     return NULL;
+}
+
+/* Parse "mnemonic operands" and select the row.  NULL after an error. */
+asm_insn *asm_parse_insn(asm_ctx *a, const char *text, const char *p, asm_loc loc)
+{
+    asm_loc mloc = asm_at(loc, text, p);
+    char mnemonic[40];
+    enum isa_op rows[32];
+    size_t n_rows = parse_mnemonic(a, text, &p, loc, mnemonic, sizeof mnemonic, rows, 32);
+    if (!n_rows)
+        return NULL;
+    asm_operand w[ISA_MAX_OPERANDS + 1];
+    size_t nw;
+    if (!parse_operands(a, text, p, loc, mnemonic, w, &nw))
+        return NULL;
+    return select_row(a, rows, n_rows, w, nw, mnemonic, loc, mloc);
 }
 
 /* ---- bundles -------------------------------------------------------------------- */
