@@ -750,6 +750,16 @@ bool asm_eval_const(asm_ctx *a, const asm_expr *e, asm_loc loc, const char *what
     return true;
 }
 
+/* Evaluate with every address known (pass 2); false after an error. */
+bool asm_eval_final(asm_ctx *a, const asm_expr *e, uint32_t tile, asm_loc loc, int64_t *out)
+{
+    asm_value v;
+    if (asm_eval(a, e, tile, loc, EVAL_FINAL, &v) != EV_OK)
+        return false;
+    *out = v.v;
+    return true;
+}
+
 bool asm_parse_const(asm_ctx *a, const char *text, const char **p, asm_loc loc, const char *what, int64_t *out)
 {
     const char *start = asm_skip_space(*p);

@@ -3,9 +3,17 @@
  * positions, the arena, the name table, expressions, and the assembler's
  * state.  Not part of the public contract (that is asm.h).
  *
- *   asm_expr.c    expression parsing and evaluation, numbers, strings
- *   asm_source.c  source files, statements, .include, macros, .rept
- *   asm.c         statements, directives, instructions, sections, passes
+ *   asm_expr.c       expression parsing and evaluation, numbers, strings;
+ *                    the arena, the name table, "did you mean"
+ *   asm_source.c     source files, statements, .include, macros, .rept
+ *   asm.c            the first pass: statements, labels, conditionals,
+ *                    bundles opened and closed, symbol definitions; error
+ *                    messages; the entry points (asm.h)
+ *   asm_insn.c       instructions: registers, operands, row selection,
+ *                    bundles, encoding in pass 2
+ *   asm_directive.c  sections, the location counter, every directive
+ *   asm_output.c     section placement, pass 2, rpt checks, symbol
+ *                    attributes, entries, the executable
  */
 #ifndef IPUSIM_ISA_ASM_INTERNAL_H
 #define IPUSIM_ISA_ASM_INTERNAL_H
@@ -296,6 +304,16 @@ typedef struct asm_ctx {
 
 void asm_error(asm_ctx *a, asm_loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static inline asm_loc asm_loc_col(asm_loc l, uint32_t col) { l.col = col; return l; }
+/* The location of p inside a statement's text. */
+static inline asm_loc asm_at(asm_loc base, const char *text, const char *p)
+{
+    return asm_loc_col(base, base.col + (uint32_t)(p - text));
+}
+/* "'foo'" or "end of line", for "found ..." in messages. */
+void asm_found_text(const char *p, char *buf, size_t n);
+/* Report anything but the end of the statement at p ("after" names what
+ * came last); false if there is something. */
+bool asm_expect_end(asm_ctx *a, const char *text, const char *p, asm_loc loc, const char *after);
 
 /* "did you mean": the closest of n candidates within a small edit
  * distance, or NULL. */
@@ -323,8 +341,17 @@ enum asm_eval_status asm_eval(asm_ctx *a, const asm_expr *e, uint32_t tile, asm_
 /* Evaluate an expression that must be an absolute constant now (.space,
  * .org, .rept, .if, ...): reports "what needs a constant" when it is not. */
 bool asm_eval_const(asm_ctx *a, const asm_expr *e, asm_loc loc, const char *what, int64_t *out);
+/* Evaluate with every address known (pass 2); false after an error. */
+bool asm_eval_final(asm_ctx *a, const asm_expr *e, uint32_t tile, asm_loc loc, int64_t *out);
 /* Parse and evaluate in one go. */
 bool asm_parse_const(asm_ctx *a, const char *text, const char **p, asm_loc loc, const char *what, int64_t *out);
+
+/* Store v little-endian in `bytes` bytes. */
+static inline void asm_put_le(uint8_t *p, uint64_t v, unsigned bytes)
+{
+    for (unsigned i = 0; i < bytes; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
 
 /* A "..." string with C escapes at *p: returns the bytes (arena) and length. */
 bool asm_parse_string(asm_ctx *a, const char *text, const char **p, asm_loc loc,
@@ -357,5 +384,40 @@ void asm_free_sources(asm_ctx *a);
 asm_macro *asm_find_macro(asm_ctx *a, const char *name);
 /* Parse ".macro NAME params" (rest of the line after ".macro"). */
 asm_macro *asm_define_macro(asm_ctx *a, const char *text, const char *p, asm_loc loc);
+
+/* ---- symbols and statements (asm.c) ------------------------------------- */
+
+enum { DEF_SET, DEF_EQUIV };
+/* NAME = EXPR, .set, .equ or .equiv (how: DEF_SET or DEF_EQUIV). */
+void asm_define_const(asm_ctx *a, const char *name, asm_expr *e, int how, asm_loc loc);
+
+/* ---- instructions (asm_insn.c) ------------------------------------------ */
+
+/* Parse "mnemonic operands" at p and select the row.  NULL after an error. */
+asm_insn *asm_parse_insn(asm_ctx *a, const char *text, const char *p, asm_loc loc);
+void asm_add_to_bundle(asm_ctx *a, asm_insn *in);
+void asm_close_bundle(asm_ctx *a);
+void asm_single_insn(asm_ctx *a, asm_insn *in);
+/* Encode for tile (pass 2): immediates in range, branch targets in region 0. */
+bool asm_encode_insn(asm_ctx *a, const asm_insn *in, uint32_t tile, uint32_t *word);
+
+/* ---- sections and directives (asm_directive.c) --------------------------- */
+
+/* The current section; content before any section directive goes to .text. */
+asm_section *asm_cur_sec(asm_ctx *a, asm_loc loc);
+/* Add a statement of `size` bytes at the current position; NULL when the
+ * section would outgrow tile memory. */
+asm_stmt *asm_emit(asm_ctx *a, int kind, uint64_t size, asm_loc loc);
+/* false, after an error, when the current section is NOBITS. */
+bool asm_no_bytes_here(asm_ctx *a, asm_loc loc, const char *what);
+/* Run directive dir (".word"; its arguments at args, columns counted from
+ * base), or report it unknown; true if it ran. */
+bool asm_directive(asm_ctx *a, const char *dir, const char *text, const char *args, asm_loc loc, asm_loc base);
+
+/* ---- after the first pass (asm_output.c) --------------------------------- */
+
+/* Place the sections, run pass 2 and its checks, build the executable;
+ * NULL after errors. */
+ipu_exe *asm_output(asm_ctx *a);
 
 #endif

@@ -517,7 +517,15 @@ typedef struct write_bufs {
     size_t *sec_index;            /* ELF index of each e->sections[i] */
 } write_bufs;
 
-static bool write_elf(const ipu_exe *e, writer *w, write_bufs *b)
+/* "PATH: out of memory"; false. */
+static bool write_oom(writer *w)
+{
+    snprintf(w->err, w->err_size, "%s: out of memory", w->path);
+    return false;
+}
+
+/* The ELF header of an ipusim executable. */
+static bool write_header(const ipu_exe *e, writer *w)
 {
     GElf_Ehdr eh;
     if (!gelf_newehdr(w->elf, ELFCLASS64) || !gelf_getehdr(w->elf, &eh))
@@ -531,21 +539,20 @@ static bool write_elf(const ipu_exe *e, writer *w, write_bufs *b)
     eh.e_shstrndx = 1;
     if (!gelf_update_ehdr(w->elf, &eh))
         return elf_fail(w, "cannot create the ELF header");
+    return true;
+}
 
-    /* Section 1: the section name table, filled in last. */
-    size_t shstr_index;
-    if (!add_scn(w, ".shstrtab", SHT_STRTAB, 0, 0, NULL, 0, ELF_T_BYTE, 1, 0, &shstr_index))
-        return false;
-
-    bool need_xndx = false;
+/* One ELF section per section of every tile, named NAME@TILE; their ELF
+ * indices in b->sec_index.  *need_xndx: some index needs SHN_XINDEX. */
+static bool add_tile_sections(const ipu_exe *e, writer *w, write_bufs *b, bool *need_xndx)
+{
+    *need_xndx = false;
     for (size_t i = 0; i < e->n_sections; i++) {
         const exe_section *s = &e->sections[i];
         size_t n = strlen(s->name) + 16;
         char *full = malloc(n);
-        if (!full) {
-            snprintf(w->err, w->err_size, "%s: out of memory", w->path);
-            return false;
-        }
+        if (!full)
+            return write_oom(w);
         snprintf(full, n, "%s@%u", s->name, s->tile);
         Elf64_Xword flags = SHF_ALLOC;
         if (s->flags & EXE_SEC_EXEC)
@@ -560,13 +567,19 @@ static bool write_elf(const ipu_exe *e, writer *w, write_bufs *b)
         if (!ok)
             return false;
         if (b->sec_index[i] >= SHN_LORESERVE)
-            need_xndx = true;
+            *need_xndx = true;
     }
+    return true;
+}
 
+/* The record sections: tile entries, source files, line records, the BSP
+ * program and the tensor map. */
+static bool add_record_sections(const ipu_exe *e, writer *w, write_bufs *b)
+{
     if (e->n_tiles) {
         b->tiles = malloc(e->n_tiles * TILES_RECORD_BYTES);
         if (!b->tiles)
-            goto oom;
+            return write_oom(w);
         for (size_t i = 0; i < e->n_tiles; i++) {
             put32(b->tiles + i * TILES_RECORD_BYTES, e->tiles[i].tile);
             put32(b->tiles + i * TILES_RECORD_BYTES + 4, e->tiles[i].supervisor_entry);
@@ -578,12 +591,12 @@ static bool write_elf(const ipu_exe *e, writer *w, write_bufs *b)
     if (e->n_files) {
         b->files = malloc(e->n_files * FILES_RECORD_BYTES);
         if (!b->files)
-            goto oom;
+            return write_oom(w);
         sb_add(&b->filestr, "");
         for (size_t i = 0; i < e->n_files; i++)
             put32(b->files + i * FILES_RECORD_BYTES, (uint32_t)sb_add(&b->filestr, e->files[i]));
         if (b->filestr.oom)
-            goto oom;
+            return write_oom(w);
         if (!add_scn(w, SEC_FILES, SHT_PROGBITS, 0, 0, b->files, e->n_files * FILES_RECORD_BYTES,
                      ELF_T_BYTE, 4, FILES_RECORD_BYTES, NULL) ||
             !add_scn(w, SEC_FILESTR, SHT_STRTAB, 0, 0, b->filestr.buf, b->filestr.len,
@@ -593,7 +606,7 @@ static bool write_elf(const ipu_exe *e, writer *w, write_bufs *b)
     if (e->n_lines) {
         b->lines = malloc(e->n_lines * LINES_RECORD_BYTES);
         if (!b->lines)
-            goto oom;
+            return write_oom(w);
         for (size_t i = 0; i < e->n_lines; i++) {
             uint8_t *r = b->lines + i * LINES_RECORD_BYTES;
             put32(r, e->lines[i].tile);
@@ -611,76 +624,100 @@ static bool write_elf(const ipu_exe *e, writer *w, write_bufs *b)
     if (e->tensors.size && !add_scn(w, SEC_TENSORS, SHT_PROGBITS, 0, 0, e->tensors.bytes,
                                     e->tensors.size, ELF_T_BYTE, SEC_ALIGN_BYTES, 0, NULL))
         return false;
+    return true;
+}
 
-    if (e->n_symbols) {
-        size_t n = e->n_symbols + 1;
-        b->syms = calloc(n, sizeof *b->syms);
-        b->xndx = need_xndx ? calloc(n, sizeof *b->xndx) : NULL;
-        if (!b->syms || (need_xndx && !b->xndx))
-            goto oom;
-        sb_add(&b->strtab, "");
-        size_t k = 1, first_global = 0;
-        for (int pass = 0; pass < 2; pass++) {
-            if (pass == 1)
-                first_global = k;
-            for (size_t i = 0; i < e->n_symbols; i++) {
-                const exe_symbol *s = &e->symbols[i];
-                if (s->global != (pass == 1))
-                    continue;
-                long sec = find_section(e, s->tile, s->addr, true);
-                if (sec < 0) {
-                    snprintf(w->err, w->err_size,
-                             "%s: symbol %s (tile %u, address 0x%x) is in no section",
-                             w->path, s->name, s->tile, s->addr);
-                    return false;
-                }
-                const exe_section *in = &e->sections[sec];
-                if ((uint64_t)s->addr + s->size > (uint64_t)in->addr + in->size) {
-                    snprintf(w->err, w->err_size,
-                             "%s: symbol %s [0x%x, 0x%llx) extends past the end of section "
-                             "%s@%u", w->path, s->name, s->addr,
-                             (unsigned long long)s->addr + s->size, in->name, in->tile);
-                    return false;
-                }
-                Elf64_Sym *y = &b->syms[k];
-                y->st_name = (Elf64_Word)sb_add(&b->strtab, s->name);
-                unsigned type = s->kind == EXE_SYM_CODE ? STT_FUNC
-                              : s->kind == EXE_SYM_DATA ? STT_OBJECT : STT_NOTYPE;
-                y->st_info = (unsigned char)ELF64_ST_INFO(s->global ? STB_GLOBAL : STB_LOCAL, type);
-                y->st_other = STV_DEFAULT;
-                size_t ndx = b->sec_index[sec];
-                if (ndx >= SHN_LORESERVE) {
-                    y->st_shndx = SHN_XINDEX;
-                    b->xndx[k] = (Elf64_Word)ndx;
-                } else {
-                    y->st_shndx = (Elf64_Section)ndx;
-                    if (b->xndx)
-                        b->xndx[k] = 0;
-                }
-                y->st_value = s->addr;
-                y->st_size = s->size;
-                k++;
+/* The symbol table (locals first, then globals), its strings and, when a
+ * section index needs it, the extended index table. */
+static bool add_symbols(const ipu_exe *e, writer *w, write_bufs *b, bool need_xndx)
+{
+    size_t n = e->n_symbols + 1;
+    b->syms = calloc(n, sizeof *b->syms);
+    b->xndx = need_xndx ? calloc(n, sizeof *b->xndx) : NULL;
+    if (!b->syms || (need_xndx && !b->xndx))
+        return write_oom(w);
+    sb_add(&b->strtab, "");
+    size_t k = 1, first_global = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1)
+            first_global = k;
+        for (size_t i = 0; i < e->n_symbols; i++) {
+            const exe_symbol *s = &e->symbols[i];
+            if (s->global != (pass == 1))
+                continue;
+            long sec = find_section(e, s->tile, s->addr, true);
+            if (sec < 0) {
+                snprintf(w->err, w->err_size,
+                         "%s: symbol %s (tile %u, address 0x%x) is in no section",
+                         w->path, s->name, s->tile, s->addr);
+                return false;
             }
+            const exe_section *in = &e->sections[sec];
+            if ((uint64_t)s->addr + s->size > (uint64_t)in->addr + in->size) {
+                snprintf(w->err, w->err_size,
+                         "%s: symbol %s [0x%x, 0x%llx) extends past the end of section "
+                         "%s@%u", w->path, s->name, s->addr,
+                         (unsigned long long)s->addr + s->size, in->name, in->tile);
+                return false;
+            }
+            Elf64_Sym *y = &b->syms[k];
+            y->st_name = (Elf64_Word)sb_add(&b->strtab, s->name);
+            unsigned type = s->kind == EXE_SYM_CODE ? STT_FUNC
+                          : s->kind == EXE_SYM_DATA ? STT_OBJECT : STT_NOTYPE;
+            y->st_info = (unsigned char)ELF64_ST_INFO(s->global ? STB_GLOBAL : STB_LOCAL, type);
+            y->st_other = STV_DEFAULT;
+            size_t ndx = b->sec_index[sec];
+            if (ndx >= SHN_LORESERVE) {
+                y->st_shndx = SHN_XINDEX;
+                b->xndx[k] = (Elf64_Word)ndx;
+            } else {
+                y->st_shndx = (Elf64_Section)ndx;
+                if (b->xndx)
+                    b->xndx[k] = 0;
+            }
+            y->st_value = s->addr;
+            y->st_size = s->size;
+            k++;
         }
-        if (b->strtab.oom)
-            goto oom;
-        size_t symtab_index, strtab_index, xndx_index;
-        if (!add_scn(w, ".symtab", SHT_SYMTAB, 0, 0, b->syms, n * sizeof *b->syms, ELF_T_SYM, 8,
-                     sizeof(Elf64_Sym), &symtab_index) ||
-            !add_scn(w, ".strtab", SHT_STRTAB, 0, 0, b->strtab.buf, b->strtab.len, ELF_T_BYTE, 1,
-                     0, &strtab_index) ||
-            !set_link(w, symtab_index, (Elf64_Word)strtab_index, (Elf64_Word)first_global))
-            return false;
-        if (need_xndx &&
-            (!add_scn(w, ".symtab_shndx", SHT_SYMTAB_SHNDX, 0, 0, b->xndx, n * sizeof *b->xndx,
-                      ELF_T_WORD, 4, sizeof(Elf64_Word), &xndx_index) ||
-             !set_link(w, xndx_index, (Elf64_Word)symtab_index, 0)))
-            return false;
     }
+    if (b->strtab.oom)
+        return write_oom(w);
+    size_t symtab_index, strtab_index, xndx_index;
+    if (!add_scn(w, ".symtab", SHT_SYMTAB, 0, 0, b->syms, n * sizeof *b->syms, ELF_T_SYM, 8,
+                 sizeof(Elf64_Sym), &symtab_index) ||
+        !add_scn(w, ".strtab", SHT_STRTAB, 0, 0, b->strtab.buf, b->strtab.len, ELF_T_BYTE, 1,
+                 0, &strtab_index) ||
+        !set_link(w, symtab_index, (Elf64_Word)strtab_index, (Elf64_Word)first_global))
+        return false;
+    if (need_xndx &&
+        (!add_scn(w, ".symtab_shndx", SHT_SYMTAB_SHNDX, 0, 0, b->xndx, n * sizeof *b->xndx,
+                  ELF_T_WORD, 4, sizeof(Elf64_Word), &xndx_index) ||
+         !set_link(w, xndx_index, (Elf64_Word)symtab_index, 0)))
+        return false;
+    return true;
+}
+
+/* The executable as an ELF file: header, section names, tile sections,
+ * records, symbols; written by elf_update. */
+static bool write_elf(const ipu_exe *e, writer *w, write_bufs *b)
+{
+    if (!write_header(e, w))
+        return false;
+
+    /* Section 1: the section name table, filled in last. */
+    size_t shstr_index;
+    if (!add_scn(w, ".shstrtab", SHT_STRTAB, 0, 0, NULL, 0, ELF_T_BYTE, 1, 0, &shstr_index))
+        return false;
+
+    bool need_xndx;
+    if (!add_tile_sections(e, w, b, &need_xndx) || !add_record_sections(e, w, b))
+        return false;
+    if (e->n_symbols && !add_symbols(e, w, b, need_xndx))
+        return false;
 
     /* The names are all known now. */
     if (w->shstr.oom)
-        goto oom;
+        return write_oom(w);
     Elf_Scn *shstr = elf_getscn(w->elf, shstr_index);
     Elf_Data *d = shstr ? elf_newdata(shstr) : NULL;
     if (!d)
@@ -693,9 +730,6 @@ static bool write_elf(const ipu_exe *e, writer *w, write_bufs *b)
     if (elf_update(w->elf, ELF_C_WRITE) < 0)
         return elf_fail(w, "cannot write ELF");
     return true;
-oom:
-    snprintf(w->err, w->err_size, "%s: out of memory", w->path);
-    return false;
 }
 
 bool exe_write(const ipu_exe *e, const char *path, char *err, size_t err_size)
