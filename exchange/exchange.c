@@ -539,154 +539,188 @@ static void serve_write(resolver *r, xch_party *p, const xch_transfer *sd, bool 
     note_send_done(x, p, done);
 }
 
-bool xch_resolve(xch_system *x, xch_party *parties, size_t n, int32_t group_chip)
+/* Says on the first party that the simulator ran out of host memory. */
+static void out_of_host_memory(resolver *r)
 {
-    resolver r = { .x = x, .parties = parties, .n = n, .group_chip = group_chip };
-    uint32_t system_tiles = x->p.chips * x->p.tiles_per_chip;
-    size_t n_sends = 0, n_requests = 0;
-    for (size_t i = 0; i < n; i++) {
-        parties[i].recv_done_cycle = parties[i].send_done_cycle = 0;
-        parties[i].faulted = false;
-        x->party_of[parties[i].tile] = (int32_t)i;
-        n_sends += parties[i].log->n_sends;
-        n_requests += parties[i].log->n_sends;
-        for (size_t k = 0; k < parties[i].log->n_recvs; k++) {
-            enum xch_endpoint_kind kind = xch_endpoint_kind(parties[i].log->recvs[k].endpoint, system_tiles);
-            n_requests += kind == XCH_EP_HOST || kind == XCH_EP_STREAM;
-        }
-    }
-    size_t *send_base = malloc((n + 1) * sizeof *send_base);
-    send_info *sends = calloc(n_sends + 1, sizeof *sends);
-    request *req = malloc((n_requests + 1) * sizeof *req);
-    delivery *dv = NULL;
-    size_t n_dv = 0;
-    bool ok = send_base && sends && req;
-    if (ok) {
-        size_t s = 0;
-        for (size_t i = 0; i < n; i++) {
-            send_base[i] = s;
-            for (size_t j = 0; j < parties[i].log->n_sends; j++, s++)
-                sends[s] = (send_info){ .party = (uint32_t)i, .index = (uint32_t)j };
-        }
-        ok = match(&r, sends, send_base, &dv, &n_dv);
-    }
-    if (!ok) {
-        /* Out of host memory: say so on the first party. */
-        if (n)
-            fault(&r, &parties[0], ISA_EXC_EXCHANGE, 0, "exchange: the simulator is out of host memory");
-        goto done;
-    }
-    if (r.faulted)
-        goto done;
+    if (r->n)
+        fault(r, &r->parties[0], ISA_EXC_EXCHANGE, 0, "exchange: the simulator is out of host memory");
+}
 
-    /* Step 2: the fabric serves sends and host / streaming-memory reads in
-     * order of (start, tile, issue cycle). */
+/* Clears every party's results, maps its tile to it, and counts the sends
+ * and the requests the fabric will serve (every send and every host /
+ * streaming-memory read). */
+static void prepare_parties(resolver *r, size_t *n_sends, size_t *n_requests)
+{
+    xch_system *x = r->x;
+    uint32_t system_tiles = x->p.chips * x->p.tiles_per_chip;
+    *n_sends = *n_requests = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        xch_party *p = &r->parties[i];
+        p->recv_done_cycle = p->send_done_cycle = 0;
+        p->faulted = false;
+        x->party_of[p->tile] = (int32_t)i;
+        *n_sends += p->log->n_sends;
+        *n_requests += p->log->n_sends;
+        for (size_t k = 0; k < p->log->n_recvs; k++) {
+            enum xch_endpoint_kind kind = xch_endpoint_kind(p->log->recvs[k].endpoint, system_tiles);
+            *n_requests += kind == XCH_EP_HOST || kind == XCH_EP_STREAM;
+        }
+    }
+}
+
+/* Lists every send and host / streaming-memory read in the order the
+ * fabric serves them, (start, tile, issue cycle); returns how many. */
+static size_t order_requests(const resolver *r, const size_t *send_base, request *req)
+{
+    const xch_system *x = r->x;
+    uint32_t system_tiles = x->p.chips * x->p.tiles_per_chip;
     size_t nr = 0;
-    for (size_t i = 0; i < n; i++) {
-        const xch_log *l = parties[i].log;
-        uint64_t hz = x->chip_hz[chip_of(x, parties[i].tile)];
+    for (size_t i = 0; i < r->n; i++) {
+        const xch_party *p = &r->parties[i];
+        const xch_log *l = p->log;
+        uint64_t hz = x->chip_hz[chip_of(x, p->tile)];
         for (size_t j = 0; j < l->n_sends; j++)
             req[nr++] = (request){ .start_ps = simtime_cycles_to_ps(l->sends[j].start_cycle, hz),
-                                   .tile = parties[i].tile, .issue_cycle = l->sends[j].issue_cycle,
+                                   .tile = p->tile, .issue_cycle = l->sends[j].issue_cycle,
                                    .party = (uint32_t)i, .index = (uint32_t)j, .send = (uint32_t)(send_base[i] + j) };
         for (size_t k = 0; k < l->n_recvs; k++) {
             enum xch_endpoint_kind kind = xch_endpoint_kind(l->recvs[k].endpoint, system_tiles);
             if (kind == XCH_EP_HOST || kind == XCH_EP_STREAM)
                 req[nr++] = (request){ .start_ps = simtime_cycles_to_ps(l->recvs[k].start_cycle, hz),
-                                       .tile = parties[i].tile, .issue_cycle = l->recvs[k].issue_cycle,
+                                       .tile = p->tile, .issue_cycle = l->recvs[k].issue_cycle,
                                        .party = (uint32_t)i, .index = (uint32_t)k, .recv = true };
         }
     }
     if (nr)
         qsort(req, nr, sizeof *req, cmp_request);
-    /* Deliveries grouped by send, for the link transfers. */
-    size_t *dv_of_send = calloc(n_sends + 2, sizeof *dv_of_send);
-    uint32_t *dv_order = malloc((n_dv + 1) * sizeof *dv_order);
-    if (!dv_of_send || !dv_order) {
-        free(dv_of_send);
-        free(dv_order);
-        if (n)
-            fault(&r, &parties[0], ISA_EXC_EXCHANGE, 0, "exchange: the simulator is out of host memory");
-        goto done;
+    return nr;
+}
+
+/* The deliveries grouped by send: those of send s are
+ * dv[order[first[s]]] .. dv[order[first[s + 1] - 1]], in receiver order. */
+typedef struct deliveries_by_send {
+    size_t *first;
+    uint32_t *order;
+} deliveries_by_send;
+
+/* Groups the deliveries by send, for the link transfers; false (and a
+ * fault) when out of host memory. */
+static bool group_by_send(resolver *r, const delivery *dv, size_t n_dv, size_t n_sends, deliveries_by_send *by)
+{
+    by->first = calloc(n_sends + 2, sizeof *by->first);
+    by->order = malloc((n_dv + 1) * sizeof *by->order);
+    size_t *fill = calloc(n_sends + 1, sizeof *fill);
+    if (!by->first || !by->order || !fill) {
+        free(by->first);
+        free(by->order);
+        free(fill);
+        out_of_host_memory(r);
+        return false;
     }
     for (size_t d = 0; d < n_dv; d++)
-        dv_of_send[dv[d].send + 1]++;
+        by->first[dv[d].send + 1]++;
     for (size_t s = 0; s < n_sends; s++)
-        dv_of_send[s + 1] += dv_of_send[s];
-    {
-        size_t *fill = calloc(n_sends + 1, sizeof *fill);
-        if (fill) {
-            for (size_t d = 0; d < n_dv; d++)
-                dv_order[dv_of_send[dv[d].send] + fill[dv[d].send]++] = (uint32_t)d;
-            free(fill);
-        } else {
-            fault(&r, &parties[0], ISA_EXC_EXCHANGE, 0, "exchange: the simulator is out of host memory");
+        by->first[s + 1] += by->first[s];
+    for (size_t d = 0; d < n_dv; d++)
+        by->order[by->first[dv[d].send] + fill[dv[d].send]++] = (uint32_t)d;
+    free(fill);
+    return true;
+}
+
+/* Timing off the chip (exchange.h): a send crosses the IPU-Links from the
+ * sending tile's chip to chip `rchip` once, whatever the number of its
+ * receivers there, paced by the links and by the sender's bus (departing
+ * depart_ps, its last byte leaving at depart_end_ps).  Returns when the
+ * last byte lands, in picoseconds. */
+static uint64_t cross_links(xch_system *x, uint32_t tile, uint32_t rchip, const xch_transfer *sd, uint64_t depart_ps,
+                            uint64_t depart_end_ps)
+{
+    uint32_t chip = chip_of(x, tile);
+    uint64_t *link = &x->link_free_ps[(size_t)chip * x->p.chips + rchip];
+    uint64_t begin = simtime_max(depart_ps, *link);
+    uint64_t dur = simtime_transfer_ps(sd->bytes, x->p.link_bytes_per_s);
+    *link = simtime_add(begin, dur);
+    uint64_t landed = simtime_add(simtime_max(simtime_add(begin, dur), depart_end_ps),
+                                  (uint64_t)xch_chip_hops(&x->p, chip, rchip) * x->p.link_hop_ps);
+    x->chip_stats[chip].link_bytes += sd->bytes;
+    x->chip_stats[chip].link_ps += dur;
+    add_span(x, chip, tile, rchip, XCH_SPAN_LINK, sd->bytes, begin, dur, landed);
+    return landed;
+}
+
+/* A send to tiles: it leaves on the sender's bus and arrives at each of its
+ * n_order deliveries (dv[order[0]], ...) after the on-chip latency or
+ * across the IPU-Links (exchange.h, timing on and off the chip). */
+static void serve_tile_send(xch_system *x, xch_party *p, const xch_transfer *sd, send_info *si, delivery *dv,
+                            const uint32_t *order, size_t n_order)
+{
+    uint32_t chip = chip_of(x, p->tile);
+    si->n_cycles = cycles_for(x, sd->bytes);
+    si->depart = depart_on_bus(x, p->tile, sd, si->n_cycles);
+    x->chip_stats[chip].exchange_bytes += sd->bytes;
+    uint64_t hz = x->chip_hz[chip];
+    uint64_t depart_ps = simtime_cycles_to_ps(si->depart, hz);
+    uint64_t depart_end_ps = simtime_cycles_to_ps(si->depart + si->n_cycles, hz);
+    /* One link transfer per receiving chip (deliveries are in receiver
+     * order, so a chip's receivers are together). */
+    uint32_t last_chip = UINT32_MAX;
+    uint64_t last_arrive = 0;
+    for (size_t k = 0; k < n_order; k++) {
+        delivery *d = &dv[order[k]];
+        if (!d->off_chip) {
+            d->arrive = si->depart + xch_latency_cycles(&x->p, p->tile % x->p.tiles_per_chip,
+                                                        d->r_tile % x->p.tiles_per_chip);
+            continue;
         }
+        uint32_t rchip = chip_of(x, d->r_tile);
+        if (rchip != last_chip) {
+            last_arrive = cross_links(x, p->tile, rchip, sd, depart_ps, depart_end_ps);
+            last_chip = rchip;
+        }
+        /* The stream enters the receiver's port over its last n
+         * cycles before the last byte lands (the sender's bus paces it
+         * at the port's rate): arrive is when it can start. */
+        uint64_t last = simtime_ps_to_cycle_ceil(last_arrive, x->chip_hz[rchip]);
+        d->arrive = last > si->n_cycles ? last - si->n_cycles : 0;
     }
-    for (size_t q = 0; q < nr && !r.faulted; q++) {
-        xch_party *p = &parties[req[q].party];
-        uint32_t chip = chip_of(x, p->tile);
+}
+
+/* Step 2: the fabric serves sends and host / streaming-memory reads in
+ * order of (start, tile, issue cycle), until the first fault. */
+static void serve_requests(resolver *r, const request *req, size_t nr, send_info *sends, delivery *dv,
+                           const deliveries_by_send *by)
+{
+    xch_system *x = r->x;
+    uint32_t system_tiles = x->p.chips * x->p.tiles_per_chip;
+    for (size_t q = 0; q < nr && !r->faulted; q++) {
+        xch_party *p = &r->parties[req[q].party];
         if (req[q].recv) {
             const xch_transfer *rv = &p->log->recvs[req[q].index];
-            serve_read(&r, p, rv, xch_endpoint_kind(rv->endpoint, system_tiles) == XCH_EP_HOST);
+            serve_read(r, p, rv, xch_endpoint_kind(rv->endpoint, system_tiles) == XCH_EP_HOST);
             continue;
         }
         const xch_transfer *sd = &p->log->sends[req[q].index];
         enum xch_endpoint_kind kind = xch_endpoint_kind(sd->endpoint, system_tiles);
         if (kind == XCH_EP_HOST || kind == XCH_EP_STREAM) {
-            serve_write(&r, p, sd, kind == XCH_EP_HOST);
+            serve_write(r, p, sd, kind == XCH_EP_HOST);
             continue;
         }
-        send_info *si = &sends[req[q].send];
-        si->n_cycles = cycles_for(x, sd->bytes);
-        si->depart = depart_on_bus(x, p->tile, sd, si->n_cycles);
-        x->chip_stats[chip].exchange_bytes += sd->bytes;
-        uint64_t hz = x->chip_hz[chip];
-        uint64_t depart_ps = simtime_cycles_to_ps(si->depart, hz);
-        uint64_t depart_end_ps = simtime_cycles_to_ps(si->depart + si->n_cycles, hz);
-        /* One link transfer per receiving chip (deliveries are in receiver
-         * order, so a chip's receivers are together). */
-        uint32_t last_chip = UINT32_MAX;
-        uint64_t last_arrive = 0;
-        for (size_t k = dv_of_send[req[q].send]; k < dv_of_send[req[q].send + 1]; k++) {
-            delivery *d = &dv[dv_order[k]];
-            uint32_t rchip = chip_of(x, d->r_tile);
-            if (!d->off_chip) {
-                d->arrive = si->depart + xch_latency_cycles(&x->p, p->tile % x->p.tiles_per_chip,
-                                                            d->r_tile % x->p.tiles_per_chip);
-                continue;
-            }
-            if (rchip != last_chip) {
-                uint64_t *link = &x->link_free_ps[(size_t)chip * x->p.chips + rchip];
-                uint64_t begin = simtime_max(depart_ps, *link);
-                uint64_t dur = simtime_transfer_ps(sd->bytes, x->p.link_bytes_per_s);
-                *link = simtime_add(begin, dur);
-                last_arrive = simtime_add(simtime_max(simtime_add(begin, dur), depart_end_ps),
-                                          (uint64_t)xch_chip_hops(&x->p, chip, rchip) * x->p.link_hop_ps);
-                x->chip_stats[chip].link_bytes += sd->bytes;
-                x->chip_stats[chip].link_ps += dur;
-                add_span(x, chip, p->tile, rchip, XCH_SPAN_LINK, sd->bytes, begin, dur, last_arrive);
-                last_chip = rchip;
-            }
-            /* The stream enters the receiver's port over its last n
-             * cycles before the last byte lands (the sender's bus paces it
-             * at the port's rate): arrive is when it can start. */
-            uint64_t last = simtime_ps_to_cycle_ceil(last_arrive, x->chip_hz[rchip]);
-            d->arrive = last > si->n_cycles ? last - si->n_cycles : 0;
-        }
+        uint32_t s = req[q].send;
+        serve_tile_send(x, p, sd, &sends[s], dv, by->order + by->first[s], by->first[s + 1] - by->first[s]);
     }
-    free(dv_of_send);
-    free(dv_order);
-    if (r.faulted)
-        goto done;
+}
 
-    /* Step 3: receivers take their streams in order of arrival. */
+/* Step 3: receivers take their streams in order of arrival, one at a time
+ * through their exchange port, and the data land in their memory. */
+static void take_streams(resolver *r, const send_info *sends, delivery *dv, size_t n_dv)
+{
+    xch_system *x = r->x;
     if (n_dv)
         qsort(dv, n_dv, sizeof *dv, cmp_delivery);
     for (size_t k = 0; k < n_dv; k++) {
-        delivery *d = &dv[k];
+        const delivery *d = &dv[k];
         const send_info *si = &sends[d->send];
-        xch_party *sp = &parties[si->party], *rp = &parties[d->r_party];
+        xch_party *sp = &r->parties[si->party], *rp = &r->parties[d->r_party];
         const xch_transfer *sd = &sp->log->sends[si->index];
         const xch_transfer *rv = &rp->log->recvs[d->r_index];
         uint32_t rchip = chip_of(x, rp->tile);
@@ -705,8 +739,38 @@ bool xch_resolve(xch_system *x, xch_party *parties, size_t n, int32_t group_chip
         note_send_done(x, sp, simtime_cycles_to_ps(done, x->chip_hz[rchip]));
         tmem_write_bytes(rp->mem, rv->addr, sp->log->data + sd->data_offset, sd->bytes);
     }
+}
 
-done:
+bool xch_resolve(xch_system *x, xch_party *parties, size_t n, int32_t group_chip)
+{
+    resolver r = { .x = x, .parties = parties, .n = n, .group_chip = group_chip };
+    size_t n_sends, n_requests;
+    prepare_parties(&r, &n_sends, &n_requests);
+    size_t *send_base = malloc((n + 1) * sizeof *send_base);
+    send_info *sends = calloc(n_sends + 1, sizeof *sends);
+    request *req = malloc((n_requests + 1) * sizeof *req);
+    delivery *dv = NULL;
+    size_t n_dv = 0;
+    bool ok = send_base && sends && req;
+    if (ok) {
+        size_t s = 0;
+        for (size_t i = 0; i < n; i++) {
+            send_base[i] = s;
+            for (size_t j = 0; j < parties[i].log->n_sends; j++, s++)
+                sends[s] = (send_info){ .party = (uint32_t)i, .index = (uint32_t)j };
+        }
+        ok = match(&r, sends, send_base, &dv, &n_dv);
+    }
+    if (!ok)
+        out_of_host_memory(&r);
+    deliveries_by_send by;
+    if (ok && !r.faulted && group_by_send(&r, dv, n_dv, n_sends, &by)) {
+        serve_requests(&r, req, order_requests(&r, send_base, req), sends, dv, &by);
+        free(by.first);
+        free(by.order);
+        if (!r.faulted)
+            take_streams(&r, sends, dv, n_dv);
+    }
     for (size_t i = 0; i < n; i++) {
         x->party_of[parties[i].tile] = -1;
         xch_log_clear(parties[i].log);

@@ -207,7 +207,8 @@ int cmd_machines(int argc, char **argv, const command *self)
                 cJSON_AddNumberToObject(o, m.name, m.value[p]);
             else
                 for (int k = 0; k < PRESET_COUNT; k++)
-                    cJSON_AddNumberToObject(o, machine_preset_names[k], info->preset_value[k]);
+                    cJSON_AddNumberToObject(o, machine_preset_names[k],
+                                            machine_preset_value((enum machine_preset)k, (enum machine_param)p));
             cJSON_AddItemToArray(params, o);
         }
         char *text = cJSON_Print(root);
@@ -225,7 +226,7 @@ int cmd_machines(int argc, char **argv, const command *self)
             printf("%-36s ", info->name);
             print_value(stdout, m.value[p]);
             printf("  %-14s %s%s\n", info->unit, info->source,
-                   m.value[p] != info->preset_value[m.preset] ? "  (overridden)" : "");
+                   m.value[p] != machine_preset_value(m.preset, (enum machine_param)p) ? "  (overridden)" : "");
         }
         return 0;
     }
@@ -241,7 +242,7 @@ int cmd_machines(int argc, char **argv, const command *self)
         printf("%-36s", info->name);
         for (int k = 0; k < PRESET_COUNT; k++) {
             putchar(' ');
-            print_value(stdout, info->preset_value[k]);
+            print_value(stdout, machine_preset_value((enum machine_preset)k, (enum machine_param)p));
         }
         printf("  %-14s %s\n", info->unit, info->source);
     }

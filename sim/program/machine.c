@@ -10,25 +10,92 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/base/diag.h"
 #include "sim/base/fileio.h"
 
 const machine_param_info machine_params[MP_COUNT] = {
-#define MACHINE_PARAM(name_, unit_, lo, hi, gc2, gc200, bow, m2000, bow2000, pod16, src, desc) \
-    { .name = #name_, .unit = unit_, .source = src, .description = desc, .min = lo, .max = hi, \
-      .preset_value = { gc2, gc200, bow, m2000, bow2000, pod16 } },
+#define MACHINE_PARAM(name_, unit_, lo, hi, value, src, desc) \
+    { .name = #name_, .unit = unit_, .source = src, .description = desc, .min = lo, .max = hi, .base_value = value },
 #include "machine.def"
-#undef MACHINE_PARAM
 };
 
-const char *const machine_preset_names[PRESET_COUNT] = { "gc2", "gc200", "bow", "m2000", "bow2000", "pod16" };
-const char *const machine_preset_descriptions[PRESET_COUNT] = {
-    "Colossus Mk1 GC2: 1216 tiles at 1.6 GHz, 256 KiB per tile",
-    "Colossus Mk2 GC200: 1472 tiles at 1.325 GHz, 624 KiB per tile",
-    "Bow IPU: GC200 logic wafer-on-wafer, 1472 tiles at 1.85 GHz",
-    "IPU-M2000: 4 x GC200 at 1.325 GHz",
-    "Bow-2000: 4 x Bow at 1.85 GHz",
-    "Bow Pod16: 4 Bow-2000 boards, 16 x Bow at 1.85 GHz",
+const char *const machine_preset_names[PRESET_COUNT] = {
+#define MACHINE_BASE_PRESET(name, description) #name,
+#define MACHINE_PRESET(name, description, ...) #name,
+#include "machine.def"
 };
+
+const char *const machine_preset_descriptions[PRESET_COUNT] = {
+#define MACHINE_BASE_PRESET(name, description) description,
+#define MACHINE_PRESET(name, description, ...) description,
+#include "machine.def"
+};
+
+/* Every preset's name, for messages: ", gc2, gc200, ..." (skip the first two characters). */
+static const char preset_name_list[] =
+#define MACHINE_BASE_PRESET(name, description) ", " #name
+#define MACHINE_PRESET(name, description, ...) ", " #name
+#include "machine.def"
+    ;
+
+/* One value a preset overrides, with its source; a parameter the preset
+ * does not override is all zero (no source). */
+typedef struct preset_override {
+    double value;
+    const char *source;
+} preset_override;
+
+/* One member per parameter, so that a preset row lists its overrides as
+ * designated initialisers: .tile_clock_hz = { 1.85e9, "BOW" }. */
+typedef struct preset_overrides {
+#define MACHINE_PARAM(name, ...) preset_override name;
+#include "machine.def"
+} preset_overrides;
+
+/* A preset row: the preset it derives from (itself for the base preset)
+ * and the values it overrides. */
+typedef struct preset_row {
+    enum machine_preset base;
+    preset_overrides set;
+} preset_row;
+
+static const preset_row preset_rows[PRESET_COUNT] = {
+#define MACHINE_BASE_PRESET(name, description) [PRESET_##name] = { .base = PRESET_##name },
+#define MACHINE_PRESET(name, description, base_, ...) \
+    [PRESET_##name] = { .base = PRESET_##base_, .set = { __VA_ARGS__ } },
+#include "machine.def"
+};
+
+/* The member of a preset's overrides that belongs to parameter p. */
+static const preset_override *override_of(const preset_overrides *set, enum machine_param p)
+{
+    switch (p) {
+#define MACHINE_PARAM(name, ...) case MP_##name: return &set->name;
+#include "machine.def"
+    case MP_COUNT:
+        break;
+    }
+    panic("no machine parameter %d", (int)p);
+}
+
+double machine_preset_value(enum machine_preset preset, enum machine_param p)
+{
+    /* Follow the bases to the first preset that overrides p, or to the base preset. */
+    enum machine_preset at = preset;
+    for (int step = 0; step < PRESET_COUNT; step++) {
+        const preset_row *row = &preset_rows[at];
+        const preset_override *o = override_of(&row->set, p);
+        if (o->source)
+            return o->value;
+        if (o->value != 0)
+            panic("machine.def: preset %s overrides %s without a source", machine_preset_names[at],
+                  machine_params[p].name);
+        if (row->base == at)
+            return machine_params[p].base_value;
+        at = row->base;
+    }
+    panic("machine.def: the bases of preset %s form a cycle", machine_preset_names[preset]);
+}
 
 bool machine_preset(const char *name, machine *m, char *err, size_t err_size)
 {
@@ -39,10 +106,10 @@ bool machine_preset(const char *name, machine *m, char *err, size_t err_size)
         snprintf(m->name, sizeof m->name, "%s", name);
         m->preset = (enum machine_preset)p;
         for (int i = 0; i < MP_COUNT; i++)
-            m->value[i] = machine_params[i].preset_value[p];
+            m->value[i] = machine_preset_value(m->preset, (enum machine_param)i);
         return true;
     }
-    snprintf(err, err_size, "unknown machine '%s' (known: gc2, gc200, bow, m2000, bow2000, pod16)", name);
+    snprintf(err, err_size, "unknown machine '%s' (known: %s)", name, preset_name_list + 2);
     return false;
 }
 

@@ -7,6 +7,18 @@
  * machine description changes.  Nothing in the simulator uses a hardware
  * constant that is not here (the ISA's own architectural constants, such
  * as six worker contexts, live in isa/isa.h).
+ *
+ * machine.def holds both tables: the parameters (one row each, with the
+ * value on the base preset, the GC200) and the presets.  To add a preset,
+ * add one row to it,
+ *
+ *   MACHINE_PRESET(name, "description", base, .param = { value, "source" }, ...)
+ *
+ * naming the preset it derives from and only the parameters whose value
+ * differs from that preset's, each with its source.  The enum below, the
+ * names, the descriptions, `ipusim machines` and `--machine name` all follow
+ * from that row.  To add a parameter, add one row (with the base preset's
+ * value) and an override on every preset whose value differs.
  */
 #ifndef IPUSIM_MACHINE_H
 #define IPUSIM_MACHINE_H
@@ -16,14 +28,18 @@
 #include <stdint.h>
 
 enum machine_param {
-#define MACHINE_PARAM(name, unit, lo, hi, gc2, gc200, bow, m2000, bow2000, pod16, src, desc) MP_##name,
+#define MACHINE_PARAM(name, ...) MP_##name,
 #include "machine.def"
-#undef MACHINE_PARAM
     MP_COUNT
 };
 
-enum machine_preset { PRESET_GC2, PRESET_GC200, PRESET_BOW, PRESET_M2000, PRESET_BOW2000, PRESET_POD16,
-                      PRESET_COUNT };
+/* PRESET_gc2, PRESET_gc200, ... in the order of the preset rows. */
+enum machine_preset {
+#define MACHINE_BASE_PRESET(name, ...) PRESET_##name,
+#define MACHINE_PRESET(name, ...) PRESET_##name,
+#include "machine.def"
+    PRESET_COUNT
+};
 
 typedef struct machine {
     char name[64];                 /* preset name, plus " (modified)" after overrides */
@@ -34,12 +50,15 @@ typedef struct machine {
 typedef struct machine_param_info {
     const char *name, *unit, *source, *description;
     double min, max;
-    double preset_value[PRESET_COUNT];
+    double base_value;             /* the value on the base preset */
 } machine_param_info;
 
 extern const machine_param_info machine_params[MP_COUNT];
 extern const char *const machine_preset_names[PRESET_COUNT];
 extern const char *const machine_preset_descriptions[PRESET_COUNT];
+
+/* One parameter's value on one preset, before any override. */
+double machine_preset_value(enum machine_preset preset, enum machine_param p);
 
 /* Look up a preset by name; false (and err) if unknown, listing the names. */
 bool machine_preset(const char *name, machine *m, char *err, size_t err_size);
