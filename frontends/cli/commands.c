@@ -50,6 +50,21 @@ _Noreturn void cli_usage_error(const command *cmd, const char *fmt, const char *
     exit(2);
 }
 
+void cli_positional(const command *cmd, const char *arg, const char **slot)
+{
+    if (arg[0] == '-')
+        cli_usage_error(cmd, "unknown option '%s'", arg);
+    if (*slot)
+        cli_usage_error(cmd, "unexpected argument '%s'", arg);
+    *slot = arg;
+}
+
+void cli_require_positional(const command *cmd, const char *arg, const char *missing)
+{
+    if (!arg)
+        cli_usage_error(cmd, "%s", missing);
+}
+
 bool cli_machine_option(const command *cmd, machine *m, int argc, char **argv, int *i)
 {
     char err[512];
@@ -99,15 +114,10 @@ int cmd_asm(int argc, char **argv, const command *self)
             if (n_include == 64)
                 fatal("asm: too many -I directories (at most 64)");
             include_dirs[n_include++] = cli_value(self, argc, argv, &i);
-        } else if (argv[i][0] == '-')
-            cli_usage_error(self, "unknown option '%s'", argv[i]);
-        else if (!input)
-            input = argv[i];
-        else
-            cli_usage_error(self, "unexpected argument '%s'", argv[i]);
+        } else
+            cli_positional(self, argv[i], &input);
     }
-    if (!input)
-        cli_usage_error(self, "%s", "no source file given");
+    cli_require_positional(self, input, "no source file given");
     char *owned = NULL;
     if (!output)
         output = owned = default_output(input, ".elf");
@@ -133,15 +143,10 @@ int cmd_disasm(int argc, char **argv, const command *self)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-o"))
             output = cli_value(self, argc, argv, &i);
-        else if (argv[i][0] == '-')
-            cli_usage_error(self, "unknown option '%s'", argv[i]);
-        else if (!input)
-            input = argv[i];
         else
-            cli_usage_error(self, "unexpected argument '%s'", argv[i]);
+            cli_positional(self, argv[i], &input);
     }
-    if (!input)
-        cli_usage_error(self, "%s", "no executable given");
+    cli_require_positional(self, input, "no executable given");
     char err[1024];
     ipu_exe *e = exe_read(input, err, sizeof err);
     if (!e)

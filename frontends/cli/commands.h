@@ -45,6 +45,15 @@ uint64_t cli_cycles_value(const command *cmd, int argc, char **argv, int *i);
  * was one (and consumed), fatal usage errors on bad values. */
 bool cli_compile_option(const command *cmd, lower_options *o, bool *fuse, int argc, char **argv, int *i);
 
+/* argv[i] of a command that takes one positional argument (PROG.elf,
+ * MODEL, SOURCE.S) and did not take argv[i] as an option: into *slot; an
+ * unknown option or a second positional argument is a usage error. */
+void cli_positional(const command *cmd, const char *arg, const char **slot);
+
+/* The positional argument once all are parsed: a usage error saying
+ * missing ("no executable given") when there was none. */
+void cli_require_positional(const command *cmd, const char *arg, const char *missing);
+
 /* An unknown option or extra argument: fatal, with the usage line. */
 _Noreturn void cli_usage_error(const command *cmd, const char *fmt, const char *arg);
 

@@ -90,15 +90,10 @@ int cmd_compile(int argc, char **argv, const command *self)
             continue;
         if (!strcmp(argv[i], "-o"))
             out = cli_value(self, argc, argv, &i);
-        else if (argv[i][0] == '-')
-            cli_usage_error(self, "unknown option '%s'", argv[i]);
-        else if (!model)
-            model = argv[i];
         else
-            cli_usage_error(self, "unexpected argument '%s'", argv[i]);
+            cli_positional(self, argv[i], &model);
     }
-    if (!model)
-        cli_usage_error(self, "%s", "no model given");
+    cli_require_positional(self, model, "no model given");
     o.machine = &m;
     double t0 = now_seconds();
     graph *g;

@@ -335,15 +335,10 @@ static void parse_run_options(int argc, char **argv, const command *self, run_op
                 o->inputs[o->n_inputs++] = s;
             else
                 o->outputs[o->n_outputs++] = s;
-        } else if (argv[i][0] == '-')
-            cli_usage_error(self, "unknown option '%s'", argv[i]);
-        else if (!o->input)
-            o->input = argv[i];
-        else
-            cli_usage_error(self, "unexpected argument '%s'", argv[i]);
+        } else
+            cli_positional(self, argv[i], &o->input);
     }
-    if (!o->input)
-        cli_usage_error(self, "%s", "no executable given");
+    cli_require_positional(self, o->input, "no executable given");
     o->engine.record_trace = o->trace != NULL;
 }
 
