@@ -65,6 +65,21 @@ void cli_require_positional(const command *cmd, const char *arg, const char *mis
         cli_usage_error(cmd, "%s", missing);
 }
 
+bool cli_write_json(const char *path, cJSON *root, char *err, size_t err_size)
+{
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!text) {
+        snprintf(err, err_size, "%s: out of memory", path);
+        return false;
+    }
+    size_t len = strlen(text);
+    text[len] = '\n';           /* cJSON_Print's buffer has room: it ends in NUL */
+    bool ok = afile_write_all(path, text, len + 1, err, err_size);
+    free(text);
+    return ok;
+}
+
 bool cli_machine_option(const command *cmd, machine *m, int argc, char **argv, int *i)
 {
     char err[512];
