@@ -1,8 +1,9 @@
 /*
- * micro.c — the microbenchmark table and `ipusim validate --micro`
- * (micro.h).  Every row names a program of validation/micro/, the machine
- * it runs on, the parameters put in front of it, how its figure comes out
- * of the run, and the published figure it is held against.
+ * micro.c — the microbenchmark table, its runs and their results as JSON,
+ * for `ipusim validate --micro` (micro.h).  Every row names a program of
+ * validation/micro/, the machine it runs on, the parameters put in front
+ * of it, how its figure comes out of the run, and the published figure it
+ * is held against.
  */
 #include "micro.h"
 
@@ -13,10 +14,7 @@
 #include <string.h>
 
 #include "isa/asm/asm.h"
-#include "frontends/cli/commands.h"
-#include "sim/base/diag.h"
 #include "sim/engine/engine.h"
-#include "sim/base/fileio.h"
 #include "sim/program/machine.h"
 
 typedef struct micro_bench micro_bench;
@@ -387,8 +385,7 @@ static const micro_bench *bench_of(const micro_result *r)
     return NULL;
 }
 
-bool micro_write_json(const char *path, const micro_options *o, const micro_result *r, size_t n, char *err,
-                      size_t err_size)
+cJSON *micro_json(const micro_options *o, const micro_result *r, size_t n)
 {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "what", "ipusim validate --micro: microbenchmarks held against published figures");
@@ -422,73 +419,5 @@ bool micro_write_json(const char *path, const micro_options *o, const micro_resu
     }
     cJSON_AddNumberToObject(root, "passed", (double)passed);
     cJSON_AddNumberToObject(root, "failed", (double)(n - passed));
-    char *text = cJSON_Print(root);
-    cJSON_Delete(root);
-    if (!text) {
-        snprintf(err, err_size, "%s: out of memory", path);
-        return false;
-    }
-    size_t len = strlen(text);
-    text[len] = '\n';   /* cJSON_Print's buffer has room: it ends in NUL */
-    bool ok = afile_write_all(path, text, len + 1, err, err_size);
-    free(text);
-    return ok;
-}
-
-int micro_cmd(int argc, char **argv, const command *self)
-{
-    micro_options o = { 0 };
-    const char *json = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--micro"))
-            continue;
-        else if (!strcmp(argv[i], "--micro-dir"))
-            o.dir = cli_value(self, argc, argv, &i);
-        else if (!strcmp(argv[i], "--quick"))
-            o.quick = true;
-        else if (!strcmp(argv[i], "--filter"))
-            o.filter = cli_value(self, argc, argv, &i);
-        else if (!strcmp(argv[i], "--json"))
-            json = cli_value(self, argc, argv, &i);
-        else if (!strcmp(argv[i], "--threads")) {
-            const char *v = cli_value(self, argc, argv, &i);
-            char *end;
-            long t = strtol(v, &end, 10);
-            if (*end || t < 1 || t > 1024)
-                cli_usage_error(self, "--threads: expected a number from 1 to 1024, got '%s'", v);
-            o.threads = (int)t;
-        } else
-            cli_usage_error(self, "unknown argument '%s'", argv[i]);
-    }
-    size_t n;
-    micro_result *r = micro_run_all(&o, &n);
-    if (!r) {
-        if (o.filter)
-            fatal("validate --micro: no benchmark matches '%s'", o.filter);
-        fatal("validate --micro: out of memory");
-    }
-    printf("microbenchmarks held against published figures (programs in %s%s)\n\n", o.dir ? o.dir : MICRO_DEFAULT_DIR,
-           o.quick ? "; quick: on-chip ones on one column of tiles, aggregates scaled to the chip" : "");
-    printf("%-26s %-7s %11s %11s %-13s %8s %6s  %-6s %s\n", "benchmark", "machine", "simulated", "published", "unit",
-           "error %", "band", "result", "source");
-    size_t passed = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (r[i].ran)
-            printf("%-26s %-7s %11.4g %11.4g %-13s %+8.2f %5.0f%%  %-6s %s\n", r[i].name, r[i].machine, r[i].simulated,
-                   r[i].published, r[i].unit, r[i].error_pct, r[i].band_pct, r[i].pass ? "PASS" : "FAIL", r[i].source);
-        else
-            printf("%-26s %-7s %11s %11.4g %-13s %8s %5.0f%%  %-6s %s\n", r[i].name, r[i].machine, "-", r[i].published,
-                   r[i].unit, "-", r[i].band_pct, "ERROR", r[i].message);
-        passed += r[i].pass;
-    }
-    printf("\n%zu benchmarks: %zu within their band, %zu not\n", n, passed, n - passed);
-    if (json) {
-        char err[1024];
-        if (!micro_write_json(json, &o, r, n, err, sizeof err)) {
-            free(r);
-            fatal("%s", err);
-        }
-    }
-    free(r);
-    return passed == n ? 0 : 1;
+    return root;
 }

@@ -63,15 +63,9 @@ size_t micro_count(void);
  * matched or the host is out of memory). */
 micro_result *micro_run_all(const micro_options *o, size_t *n);
 
-/* Write results as JSON (cJSON), atomically (sim/base/fileio.h); false with
- * err on failure. */
-bool micro_write_json(const char *path, const micro_options *o, const micro_result *r, size_t n, char *err,
-                      size_t err_size);
-
-/* `ipusim validate --micro [--micro-dir DIR] [--quick] [--filter TEXT]
- * [--threads N] [--json FILE]`: argv as given to `validate`.  Prints the
- * table; returns 0 when every row ran and is within its band, else 1. */
-struct command;
-int micro_cmd(int argc, char **argv, const struct command *self);
+/* The results as a JSON object (cJSON; the caller owns it): each row with
+ * its program, figures, band, source and how the figure is derived. */
+struct cJSON;
+struct cJSON *micro_json(const micro_options *o, const micro_result *r, size_t n);
 
 #endif

@@ -22,6 +22,10 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
+
+#include "frontends/graph.h"
+#include "frontends/lower.h"
 
 #define VALIDATE_RTOL 1e-3
 #define VALIDATE_ATOL 1e-7
@@ -46,8 +50,18 @@ enum validate_result {
 enum validate_result validate_onnx_node_test(const char *test_dir, bool fuse, bool simulate, char *msg,
                                              size_t msg_size);
 
-/* `ipusim validate --model MODEL ...` (validate_model.c). */
-struct command;
-int validate_model_cmd(int argc, char **argv, const struct command *self);
+/* The node tests in dir (its entries named test_*), sorted by name: *count
+ * malloc'd names (NULL when there are none or dir cannot be read). */
+char **validate_node_test_names(const char *dir, size_t *count);
+
+/* Free names as validate_node_test_names returns them. */
+void validate_free_names(char **names, size_t count);
+
+/* Simulate the graph g of model (its name, for the report) compiled with
+ * o (o->machine: the machine) on pseudo-random inputs, and hold every
+ * output against a host reference (validate_model.c).  The report goes to
+ * out.  Returns the number of outputs outside their tolerance, or -1 with
+ * err when the simulation or the reference evaluator fails. */
+int validate_model(const char *model, graph *g, const lower_options *o, FILE *out, char *err, size_t err_size);
 
 #endif

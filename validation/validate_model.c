@@ -1,6 +1,6 @@
 /*
- * validate_model.c — `ipusim validate --model MODEL`: compile a model,
- * simulate it, and hold every output against a reference computed on the
+ * validate_model.c — what `ipusim validate --model MODEL` does: compile a
+ * model, simulate it, and hold every output against a reference computed on the
  * host from the same inputs.
  *
  * Reference and tolerance:
@@ -20,21 +20,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "frontends/decompose.h"
-#include "frontends/fusion.h"
 #include "frontends/graph_eval.h"
 #include "frontends/lower.h"
-#include "frontends/onnx_import.h"
 #include "frontends/ops_impl.h"
 #include "frontends/simulate.h"
 #include "validate.h"
 #include "isa/fp16.h"
-#include "frontends/cli/commands.h"
 #include "sim/base/diag.h"
 #include "sim/engine/program_io.h"
 #include "reference.h"
 #include "workloads/codelets/matmul_f32.h"
-#include "workloads/models/models.h"
 
 /* The node producing tensor t, or NULL. */
 static const graph_node *producer(const graph *g, int t)
@@ -208,22 +203,9 @@ static bool check_conv(const graph *g, const graph_node *n, const graph_value *x
     return true;
 }
 
-static int validate_model(const char *model, const machine *m, const lower_options *base, bool fuse)
+int validate_model(const char *model, graph *g, const lower_options *o, FILE *out, char *err, size_t err_size)
 {
-    char err[4096];
-    graph *g;
-    if (models_is_builtin(model)) {
-        g = models_build(model, err, sizeof err);
-    } else {
-        enum onnx_status st;
-        g = onnx_import_file(model, NULL, &st, err, sizeof err);
-    }
-    if (!g)
-        fatal("%s", err);
-    if (fuse && !fusion_run_all(g, NULL, err, sizeof err))
-        fatal("%s", err);
-    if (!decompose_graph(g, NULL, err, sizeof err))
-        fatal("%s", err);
+    const machine *m = o->machine;
     /* Inputs: the same pseudo-random values `ipusim run` would use. */
     graph_value *in = calloc((size_t)g->n_inputs + 1, sizeof *in);
     graph_value *sim = calloc((size_t)g->n_outputs + 1, sizeof *sim);
@@ -243,21 +225,22 @@ static int validate_model(const char *model, const machine *m, const lower_optio
             fatal("out of memory");
         program_random_input(&tt, 1 + (uint64_t)i, in[i].data);
     }
-    lower_options o = *base;
-    o.machine = m;
     simulate_result r;
-    if (!simulate_graph(g, &o, in, sim, &r, err, sizeof err))
-        fatal("%s", err);
-    printf("%s on %s: %u tiles, %u ops, %u exchange phases, fullest tile %.1f%% of its memory\n", model, m->name,
-           r.plan.tiles_used, r.plan.ops, r.plan.exchange_phases,
-           100.0 * (double)r.plan.max_tile_bytes / (double)r.plan.memory_bytes);
-    printf("simulated: %llu cycles, %.3f us at %.4g GHz (%.2f host s)\n", (unsigned long long)r.cycles,
-           r.seconds * 1e6, machine_get(m, MP_tile_clock_hz) / 1e9, r.host_seconds);
+    int failed = 0;
+    if (!simulate_graph(g, o, in, sim, &r, err, err_size)) {
+        failed = -1;
+        goto done;
+    }
+    fprintf(out, "%s on %s: %u tiles, %u ops, %u exchange phases, fullest tile %.1f%% of its memory\n", model, m->name,
+                 r.plan.tiles_used, r.plan.ops, r.plan.exchange_phases,
+                 100.0 * (double)r.plan.max_tile_bytes / (double)r.plan.memory_bytes);
+    fprintf(out, "simulated: %llu cycles, %.3f us at %.4g GHz (%.2f host s)\n", (unsigned long long)r.cycles,
+                 r.seconds * 1e6, machine_get(m, MP_tile_clock_hz) / 1e9, r.host_seconds);
     uint64_t on_chip = r.cycles - r.input_cycles - r.output_cycles;
     double hz = machine_get(m, MP_tile_clock_hz);
-    printf("  inputs from the host %llu cycles, on the chip %llu cycles (%.3f us), outputs to the host %llu "
-           "cycles\n", (unsigned long long)r.input_cycles, (unsigned long long)on_chip, (double)on_chip / hz * 1e6,
-           (unsigned long long)r.output_cycles);
+    fprintf(out, "  inputs from the host %llu cycles, on the chip %llu cycles (%.3f us), outputs to the host %llu "
+                 "cycles\n", (unsigned long long)r.input_cycles, (unsigned long long)on_chip,
+                 (double)on_chip / hz * 1e6, (unsigned long long)r.output_cycles);
     double macs = (double)(r.amp_f16_macs + r.amp_f32_macs);
     if (macs > 0 && on_chip) {
         /* The peak of the path the MACs took (f32 MACs at the f32 rate). */
@@ -265,18 +248,18 @@ static int validate_model(const char *model, const machine *m, const lower_optio
         double peak = machine_get(m, f32 ? MP_amp_f32_peak_macs_per_cycle : MP_amp_f16_peak_macs_per_cycle) *
                       (double)machine_u32(m, MP_tiles_per_chip);
         double useful = model_macs(g);
-        printf("matmuls and convolutions: %.4g MACs; on the chip %.2f TFLOPS, %.1f%% of the chip's %s peak "
-               "(%.0f MACs/cycle); with the host transfers %.2f TFLOPS\n", useful,
-               2.0 * useful / ((double)on_chip / hz) / 1e12, 100.0 * useful / (double)on_chip / peak,
-               f32 ? "f32" : "f16", peak, 2.0 * useful / r.seconds / 1e12);
-        printf("AMP: %.4g MACs issued (%.2fx the model's: K and N padded to the AMP's weight blocks and "
-               "output groups, pipeline fill), %.1f%% of the peak\n", macs, macs / useful,
-               100.0 * macs / (double)on_chip / peak);
+        fprintf(out, "matmuls and convolutions: %.4g MACs; on the chip %.2f TFLOPS, %.1f%% of the chip's %s peak "
+                     "(%.0f MACs/cycle); with the host transfers %.2f TFLOPS\n", useful,
+                     2.0 * useful / ((double)on_chip / hz) / 1e12, 100.0 * useful / (double)on_chip / peak,
+                     f32 ? "f32" : "f16", peak, 2.0 * useful / r.seconds / 1e12);
+        fprintf(out, "AMP: %.4g MACs issued (%.2fx the model's: K and N padded to the AMP's weight blocks and "
+                     "output groups, pipeline fill), %.1f%% of the peak\n", macs, macs / useful,
+                     100.0 * macs / (double)on_chip / peak);
     }
     /* References: the f64 evaluator, run when an output needs it. */
     bool evaluated = false;
-    int failed = 0;
-    printf("\n");
+    char msg[4096];
+    fprintf(out, "\n");
     for (int i = 0; i < g->n_outputs; i++) {
         const graph_tensor *t = &g->tensors[g->outputs[i]];
         const graph_node *p = producer(g, g->outputs[i]);
@@ -286,19 +269,22 @@ static int validate_model(const char *model, const machine *m, const lower_optio
                  graph_dtype_name(t->dtype));
         bool direct = p && (p->op == GRAPH_OP_MATMUL || p->op == GRAPH_OP_CONV) && g->n_inputs == 1 &&
                       p->inputs[0] == g->inputs[0];
-        if (direct && p->op == GRAPH_OP_CONV && check_conv(g, p, &in[0], &sim[i], o.f16_matmul, &st)) {
-            printf("reference: im2col and cblas_sgemm on the inputs' f32 values; tolerance per element from the "
-                   "AMP's arithmetic (%s)\n", in[0].dtype == GDT_F32 && !o.f16_matmul
-                   ? "the f32 path, workloads/codelets/matmul_f32.h" : "validation/reference.h");
-        } else if (direct && check_matmul(g, p, &in[0], &sim[i], o.f16_matmul, &st)) {
+        if (direct && p->op == GRAPH_OP_CONV && check_conv(g, p, &in[0], &sim[i], o->f16_matmul, &st)) {
+            fprintf(out, "reference: im2col and cblas_sgemm on the inputs' f32 values; tolerance per element from the "
+                         "AMP's arithmetic (%s)\n", in[0].dtype == GDT_F32 && !o->f16_matmul
+                         ? "the f32 path, workloads/codelets/matmul_f32.h" : "validation/reference.h");
+        } else if (direct && check_matmul(g, p, &in[0], &sim[i], o->f16_matmul, &st)) {
             bool f32 = in[0].dtype == GDT_F32;
-            printf("reference: cblas_sgemm on the inputs' f32 values; tolerance per element from the AMP's "
-                   "arithmetic (%s)%s\n", f32 && !o.f16_matmul ? "the f32 path, workloads/codelets/matmul_f32.h"
-                                                               : "validation/reference.h",
-                   o.f16_matmul && f32 ? " and the rounding of f32 operands to f16 (--f16-matmul)" : "");
+            fprintf(out, "reference: cblas_sgemm on the inputs' f32 values; tolerance per element from the AMP's "
+                         "arithmetic (%s)%s\n", f32 && !o->f16_matmul ? "the f32 path, workloads/codelets/matmul_f32.h"
+                                                                      : "validation/reference.h",
+                         o->f16_matmul && f32 ? " and the rounding of f32 operands to f16 (--f16-matmul)" : "");
         } else {
-            if (!evaluated && !graph_eval(g, in, ref, err, sizeof err))
-                fatal("reference evaluator: %s", err);
+            if (!evaluated && !graph_eval(g, in, ref, msg, sizeof msg)) {
+                snprintf(err, err_size, "reference evaluator: %s", msg);
+                failed = -1;
+                goto done;
+            }
             evaluated = true;
             size_t n = (size_t)graph_shape_numel(&t->shape);
             float *gf = as_f32(&sim[i], n), *wf = as_f32(&ref[i], n);
@@ -318,7 +304,7 @@ static int validate_model(const char *model, const machine *m, const lower_optio
              * with the rel L2 error reported beside it; a graph without
              * matmuls gets the ONNX runner's tolerance. */
             int depth = matmul_depth(g);
-            int c_exp = o.f16_matmul ? -10 : -18;
+            int c_exp = o->f16_matmul ? -10 : -18;
             double c = depth ? ldexp(1, c_exp) * sqrt((double)depth) : 0;
             double rms = 0;
             for (size_t k = 0; k < n; k++)
@@ -328,24 +314,27 @@ static int validate_model(const char *model, const machine *m, const lower_optio
                 bound[k] = depth ? c * (fabs(wf[k]) + rms) : VALIDATE_ATOL + VALIDATE_RTOL * fabs(wf[k]);
             st = ref_compare(gf, wf, bound, n);
             if (depth)
-                printf("reference: the host evaluator (f64); tolerance 2^%d sqrt(%d) (|want| + rms(want)): %d matmuls "
-                       "on the longest path, in %s\n", c_exp, depth, depth,
-                       o.f16_matmul ? "f16 (--f16-matmul)" : "f32");
+                fprintf(out, "reference: the host evaluator (f64); tolerance 2^%d sqrt(%d) (|want| + rms(want)): %d "
+                             "matmuls on the longest path, in %s\n", c_exp, depth, depth,
+                             o->f16_matmul ? "f16 (--f16-matmul)" : "f32");
             else
-                printf("reference: the host evaluator (f64); tolerance %g + %g |want| (the ONNX runner's)\n",
-                       VALIDATE_ATOL, VALIDATE_RTOL);
+                fprintf(out, "reference: the host evaluator (f64); tolerance %g + %g |want| (the ONNX runner's)\n",
+                             VALIDATE_ATOL, VALIDATE_RTOL);
             free(gf); free(wf); free(bound);
         }
-        ref_print_report(stdout, label, &st);
+        ref_print_report(out, label, &st);
         if (st.over_bound && t->shape.rank >= 1) {
             uint64_t cols = (uint64_t)t->shape.dims[t->shape.rank - 1];
-            printf("  worst element: %zu (row %llu, column %llu)\n", st.worst_abs_index,
-                   (unsigned long long)(st.worst_abs_index / cols), (unsigned long long)(st.worst_abs_index % cols));
+            fprintf(out, "  worst element: %zu (row %llu, column %llu)\n", st.worst_abs_index,
+                         (unsigned long long)(st.worst_abs_index / cols),
+                         (unsigned long long)(st.worst_abs_index % cols));
         }
         if (st.over_bound || st.nonfinite)
             failed++;
     }
-    printf("\n%s: %d of %d outputs within tolerance\n", failed ? "FAIL" : "PASS", g->n_outputs - failed, g->n_outputs);
+    fprintf(out, "\n%s: %d of %d outputs within tolerance\n", failed ? "FAIL" : "PASS", g->n_outputs - failed,
+            g->n_outputs);
+done:
     for (int i = 0; i < g->n_inputs; i++)
         graph_value_free(&in[i]);
     for (int i = 0; i < g->n_outputs; i++) {
@@ -353,26 +342,5 @@ static int validate_model(const char *model, const machine *m, const lower_optio
         graph_value_free(&ref[i]);
     }
     free(in); free(sim); free(ref);
-    graph_free(g);
-    return failed ? 1 : 0;
-}
-
-int validate_model_cmd(int argc, char **argv, const command *self)
-{
-    machine m;
-    char err[1024];
-    if (!machine_preset("gc200", &m, err, sizeof err))
-        panic("%s", err);
-    const char *model = NULL;
-    lower_options o = { 0 };
-    bool fuse = true;
-    for (int i = 1; i < argc; i++) {
-        if (cli_machine_option(self, &m, argc, argv, &i) || cli_compile_option(self, &o, &fuse, argc, argv, &i))
-            continue;
-        if (!strcmp(argv[i], "--model"))
-            model = cli_value(self, argc, argv, &i);
-        else
-            cli_usage_error(self, "unknown argument '%s' (with --model)", argv[i]);
-    }
-    return validate_model(model, &m, &o, fuse);
+    return failed;
 }

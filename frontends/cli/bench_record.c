@@ -9,6 +9,7 @@
  *                    "value": 5.1e7 }, ... ] }
  */
 #include "bench_record.h"
+#include "commands.h"
 
 #include <cjson/cJSON.h>
 #include <stdlib.h>
@@ -153,17 +154,7 @@ bool bench_record_write(const bench_record *r, const char *path, char *err, size
         cJSON_AddNumberToObject(o, "value", r->figures[i].value);
         cJSON_AddItemToArray(figs, o);
     }
-    char *text = cJSON_Print(root);
-    cJSON_Delete(root);
-    if (!text) {
-        snprintf(err, err_size, "%s: out of memory", path);
-        return false;
-    }
-    size_t len = strlen(text);
-    text[len] = '\n';           /* cJSON_Print's buffer has room: it ends in NUL */
-    bool ok = afile_write_all(path, text, len + 1, err, err_size);
-    free(text);
-    return ok;
+    return cli_write_json(path, root, err, err_size);
 }
 
 static const char *json_string(const cJSON *o, const char *key)

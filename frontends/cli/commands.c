@@ -50,6 +50,36 @@ _Noreturn void cli_usage_error(const command *cmd, const char *fmt, const char *
     exit(2);
 }
 
+void cli_positional(const command *cmd, const char *arg, const char **slot)
+{
+    if (arg[0] == '-')
+        cli_usage_error(cmd, "unknown option '%s'", arg);
+    if (*slot)
+        cli_usage_error(cmd, "unexpected argument '%s'", arg);
+    *slot = arg;
+}
+
+void cli_require_positional(const command *cmd, const char *arg, const char *missing)
+{
+    if (!arg)
+        cli_usage_error(cmd, "%s", missing);
+}
+
+bool cli_write_json(const char *path, cJSON *root, char *err, size_t err_size)
+{
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!text) {
+        snprintf(err, err_size, "%s: out of memory", path);
+        return false;
+    }
+    size_t len = strlen(text);
+    text[len] = '\n';           /* cJSON_Print's buffer has room: it ends in NUL */
+    bool ok = afile_write_all(path, text, len + 1, err, err_size);
+    free(text);
+    return ok;
+}
+
 bool cli_machine_option(const command *cmd, machine *m, int argc, char **argv, int *i)
 {
     char err[512];
@@ -99,15 +129,10 @@ int cmd_asm(int argc, char **argv, const command *self)
             if (n_include == 64)
                 fatal("asm: too many -I directories (at most 64)");
             include_dirs[n_include++] = cli_value(self, argc, argv, &i);
-        } else if (argv[i][0] == '-')
-            cli_usage_error(self, "unknown option '%s'", argv[i]);
-        else if (!input)
-            input = argv[i];
-        else
-            cli_usage_error(self, "unexpected argument '%s'", argv[i]);
+        } else
+            cli_positional(self, argv[i], &input);
     }
-    if (!input)
-        cli_usage_error(self, "%s", "no source file given");
+    cli_require_positional(self, input, "no source file given");
     char *owned = NULL;
     if (!output)
         output = owned = default_output(input, ".elf");
@@ -133,15 +158,10 @@ int cmd_disasm(int argc, char **argv, const command *self)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-o"))
             output = cli_value(self, argc, argv, &i);
-        else if (argv[i][0] == '-')
-            cli_usage_error(self, "unknown option '%s'", argv[i]);
-        else if (!input)
-            input = argv[i];
         else
-            cli_usage_error(self, "unexpected argument '%s'", argv[i]);
+            cli_positional(self, argv[i], &input);
     }
-    if (!input)
-        cli_usage_error(self, "%s", "no executable given");
+    cli_require_positional(self, input, "no executable given");
     char err[1024];
     ipu_exe *e = exe_read(input, err, sizeof err);
     if (!e)

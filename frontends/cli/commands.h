@@ -6,6 +6,7 @@
 #define IPUSIM_COMMANDS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "frontends/lower.h"
@@ -44,6 +45,27 @@ uint64_t cli_cycles_value(const command *cmd, int argc, char **argv, int *i);
  * --replicas N, --f16-matmul, --no-fuse, --verbose, ...): true when argv[*i]
  * was one (and consumed), fatal usage errors on bad values. */
 bool cli_compile_option(const command *cmd, lower_options *o, bool *fuse, int argc, char **argv, int *i);
+
+/* argv[i] of a command that takes one positional argument (PROG.elf,
+ * MODEL, SOURCE.S) and did not take argv[i] as an option: into *slot; an
+ * unknown option or a second positional argument is a usage error. */
+void cli_positional(const command *cmd, const char *arg, const char **slot);
+
+/* The positional argument once all are parsed: a usage error saying
+ * missing ("no executable given") when there was none. */
+void cli_require_positional(const command *cmd, const char *arg, const char *missing);
+
+/* The graph of MODEL, a built-in model (workloads/models/models.h) or an
+ * ONNX file, its shapes inferred, fused for inference (with fuse) and
+ * decomposed into the ops the compiler lowers: `compile` and `validate
+ * --model`.  Any error is fatal. */
+graph *cli_load_model(const char *model, bool fuse);
+
+/* Write root (a cJSON object, consumed) to path as cJSON_Print's text and
+ * a final newline, atomically (sim/base/fileio.h); false with err on
+ * failure. */
+struct cJSON;
+bool cli_write_json(const char *path, struct cJSON *root, char *err, size_t err_size);
 
 /* An unknown option or extra argument: fatal, with the usage line. */
 _Noreturn void cli_usage_error(const command *cmd, const char *fmt, const char *arg);

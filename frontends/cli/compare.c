@@ -322,15 +322,10 @@ int cmd_compare(int argc, char **argv, const command *self)
             if (n_inputs == 16)
                 fatal("compare: at most 16 --input options");
             inputs[n_inputs++] = (input_spec){ (uint32_t)n, eq + 1 };
-        } else if (argv[i][0] == '-')
-            cli_usage_error(self, "unknown option '%s'", argv[i]);
-        else if (!input)
-            input = argv[i];
-        else
-            cli_usage_error(self, "unexpected argument '%s'", argv[i]);
+        } else
+            cli_positional(self, argv[i], &input);
     }
-    if (!input)
-        cli_usage_error(self, "%s", "no executable given");
+    cli_require_positional(self, input, "no executable given");
 
     compare_side side[2];
     memset(side, 0, sizeof side);

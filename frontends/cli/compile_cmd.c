@@ -2,7 +2,8 @@
  * compile_cmd.c — `ipusim compile MODEL -o PROG.elf`: a model (an ONNX
  * file or a built-in, workloads/models/models.h) through import, inference,
  * fusion and the planner/lowering (lower.h) into an executable, with a
- * report of the plan.
+ * report of the plan; the compile options and the loading of a model,
+ * shared with `validate --model`.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,6 +77,25 @@ bool cli_compile_option(const command *self, lower_options *o, bool *fuse, int a
     return true;
 }
 
+graph *cli_load_model(const char *model, bool fuse)
+{
+    char err[4096];
+    graph *g;
+    if (models_is_builtin(model)) {
+        g = models_build(model, err, sizeof err);
+    } else {
+        enum onnx_status st;
+        g = onnx_import_file(model, NULL, &st, err, sizeof err);
+    }
+    if (!g)
+        fatal("%s", err);
+    if (fuse && !fusion_run_all(g, NULL, err, sizeof err))
+        fatal("%s", err);
+    if (!decompose_graph(g, NULL, err, sizeof err))
+        fatal("%s", err);
+    return g;
+}
+
 int cmd_compile(int argc, char **argv, const command *self)
 {
     machine m;
@@ -90,33 +110,13 @@ int cmd_compile(int argc, char **argv, const command *self)
             continue;
         if (!strcmp(argv[i], "-o"))
             out = cli_value(self, argc, argv, &i);
-        else if (argv[i][0] == '-')
-            cli_usage_error(self, "unknown option '%s'", argv[i]);
-        else if (!model)
-            model = argv[i];
         else
-            cli_usage_error(self, "unexpected argument '%s'", argv[i]);
+            cli_positional(self, argv[i], &model);
     }
-    if (!model)
-        cli_usage_error(self, "%s", "no model given");
+    cli_require_positional(self, model, "no model given");
     o.machine = &m;
     double t0 = now_seconds();
-    graph *g;
-    if (models_is_builtin(model)) {
-        g = models_build(model, err, sizeof err);
-    } else {
-        enum onnx_status st;
-        g = onnx_import_file(model, NULL, &st, err, sizeof err);
-    }
-    if (!g)
-        fatal("%s", err);
-    if (fuse) {
-        fusion_stats fs;
-        if (!fusion_run_all(g, &fs, err, sizeof err))
-            fatal("%s", err);
-    }
-    if (!decompose_graph(g, NULL, err, sizeof err))
-        fatal("%s", err);
+    graph *g = cli_load_model(model, fuse);
     lower_report rep;
     ipu_exe *e = lower_graph(g, &o, &rep, err, sizeof err);
     if (!e && strstr(err, ": does not fit: "))

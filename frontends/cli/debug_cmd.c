@@ -116,16 +116,11 @@ int cmd_debug(int argc, char **argv, const command *self)
             opt.max_cycles = cli_cycles_value(self, argc, argv, &i);
         } else if (!strcmp(argv[i], "--threads")) {
             opt.threads = cli_threads_value(self, argc, argv, &i);
-        } else if (argv[i][0] == '-') {
-            cli_usage_error(self, "unknown option '%s'", argv[i]);
-        } else if (!input) {
-            input = argv[i];
         } else {
-            cli_usage_error(self, "unexpected argument '%s'", argv[i]);
+            cli_positional(self, argv[i], &input);
         }
     }
-    if (!input)
-        cli_usage_error(self, "%s", "no executable given");
+    cli_require_positional(self, input, "no executable given");
     ipu_exe *e = exe_read(input, err, sizeof err);
     if (!e)
         fatal("%s", err);

@@ -264,146 +264,187 @@ static cJSON *stats_json(const engine *g, const engine_stats *st)
     return root;
 }
 
-int cmd_run(int argc, char **argv, const command *self)
-{
+/* What `ipusim run` was asked to do, as the command line gave it. */
+typedef struct run_options {
     machine m;
-    char err[4096];
-    if (!machine_preset("gc200", &m, err, sizeof err))
-        panic("%s", err);
-    const char *input = NULL, *json = NULL, *trace = NULL;
-    engine_options opt = { .max_cycles = 10000000000ull, .trace_tile_first = 1, .trace_tile_last = 0 };
-    bool supersteps = false;
+    const char *input, *json, *trace;
+    engine_options engine;
+    bool supersteps;
     dump_request dumps[64];
-    unsigned n_dumps = 0;
+    unsigned n_dumps;
     stream_file inputs[MAX_STREAM_FILES], outputs[MAX_STREAM_FILES];
-    unsigned n_inputs = 0, n_outputs = 0;
+    unsigned n_inputs, n_outputs;
+} run_options;
+
+/* The program loaded on the machine, and how its run ended. */
+typedef struct run_program {
+    ipu_exe *e;
+    engine *g;
+    tensor_map *tmap;               /* NULL: not a compiled program */
+    enum engine_status status;
+    uint64_t max_tile_cycles;       /* of the tile that ran longest */
+} run_program;
+
+/* "--trace-tiles TILE" or "FIRST-LAST" into the engine's options. */
+static void parse_trace_tiles(const command *self, const char *v, engine_options *opt)
+{
+    char *end;
+    unsigned long a = strtoul(v, &end, 0), b = a;
+    if (end != v && *end == '-')
+        b = strtoul(end + 1, &end, 0);
+    if (*end || end == v || b < a || b > 0xffffffffu)
+        cli_usage_error(self, "--trace-tiles: expected TILE or FIRST-LAST, got '%s'", v);
+    opt->trace_tile_first = (uint32_t)a;
+    opt->trace_tile_last = (uint32_t)b;
+}
+
+/* The command line into o; usage errors are fatal. */
+static void parse_run_options(int argc, char **argv, const command *self, run_options *o)
+{
+    char err[512];
+    *o = (run_options){ .engine = { .max_cycles = 10000000000ull, .trace_tile_first = 1, .trace_tile_last = 0 } };
+    if (!machine_preset("gc200", &o->m, err, sizeof err))
+        panic("%s", err);
     for (int i = 1; i < argc; i++) {
-        if (cli_machine_option(self, &m, argc, argv, &i))
+        if (cli_machine_option(self, &o->m, argc, argv, &i))
             continue;
         if (!strcmp(argv[i], "--json"))
-            json = cli_value(self, argc, argv, &i);
+            o->json = cli_value(self, argc, argv, &i);
         else if (!strcmp(argv[i], "--trace"))
-            trace = cli_value(self, argc, argv, &i);
-        else if (!strcmp(argv[i], "--trace-tiles")) {
-            const char *v = cli_value(self, argc, argv, &i);
-            char *end;
-            unsigned long a = strtoul(v, &end, 0), b = a;
-            if (end != v && *end == '-')
-                b = strtoul(end + 1, &end, 0);
-            if (*end || end == v || b < a || b > 0xffffffffu)
-                cli_usage_error(self, "--trace-tiles: expected TILE or FIRST-LAST, got '%s'", v);
-            opt.trace_tile_first = (uint32_t)a;
-            opt.trace_tile_last = (uint32_t)b;
-        } else if (!strcmp(argv[i], "--supersteps"))
-            supersteps = true;
+            o->trace = cli_value(self, argc, argv, &i);
+        else if (!strcmp(argv[i], "--trace-tiles"))
+            parse_trace_tiles(self, cli_value(self, argc, argv, &i), &o->engine);
+        else if (!strcmp(argv[i], "--supersteps"))
+            o->supersteps = true;
         else if (!strcmp(argv[i], "--max-cycles"))
-            opt.max_cycles = cli_cycles_value(self, argc, argv, &i);
+            o->engine.max_cycles = cli_cycles_value(self, argc, argv, &i);
         else if (!strcmp(argv[i], "--threads"))
-            opt.threads = cli_threads_value(self, argc, argv, &i);
+            o->engine.threads = cli_threads_value(self, argc, argv, &i);
         else if (!strcmp(argv[i], "--dump")) {
-            if (n_dumps == 64)
+            if (o->n_dumps == 64)
                 fatal("run: at most 64 --dump options");
-            dumps[n_dumps++] = parse_dump(self, cli_value(self, argc, argv, &i));
+            o->dumps[o->n_dumps++] = parse_dump(self, cli_value(self, argc, argv, &i));
         } else if (!strcmp(argv[i], "--input") || !strcmp(argv[i], "--output")) {
             const char *opt_name = argv[i];
             bool in = opt_name[2] == 'i';
-            if ((in ? n_inputs : n_outputs) == MAX_STREAM_FILES)
+            if ((in ? o->n_inputs : o->n_outputs) == MAX_STREAM_FILES)
                 fatal("run: at most %d %s options", MAX_STREAM_FILES, opt_name);
             const char *spec = cli_value(self, argc, argv, &i);
             stream_file s = parse_stream(self, opt_name, spec);
             if (in)
-                inputs[n_inputs++] = s;
+                o->inputs[o->n_inputs++] = s;
             else
-                outputs[n_outputs++] = s;
-        } else if (argv[i][0] == '-')
-            cli_usage_error(self, "unknown option '%s'", argv[i]);
-        else if (!input)
-            input = argv[i];
-        else
-            cli_usage_error(self, "unexpected argument '%s'", argv[i]);
+                o->outputs[o->n_outputs++] = s;
+        } else
+            cli_positional(self, argv[i], &o->input);
     }
-    if (!input)
-        cli_usage_error(self, "%s", "no executable given");
-    opt.record_trace = trace != NULL;
+    cli_require_positional(self, o->input, "no executable given");
+    o->engine.record_trace = o->trace != NULL;
+}
 
-    ipu_exe *e = exe_read(input, err, sizeof err);
-    if (!e)
+/* The executable onto the machine's tiles, with its tensor map if it has one. */
+static void load_program(const run_options *o, run_program *p)
+{
+    char err[4096];
+    *p = (run_program){ 0 };
+    p->e = exe_read(o->input, err, sizeof err);
+    if (!p->e)
         fatal("%s", err);
-    engine *g = engine_new(&m, e, err, sizeof err);
-    if (!g)
-        fatal("%s: %s", input, err);
-    tensor_map *tmap = program_tensor_map(e, input, err, sizeof err);
-    if (!tmap && err[0])
+    p->g = engine_new(&o->m, p->e, err, sizeof err);
+    if (!p->g)
+        fatal("%s: %s", o->input, err);
+    p->tmap = program_tensor_map(p->e, o->input, err, sizeof err);
+    if (!p->tmap && err[0])
         fatal("%s", err);
-    for (unsigned k = 0; k < n_inputs; k++) {
+}
+
+/* The host streams and input tensors from the --input files; a compiled
+ * program's inputs not given get synthetic values, said so.  --output
+ * tensors must still be in tile memory at the end of the run. */
+static void feed_inputs(const run_options *o, run_program *p)
+{
+    char err[4096];
+    for (unsigned k = 0; k < o->n_inputs; k++) {
+        const stream_file *in = &o->inputs[k];
         char *data;
         size_t size;
-        if (!read_whole_file(inputs[k].path, &data, &size, err, sizeof err)) {
-            if (inputs[k].tensor)
-                fatal("--input %s: %s", inputs[k].tensor, err);
-            fatal("--input %u: %s", inputs[k].stream, err);
+        if (!read_whole_file(in->path, &data, &size, err, sizeof err)) {
+            if (in->tensor)
+                fatal("--input %s: %s", in->tensor, err);
+            fatal("--input %u: %s", in->stream, err);
         }
-        if (inputs[k].tensor) {
-            const tmap_tensor *t = tmap ? tmap_find(tmap, inputs[k].tensor) : NULL;
+        if (in->tensor) {
+            const tmap_tensor *t = p->tmap ? tmap_find(p->tmap, in->tensor) : NULL;
             if (!t || !(t->role & TMAP_INPUT))
-                fatal("--input %s: %s has no input tensor '%s'%s", inputs[k].tensor, input, inputs[k].tensor,
-                      tmap ? "" : " (it has no tensor map: use a stream number)");
-            if (!program_set_input(g, t, data, size, err, sizeof err))
-                fatal("--input %s: %s: %s", inputs[k].tensor, inputs[k].path, err);
-        } else if (!engine_set_host_input(g, inputs[k].stream, data, size)) {
-            fatal("out of host memory for host input stream %u", inputs[k].stream);
+                fatal("--input %s: %s has no input tensor '%s'%s", in->tensor, o->input, in->tensor,
+                      p->tmap ? "" : " (it has no tensor map: use a stream number)");
+            if (!program_set_input(p->g, t, data, size, err, sizeof err))
+                fatal("--input %s: %s: %s", in->tensor, in->path, err);
+        } else if (!engine_set_host_input(p->g, in->stream, data, size)) {
+            fatal("out of host memory for host input stream %u", in->stream);
         }
         free(data);
     }
     /* Tensors asked for by name: there, and still in tile memory at the end. */
-    for (unsigned k = 0; k < n_outputs; k++) {
-        const tmap_tensor *t = outputs[k].tensor && tmap ? tmap_find(tmap, outputs[k].tensor) : NULL;
+    for (unsigned k = 0; k < o->n_outputs; k++) {
+        const tmap_tensor *t = o->outputs[k].tensor && p->tmap ? tmap_find(p->tmap, o->outputs[k].tensor) : NULL;
         if (t && (t->role & TMAP_TRANSIENT))
             fatal("--output %s: the program gives its tile memory to later tensors after its last reader, so the "
                   "end of the run no longer holds it (stop before then in `ipusim debug` and print it)",
-                  outputs[k].tensor);
+                  o->outputs[k].tensor);
     }
-    /* Inputs of a compiled program not given: synthetic values, said so. */
-    if (tmap) {
+    if (p->tmap) {
         const char *given[MAX_STREAM_FILES];
-        for (unsigned k = 0; k < n_inputs; k++)
-            given[k] = inputs[k].tensor;
-        if (!program_fill_inputs(g, tmap, given, n_inputs, stderr, "ipusim: ", err, sizeof err))
+        for (unsigned k = 0; k < o->n_inputs; k++)
+            given[k] = o->inputs[k].tensor;
+        if (!program_fill_inputs(p->g, p->tmap, given, o->n_inputs, stderr, "ipusim: ", err, sizeof err))
             fatal("%s", err);
     }
+}
 
-    enum engine_status status = engine_run(g, &opt);
-    int rc = 0;
-    if (status == ENGINE_FAULT) {
-        fprintf(stderr, "ipusim: simulated exception: %s\n", engine_message(g));
-        rc = 3;
-    } else if (status != ENGINE_DONE) {
-        fprintf(stderr, "ipusim: %s\n", engine_message(g));
-        rc = status == ENGINE_HOST_ERROR ? 1 : 3;
+/* Run the system to its end; the exit status: 0 completed, 3 a simulated
+ * exception, deadlock or the cycle limit, 1 a host error. */
+static int run_system(const run_options *o, run_program *p)
+{
+    p->status = engine_run(p->g, &o->engine);
+    if (p->status == ENGINE_FAULT) {
+        fprintf(stderr, "ipusim: simulated exception: %s\n", engine_message(p->g));
+        return 3;
     }
+    if (p->status != ENGINE_DONE) {
+        fprintf(stderr, "ipusim: %s\n", engine_message(p->g));
+        return p->status == ENGINE_HOST_ERROR ? 1 : 3;
+    }
+    return 0;
+}
 
-    const engine_stats *st = engine_get_stats(g);
-    size_t n = engine_tile_count(g);
+/* The report on stdout: the machine, per tile (up to 32 tiles), per chip,
+ * per superstep (up to 16, or all with --supersteps), and the simulation
+ * speed.  Notes the longest tile's cycles in p. */
+static void print_report(const run_options *o, run_program *p)
+{
+    const machine *m = &o->m;
+    const engine_stats *st = engine_get_stats(p->g);
+    size_t n = engine_tile_count(p->g);
     uint32_t chips_used = 0;
     for (uint32_t c = 0; c < st->n_chips; c++)
         chips_used += st->chips[c].tiles > 0;
-    printf("%s on %s (%u chip%s x %u tiles, tile clock %.4g GHz; %zu tile%s with code on %u chip%s)\n\n", input,
-           m.name, st->n_chips, st->n_chips == 1 ? "" : "s", machine_u32(&m, MP_tiles_per_chip),
-           machine_get(&m, MP_tile_clock_hz) / 1e9, n, n == 1 ? "" : "s", chips_used, chips_used == 1 ? "" : "s");
+    printf("%s on %s (%u chip%s x %u tiles, tile clock %.4g GHz; %zu tile%s with code on %u chip%s)\n\n", o->input,
+           m->name, st->n_chips, st->n_chips == 1 ? "" : "s", machine_u32(m, MP_tiles_per_chip),
+           machine_get(m, MP_tile_clock_hz) / 1e9, n, n == 1 ? "" : "s", chips_used, chips_used == 1 ? "" : "s");
 
-    uint64_t max_tile_cycles = 0;
     if (n <= 32) {
         printf("%6s %12s %12s %13s %12s %9s %14s %8s\n", "tile", "cycles", "time_us", "instructions", "issues",
                "idle_%", "amp_macs", "amp_%");
     }
-    double peak_f16 = machine_get(&m, MP_amp_f16_peak_macs_per_cycle);
-    double peak_f32 = machine_get(&m, MP_amp_f32_peak_macs_per_cycle);
+    double peak_f16 = machine_get(m, MP_amp_f16_peak_macs_per_cycle);
+    double peak_f32 = machine_get(m, MP_amp_f32_peak_macs_per_cycle);
     for (size_t k = 0; k < n; k++) {
-        const ipu_tile *t = engine_tile_at(g, k);
+        const ipu_tile *t = engine_tile_at(p->g, k);
         uint64_t cyc = t->s.cycle;
-        uint64_t hz = engine_chip_clock_hz(g, t->tile_id / machine_u32(&m, MP_tiles_per_chip));
-        if (cyc > max_tile_cycles)
-            max_tile_cycles = cyc;
+        uint64_t hz = engine_chip_clock_hz(p->g, t->tile_id / machine_u32(m, MP_tiles_per_chip));
+        if (cyc > p->max_tile_cycles)
+            p->max_tile_cycles = cyc;
         if (n > 32)
             continue;
         double amp_pct = cyc ? 100.0 * ((double)t->stats.amp_f16_macs / peak_f16 +
@@ -416,7 +457,7 @@ int cmd_run(int argc, char **argv, const command *self)
     if (n <= 32)
         printf("\n");
     print_chips(st);
-    if (supersteps || st->n_supersteps <= 16) {
+    if (o->supersteps || st->n_supersteps <= 16) {
         printf("\n");
         print_supersteps(st);
     }
@@ -426,140 +467,182 @@ int cmd_run(int argc, char **argv, const command *self)
            host_s, host_s > 0 ? (double)st->tile_cycles / host_s : 0.0,
            host_s > 0 ? (double)st->instructions / host_s : 0.0, st->host_threads, st->host_threads == 1 ? "" : "s",
            (unsigned long long)st->parallel_batches, (unsigned long long)st->batches, (double)st->end_ps / 1e12);
+}
 
+/* The --dump requests: tile memory at each symbol, printed; with json, also
+ * returned as a JSON array (else NULL). */
+static cJSON *print_dumps(const run_options *o, const run_program *p, bool json)
+{
     cJSON *jdumps = json ? cJSON_CreateArray() : NULL;
-    for (unsigned d = 0; d < n_dumps; d++) {
-        const exe_symbol *sym = find_dump_symbol(e, &dumps[d]);
+    for (unsigned d = 0; d < o->n_dumps; d++) {
+        const dump_request *dr = &o->dumps[d];
+        const exe_symbol *sym = find_dump_symbol(p->e, dr);
         if (!sym) {
-            if (dumps[d].tile >= 0)
-                fatal("--dump: no symbol '%s' on tile %ld in %s", dumps[d].symbol, dumps[d].tile, input);
-            fatal("--dump: no symbol '%s' in %s", dumps[d].symbol, input);
+            if (dr->tile >= 0)
+                fatal("--dump: no symbol '%s' on tile %ld in %s", dr->symbol, dr->tile, o->input);
+            fatal("--dump: no symbol '%s' in %s", dr->symbol, o->input);
         }
-        const ipu_tile *t = engine_tile(g, sym->tile);
+        const ipu_tile *t = engine_tile(p->g, sym->tile);
         if (!t)
             fatal("--dump: symbol '%s' is on tile %u, which has no code", sym->name, sym->tile);
-        unsigned eb = type_bytes(dumps[d].type);
-        long count = dumps[d].count > 0 ? dumps[d].count : (long)(sym->size / eb);
+        unsigned eb = type_bytes(dr->type);
+        long count = dr->count > 0 ? dr->count : (long)(sym->size / eb);
         if (count <= 0)
             count = 1;
-        printf("\n%s (tile %u, 0x%x, %ld x %s):", sym->name, sym->tile, sym->addr, count, dumps[d].type);
+        printf("\n%s (tile %u, 0x%x, %ld x %s):", sym->name, sym->tile, sym->addr, count, dr->type);
         cJSON *vals = jdumps ? cJSON_CreateArray() : NULL;
         for (long i = 0; i < count; i++) {
             uint8_t buf[4] = {0};
             if (tmem_read_bytes(&t->s.mem, sym->addr + (uint32_t)(i * eb), buf, eb) != TMEM_OK)
-                fatal("--dump %s: %ld elements of %s run past the end of tile memory", sym->name, count,
-                      dumps[d].type);
+                fatal("--dump %s: %ld elements of %s run past the end of tile memory", sym->name, count, dr->type);
             char text[64];
-            format_value(text, sizeof text, dumps[d].type, buf);
+            format_value(text, sizeof text, dr->type, buf);
             printf("%s%s", i % 8 ? " " : "\n  ", text);
             if (vals)
                 cJSON_AddItemToArray(vals, cJSON_CreateString(text));
         }
         printf("\n");
         if (jdumps) {
-            cJSON *o = cJSON_CreateObject();
-            cJSON_AddStringToObject(o, "symbol", sym->name);
-            cJSON_AddNumberToObject(o, "tile", sym->tile);
-            cJSON_AddStringToObject(o, "type", dumps[d].type);
-            cJSON_AddItemToObject(o, "values", vals);
-            cJSON_AddItemToArray(jdumps, o);
+            cJSON *j = cJSON_CreateObject();
+            cJSON_AddStringToObject(j, "symbol", sym->name);
+            cJSON_AddNumberToObject(j, "tile", sym->tile);
+            cJSON_AddStringToObject(j, "type", dr->type);
+            cJSON_AddItemToObject(j, "values", vals);
+            cJSON_AddItemToArray(jdumps, j);
         }
     }
+    return jdumps;
+}
 
-    for (unsigned k = 0; k < n_outputs; k++) {
-        if (outputs[k].tensor) {
-            const tmap_tensor *t = tmap ? tmap_find(tmap, outputs[k].tensor) : NULL;
+/* The --output files: a tensor of a compiled program (its output stream
+ * when the run completed, else tile memory), or what the program sent to a
+ * host stream. */
+static void write_outputs(const run_options *o, const run_program *p)
+{
+    char err[4096];
+    for (unsigned k = 0; k < o->n_outputs; k++) {
+        const stream_file *out = &o->outputs[k];
+        if (out->tensor) {
+            const tmap_tensor *t = p->tmap ? tmap_find(p->tmap, out->tensor) : NULL;
             if (!t)
-                fatal("--output %s: %s has no tensor '%s'", outputs[k].tensor, input, outputs[k].tensor);
+                fatal("--output %s: %s has no tensor '%s'", out->tensor, o->input, out->tensor);
             uint64_t bytes = program_tensor_bytes(t);
             void *data = malloc(bytes ? bytes : 1);
             if (!data)
                 fatal("out of host memory for '%s'", t->name);
-            bool ok = (t->role & TMAP_OUTPUT) && status == ENGINE_DONE
-                          ? program_read_output(g, t, data, err, sizeof err)
-                          : program_read_tensor(g, t, data, err, sizeof err);
+            bool ok = (t->role & TMAP_OUTPUT) && p->status == ENGINE_DONE
+                          ? program_read_output(p->g, t, data, err, sizeof err)
+                          : program_read_tensor(p->g, t, data, err, sizeof err);
             if (!ok)
-                fatal("--output %s: %s", outputs[k].tensor, err);
-            if (!afile_write_all(outputs[k].path, data, bytes, err, sizeof err))
-                fatal("--output %s: %s", outputs[k].tensor, err);
+                fatal("--output %s: %s", out->tensor, err);
+            if (!afile_write_all(out->path, data, bytes, err, sizeof err))
+                fatal("--output %s: %s", out->tensor, err);
             free(data);
             continue;
         }
         size_t size = 0;
-        const uint8_t *data = engine_host_output(g, outputs[k].stream, &size);
+        const uint8_t *data = engine_host_output(p->g, out->stream, &size);
         if (!data)
             warning("--output %u: the program sent nothing to host stream %u; writing an empty file",
-                    outputs[k].stream, outputs[k].stream);
-        if (!afile_write_all(outputs[k].path, data ? data : (const uint8_t *)"", size, err, sizeof err))
-            fatal("--output %u: %s", outputs[k].stream, err);
+                    out->stream, out->stream);
+        if (!afile_write_all(out->path, data ? data : (const uint8_t *)"", size, err, sizeof err))
+            fatal("--output %u: %s", out->stream, err);
     }
+}
 
-    if (trace && !engine_write_trace(g, trace, err, sizeof err))
+/* Per-tile figures for the JSON report. */
+static cJSON *tiles_json(const machine *m, const engine *g)
+{
+    cJSON *jt = cJSON_CreateArray();
+    for (size_t k = 0; k < engine_tile_count(g); k++) {
+        const ipu_tile *t = engine_tile_at(g, k);
+        uint64_t hz = engine_chip_clock_hz(g, t->tile_id / machine_u32(m, MP_tiles_per_chip));
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "tile", t->tile_id);
+        cJSON_AddNumberToObject(o, "cycles", (double)t->s.cycle);
+        cJSON_AddNumberToObject(o, "seconds", (double)t->s.cycle / (double)hz);
+        cJSON_AddNumberToObject(o, "instructions", (double)t->stats.instructions);
+        cJSON_AddNumberToObject(o, "issues", (double)t->stats.issues);
+        cJSON_AddNumberToObject(o, "supervisor_issues", (double)t->stats.supervisor_issues);
+        cJSON_AddNumberToObject(o, "worker_issues", (double)t->stats.worker_issues);
+        cJSON_AddNumberToObject(o, "idle_slot_cycles", (double)t->stats.idle_slot_cycles);
+        cJSON_AddNumberToObject(o, "exchange_stall_cycles", (double)t->stats.exchange_stall_cycles);
+        cJSON_AddNumberToObject(o, "syncs", (double)t->stats.syncs);
+        cJSON_AddNumberToObject(o, "amp_f16_macs", (double)t->stats.amp_f16_macs);
+        cJSON_AddNumberToObject(o, "amp_f32_macs", (double)t->stats.amp_f32_macs);
+        cJSON_AddItemToArray(jt, o);
+    }
+    return jt;
+}
+
+/* The --json report: the run's statistics, per tile, the simulation speed
+ * and the dumps (jdumps, consumed). */
+static void write_json_report(const run_options *o, const run_program *p, cJSON *jdumps)
+{
+    const machine *m = &o->m;
+    const engine_stats *st = engine_get_stats(p->g);
+    enum engine_status status = p->status;
+    char err[4096];
+    cJSON *root = stats_json(p->g, st);
+    cJSON_AddStringToObject(root, "executable", o->input);
+    cJSON_AddStringToObject(root, "machine", m->name);
+    cJSON_AddNumberToObject(root, "system_chips", st->n_chips);
+    cJSON_AddNumberToObject(root, "tiles_per_chip", machine_u32(m, MP_tiles_per_chip));
+    cJSON_AddNumberToObject(root, "tile_clock_hz", machine_get(m, MP_tile_clock_hz));
+    cJSON_AddStringToObject(root, "status", status == ENGINE_DONE ? "completed"
+                                            : status == ENGINE_FAULT ? "fault"
+                                            : status == ENGINE_DEADLOCK ? "deadlock"
+                                            : status == ENGINE_LIMIT ? "cycle limit" : "host error");
+    cJSON_AddStringToObject(root, "message", engine_message(p->g));
+    cJSON_AddNumberToObject(root, "end_ps", (double)st->end_ps);
+    cJSON_AddNumberToObject(root, "end_seconds", (double)st->end_ps / 1e12);
+    cJSON_AddNumberToObject(root, "max_tile_cycles", (double)p->max_tile_cycles);
+    cJSON_AddNumberToObject(root, "max_tile_seconds", machine_cycles_to_seconds(m, p->max_tile_cycles));
+    cJSON_AddItemToObject(root, "tiles", tiles_json(m, p->g));
+    double host_s = st->host_seconds;
+    cJSON *sim = cJSON_AddObjectToObject(root, "simulation");
+    cJSON_AddNumberToObject(sim, "host_seconds", host_s);
+    cJSON_AddNumberToObject(sim, "tile_cycles", (double)st->tile_cycles);
+    cJSON_AddNumberToObject(sim, "instructions", (double)st->instructions);
+    cJSON_AddNumberToObject(sim, "tile_cycles_per_host_second", host_s > 0 ? (double)st->tile_cycles / host_s : 0);
+    cJSON_AddNumberToObject(sim, "instructions_per_host_second", host_s > 0 ? (double)st->instructions / host_s : 0);
+    cJSON_AddNumberToObject(sim, "host_threads", st->host_threads);
+    cJSON_AddNumberToObject(sim, "tile_batches", (double)st->batches);
+    cJSON_AddNumberToObject(sim, "tile_batches_in_parallel", (double)st->parallel_batches);
+    if (jdumps)
+        cJSON_AddItemToObject(root, "dumps", jdumps);
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!text || !afile_write_all(o->json, text, strlen(text), err, sizeof err))
+        fatal("%s", text ? err : "out of memory");
+    free(text);
+}
+
+int cmd_run(int argc, char **argv, const command *self)
+{
+    char err[4096];
+    run_options o;
+    parse_run_options(argc, argv, self, &o);
+    run_program p;
+    load_program(&o, &p);
+    feed_inputs(&o, &p);
+    int rc = run_system(&o, &p);
+    print_report(&o, &p);
+    cJSON *jdumps = print_dumps(&o, &p, o.json != NULL);
+    write_outputs(&o, &p);
+    if (o.trace && !engine_write_trace(p.g, o.trace, err, sizeof err))
         fatal("--trace: %s", err);
+    if (o.json)
+        write_json_report(&o, &p, jdumps);
 
-    if (json) {
-        cJSON *root = stats_json(g, st);
-        cJSON_AddStringToObject(root, "executable", input);
-        cJSON_AddStringToObject(root, "machine", m.name);
-        cJSON_AddNumberToObject(root, "system_chips", st->n_chips);
-        cJSON_AddNumberToObject(root, "tiles_per_chip", machine_u32(&m, MP_tiles_per_chip));
-        cJSON_AddNumberToObject(root, "tile_clock_hz", machine_get(&m, MP_tile_clock_hz));
-        cJSON_AddStringToObject(root, "status", status == ENGINE_DONE ? "completed"
-                                                : status == ENGINE_FAULT ? "fault"
-                                                : status == ENGINE_DEADLOCK ? "deadlock"
-                                                : status == ENGINE_LIMIT ? "cycle limit" : "host error");
-        cJSON_AddStringToObject(root, "message", engine_message(g));
-        cJSON_AddNumberToObject(root, "end_ps", (double)st->end_ps);
-        cJSON_AddNumberToObject(root, "end_seconds", (double)st->end_ps / 1e12);
-        cJSON_AddNumberToObject(root, "max_tile_cycles", (double)max_tile_cycles);
-        cJSON_AddNumberToObject(root, "max_tile_seconds", machine_cycles_to_seconds(&m, max_tile_cycles));
-        cJSON *jt = cJSON_AddArrayToObject(root, "tiles");
-        for (size_t k = 0; k < n; k++) {
-            const ipu_tile *t = engine_tile_at(g, k);
-            uint64_t hz = engine_chip_clock_hz(g, t->tile_id / machine_u32(&m, MP_tiles_per_chip));
-            cJSON *o = cJSON_CreateObject();
-            cJSON_AddNumberToObject(o, "tile", t->tile_id);
-            cJSON_AddNumberToObject(o, "cycles", (double)t->s.cycle);
-            cJSON_AddNumberToObject(o, "seconds", (double)t->s.cycle / (double)hz);
-            cJSON_AddNumberToObject(o, "instructions", (double)t->stats.instructions);
-            cJSON_AddNumberToObject(o, "issues", (double)t->stats.issues);
-            cJSON_AddNumberToObject(o, "supervisor_issues", (double)t->stats.supervisor_issues);
-            cJSON_AddNumberToObject(o, "worker_issues", (double)t->stats.worker_issues);
-            cJSON_AddNumberToObject(o, "idle_slot_cycles", (double)t->stats.idle_slot_cycles);
-            cJSON_AddNumberToObject(o, "exchange_stall_cycles", (double)t->stats.exchange_stall_cycles);
-            cJSON_AddNumberToObject(o, "syncs", (double)t->stats.syncs);
-            cJSON_AddNumberToObject(o, "amp_f16_macs", (double)t->stats.amp_f16_macs);
-            cJSON_AddNumberToObject(o, "amp_f32_macs", (double)t->stats.amp_f32_macs);
-            cJSON_AddItemToArray(jt, o);
-        }
-        cJSON *sim = cJSON_AddObjectToObject(root, "simulation");
-        cJSON_AddNumberToObject(sim, "host_seconds", host_s);
-        cJSON_AddNumberToObject(sim, "tile_cycles", (double)st->tile_cycles);
-        cJSON_AddNumberToObject(sim, "instructions", (double)st->instructions);
-        cJSON_AddNumberToObject(sim, "tile_cycles_per_host_second",
-                                host_s > 0 ? (double)st->tile_cycles / host_s : 0);
-        cJSON_AddNumberToObject(sim, "instructions_per_host_second",
-                                host_s > 0 ? (double)st->instructions / host_s : 0);
-        cJSON_AddNumberToObject(sim, "host_threads", st->host_threads);
-        cJSON_AddNumberToObject(sim, "tile_batches", (double)st->batches);
-        cJSON_AddNumberToObject(sim, "tile_batches_in_parallel", (double)st->parallel_batches);
-        if (jdumps)
-            cJSON_AddItemToObject(root, "dumps", jdumps);
-        char *text = cJSON_Print(root);
-        cJSON_Delete(root);
-        if (!text || !afile_write_all(json, text, strlen(text), err, sizeof err))
-            fatal("%s", text ? err : "out of memory");
-        free(text);
-    }
-
-    engine_free(g);
-    exe_free(e);
-    for (unsigned d = 0; d < n_dumps; d++)
-        free((char *)dumps[d].symbol);
-    for (unsigned k = 0; k < n_inputs; k++)
-        free(inputs[k].tensor);
-    for (unsigned k = 0; k < n_outputs; k++)
-        free(outputs[k].tensor);
-    tmap_free(tmap);
+    engine_free(p.g);
+    exe_free(p.e);
+    for (unsigned d = 0; d < o.n_dumps; d++)
+        free((char *)o.dumps[d].symbol);
+    for (unsigned k = 0; k < o.n_inputs; k++)
+        free(o.inputs[k].tensor);
+    for (unsigned k = 0; k < o.n_outputs; k++)
+        free(o.outputs[k].tensor);
+    tmap_free(p.tmap);
     return rc;
 }

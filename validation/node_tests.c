@@ -1,9 +1,9 @@
 /*
- * validate_cmd.c — `ipusim validate --onnx-tests [DIR]`: every ONNX backend
- * node test through import and the host reference evaluator, compared with
- * the expected outputs (tolerance in validate.h).  Later the same command
- * compiles each graph and runs it on a simulated gc200; until then its
- * header says the results are the reference evaluator's.
+ * node_tests.c — what `ipusim validate --onnx-tests [DIR]` does with each
+ * ONNX backend node test: import it, compile it for a simulated gc200 and
+ * run it when the compiler lowers the graph (the host reference evaluator
+ * otherwise), and compare its outputs with the expected ones (tolerance in
+ * validate.h).  Also the listing of a directory's tests.
  */
 #include "validate.h"
 
@@ -20,9 +20,7 @@
 #include "frontends/graph_eval.h"
 #include "frontends/onnx_import.h"
 #include "frontends/simulate.h"
-#include "frontends/cli/commands.h"
 #include "sim/base/diag.h"
-#include "micro.h"
 
 static int cmp_str(const void *a, const void *b)
 {
@@ -56,7 +54,7 @@ static char **list_dir(const char *dir, const char *prefix, size_t *count)
     return names;
 }
 
-static void free_list(char **names, size_t count)
+void validate_free_names(char **names, size_t count)
 {
     for (size_t i = 0; i < count; i++)
         free(names[i]);
@@ -106,7 +104,7 @@ static bool read_set(const char *dir, const char *prefix, tensor_set *s, enum on
         if (ok)
             s->n++;
     }
-    free_list(files, count);
+    validate_free_names(files, count);
     return ok;
 }
 
@@ -339,76 +337,11 @@ enum validate_result validate_onnx_node_test(const char *test_dir, bool fuse, bo
         snprintf(msg, msg_size, "max err/tol %.3g%s%s%s", worst, simulate ? " (reference evaluator; not lowered: " : "",
                  simulate ? why : "", simulate ? ")" : "");
     }
-    free_list(sets, n_sets);
+    validate_free_names(sets, n_sets);
     return r;
 }
 
-int cmd_validate(int argc, char **argv, const command *self)
+char **validate_node_test_names(const char *dir, size_t *count)
 {
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--micro"))
-            return micro_cmd(argc, argv, self);
-        if (!strcmp(argv[i], "--model"))
-            return validate_model_cmd(argc, argv, self);
-    }
-    const char *dir = NULL, *filter = NULL;
-    bool onnx_tests = false, quiet = false, fuse = false, simulate = true;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--reference"))
-            simulate = false;
-        else if (!strcmp(argv[i], "--onnx-tests")) {
-            onnx_tests = true;
-            if (i + 1 < argc && argv[i + 1][0] != '-')
-                dir = argv[++i];
-        } else if (!strcmp(argv[i], "--filter"))
-            filter = cli_value(self, argc, argv, &i);
-        else if (!strcmp(argv[i], "--fuse"))
-            fuse = true;
-        else if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q"))
-            quiet = true;
-        else
-            cli_usage_error(self, "unknown argument '%s'", argv[i]);
-    }
-    if (!onnx_tests)
-        cli_usage_error(self, "%s", "nothing to validate (give --onnx-tests)");
-    if (!dir)
-        dir = VALIDATE_DEFAULT_NODE_TESTS;
-    if (!onnx_available())
-        fatal("validate: ipusim was built without ONNX support (protobuf-c and frontends/onnx.cmake)");
-    struct stat sb;
-    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
-        fatal("%s: cannot open: %s", dir, errno ? strerror(errno) : "not a directory");
-    size_t n_tests;
-    char **tests = list_dir(dir, "test_", &n_tests);
-    printf("ONNX backend node tests in %s\n", dir);
-    if (simulate)
-        printf("mode: each graph the compiler lowers is compiled for gc200 and simulated, its outputs compared; "
-               "the others run on the host reference evaluator (PASS-REF)%s\n", fuse ? "; graphs fused first" : "");
-    else
-        printf("mode: host reference evaluator only (--reference)%s\n", fuse ? "; graphs fused first" : "");
-    printf("tolerance: |got - want| <= %g + %g |want| for floats (the ONNX test runner's), one ulp for bf16, "
-           "exact for integers and bool\n\n", VALIDATE_ATOL, VALIDATE_RTOL);
-    size_t counts[4] = { 0 };
-    static const char *labels[] = { "PASS", "FAIL", "UNSUPPORTED", "PASS-REF" };
-    for (size_t i = 0; i < n_tests; i++) {
-        if (filter && !strstr(tests[i], filter))
-            continue;
-        char path[4096], msg[2048];
-        snprintf(path, sizeof path, "%s/%s", dir, tests[i]);
-        enum validate_result r = validate_onnx_node_test(path, fuse, simulate, msg, sizeof msg);
-        counts[r]++;
-        if (!quiet || r == VALIDATE_FAIL)
-            printf("%-11s %s: %s\n", labels[r], tests[i], msg);
-    }
-    free_list(tests, n_tests);
-    size_t total = counts[0] + counts[1] + counts[2] + counts[3];
-    if (simulate)
-        printf("\n%zu tests: %zu passed (%zu simulated on gc200, %zu on the reference evaluator), %zu failed, "
-               "%zu unsupported\n", total, counts[VALIDATE_PASS] + counts[VALIDATE_PASS_REFERENCE],
-               counts[VALIDATE_PASS], counts[VALIDATE_PASS_REFERENCE], counts[VALIDATE_FAIL],
-               counts[VALIDATE_UNSUPPORTED]);
-    else
-        printf("\n%zu tests: %zu passed, %zu failed, %zu unsupported\n", total, counts[VALIDATE_PASS],
-               counts[VALIDATE_FAIL], counts[VALIDATE_UNSUPPORTED]);
-    return counts[VALIDATE_FAIL] ? 1 : 0;
+    return list_dir(dir, "test_", count);
 }
