@@ -73,7 +73,8 @@ static int64_t source_of(const run_map *m, uint64_t e, int *k)
     return idx;
 }
 
-static void strides_of(const graph_shape *s, int64_t *stride)
+/* Row-major strides (elements) of a shape: the last axis 1. */
+static void row_major_strides(const graph_shape *s, int64_t *stride)
 {
     int64_t acc = 1;
     for (int d = s->rank - 1; d >= 0; d--) {
@@ -92,7 +93,7 @@ static bool build_map(lowering *lw, const graph_node *n, int index, run_map *m, 
     for (int d = 0; d < m->rank; d++)
         m->out_dims[d] = out->shape.dims[d];
     int64_t st[GRAPH_MAX_RANK];
-    strides_of(&in->shape, st);
+    row_major_strides(&in->shape, st);
     char err[256];
     switch (n->op) {
     case GRAPH_OP_TRANSPOSE: {
@@ -329,7 +330,7 @@ bool lw_lower_reduce(lowering *lw, const graph_node *n, int index)
     }
     /* The view: kept axes, then reduced axes. */
     int64_t st[GRAPH_MAX_RANK], dims[GRAPH_MAX_RANK], mul[GRAPH_MAX_RANK];
-    strides_of(s, st);
+    row_major_strides(s, st);
     int rank = 0;
     uint64_t cols = 1, rows = 1;
     bool trailing = true;
