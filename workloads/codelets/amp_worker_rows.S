@@ -1,7 +1,9 @@
 // amp_worker_rows.S — assembler macros shared by the matmul codelets
 // (matmul.S, matmul_f32.S).  It emits nothing itself: the kernel library
 // is one text of its sources in file-name order (codelet_library.c), so
-// the macros here are defined before the codelets that use them.
+// the macros here are defined before the codelets that use them; a codelet
+// assembled on its own includes this file (MM_WORKER_ROWS undefined).
+    .set    MM_WORKER_ROWS, 1
 
 // mm_worker_records p: the six worker records of a matmul call, written
 // at run time without branches (so the set-up takes the same cycles for

@@ -96,6 +96,10 @@
 // same rows are stored (a hazard when R < 4 or when one output group
 // follows itself); this codelet does not attempt it.
 
+    .ifndef MM_WORKER_ROWS
+    .include "amp_worker_rows.S"
+    .endif
+
     // enumFlags of the f16 AMP instructions (isa/amp.h): four engines,
     // phases 0..3.
     .equ MMC_AMP_P0, 12

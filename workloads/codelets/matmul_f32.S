@@ -84,6 +84,10 @@
 // vtx_pack_b_f32: about 2.1 worker issues a value (K = 64, N = 64 on six
 // workers, 4 groups on 4 of them: 13,632 tile cycles).
 
+    .ifndef MM_WORKER_ROWS
+    .include "amp_worker_rows.S"
+    .endif
+
     // Record words (matmul_f32.h: enum matmul_f32_record).
     .equ MMF_V_A, 0
     .equ MMF_V_B, 1
