@@ -73,7 +73,8 @@ static int64_t source_of(const run_map *m, uint64_t e, int *k)
     return idx;
 }
 
-static void strides_of(const graph_shape *s, int64_t *stride)
+/* Row-major strides (elements) of a shape: the last axis 1. */
+static void row_major_strides(const graph_shape *s, int64_t *stride)
 {
     int64_t acc = 1;
     for (int d = s->rank - 1; d >= 0; d--) {
@@ -92,7 +93,7 @@ static bool build_map(lowering *lw, const graph_node *n, int index, run_map *m, 
     for (int d = 0; d < m->rank; d++)
         m->out_dims[d] = out->shape.dims[d];
     int64_t st[GRAPH_MAX_RANK];
-    strides_of(&in->shape, st);
+    row_major_strides(&in->shape, st);
     char err[256];
     switch (n->op) {
     case GRAPH_OP_TRANSPOSE: {
@@ -329,7 +330,7 @@ bool lw_lower_reduce(lowering *lw, const graph_node *n, int index)
     }
     /* The view: kept axes, then reduced axes. */
     int64_t st[GRAPH_MAX_RANK], dims[GRAPH_MAX_RANK], mul[GRAPH_MAX_RANK];
-    strides_of(s, st);
+    row_major_strides(s, st);
     int rank = 0;
     uint64_t cols = 1, rows = 1;
     bool trailing = true;
@@ -556,6 +557,63 @@ static bool pool_by_channels(lowering *lw, const graph_node *n, const ops_window
     return !lw->failed;
 }
 
+/* A block of a pool's output pixels on one tile, and the input it receives. */
+typedef struct pool_block {
+    uint32_t tile, src, dst;
+    uint64_t img, o0, o1, c0, c1;     /* output rows and columns */
+    uint64_t x0, wr;                  /* the input columns received */
+} pool_block;
+
+/* The pool's blocks of output pixels (*nbl of them, malloc'd; NULL when
+ * out of host memory, lw failed). */
+static pool_block *pool_blocks(lowering *lw, const ops_window *win, uint64_t nb, uint64_t c, uint64_t oh, uint64_t ow,
+                               size_t *n_blocks)
+{
+    /* Whole rows when there are rows enough for the tiles, else pieces of
+     * rows. */
+    pool_block *bl = NULL;
+    size_t nbl = 0;
+    if (nb * oh * 2 >= lw->tiles || ow == 1) {
+        uint64_t units = nb * oh;
+        double per_row = (double)(ow * c) * (double)(win->kernel[0] * win->kernel[1]) / 8.0 + 50.0;
+        uint32_t tiles = lw_plan_tiles(lw, units, 1, per_row, 300);
+        uint64_t *l = malloc(tiles * sizeof *l), *hh = malloc(tiles * sizeof *hh);
+        bl = calloc((size_t)tiles * nb + 1, sizeof *bl);
+        if (!l || !hh || !bl) {
+            free(l); free(hh); free(bl);
+            lw_fail(lw, "out of host memory");
+            return NULL;
+        }
+        lw_linear_split(units, 1, tiles, l, hh);
+        for (uint32_t ti = 0; ti < tiles; ti++)
+            for (uint64_t img = 0; img < nb; img++) {
+                uint64_t u0 = l[ti] > img * oh ? l[ti] : img * oh, u1 = hh[ti] < (img + 1) * oh ? hh[ti] : (img + 1) * oh;
+                if (u0 < u1)
+                    bl[nbl++] = (pool_block){ lw_tile_of(lw, ti), 0, 0, img, u0 - img * oh, u1 - img * oh, 0, ow, 0, 0 };
+            }
+        free(l);
+        free(hh);
+    } else {
+        uint64_t groups = lw->tiles / (nb * oh);
+        if (groups > ow)
+            groups = ow;
+        uint64_t cw = (ow + groups - 1) / groups;
+        groups = (ow + cw - 1) / cw;
+        bl = calloc(nb * oh * groups + 1, sizeof *bl);
+        if (!bl) {
+            lw_fail(lw, "out of host memory");
+            return NULL;
+        }
+        for (uint64_t img = 0; img < nb; img++)
+            for (uint64_t o = 0; o < oh; o++)
+                for (uint64_t q = 0; q < groups; q++, nbl++)
+                    bl[nbl] = (pool_block){ lw_tile_of(lw, (uint32_t)nbl), 0, 0, img, o, o + 1, q * cw,
+                                            (q + 1) * cw < ow ? (q + 1) * cw : ow, 0, 0 };
+    }
+    *n_blocks = nbl;
+    return bl;
+}
+
 /* MaxPool, AveragePool and GlobalAveragePool on an image kept channels-last
  * (lw_conv_input_layout): blocks of output pixels spread over the tiles (whole
  * rows, or parts of rows when there are fewer rows than tiles); a tile
@@ -607,49 +665,10 @@ bool lw_lower_pool(lowering *lw, const graph_node *n, int index)
     snprintf(what, sizeof what, "tensor '%s'", g->tensors[out].name);
     if (oh * ow == 1)
         return pool_by_channels(lw, n, &win, avg, count_pad, what);
-    /* Blocks of output pixels spread over the tiles: whole rows when
-     * there are rows enough for the tiles, else pieces of rows. */
-    typedef struct pool_block {
-        uint32_t tile, src, dst;
-        uint64_t img, o0, o1, c0, c1;     /* output rows and columns */
-        uint64_t x0, wr;                  /* the input columns received */
-    } pool_block;
-    pool_block *bl = NULL;
     size_t nbl = 0;
-    if (nb * oh * 2 >= lw->tiles || ow == 1) {
-        uint64_t units = nb * oh;
-        double per_row = (double)(ow * c) * (double)(win.kernel[0] * win.kernel[1]) / 8.0 + 50.0;
-        uint32_t tiles = lw_plan_tiles(lw, units, 1, per_row, 300);
-        uint64_t *l = malloc(tiles * sizeof *l), *hh = malloc(tiles * sizeof *hh);
-        bl = calloc((size_t)tiles * nb + 1, sizeof *bl);
-        if (!l || !hh || !bl) {
-            free(l); free(hh); free(bl);
-            return lw_fail(lw, "out of host memory");
-        }
-        lw_linear_split(units, 1, tiles, l, hh);
-        for (uint32_t ti = 0; ti < tiles; ti++)
-            for (uint64_t img = 0; img < nb; img++) {
-                uint64_t u0 = l[ti] > img * oh ? l[ti] : img * oh, u1 = hh[ti] < (img + 1) * oh ? hh[ti] : (img + 1) * oh;
-                if (u0 < u1)
-                    bl[nbl++] = (pool_block){ lw_tile_of(lw, ti), 0, 0, img, u0 - img * oh, u1 - img * oh, 0, ow, 0, 0 };
-            }
-        free(l);
-        free(hh);
-    } else {
-        uint64_t groups = lw->tiles / (nb * oh);
-        if (groups > ow)
-            groups = ow;
-        uint64_t cw = (ow + groups - 1) / groups;
-        groups = (ow + cw - 1) / cw;
-        bl = calloc(nb * oh * groups + 1, sizeof *bl);
-        if (!bl)
-            return lw_fail(lw, "out of host memory");
-        for (uint64_t img = 0; img < nb; img++)
-            for (uint64_t o = 0; o < oh; o++)
-                for (uint64_t q = 0; q < groups; q++, nbl++)
-                    bl[nbl] = (pool_block){ lw_tile_of(lw, (uint32_t)nbl), 0, 0, img, o, o + 1, q * cw,
-                                            (q + 1) * cw < ow ? (q + 1) * cw : ow, 0, 0 };
-    }
+    pool_block *bl = pool_blocks(lw, &win, nb, c, oh, ow, &nbl);
+    if (!bl)
+        return false;
     /* Pass 1: receive the input rows (or the part of them) each block's
      * windows reach. */
     for (size_t q = 0; q < nbl && !lw->failed; q++) {

@@ -280,6 +280,169 @@ static bool add_move(lowering *lw, uint32_t tile, move_set *ms, uint32_t in, uin
     return true;
 }
 
+/* A Gather being lowered: its shape and plan, the table tiles' rows
+ * [rl, rh) of the table, the output tiles' rows [nl, nh) of the result,
+ * and per table tile (k = c R + r) its block of the table, its raw and
+ * narrowed indices and the rows it gathers; per output tile its staging
+ * area and its rows of the output. */
+typedef struct gather_run {
+    gather_shape s;
+    gather_plan p;
+    int data, ix, out;
+    uint64_t outer, total, even_n;
+    uint32_t table_tiles, n_out;
+    uint64_t *rl, *rh, *nl, *nh;
+    uint32_t *idx, *raw, *tab, *part, *stage, *oaddr;
+    char what[96];
+} gather_run;
+
+/* Phase 1: the indices (and a computed table's blocks) to the table tiles. */
+static void place_tables(lowering *lw, gather_run *G)
+{
+    for (uint32_t c = 0; c < G->p.c && !lw->failed; c++) {
+        uint64_t c0 = c * G->p.w, wc = min_u64(G->p.w, G->s.d - c0);
+        for (uint32_t r = 0; r < G->p.r && !lw->failed; r++) {
+            uint32_t k = c * G->p.r + r, tile = lw_tile_of(lw, k);
+            G->tab[k] = G->outer > 1
+                            ? lw_fetch(lw, G->data, 0, G->outer * G->s.v * G->s.d, tile, PREFER_REGION1)
+                            : place_table_block(lw, G->data, &G->s, G->rl[r], G->rh[r], c0, wc, tile);
+            if (!G->tab[k])
+                break;
+            G->raw[k] = lw_fetch(lw, G->ix, 0, G->s.n, tile, PREFER_REGION1);
+            if (!G->raw[k])
+                break;
+            G->idx[k] = G->s.ieb == 8
+                            ? lw_scratch_alloc(lw, tile, G->even_n * 8, PREFER_REGION1, 8, "narrowed indices")
+                            : G->raw[k];
+            if (!G->idx[k])
+                break;
+            if (G->p.out_tiles) {
+                G->part[k] = lw_scratch_alloc(lw, tile, G->s.n * wc * G->s.eb, PREFER_REGION1, 8, "gathered rows");
+            } else {
+                G->part[k] = lw_tensor_alloc(lw, G->out, tile, G->total * G->s.eb, PREFER_REGION1, 8, false,
+                                             G->what);
+                if (G->part[k])
+                    lw_add_piece(lw, G->out, tile, G->part[k], 0, G->total);
+            }
+        }
+    }
+    if (!lw->failed)
+        lw_end_phase(lw);
+}
+
+/* On every table tile the gathers, after narrowing i64 indices (low
+ * words: out row 0 of the N x 2 words transposed). */
+static void run_gathers(lowering *lw, gather_run *G)
+{
+    for (uint32_t k = 0; k < G->table_tiles && !lw->failed; k++) {
+        uint32_t c = k / G->p.r, r = k % G->p.r, tile = lw_tile_of(lw, k);
+        uint64_t wc = min_u64(G->p.w, G->s.d - (uint64_t)c * G->p.w);
+        uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
+        uint32_t *recs[CODELET_WORKERS], off;
+        lw_worker_split(G->s.n, wl, wh);
+        if (G->s.ieb == 8) {
+            off = lw_six_records(lw, tile, KERNEL_TRANSPOSE_WORDS, recs);
+            if (lw->failed)
+                break;
+            for (int w = 0; w < CODELET_WORKERS; w++)
+                kernel_transpose_record(recs[w], G->raw[k] + (uint32_t)(wl[w] * 8),
+                                        G->idx[k] + (uint32_t)(wl[w] * 4), (uint32_t)(wh[w] - wl[w]), 2, 8,
+                                        (uint32_t)(G->even_n * 4));
+            lw_step_run(lw, tile, lw->kernels.vtx_transpose_f32, off, KERNEL_TRANSPOSE_WORDS);
+        }
+        uint32_t step = (uint32_t)(G->p.out_tiles ? wc * G->s.eb : G->s.d * G->s.eb);
+        for (uint64_t o = 0; o < G->outer && !lw->failed; o++) {
+            /* outer > 1: table o at o V D, its output rows at o N D */
+            uint32_t t_o = G->tab[k] + (uint32_t)(o * G->s.v * G->s.d * G->s.eb);
+            uint32_t p_o = G->part[k] + (uint32_t)(o * G->s.n * step);
+            off = lw_six_records(lw, tile, KERNEL_GATHER_RANGE_WORDS, recs);
+            if (lw->failed)
+                break;
+            for (int w = 0; w < CODELET_WORKERS; w++)
+                kernel_gather_range_record(recs[w], t_o, G->idx[k] + (uint32_t)(wl[w] * 4),
+                                           p_o + (uint32_t)(wl[w] * step), (uint32_t)(wh[w] - wl[w]),
+                                           (uint32_t)(wc * G->s.eb), step, (uint32_t)G->rl[r],
+                                           (uint32_t)(G->rh[r] - G->rl[r]), (uint32_t)G->s.v);
+            lw_step_run(lw, tile, lw->kernels.vtx_gather_range, off, KERNEL_GATHER_RANGE_WORDS);
+        }
+    }
+}
+
+/* Phase 2: each output tile's rows of every partial, into its staging
+ * area, block (c, r) at stage + (c R + r) B. */
+static void collect_partials(lowering *lw, gather_run *G)
+{
+    uint64_t max_rows = 0;
+    for (uint32_t o = 0; o < G->n_out; o++)
+        if (G->nh[o] - G->nl[o] > max_rows)
+            max_rows = G->nh[o] - G->nl[o];
+    for (uint32_t o = 0; o < G->n_out && !lw->failed; o++) {
+        uint64_t nrows = G->nh[o] - G->nl[o];
+        if (!nrows)
+            continue;
+        uint32_t tile = lw_tile_of(lw, (G->table_tiles + o) % lw->tiles);
+        uint32_t bsz = (uint32_t)ALIGN8(nrows * G->p.w * G->s.eb);
+        G->oaddr[o] = lw_tensor_alloc(lw, G->out, tile, nrows * G->s.d * G->s.eb, PREFER_REGION1, 8, false,
+                                      G->what);
+        if (!G->oaddr[o])
+            break;
+        lw_add_piece(lw, G->out, tile, G->oaddr[o], G->nl[o] * G->s.d, nrows * G->s.d);
+        G->stage[o] = lw_scratch_alloc(lw, tile, (uint64_t)G->table_tiles * bsz, PREFER_REGION1, 8, "partial rows");
+        if (!G->stage[o])
+            break;
+        for (uint32_t k = 0; k < G->table_tiles && !lw->failed; k++) {
+            uint64_t wc = min_u64(G->p.w, G->s.d - (uint64_t)(k / G->p.r) * G->p.w);
+            uint32_t from = lw_tile_of(lw, k), bytes = (uint32_t)(nrows * wc * G->s.eb);
+            uint32_t src = G->part[k] + (uint32_t)(G->nl[o] * wc * G->s.eb), dst = G->stage[o] + k * bsz;
+            if (from != tile) {
+                lw_add_transfer(lw, from, src, tile, dst, bytes);
+                continue;
+            }
+            /* The table tile is this output tile too: a local copy, which
+             * lw_end_phase runs after the exchange (ltile.copies). */
+            lw_push_word(lw, &lw->tile[tile].copies, src);
+            lw_push_word(lw, &lw->tile[tile].copies, dst);
+            lw_push_word(lw, &lw->tile[tile].copies, bytes);
+        }
+    }
+    if (!lw->failed)
+        lw_end_phase(lw);
+}
+
+/* The slices into the output rows: copies (R = 1) or sums of the R
+ * partials, six records a compute set. */
+static void write_output_rows(lowering *lw, gather_run *G)
+{
+    for (uint32_t o = 0; o < G->n_out && !lw->failed; o++) {
+        uint64_t nrows = G->nh[o] - G->nl[o];
+        if (!nrows)
+            continue;
+        uint32_t tile = lw_tile_of(lw, (G->table_tiles + o) % lw->tiles);
+        uint32_t bsz = (uint32_t)ALIGN8(nrows * G->p.w * G->s.eb);
+        move_set ms = { 0 };
+        if (G->p.c == 1) {
+            /* Whole rows: the block is the output's rows, in order; the
+             * six workers take a range of it each. */
+            uint64_t units = nrows * G->s.d * G->s.eb / 4, wl[CODELET_WORKERS], wh[CODELET_WORKERS];
+            lw_worker_split(units, wl, wh);
+            for (int w = 0; w < CODELET_WORKERS && !lw->failed; w++)
+                if (wh[w] > wl[w])
+                    add_move(lw, tile, &ms, G->stage[o] + (uint32_t)(wl[w] * 4), G->oaddr[o] + (uint32_t)(wl[w] * 4),
+                             (uint32_t)(G->p.r > 1 ? wh[w] - wl[w] : (wh[w] - wl[w]) * 4), G->p.r, bsz);
+        } else {
+            for (uint64_t i = 0; i < nrows && !lw->failed; i++)
+                for (uint32_t c = 0; c < G->p.c && !lw->failed; c++) {
+                    uint64_t c0 = (uint64_t)c * G->p.w, wc = min_u64(G->p.w, G->s.d - c0);
+                    add_move(lw, tile, &ms, G->stage[o] + c * G->p.r * bsz + (uint32_t)(i * wc * G->s.eb),
+                             G->oaddr[o] + (uint32_t)((i * G->s.d + c0) * G->s.eb),
+                             (uint32_t)(G->p.r > 1 ? wc : wc * G->s.eb), G->p.r, bsz);
+                }
+        }
+        if (!lw->failed)
+            flush_moves(lw, tile, &ms, G->p.r, bsz);
+    }
+}
+
 bool lw_lower_gather(lowering *lw, const graph_node *n, int index)
 {
     const graph *g = lw->g;
@@ -338,156 +501,28 @@ bool lw_lower_gather(lowering *lw, const graph_node *n, int index)
     }
     if (p.c == 0)
         return lw_unsupported(lw, n, index, "table rows wider than the gather codelet takes");
-    uint32_t table_tiles = p.c * p.r;
-    char what[96];
-    snprintf(what, sizeof what, "tensor '%s'", lw_gt(lw, out)->name);
-
-    uint64_t *rl = malloc((size_t)p.r * sizeof *rl), *rh = malloc((size_t)p.r * sizeof *rh);
-    uint32_t *idx = calloc(table_tiles, sizeof *idx), *raw = calloc(table_tiles, sizeof *raw);
-    uint32_t *tab = calloc(table_tiles, sizeof *tab), *part = calloc(table_tiles, sizeof *part);
-    uint32_t n_out = p.out_tiles ? p.out_tiles : 1;
-    uint64_t *nl = malloc(n_out * sizeof *nl), *nh = malloc(n_out * sizeof *nh);
-    uint32_t *stage = calloc(n_out, sizeof *stage), *oaddr = calloc(n_out, sizeof *oaddr);
-    if (!rl || !rh || !idx || !raw || !tab || !part || !nl || !nh || !stage || !oaddr) {
+    gather_run G = { .s = s, .p = p, .data = data, .ix = ix, .out = out, .outer = outer, .total = total,
+                     .table_tiles = p.c * p.r, .n_out = p.out_tiles ? p.out_tiles : 1,
+                     .even_n = (s.n + 1) & ~(uint64_t)1 };
+    snprintf(G.what, sizeof G.what, "tensor '%s'", lw_gt(lw, out)->name);
+    G.rl = malloc((size_t)p.r * sizeof *G.rl), G.rh = malloc((size_t)p.r * sizeof *G.rh);
+    G.idx = calloc(G.table_tiles, sizeof *G.idx), G.raw = calloc(G.table_tiles, sizeof *G.raw);
+    G.tab = calloc(G.table_tiles, sizeof *G.tab), G.part = calloc(G.table_tiles, sizeof *G.part);
+    G.nl = malloc(G.n_out * sizeof *G.nl), G.nh = malloc(G.n_out * sizeof *G.nh);
+    G.stage = calloc(G.n_out, sizeof *G.stage), G.oaddr = calloc(G.n_out, sizeof *G.oaddr);
+    if (!G.rl || !G.rh || !G.idx || !G.raw || !G.tab || !G.part || !G.nl || !G.nh || !G.stage || !G.oaddr) {
         lw_fail(lw, "out of host memory");
-        goto done;
-    }
-    lw_linear_split(s.v, 1, p.r, rl, rh);
-    lw_linear_split(s.n, 1, n_out, nl, nh);
-    const uint64_t even_n = (s.n + 1) & ~(uint64_t)1;
-
-    /* Phase 1: indices (and a computed table's blocks) to the table tiles. */
-    for (uint32_t c = 0; c < p.c && !lw->failed; c++) {
-        uint64_t c0 = c * p.w, wc = min_u64(p.w, s.d - c0);
-        for (uint32_t r = 0; r < p.r && !lw->failed; r++) {
-            uint32_t k = c * p.r + r, tile = lw_tile_of(lw, k);
-            tab[k] = outer > 1 ? lw_fetch(lw, data, 0, outer * s.v * s.d, tile, PREFER_REGION1)
-                               : place_table_block(lw, data, &s, rl[r], rh[r], c0, wc, tile);
-            if (!tab[k])
-                break;
-            raw[k] = lw_fetch(lw, ix, 0, s.n, tile, PREFER_REGION1);
-            if (!raw[k])
-                break;
-            idx[k] = s.ieb == 8 ? lw_scratch_alloc(lw, tile, even_n * 8, PREFER_REGION1, 8, "narrowed indices")
-                                : raw[k];
-            if (!idx[k])
-                break;
-            if (p.out_tiles) {
-                part[k] = lw_scratch_alloc(lw, tile, s.n * wc * s.eb, PREFER_REGION1, 8, "gathered rows");
-            } else {
-                part[k] = lw_tensor_alloc(lw, out, tile, total * s.eb, PREFER_REGION1, 8, false, what);
-                if (part[k])
-                    lw_add_piece(lw, out, tile, part[k], 0, total);
-            }
+    } else {
+        lw_linear_split(s.v, 1, p.r, G.rl, G.rh);
+        lw_linear_split(s.n, 1, G.n_out, G.nl, G.nh);
+        place_tables(lw, &G);
+        run_gathers(lw, &G);
+        if (p.out_tiles && !lw->failed) {
+            collect_partials(lw, &G);
+            write_output_rows(lw, &G);
         }
     }
-    if (!lw->failed)
-        lw_end_phase(lw);
-
-    /* The gathers, after narrowing i64 indices (low words: out row 0 of
-     * the N x 2 words transposed). */
-    for (uint32_t k = 0; k < table_tiles && !lw->failed; k++) {
-        uint32_t c = k / p.r, r = k % p.r, tile = lw_tile_of(lw, k);
-        uint64_t wc = min_u64(p.w, s.d - (uint64_t)c * p.w);
-        uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
-        uint32_t *recs[CODELET_WORKERS], off;
-        lw_worker_split(s.n, wl, wh);
-        if (s.ieb == 8) {
-            off = lw_six_records(lw, tile, KERNEL_TRANSPOSE_WORDS, recs);
-            if (lw->failed)
-                break;
-            for (int w = 0; w < CODELET_WORKERS; w++)
-                kernel_transpose_record(recs[w], raw[k] + (uint32_t)(wl[w] * 8), idx[k] + (uint32_t)(wl[w] * 4),
-                                        (uint32_t)(wh[w] - wl[w]), 2, 8, (uint32_t)(even_n * 4));
-            lw_step_run(lw, tile, lw->kernels.vtx_transpose_f32, off, KERNEL_TRANSPOSE_WORDS);
-        }
-        uint32_t step = (uint32_t)(p.out_tiles ? wc * s.eb : s.d * s.eb);
-        for (uint64_t o = 0; o < outer && !lw->failed; o++) {
-            /* outer > 1: table o at o V D, its output rows at o N D */
-            uint32_t t_o = tab[k] + (uint32_t)(o * s.v * s.d * s.eb), p_o = part[k] + (uint32_t)(o * s.n * step);
-            off = lw_six_records(lw, tile, KERNEL_GATHER_RANGE_WORDS, recs);
-            if (lw->failed)
-                break;
-            for (int w = 0; w < CODELET_WORKERS; w++)
-                kernel_gather_range_record(recs[w], t_o, idx[k] + (uint32_t)(wl[w] * 4),
-                                           p_o + (uint32_t)(wl[w] * step), (uint32_t)(wh[w] - wl[w]),
-                                           (uint32_t)(wc * s.eb), step, (uint32_t)rl[r],
-                                           (uint32_t)(rh[r] - rl[r]), (uint32_t)s.v);
-            lw_step_run(lw, tile, lw->kernels.vtx_gather_range, off, KERNEL_GATHER_RANGE_WORDS);
-        }
-    }
-    if (!p.out_tiles || lw->failed)
-        goto done;
-
-    /* Phase 2: each output tile's rows of every partial, into its staging
-     * area, block (c, r) at stage + (c R + r) B. */
-    uint64_t max_rows = 0;
-    for (uint32_t o = 0; o < n_out; o++)
-        if (nh[o] - nl[o] > max_rows)
-            max_rows = nh[o] - nl[o];
-    for (uint32_t o = 0; o < n_out && !lw->failed; o++) {
-        uint64_t nrows = nh[o] - nl[o];
-        if (!nrows)
-            continue;
-        uint32_t tile = lw_tile_of(lw, (table_tiles + o) % lw->tiles);
-        uint32_t bsz = (uint32_t)ALIGN8(nrows * p.w * s.eb);
-        oaddr[o] = lw_tensor_alloc(lw, out, tile, nrows * s.d * s.eb, PREFER_REGION1, 8, false, what);
-        if (!oaddr[o])
-            break;
-        lw_add_piece(lw, out, tile, oaddr[o], nl[o] * s.d, nrows * s.d);
-        stage[o] = lw_scratch_alloc(lw, tile, (uint64_t)table_tiles * bsz, PREFER_REGION1, 8, "partial rows");
-        if (!stage[o])
-            break;
-        for (uint32_t k = 0; k < table_tiles && !lw->failed; k++) {
-            uint64_t wc = min_u64(p.w, s.d - (uint64_t)(k / p.r) * p.w);
-            uint32_t from = lw_tile_of(lw, k), bytes = (uint32_t)(nrows * wc * s.eb);
-            uint32_t src = part[k] + (uint32_t)(nl[o] * wc * s.eb), dst = stage[o] + k * bsz;
-            if (from != tile) {
-                lw_add_transfer(lw, from, src, tile, dst, bytes);
-                continue;
-            }
-            /* The table tile is this output tile too: a local copy, which
-             * lw_end_phase runs after the exchange (ltile.copies). */
-            lw_push_word(lw, &lw->tile[tile].copies, src);
-            lw_push_word(lw, &lw->tile[tile].copies, dst);
-            lw_push_word(lw, &lw->tile[tile].copies, bytes);
-        }
-    }
-    if (!lw->failed)
-        lw_end_phase(lw);
-
-    /* The slices into the output rows: copies (R = 1) or sums of the R
-     * partials, six records a compute set. */
-    for (uint32_t o = 0; o < n_out && !lw->failed; o++) {
-        uint64_t nrows = nh[o] - nl[o];
-        if (!nrows)
-            continue;
-        uint32_t tile = lw_tile_of(lw, (table_tiles + o) % lw->tiles);
-        uint32_t bsz = (uint32_t)ALIGN8(nrows * p.w * s.eb);
-        move_set ms = { 0 };
-        if (p.c == 1) {
-            /* Whole rows: the block is the output's rows, in order; the
-             * six workers take a range of it each. */
-            uint64_t units = nrows * s.d * s.eb / 4, wl[CODELET_WORKERS], wh[CODELET_WORKERS];
-            lw_worker_split(units, wl, wh);
-            for (int w = 0; w < CODELET_WORKERS && !lw->failed; w++)
-                if (wh[w] > wl[w])
-                    add_move(lw, tile, &ms, stage[o] + (uint32_t)(wl[w] * 4), oaddr[o] + (uint32_t)(wl[w] * 4),
-                             (uint32_t)(p.r > 1 ? wh[w] - wl[w] : (wh[w] - wl[w]) * 4), p.r, bsz);
-        } else {
-            for (uint64_t i = 0; i < nrows && !lw->failed; i++)
-                for (uint32_t c = 0; c < p.c && !lw->failed; c++) {
-                    uint64_t c0 = (uint64_t)c * p.w, wc = min_u64(p.w, s.d - c0);
-                    add_move(lw, tile, &ms, stage[o] + c * p.r * bsz + (uint32_t)(i * wc * s.eb),
-                             oaddr[o] + (uint32_t)((i * s.d + c0) * s.eb),
-                             (uint32_t)(p.r > 1 ? wc : wc * s.eb), p.r, bsz);
-                }
-        }
-        if (!lw->failed)
-            flush_moves(lw, tile, &ms, p.r, bsz);
-    }
-done:
-    free(rl); free(rh); free(idx); free(raw); free(tab); free(part);
-    free(nl); free(nh); free(stage); free(oaddr);
+    free(G.rl); free(G.rh); free(G.idx); free(G.raw); free(G.tab); free(G.part);
+    free(G.nl); free(G.nh); free(G.stage); free(G.oaddr);
     return !lw->failed;
 }

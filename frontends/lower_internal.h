@@ -234,4 +234,23 @@ bool lw_channels_last_op(graph_op op);
 bool *lw_nhwc_set(const graph *g);
 bool lw_channels_last_ok(const graph *g, const graph_node *n, const char **why);
 
+/* Geometry and compute sets for the files that lower one kind of op. */
+/* Broadcast strides (elements) of an input of shape `in` against the output
+ * shape `out`, aligned on the right; 0 where the input's dimension is 1 or
+ * missing. */
+void lw_broadcast_strides(const graph_shape *in, const graph_shape *out, int64_t *stride);
+/* A compute set of the six workers on a tile (lower_workers.c): their
+ * vertex records (each `words` words; NULL when they did not fit, lw
+ * failed) and worker w's share [lo[w], hi[w]) of `units` (lw_worker_split:
+ * the first units % 6 take one more).  Fill the records between
+ * lw_workers_begin (false when there are none) and lw_workers_run, which
+ * steps the tile into the compute set either way. */
+typedef struct worker_set {
+    uint32_t *rec[CODELET_WORKERS];
+    uint64_t lo[CODELET_WORKERS], hi[CODELET_WORKERS];
+    uint32_t off, words;
+} worker_set;
+bool lw_workers_begin(lowering *lw, uint32_t tile, uint32_t words, uint64_t units, worker_set *ws);
+bool lw_workers_run(lowering *lw, uint32_t tile, uint32_t entry, const worker_set *ws);
+
 #endif

@@ -100,7 +100,7 @@ bool lw_logic_supported(const graph *g, const graph_node *n, const char **why)
 
 /* Broadcast strides (elements) of `in` against `out`, aligned on the right;
  * 0 where in's dimension is 1 or missing. */
-static void strides_of(const graph_shape *in, const graph_shape *out, int64_t *stride)
+void lw_broadcast_strides(const graph_shape *in, const graph_shape *out, int64_t *stride)
 {
     int64_t s = 1;
     for (int d = out->rank - 1; d >= 0; d--) {
@@ -281,7 +281,7 @@ bool lw_lower_logic(lowering *lw, const graph_node *n, int index)
         ins[k].eb = lw->tensor[ins[k].t].element_bytes;
         if (lw->tensor[ins[k].t].permuted)
             return lw_unsupported(lw, n, index, "channels-last operands are not supported here");
-        strides_of(&lw_gt(lw, ins[k].t)->shape, so, ins[k].stride);
+        lw_broadcast_strides(&lw_gt(lw, ins[k].t)->shape, so, ins[k].stride);
         ins[k].col_stride = so->rank ? ins[k].stride[so->rank - 1] : 0;
     }
     uint64_t total = (uint64_t)graph_shape_numel(so);

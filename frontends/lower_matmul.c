@@ -604,29 +604,26 @@ static uint32_t fetch_b_block(lowering *lw, const mm_shape *s, uint32_t tile, ui
  * out among the workers. */
 static void turn_on_tile(lowering *lw, uint32_t tile, uint32_t in, uint32_t out, uint64_t rows, uint64_t cols)
 {
-    uint32_t *recs[CODELET_WORKERS];
-    uint32_t off = lw_six_records(lw, tile, KERNEL_TRANSPOSE_WORDS, recs);
-    uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
-    lw_worker_split(rows, wl, wh);
-    for (int w = 0; w < CODELET_WORKERS && recs[0]; w++)
-        kernel_transpose_record(recs[w], in + (uint32_t)(wl[w] * cols * 4), out + (uint32_t)(wl[w] * 4),
-                                (uint32_t)(wh[w] - wl[w]), (uint32_t)cols, (uint32_t)cols * 4, (uint32_t)rows * 4);
-    lw_step_run(lw, tile, lw->kernels.vtx_transpose_f32, off, KERNEL_TRANSPOSE_WORDS);
+    worker_set ws;
+    if (lw_workers_begin(lw, tile, KERNEL_TRANSPOSE_WORDS, rows, &ws))
+        for (int w = 0; w < CODELET_WORKERS; w++)
+            kernel_transpose_record(ws.rec[w], in + (uint32_t)(ws.lo[w] * cols * 4), out + (uint32_t)(ws.lo[w] * 4),
+                                    (uint32_t)(ws.hi[w] - ws.lo[w]), (uint32_t)cols, (uint32_t)cols * 4,
+                                    (uint32_t)rows * 4);
+    lw_workers_run(lw, tile, lw->kernels.vtx_transpose_f32, &ws);
 }
 
 /* f(x) = a x + b over n f32 (n even or the slack after it) in place. */
 static void scale_on_tile(lowering *lw, uint32_t tile, uint32_t addr, uint64_t n, float a)
 {
-    uint32_t *recs[CODELET_WORKERS];
-    uint32_t off = lw_six_records(lw, tile, KERNEL_UNARY_WORDS, recs);
-    uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
-    lw_worker_split((n + 1) / 2, wl, wh);
-    for (int w = 0; w < CODELET_WORKERS && recs[0]; w++) {
-        uint64_t e0 = wl[w] * 2, e1 = wh[w] * 2 < n ? wh[w] * 2 : n;
-        kernel_unary_record(recs[w], addr + (uint32_t)(e0 * 4), addr + (uint32_t)(e0 * 4),
-                            (uint32_t)(e1 > e0 ? e1 - e0 : 0), KERNEL_UNARY_SCALE_SHIFT, a, 0.0f);
-    }
-    lw_step_run(lw, tile, lw->kernels.vtx_unary_f32, off, KERNEL_UNARY_WORDS);
+    worker_set ws;
+    if (lw_workers_begin(lw, tile, KERNEL_UNARY_WORDS, (n + 1) / 2, &ws))
+        for (int w = 0; w < CODELET_WORKERS; w++) {
+            uint64_t e0 = ws.lo[w] * 2, e1 = ws.hi[w] * 2 < n ? ws.hi[w] * 2 : n;
+            kernel_unary_record(ws.rec[w], addr + (uint32_t)(e0 * 4), addr + (uint32_t)(e0 * 4),
+                                (uint32_t)(e1 > e0 ? e1 - e0 : 0), KERNEL_UNARY_SCALE_SHIFT, a, 0.0f);
+        }
+    lw_workers_run(lw, tile, lw->kernels.vtx_unary_f32, &ws);
 }
 
 /* The bias this tile's share (rows [r0, r1) of the output, columns
@@ -698,39 +695,34 @@ static bool matmul_epilogue(lowering *lw, const mm_shape *s, uint32_t tile, uint
         if (s->beta != 1.0 && s->f32_inputs)
             scale_on_tile(lw, tile, bias->addr, (s->bias_row ? rows : 1) * (s->bias_col ? n1 - n0 : 1),
                           (float)s->beta);
-        uint32_t *recs[CODELET_WORKERS];
-        uint32_t roff = lw_six_records(lw, tile, KERNEL_BINARY_WORDS, recs);
-        uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
-        lw_worker_split(rows, wl, wh);
-        for (int w = 0; w < CODELET_WORKERS && recs[0]; w++)
-            kernel_binary_record(recs[w], c + (uint32_t)(wl[w] * nt * 4), bias->addr + (uint32_t)wl[w] * bias->row_step,
-                                 c + (uint32_t)(wl[w] * nt * 4), (uint32_t)(wh[w] - wl[w]), (uint32_t)(n1 - n0),
-                                 (uint32_t)nt * 4, bias->row_step, bias->col_step, KERNEL_BINARY_ADD);
-        lw_step_run(lw, tile, lw->kernels.vtx_binary_f32, roff, KERNEL_BINARY_WORDS);
+        worker_set ws;
+        if (lw_workers_begin(lw, tile, KERNEL_BINARY_WORDS, rows, &ws))
+            for (int w = 0; w < CODELET_WORKERS; w++)
+                kernel_binary_record(ws.rec[w], c + (uint32_t)(ws.lo[w] * nt * 4),
+                                     bias->addr + (uint32_t)ws.lo[w] * bias->row_step, c + (uint32_t)(ws.lo[w] * nt * 4),
+                                     (uint32_t)(ws.hi[w] - ws.lo[w]), (uint32_t)(n1 - n0), (uint32_t)nt * 4,
+                                     bias->row_step, bias->col_step, KERNEL_BINARY_ADD);
+        lw_workers_run(lw, tile, lw->kernels.vtx_binary_f32, &ws);
     }
     if (s->activation >= 0) {
-        uint32_t *recs[CODELET_WORKERS];
-        uint32_t roff = lw_six_records(lw, tile, KERNEL_UNARY_WORDS, recs);
-        uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
-        lw_worker_split(rows * nt / 2, wl, wh);
-        for (int w = 0; w < CODELET_WORKERS && recs[0]; w++)
-            kernel_unary_record(recs[w], c + (uint32_t)(wl[w] * 8), c + (uint32_t)(wl[w] * 8),
-                                (uint32_t)((wh[w] - wl[w]) * 2), s->activation, 0, 0);
-        lw_step_run(lw, tile, lw->kernels.vtx_unary_f32, roff, KERNEL_UNARY_WORDS);
+        worker_set ws;
+        if (lw_workers_begin(lw, tile, KERNEL_UNARY_WORDS, rows * nt / 2, &ws))
+            for (int w = 0; w < CODELET_WORKERS; w++)
+                kernel_unary_record(ws.rec[w], c + (uint32_t)(ws.lo[w] * 8), c + (uint32_t)(ws.lo[w] * 8),
+                                    (uint32_t)((ws.hi[w] - ws.lo[w]) * 2), s->activation, 0, 0);
+        lw_workers_run(lw, tile, lw->kernels.vtx_unary_f32, &ws);
     }
     uint32_t res = c, res_eb = 4;
     if (g->tensors[s->out].dtype == GDT_F16) {
         res = lw_tensor_alloc(lw, s->out, tile, rows * nt * 2, PREFER_REGION1, 8, false, what);
         if (!res)
             return false;
-        uint32_t *recs[CODELET_WORKERS];
-        uint32_t roff = lw_six_records(lw, tile, KERNEL_CAST_WORDS, recs);
-        uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
-        lw_worker_split(rows * nt / 4, wl, wh);
-        for (int w = 0; w < CODELET_WORKERS && recs[0]; w++)
-            kernel_cast_record(recs[w], c + (uint32_t)(wl[w] * 16), res + (uint32_t)(wl[w] * 8),
-                               (uint32_t)((wh[w] - wl[w]) * 4));
-        lw_step_run(lw, tile, lw->kernels.vtx_cast_f32_to_f16, roff, KERNEL_CAST_WORDS);
+        worker_set ws;
+        if (lw_workers_begin(lw, tile, KERNEL_CAST_WORDS, rows * nt / 4, &ws))
+            for (int w = 0; w < CODELET_WORKERS; w++)
+                kernel_cast_record(ws.rec[w], c + (uint32_t)(ws.lo[w] * 16), res + (uint32_t)(ws.lo[w] * 8),
+                                   (uint32_t)((ws.hi[w] - ws.lo[w]) * 4));
+        lw_workers_run(lw, tile, lw->kernels.vtx_cast_f32_to_f16, &ws);
         res_eb = 2;
     }
     for (uint64_t r = 0; r < rows && !lw->failed; r++)
@@ -757,324 +749,442 @@ static void pack_block(const mm_kind *kd, const float *bfull, uint64_t np, uint6
     matmul_pack_weights(h, kt, nt, MATMUL_PARTIALS_F32, packed);
 }
 
-bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
+/* A matmul being lowered: its shape, codelet and grid, and per grid tile
+ * (slot: batch item, K share l, grid row i, grid column j) the addresses
+ * of its operands and results. */
+typedef struct mm_plan {
+    mm_shape s;
+    mm_kind kd;
+    uint32_t gm, gn, gk;
+    uint64_t mt, nt, kt;
+    uint32_t in_eb;                   /* bytes of an element of A as given */
+    uint32_t per_batch;               /* gm gn gk tiles a batch item */
+    uint32_t w_bytes;                 /* a block's packed weights */
+    uint64_t np;                      /* constant B's columns, padded to gn nt */
+    float *bfull;                     /* constant B as f32, (gk kt) x np */
+    float *block;                     /* one block of it, kt x nt ... */
+    void *packed;                     /* ... packed for the codelet */
+    uint32_t *a_addr, *b_addr, *bw_addr, *c_addr, *recv;
+    mm_bias *bias;
+    char what[160];
+} mm_plan;
+
+/* One tile of the grid and its block: rows [m0, m1), K [k0, k1), columns
+ * [n0, n1), and its share [r0, r1) of the block's rows for the sum of the
+ * partials and the epilogue. */
+typedef struct mm_tile {
+    uint64_t bt;
+    uint32_t l, i, j, slot, tile;
+    uint64_t m0, m1, k0, k1, n0, n1, r0, r1;
+} mm_tile;
+
+static uint32_t slot_of(const mm_plan *P, uint64_t bt, uint32_t l, uint32_t i, uint32_t j)
+{
+    return (uint32_t)(bt * P->per_batch) + (l * P->gm + i) * P->gn + j;
+}
+
+/* Run `step` on every tile of the grid that has rows and columns, batch
+ * item by batch item, until lw fails (a false step ends its grid row). */
+typedef bool (*mm_tile_step)(lowering *lw, mm_plan *P, const mm_tile *t);
+static void for_each_tile(lowering *lw, mm_plan *P, mm_tile_step step)
+{
+    const mm_shape *s = &P->s;
+    for (uint64_t bt = 0; bt < s->batch && !lw->failed; bt++)
+        for (uint32_t l = 0; l < P->gk && !lw->failed; l++)
+            for (uint32_t i = 0; i < P->gm && i * P->mt < s->m && !lw->failed; i++)
+                for (uint32_t j = 0; j < P->gn && j * P->nt < s->n && !lw->failed; j++) {
+                    mm_tile t = { .bt = bt, .l = l, .i = i, .j = j, .slot = slot_of(P, bt, l, i, j) };
+                    t.tile = lw_tile_of(lw, t.slot);
+                    t.m0 = i * P->mt;
+                    t.m1 = t.m0 + P->mt < s->m ? t.m0 + P->mt : s->m;
+                    t.k0 = l * P->kt;
+                    t.k1 = t.k0 + P->kt < s->k ? t.k0 + P->kt : s->k;
+                    t.n0 = j * P->nt;
+                    t.n1 = t.n0 + P->nt < s->n ? t.n0 + P->nt : s->n;
+                    reduce_share(t.m1 - t.m0, P->gk, l, &t.r0, &t.r1);
+                    if (!step(lw, P, &t))
+                        break;
+                }
+}
+
+/* Why no grid fits: A itself is too big for the tiles' region 0 (its rows
+ * stay there, at least M K / tiles of it a tile), or a tile cannot hold
+ * even the smallest block. */
+static bool fail_no_grid(lowering *lw, const graph_node *n, const mm_shape *s, const mm_kind *kd, uint64_t kp)
 {
     const graph *g = lw->g;
-    mm_shape s;
+    uint64_t tiles = s->batch && s->batch <= lw->tiles ? lw->tiles / s->batch : 1;
+    uint64_t a_need = (s->m * kp * kd->a_eb + tiles - 1) / tiles, region0 = 0x80000 - 0x50000;
+    if (a_need > region0)
+        return lw_fail(lw, "%s: node '%s' (%s): does not fit: its rows of A (%llu x %llu) need at least %llu "
+                       "bytes a tile over %llu tiles, and a tile keeps them in its %llu bytes of region 0",
+                       g->source, n->name && n->name[0] ? n->name : "?", graph_ops[n->op].name,
+                       (unsigned long long)s->m, (unsigned long long)s->k, (unsigned long long)a_need,
+                       (unsigned long long)tiles, (unsigned long long)region0);
+    uint64_t need = kd->k_block * kd->a_eb + kd->k_block * kd->n_group * kd->w_eb + kd->n_group * 4 + 96 * 1024;
+    return lw_fail(lw, "%s: node '%s' (%s): does not fit: a tile needs at least %llu bytes for one row of A, "
+                   "%u rows and %u columns of B and the row of C, with the library and its records, a tile has "
+                   "%llu", g->source, n->name && n->name[0] ? n->name : "?", graph_ops[n->op].name,
+                   (unsigned long long)need, kd->k_block, kd->n_group,
+                   (unsigned long long)(lw->mem_end - ISA_MEMORY_BASE));
+}
+
+/* The node's shape, codelet and grid (false: lw failed, the node
+ * unsupported or no grid fitting). */
+static bool plan_matmul(lowering *lw, const graph_node *n, int index, mm_plan *P)
+{
+    const graph *g = lw->g;
+    mm_shape *s = &P->s;
     const char *why;
     bool is_conv = n->op == GRAPH_OP_CONV || n->op == GRAPH_OP_FUSED_CONV;
-    if (!(is_conv ? describe_conv(g, n, &s, &why) : describe(g, n, &s, &why)))
+    if (!(is_conv ? describe_conv(g, n, s, &why) : describe(g, n, s, &why)))
         return lw_unsupported(lw, n, index, why);
-    const mm_kind kd = kind_of(lw, &s);
-    const uint32_t in_eb = s.f32_inputs ? 4 : 2;
-    const uint64_t kp = (s.k + kd.k_block - 1) / kd.k_block * kd.k_block;
-    if (!kd.f32 && kp != s.k && s.k % 2 && !s.f32_inputs)
+    const mm_kind kd = P->kd = kind_of(lw, s);
+    P->in_eb = s->f32_inputs ? 4 : 2;
+    const uint64_t kp = (s->k + kd.k_block - 1) / kd.k_block * kd.k_block;
+    if (!kd.f32 && kp != s->k && s->k % 2 && !s->f32_inputs)
         return lw_unsupported(lw, n, index, "f16 rows of odd length K are not yet supported");
-    if (!kd.f32 && s.trans_a)
+    if (!kd.f32 && s->trans_a)
         return lw_unsupported(lw, n, index, "transA=1 is lowered on the f32 path only (compile without --f16-matmul)");
     mm_grid grid;
-    if (!plan_grid(lw, &s, &kd, &grid)) {
-        /* Either A itself is too big for the tiles' region 0 (its rows
-         * stay there, at least M K / tiles of it a tile), or a tile cannot
-         * hold even the smallest block. */
-        uint64_t tiles = s.batch && s.batch <= lw->tiles ? lw->tiles / s.batch : 1;
-        uint64_t a_need = (s.m * kp * kd.a_eb + tiles - 1) / tiles, region0 = 0x80000 - 0x50000;
-        if (a_need > region0)
-            return lw_fail(lw, "%s: node '%s' (%s): does not fit: its rows of A (%llu x %llu) need at least %llu "
-                           "bytes a tile over %llu tiles, and a tile keeps them in its %llu bytes of region 0",
-                           g->source, n->name && n->name[0] ? n->name : "?", graph_ops[n->op].name,
-                           (unsigned long long)s.m, (unsigned long long)s.k, (unsigned long long)a_need,
-                           (unsigned long long)tiles, (unsigned long long)region0);
-        uint64_t need = kd.k_block * kd.a_eb + kd.k_block * kd.n_group * kd.w_eb + kd.n_group * 4 + 96 * 1024;
-        return lw_fail(lw, "%s: node '%s' (%s): does not fit: a tile needs at least %llu bytes for one row of A, "
-                       "%u rows and %u columns of B and the row of C, with the library and its records, a tile has "
-                       "%llu", g->source, n->name && n->name[0] ? n->name : "?", graph_ops[n->op].name,
-                       (unsigned long long)need, kd.k_block, kd.n_group,
-                       (unsigned long long)(lw->mem_end - ISA_MEMORY_BASE));
-    }
-    const uint32_t gm = grid.gm, gn = grid.gn, gk = grid.gk;
-    const uint64_t mt = grid.mt, nt = grid.nt, kt = grid.kt;
+    if (!plan_grid(lw, s, &kd, &grid))
+        return fail_no_grid(lw, n, s, &kd, kp);
+    P->gm = grid.gm, P->gn = grid.gn, P->gk = grid.gk;
+    P->mt = grid.mt, P->nt = grid.nt, P->kt = grid.kt;
     if (lw->opts->verbose)
         printf("plan: %s: %llux%llux%llu on a %u x %u x %u grid of tiles (M x N x K), blocks of %llu x %llu x %llu, "
-               "%s, estimated %.0f cycles\n", g->tensors[s.out].name, (unsigned long long)s.m, (unsigned long long)s.k,
-               (unsigned long long)s.n, gm, gn, gk, (unsigned long long)mt, (unsigned long long)nt,
-               (unsigned long long)kt, kd.f32 ? "f32 AMP" : "f16 AMP, f32 partials", grid.cycles);
+               "%s, estimated %.0f cycles\n", g->tensors[s->out].name, (unsigned long long)s->m, (unsigned long long)s->k,
+               (unsigned long long)s->n, P->gm, P->gn, P->gk, (unsigned long long)P->mt, (unsigned long long)P->nt,
+               (unsigned long long)P->kt, kd.f32 ? "f32 AMP" : "f16 AMP, f32 partials", grid.cycles);
+    P->np = (uint64_t)P->gn * P->nt;
+    P->per_batch = P->gm * P->gn * P->gk;
+    P->w_bytes = (uint32_t)(P->kt * P->nt * kd.w_eb);
+    snprintf(P->what, sizeof P->what, "matmul '%s'", g->tensors[s->out].name);
+    return true;
+}
 
-    /* Constant B as f32, K x N, padded to (gk kt) x (gn nt) with zeros. */
-    const graph_tensor *tb = &g->tensors[s.b];
-    const uint64_t np = (uint64_t)gn * nt, kpad = (uint64_t)gk * kt;
-    const uint32_t per_batch = gm * gn * gk;
-    const size_t slots = (size_t)per_batch * s.batch;
-    const uint32_t w_bytes = (uint32_t)(kt * nt * kd.w_eb);
-    float *bfull = calloc(s.b_act ? 1 : kpad * np, sizeof *bfull);
-    float *block = malloc(kt * nt * sizeof *block);
-    void *packed = malloc(w_bytes);
-    uint32_t *a_addr = calloc(slots, sizeof *a_addr), *b_addr = calloc(slots, sizeof *b_addr);
-    uint32_t *bw_addr = calloc(slots, sizeof *bw_addr), *c_addr = calloc(slots, sizeof *c_addr);
-    uint32_t *recv = calloc(slots, sizeof *recv);
-    mm_bias *bias = calloc(slots, sizeof *bias);
-    if (!bfull || !block || !packed || !a_addr || !b_addr || !bw_addr || !c_addr || !recv || !bias) {
-        free(bfull); free(block); free(packed); free(a_addr); free(b_addr); free(bw_addr); free(c_addr);
-        free(recv); free(bias);
+static void free_plan(mm_plan *P)
+{
+    free(P->bfull);
+    free(P->block);
+    free(P->packed);
+    free(P->a_addr);
+    free(P->b_addr);
+    free(P->bw_addr);
+    free(P->c_addr);
+    free(P->recv);
+    free(P->bias);
+}
+
+/* The plan's buffers, and constant B as f32, K x N, padded to (gk kt) x
+ * (gn nt) with zeros (false: out of host memory, lw failed). */
+static bool plan_buffers(lowering *lw, mm_plan *P)
+{
+    const mm_shape *s = &P->s;
+    const graph_tensor *tb = &lw->g->tensors[s->b];
+    const uint64_t np = P->np, kpad = (uint64_t)P->gk * P->kt;
+    const size_t slots = (size_t)P->per_batch * s->batch;
+    P->bfull = calloc(s->b_act ? 1 : kpad * np, sizeof *P->bfull);
+    P->block = malloc(P->kt * P->nt * sizeof *P->block);
+    P->packed = malloc(P->w_bytes);
+    P->a_addr = calloc(slots, sizeof *P->a_addr), P->b_addr = calloc(slots, sizeof *P->b_addr);
+    P->bw_addr = calloc(slots, sizeof *P->bw_addr), P->c_addr = calloc(slots, sizeof *P->c_addr);
+    P->recv = calloc(slots, sizeof *P->recv);
+    P->bias = calloc(slots, sizeof *P->bias);
+    if (!P->bfull || !P->block || !P->packed || !P->a_addr || !P->b_addr || !P->bw_addr || !P->c_addr || !P->recv ||
+        !P->bias)
         return lw_fail(lw, "out of host memory");
-    }
-    for (uint64_t kk = 0; kk < s.k && !s.b_act; kk++)
-        for (uint64_t j = 0; j < s.n; j++) {
-            size_t src = s.trans_b ? j * s.k + kk : kk * s.n + j;
-            if (s.conv) {
+    for (uint64_t kk = 0; kk < s->k && !s->b_act; kk++)
+        for (uint64_t j = 0; j < s->n; j++) {
+            size_t src = s->trans_b ? j * s->k + kk : kk * s->n + j;
+            if (s->conv) {
                 /* kk = (kh, kw, c) -> W[j][c][kh][kw] */
-                uint64_t c = kk % (uint64_t)s.c_in, q = kk / (uint64_t)s.c_in;
-                uint64_t x = q % (uint64_t)s.kw, y = q / (uint64_t)s.kw;
-                src = ((j * (uint64_t)s.c_in + c) * (uint64_t)s.kh + y) * (uint64_t)s.kw + x;
+                uint64_t c = kk % (uint64_t)s->c_in, q = kk / (uint64_t)s->c_in;
+                uint64_t x = q % (uint64_t)s->kw, y = q / (uint64_t)s->kw;
+                src = ((j * (uint64_t)s->c_in + c) * (uint64_t)s->kh + y) * (uint64_t)s->kw + x;
             }
-            bfull[kk * np + j] = f32_of_bits(tb->data, src, s.f32_inputs);
+            P->bfull[kk * np + j] = f32_of_bits(tb->data, src, s->f32_inputs);
         }
+    return true;
+}
 
-    char what[160];
-    snprintf(what, sizeof what, "matmul '%s'", g->tensors[s.out].name);
-#define SLOT(bt, l, i, j) ((uint32_t)((bt) * per_batch) + ((l) * gm + (i)) * gn + (j))
-#define FOR_TILES(...)                                                                               \
-    for (uint64_t bt = 0; bt < s.batch && !lw->failed; bt++)                                         \
-        for (uint32_t l = 0; l < gk && !lw->failed; l++)                                             \
-            for (uint32_t i = 0; i < gm && i * mt < s.m && !lw->failed; i++)                         \
-                for (uint32_t j = 0; j < gn && j * nt < s.n && !lw->failed; j++) {                   \
-                    const uint32_t slot = SLOT(bt, l, i, j), tile = lw_tile_of(lw, slot);            \
-                    const uint64_t m0 = i * mt, m1 = m0 + mt < s.m ? m0 + mt : s.m;                  \
-                    const uint64_t k0 = l * kt, k1 = k0 + kt < s.k ? k0 + kt : s.k;                  \
-                    const uint64_t n0 = j * nt, n1 = n0 + nt < s.n ? n0 + nt : s.n;                  \
-                    uint64_t r0, r1;                                                                 \
-                    reduce_share(m1 - m0, gk, l, &r0, &r1);                                          \
-                    (void)k1; (void)n1;                                                              \
-                    __VA_ARGS__                                                                      \
-                }
-    /* Constant weights: each (K, column) block's packed weights are kept
-     * in up to WEIGHT_PARTS parts on tiles spread down the grid column
-     * (loaded with the executable), so that the column's tiles share their
-     * memory; in a phase of its own every tile of the column gathers the
-     * whole block into scratch, a part it keeps by a local copy and the
-     * others from the exchange (each part multicast to the column).  A
-     * weight is stored once, as Poplar keeps it, and crosses the exchange
-     * once a step; the bound on the parts bounds the receives (steps of
-     * the control program) each tile gets. */
-    if (!s.b_act) {
-        const uint32_t rows_used = (uint32_t)((s.m + mt - 1) / mt);
-        uint32_t parts = w_bytes / WEIGHT_PART_MIN_BYTES;
-        parts = parts < 1 ? 1 : parts > WEIGHT_PARTS ? WEIGHT_PARTS : parts;
-        parts = parts < rows_used ? parts : rows_used;
-        const uint32_t part = (w_bytes / parts + 15u) & ~15u;
-        for (uint64_t bt = 0; bt < s.batch && !lw->failed; bt++)
-            for (uint32_t l = 0; l < gk && !lw->failed; l++)
-                for (uint32_t j = 0; j < gn && j * nt < s.n && !lw->failed; j++) {
-                    for (uint32_t i = 0; i < rows_used && !lw->failed; i++) {
-                        const uint32_t slot = SLOT(bt, l, i, j), tile = lw_tile_of(lw, slot);
-                        /* kept for the run only where one part is the whole block, on row 0 */
-                        bw_addr[slot] = parts > 1 || i > 0
-                                            ? lw_scratch_alloc(lw, tile, w_bytes, PREFER_REGION1, 16, what)
-                                            : lw_tile_alloc(lw, tile, w_bytes, PREFER_REGION1, 16, what);
-                    }
-                    pack_block(&kd, bfull, np, l * kt, j * nt, kt, nt, block, packed);
-                    if (parts == 1) {
-                        for (uint32_t i = 0; i < rows_used && !lw->failed; i++) {
-                            const uint32_t slot = SLOT(bt, l, i, j);
-                            if (i == 0)
-                                lw_tile_data(lw, lw_tile_of(lw, slot), bw_addr[slot], packed, w_bytes, "weights");
-                            else
-                                lw_add_transfer(lw, lw_tile_of(lw, SLOT(bt, l, 0, j)), bw_addr[SLOT(bt, l, 0, j)],
-                                                lw_tile_of(lw, slot), bw_addr[slot], w_bytes);
-                        }
-                        continue;
-                    }
-                    for (uint32_t q = 0; q < parts && !lw->failed; q++) {
-                        const uint32_t holder = SLOT(bt, l, q * rows_used / parts, j);
-                        const uint32_t tile = lw_tile_of(lw, holder);
-                        const uint32_t p0 = q * part < w_bytes ? q * part : w_bytes;
-                        const uint32_t p1 = p0 + part < w_bytes ? p0 + part : w_bytes;
-                        uint32_t kept = p0 < p1 ? lw_tile_alloc(lw, tile, p1 - p0, PREFER_REGION1, 16, what) : 0;
-                        if (!kept)
-                            continue;
-                        lw_tile_data(lw, tile, kept, (const uint8_t *)packed + p0, p1 - p0, "weights");
-                        lw_add_local_copy(lw, tile, kept, bw_addr[holder] + p0, p1 - p0);
-                        for (uint32_t i = 0; i < rows_used && !lw->failed; i++) {
-                            const uint32_t to = SLOT(bt, l, i, j);
-                            if (to != holder)
-                                lw_add_transfer(lw, tile, kept, lw_tile_of(lw, to), bw_addr[to] + p0, p1 - p0);
-                        }
-                    }
-                }
-        if (!lw->failed)
-            lw_end_phase(lw);
+/* The packed block (bt, l, j) of constant weights kept in `parts` parts
+ * down its grid column (rows_used tiles): each part loaded with the
+ * executable on one tile of the column, copied locally into that tile's
+ * block and multicast to the others'. */
+static void spread_weight_parts(lowering *lw, mm_plan *P, uint64_t bt, uint32_t l, uint32_t j, uint32_t rows_used,
+                                uint32_t parts)
+{
+    const uint32_t w_bytes = P->w_bytes, part = (w_bytes / parts + 15u) & ~15u;
+    for (uint32_t q = 0; q < parts && !lw->failed; q++) {
+        const uint32_t holder = slot_of(P, bt, l, q * rows_used / parts, j);
+        const uint32_t tile = lw_tile_of(lw, holder);
+        const uint32_t p0 = q * part < w_bytes ? q * part : w_bytes;
+        const uint32_t p1 = p0 + part < w_bytes ? p0 + part : w_bytes;
+        uint32_t kept = p0 < p1 ? lw_tile_alloc(lw, tile, p1 - p0, PREFER_REGION1, 16, P->what) : 0;
+        if (!kept)
+            continue;
+        lw_tile_data(lw, tile, kept, (const uint8_t *)P->packed + p0, p1 - p0, "weights");
+        lw_add_local_copy(lw, tile, kept, P->bw_addr[holder] + p0, p1 - p0);
+        for (uint32_t i = 0; i < rows_used && !lw->failed; i++) {
+            const uint32_t to = slot_of(P, bt, l, i, j);
+            if (to != holder)
+                lw_add_transfer(lw, tile, kept, lw_tile_of(lw, to), P->bw_addr[to] + p0, p1 - p0);
+        }
     }
+}
 
-    /* Operands: every tile's rows of A, its block of a run-time B, the
-     * bias of its share of the rows. */
-    FOR_TILES({
-        if (s.b_act && !(b_addr[slot] = fetch_b_block(lw, &s, tile, bt, k0, k1, kt, n0, n1, nt, what)))
-            break;
-        a_addr[slot] = fetch_a_block(lw, &s, tile, bt * s.m * s.k, m0, m1, k0, k1, kt, in_eb, what);
-        bias[slot] = fetch_bias(lw, &s, tile, m0 + r0, m0 + r1, n0, n1, what);
-    })
+/* Constant weights: each (K, column) block's packed weights are kept in up
+ * to WEIGHT_PARTS parts on tiles spread down the grid column (loaded with
+ * the executable), so that the column's tiles share their memory; in a
+ * phase of its own every tile of the column gathers the whole block into
+ * scratch, a part it keeps by a local copy and the others from the
+ * exchange (each part multicast to the column).  A weight is stored once,
+ * as Poplar keeps it, and crosses the exchange once a step; the bound on
+ * the parts bounds the receives (steps of the control program) each tile
+ * gets. */
+static void place_constant_weights(lowering *lw, mm_plan *P)
+{
+    const mm_shape *s = &P->s;
+    const uint32_t w_bytes = P->w_bytes;
+    const uint32_t rows_used = (uint32_t)((s->m + P->mt - 1) / P->mt);
+    uint32_t parts = w_bytes / WEIGHT_PART_MIN_BYTES;
+    parts = parts < 1 ? 1 : parts > WEIGHT_PARTS ? WEIGHT_PARTS : parts;
+    parts = parts < rows_used ? parts : rows_used;
+    for (uint64_t bt = 0; bt < s->batch && !lw->failed; bt++)
+        for (uint32_t l = 0; l < P->gk && !lw->failed; l++)
+            for (uint32_t j = 0; j < P->gn && j * P->nt < s->n && !lw->failed; j++) {
+                for (uint32_t i = 0; i < rows_used && !lw->failed; i++) {
+                    const uint32_t slot = slot_of(P, bt, l, i, j), tile = lw_tile_of(lw, slot);
+                    /* kept for the run only where one part is the whole block, on row 0 */
+                    P->bw_addr[slot] = parts > 1 || i > 0
+                                           ? lw_scratch_alloc(lw, tile, w_bytes, PREFER_REGION1, 16, P->what)
+                                           : lw_tile_alloc(lw, tile, w_bytes, PREFER_REGION1, 16, P->what);
+                }
+                pack_block(&P->kd, P->bfull, P->np, l * P->kt, j * P->nt, P->kt, P->nt, P->block, P->packed);
+                if (parts > 1) {
+                    spread_weight_parts(lw, P, bt, l, j, rows_used, parts);
+                    continue;
+                }
+                const uint32_t first = slot_of(P, bt, l, 0, j);
+                for (uint32_t i = 0; i < rows_used && !lw->failed; i++) {
+                    const uint32_t slot = slot_of(P, bt, l, i, j);
+                    if (i == 0)
+                        lw_tile_data(lw, lw_tile_of(lw, slot), P->bw_addr[slot], P->packed, w_bytes, "weights");
+                    else
+                        lw_add_transfer(lw, lw_tile_of(lw, first), P->bw_addr[first], lw_tile_of(lw, slot),
+                                        P->bw_addr[slot], w_bytes);
+                }
+            }
     if (!lw->failed)
         lw_end_phase(lw);
+}
 
-    /* Per tile: turn or cast A, turn and pack a run-time B, C, the call. */
-    FOR_TILES({
-        uint32_t a = a_addr[slot];
-        if (!a)
-            break;
-        if (s.trans_a) {
-            uint32_t at = lw_scratch_alloc(lw, tile, (m1 - m0) * kt * 4, PREFER_REGION0, 8, what);
-            if (!at)
-                break;
-            turn_on_tile(lw, tile, a, at, kt, m1 - m0);
-            a = at;
-        }
-        if (s.f32_inputs && !kd.f32) {
-            /* The f32 rows cast to f16 in a new buffer. */
-            uint32_t a16 = lw_scratch_alloc(lw, tile, (m1 - m0) * kt * 2, PREFER_REGION0, 8, what);
-            if (!a16)
-                break;
-            uint32_t *recs[CODELET_WORKERS];
-            uint32_t off = lw_six_records(lw, tile, KERNEL_CAST_WORDS, recs);
-            uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
-            lw_worker_split((m1 - m0) * kt / 4, wl, wh);
-            for (int w = 0; w < CODELET_WORKERS && recs[0]; w++)
-                kernel_cast_record(recs[w], a + (uint32_t)(wl[w] * 16), a16 + (uint32_t)(wl[w] * 8),
-                                   (uint32_t)((wh[w] - wl[w]) * 4));
-            lw_step_run(lw, tile, lw->kernels.vtx_cast_f32_to_f16, off, KERNEL_CAST_WORDS);
-            a = a16;
-        }
-        uint32_t b = s.b_act ? lw_scratch_alloc(lw, tile, w_bytes, PREFER_REGION1, 16, what) : bw_addr[slot];
-        if (s.b_act && b) {
-            /* Pack the received block on the tile: groups shared out. */
-            uint32_t *recs[CODELET_WORKERS];
-            uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
-            if (kd.f32) {
-                uint32_t src = b_addr[slot];
-                if (s.b_transposed) {
-                    src = lw_scratch_alloc(lw, tile, kt * nt * 4, PREFER_REGION1, 8, what);
-                    if (!src)
-                        break;
-                    turn_on_tile(lw, tile, b_addr[slot], src, nt, kt);
-                }
-                uint32_t off = lw_six_records(lw, tile, KERNEL_PACK_F32_WORDS, recs);
-                lw_worker_split(nt / MATMUL_F32_N_GROUP, wl, wh);
-                for (int w = 0; w < CODELET_WORKERS && recs[0]; w++)
-                    kernel_pack_f32_record(recs[w], src + (uint32_t)(wl[w] * MATMUL_F32_N_GROUP * 4),
-                                           b + (uint32_t)(wl[w] * (kt / MATMUL_F32_K_BLOCK) * 512),
-                                           (uint32_t)(kt / MATMUL_F32_K_BLOCK), (uint32_t)(wh[w] - wl[w]),
-                                           (uint32_t)nt * 4);
-                lw_step_run(lw, tile, lw->kernels.vtx_pack_b_f32, off, KERNEL_PACK_F32_WORDS);
-            } else {
-                uint32_t off = lw_six_records(lw, tile, KERNEL_PACK_WORDS, recs);
-                lw_worker_split(nt / 8, wl, wh);
-                uint32_t ks = s.b_transposed ? 4 : (uint32_t)nt * 4;
-                uint32_t ns = s.b_transposed ? (uint32_t)kt * 4 : 4;
-                for (int w = 0; w < CODELET_WORKERS && recs[0]; w++)
-                    kernel_pack_record(recs[w], b_addr[slot] + (uint32_t)(wl[w] * 8 * ns),
-                                       b + (uint32_t)(wl[w] * (kt / 16) * 256), (uint32_t)(kt / 16),
-                                       (uint32_t)(wh[w] - wl[w]), ks, ns);
-                lw_step_run(lw, tile, lw->kernels.vtx_pack_b_f16, off, KERNEL_PACK_WORDS);
-            }
-        }
-        /* C in region 1, and in a later 32 KiB block than A when A is
-         * there too: the codelets' fast placement (matmul*.h). */
-        uint32_t c = b ? lw_tensor_alloc(lw, s.out, tile, (m1 - m0) * nt * 4, PREFER_REGION1,
-                                         a >= ISA_REGION1_BASE ? 32768 : 8, true, what) : 0;
-        uint32_t scratch = c ? lw_scratch_alloc(lw, tile, kd.f32 ? KERNEL_MATMUL_F32_SCRATCH_BYTES
-                                                                 : KERNEL_MATMUL_SCRATCH_BYTES,
-                                                PREFER_REGION1, 8, what) : 0;
-        if (!scratch)
-            break;
-        uint32_t *rec;
-        uint32_t off = lw_new_record(lw, tile, kd.f32 ? KERNEL_MATMUL_F32_WORDS : KERNEL_MATMUL_WORDS, &rec);
-        if (!rec)
-            break;
-        if (kd.f32)
-            kernel_matmul_f32_record(rec, a, b, c, (uint32_t)(m1 - m0), (uint32_t)kt, (uint32_t)nt, (uint32_t)kt * 4,
-                                     (uint32_t)nt * 4, scratch);
-        else
-            kernel_matmul_record(rec, a, b, c, (uint32_t)(m1 - m0), (uint32_t)kt, (uint32_t)nt, (uint32_t)kt * 2,
-                                 (uint32_t)nt * 4, false, scratch);
-        lw_step_call(lw, tile, kd.f32 ? lw->kernels.sv_matmul_f32 : lw->kernels.sv_matmul_f16, off);
-        c_addr[slot] = c;
-    })
+/* Operands: the tile's rows of A, its block of a run-time B, the bias of
+ * its share of the rows. */
+static bool fetch_operands(lowering *lw, mm_plan *P, const mm_tile *t)
+{
+    const mm_shape *s = &P->s;
+    if (s->b_act && !(P->b_addr[t->slot] = fetch_b_block(lw, s, t->tile, t->bt, t->k0, t->k1, P->kt, t->n0, t->n1,
+                                                         P->nt, P->what)))
+        return false;
+    P->a_addr[t->slot] = fetch_a_block(lw, s, t->tile, t->bt * s->m * s->k, t->m0, t->m1, t->k0, t->k1, P->kt,
+                                       P->in_eb, P->what);
+    P->bias[t->slot] = fetch_bias(lw, s, t->tile, t->m0 + t->r0, t->m0 + t->r1, t->n0, t->n1, P->what);
+    return true;
+}
 
-    /* K split: the partial-sum reduction.  Tile l of block (i, j) takes the
-     * l-th share of the block's rows: the other gk - 1 tiles send it their
-     * partials of those rows (one phase). */
-    if (gk > 1) {
-        FOR_TILES({
-            if (r0 == r1)
-                continue;
-            uint64_t bytes = (r1 - r0) * nt * 4;
-            recv[slot] = lw_scratch_alloc(lw, tile, (gk - 1) * bytes, PREFER_REGION1, 8, what);
-            if (!recv[slot])
-                break;
-            for (uint32_t q = 0, at = 0; q < gk && !lw->failed; q++) {
-                if (q == l)
-                    continue;
-                uint32_t from = SLOT(bt, q, i, j);
-                lw_add_transfer(lw, lw_tile_of(lw, from), c_addr[from] + (uint32_t)(r0 * nt * 4), tile,
-                                recv[slot] + (uint32_t)(at++ * bytes), (uint32_t)bytes);
-            }
-        })
+/* The tile's rows of A as the codelet takes them: turned (transA) and cast
+ * to f16 (an f32 graph on the f16 path) on the tile; 0 when lw failed. */
+static uint32_t prepare_a(lowering *lw, mm_plan *P, const mm_tile *t, uint32_t a)
+{
+    const uint64_t rows = t->m1 - t->m0, kt = P->kt;
+    if (P->s.trans_a) {
+        uint32_t at = lw_scratch_alloc(lw, t->tile, rows * kt * 4, PREFER_REGION0, 8, P->what);
+        if (!at)
+            return 0;
+        turn_on_tile(lw, t->tile, a, at, kt, rows);
+        a = at;
+    }
+    if (P->s.f32_inputs && !P->kd.f32) {
+        /* The f32 rows cast to f16 in a new buffer. */
+        uint32_t a16 = lw_scratch_alloc(lw, t->tile, rows * kt * 2, PREFER_REGION0, 8, P->what);
+        if (!a16)
+            return 0;
+        worker_set ws;
+        if (lw_workers_begin(lw, t->tile, KERNEL_CAST_WORDS, rows * kt / 4, &ws))
+            for (int w = 0; w < CODELET_WORKERS; w++)
+                kernel_cast_record(ws.rec[w], a + (uint32_t)(ws.lo[w] * 16), a16 + (uint32_t)(ws.lo[w] * 8),
+                                   (uint32_t)((ws.hi[w] - ws.lo[w]) * 4));
+        lw_workers_run(lw, t->tile, lw->kernels.vtx_cast_f32_to_f16, &ws);
+        a = a16;
+    }
+    return a;
+}
+
+/* A run-time B's block received at `src`, packed on the tile into `b` for
+ * the codelet: the output groups shared out among the workers (false: no
+ * room to turn it). */
+static bool pack_runtime_b(lowering *lw, mm_plan *P, const mm_tile *t, uint32_t src, uint32_t b)
+{
+    const uint64_t kt = P->kt, nt = P->nt;
+    worker_set ws;
+    if (P->kd.f32) {
+        if (P->s.b_transposed) {
+            uint32_t turned = lw_scratch_alloc(lw, t->tile, kt * nt * 4, PREFER_REGION1, 8, P->what);
+            if (!turned)
+                return false;
+            turn_on_tile(lw, t->tile, src, turned, nt, kt);
+            src = turned;
+        }
+        if (lw_workers_begin(lw, t->tile, KERNEL_PACK_F32_WORDS, nt / MATMUL_F32_N_GROUP, &ws))
+            for (int w = 0; w < CODELET_WORKERS; w++)
+                kernel_pack_f32_record(ws.rec[w], src + (uint32_t)(ws.lo[w] * MATMUL_F32_N_GROUP * 4),
+                                       b + (uint32_t)(ws.lo[w] * (kt / MATMUL_F32_K_BLOCK) * 512),
+                                       (uint32_t)(kt / MATMUL_F32_K_BLOCK), (uint32_t)(ws.hi[w] - ws.lo[w]),
+                                       (uint32_t)nt * 4);
+        lw_workers_run(lw, t->tile, lw->kernels.vtx_pack_b_f32, &ws);
+        return true;
+    }
+    uint32_t ks = P->s.b_transposed ? 4 : (uint32_t)nt * 4;
+    uint32_t ns = P->s.b_transposed ? (uint32_t)kt * 4 : 4;
+    if (lw_workers_begin(lw, t->tile, KERNEL_PACK_WORDS, nt / 8, &ws))
+        for (int w = 0; w < CODELET_WORKERS; w++)
+            kernel_pack_record(ws.rec[w], src + (uint32_t)(ws.lo[w] * 8 * ns), b + (uint32_t)(ws.lo[w] * (kt / 16) * 256),
+                               (uint32_t)(kt / 16), (uint32_t)(ws.hi[w] - ws.lo[w]), ks, ns);
+    lw_workers_run(lw, t->tile, lw->kernels.vtx_pack_b_f16, &ws);
+    return true;
+}
+
+/* Per tile: A turned or cast, a run-time B packed, C, the codelet's call. */
+static bool emit_product(lowering *lw, mm_plan *P, const mm_tile *t)
+{
+    const mm_shape *s = &P->s;
+    const mm_kind *kd = &P->kd;
+    const uint32_t tile = t->tile, rows = (uint32_t)(t->m1 - t->m0), kt = (uint32_t)P->kt, nt = (uint32_t)P->nt;
+    uint32_t a = P->a_addr[t->slot];
+    if (!a || !(a = prepare_a(lw, P, t, a)))
+        return false;
+    uint32_t b = s->b_act ? lw_scratch_alloc(lw, tile, P->w_bytes, PREFER_REGION1, 16, P->what) : P->bw_addr[t->slot];
+    if (s->b_act && b && !pack_runtime_b(lw, P, t, P->b_addr[t->slot], b))
+        return false;
+    /* C in region 1, and in a later 32 KiB block than A when A is there
+     * too: the codelets' fast placement (matmul*.h). */
+    uint32_t c = b ? lw_tensor_alloc(lw, s->out, tile, (uint64_t)rows * nt * 4, PREFER_REGION1,
+                                     a >= ISA_REGION1_BASE ? 32768 : 8, true, P->what) : 0;
+    uint32_t scratch = c ? lw_scratch_alloc(lw, tile, kd->f32 ? KERNEL_MATMUL_F32_SCRATCH_BYTES
+                                                              : KERNEL_MATMUL_SCRATCH_BYTES,
+                                            PREFER_REGION1, 8, P->what) : 0;
+    if (!scratch)
+        return false;
+    uint32_t *rec;
+    uint32_t off = lw_new_record(lw, tile, kd->f32 ? KERNEL_MATMUL_F32_WORDS : KERNEL_MATMUL_WORDS, &rec);
+    if (!rec)
+        return false;
+    if (kd->f32)
+        kernel_matmul_f32_record(rec, a, b, c, rows, kt, nt, kt * 4, nt * 4, scratch);
+    else
+        kernel_matmul_record(rec, a, b, c, rows, kt, nt, kt * 2, nt * 4, false, scratch);
+    lw_step_call(lw, tile, kd->f32 ? lw->kernels.sv_matmul_f32 : lw->kernels.sv_matmul_f16, off);
+    P->c_addr[t->slot] = c;
+    return true;
+}
+
+/* K split: tile l of block (i, j) takes the l-th share of the block's
+ * rows; the other gk - 1 tiles send it their partials of those rows. */
+static bool exchange_partials(lowering *lw, mm_plan *P, const mm_tile *t)
+{
+    if (t->r0 == t->r1)
+        return true;
+    const uint64_t nt = P->nt, bytes = (t->r1 - t->r0) * nt * 4;
+    P->recv[t->slot] = lw_scratch_alloc(lw, t->tile, (P->gk - 1) * bytes, PREFER_REGION1, 8, P->what);
+    if (!P->recv[t->slot])
+        return false;
+    for (uint32_t q = 0, at = 0; q < P->gk && !lw->failed; q++) {
+        if (q == t->l)
+            continue;
+        uint32_t from = slot_of(P, t->bt, q, t->i, t->j);
+        lw_add_transfer(lw, lw_tile_of(lw, from), P->c_addr[from] + (uint32_t)(t->r0 * nt * 4), t->tile,
+                        P->recv[t->slot] + (uint32_t)(at++ * bytes), (uint32_t)bytes);
+    }
+    return true;
+}
+
+/* The received partials of `elems` f32 at c (the column-reduce codelet
+ * first when there are several) added to the tile's own (false: lw
+ * failed). */
+static bool sum_partials(lowering *lw, mm_plan *P, const mm_tile *t, uint32_t c, uint64_t elems)
+{
+    const uint32_t tile = t->tile, gk = P->gk;
+    uint32_t part = P->recv[t->slot];
+    worker_set ws;
+    if (gk > 2) {
+        uint32_t sum = lw_scratch_alloc(lw, tile, elems * 4, PREFER_REGION1, 8, P->what);
+        if (!sum)
+            return false;
+        if (lw_workers_begin(lw, tile, KERNEL_REDUCE_COLS_WORDS, elems / 2, &ws))
+            for (int w = 0; w < CODELET_WORKERS; w++)
+                kernel_reduce_cols_record(ws.rec[w], part + (uint32_t)(ws.lo[w] * 8), sum + (uint32_t)(ws.lo[w] * 8),
+                                          gk - 1, (uint32_t)((ws.hi[w] - ws.lo[w]) * 2), (uint32_t)(elems * 4),
+                                          KERNEL_REDUCE_SUM, 1.0f, false);
+        lw_workers_run(lw, tile, lw->kernels.vtx_reduce_cols_f32, &ws);
+        part = sum;
+    }
+    if (lw_workers_begin(lw, tile, KERNEL_BINARY_WORDS, elems / 2, &ws))
+        for (int w = 0; w < CODELET_WORKERS; w++) {
+            uint32_t e0 = (uint32_t)(ws.lo[w] * 2), cnt = (uint32_t)((ws.hi[w] - ws.lo[w]) * 2);
+            kernel_binary_record(ws.rec[w], c + e0 * 4, part + e0 * 4, c + e0 * 4, cnt ? 1 : 0, cnt, cnt * 4, 0, 4,
+                                 KERNEL_BINARY_ADD);
+        }
+    lw_workers_run(lw, tile, lw->kernels.vtx_binary_f32, &ws);
+    return true;
+}
+
+/* The tile's share of the rows: the sum of the partials (K split), then
+ * the epilogue. */
+static bool finish_share(lowering *lw, mm_plan *P, const mm_tile *t)
+{
+    const uint64_t nt = P->nt;
+    uint32_t c = P->c_addr[t->slot] + (uint32_t)(t->r0 * nt * 4);
+    uint64_t elems = (t->r1 - t->r0) * nt;
+    if (P->gk > 1 && elems && !sum_partials(lw, P, t, c, elems))
+        return false;
+    matmul_epilogue(lw, &P->s, t->tile, c, t->r1 - t->r0, t->bt * P->s.m + t->m0 + t->r0, t->n0, t->n1, nt,
+                    &P->bias[t->slot], P->what);
+    return true;
+}
+
+bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
+{
+    mm_plan P;
+    memset(&P, 0, sizeof P);
+    if (!plan_matmul(lw, n, index, &P))
+        return false;
+    if (!plan_buffers(lw, &P)) {
+        free_plan(&P);
+        return false;
+    }
+    if (!P.s.b_act)
+        place_constant_weights(lw, &P);
+    for_each_tile(lw, &P, fetch_operands);
+    if (!lw->failed)
+        lw_end_phase(lw);
+    for_each_tile(lw, &P, emit_product);
+    if (P.gk > 1) {
+        for_each_tile(lw, &P, exchange_partials);
         if (!lw->failed)
             lw_end_phase(lw);
     }
-
-    /* The sum of the received partials (the column-reduce codelet when
-     * there are several), added to the tile's own; then the epilogue of
-     * its share of the rows. */
-    FOR_TILES({
-        uint32_t c = c_addr[slot] + (uint32_t)(r0 * nt * 4);
-        uint64_t elems = (r1 - r0) * nt;
-        if (gk > 1 && elems) {
-            uint32_t part = recv[slot];
-            uint32_t *recs[CODELET_WORKERS];
-            uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
-            if (gk > 2) {
-                uint32_t sum = lw_scratch_alloc(lw, tile, elems * 4, PREFER_REGION1, 8, what);
-                if (!sum)
-                    break;
-                uint32_t off = lw_six_records(lw, tile, KERNEL_REDUCE_COLS_WORDS, recs);
-                lw_worker_split(elems / 2, wl, wh);
-                for (int w = 0; w < CODELET_WORKERS && recs[0]; w++)
-                    kernel_reduce_cols_record(recs[w], part + (uint32_t)(wl[w] * 8), sum + (uint32_t)(wl[w] * 8),
-                                              gk - 1, (uint32_t)((wh[w] - wl[w]) * 2), (uint32_t)(elems * 4),
-                                              KERNEL_REDUCE_SUM, 1.0f, false);
-                lw_step_run(lw, tile, lw->kernels.vtx_reduce_cols_f32, off, KERNEL_REDUCE_COLS_WORDS);
-                part = sum;
-            }
-            uint32_t off = lw_six_records(lw, tile, KERNEL_BINARY_WORDS, recs);
-            lw_worker_split(elems / 2, wl, wh);
-            for (int w = 0; w < CODELET_WORKERS && recs[0]; w++) {
-                uint32_t e0 = (uint32_t)(wl[w] * 2), cnt = (uint32_t)((wh[w] - wl[w]) * 2);
-                kernel_binary_record(recs[w], c + e0 * 4, part + e0 * 4, c + e0 * 4, cnt ? 1 : 0, cnt, cnt * 4, 0, 4,
-                                     KERNEL_BINARY_ADD);
-            }
-            lw_step_run(lw, tile, lw->kernels.vtx_binary_f32, off, KERNEL_BINARY_WORDS);
-        }
-        matmul_epilogue(lw, &s, tile, c, r1 - r0, bt * s.m + m0 + r0, n0, n1, nt, &bias[slot], what);
-    })
-#undef FOR_TILES
-#undef SLOT
-    if (s.conv) {
+    for_each_tile(lw, &P, finish_share);
+    if (P.s.conv) {
         /* The result is kept channels-last: NCHW seen as NHWC. */
-        ltensor *lo = &lw->tensor[s.out];
+        ltensor *lo = &lw->tensor[P.s.out];
         lo->perm[0] = 0;
         lo->perm[1] = 2;
         lo->perm[2] = 3;
         lo->perm[3] = 1;
-        lo->permuted = s.oh * s.ow != 1;  /* 1 x 1 pixels: the same in either order */
+        lo->permuted = P.s.oh * P.s.ow != 1;  /* 1 x 1 pixels: the same in either order */
     }
-    free(bfull);
-    free(block);
-    free(packed);
-    free(a_addr);
-    free(b_addr);
-    free(bw_addr);
-    free(c_addr);
-    free(recv);
-    free(bias);
+    free_plan(&P);
     return !lw->failed;
 }

@@ -96,6 +96,10 @@
 // same rows are stored (a hazard when R < 4 or when one output group
 // follows itself); this codelet does not attempt it.
 
+    .ifndef MM_WORKER_ROWS
+    .include "amp_worker_rows.S"
+    .endif
+
     // enumFlags of the f16 AMP instructions (isa/amp.h): four engines,
     // phases 0..3.
     .equ MMC_AMP_P0, 12
@@ -407,49 +411,8 @@ sv_matmul_f16:
     sub     $m5, $m0, $m7                 // M % 6
     setzi   $m3, 0                        // first row of the chunk
     mov     $m2, $m6
-    // The six worker records, without branches (so the set-up takes the
-    // same cycles for every size): nf = the chunk lacks 3 rows after it
-    // (always when the placement is slow: MF = 0), nr = it lacks 3 before
-    // it (always when slow: T3 = ~0); slow = nf & nr, backwards = nf & !nr.
-    .set    MMC_WI, 0
-    .rept   6
-    cmpult  $m6, $m5, MMC_WI + 1
-    sub     $m6, $m4, $m6                 // R
-    add     $m7, $m3, $m6                 // end of the chunk
-    add     $m0, $m7, 3
-    ld32    $m8, $m2, $mzero, MMC_X + MMC_X_MF
-    cmpult  $m8, $m8, $m0                 // nf
-    ld32    $m0, $m2, $mzero, MMC_X + MMC_X_T3
-    cmpult  $m0, $m3, $m0                 // nr
-    and     $m0, $m0, $m8                 // slow
-    sub     $m8, $m8, $m0                 // backwards
-    mul     $m10, $m6, $m0
-    st32    $m10, $m2, $mzero, MMC_W_WORDS * MMC_WI + MMC_W_SLOW_ROWS
-    sub     $m10, $m6, $m10
-    st32    $m10, $m2, $mzero, MMC_W_WORDS * MMC_WI + MMC_W_FAST_ROWS
-    add     $m6, $m6, -1
-    mul     $m6, $m6, $m8
-    add     $m6, $m6, $m3                 // first row run: the last if backwards
-    ld32    $m0, $m2, $mzero, MMC_X + MMC_X_SD
-    mul     $m0, $m0, $m8
-    ld32    $m10, $m2, $mzero, MMC_X + MMC_X_SF
-    add     $m0, $m0, $m10
-    st32    $m0, $m2, $mzero, MMC_W_WORDS * MMC_WI + MMC_W_STRIDES
-    ld32    $m0, $m1, $mzero, MMC_V_A_STEP
-    mul     $m0, $m0, $m6
-    ld32    $m10, $m1, $mzero, MMC_V_A
-    add     $m0, $m0, $m10
-    st32    $m0, $m2, $mzero, MMC_W_WORDS * MMC_WI + MMC_W_A
-    ld32    $m0, $m1, $mzero, MMC_V_C_STEP
-    mul     $m0, $m0, $m6
-    ld32    $m10, $m1, $mzero, MMC_V_C
-    add     $m0, $m0, $m10
-    st32    $m0, $m2, $mzero, MMC_W_WORDS * MMC_WI + MMC_W_C
-    add     $m0, $m2, 4 * MMC_S
-    st32    $m0, $m2, $mzero, MMC_W_WORDS * MMC_WI + MMC_W_SHARED
-    mov     $m3, $m7
-    .set    MMC_WI, MMC_WI + 1
-    .endr
+    // The six worker records (amp_worker_rows.S).
+    mm_worker_records MMC
     // Block loops: $m0 groups left, $m2 blocks a group - 1, $m3 blocks
     // left in the group, $m5 vertex base (the scratch), $m6 its step, $m7
     // the entry of the next launch, $m1 the block entry, $m4 the group

@@ -121,6 +121,12 @@ bool matmul_f16_fast_placement(const matmul_f16_args *a);
 enum matmul_chunk { MATMUL_CHUNK_EMPTY, MATMUL_CHUNK_FORWARD, MATMUL_CHUNK_BACKWARD, MATMUL_CHUNK_SLOW };
 enum matmul_chunk matmul_f16_chunk(const matmul_f16_args *a, unsigned w, uint32_t *first_row, uint32_t *rows);
 
+/* The rule itself, the same in both matmul codelets (matmul_f32.h): worker
+ * w's (0..5) share of m rows (the first m % 6 take one more), how it is run
+ * given whether the placement is fast, its first row run (the last of the
+ * chunk when walked backwards) and its row count. */
+enum matmul_chunk matmul_chunk_of(uint32_t m, bool fast, unsigned w, uint32_t *first_row, uint32_t *rows);
+
 /* Tile cycles of one call of sv_matmul_f16 for valid arguments, from the
  * issue of the control program's call (at tile cycle call_cycle, with no
  * worker running) to the codelet's return, the caller's next instruction

@@ -84,6 +84,10 @@
 // vtx_pack_b_f32: about 2.1 worker issues a value (K = 64, N = 64 on six
 // workers, 4 groups on 4 of them: 13,632 tile cycles).
 
+    .ifndef MM_WORKER_ROWS
+    .include "amp_worker_rows.S"
+    .endif
+
     // Record words (matmul_f32.h: enum matmul_f32_record).
     .equ MMF_V_A, 0
     .equ MMF_V_B, 1
@@ -255,49 +259,8 @@ sv_matmul_f32:
     sub     $m5, $m0, $m7                 // M % 6
     setzi   $m3, 0                        // first row of the chunk
     mov     $m2, $m6
-    // The six worker records, without branches (the set-up takes the same
-    // cycles for every size): nf = the chunk lacks 3 rows after it (always
-    // when the placement is slow: MF = 0), nr = it lacks 3 before it
-    // (always when slow: T3 = ~0); slow = nf & nr, backwards = nf & !nr.
-    .set    MMF_WI, 0
-    .rept   6
-    cmpult  $m6, $m5, MMF_WI + 1
-    sub     $m6, $m4, $m6                 // R
-    add     $m7, $m3, $m6                 // end of the chunk
-    add     $m0, $m7, 3
-    ld32    $m8, $m2, $mzero, MMF_X + MMF_X_MF
-    cmpult  $m8, $m8, $m0                 // nf
-    ld32    $m0, $m2, $mzero, MMF_X + MMF_X_T3
-    cmpult  $m0, $m3, $m0                 // nr
-    and     $m0, $m0, $m8                 // slow
-    sub     $m8, $m8, $m0                 // backwards
-    mul     $m10, $m6, $m0
-    st32    $m10, $m2, $mzero, MMF_W_WORDS * MMF_WI + MMF_W_SLOW_ROWS
-    sub     $m10, $m6, $m10
-    st32    $m10, $m2, $mzero, MMF_W_WORDS * MMF_WI + MMF_W_FAST_ROWS
-    add     $m6, $m6, -1
-    mul     $m6, $m6, $m8
-    add     $m6, $m6, $m3                 // first row run: the last if backwards
-    ld32    $m0, $m2, $mzero, MMF_X + MMF_X_SD
-    mul     $m0, $m0, $m8
-    ld32    $m10, $m2, $mzero, MMF_X + MMF_X_SF
-    add     $m0, $m0, $m10
-    st32    $m0, $m2, $mzero, MMF_W_WORDS * MMF_WI + MMF_W_STRIDES
-    ld32    $m0, $m1, $mzero, MMF_V_A_STEP
-    mul     $m0, $m0, $m6
-    ld32    $m10, $m1, $mzero, MMF_V_A
-    add     $m0, $m0, $m10
-    st32    $m0, $m2, $mzero, MMF_W_WORDS * MMF_WI + MMF_W_A
-    ld32    $m0, $m1, $mzero, MMF_V_C_STEP
-    mul     $m0, $m0, $m6
-    ld32    $m10, $m1, $mzero, MMF_V_C
-    add     $m0, $m0, $m10
-    st32    $m0, $m2, $mzero, MMF_W_WORDS * MMF_WI + MMF_W_C
-    add     $m0, $m2, 4 * MMF_S
-    st32    $m0, $m2, $mzero, MMF_W_WORDS * MMF_WI + MMF_W_SHARED
-    mov     $m3, $m7
-    .set    MMF_WI, MMF_WI + 1
-    .endr
+    // The six worker records (amp_worker_rows.S).
+    mm_worker_records MMF
     // Block loops: $m0 groups left - 1, $m2 blocks a group - 1, $m3 blocks
     // left in the group - 1, $m5 the vertex base (the scratch), $m6 its
     // step, $m7 the workers' entry, $m4 the A offset of the block, $m1 the

@@ -97,6 +97,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "matmul.h"
+
 /* Vertex record of sv_matmul_f32: 32-bit words. */
 enum matmul_f32_record {
     MATMUL_F32_V_A,           /* address of A */
@@ -170,10 +172,14 @@ typedef struct matmul_f32_args {
  * assumed valid). */
 bool matmul_f32_fast_placement(const matmul_f32_args *a);
 
-/* How worker w's (0..5) chunk is run, by the rule above; its first row
- * run (the last of the chunk when walked backwards) and its row count. */
+/* How worker w's (0..5) chunk is run, by the rule above (matmul.h's
+ * matmul_chunk_of, the f16 codelet's rule); its first row run (the last of
+ * the chunk when walked backwards) and its row count. */
 enum matmul_f32_chunk {
-    MATMUL_F32_CHUNK_EMPTY, MATMUL_F32_CHUNK_FORWARD, MATMUL_F32_CHUNK_BACKWARD, MATMUL_F32_CHUNK_SLOW
+    MATMUL_F32_CHUNK_EMPTY = MATMUL_CHUNK_EMPTY,
+    MATMUL_F32_CHUNK_FORWARD = MATMUL_CHUNK_FORWARD,
+    MATMUL_F32_CHUNK_BACKWARD = MATMUL_CHUNK_BACKWARD,
+    MATMUL_F32_CHUNK_SLOW = MATMUL_CHUNK_SLOW
 };
 enum matmul_f32_chunk matmul_f32_chunk(const matmul_f32_args *a, unsigned w, uint32_t *first_row,
                                        uint32_t *rows);

@@ -81,23 +81,7 @@ bool matmul_f32_fast_placement(const matmul_f32_args *a)
 
 enum matmul_f32_chunk matmul_f32_chunk(const matmul_f32_args *a, unsigned w, uint32_t *first_row, uint32_t *rows)
 {
-    uint32_t q = a->m / CODELET_WORKERS, extra = a->m % CODELET_WORKERS;
-    uint32_t start = w * q + (w < extra ? w : extra);
-    uint32_t r = q + (w < extra);
-    *first_row = start;
-    *rows = r;
-    if (r == 0)
-        return MATMUL_F32_CHUNK_EMPTY;
-    bool fast = matmul_f32_fast_placement(a);
-    /* The fast loop reads 2 rows of A and 3 of C beyond the chunk's end, in
-     * the direction it walks. */
-    if (fast && a->m - (start + r) >= 3)
-        return MATMUL_F32_CHUNK_FORWARD;
-    if (fast && start >= 3) {
-        *first_row = start + r - 1;
-        return MATMUL_F32_CHUNK_BACKWARD;
-    }
-    return MATMUL_F32_CHUNK_SLOW;
+    return (enum matmul_f32_chunk)matmul_chunk_of(a->m, matmul_f32_fast_placement(a), w, first_row, rows);
 }
 
 /* Supervisor issues of one call (matmul_f32.S) before the first

@@ -30,25 +30,29 @@ bool matmul_f16_fast_placement(const matmul_f16_args *a)
         && a->a_row_step <= MATMUL_MAX_FAST_ROW_STEP_BYTES && a->c_row_step <= MATMUL_MAX_FAST_ROW_STEP_BYTES;
 }
 
-enum matmul_chunk matmul_f16_chunk(const matmul_f16_args *a, unsigned w, uint32_t *first_row, uint32_t *rows)
+enum matmul_chunk matmul_chunk_of(uint32_t m, bool fast, unsigned w, uint32_t *first_row, uint32_t *rows)
 {
-    uint32_t q = a->m / CODELET_WORKERS, extra = a->m % CODELET_WORKERS;
+    uint32_t q = m / CODELET_WORKERS, extra = m % CODELET_WORKERS;
     uint32_t start = w * q + (w < extra ? w : extra);
     uint32_t r = q + (w < extra);
     *first_row = start;
     *rows = r;
     if (r == 0)
         return MATMUL_CHUNK_EMPTY;
-    bool fast = matmul_f16_fast_placement(a);
     /* The fast loop reads 2 rows of A and 3 of C beyond the chunk's end, in
      * the direction it walks. */
-    if (fast && a->m - (start + r) >= 3)
+    if (fast && m - (start + r) >= 3)
         return MATMUL_CHUNK_FORWARD;
     if (fast && start >= 3) {
         *first_row = start + r - 1;
         return MATMUL_CHUNK_BACKWARD;
     }
     return MATMUL_CHUNK_SLOW;
+}
+
+enum matmul_chunk matmul_f16_chunk(const matmul_f16_args *a, unsigned w, uint32_t *first_row, uint32_t *rows)
+{
+    return matmul_chunk_of(a->m, matmul_f16_fast_placement(a), w, first_row, rows);
 }
 
 /* Supervisor issues of one call (matmul.S) before the first ld128putcs,
