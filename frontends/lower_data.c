@@ -248,19 +248,15 @@ bool lw_lower_cast(lowering *lw, const graph_node *n, int index)
     uint32_t ein = lw->tensor[in].element_bytes, eout = lw->tensor[out].element_bytes;
     for (size_t k = 0; k < lo->n && !lw->failed; k++) {
         const piece *p = &lo->p[k];
-        uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
-        lw_worker_split((p->count + 3) / 4, wl, wh);
-        uint32_t *recs[CODELET_WORKERS];
-        uint32_t off = lw_six_records(lw, p->tile, KERNEL_CAST_WORDS, recs);
-        if (lw->failed)
+        worker_set ws;
+        if (!lw_workers_begin(lw, p->tile, KERNEL_CAST_WORDS, (p->count + 3) / 4, &ws))
             break;
         for (int w = 0; w < CODELET_WORKERS; w++) {
-            uint64_t e0 = wl[w] * 4, e1 = wh[w] * 4 < p->count ? wh[w] * 4 : p->count;
-            kernel_cast_record(recs[w], src[k] + (uint32_t)(e0 * ein), p->addr + (uint32_t)(e0 * eout),
+            uint64_t e0 = ws.lo[w] * 4, e1 = ws.hi[w] * 4 < p->count ? ws.hi[w] * 4 : p->count;
+            kernel_cast_record(ws.rec[w], src[k] + (uint32_t)(e0 * ein), p->addr + (uint32_t)(e0 * eout),
                                (uint32_t)(e1 > e0 ? e1 - e0 : 0));
         }
-        lw_step_run(lw, p->tile, down ? lw->kernels.vtx_cast_f32_to_f16 : lw->kernels.vtx_cast_f16_to_f32, off,
-                    KERNEL_CAST_WORDS);
+        lw_workers_run(lw, p->tile, down ? lw->kernels.vtx_cast_f32_to_f16 : lw->kernels.vtx_cast_f16_to_f32, &ws);
     }
     free(src);
     return !lw->failed;
@@ -392,43 +388,35 @@ bool lw_lower_reduce(lowering *lw, const graph_node *n, int index)
         if (!o)
             break;
         lw_add_piece(lw, out, t, o, l[ti], nrows);
-        uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
-        uint32_t *recs[CODELET_WORKERS];
-        uint32_t off;
+        worker_set ws;
         if (pre >= 0) {
             /* In place over the fetched rows (padding included: never read
              * into a result). */
-            lw_worker_split(nrows * padded / 2, wl, wh);
-            off = lw_six_records(lw, t, KERNEL_UNARY_WORDS, recs);
-            if (lw->failed)
+            if (!lw_workers_begin(lw, t, KERNEL_UNARY_WORDS, nrows * padded / 2, &ws))
                 break;
             for (int w = 0; w < CODELET_WORKERS; w++)
-                kernel_unary_record(recs[w], src[ti] + (uint32_t)(wl[w] * 8), src[ti] + (uint32_t)(wl[w] * 8),
-                                    (uint32_t)((wh[w] - wl[w]) * 2), pre, 0, 0);
-            lw_step_run(lw, t, lw->kernels.vtx_unary_f32, off, KERNEL_UNARY_WORDS);
+                kernel_unary_record(ws.rec[w], src[ti] + (uint32_t)(ws.lo[w] * 8), src[ti] + (uint32_t)(ws.lo[w] * 8),
+                                    (uint32_t)((ws.hi[w] - ws.lo[w]) * 2), pre, 0, 0);
+            lw_workers_run(lw, t, lw->kernels.vtx_unary_f32, &ws);
         }
-        lw_worker_split((nrows + 1) / 2, wl, wh);
-        off = lw_six_records(lw, t, KERNEL_REDUCE_WORDS, recs);
-        if (lw->failed)
+        if (!lw_workers_begin(lw, t, KERNEL_REDUCE_WORDS, (nrows + 1) / 2, &ws))
             break;
         for (int w = 0; w < CODELET_WORKERS; w++) {
-            uint64_t r0 = wl[w] * 2, r1 = wh[w] * 2 < nrows ? wh[w] * 2 : nrows;
-            kernel_reduce_record(recs[w], src[ti] + (uint32_t)(r0 * padded * 4), o + (uint32_t)(r0 * 4),
+            uint64_t r0 = ws.lo[w] * 2, r1 = ws.hi[w] * 2 < nrows ? ws.hi[w] * 2 : nrows;
+            kernel_reduce_record(ws.rec[w], src[ti] + (uint32_t)(r0 * padded * 4), o + (uint32_t)(r0 * 4),
                                  (uint32_t)(r1 > r0 ? r1 - r0 : 0), (uint32_t)cols, (uint32_t)padded * 4, op,
                                  1.0f / (float)cols);
         }
-        lw_step_run(lw, t, lw->kernels.vtx_reduce_rows_f32, off, KERNEL_REDUCE_WORDS);
+        lw_workers_run(lw, t, lw->kernels.vtx_reduce_rows_f32, &ws);
         if (post >= 0) {
-            lw_worker_split((nrows + 1) / 2, wl, wh);
-            off = lw_six_records(lw, t, KERNEL_UNARY_WORDS, recs);
-            if (lw->failed)
+            if (!lw_workers_begin(lw, t, KERNEL_UNARY_WORDS, (nrows + 1) / 2, &ws))
                 break;
             for (int w = 0; w < CODELET_WORKERS; w++) {
-                uint64_t e0 = wl[w] * 2, e1 = wh[w] * 2 < nrows ? wh[w] * 2 : nrows;
-                kernel_unary_record(recs[w], o + (uint32_t)(e0 * 4), o + (uint32_t)(e0 * 4),
+                uint64_t e0 = ws.lo[w] * 2, e1 = ws.hi[w] * 2 < nrows ? ws.hi[w] * 2 : nrows;
+                kernel_unary_record(ws.rec[w], o + (uint32_t)(e0 * 4), o + (uint32_t)(e0 * 4),
                                     (uint32_t)(e1 > e0 ? e1 - e0 : 0), post, 0, 0);
             }
-            lw_step_run(lw, t, lw->kernels.vtx_unary_f32, off, KERNEL_UNARY_WORDS);
+            lw_workers_run(lw, t, lw->kernels.vtx_unary_f32, &ws);
         }
     }
     free(src);
@@ -531,20 +519,17 @@ static bool pool_by_channels(lowering *lw, const graph_node *n, const ops_window
                     continue;
                 }
                 /* The workers share the channels. */
-                uint32_t *recs[CODELET_WORKERS];
-                uint32_t off = lw_six_records(lw, tile, KERNEL_POOL_WORDS, recs);
-                if (lw->failed)
+                worker_set ws;
+                if (!lw_workers_begin(lw, tile, KERNEL_POOL_WORDS, cc / cu, &ws))
                     break;
-                uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
-                lw_worker_split(cc / cu, wl, wh);
                 kernel_pool_shape s2 = sh;
                 s2.c = (uint32_t)cc;
                 for (int k = 0; k < CODELET_WORKERS; k++)
-                    kernel_pool_record(recs[k], src[slot] + (uint32_t)(wl[k] * cu * 4),
-                                       dst[slot] + (uint32_t)(wl[k] * cu * 4), &s2, 0, 1,
-                                       (uint32_t)((wh[k] - wl[k]) * cu), count_pad);
-                lw_step_run(lw, tile, avg ? lw->kernels.vtx_avgpool_nhwc_f32 : lw->kernels.vtx_maxpool_nhwc_f32, off,
-                            KERNEL_POOL_WORDS);
+                    kernel_pool_record(ws.rec[k], src[slot] + (uint32_t)(ws.lo[k] * cu * 4),
+                                       dst[slot] + (uint32_t)(ws.lo[k] * cu * 4), &s2, 0, 1,
+                                       (uint32_t)((ws.hi[k] - ws.lo[k]) * cu), count_pad);
+                lw_workers_run(lw, tile, avg ? lw->kernels.vtx_avgpool_nhwc_f32 : lw->kernels.vtx_maxpool_nhwc_f32,
+                               &ws);
             }
         }
         if (pass == 0 && !lw->failed)
@@ -718,16 +703,13 @@ bool lw_lower_pool(lowering *lw, const graph_node *n, int index)
     for (size_t q = 0; q < nbl && !lw->failed; q++) {
         pool_block *B = &bl[q];
         uint64_t x0 = B->x0, wr = B->wr, pw = B->c1 - B->c0;
-        uint32_t *recs[CODELET_WORKERS];
-        uint32_t off = lw_six_records(lw, B->tile, KERNEL_POOL_WORDS, recs);
-        if (lw->failed)
-            break;
         bool by_channel = B->o1 - B->o0 < CODELET_WORKERS;
-        uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
         /* Split by channel: in pairs when C is even (the codelet's 8-byte
          * aligned pixels), one by one when it is odd. */
         const uint64_t cu = c % 2 ? 1 : 2;
-        lw_worker_split(by_channel ? c / cu : B->o1 - B->o0, wl, wh);
+        worker_set ws;
+        if (!lw_workers_begin(lw, B->tile, KERNEL_POOL_WORDS, by_channel ? c / cu : B->o1 - B->o0, &ws))
+            break;
         /* The block's columns: the received ones, the window's left edge
          * moved with them. */
         kernel_pool_shape sh = { (uint32_t)h, (uint32_t)wr, (uint32_t)c, (uint32_t)win.kernel[0],
@@ -737,14 +719,14 @@ bool lw_lower_pool(lowering *lw, const graph_node *n, int index)
                                  (uint32_t)oh, (uint32_t)pw };
         for (int k = 0; k < CODELET_WORKERS; k++) {
             if (by_channel)
-                kernel_pool_record(recs[k], B->src + (uint32_t)(wl[k] * cu * 4), B->dst + (uint32_t)(wl[k] * cu * 4),
-                                   &sh, (uint32_t)B->o0, (uint32_t)B->o1, (uint32_t)((wh[k] - wl[k]) * cu), count_pad);
+                kernel_pool_record(ws.rec[k], B->src + (uint32_t)(ws.lo[k] * cu * 4),
+                                   B->dst + (uint32_t)(ws.lo[k] * cu * 4), &sh, (uint32_t)B->o0, (uint32_t)B->o1,
+                                   (uint32_t)((ws.hi[k] - ws.lo[k]) * cu), count_pad);
             else
-                kernel_pool_record(recs[k], B->src, B->dst, &sh, (uint32_t)(B->o0 + wl[k]), (uint32_t)(B->o0 + wh[k]),
-                                   (uint32_t)c, count_pad);
+                kernel_pool_record(ws.rec[k], B->src, B->dst, &sh, (uint32_t)(B->o0 + ws.lo[k]),
+                                   (uint32_t)(B->o0 + ws.hi[k]), (uint32_t)c, count_pad);
         }
-        lw_step_run(lw, B->tile, avg ? lw->kernels.vtx_avgpool_nhwc_f32 : lw->kernels.vtx_maxpool_nhwc_f32, off,
-                    KERNEL_POOL_WORDS);
+        lw_workers_run(lw, B->tile, avg ? lw->kernels.vtx_avgpool_nhwc_f32 : lw->kernels.vtx_maxpool_nhwc_f32, &ws);
     }
     free(bl);
     return !lw->failed;

@@ -126,18 +126,15 @@ bool lw_lower_unary_fn(lowering *lw, const graph_node *n, int index, int functio
         lw_end_phase(lw);
     for (size_t k = 0; k < lo->n && !lw->failed; k++) {
         const piece *p = &lo->p[k];
-        uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
-        lw_worker_split((p->count + 1) / 2, wl, wh);
-        uint32_t *recs[CODELET_WORKERS];
-        uint32_t off = lw_six_records(lw, p->tile, KERNEL_UNARY_WORDS, recs);
-        if (lw->failed)
+        worker_set ws;
+        if (!lw_workers_begin(lw, p->tile, KERNEL_UNARY_WORDS, (p->count + 1) / 2, &ws))
             break;
         for (int w = 0; w < CODELET_WORKERS; w++) {
-            uint64_t e0 = wl[w] * 2, e1 = wh[w] * 2 < p->count ? wh[w] * 2 : p->count;
-            unary_record(recs[w], src[k] + (uint32_t)(e0 * 4), p->addr + (uint32_t)(e0 * 4),
+            uint64_t e0 = ws.lo[w] * 2, e1 = ws.hi[w] * 2 < p->count ? ws.hi[w] * 2 : p->count;
+            unary_record(ws.rec[w], src[k] + (uint32_t)(e0 * 4), p->addr + (uint32_t)(e0 * 4),
                          (uint32_t)(e1 > e0 ? e1 - e0 : 0), function);
         }
-        lw_step_run(lw, p->tile, lw->kernels.vtx_unary_f32, off, KERNEL_UNARY_WORDS);
+        lw_workers_run(lw, p->tile, lw->kernels.vtx_unary_f32, &ws);
     }
     free(src);
     return !lw->failed;
@@ -475,25 +472,20 @@ bool lw_lower_rows(lowering *lw, const graph_node *n, int index)
             if (!bet[k] || !lw_tile_data(lw, tile, bet[k], NULL, (uint32_t)(cols * 4), "zeros"))
                 break;
         }
-        uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
-        lw_worker_split(h[k] - l[k], wl, wh);
-        uint32_t words = layernorm ? KERNEL_LAYERNORM_WORDS : KERNEL_SOFTMAX_WORDS;
-        uint32_t *recs[CODELET_WORKERS];
-        uint32_t off = lw_six_records(lw, tile, words, recs);
-        if (lw->failed)
+        worker_set ws;
+        if (!lw_workers_begin(lw, tile, layernorm ? KERNEL_LAYERNORM_WORDS : KERNEL_SOFTMAX_WORDS, h[k] - l[k], &ws))
             break;
         for (int w = 0; w < CODELET_WORKERS; w++) {
-            uint32_t o = (uint32_t)wl[w] * step;
+            uint32_t o = (uint32_t)ws.lo[w] * step, nrows = (uint32_t)(ws.hi[w] - ws.lo[w]);
             if (layernorm)
-                kernel_layernorm_record(recs[w], src[k] + o, dst[k] + o, gam[k], bet[k], (uint32_t)(wh[w] - wl[w]),
-                                        (uint32_t)cols, step, eps,
-                                        stat_addr[0] ? stat_addr[0][k] + (uint32_t)wl[w] * 4 : 0,
-                                        stat_addr[1] ? stat_addr[1][k] + (uint32_t)wl[w] * 4 : 0);
+                kernel_layernorm_record(ws.rec[w], src[k] + o, dst[k] + o, gam[k], bet[k], nrows, (uint32_t)cols,
+                                        step, eps, stat_addr[0] ? stat_addr[0][k] + (uint32_t)ws.lo[w] * 4 : 0,
+                                        stat_addr[1] ? stat_addr[1][k] + (uint32_t)ws.lo[w] * 4 : 0);
             else
-                kernel_softmax_record(recs[w], src[k] + o, dst[k] + o, (uint32_t)(wh[w] - wl[w]), (uint32_t)cols,
-                                      step);
+                kernel_softmax_record(ws.rec[w], src[k] + o, dst[k] + o, nrows, (uint32_t)cols, step);
         }
-        lw_step_run(lw, tile, layernorm ? lw->kernels.vtx_layernorm_rows_f32 : lw->kernels.vtx_softmax_rows_f32, off, words);
+        lw_workers_run(lw, tile, layernorm ? lw->kernels.vtx_layernorm_rows_f32 : lw->kernels.vtx_softmax_rows_f32,
+                       &ws);
     }
 out:
     free(l); free(h); free(dst); free(src); free(gam); free(bet); free(tl);

@@ -243,8 +243,8 @@ void lw_broadcast_strides(const graph_shape *in, const graph_shape *out, int64_t
  * vertex records (each `words` words; NULL when they did not fit, lw
  * failed) and worker w's share [lo[w], hi[w]) of `units` (lw_worker_split:
  * the first units % 6 take one more).  Fill the records between
- * lw_workers_begin (false when there are none) and lw_workers_run, which
- * steps the tile into the compute set either way. */
+ * lw_workers_begin (false when lw has failed, the records then perhaps
+ * NULL) and lw_workers_run, which steps the tile into the compute set. */
 typedef struct worker_set {
     uint32_t *rec[CODELET_WORKERS];
     uint64_t lo[CODELET_WORKERS], hi[CODELET_WORKERS];
