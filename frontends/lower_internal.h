@@ -239,6 +239,9 @@ bool lw_channels_last_ok(const graph *g, const graph_node *n, const char **why);
  * shape `out`, aligned on the right; 0 where the input's dimension is 1 or
  * missing. */
 void lw_broadcast_strides(const graph_shape *in, const graph_shape *out, int64_t *stride);
+/* The input's element offset (with those strides) at the start of output
+ * row r (rows of the output's last dimension; lower_logic.c). */
+int64_t lw_row_offset(const graph_shape *out, const int64_t *stride, int64_t r);
 /* A compute set of the six workers on a tile (lower_workers.c): their
  * vertex records (each `words` words; NULL when they did not fit, lw
  * failed) and worker w's share [lo[w], hi[w]) of `units` (lw_worker_split:
