@@ -1,7 +1,20 @@
 /*
- * lower_internal.h — the lowering's state and helpers, shared by the files
- * that lower one kind of op (lower.c, lower_matmul.c).  Not an interface
- * for anything outside frontends/lower*.c.
+ * lower_internal.h — the lowering's state and the calls every file of the
+ * lowering shares.  Included by the files that lower one kind of op
+ * (lower_data.c, lower_gather.c, lower_logic.c, lower_matmul.c) and by
+ * lower_workers.c, and through lower_ops.h by the driver's files (lower.c,
+ * lower_ops.c, lower_layout.c, lower_memory.c, lower_exchange.c,
+ * lower_elementwise.c, lower_program.c).  It holds:
+ *   - the state: a tensor's pieces and memory blocks (ltensor), a tile's
+ *     control program, vertex records, transfers and memory (ltile), and
+ *     the whole lowering (lowering);
+ *   - failing and reporting, tile numbering, tile memory and scratch,
+ *     vertex records and the steps of the control program, the exchange
+ *     phase being built, fetching tensor pieces onto a tile, and the
+ *     planner's splits over tiles and workers;
+ *   - the entry points of the ops lowered in their own files;
+ *   - broadcast geometry and the six workers' compute set (worker_set).
+ * Not an interface for anything outside frontends/lower*.c.
  */
 #ifndef IPUSIM_FRONTENDS_LOWER_INTERNAL_H
 #define IPUSIM_FRONTENDS_LOWER_INTERNAL_H
@@ -13,11 +26,11 @@
 #include "graph.h"
 #include "kernels.h"
 #include "lower.h"
+#include "memmodel/memory_map.h"
 #include "sim/program/tensor_map.h"
 #include "workloads/codelets/codelet_library.h"
 #include "workloads/codelets/abi.h"
 
-#define ELEMENT_BYTES 16384u          /* a memory element (region 0 is linear in them) */
 #define ALIGN8(x) (((x) + 7u) & ~(uint64_t)7u)
 
 typedef struct piece {
