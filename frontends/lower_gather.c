@@ -197,8 +197,10 @@ static void free_bytes(const lowering *lw, uint64_t *avail, uint64_t *block)
     *avail = *block = UINT64_MAX;
     for (uint32_t i = 0; i < lw->tiles; i++) {
         const ltile *t = &lw->tile[lw->stage * lw->tiles + i];
-        uint64_t f0 = t->region0_scratch_floor > t->region0_kept_end ? t->region0_scratch_floor - t->region0_kept_end : 0;
-        uint64_t f1 = t->region1_scratch_floor > t->region1_kept_end ? t->region1_scratch_floor - t->region1_kept_end : 0;
+        uint64_t f0 = t->region0_scratch_floor > t->region0_kept_end
+                          ? t->region0_scratch_floor - t->region0_kept_end : 0;
+        uint64_t f1 = t->region1_scratch_floor > t->region1_kept_end
+                          ? t->region1_scratch_floor - t->region1_kept_end : 0;
         if (f0 + f1 < *avail)
             *avail = f0 + f1;
         if ((f0 > f1 ? f0 : f1) < *block)
