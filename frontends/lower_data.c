@@ -1,8 +1,16 @@
 /*
- * lower_data.c — ops that only move data (Transpose, Concat, Slice, Expand,
- * Gather with constant indices), reductions over the last axes, casts
- * between f32 and f16, and Pow with the exponents that have an exact
- * cheaper form.
+ * lower_data.c — the ops that move or gather data without an element-wise
+ * codelet of their own:
+ *   - data movement in runs (lw_lower_runs): Transpose, Concat, Slice,
+ *     Expand and Gather with constant indices;
+ *   - casts between f32 and f16 (lw_lower_cast: vtx_cast_f32_to_f16 and
+ *     vtx_cast_f16_to_f32 on the tiles that hold the input);
+ *   - reductions over any axes (lw_lower_reduce: vtx_reduce_rows_f32,
+ *     with a vtx_unary_f32 pass before or after for the forms it lacks);
+ *   - the exact cheaper forms of Pow by a constant (lw_pow_form);
+ *   - MaxPool, AveragePool and GlobalAveragePool on images kept
+ *     channels-last (lw_lower_pool: blocks of output pixels, a compute set
+ *     of vtx_maxpool_nhwc_f32 or vtx_avgpool_nhwc_f32 on each).
  *
  * Data movement is lowered as runs: the output is split linearly over the
  * tiles, and for each output piece the elements are walked in order; a run
@@ -248,19 +256,15 @@ bool lw_lower_cast(lowering *lw, const graph_node *n, int index)
     uint32_t ein = lw->tensor[in].element_bytes, eout = lw->tensor[out].element_bytes;
     for (size_t k = 0; k < lo->n && !lw->failed; k++) {
         const piece *p = &lo->p[k];
-        uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
-        lw_worker_split((p->count + 3) / 4, wl, wh);
-        uint32_t *recs[CODELET_WORKERS];
-        uint32_t off = lw_six_records(lw, p->tile, KERNEL_CAST_WORDS, recs);
-        if (lw->failed)
+        worker_set ws;
+        if (!lw_workers_begin(lw, p->tile, KERNEL_CAST_WORDS, (p->count + 3) / 4, &ws))
             break;
         for (int w = 0; w < CODELET_WORKERS; w++) {
-            uint64_t e0 = wl[w] * 4, e1 = wh[w] * 4 < p->count ? wh[w] * 4 : p->count;
-            kernel_cast_record(recs[w], src[k] + (uint32_t)(e0 * ein), p->addr + (uint32_t)(e0 * eout),
+            uint64_t e0 = ws.lo[w] * 4, e1 = ws.hi[w] * 4 < p->count ? ws.hi[w] * 4 : p->count;
+            kernel_cast_record(ws.rec[w], src[k] + (uint32_t)(e0 * ein), p->addr + (uint32_t)(e0 * eout),
                                (uint32_t)(e1 > e0 ? e1 - e0 : 0));
         }
-        lw_step_run(lw, p->tile, down ? lw->kernels.vtx_cast_f32_to_f16 : lw->kernels.vtx_cast_f16_to_f32, off,
-                    KERNEL_CAST_WORDS);
+        lw_workers_run(lw, p->tile, down ? lw->kernels.vtx_cast_f32_to_f16 : lw->kernels.vtx_cast_f16_to_f32, &ws);
     }
     free(src);
     return !lw->failed;
@@ -392,43 +396,35 @@ bool lw_lower_reduce(lowering *lw, const graph_node *n, int index)
         if (!o)
             break;
         lw_add_piece(lw, out, t, o, l[ti], nrows);
-        uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
-        uint32_t *recs[CODELET_WORKERS];
-        uint32_t off;
+        worker_set ws;
         if (pre >= 0) {
             /* In place over the fetched rows (padding included: never read
              * into a result). */
-            lw_worker_split(nrows * padded / 2, wl, wh);
-            off = lw_six_records(lw, t, KERNEL_UNARY_WORDS, recs);
-            if (lw->failed)
+            if (!lw_workers_begin(lw, t, KERNEL_UNARY_WORDS, nrows * padded / 2, &ws))
                 break;
             for (int w = 0; w < CODELET_WORKERS; w++)
-                kernel_unary_record(recs[w], src[ti] + (uint32_t)(wl[w] * 8), src[ti] + (uint32_t)(wl[w] * 8),
-                                    (uint32_t)((wh[w] - wl[w]) * 2), pre, 0, 0);
-            lw_step_run(lw, t, lw->kernels.vtx_unary_f32, off, KERNEL_UNARY_WORDS);
+                kernel_unary_record(ws.rec[w], src[ti] + (uint32_t)(ws.lo[w] * 8), src[ti] + (uint32_t)(ws.lo[w] * 8),
+                                    (uint32_t)((ws.hi[w] - ws.lo[w]) * 2), pre, 0, 0);
+            lw_workers_run(lw, t, lw->kernels.vtx_unary_f32, &ws);
         }
-        lw_worker_split((nrows + 1) / 2, wl, wh);
-        off = lw_six_records(lw, t, KERNEL_REDUCE_WORDS, recs);
-        if (lw->failed)
+        if (!lw_workers_begin(lw, t, KERNEL_REDUCE_WORDS, (nrows + 1) / 2, &ws))
             break;
         for (int w = 0; w < CODELET_WORKERS; w++) {
-            uint64_t r0 = wl[w] * 2, r1 = wh[w] * 2 < nrows ? wh[w] * 2 : nrows;
-            kernel_reduce_record(recs[w], src[ti] + (uint32_t)(r0 * padded * 4), o + (uint32_t)(r0 * 4),
+            uint64_t r0 = ws.lo[w] * 2, r1 = ws.hi[w] * 2 < nrows ? ws.hi[w] * 2 : nrows;
+            kernel_reduce_record(ws.rec[w], src[ti] + (uint32_t)(r0 * padded * 4), o + (uint32_t)(r0 * 4),
                                  (uint32_t)(r1 > r0 ? r1 - r0 : 0), (uint32_t)cols, (uint32_t)padded * 4, op,
                                  1.0f / (float)cols);
         }
-        lw_step_run(lw, t, lw->kernels.vtx_reduce_rows_f32, off, KERNEL_REDUCE_WORDS);
+        lw_workers_run(lw, t, lw->kernels.vtx_reduce_rows_f32, &ws);
         if (post >= 0) {
-            lw_worker_split((nrows + 1) / 2, wl, wh);
-            off = lw_six_records(lw, t, KERNEL_UNARY_WORDS, recs);
-            if (lw->failed)
+            if (!lw_workers_begin(lw, t, KERNEL_UNARY_WORDS, (nrows + 1) / 2, &ws))
                 break;
             for (int w = 0; w < CODELET_WORKERS; w++) {
-                uint64_t e0 = wl[w] * 2, e1 = wh[w] * 2 < nrows ? wh[w] * 2 : nrows;
-                kernel_unary_record(recs[w], o + (uint32_t)(e0 * 4), o + (uint32_t)(e0 * 4),
+                uint64_t e0 = ws.lo[w] * 2, e1 = ws.hi[w] * 2 < nrows ? ws.hi[w] * 2 : nrows;
+                kernel_unary_record(ws.rec[w], o + (uint32_t)(e0 * 4), o + (uint32_t)(e0 * 4),
                                     (uint32_t)(e1 > e0 ? e1 - e0 : 0), post, 0, 0);
             }
-            lw_step_run(lw, t, lw->kernels.vtx_unary_f32, off, KERNEL_UNARY_WORDS);
+            lw_workers_run(lw, t, lw->kernels.vtx_unary_f32, &ws);
         }
     }
     free(src);
@@ -531,20 +527,17 @@ static bool pool_by_channels(lowering *lw, const graph_node *n, const ops_window
                     continue;
                 }
                 /* The workers share the channels. */
-                uint32_t *recs[CODELET_WORKERS];
-                uint32_t off = lw_six_records(lw, tile, KERNEL_POOL_WORDS, recs);
-                if (lw->failed)
+                worker_set ws;
+                if (!lw_workers_begin(lw, tile, KERNEL_POOL_WORDS, cc / cu, &ws))
                     break;
-                uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
-                lw_worker_split(cc / cu, wl, wh);
                 kernel_pool_shape s2 = sh;
                 s2.c = (uint32_t)cc;
                 for (int k = 0; k < CODELET_WORKERS; k++)
-                    kernel_pool_record(recs[k], src[slot] + (uint32_t)(wl[k] * cu * 4),
-                                       dst[slot] + (uint32_t)(wl[k] * cu * 4), &s2, 0, 1,
-                                       (uint32_t)((wh[k] - wl[k]) * cu), count_pad);
-                lw_step_run(lw, tile, avg ? lw->kernels.vtx_avgpool_nhwc_f32 : lw->kernels.vtx_maxpool_nhwc_f32, off,
-                            KERNEL_POOL_WORDS);
+                    kernel_pool_record(ws.rec[k], src[slot] + (uint32_t)(ws.lo[k] * cu * 4),
+                                       dst[slot] + (uint32_t)(ws.lo[k] * cu * 4), &s2, 0, 1,
+                                       (uint32_t)((ws.hi[k] - ws.lo[k]) * cu), count_pad);
+                lw_workers_run(lw, tile, avg ? lw->kernels.vtx_avgpool_nhwc_f32 : lw->kernels.vtx_maxpool_nhwc_f32,
+                               &ws);
             }
         }
         if (pass == 0 && !lw->failed)
@@ -587,9 +580,11 @@ static pool_block *pool_blocks(lowering *lw, const ops_window *win, uint64_t nb,
         lw_linear_split(units, 1, tiles, l, hh);
         for (uint32_t ti = 0; ti < tiles; ti++)
             for (uint64_t img = 0; img < nb; img++) {
-                uint64_t u0 = l[ti] > img * oh ? l[ti] : img * oh, u1 = hh[ti] < (img + 1) * oh ? hh[ti] : (img + 1) * oh;
+                uint64_t u0 = l[ti] > img * oh ? l[ti] : img * oh;
+                uint64_t u1 = hh[ti] < (img + 1) * oh ? hh[ti] : (img + 1) * oh;
                 if (u0 < u1)
-                    bl[nbl++] = (pool_block){ lw_tile_of(lw, ti), 0, 0, img, u0 - img * oh, u1 - img * oh, 0, ow, 0, 0 };
+                    bl[nbl++] = (pool_block){ lw_tile_of(lw, ti), 0, 0, img, u0 - img * oh, u1 - img * oh, 0, ow,
+                                              0, 0 };
             }
         free(l);
         free(hh);
@@ -612,6 +607,100 @@ static pool_block *pool_blocks(lowering *lw, const ops_window *win, uint64_t nb,
     }
     *n_blocks = nbl;
     return bl;
+}
+
+/* Pass 1 of a pool: each block receives the input rows (or the part of
+ * them) its windows reach and is given its output pixels; the exchange
+ * phase ends. */
+static void pool_receive(lowering *lw, const graph_node *n, const ops_window *win, pool_block *bl, size_t nbl,
+                         const char *what)
+{
+    int in = n->inputs[0], out = n->outputs[0];
+    const graph_shape *xs = &lw->g->tensors[in].shape;
+    uint64_t c = (uint64_t)xs->dims[1], h = (uint64_t)xs->dims[2], w = (uint64_t)xs->dims[3],
+             oh = (uint64_t)win->out[0], ow = (uint64_t)win->out[1];
+    for (size_t q = 0; q < nbl && !lw->failed; q++) {
+        pool_block *B = &bl[q];
+        int64_t r0 = (int64_t)B->o0 * win->stride[0] - win->pad_begin[0],
+                r1 = (int64_t)(B->o1 - 1) * win->stride[0] - win->pad_begin[0] + win->kernel[0];
+        int64_t x0 = (int64_t)B->c0 * win->stride[1] - win->pad_begin[1],
+                x1 = (int64_t)(B->c1 - 1) * win->stride[1] - win->pad_begin[1] + win->kernel[1];
+        r0 = r0 < 0 ? 0 : r0;
+        r1 = r1 > (int64_t)h ? (int64_t)h : r1;
+        x0 = x0 < 0 ? 0 : x0;
+        x1 = x1 > (int64_t)w ? (int64_t)w : x1;
+        uint64_t wr = x1 > x0 ? (uint64_t)(x1 - x0) : 0;
+        B->x0 = (uint64_t)x0;
+        B->wr = wr;
+        if (r1 > r0 && wr) {
+            uint32_t a;
+            if (wr == w) {
+                a = lw_fetch(lw, in, (B->img * h + (uint64_t)r0) * w * c, (uint64_t)(r1 - r0) * w * c, B->tile,
+                             PREFER_REGION1);
+            } else {
+                a = lw_scratch_alloc(lw, B->tile, (uint64_t)(r1 - r0) * wr * c * 4, PREFER_REGION1, 8, what);
+                for (int64_t ih = r0; a && ih < r1 && !lw->failed; ih++)
+                    lw_fetch_into(lw, in, ((B->img * h + (uint64_t)ih) * w + (uint64_t)x0) * c, wr * c, B->tile,
+                                  a + (uint32_t)((uint64_t)(ih - r0) * wr * c * 4));
+            }
+            if (!a)
+                break;
+            /* shifted so that row ih of the image is at a + (ih - r0) W' C */
+            B->src = a - (uint32_t)((uint64_t)r0 * wr * c * 4);
+        }
+        uint64_t pw = B->c1 - B->c0;
+        uint32_t o = lw_tensor_alloc(lw, out, B->tile, (B->o1 - B->o0) * pw * c * 4, PREFER_REGION1, 8, false, what);
+        if (!o)
+            break;
+        if (pw == ow)
+            lw_add_piece(lw, out, B->tile, o, (B->img * oh + B->o0) * ow * c, (B->o1 - B->o0) * ow * c);
+        else
+            for (uint64_t r = B->o0; r < B->o1 && !lw->failed; r++)
+                lw_add_piece(lw, out, B->tile, o + (uint32_t)((r - B->o0) * pw * c * 4),
+                             ((B->img * oh + r) * ow + B->c0) * c, pw * c);
+        B->dst = o - (uint32_t)(B->o0 * pw * c * 4);
+    }
+    if (!lw->failed)
+        lw_end_phase(lw);
+}
+
+/* Pass 2 of a pool: a compute set on each block's tile, its six workers
+ * sharing the block's output rows, or its channels when it has fewer rows
+ * than workers. */
+static void pool_compute_sets(lowering *lw, const graph_node *n, const ops_window *win, const pool_block *bl,
+                              size_t nbl, bool avg, bool count_pad)
+{
+    const graph_shape *xs = &lw->g->tensors[n->inputs[0]].shape;
+    uint64_t c = (uint64_t)xs->dims[1], h = (uint64_t)xs->dims[2], oh = (uint64_t)win->out[0];
+    for (size_t q = 0; q < nbl && !lw->failed; q++) {
+        const pool_block *B = &bl[q];
+        uint64_t x0 = B->x0, wr = B->wr, pw = B->c1 - B->c0;
+        bool by_channel = B->o1 - B->o0 < CODELET_WORKERS;
+        /* Split by channel: in pairs when C is even (the codelet's 8-byte
+         * aligned pixels), one by one when it is odd. */
+        const uint64_t cu = c % 2 ? 1 : 2;
+        worker_set ws;
+        if (!lw_workers_begin(lw, B->tile, KERNEL_POOL_WORDS, by_channel ? c / cu : B->o1 - B->o0, &ws))
+            break;
+        /* The block's columns: the received ones, the window's left edge
+         * moved with them. */
+        kernel_pool_shape sh = { (uint32_t)h, (uint32_t)wr, (uint32_t)c, (uint32_t)win->kernel[0],
+                                 (uint32_t)win->kernel[1], (uint32_t)win->stride[0], (uint32_t)win->stride[1],
+                                 (uint32_t)win->pad_begin[0],
+                                 (uint32_t)(win->pad_begin[1] + (int64_t)x0
+                                            - (int64_t)(B->c0 * (uint64_t)win->stride[1])),
+                                 (uint32_t)oh, (uint32_t)pw };
+        for (int k = 0; k < CODELET_WORKERS; k++) {
+            if (by_channel)
+                kernel_pool_record(ws.rec[k], B->src + (uint32_t)(ws.lo[k] * cu * 4),
+                                   B->dst + (uint32_t)(ws.lo[k] * cu * 4), &sh, (uint32_t)B->o0, (uint32_t)B->o1,
+                                   (uint32_t)((ws.hi[k] - ws.lo[k]) * cu), count_pad);
+            else
+                kernel_pool_record(ws.rec[k], B->src, B->dst, &sh, (uint32_t)(B->o0 + ws.lo[k]),
+                                   (uint32_t)(B->o0 + ws.hi[k]), (uint32_t)c, count_pad);
+        }
+        lw_workers_run(lw, B->tile, avg ? lw->kernels.vtx_avgpool_nhwc_f32 : lw->kernels.vtx_maxpool_nhwc_f32, &ws);
+    }
 }
 
 /* MaxPool, AveragePool and GlobalAveragePool on an image kept channels-last
@@ -650,8 +739,8 @@ bool lw_lower_pool(lowering *lw, const graph_node *n, int index)
         if (win.dilation[0] != 1 || win.dilation[1] != 1)
             return lw_unsupported(lw, n, index, "dilated pooling is not yet supported");
     }
-    uint64_t nb = (uint64_t)xs->dims[0], c = (uint64_t)xs->dims[1], h = (uint64_t)xs->dims[2],
-             w = (uint64_t)xs->dims[3], oh = (uint64_t)win.out[0], ow = (uint64_t)win.out[1];
+    uint64_t nb = (uint64_t)xs->dims[0], c = (uint64_t)xs->dims[1], oh = (uint64_t)win.out[0],
+             ow = (uint64_t)win.out[1];
     if ((uint64_t)win.kernel[1] > KERNEL_POOL_MAX_KW)
         return lw_unsupported(lw, n, index, "a window wider than the pool codelet takes");
     bool count_pad = avg && graph_attr_find(n, "count_include_pad") && graph_attr_int(n, "count_include_pad");
@@ -669,83 +758,8 @@ bool lw_lower_pool(lowering *lw, const graph_node *n, int index)
     pool_block *bl = pool_blocks(lw, &win, nb, c, oh, ow, &nbl);
     if (!bl)
         return false;
-    /* Pass 1: receive the input rows (or the part of them) each block's
-     * windows reach. */
-    for (size_t q = 0; q < nbl && !lw->failed; q++) {
-        pool_block *B = &bl[q];
-        int64_t r0 = (int64_t)B->o0 * win.stride[0] - win.pad_begin[0],
-                r1 = (int64_t)(B->o1 - 1) * win.stride[0] - win.pad_begin[0] + win.kernel[0];
-        int64_t x0 = (int64_t)B->c0 * win.stride[1] - win.pad_begin[1],
-                x1 = (int64_t)(B->c1 - 1) * win.stride[1] - win.pad_begin[1] + win.kernel[1];
-        r0 = r0 < 0 ? 0 : r0;
-        r1 = r1 > (int64_t)h ? (int64_t)h : r1;
-        x0 = x0 < 0 ? 0 : x0;
-        x1 = x1 > (int64_t)w ? (int64_t)w : x1;
-        uint64_t wr = x1 > x0 ? (uint64_t)(x1 - x0) : 0;
-        B->x0 = (uint64_t)x0;
-        B->wr = wr;
-        if (r1 > r0 && wr) {
-            uint32_t a;
-            if (wr == w) {
-                a = lw_fetch(lw, in, (B->img * h + (uint64_t)r0) * w * c, (uint64_t)(r1 - r0) * w * c, B->tile,
-                             PREFER_REGION1);
-            } else {
-                a = lw_scratch_alloc(lw, B->tile, (uint64_t)(r1 - r0) * wr * c * 4, PREFER_REGION1, 8, what);
-                for (int64_t ih = r0; a && ih < r1 && !lw->failed; ih++)
-                    lw_fetch_into(lw, in, ((B->img * h + (uint64_t)ih) * w + (uint64_t)x0) * c, wr * c, B->tile,
-                                  a + (uint32_t)((uint64_t)(ih - r0) * wr * c * 4));
-            }
-            if (!a)
-                break;
-            /* shifted so that row ih of the image is at a + (ih - r0) W' C */
-            B->src = a - (uint32_t)((uint64_t)r0 * wr * c * 4);
-        }
-        uint64_t pw = B->c1 - B->c0;
-        uint32_t o = lw_tensor_alloc(lw, out, B->tile, (B->o1 - B->o0) * pw * c * 4, PREFER_REGION1, 8, false, what);
-        if (!o)
-            break;
-        if (pw == ow)
-            lw_add_piece(lw, out, B->tile, o, (B->img * oh + B->o0) * ow * c, (B->o1 - B->o0) * ow * c);
-        else
-            for (uint64_t r = B->o0; r < B->o1 && !lw->failed; r++)
-                lw_add_piece(lw, out, B->tile, o + (uint32_t)((r - B->o0) * pw * c * 4),
-                             ((B->img * oh + r) * ow + B->c0) * c, pw * c);
-        B->dst = o - (uint32_t)(B->o0 * pw * c * 4);
-    }
-    if (!lw->failed)
-        lw_end_phase(lw);
-    /* Pass 2: the compute sets. */
-    for (size_t q = 0; q < nbl && !lw->failed; q++) {
-        pool_block *B = &bl[q];
-        uint64_t x0 = B->x0, wr = B->wr, pw = B->c1 - B->c0;
-        uint32_t *recs[CODELET_WORKERS];
-        uint32_t off = lw_six_records(lw, B->tile, KERNEL_POOL_WORDS, recs);
-        if (lw->failed)
-            break;
-        bool by_channel = B->o1 - B->o0 < CODELET_WORKERS;
-        uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
-        /* Split by channel: in pairs when C is even (the codelet's 8-byte
-         * aligned pixels), one by one when it is odd. */
-        const uint64_t cu = c % 2 ? 1 : 2;
-        lw_worker_split(by_channel ? c / cu : B->o1 - B->o0, wl, wh);
-        /* The block's columns: the received ones, the window's left edge
-         * moved with them. */
-        kernel_pool_shape sh = { (uint32_t)h, (uint32_t)wr, (uint32_t)c, (uint32_t)win.kernel[0],
-                                 (uint32_t)win.kernel[1], (uint32_t)win.stride[0], (uint32_t)win.stride[1],
-                                 (uint32_t)win.pad_begin[0],
-                                 (uint32_t)(win.pad_begin[1] + (int64_t)x0 - (int64_t)(B->c0 * (uint64_t)win.stride[1])),
-                                 (uint32_t)oh, (uint32_t)pw };
-        for (int k = 0; k < CODELET_WORKERS; k++) {
-            if (by_channel)
-                kernel_pool_record(recs[k], B->src + (uint32_t)(wl[k] * cu * 4), B->dst + (uint32_t)(wl[k] * cu * 4),
-                                   &sh, (uint32_t)B->o0, (uint32_t)B->o1, (uint32_t)((wh[k] - wl[k]) * cu), count_pad);
-            else
-                kernel_pool_record(recs[k], B->src, B->dst, &sh, (uint32_t)(B->o0 + wl[k]), (uint32_t)(B->o0 + wh[k]),
-                                   (uint32_t)c, count_pad);
-        }
-        lw_step_run(lw, B->tile, avg ? lw->kernels.vtx_avgpool_nhwc_f32 : lw->kernels.vtx_maxpool_nhwc_f32, off,
-                    KERNEL_POOL_WORDS);
-    }
+    pool_receive(lw, n, &win, bl, nbl, what);
+    pool_compute_sets(lw, n, &win, bl, nbl, avg, count_pad);
     free(bl);
     return !lw->failed;
 }

@@ -41,37 +41,6 @@ static void binary_record(uint32_t *rec, uint32_t in0, uint32_t in1, uint32_t ou
     rec[BINARY_F32_V_OP] = (uint32_t)function;
 }
 
-/* The broadcast strides (in elements) of input shape `in` against output
- * shape `out`, aligned on the right; 0 where the input's dimension is 1 or
- * missing. */
-static void broadcast_strides(const graph_shape *in, const graph_shape *out, int64_t *stride)
-{
-    int64_t s = 1;
-    for (int d = out->rank - 1; d >= 0; d--) {
-        int id = d - (out->rank - in->rank);
-        if (id < 0 || in->dims[id] == 1) {
-            stride[d] = 0;
-        } else {
-            stride[d] = s;
-        }
-        if (id >= 0)
-            s *= in->dims[id];
-    }
-}
-
-/* Element offset of input (strides) at the start of output row r (rows of
- * the output's last dimension). */
-static int64_t row_offset(const graph_shape *out, const int64_t *stride, int64_t r)
-{
-    int64_t off = 0;
-    for (int d = out->rank - 2; d >= 0; d--) {
-        int64_t i = r % out->dims[d];
-        r /= out->dims[d];
-        off += i * stride[d];
-    }
-    return off;
-}
-
 /* A view: the output is the input's pieces (a constant stays a constant). */
 bool lw_lower_view(lowering *lw, const graph_node *n, int index)
 {
@@ -126,18 +95,15 @@ bool lw_lower_unary_fn(lowering *lw, const graph_node *n, int index, int functio
         lw_end_phase(lw);
     for (size_t k = 0; k < lo->n && !lw->failed; k++) {
         const piece *p = &lo->p[k];
-        uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
-        lw_worker_split((p->count + 1) / 2, wl, wh);
-        uint32_t *recs[CODELET_WORKERS];
-        uint32_t off = lw_six_records(lw, p->tile, KERNEL_UNARY_WORDS, recs);
-        if (lw->failed)
+        worker_set ws;
+        if (!lw_workers_begin(lw, p->tile, KERNEL_UNARY_WORDS, (p->count + 1) / 2, &ws))
             break;
         for (int w = 0; w < CODELET_WORKERS; w++) {
-            uint64_t e0 = wl[w] * 2, e1 = wh[w] * 2 < p->count ? wh[w] * 2 : p->count;
-            unary_record(recs[w], src[k] + (uint32_t)(e0 * 4), p->addr + (uint32_t)(e0 * 4),
+            uint64_t e0 = ws.lo[w] * 2, e1 = ws.hi[w] * 2 < p->count ? ws.hi[w] * 2 : p->count;
+            unary_record(ws.rec[w], src[k] + (uint32_t)(e0 * 4), p->addr + (uint32_t)(e0 * 4),
                          (uint32_t)(e1 > e0 ? e1 - e0 : 0), function);
         }
-        lw_step_run(lw, p->tile, lw->kernels.vtx_unary_f32, off, KERNEL_UNARY_WORDS);
+        lw_workers_run(lw, p->tile, lw->kernels.vtx_unary_f32, &ws);
     }
     free(src);
     return !lw->failed;
@@ -179,7 +145,7 @@ static bool binary_operands(lowering *lw, const graph_node *n, int index, binary
     }
     bp->total = (uint64_t)graph_shape_numel(so);
     bp->cols = so->rank ? so->dims[so->rank - 1] : 1;
-    broadcast_strides(&lw_gt(lw, bp->in1)->shape, so, bp->stride1);
+    lw_broadcast_strides(&lw_gt(lw, bp->in1)->shape, so, bp->stride1);
     bp->same = graph_shape_equal(&lw_gt(lw, bp->in1)->shape, so);
     bp->scalar = graph_shape_numel(&lw_gt(lw, bp->in1)->shape) == 1;
     bp->flat = bp->same || bp->scalar;
@@ -232,7 +198,7 @@ static void in1_range(const binary_plan *bp, const piece *p, int64_t *lo1, int64
         *lo1 = INT64_MAX;
         *hi1 = 0;
         for (int64_t r = r0; r < r1; r++) {
-            int64_t o = row_offset(bp->so, bp->stride1, r);
+            int64_t o = lw_row_offset(bp->so, bp->stride1, r);
             int64_t e = o + (bp->stride1[bp->so->rank - 1] ? bp->cols : 1);
             if (o < *lo1) *lo1 = o;
             if (e > *hi1) *hi1 = e;
@@ -272,11 +238,11 @@ static uint64_t binary_run_end(const binary_plan *bp, const piece *p, uint64_t r
         return end;
     uint64_t run_end = r + 1;
     int64_t r_abs = (int64_t)(p->first / (uint64_t)bp->cols + r);
-    int64_t o0 = row_offset(bp->so, bp->stride1, r_abs);
+    int64_t o0 = lw_row_offset(bp->so, bp->stride1, r_abs);
     if (run_end < end) {
-        int64_t step = row_offset(bp->so, bp->stride1, r_abs + 1) - o0;
+        int64_t step = lw_row_offset(bp->so, bp->stride1, r_abs + 1) - o0;
         while (run_end < end &&
-               row_offset(bp->so, bp->stride1, r_abs + (int64_t)(run_end - r)) == o0 + step * (int64_t)(run_end - r))
+               lw_row_offset(bp->so, bp->stride1, r_abs + (int64_t)(run_end - r)) == o0 + step * (int64_t)(run_end - r))
             run_end++;
     }
     return run_end;
@@ -297,8 +263,8 @@ static void binary_run_record(const binary_plan *bp, size_t k, const piece *p, u
         return;
     }
     int64_t r_abs = (int64_t)(p->first / (uint64_t)bp->cols + r);
-    int64_t o0 = row_offset(so, bp->stride1, r_abs);
-    int64_t step = run_end - r > 1 ? row_offset(so, bp->stride1, r_abs + 1) - o0 : 0;
+    int64_t o0 = lw_row_offset(so, bp->stride1, r_abs);
+    int64_t step = run_end - r > 1 ? lw_row_offset(so, bp->stride1, r_abs + 1) - o0 : 0;
     uint32_t in1_addr = bp->a1[k] + (uint32_t)((o0 - bp->base1[k]) * 4);
     uint32_t row_bytes = (uint32_t)bp->cols * 4;
     binary_record(rec, bp->a0[k] + (uint32_t)(r * row_bytes), in1_addr, p->addr + (uint32_t)(r * row_bytes),
@@ -475,25 +441,20 @@ bool lw_lower_rows(lowering *lw, const graph_node *n, int index)
             if (!bet[k] || !lw_tile_data(lw, tile, bet[k], NULL, (uint32_t)(cols * 4), "zeros"))
                 break;
         }
-        uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
-        lw_worker_split(h[k] - l[k], wl, wh);
-        uint32_t words = layernorm ? KERNEL_LAYERNORM_WORDS : KERNEL_SOFTMAX_WORDS;
-        uint32_t *recs[CODELET_WORKERS];
-        uint32_t off = lw_six_records(lw, tile, words, recs);
-        if (lw->failed)
+        worker_set ws;
+        if (!lw_workers_begin(lw, tile, layernorm ? KERNEL_LAYERNORM_WORDS : KERNEL_SOFTMAX_WORDS, h[k] - l[k], &ws))
             break;
         for (int w = 0; w < CODELET_WORKERS; w++) {
-            uint32_t o = (uint32_t)wl[w] * step;
+            uint32_t o = (uint32_t)ws.lo[w] * step, nrows = (uint32_t)(ws.hi[w] - ws.lo[w]);
             if (layernorm)
-                kernel_layernorm_record(recs[w], src[k] + o, dst[k] + o, gam[k], bet[k], (uint32_t)(wh[w] - wl[w]),
-                                        (uint32_t)cols, step, eps,
-                                        stat_addr[0] ? stat_addr[0][k] + (uint32_t)wl[w] * 4 : 0,
-                                        stat_addr[1] ? stat_addr[1][k] + (uint32_t)wl[w] * 4 : 0);
+                kernel_layernorm_record(ws.rec[w], src[k] + o, dst[k] + o, gam[k], bet[k], nrows, (uint32_t)cols,
+                                        step, eps, stat_addr[0] ? stat_addr[0][k] + (uint32_t)ws.lo[w] * 4 : 0,
+                                        stat_addr[1] ? stat_addr[1][k] + (uint32_t)ws.lo[w] * 4 : 0);
             else
-                kernel_softmax_record(recs[w], src[k] + o, dst[k] + o, (uint32_t)(wh[w] - wl[w]), (uint32_t)cols,
-                                      step);
+                kernel_softmax_record(ws.rec[w], src[k] + o, dst[k] + o, nrows, (uint32_t)cols, step);
         }
-        lw_step_run(lw, tile, layernorm ? lw->kernels.vtx_layernorm_rows_f32 : lw->kernels.vtx_softmax_rows_f32, off, words);
+        lw_workers_run(lw, tile, layernorm ? lw->kernels.vtx_layernorm_rows_f32 : lw->kernels.vtx_softmax_rows_f32,
+                       &ws);
     }
 out:
     free(l); free(h); free(dst); free(src); free(gam); free(bet); free(tl);

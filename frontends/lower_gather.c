@@ -197,8 +197,10 @@ static void free_bytes(const lowering *lw, uint64_t *avail, uint64_t *block)
     *avail = *block = UINT64_MAX;
     for (uint32_t i = 0; i < lw->tiles; i++) {
         const ltile *t = &lw->tile[lw->stage * lw->tiles + i];
-        uint64_t f0 = t->region0_scratch_floor > t->region0_kept_end ? t->region0_scratch_floor - t->region0_kept_end : 0;
-        uint64_t f1 = t->region1_scratch_floor > t->region1_kept_end ? t->region1_scratch_floor - t->region1_kept_end : 0;
+        uint64_t f0 = t->region0_scratch_floor > t->region0_kept_end
+                          ? t->region0_scratch_floor - t->region0_kept_end : 0;
+        uint64_t f1 = t->region1_scratch_floor > t->region1_kept_end
+                          ? t->region1_scratch_floor - t->region1_kept_end : 0;
         if (f0 + f1 < *avail)
             *avail = f0 + f1;
         if ((f0 > f1 ? f0 : f1) < *block)
@@ -337,33 +339,30 @@ static void run_gathers(lowering *lw, gather_run *G)
     for (uint32_t k = 0; k < G->table_tiles && !lw->failed; k++) {
         uint32_t c = k / G->p.r, r = k % G->p.r, tile = lw_tile_of(lw, k);
         uint64_t wc = min_u64(G->p.w, G->s.d - (uint64_t)c * G->p.w);
-        uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
-        uint32_t *recs[CODELET_WORKERS], off;
-        lw_worker_split(G->s.n, wl, wh);
+        /* In both compute sets the workers share the N indices alike. */
+        worker_set ws;
         if (G->s.ieb == 8) {
-            off = lw_six_records(lw, tile, KERNEL_TRANSPOSE_WORDS, recs);
-            if (lw->failed)
+            if (!lw_workers_begin(lw, tile, KERNEL_TRANSPOSE_WORDS, G->s.n, &ws))
                 break;
             for (int w = 0; w < CODELET_WORKERS; w++)
-                kernel_transpose_record(recs[w], G->raw[k] + (uint32_t)(wl[w] * 8),
-                                        G->idx[k] + (uint32_t)(wl[w] * 4), (uint32_t)(wh[w] - wl[w]), 2, 8,
+                kernel_transpose_record(ws.rec[w], G->raw[k] + (uint32_t)(ws.lo[w] * 8),
+                                        G->idx[k] + (uint32_t)(ws.lo[w] * 4), (uint32_t)(ws.hi[w] - ws.lo[w]), 2, 8,
                                         (uint32_t)(G->even_n * 4));
-            lw_step_run(lw, tile, lw->kernels.vtx_transpose_f32, off, KERNEL_TRANSPOSE_WORDS);
+            lw_workers_run(lw, tile, lw->kernels.vtx_transpose_f32, &ws);
         }
         uint32_t step = (uint32_t)(G->p.out_tiles ? wc * G->s.eb : G->s.d * G->s.eb);
         for (uint64_t o = 0; o < G->outer && !lw->failed; o++) {
             /* outer > 1: table o at o V D, its output rows at o N D */
             uint32_t t_o = G->tab[k] + (uint32_t)(o * G->s.v * G->s.d * G->s.eb);
             uint32_t p_o = G->part[k] + (uint32_t)(o * G->s.n * step);
-            off = lw_six_records(lw, tile, KERNEL_GATHER_RANGE_WORDS, recs);
-            if (lw->failed)
+            if (!lw_workers_begin(lw, tile, KERNEL_GATHER_RANGE_WORDS, G->s.n, &ws))
                 break;
             for (int w = 0; w < CODELET_WORKERS; w++)
-                kernel_gather_range_record(recs[w], t_o, G->idx[k] + (uint32_t)(wl[w] * 4),
-                                           p_o + (uint32_t)(wl[w] * step), (uint32_t)(wh[w] - wl[w]),
+                kernel_gather_range_record(ws.rec[w], t_o, G->idx[k] + (uint32_t)(ws.lo[w] * 4),
+                                           p_o + (uint32_t)(ws.lo[w] * step), (uint32_t)(ws.hi[w] - ws.lo[w]),
                                            (uint32_t)(wc * G->s.eb), step, (uint32_t)G->rl[r],
                                            (uint32_t)(G->rh[r] - G->rl[r]), (uint32_t)G->s.v);
-            lw_step_run(lw, tile, lw->kernels.vtx_gather_range, off, KERNEL_GATHER_RANGE_WORDS);
+            lw_workers_run(lw, tile, lw->kernels.vtx_gather_range, &ws);
         }
     }
 }

@@ -1,7 +1,20 @@
 /*
- * lower_internal.h — the lowering's state and helpers, shared by the files
- * that lower one kind of op (lower.c, lower_matmul.c).  Not an interface
- * for anything outside frontends/lower*.c.
+ * lower_internal.h — the lowering's state and the calls every file of the
+ * lowering shares.  Included by the files that lower one kind of op
+ * (lower_data.c, lower_gather.c, lower_logic.c, lower_matmul.c) and by
+ * lower_workers.c, and through lower_ops.h by the driver's files (lower.c,
+ * lower_ops.c, lower_layout.c, lower_memory.c, lower_exchange.c,
+ * lower_elementwise.c, lower_program.c).  It holds:
+ *   - the state: a tensor's pieces and memory blocks (ltensor), a tile's
+ *     control program, vertex records, transfers and memory (ltile), and
+ *     the whole lowering (lowering);
+ *   - failing and reporting, tile numbering, tile memory and scratch,
+ *     vertex records and the steps of the control program, the exchange
+ *     phase being built, fetching tensor pieces onto a tile, and the
+ *     planner's splits over tiles and workers;
+ *   - the entry points of the ops lowered in their own files;
+ *   - broadcast geometry and the six workers' compute set (worker_set).
+ * Not an interface for anything outside frontends/lower*.c.
  */
 #ifndef IPUSIM_FRONTENDS_LOWER_INTERNAL_H
 #define IPUSIM_FRONTENDS_LOWER_INTERNAL_H
@@ -13,11 +26,11 @@
 #include "graph.h"
 #include "kernels.h"
 #include "lower.h"
+#include "memmodel/memory_map.h"
 #include "sim/program/tensor_map.h"
 #include "workloads/codelets/codelet_library.h"
 #include "workloads/codelets/abi.h"
 
-#define ELEMENT_BYTES 16384u          /* a memory element (region 0 is linear in them) */
 #define ALIGN8(x) (((x) + 7u) & ~(uint64_t)7u)
 
 typedef struct piece {
@@ -239,12 +252,15 @@ bool lw_channels_last_ok(const graph *g, const graph_node *n, const char **why);
  * shape `out`, aligned on the right; 0 where the input's dimension is 1 or
  * missing. */
 void lw_broadcast_strides(const graph_shape *in, const graph_shape *out, int64_t *stride);
+/* The input's element offset (with those strides) at the start of output
+ * row r (rows of the output's last dimension; lower_logic.c). */
+int64_t lw_row_offset(const graph_shape *out, const int64_t *stride, int64_t r);
 /* A compute set of the six workers on a tile (lower_workers.c): their
  * vertex records (each `words` words; NULL when they did not fit, lw
  * failed) and worker w's share [lo[w], hi[w]) of `units` (lw_worker_split:
  * the first units % 6 take one more).  Fill the records between
- * lw_workers_begin (false when there are none) and lw_workers_run, which
- * steps the tile into the compute set either way. */
+ * lw_workers_begin (false when lw has failed, the records then perhaps
+ * NULL) and lw_workers_run, which steps the tile into the compute set. */
 typedef struct worker_set {
     uint32_t *rec[CODELET_WORKERS];
     uint64_t lo[CODELET_WORKERS], hi[CODELET_WORKERS];

@@ -111,8 +111,9 @@ void lw_broadcast_strides(const graph_shape *in, const graph_shape *out, int64_t
     }
 }
 
-/* Input element offset at the start of output row r (rows of the last dim). */
-static int64_t row_off(const graph_shape *out, const int64_t *stride, int64_t r)
+/* Input element offset (broadcast strides) at the start of output row r
+ * (rows of the output's last dimension). */
+int64_t lw_row_offset(const graph_shape *out, const int64_t *stride, int64_t r)
 {
     int64_t off = 0;
     for (int d = out->rank - 2; d >= 0; d--) {
@@ -208,13 +209,13 @@ static uint64_t fill_run(const graph_shape *so, const logic_in *ins, int n_in, u
     int64_t E = (int64_t)(first + e), R = E / (int64_t)cols, c0 = E % (int64_t)cols;
     int64_t step[LOGIC_MAX_INPUTS] = {0};
     for (int k = 0; k < n_in; k++)
-        step[k] = row_off(so, ins[k].stride, R + 1) - row_off(so, ins[k].stride, R);
+        step[k] = lw_row_offset(so, ins[k].stride, R + 1) - lw_row_offset(so, ins[k].stride, R);
     /* Extend over rows R+1, R+2, ... while they follow the steps. */
     int64_t rows = 1;
     while ((uint64_t)((R + rows) * (int64_t)cols) < first + end) {
         bool even = true;
         for (int k = 0; k < n_in && even; k++)
-            even = row_off(so, ins[k].stride, R + rows) == row_off(so, ins[k].stride, R) + rows * step[k];
+            even = lw_row_offset(so, ins[k].stride, R + rows) == lw_row_offset(so, ins[k].stride, R) + rows * step[k];
         if (!even)
             break;
         rows++;
@@ -224,7 +225,7 @@ static uint64_t fill_run(const graph_shape *so, const logic_in *ins, int n_in, u
         stop = end;
     logic_record(rec, out_addr + (uint32_t)(e * out_eb), (uint32_t)(stop - e), (uint32_t)cols, (uint32_t)c0, op);
     for (int k = 0; k < n_in; k++) {
-        int64_t off = row_off(so, ins[k].stride, R) + c0 * ins[k].col_stride - ins[k].lo;
+        int64_t off = lw_row_offset(so, ins[k].stride, R) + c0 * ins[k].col_stride - ins[k].lo;
         uint32_t eb = ins[k].eb;
         rec[LOGIC_V_IN0 + 3 * k] = ins[k].addr + (uint32_t)(off * (int64_t)eb);
         rec[LOGIC_V_IN0_COL_STEP + 3 * k] = (uint32_t)(ins[k].col_stride * (int64_t)eb);
@@ -308,7 +309,7 @@ bool lw_lower_logic(lowering *lw, const graph_node *n, int index)
             *in = ins[k];
             int64_t a = INT64_MAX, b = 0;
             for (int64_t r = r0; r <= r1; r++) {
-                int64_t o = row_off(so, in->stride, r);
+                int64_t o = lw_row_offset(so, in->stride, r);
                 int64_t c_lo = r == r0 ? (int64_t)(p->first % cols) : 0;
                 int64_t c_hi = r == r1 ? (int64_t)((p->first + p->count - 1) % cols) : (int64_t)cols - 1;
                 int64_t x = o + c_lo * in->col_stride, y = o + c_hi * in->col_stride + 1;

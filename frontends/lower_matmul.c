@@ -699,9 +699,10 @@ static bool matmul_epilogue(lowering *lw, const mm_shape *s, uint32_t tile, uint
         if (lw_workers_begin(lw, tile, KERNEL_BINARY_WORDS, rows, &ws))
             for (int w = 0; w < CODELET_WORKERS; w++)
                 kernel_binary_record(ws.rec[w], c + (uint32_t)(ws.lo[w] * nt * 4),
-                                     bias->addr + (uint32_t)ws.lo[w] * bias->row_step, c + (uint32_t)(ws.lo[w] * nt * 4),
-                                     (uint32_t)(ws.hi[w] - ws.lo[w]), (uint32_t)(n1 - n0), (uint32_t)nt * 4,
-                                     bias->row_step, bias->col_step, KERNEL_BINARY_ADD);
+                                     bias->addr + (uint32_t)ws.lo[w] * bias->row_step,
+                                     c + (uint32_t)(ws.lo[w] * nt * 4), (uint32_t)(ws.hi[w] - ws.lo[w]),
+                                     (uint32_t)(n1 - n0), (uint32_t)nt * 4, bias->row_step, bias->col_step,
+                                     KERNEL_BINARY_ADD);
         lw_workers_run(lw, tile, lw->kernels.vtx_binary_f32, &ws);
     }
     if (s->activation >= 0) {
@@ -853,9 +854,10 @@ static bool plan_matmul(lowering *lw, const graph_node *n, int index, mm_plan *P
     P->mt = grid.mt, P->nt = grid.nt, P->kt = grid.kt;
     if (lw->opts->verbose)
         printf("plan: %s: %llux%llux%llu on a %u x %u x %u grid of tiles (M x N x K), blocks of %llu x %llu x %llu, "
-               "%s, estimated %.0f cycles\n", g->tensors[s->out].name, (unsigned long long)s->m, (unsigned long long)s->k,
-               (unsigned long long)s->n, P->gm, P->gn, P->gk, (unsigned long long)P->mt, (unsigned long long)P->nt,
-               (unsigned long long)P->kt, kd.f32 ? "f32 AMP" : "f16 AMP, f32 partials", grid.cycles);
+               "%s, estimated %.0f cycles\n", g->tensors[s->out].name, (unsigned long long)s->m,
+               (unsigned long long)s->k, (unsigned long long)s->n, P->gm, P->gn, P->gk, (unsigned long long)P->mt,
+               (unsigned long long)P->nt, (unsigned long long)P->kt, kd.f32 ? "f32 AMP" : "f16 AMP, f32 partials",
+               grid.cycles);
     P->np = (uint64_t)P->gn * P->nt;
     P->per_batch = P->gm * P->gn * P->gk;
     P->w_bytes = (uint32_t)(P->kt * P->nt * kd.w_eb);
@@ -1050,8 +1052,9 @@ static bool pack_runtime_b(lowering *lw, mm_plan *P, const mm_tile *t, uint32_t 
     uint32_t ns = P->s.b_transposed ? (uint32_t)kt * 4 : 4;
     if (lw_workers_begin(lw, t->tile, KERNEL_PACK_WORDS, nt / 8, &ws))
         for (int w = 0; w < CODELET_WORKERS; w++)
-            kernel_pack_record(ws.rec[w], src + (uint32_t)(ws.lo[w] * 8 * ns), b + (uint32_t)(ws.lo[w] * (kt / 16) * 256),
-                               (uint32_t)(kt / 16), (uint32_t)(ws.hi[w] - ws.lo[w]), ks, ns);
+            kernel_pack_record(ws.rec[w], src + (uint32_t)(ws.lo[w] * 8 * ns),
+                               b + (uint32_t)(ws.lo[w] * (kt / 16) * 256), (uint32_t)(kt / 16),
+                               (uint32_t)(ws.hi[w] - ws.lo[w]), ks, ns);
     lw_workers_run(lw, t->tile, lw->kernels.vtx_pack_b_f16, &ws);
     return true;
 }

@@ -125,15 +125,12 @@ void lw_release_scratch(lowering *lw)
  * from addr on tile `tile`. */
 static bool fill_zeros(lowering *lw, uint32_t tile, uint32_t addr, uint64_t bytes)
 {
-    uint32_t *recs[CODELET_WORKERS];
-    uint32_t off = lw_six_records(lw, tile, KERNEL_FILL_WORDS, recs);
-    if (lw->failed)
+    worker_set ws;
+    if (!lw_workers_begin(lw, tile, KERNEL_FILL_WORDS, bytes / 8, &ws))
         return false;
-    uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
-    lw_worker_split(bytes / 8, wl, wh);
     for (int w = 0; w < CODELET_WORKERS; w++)
-        kernel_fill_record(recs[w], addr + (uint32_t)(wl[w] * 8), (uint32_t)((wh[w] - wl[w]) * 8));
-    return lw_step_run(lw, tile, lw->kernels.vtx_fill, off, KERNEL_FILL_WORDS);
+        kernel_fill_record(ws.rec[w], addr + (uint32_t)(ws.lo[w] * 8), (uint32_t)((ws.hi[w] - ws.lo[w]) * 8));
+    return lw_workers_run(lw, tile, lw->kernels.vtx_fill, &ws);
 }
 
 uint32_t lw_scratch_zeroed(lowering *lw, uint32_t tile, uint64_t bytes, enum region_pref pref, uint32_t align,

@@ -10,7 +10,7 @@ bool lw_workers_begin(lowering *lw, uint32_t tile, uint32_t words, uint64_t unit
     ws->words = words;
     ws->off = lw_six_records(lw, tile, words, ws->rec);
     lw_worker_split(units, ws->lo, ws->hi);
-    return ws->rec[0] != NULL;
+    return !lw->failed;
 }
 
 bool lw_workers_run(lowering *lw, uint32_t tile, uint32_t entry, const worker_set *ws)
