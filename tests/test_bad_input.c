@@ -467,7 +467,6 @@ static void test_machine_config_files(void)
           "machine parameter tile_clock_hz = -1 is out of range (1e+08..4e+09 Hz)" },
         { "{\"params\": {\"nope\": 1}}", "unknown machine parameter 'nope' (`ipusim machines` lists them)" },
         { "{\"preset\": \"bow3\"}", "unknown machine 'bow3' (known: gc2, gc200, bow, m2000, bow2000, pod16)" },
-        { "{\"preset\": ", "not a JSON object (expected {\"preset\": ..., \"params\": {...}})" },
         { "[1, 2]", "not a JSON object (expected {\"preset\": ..., \"params\": {...}})" },
         { "{\"params\": {\"tile_clock_hz\": \"fast\"}}", "parameter 'tile_clock_hz' must be a number" },
         { "{\"extra\": 1}", "unknown key 'extra' (expected \"preset\" and \"params\")" },
@@ -488,6 +487,42 @@ static void test_machine_config_files(void)
     CU_ASSERT_FALSE(machine_load_config(&m, p, err, sizeof err));
     snprintf(want, sizeof want, "%s: cannot open: No such file or directory", p);
     CU_ASSERT_STRING_EQUAL(err, want);
+}
+
+/* A config file is one JSON object and nothing else, each key once; text
+ * that is not JSON is reported at its line and column. */
+static void test_machine_config_syntax(void)
+{
+    static const struct { const char *json, *want; } cases[] = {
+        { "{\"preset\": ", ":1:12: not valid JSON (truncated?)" },
+        { "{\"preset\": \"gc2\"", ":1:17: not valid JSON (truncated?)" },
+        { "{\"preset\": \"gc2\",\n  \"params\": {\"x\": }}", ":2:19: not valid JSON" },
+        { "{\"preset\":\"gc200\"} xyz", ":1:20: text after the end of the JSON object" },
+        { "{\"preset\":\"gc200\"}\n\n{}", ":3:1: text after the end of the JSON object" },
+        { "{\"params\":{\"tile_clock_hz\":1e9,\"tile_clock_hz\":2e9}}",
+          ": parameter \"tile_clock_hz\" appears twice in \"params\"" },
+        { "{\"preset\":\"gc2\",\"preset\":\"gc200\"}", ": key \"preset\" appears twice" },
+        { "{\"params\":{},\"params\":{\"tile_clock_hz\":2e9}}", ": key \"params\" appears twice" },
+    };
+    const char *p = tmp_path("syntax.json");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char err[512] = "";
+        CU_ASSERT_TRUE_FATAL(afile_write_all(p, cases[i].json, strlen(cases[i].json), err, sizeof err));
+        machine m = gc200();
+        CU_ASSERT_FALSE(machine_load_config(&m, p, err, sizeof err));
+        char want[768];
+        snprintf(want, sizeof want, "%s%s", p, cases[i].want);
+        CU_ASSERT_STRING_EQUAL(err, want);
+    }
+    /* Whitespace after the object is fine. */
+    char err[512] = "";
+    const char ok[] = "{\"preset\": \"gc2\", \"params\": {\"tile_clock_hz\": 1e9}}\n\n";
+    CU_ASSERT_TRUE_FATAL(afile_write_all(p, ok, strlen(ok), err, sizeof err));
+    machine m = gc200();
+    CU_ASSERT_TRUE(machine_load_config(&m, p, err, sizeof err));
+    CU_ASSERT_EQUAL(m.preset, PRESET_gc2);
+    CU_ASSERT_EQUAL(machine_get(&m, MP_tile_clock_hz), 1e9);
+    unlink(p);
 }
 
 /* ------------------------------------------------------------ simulated faults */
@@ -733,6 +768,7 @@ void test_register(void)
         { "machine options out of range and unknown", test_machine_options },
         { "tile memory size in whole pages", test_machine_memory_size_granularity },
         { "machine config files", test_machine_config_files },
+        { "machine config file syntax", test_machine_config_syntax },
         { "simulated faults", test_fault_catalogue },
         { "faults the assembler prevents", test_faults_the_assembler_prevents },
         { "runaway program stops at the cycle limit", test_runaway_program_stops_at_limit },

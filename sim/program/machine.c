@@ -184,18 +184,79 @@ bool machine_set(machine *m, const char *assignment, char *err, size_t err_size)
     return set_value(m, name, v, "", err, err_size);
 }
 
+/* "line:column" (1-based) of byte offset `at` in text. */
+static void text_position(const char *text, size_t at, char *out, size_t out_size)
+{
+    unsigned line = 1, col = 1;
+    for (size_t i = 0; i < at; i++) {
+        if (text[i] == '\n') {
+            line++;
+            col = 1;
+        } else {
+            col++;
+        }
+    }
+    snprintf(out, out_size, "%u:%u", line, col);
+}
+
+/* The first key that appears twice among an object's members; NULL if none. */
+static const char *duplicate_key(const cJSON *object)
+{
+    for (const cJSON *a = object->child; a; a = a->next)
+        for (const cJSON *b = a->next; b; b = b->next)
+            if (a->string && b->string && !strcmp(a->string, b->string))
+                return a->string;
+    return NULL;
+}
+
+/* The config file's text as one JSON object and nothing after it: errors
+ * name the file and, for text that is not JSON, the line and column. */
+static cJSON *parse_config(const char *path, const char *text, size_t size, char *err, size_t err_size)
+{
+    char pos[32];
+    if (strlen(text) != size) {
+        text_position(text, strlen(text), pos, sizeof pos);
+        snprintf(err, err_size, "%s:%s: NUL byte in a JSON config file", path, pos);
+        return NULL;
+    }
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithOpts(text, &end, false);
+    if (!root) {
+        size_t at = end && end >= text && end <= text + size ? (size_t)(end - text) : size;
+        text_position(text, at, pos, sizeof pos);
+        snprintf(err, err_size, "%s:%s: not valid JSON%s", path, pos, at >= size ? " (truncated?)" : "");
+        return NULL;
+    }
+    while (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r')
+        end++;
+    if (*end) {
+        text_position(text, (size_t)(end - text), pos, sizeof pos);
+        snprintf(err, err_size, "%s:%s: text after the end of the JSON object", path, pos);
+        cJSON_Delete(root);
+        return NULL;
+    }
+    return root;
+}
+
 bool machine_load_config(machine *m, const char *path, char *err, size_t err_size)
 {
     char *text;
     size_t size;
     if (!read_whole_file(path, &text, &size, err, err_size))
         return false;
-    cJSON *root = cJSON_ParseWithLength(text, size);
+    cJSON *root = parse_config(path, text, size, err, err_size);
     bool ok = false;
     char where[300];
     snprintf(where, sizeof where, "%s: ", path);
-    if (!root || !cJSON_IsObject(root)) {
+    if (!root)
+        goto out;
+    if (!cJSON_IsObject(root)) {
         snprintf(err, err_size, "%s: not a JSON object (expected {\"preset\": ..., \"params\": {...}})", path);
+        goto out;
+    }
+    const char *dup = duplicate_key(root);
+    if (dup) {
+        snprintf(err, err_size, "%s: key \"%s\" appears twice", path, dup);
         goto out;
     }
     for (cJSON *item = root->child; item; item = item->next) {
@@ -205,6 +266,15 @@ bool machine_load_config(machine *m, const char *path, char *err, size_t err_siz
         }
     }
     cJSON *preset = cJSON_GetObjectItemCaseSensitive(root, "preset");
+    cJSON *params = cJSON_GetObjectItemCaseSensitive(root, "params");
+    if (params && !cJSON_IsObject(params)) {
+        snprintf(err, err_size, "%s: \"params\" must be an object", path);
+        goto out;
+    }
+    if (params && (dup = duplicate_key(params))) {
+        snprintf(err, err_size, "%s: parameter \"%s\" appears twice in \"params\"", path, dup);
+        goto out;
+    }
     if (preset) {
         if (!cJSON_IsString(preset)) {
             snprintf(err, err_size, "%s: \"preset\" must be a string", path);
@@ -216,20 +286,13 @@ bool machine_load_config(machine *m, const char *path, char *err, size_t err_siz
             goto out;
         }
     }
-    cJSON *params = cJSON_GetObjectItemCaseSensitive(root, "params");
-    if (params) {
-        if (!cJSON_IsObject(params)) {
-            snprintf(err, err_size, "%s: \"params\" must be an object", path);
+    for (cJSON *item = params ? params->child : NULL; item; item = item->next) {
+        if (!cJSON_IsNumber(item)) {
+            snprintf(err, err_size, "%s: parameter '%s' must be a number", path, item->string);
             goto out;
         }
-        for (cJSON *item = params->child; item; item = item->next) {
-            if (!cJSON_IsNumber(item)) {
-                snprintf(err, err_size, "%s: parameter '%s' must be a number", path, item->string);
-                goto out;
-            }
-            if (!set_value(m, item->string, item->valuedouble, where, err, err_size))
-                goto out;
-        }
+        if (!set_value(m, item->string, item->valuedouble, where, err, err_size))
+            goto out;
     }
     ok = true;
 out:

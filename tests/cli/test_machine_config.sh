@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Configurations, presets and the machine an executable names
+# (tests/BAD_INPUTS.md): a config file is one JSON object with each key
+# once; --machine, --set and --config apply in command-line order and never
+# silently undo one another; an executable records the machine it was
+# compiled for, and a machine that cannot hold it is refused before loading.
+source "$(dirname "$0")/lib.sh"
+
+IPUSIM=$(realpath "$IPUSIM")
+OUT="$WORK/out"      # every output a failing command is asked for goes here
+mkdir -p "$OUT"
+cd "$WORK" || exit 1
+
+# fails STATUS MESSAGE -- COMMAND...: exit status STATUS; the first line of
+# stdout+stderr is exactly MESSAGE; no panic; $OUT is still empty.
+fails() {
+    local status=$1 message=$2
+    shift 3
+    local out rc first left
+    out=$("$@" 2>&1)
+    rc=$?
+    first=$(head -n 1 <<<"$out")
+    left=$(ls -A "$OUT")
+    if [ "$rc" -ne "$status" ] || [ "$first" != "$message" ] || grep -q "panic" <<<"$out" || [ -n "$left" ]; then
+        echo "FAIL: $*"
+        echo "  exit $rc (expected $status)"
+        echo "  got:      $first"
+        echo "  expected: $message"
+        [ -z "$left" ] || echo "  left in $OUT: $left"
+        FAILED=$((FAILED + 1))
+        rm -rf "${OUT:?}"/* "$OUT"/.[!.]* 2>/dev/null
+        return
+    fi
+    PASSED=$((PASSED + 1))
+}
+
+printf '__supervisor:\n    exitz $mzero\n' > good.S
+"$IPUSIM" asm good.S -o good.elf >/dev/null 2>&1 || { echo "FAIL: good.S does not assemble"; exit 1; }
+
+# ---------------------------------------------------------------- config file syntax
+printf '{"preset":"gc200"} xyz' > trailing.json
+fails 1 "ipusim: trailing.json:1:20: text after the end of the JSON object" -- \
+    "$IPUSIM" run good.elf --config trailing.json --json "$OUT/r.json"
+printf '{"params":{"tile_clock_hz":1e9,"tile_clock_hz":2e9}}' > dup_param.json
+fails 1 "ipusim: dup_param.json: parameter \"tile_clock_hz\" appears twice in \"params\"" -- \
+    "$IPUSIM" run good.elf --config dup_param.json --json "$OUT/r.json"
+printf '{"preset":"gc2","preset":"gc200"}' > dup_key.json
+fails 1 "ipusim: dup_key.json: key \"preset\" appears twice" -- "$IPUSIM" machines --config dup_key.json
+printf '{"preset": "gc2"' > truncated.json
+fails 1 "ipusim: truncated.json:1:17: not valid JSON (truncated?)" -- \
+    "$IPUSIM" run good.elf --config truncated.json --json "$OUT/r.json"
+printf '{"preset": "gc2",\n  "params": {"x": }}' > bad_value.json
+fails 1 "ipusim: bad_value.json:2:19: not valid JSON" -- "$IPUSIM" machines --config bad_value.json
+printf '{"preset": "gc2"}\0' > nul.json
+fails 1 "ipusim: nul.json:1:18: NUL byte in a JSON config file" -- "$IPUSIM" machines --config nul.json
+printf '{"params": {"tile_memory_bytes": 65537}}' > pages.json
+fails 1 "ipusim: pages.json: machine parameter tile_memory_bytes = 65537 must be a multiple of 16384 (whole 16 KiB memory elements)" -- \
+    "$IPUSIM" run good.elf --config pages.json --json "$OUT/r.json"
+fails 1 "ipusim: machine parameter tile_memory_bytes = 65537 must be a multiple of 16384 (whole 16 KiB memory elements)" -- \
+    "$IPUSIM" run good.elf --set tile_memory_bytes=65537 --json "$OUT/r.json"
+printf '{"preset": "gc2", "params": {"tile_clock_hz": 1e9}}\n\n' > fine.json
+expect 0 "^machine gc2 \(modified\)" -- "$IPUSIM" machines --config fine.json
+
+finish
