@@ -525,6 +525,48 @@ static void test_machine_config_syntax(void)
     unlink(p);
 }
 
+/* One preset a machine: a second, different one, or one after parameters
+ * were set on the default, would silently undo an option. */
+static void test_machine_choice_conflicts(void)
+{
+    char err[512] = "";
+    machine m = gc200();
+    CU_ASSERT_TRUE(machine_choose(&m, "gc2", "--machine gc2", err, sizeof err));
+    CU_ASSERT_EQUAL(m.preset, PRESET_gc2);
+    CU_ASSERT_TRUE(machine_set(&m, "tile_clock_hz=2e9", err, sizeof err));
+    CU_ASSERT_TRUE(machine_choose(&m, "gc2", "--machine gc2", err, sizeof err));
+    CU_ASSERT_EQUAL(machine_get(&m, MP_tile_clock_hz), 2e9);       /* the same preset keeps it */
+    CU_ASSERT_FALSE(machine_choose(&m, "gc200", "--machine gc200", err, sizeof err));
+    CU_ASSERT_STRING_EQUAL(err, "--machine gc200 conflicts with --machine gc2 (name one machine)");
+
+    m = gc200();
+    CU_ASSERT_TRUE(machine_set(&m, "tile_clock_hz=2e9", err, sizeof err));
+    CU_ASSERT_FALSE(machine_choose(&m, "bow", "--machine bow", err, sizeof err));
+    CU_ASSERT_STRING_EQUAL(err, "--machine bow comes after parameters set on gc200 and would undo them "
+                                "(choose the machine before --set)");
+    CU_ASSERT_TRUE(machine_choose(&m, "gc200", "--machine gc200", err, sizeof err));
+    CU_ASSERT_EQUAL(machine_get(&m, MP_tile_clock_hz), 2e9);
+
+    /* A config's preset against --machine, and a config's params after --set: the later wins. */
+    const char *p = tmp_path("choice.json");
+    const char cfg[] = "{\"preset\": \"gc200\", \"params\": {\"tile_clock_hz\": 1e9}}";
+    CU_ASSERT_TRUE_FATAL(afile_write_all(p, cfg, strlen(cfg), err, sizeof err));
+    m = gc200();
+    CU_ASSERT_TRUE(machine_choose(&m, "gc2", "--machine gc2", err, sizeof err));
+    CU_ASSERT_FALSE(machine_load_config(&m, p, err, sizeof err));
+    char want[768];
+    snprintf(want, sizeof want, "%s: \"preset\": \"gc200\" conflicts with --machine gc2 (name one machine)", p);
+    CU_ASSERT_STRING_EQUAL(err, want);
+    m = gc200();
+    CU_ASSERT_TRUE(machine_set(&m, "tile_clock_hz=2e9", err, sizeof err));
+    CU_ASSERT_TRUE(machine_load_config(&m, p, err, sizeof err));
+    CU_ASSERT_EQUAL(machine_get(&m, MP_tile_clock_hz), 1e9);
+    CU_ASSERT_FALSE(machine_choose(&m, "gc2", "--machine gc2", err, sizeof err));
+    snprintf(want, sizeof want, "--machine gc2 conflicts with \"preset\": \"gc200\" in %s (name one machine)", p);
+    CU_ASSERT_STRING_EQUAL(err, want);
+    unlink(p);
+}
+
 /* ------------------------------------------------------------ simulated faults */
 
 #define WORKER_PROLOGUE                                                          \
@@ -769,6 +811,7 @@ void test_register(void)
         { "tile memory size in whole pages", test_machine_memory_size_granularity },
         { "machine config files", test_machine_config_files },
         { "machine config file syntax", test_machine_config_syntax },
+        { "one machine, chosen before its parameters", test_machine_choice_conflicts },
         { "simulated faults", test_fault_catalogue },
         { "faults the assembler prevents", test_faults_the_assembler_prevents },
         { "runaway program stops at the cycle limit", test_runaway_program_stops_at_limit },

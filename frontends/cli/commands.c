@@ -85,7 +85,10 @@ bool cli_machine_option(const command *cmd, machine *m, int argc, char **argv, i
     char err[512];
     const char *opt = argv[*i];
     if (!strcmp(opt, "--machine") || !strcmp(opt, "-m")) {
-        if (!machine_preset(cli_value(cmd, argc, argv, i), m, err, sizeof err))
+        const char *name = cli_value(cmd, argc, argv, i);
+        char by[192];
+        snprintf(by, sizeof by, "%s %.100s", opt, name);
+        if (!machine_choose(m, name, by, err, sizeof err))
             fatal("%s", err);
         return true;
     }
@@ -203,7 +206,10 @@ int cmd_machines(int argc, char **argv, const command *self)
         panic("%s", err);
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--show")) {
-            if (!machine_preset(cli_value(self, argc, argv, &i), &m, err, sizeof err))
+            const char *name = cli_value(self, argc, argv, &i);
+            char by[192];
+            snprintf(by, sizeof by, "--show %.100s", name);
+            if (!machine_choose(&m, name, by, err, sizeof err))
                 fatal("%s", err);
             show = true;
         } else if (cli_machine_option(self, &m, argc, argv, &i))

@@ -113,6 +113,39 @@ bool machine_preset(const char *name, machine *m, char *err, size_t err_size)
     return false;
 }
 
+bool machine_modified(const machine *m)
+{
+    for (int i = 0; i < MP_COUNT; i++)
+        if (m->value[i] != machine_preset_value(m->preset, (enum machine_param)i))
+            return true;
+    return false;
+}
+
+bool machine_choose(machine *m, const char *name, const char *by, char *err, size_t err_size)
+{
+    machine chosen;
+    if (!machine_preset(name, &chosen, err, err_size))
+        return false;
+    if (chosen.preset == m->preset && (m->chosen_by[0] || machine_modified(m))) {
+        /* The same preset again: what was set on it stays. */
+        if (!m->chosen_by[0])
+            snprintf(m->chosen_by, sizeof m->chosen_by, "%s", by);
+        return true;
+    }
+    if (m->chosen_by[0]) {
+        snprintf(err, err_size, "%s conflicts with %s (name one machine)", by, m->chosen_by);
+        return false;
+    }
+    if (machine_modified(m)) {
+        snprintf(err, err_size, "%s comes after parameters set on %s and would undo them "
+                 "(choose the machine before --set)", by, machine_preset_names[m->preset]);
+        return false;
+    }
+    *m = chosen;
+    snprintf(m->chosen_by, sizeof m->chosen_by, "%s", by);
+    return true;
+}
+
 int machine_param_index(const char *name)
 {
     for (int i = 0; i < MP_COUNT; i++)
@@ -280,11 +313,20 @@ bool machine_load_config(machine *m, const char *path, char *err, size_t err_siz
             snprintf(err, err_size, "%s: \"preset\" must be a string", path);
             goto out;
         }
-        char perr[200];
-        if (!machine_preset(preset->valuestring, m, perr, sizeof perr)) {
+        char by[192], perr[512];
+        machine named;
+        if (!machine_preset(preset->valuestring, &named, perr, sizeof perr)) {
             snprintf(err, err_size, "%s: %s", path, perr);
             goto out;
         }
+        /* The message starts with the file; later ones name it after the key. */
+        snprintf(by, sizeof by, "\"preset\": \"%.40s\"", preset->valuestring);
+        if (!machine_choose(m, preset->valuestring, by, perr, sizeof perr)) {
+            snprintf(err, err_size, "%s: %s", path, perr);
+            goto out;
+        }
+        if (!strcmp(m->chosen_by, by))
+            snprintf(m->chosen_by, sizeof m->chosen_by, "\"preset\": \"%.40s\" in %.120s", preset->valuestring, path);
     }
     for (cJSON *item = params ? params->child : NULL; item; item = item->next) {
         if (!cJSON_IsNumber(item)) {

@@ -61,4 +61,27 @@ fails 1 "ipusim: machine parameter tile_memory_bytes = 65537 must be a multiple 
 printf '{"preset": "gc2", "params": {"tile_clock_hz": 1e9}}\n\n' > fine.json
 expect 0 "^machine gc2 \(modified\)" -- "$IPUSIM" machines --config fine.json
 
+# ---------------------------------------------------------------- order and conflicts
+printf '{"preset": "gc200"}' > gc200.json
+printf '{"preset": "gc2"}' > gc2.json
+printf '{"params": {"tile_clock_hz": 1e9}}' > clock.json
+fails 1 "ipusim: gc200.json: \"preset\": \"gc200\" conflicts with --machine gc2 (name one machine)" -- \
+    "$IPUSIM" run good.elf --machine gc2 --config gc200.json --json "$OUT/r.json"
+fails 1 "ipusim: --machine gc2 conflicts with \"preset\": \"gc200\" in gc200.json (name one machine)" -- \
+    "$IPUSIM" run good.elf --config gc200.json --machine gc2 --json "$OUT/r.json"
+fails 1 "ipusim: --machine bow conflicts with --machine gc2 (name one machine)" -- \
+    "$IPUSIM" run good.elf --machine gc2 --machine bow --json "$OUT/r.json"
+fails 1 "ipusim: gc2.json: \"preset\": \"gc2\" comes after parameters set on gc200 and would undo them (choose the machine before --set)" -- \
+    "$IPUSIM" run good.elf --set tile_clock_hz=2e9 --config gc2.json --json "$OUT/r.json"
+fails 1 "ipusim: --machine gc2 comes after parameters set on gc200 and would undo them (choose the machine before --set)" -- \
+    "$IPUSIM" machines --set tile_clock_hz=2e9 --machine gc2
+# Command-line order: the later value of a parameter wins.
+clock() { "$IPUSIM" machines "$@" 2>&1 | awk '$1 == "tile_clock_hz" { print $2 }'; }
+check "--set then a config's params: the config's value" test "$(clock --set tile_clock_hz=2e9 --config clock.json)" = 1e+09
+check "a config's params then --set: the --set value" test "$(clock --config clock.json --set tile_clock_hz=2e9)" = 2e+09
+check "--set then a config naming the same preset keeps the --set" \
+    test "$(clock --set tile_clock_hz=2e9 --config gc200.json)" = 2e+09
+check "--machine, --set, the same --machine again keeps the --set" \
+    test "$(clock --machine gc2 --set tile_clock_hz=2e9 --machine gc2)" = 2e+09
+
 finish
