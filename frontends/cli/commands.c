@@ -105,6 +105,24 @@ bool cli_machine_option(const command *cmd, machine *m, int argc, char **argv, i
     return false;
 }
 
+void cli_program_machine(const char *path, machine *m, bool may_default)
+{
+    char err[1024];
+    exe_summary s;
+    if (!exe_read_summary(path, &s, err, sizeof err))
+        fatal("%s", err);
+    machine built;
+    bool known = s.machine.size > 0;
+    if (known && !machine_decode(s.machine.bytes, s.machine.size, &built, err, sizeof err))
+        fatal("%s: section .ipusim.machine: %s", path, err);
+    bool chosen = m->chosen_by[0] || strstr(m->name, " (modified)");
+    if (known && may_default && !chosen)
+        *m = built;
+    if (s.any_tile && !machine_holds_program(m, known ? &built : NULL, s.last_tile, err, sizeof err))
+        fatal("%s: %s", path, err);
+    exe_summary_free(&s);
+}
+
 static char *default_output(const char *input, const char *ext)
 {
     size_t n = strlen(input);

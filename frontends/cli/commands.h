@@ -39,6 +39,13 @@ const char *cli_value(const command *cmd, int argc, char **argv, int *i);
  * Returns true if argv[*i] was one of them; bad values are fatal. */
 bool cli_machine_option(const command *cmd, machine *m, int argc, char **argv, int *i);
 
+/* The machine the executable at path runs on, found from its headers and
+ * records before its tile images are read: with may_default and no machine
+ * option given (m is still the default), the machine it was compiled for
+ * (the default, gc200, for one that names none).  A machine that cannot
+ * hold it is fatal, saying what it was compiled for and what m has. */
+void cli_program_machine(const char *path, machine *m, bool may_default);
+
 /* The values of --threads (1..1024) and --max-cycles (positive): advance
  * *i past the value; a bad one is a fatal usage error naming it. */
 int cli_threads_value(const command *cmd, int argc, char **argv, int *i);

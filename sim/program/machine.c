@@ -343,6 +343,105 @@ out:
     return ok;
 }
 
+bool machine_encode(const machine *m, uint8_t **bytes, size_t *size)
+{
+    size_t cap = 64 + (size_t)MP_COUNT * 96, n = 0;
+    char *text = malloc(cap);
+    if (!text)
+        return false;
+    n += (size_t)snprintf(text + n, cap - n, "preset=%s\n", machine_preset_names[m->preset]);
+    for (int i = 0; i < MP_COUNT; i++)
+        if (m->value[i] != machine_preset_value(m->preset, (enum machine_param)i))
+            n += (size_t)snprintf(text + n, cap - n, "%s=%.17g\n", machine_params[i].name, m->value[i]);
+    *bytes = (uint8_t *)text;
+    *size = n;
+    return true;
+}
+
+bool machine_decode(const void *bytes, size_t size, machine *m, char *err, size_t err_size)
+{
+    const char *p = bytes, *end = p + size;
+    char line[256], where[64];
+    for (unsigned n = 1; p < end; n++) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t len = (size_t)((nl ? nl : end) - p);
+        snprintf(where, sizeof where, "line %u: ", n);
+        if (len >= sizeof line || memchr(p, 0, len)) {
+            snprintf(err, err_size, "%snot a parameter assignment", where);
+            return false;
+        }
+        memcpy(line, p, len);
+        line[len] = 0;
+        p += len + (nl != NULL);
+        char perr[256];
+        if (n == 1) {
+            if (strncmp(line, "preset=", 7) != 0) {
+                snprintf(err, err_size, "%sexpected preset=NAME, got '%s'", where, line);
+                return false;
+            }
+            if (!machine_preset(line + 7, m, perr, sizeof perr)) {
+                snprintf(err, err_size, "%s%s", where, perr);
+                return false;
+            }
+        } else if (!machine_set(m, line, perr, sizeof perr)) {
+            snprintf(err, err_size, "%s%s", where, perr);
+            return false;
+        }
+    }
+    if (size == 0) {
+        snprintf(err, err_size, "empty");
+        return false;
+    }
+    return true;
+}
+
+/* "1 chip", "4 chips". */
+static const char *plural_s(uint32_t n)
+{
+    return n == 1 ? "" : "s";
+}
+
+bool machine_holds_program(const machine *m, const machine *built, uint32_t last_tile,
+                           char *err, size_t err_size)
+{
+    uint32_t chips = machine_u32(m, MP_chips), tpc = machine_u32(m, MP_tiles_per_chip);
+    if (!built) {
+        if ((uint64_t)last_tile < (uint64_t)chips * tpc)
+            return true;
+        snprintf(err, err_size, "tile %u is beyond the %u tiles of machine %s (%u chip%s x %u tiles)", last_tile,
+                 chips * tpc, m->name, chips, plural_s(chips), tpc);
+        return false;
+    }
+    uint32_t built_chips = machine_u32(built, MP_chips), built_tpc = machine_u32(built, MP_tiles_per_chip);
+    uint32_t used = last_tile / built_tpc + 1;
+    char uses[64] = "";
+    if (used != built_chips)
+        snprintf(uses, sizeof uses, " and uses %u chip%s", used, plural_s(used));
+    int n = snprintf(err, err_size, "compiled for %s (%u chip%s x %u tiles)%s; %s has ", built->name, built_chips,
+                     plural_s(built_chips), built_tpc, uses, m->name);
+    size_t at = n < 0 ? 0 : (size_t)n < err_size ? (size_t)n : err_size;
+    if (used > chips) {
+        snprintf(err + at, err_size - at, "%u chip%s", chips, plural_s(chips));
+        return false;
+    }
+    if (used == 1 && last_tile >= tpc) {
+        snprintf(err + at, err_size - at, "%u tiles a chip (the program uses tile %u)", tpc, last_tile);
+        return false;
+    }
+    if (used > 1 && built_tpc != tpc) {
+        snprintf(err + at, err_size - at, "%u tiles a chip (tiles are numbered chip by chip)", tpc);
+        return false;
+    }
+    /* The compiler lays out each tile's memory up to the end of the machine's. */
+    uint32_t mem = machine_u32(m, MP_tile_memory_bytes), built_mem = machine_u32(built, MP_tile_memory_bytes);
+    if (mem < built_mem) {
+        snprintf(err + at, err_size - at, "%u bytes of tile memory, the program's layout needs %u", mem, built_mem);
+        return false;
+    }
+    err[0] = 0;
+    return true;
+}
+
 double machine_cycles_to_seconds(const machine *m, uint64_t cycles)
 {
     return (double)cycles / m->value[MP_tile_clock_hz];

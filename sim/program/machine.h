@@ -83,6 +83,22 @@ bool machine_set(machine *m, const char *assignment, char *err, size_t err_size)
 bool machine_load_config(machine *m, const char *path, char *err, size_t err_size);
 int machine_param_index(const char *name);
 
+/* The machine as an executable records it (section .ipusim.machine): a
+ * "preset=NAME" line, then a "param=value" line for each parameter whose
+ * value differs from the preset's.  The bytes are malloc'd; false when the
+ * host runs out of memory. */
+bool machine_encode(const machine *m, uint8_t **bytes, size_t *size);
+/* The machine such a record describes; false with a message naming the
+ * line and what is wrong. */
+bool machine_decode(const void *bytes, size_t size, machine *m, char *err, size_t err_size);
+/* Whether m can hold a program whose highest global tile is last_tile and
+ * that was compiled for `built` (NULL: not known, and the tile numbers alone
+ * must fit): enough chips, tiles numbered chip by chip as m numbers them,
+ * and tile memory as large as the program was laid out for.  False with a message saying what the program needs and m has,
+ * e.g. "compiled for m2000 (4 chips x 1472 tiles); gc200 has 1 chip". */
+bool machine_holds_program(const machine *m, const machine *built, uint32_t last_tile,
+                           char *err, size_t err_size);
+
 static inline double machine_get(const machine *m, enum machine_param p) { return m->value[p]; }
 static inline uint32_t machine_u32(const machine *m, enum machine_param p) { return (uint32_t)m->value[p]; }
 

@@ -84,4 +84,28 @@ check "--set then a config naming the same preset keeps the --set" \
 check "--machine, --set, the same --machine again keeps the --set" \
     test "$(clock --machine gc2 --set tile_clock_hz=2e9 --machine gc2)" = 2e+09
 
+# ---------------------------------------------------------------- the machine an executable names
+"$IPUSIM" compile matmul:16x16x16 --machine m2000 -o m2000.elf >/dev/null 2>&1 || echo "FAIL: compile for m2000"
+"$IPUSIM" compile matmul:16x16x16 --machine m2000 --replicas 1 -o one_chip.elf >/dev/null 2>&1 || echo "FAIL: compile --replicas 1"
+expect 0 "^m2000.elf on m2000 \(4 chips x 1472 tiles" -- "$IPUSIM" run m2000.elf
+fails 1 "ipusim: m2000.elf: compiled for m2000 (4 chips x 1472 tiles); gc200 has 1 chip" -- \
+    "$IPUSIM" run m2000.elf --machine gc200 --json "$OUT/r.json"
+fails 1 "ipusim: m2000.elf: compiled for m2000 (4 chips x 1472 tiles); gc200 (modified) has 1 chip" -- \
+    "$IPUSIM" run m2000.elf --set tile_clock_hz=2e9 --json "$OUT/r.json"
+expect 0 "^m2000.elf on m2000 \(modified\) \(4 chips" -- "$IPUSIM" run m2000.elf --machine m2000 --set tile_clock_hz=2e9
+fails 1 "ipusim: m2000.elf: compiled for m2000 (4 chips x 1472 tiles); bow has 1 chip" -- \
+    "$IPUSIM" compare m2000.elf --machines m2000,bow --json "$OUT/c.json"
+fails 1 "ipusim: m2000.elf: compiled for m2000 (4 chips x 1472 tiles); gc200 has 1 chip" -- \
+    "$IPUSIM" debug m2000.elf --machine gc200 --batch
+expect 0 "" -- bash -c "echo quit | '$IPUSIM' debug m2000.elf --batch"
+expect 0 "^one_chip.elf on gc200 \(1 chip" -- "$IPUSIM" run one_chip.elf --machine gc200
+fails 1 "ipusim: one_chip.elf: compiled for m2000 (4 chips x 1472 tiles) and uses 1 chip; gc2 has 262144 bytes of tile memory, the program's layout needs 638976" -- \
+    "$IPUSIM" run one_chip.elf --machine gc2 --json "$OUT/r.json"
+# An assembled executable names no machine: gc200, as before.
+expect 0 "^good.elf on gc200 \(1 chip" -- "$IPUSIM" run good.elf
+printf '    .tile 1500\n__supervisor:\n    exitz $mzero\n' > far.S
+"$IPUSIM" asm far.S -o far.elf >/dev/null 2>&1
+fails 1 "ipusim: far.elf: tile 1500 is beyond the 1472 tiles of machine gc200 (1 chip x 1472 tiles)" -- \
+    "$IPUSIM" run far.elf --json "$OUT/r.json"
+
 finish
