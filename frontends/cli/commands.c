@@ -118,7 +118,8 @@ void cli_program_machine(const char *path, machine *m, bool may_default)
     bool chosen = m->chosen_by[0] || strstr(m->name, " (modified)");
     if (known && may_default && !chosen)
         *m = built;
-    if (s.any_tile && !machine_holds_program(m, known ? &built : NULL, s.last_tile, err, sizeof err))
+    /* Without a recorded machine the engine checks the tile numbers as it loads. */
+    if (known && s.any_tile && !machine_holds_program(m, &built, s.last_tile, err, sizeof err))
         fatal("%s: %s", path, err);
     exe_summary_free(&s);
 }

@@ -1426,11 +1426,6 @@ bool exe_read_summary(const char *path, exe_summary *s, char *err, size_t err_si
             close(fd);
         return false;
     }
-    if (S_ISDIR(st.st_mode)) {
-        close(fd);
-        snprintf(err, err_size, "%s: is a directory", path);
-        return false;
-    }
     reader r = {.name = path, .err = err, .err_size = err_size, .size = (size_t)st.st_size};
     void *map = NULL;
     if (st.st_size > 0 && S_ISREG(st.st_mode)) {
@@ -1443,7 +1438,7 @@ bool exe_read_summary(const char *path, exe_summary *s, char *err, size_t err_si
     if (map) {
         r.img = map;
     } else {
-        /* Not a mappable file (empty, a pipe): read it. */
+        /* Not a mappable file (empty, a pipe, a directory): read it, as exe_read does. */
         if (!read_whole_file(path, &data, &r.size, err, err_size))
             return false;
         r.img = (const uint8_t *)data;
