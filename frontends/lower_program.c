@@ -348,5 +348,10 @@ bool lw_write_executable(lowering *lw, ipu_exe *e)
     if (!tmap_encode(lw->tmap, &blob, &size) || !exe_set_blob(&e->tensors, blob, size))
         lw_fail(lw, "out of host memory");
     free(blob);
+    /* The machine it is compiled for, the default of `ipusim run`. */
+    blob = NULL;
+    if (!lw->failed && (!machine_encode(lw->opts->machine, &blob, &size) || !exe_set_blob(&e->machine, blob, size)))
+        lw_fail(lw, "out of host memory");
+    free(blob);
     return !lw->failed;
 }

@@ -467,7 +467,6 @@ static void test_machine_config_files(void)
           "machine parameter tile_clock_hz = -1 is out of range (1e+08..4e+09 Hz)" },
         { "{\"params\": {\"nope\": 1}}", "unknown machine parameter 'nope' (`ipusim machines` lists them)" },
         { "{\"preset\": \"bow3\"}", "unknown machine 'bow3' (known: gc2, gc200, bow, m2000, bow2000, pod16)" },
-        { "{\"preset\": ", "not a JSON object (expected {\"preset\": ..., \"params\": {...}})" },
         { "[1, 2]", "not a JSON object (expected {\"preset\": ..., \"params\": {...}})" },
         { "{\"params\": {\"tile_clock_hz\": \"fast\"}}", "parameter 'tile_clock_hz' must be a number" },
         { "{\"extra\": 1}", "unknown key 'extra' (expected \"preset\" and \"params\")" },
@@ -488,6 +487,84 @@ static void test_machine_config_files(void)
     CU_ASSERT_FALSE(machine_load_config(&m, p, err, sizeof err));
     snprintf(want, sizeof want, "%s: cannot open: No such file or directory", p);
     CU_ASSERT_STRING_EQUAL(err, want);
+}
+
+/* A config file is one JSON object and nothing else, each key once; text
+ * that is not JSON is reported at its line and column. */
+static void test_machine_config_syntax(void)
+{
+    static const struct { const char *json, *want; } cases[] = {
+        { "{\"preset\": ", ":1:12: not valid JSON (truncated?)" },
+        { "{\"preset\": \"gc2\"", ":1:17: not valid JSON (truncated?)" },
+        { "{\"preset\": \"gc2\",\n  \"params\": {\"x\": }}", ":2:19: not valid JSON" },
+        { "{\"preset\":\"gc200\"} xyz", ":1:20: text after the end of the JSON object" },
+        { "{\"preset\":\"gc200\"}\n\n{}", ":3:1: text after the end of the JSON object" },
+        { "{\"params\":{\"tile_clock_hz\":1e9,\"tile_clock_hz\":2e9}}",
+          ": parameter \"tile_clock_hz\" appears twice in \"params\"" },
+        { "{\"preset\":\"gc2\",\"preset\":\"gc200\"}", ": key \"preset\" appears twice" },
+        { "{\"params\":{},\"params\":{\"tile_clock_hz\":2e9}}", ": key \"params\" appears twice" },
+    };
+    const char *p = tmp_path("syntax.json");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char err[512] = "";
+        CU_ASSERT_TRUE_FATAL(afile_write_all(p, cases[i].json, strlen(cases[i].json), err, sizeof err));
+        machine m = gc200();
+        CU_ASSERT_FALSE(machine_load_config(&m, p, err, sizeof err));
+        char want[768];
+        snprintf(want, sizeof want, "%s%s", p, cases[i].want);
+        CU_ASSERT_STRING_EQUAL(err, want);
+    }
+    /* Whitespace after the object is fine. */
+    char err[512] = "";
+    const char ok[] = "{\"preset\": \"gc2\", \"params\": {\"tile_clock_hz\": 1e9}}\n\n";
+    CU_ASSERT_TRUE_FATAL(afile_write_all(p, ok, strlen(ok), err, sizeof err));
+    machine m = gc200();
+    CU_ASSERT_TRUE(machine_load_config(&m, p, err, sizeof err));
+    CU_ASSERT_EQUAL(m.preset, PRESET_gc2);
+    CU_ASSERT_EQUAL(machine_get(&m, MP_tile_clock_hz), 1e9);
+    unlink(p);
+}
+
+/* One preset a machine: a second, different one, or one after parameters
+ * were set on the default, would silently undo an option. */
+static void test_machine_choice_conflicts(void)
+{
+    char err[512] = "";
+    machine m = gc200();
+    CU_ASSERT_TRUE(machine_choose(&m, "gc2", "--machine gc2", err, sizeof err));
+    CU_ASSERT_EQUAL(m.preset, PRESET_gc2);
+    CU_ASSERT_TRUE(machine_set(&m, "tile_clock_hz=2e9", err, sizeof err));
+    CU_ASSERT_TRUE(machine_choose(&m, "gc2", "--machine gc2", err, sizeof err));
+    CU_ASSERT_EQUAL(machine_get(&m, MP_tile_clock_hz), 2e9);       /* the same preset keeps it */
+    CU_ASSERT_FALSE(machine_choose(&m, "gc200", "--machine gc200", err, sizeof err));
+    CU_ASSERT_STRING_EQUAL(err, "--machine gc200 conflicts with --machine gc2 (name one machine)");
+
+    m = gc200();
+    CU_ASSERT_TRUE(machine_set(&m, "tile_clock_hz=2e9", err, sizeof err));
+    CU_ASSERT_FALSE(machine_choose(&m, "bow", "--machine bow", err, sizeof err));
+    CU_ASSERT_STRING_EQUAL(err, "--machine bow comes after parameters set on gc200 and would undo them "
+                                "(choose the machine before --set)");
+    CU_ASSERT_TRUE(machine_choose(&m, "gc200", "--machine gc200", err, sizeof err));
+    CU_ASSERT_EQUAL(machine_get(&m, MP_tile_clock_hz), 2e9);
+
+    /* A config's preset against --machine, and a config's params after --set: the later wins. */
+    const char *p = tmp_path("choice.json");
+    const char cfg[] = "{\"preset\": \"gc200\", \"params\": {\"tile_clock_hz\": 1e9}}";
+    CU_ASSERT_TRUE_FATAL(afile_write_all(p, cfg, strlen(cfg), err, sizeof err));
+    m = gc200();
+    CU_ASSERT_TRUE(machine_choose(&m, "gc2", "--machine gc2", err, sizeof err));
+    CU_ASSERT_FALSE(machine_load_config(&m, p, err, sizeof err));
+    char want[768];
+    snprintf(want, sizeof want, "%s: \"preset\": \"gc200\" conflicts with --machine gc2 (name one machine)", p);
+    CU_ASSERT_STRING_EQUAL(err, want);
+    m = gc200();
+    CU_ASSERT_TRUE(machine_set(&m, "tile_clock_hz=2e9", err, sizeof err));
+    CU_ASSERT_TRUE(machine_load_config(&m, p, err, sizeof err));
+    CU_ASSERT_EQUAL(machine_get(&m, MP_tile_clock_hz), 1e9);
+    CU_ASSERT_FALSE(machine_choose(&m, "gc2", "--machine gc2", err, sizeof err));
+    snprintf(want, sizeof want, "--machine gc2 conflicts with \"preset\": \"gc200\" in %s (name one machine)", p);
+    CU_ASSERT_STRING_EQUAL(err, want);
+    unlink(p);
 }
 
 /* ------------------------------------------------------------ simulated faults */
@@ -733,6 +810,8 @@ void test_register(void)
         { "machine options out of range and unknown", test_machine_options },
         { "tile memory size in whole pages", test_machine_memory_size_granularity },
         { "machine config files", test_machine_config_files },
+        { "machine config file syntax", test_machine_config_syntax },
+        { "one machine, chosen before its parameters", test_machine_choice_conflicts },
         { "simulated faults", test_fault_catalogue },
         { "faults the assembler prevents", test_faults_the_assembler_prevents },
         { "runaway program stops at the cycle limit", test_runaway_program_stops_at_limit },

@@ -14,6 +14,7 @@
 
 #include "isa/elf/executable.h"
 #include "sim/base/fileio.h"
+#include "sim/program/machine.h"
 #include "test_util.h"
 
 static char tmpdir[64];
@@ -658,6 +659,90 @@ static void test_random_damage(void)
 
 /* ------------------------------------------------------------ atomic write */
 
+/* .ipusim.machine: the machine a program was compiled for, preset and
+ * overridden parameters, through a write and both readers; an executable
+ * without the section still reads, with no machine. */
+static void test_machine_section(void)
+{
+    char err[512];
+    machine m;
+    CU_ASSERT_TRUE_FATAL(machine_preset("m2000", &m, err, sizeof err));
+    CU_ASSERT_TRUE_FATAL(machine_set(&m, "tile_clock_hz=1.5e9", err, sizeof err));
+    CU_ASSERT_TRUE_FATAL(machine_set(&m, "host_bandwidth_bytes_per_s=1.25e10", err, sizeof err));
+    uint8_t *blob;
+    size_t size;
+    CU_ASSERT_TRUE_FATAL(machine_encode(&m, &blob, &size));
+    CU_ASSERT_EQUAL(size, strlen("preset=m2000\ntile_clock_hz=1500000000\nhost_bandwidth_bytes_per_s=12500000000\n"));
+    CU_ASSERT_EQUAL(memcmp(blob, "preset=m2000\n", 13), 0);
+
+    ipu_exe *e = sample();
+    CU_ASSERT_TRUE(exe_set_blob(&e->machine, blob, size));
+    const char *p = tmp_path("machine.elf");
+    CU_ASSERT_TRUE_FATAL(exe_write(e, p, err, sizeof err));
+    exe_free(e);
+    e = exe_read(p, err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+    CU_ASSERT_EQUAL(e->machine.size, size);
+    CU_ASSERT_EQUAL(memcmp(e->machine.bytes, blob, size), 0);
+    exe_free(e);
+
+    exe_summary sum;
+    CU_ASSERT_TRUE_FATAL(exe_read_summary(p, &sum, err, sizeof err));
+    CU_ASSERT_TRUE(sum.any_tile);
+    CU_ASSERT_EQUAL(sum.last_tile, 1471);
+    CU_ASSERT_EQUAL_FATAL(sum.machine.size, size);
+    machine back;
+    CU_ASSERT_TRUE_FATAL(machine_decode(sum.machine.bytes, sum.machine.size, &back, err, sizeof err));
+    CU_ASSERT_EQUAL(back.preset, PRESET_m2000);
+    CU_ASSERT_STRING_EQUAL(back.name, "m2000 (modified)");
+    CU_ASSERT_EQUAL(memcmp(back.value, m.value, sizeof m.value), 0);
+    exe_summary_free(&sum);
+    free(blob);
+
+    /* Holding a program: chips, tiles a chip, tile memory. */
+    machine gc200, gc2;
+    CU_ASSERT_TRUE_FATAL(machine_preset("gc200", &gc200, err, sizeof err));
+    CU_ASSERT_TRUE_FATAL(machine_preset("gc2", &gc2, err, sizeof err));
+    CU_ASSERT_TRUE(machine_holds_program(&m, &back, 5887, err, sizeof err));
+    CU_ASSERT_FALSE(machine_holds_program(&gc200, &back, 1472, err, sizeof err));
+    CU_ASSERT_STRING_EQUAL(err, "compiled for m2000 (modified) (4 chips x 1472 tiles) and uses 2 chips; gc200 has 1 chip");
+    CU_ASSERT_TRUE(machine_holds_program(&gc200, &back, 1471, err, sizeof err));
+    CU_ASSERT_FALSE(machine_holds_program(&gc2, &gc200, 1300, err, sizeof err));
+    CU_ASSERT_STRING_EQUAL(err, "compiled for gc200 (1 chip x 1472 tiles); gc2 has 1216 tiles a chip (the program uses tile 1300)");
+    CU_ASSERT_FALSE(machine_holds_program(&gc2, &gc200, 10, err, sizeof err));
+    CU_ASSERT_STRING_EQUAL(err, "compiled for gc200 (1 chip x 1472 tiles); gc2 has 262144 bytes of tile memory, the program's layout needs 638976");
+    CU_ASSERT_FALSE(machine_holds_program(&gc2, NULL, 1216, err, sizeof err));
+    CU_ASSERT_STRING_EQUAL(err, "tile 1216 is beyond the 1216 tiles of machine gc2 (1 chip x 1216 tiles)");
+
+    /* Bad records name the line. */
+    CU_ASSERT_FALSE(machine_decode("tile_clock_hz=1e9\n", 18, &back, err, sizeof err));
+    CU_ASSERT_STRING_EQUAL(err, "line 1: expected preset=NAME, got 'tile_clock_hz=1e9'");
+    CU_ASSERT_FALSE(machine_decode("preset=gc200\nchips=0\n", 21, &back, err, sizeof err));
+    CU_ASSERT_STRING_EQUAL(err, "line 2: machine parameter chips = 0 is out of range (1..64 )");
+
+    /* Without the section: both readers succeed, with no machine. */
+    e = sample();
+    CU_ASSERT_TRUE_FATAL(exe_write(e, p, err, sizeof err));
+    exe_free(e);
+    e = exe_read(p, err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+    CU_ASSERT_EQUAL(e->machine.size, 0);
+    exe_free(e);
+    CU_ASSERT_TRUE_FATAL(exe_read_summary(p, &sum, err, sizeof err));
+    CU_ASSERT_EQUAL(sum.machine.size, 0);
+    CU_ASSERT_EQUAL(sum.last_tile, 1471);
+    exe_summary_free(&sum);
+    unlink(p);
+
+    /* The summary reports what exe_read reports for a file that is no executable. */
+    CU_ASSERT_TRUE_FATAL(afile_write_all(p, "hello", 5, err, sizeof err));
+    CU_ASSERT_FALSE(exe_read_summary(p, &sum, err, sizeof err));
+    char want[512];
+    snprintf(want, sizeof want, "%s: not an ELF file (no ELF magic number)", p);
+    CU_ASSERT_STRING_EQUAL(err, want);
+    unlink(p);
+}
+
 static void test_atomic_write(void)
 {
     char err[512];
@@ -728,4 +813,5 @@ void test_register(void)
     CU_add_test(s, "corrupt sections", test_corrupt_sections);
     CU_add_test(s, "random damage", test_random_damage);
     CU_add_test(s, "atomic write", test_atomic_write);
+    CU_add_test(s, "machine section", test_machine_section);
 }

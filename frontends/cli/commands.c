@@ -85,7 +85,10 @@ bool cli_machine_option(const command *cmd, machine *m, int argc, char **argv, i
     char err[512];
     const char *opt = argv[*i];
     if (!strcmp(opt, "--machine") || !strcmp(opt, "-m")) {
-        if (!machine_preset(cli_value(cmd, argc, argv, i), m, err, sizeof err))
+        const char *name = cli_value(cmd, argc, argv, i);
+        char by[192];
+        snprintf(by, sizeof by, "%s %.100s", opt, name);
+        if (!machine_choose(m, name, by, err, sizeof err))
             fatal("%s", err);
         return true;
     }
@@ -100,6 +103,25 @@ bool cli_machine_option(const command *cmd, machine *m, int argc, char **argv, i
         return true;
     }
     return false;
+}
+
+void cli_program_machine(const char *path, machine *m, bool may_default)
+{
+    char err[1024];
+    exe_summary s;
+    if (!exe_read_summary(path, &s, err, sizeof err))
+        fatal("%s", err);
+    machine built;
+    bool known = s.machine.size > 0;
+    if (known && !machine_decode(s.machine.bytes, s.machine.size, &built, err, sizeof err))
+        fatal("%s: section .ipusim.machine: %s", path, err);
+    bool chosen = m->chosen_by[0] || strstr(m->name, " (modified)");
+    if (known && may_default && !chosen)
+        *m = built;
+    /* Without a recorded machine the engine checks the tile numbers as it loads. */
+    if (known && s.any_tile && !machine_holds_program(m, &built, s.last_tile, err, sizeof err))
+        fatal("%s: %s", path, err);
+    exe_summary_free(&s);
 }
 
 static char *default_output(const char *input, const char *ext)
@@ -203,7 +225,10 @@ int cmd_machines(int argc, char **argv, const command *self)
         panic("%s", err);
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--show")) {
-            if (!machine_preset(cli_value(self, argc, argv, &i), &m, err, sizeof err))
+            const char *name = cli_value(self, argc, argv, &i);
+            char by[192];
+            snprintf(by, sizeof by, "--show %.100s", name);
+            if (!machine_choose(&m, name, by, err, sizeof err))
                 fatal("%s", err);
             show = true;
         } else if (cli_machine_option(self, &m, argc, argv, &i))

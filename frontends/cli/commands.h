@@ -32,9 +32,19 @@ struct command {
 const char *cli_value(const command *cmd, int argc, char **argv, int *i);
 
 /* --machine NAME, --set P=V, --config FILE: applied to m in command-line
- * order (--machine resets to a preset).  Returns true if argv[*i] was one
- * of them; bad values are fatal. */
+ * order, a later value of a parameter replacing an earlier one.  At most one
+ * preset is named (by --machine or a config's "preset"; naming the same one
+ * again keeps what was set on it), and only before any parameter is set:
+ * anything else would silently undo an option, so it is refused, naming both.
+ * Returns true if argv[*i] was one of them; bad values are fatal. */
 bool cli_machine_option(const command *cmd, machine *m, int argc, char **argv, int *i);
+
+/* The machine the executable at path runs on, found from its headers and
+ * records before its tile images are read: with may_default and no machine
+ * option given (m is still the default), the machine it was compiled for
+ * (the default, gc200, for one that names none).  A machine that cannot
+ * hold it is fatal, saying what it was compiled for and what m has. */
+void cli_program_machine(const char *path, machine *m, bool may_default);
 
 /* The values of --threads (1..1024) and --max-cycles (positive): advance
  * *i past the value; a bad one is a fatal usage error naming it. */

@@ -335,6 +335,7 @@ int cmd_compare(int argc, char **argv, const command *self)
         for (unsigned i = 0; i < n_sets; i++)
             if (!machine_set(&side[k].m, sets[i], err, sizeof err))
                 fatal("%s", err);
+        cli_program_machine(input, &side[k].m, false);
     }
     ipu_exe *e = exe_read(input, err, sizeof err);
     if (!e)

@@ -121,6 +121,7 @@ int cmd_debug(int argc, char **argv, const command *self)
         }
     }
     cli_require_positional(self, input, "no executable given");
+    cli_program_machine(input, &m, true);
     ipu_exe *e = exe_read(input, err, sizeof err);
     if (!e)
         fatal("%s", err);

@@ -343,10 +343,11 @@ static void parse_run_options(int argc, char **argv, const command *self, run_op
 }
 
 /* The executable onto the machine's tiles, with its tensor map if it has one. */
-static void load_program(const run_options *o, run_program *p)
+static void load_program(run_options *o, run_program *p)
 {
     char err[4096];
     *p = (run_program){ 0 };
+    cli_program_machine(o->input, &o->m, true);
     p->e = exe_read(o->input, err, sizeof err);
     if (!p->e)
         fatal("%s", err);

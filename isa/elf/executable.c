@@ -33,6 +33,7 @@
  */
 #include "executable.h"
 
+#include <errno.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <limits.h>
@@ -40,6 +41,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "isa/isa.h"
 #include "sim/base/fileio.h"
@@ -55,6 +60,7 @@ static const char SEC_FILESTR[] = ".ipusim.filestr";
 static const char SEC_LINES[] = ".ipusim.lines";
 static const char SEC_BSP[] = ".ipusim.bsp";
 static const char SEC_TENSORS[] = ".ipusim.tensors";
+static const char SEC_MACHINE[] = ".ipusim.machine";
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -221,6 +227,7 @@ void exe_free(ipu_exe *e)
     free(e->tiles);
     free(e->bsp.bytes);
     free(e->tensors.bytes);
+    free(e->machine.bytes);
     free(e);
 }
 
@@ -624,6 +631,9 @@ static bool add_record_sections(const ipu_exe *e, writer *w, write_bufs *b)
     if (e->tensors.size && !add_scn(w, SEC_TENSORS, SHT_PROGBITS, 0, 0, e->tensors.bytes,
                                     e->tensors.size, ELF_T_BYTE, SEC_ALIGN_BYTES, 0, NULL))
         return false;
+    if (e->machine.size && !add_scn(w, SEC_MACHINE, SHT_PROGBITS, 0, 0, e->machine.bytes,
+                                    e->machine.size, ELF_T_BYTE, 1, 0, NULL))
+        return false;
     return true;
 }
 
@@ -999,7 +1009,7 @@ static Elf_Data *scn_data(reader *r, Elf *elf, size_t i)
 
 /* Indices of the sections of ipusim's own and the symbol tables. */
 typedef struct special {
-    size_t tiles, files, filestr, lines, bsp, tensors, symtab, xndx;
+    size_t tiles, files, filestr, lines, bsp, tensors, machine, symtab, xndx;
 } special;
 
 static bool note_special(reader *r, size_t *slot, size_t i)
@@ -1255,6 +1265,8 @@ static bool read_elf(reader *r, Elf *elf, ipu_exe *e)
             ok = note_special(r, &sp.bsp, i);
         else if (!strcmp(nm, SEC_TENSORS))
             ok = note_special(r, &sp.tensors, i);
+        else if (!strcmp(nm, SEC_MACHINE))
+            ok = note_special(r, &sp.machine, i);
     }
     ok = ok && alloc_array(r, (void **)&e->sections, n_tile, sizeof *e->sections);
     for (size_t i = 1; i < r->shnum && ok; i++) {
@@ -1298,7 +1310,7 @@ static bool read_elf(reader *r, Elf *elf, ipu_exe *e)
     }
     ok = ok && sort_sections(r, e, tile_sec) && read_tiles(r, elf, e, &sp) &&
          read_lines(r, elf, e, &sp) && read_blob(r, elf, sp.bsp, &e->bsp) &&
-         read_blob(r, elf, sp.tensors, &e->tensors) &&
+         read_blob(r, elf, sp.tensors, &e->tensors) && read_blob(r, elf, sp.machine, &e->machine) &&
          (!sp.symtab || read_symbols(r, elf, e, &sp, tile_sec));
     free(tile_sec);
     return ok;
@@ -1361,4 +1373,88 @@ ipu_exe *exe_read(const char *path, char *err, size_t err_size)
     ipu_exe *e = read_image((uint8_t *)data, size, path, err, err_size);
     free(data);
     return e;
+}
+
+/* ---------------------------------------------------------------- summary */
+
+/* The tiles and the machine blob of a checked image: only the headers, the
+ * section names and the small record sections are touched. */
+static bool summarise(reader *r, exe_summary *s)
+{
+    if (!check_headers(r))
+        return false;
+    for (size_t i = 1; i < r->shnum; i++) {
+        const Elf64_Shdr *h = &r->sh[i];
+        const char *nm = sec_name(r, i);
+        if (h->sh_flags & SHF_ALLOC) {
+            char *base;
+            uint32_t tile;
+            if (!parse_tile_name(r, i, &base, &tile))
+                return false;
+            free(base);
+            if (!s->any_tile || tile > s->last_tile)
+                s->last_tile = tile;
+            s->any_tile = true;
+        } else if (!strcmp(nm, SEC_TILES) && h->sh_type == SHT_PROGBITS) {
+            if (h->sh_size % TILES_RECORD_BYTES)
+                return fail(r, "%s: size %llu is not a multiple of the %u-byte record", nm,
+                            (unsigned long long)h->sh_size, TILES_RECORD_BYTES);
+            for (uint64_t k = 0; k < h->sh_size; k += TILES_RECORD_BYTES) {
+                uint32_t tile = get32(r->img + h->sh_offset + k);
+                if (!s->any_tile || tile > s->last_tile)
+                    s->last_tile = tile;
+                s->any_tile = true;
+            }
+        } else if (!strcmp(nm, SEC_MACHINE) && h->sh_type == SHT_PROGBITS) {
+            if (s->machine.size)
+                return fail(r, "more than one section %s", nm);
+            if (!exe_set_blob(&s->machine, r->img + h->sh_offset, (size_t)h->sh_size))
+                return fail(r, "out of memory");
+        }
+    }
+    return true;
+}
+
+bool exe_read_summary(const char *path, exe_summary *s, char *err, size_t err_size)
+{
+    *s = (exe_summary){ 0 };
+    int fd = open(path, O_RDONLY);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        snprintf(err, err_size, "%s: cannot open: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return false;
+    }
+    reader r = {.name = path, .err = err, .err_size = err_size, .size = (size_t)st.st_size};
+    void *map = NULL;
+    if (st.st_size > 0 && S_ISREG(st.st_mode)) {
+        map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (map == MAP_FAILED)
+            map = NULL;
+    }
+    close(fd);
+    char *data = NULL;
+    if (map) {
+        r.img = map;
+    } else {
+        /* Not a mappable file (empty, a pipe, a directory): read it, as exe_read does. */
+        if (!read_whole_file(path, &data, &r.size, err, err_size))
+            return false;
+        r.img = (const uint8_t *)data;
+    }
+    bool ok = summarise(&r, s);
+    free(r.sh);
+    if (map)
+        munmap(map, (size_t)st.st_size);
+    free(data);
+    if (!ok)
+        exe_summary_free(s);
+    return ok;
+}
+
+void exe_summary_free(exe_summary *s)
+{
+    free(s->machine.bytes);
+    *s = (exe_summary){ 0 };
 }

@@ -20,6 +20,10 @@
  *   - ".ipusim.bsp" and ".ipusim.tensors": the BSP control program and the
  *     tensor map, opaque byte blobs to this module, written and read by the
  *     layers that own them.
+ *   - ".ipusim.machine": the machine the program was compiled for, an opaque
+ *     byte blob here (sim/program/machine.h: "preset=NAME" and a
+ *     "param=value" line per overridden parameter).  Optional: assembled
+ *     programs and executables written before it existed have none.
  *
  * Writing goes to a temporary file renamed into place, so an interrupted
  * write never leaves a half-written executable.  Reading validates
@@ -86,6 +90,7 @@ typedef struct ipu_exe {
     exe_tile_record *tiles; size_t n_tiles;
     exe_blob bsp;                 /* .ipusim.bsp, may be empty */
     exe_blob tensors;             /* .ipusim.tensors, may be empty */
+    exe_blob machine;             /* .ipusim.machine, may be empty */
     bool relocatable;             /* ET_REL: an object not yet placed */
 } ipu_exe;
 
@@ -118,6 +123,19 @@ ipu_exe *exe_read(const char *path, char *err, size_t err_size);
 /* The same from a memory image (used by the fuzzers and tests). */
 ipu_exe *exe_read_memory(const void *image, size_t size, const char *name,
                          char *err, size_t err_size);
+
+/* What an executable asks of the machine, read from its headers, section
+ * names and small record sections without reading its tile images. */
+typedef struct exe_summary {
+    bool any_tile;                /* some section or tile record names a tile */
+    uint32_t last_tile;           /* the highest global tile number named */
+    exe_blob machine;             /* .ipusim.machine, may be empty */
+} exe_summary;
+
+/* Fills s (exe_summary_free releases it); false with err naming the file
+ * and the problem, as exe_read would for its headers. */
+bool exe_read_summary(const char *path, exe_summary *s, char *err, size_t err_size);
+void exe_summary_free(exe_summary *s);
 
 /* Lookups. */
 const exe_symbol *exe_find_symbol(const ipu_exe *e, const char *name);
