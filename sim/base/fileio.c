@@ -1,8 +1,10 @@
 #include "fileio.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -157,39 +159,151 @@ bool afile_write_all(const char *path, const void *data, size_t size, char *err,
     return afile_commit(&f, err, err_size);
 }
 
-bool read_whole_file(const char *path, char **data, size_t *size, char *err, size_t err_size)
+static const char *file_kind(mode_t mode)
 {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) {
+    if (S_ISFIFO(mode))
+        return "a pipe";
+    if (S_ISCHR(mode))
+        return "a character device";
+    if (S_ISBLK(mode))
+        return "a block device";
+    if (S_ISSOCK(mode))
+        return "a socket";
+    return "not a file";
+}
+
+/* "the N bytes WHAT" or "the limit of N bytes". */
+static void limit_text(char *buf, size_t size, uint64_t max_bytes, const char *limit_what)
+{
+    if (limit_what)
+        snprintf(buf, size, "the %llu bytes %s", (unsigned long long)max_bytes, limit_what);
+    else
+        snprintf(buf, size, "the limit of %llu bytes", (unsigned long long)max_bytes);
+}
+
+bool read_file_limited(const char *path, uint64_t max_bytes, const char *limit_what, unsigned accept,
+                       char **data, size_t *size, char *err, size_t err_size)
+{
+    char limit[256];
+    if (max_bytes >= SIZE_MAX - 1)
+        max_bytes = SIZE_MAX - 2;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
         snprintf(err, err_size, "%s: cannot open: %s", path, strerror(errno));
         return false;
     }
-    size_t cap = 65536, n = 0;
-    char *buf = malloc(cap + 1);
-    while (buf) {
-        size_t got = fread(buf + n, 1, cap - n, fp);
-        n += got;
-        if (n < cap) {
-            if (ferror(fp)) {
-                snprintf(err, err_size, "%s: read failed: %s", path, strerror(errno));
-                free(buf);
-                fclose(fp);
-                return false;
-            }
-            break;
-        }
-        cap *= 2;
-        char *nb = realloc(buf, cap + 1);
-        if (!nb) { free(buf); buf = NULL; break; }
-        buf = nb;
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        snprintf(err, err_size, "%s: cannot open: %s", path, strerror(errno));
+        close(fd);
+        return false;
     }
-    fclose(fp);
-    if (!buf) {
-        snprintf(err, err_size, "%s: out of memory reading file", path);
+    bool stream = (S_ISFIFO(st.st_mode) && (accept & READ_FIFO)) || (S_ISCHR(st.st_mode) && (accept & READ_CHAR_DEVICE));
+    if (S_ISDIR(st.st_mode)) {
+        snprintf(err, err_size, "%s: is a directory", path);
+        close(fd);
+        return false;
+    }
+    if (!S_ISREG(st.st_mode) && !stream) {
+        snprintf(err, err_size, "%s: not a regular file (%s)", path, file_kind(st.st_mode));
+        close(fd);
+        return false;
+    }
+    if (!stream && st.st_size >= 0 && (uint64_t)st.st_size > max_bytes) {
+        limit_text(limit, sizeof limit, max_bytes, limit_what);
+        snprintf(err, err_size, "%s: %llu bytes, more than %s", path, (unsigned long long)st.st_size, limit);
+        close(fd);
+        return false;
+    }
+    /* Read up to one byte past the limit: a stream, or a file still
+     * growing, that gives it is refused. */
+    size_t stop = (size_t)max_bytes + 1;
+    size_t cap = stream ? 65536 : (size_t)st.st_size + 1, n = 0;
+    if (cap > stop)
+        cap = stop;
+    char *buf = malloc(cap + 1);
+    for (;;) {
+        if (!buf) {
+            snprintf(err, err_size, "%s: out of memory reading file", path);
+            close(fd);
+            return false;
+        }
+        if (n == cap) {
+            if (n >= stop)
+                break;
+            size_t grown = cap > stop / 2 ? stop : cap * 2;
+            char *nb = realloc(buf, grown + 1);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+                continue;
+            }
+            buf = nb;
+            cap = grown;
+        }
+        ssize_t r = read(fd, buf + n, cap - n);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            snprintf(err, err_size, "%s: read failed: %s", path, strerror(errno));
+            free(buf);
+            close(fd);
+            return false;
+        }
+        if (r == 0)
+            break;
+        n += (size_t)r;
+    }
+    close(fd);
+    if (n > max_bytes) {
+        limit_text(limit, sizeof limit, max_bytes, limit_what);
+        snprintf(err, err_size, "%s: more than %s", path, limit);
+        free(buf);
         return false;
     }
     buf[n] = 0;
     *data = buf;
     *size = n;
     return true;
+}
+
+bool file_image_open(file_image *f, const char *path, uint64_t max_bytes, const char *limit_what, unsigned accept,
+                     char *err, size_t err_size)
+{
+    memset(f, 0, sizeof *f);
+    struct stat st;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+        (uint64_t)st.st_size <= max_bytes && (uint64_t)st.st_size <= SIZE_MAX) {
+        void *p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+        if (p != MAP_FAILED) {
+            close(fd);
+            f->data = p;
+            f->size = (size_t)st.st_size;
+            f->mapped = true;
+            return true;
+        }
+    }
+    if (fd >= 0)
+        close(fd);
+    /* Streams, empty files, and the errors. */
+    char *data;
+    if (!read_file_limited(path, max_bytes, limit_what, accept, &data, &f->size, err, err_size))
+        return false;
+    f->data = (unsigned char *)data;
+    return true;
+}
+
+void file_image_close(file_image *f)
+{
+    if (f->mapped)
+        munmap(f->data, f->size);
+    else
+        free(f->data);
+    memset(f, 0, sizeof *f);
+}
+
+bool read_whole_file(const char *path, char **data, size_t *size, char *err, size_t err_size)
+{
+    return read_file_limited(path, UINT64_MAX, NULL, READ_STREAMS, data, size, err, err_size);
 }

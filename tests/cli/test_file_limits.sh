@@ -45,4 +45,54 @@ check "OMP_NUM_THREADS=100000 and --threads 1 give the same report" \
 printf 'run\nquit\n' > run.gdb
 expect 0 "The program ended: [0-9]+ cycles" -- env OMP_NUM_THREADS=100000 "$IPUSIM" debug mm.elf -x run.gdb --batch
 
+# ------------------------------------------------------------ files read whole
+# Each kind of file has its limit; a regular file's size is compared with it
+# before anything is read, a stream (/dev/zero) is read to one byte past it.
+truncate -s 3G huge.bin            # a hole: no disk space
+truncate -s 17G huger.bin
+mkdir -p folder
+# --input: exactly the tensor's size (matmul:64x64x64 f16: 'a' is 8192 bytes).
+fails 1 "ipusim: --input a: /dev/zero: more than the 8192 bytes tensor 'a' takes" -- \
+    "$IPUSIM" run mm.elf --input a=/dev/zero --json "$OUT/r.json"
+fails 1 "ipusim: --input a: huge.bin: 3221225472 bytes, more than the 8192 bytes tensor 'a' takes" -- \
+    "$IPUSIM" run mm.elf --input a=huge.bin --json "$OUT/r.json"
+fails 1 "ipusim: --input a: folder: is a directory" -- "$IPUSIM" run mm.elf --input a=folder
+fails 1 "ipusim: --input 0: folder: is a directory" -- "$IPUSIM" run mm.elf --input 0=folder
+head -c 100 /dev/zero > short.bin
+fails 1 "ipusim: --input a: short.bin: input 'a': 100 bytes given, the tensor [64,64] f16 has 8192" -- \
+    "$IPUSIM" run mm.elf --input a=short.bin
+fails 1 "ipusim: --input a: /dev/zero: more than the 8192 bytes tensor 'a' takes" -- \
+    "$IPUSIM" debug mm.elf --input a=/dev/zero --batch
+fails 1 "ipusim: --input a: huge.bin: 3221225472 bytes, more than the 8192 bytes tensor 'a' takes" -- \
+    "$IPUSIM" debug mm.elf --input a=huge.bin --batch
+fails 1 "ipusim: mm.elf: folder: is a directory" -- "$IPUSIM" compare mm.elf --input 0=folder
+# A machine configuration: 1 MiB.
+fails 1 "ipusim: huge.bin: 3221225472 bytes, more than the 1048576 bytes a machine configuration may have" -- \
+    "$IPUSIM" run mm.elf --config huge.bin
+fails 1 "ipusim: /dev/zero: more than the 1048576 bytes a machine configuration may have" -- \
+    "$IPUSIM" run mm.elf --config /dev/zero
+fails 1 "ipusim: folder: is a directory" -- "$IPUSIM" run mm.elf --config folder
+# An ONNX model: protobuf's 2 GiB message limit.
+fails 1 "ipusim: huge.bin: 3221225472 bytes, more than the 2147483647 bytes a protobuf message may have" -- \
+    "$IPUSIM" compile huge.bin -o "$OUT/r.elf"
+fails 1 "ipusim: /dev/zero: not a regular file (a character device)" -- "$IPUSIM" compile /dev/zero -o "$OUT/r.elf"
+# An executable: 16 GiB, mapped, so a large file that is not one is found
+# from its first bytes.
+fails 1 "ipusim: huger.bin: 18253611008 bytes, more than the 17179869184 bytes an executable may have" -- \
+    "$IPUSIM" run huger.bin
+fails 1 "ipusim: huge.bin: not an ELF file (no ELF magic number)" -- timeout 20 "$IPUSIM" run huge.bin
+fails 1 "ipusim: /dev/zero: not a regular file (a character device)" -- "$IPUSIM" disasm /dev/zero -o "$OUT/x.S"
+fails 1 "ipusim: folder: is a directory" -- "$IPUSIM" run folder
+expect 0 "cycles" -- "$IPUSIM" run <(cat mm.elf)
+# Assembly sources and debugger scripts: 64 MiB.
+fails 1 "huge.bin: error: cannot read: 3221225472 bytes, more than the 67108864 bytes an assembly source may have" -- \
+    "$IPUSIM" asm huge.bin -o "$OUT/x.elf"
+expect 1 "error: /dev/zero: more than the 67108864 bytes a debugger script may have" -- \
+    "$IPUSIM" debug mm.elf --batch -x /dev/zero
+expect 1 "error: huge.bin: 3221225472 bytes, more than the 67108864 bytes a debugger script may have" -- \
+    "$IPUSIM" debug mm.elf --batch -x huge.bin
+printf 'source folder\n' > src.gdb
+expect 1 "error: folder: is a directory" -- "$IPUSIM" debug mm.elf --batch -x src.gdb
+rm -f huge.bin huger.bin
+
 finish
