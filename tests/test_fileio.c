@@ -2,14 +2,17 @@
  * test_fileio.c — whole files read within a limit (sim/base/fileio.c): a
  * regular file's size is compared with the limit before it is read, a
  * stream is read to one byte past the limit, folders and devices not
- * allowed are refused, and every message names the file.
+ * allowed are refused, and every message names the file.  Output
+ * temporaries are removed when SIGINT, SIGTERM or SIGHUP ends the process.
  */
 #include <CUnit/CUnit.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "sim/base/fileio.h"
@@ -162,6 +165,86 @@ static void test_pipe(void)
     }
 }
 
+/* Entries in dir (0 when empty). */
+static int dir_entries(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "test -z \"$(ls -A '%s')\"", dir);
+    return system(cmd) == 0 ? 0 : 1;
+}
+
+/* A child process opens a temporary for DIR/out.bin, writes to it and is
+ * sent sig: it ends by the signal, and neither the temporary nor the
+ * target is left. */
+static void signalled_while_writing(int sig)
+{
+    make_dir();
+    char p[128];
+    snprintf(p, sizeof p, "%s/out.bin", dir);
+    pid_t pid = fork();
+    CU_ASSERT_FATAL(pid >= 0);
+    if (pid == 0) {
+        signal(sig, SIG_DFL);
+        atomic_file f, g;
+        char err[256], q[160];
+        snprintf(q, sizeof q, "%s/other.bin", dir);
+        if (!afile_open(&f, p, err, sizeof err) || !afile_open(&g, q, err, sizeof err))
+            _exit(10);
+        fputs("partial", f.fp);
+        fflush(f.fp);
+        if (!afile_commit(&g, err, sizeof err))   /* done: stays */
+            _exit(11);
+        unlink(q);
+        kill(getpid(), sig);
+        _exit(12);
+    }
+    int status;
+    CU_ASSERT_EQUAL_FATAL(waitpid(pid, &status, 0), pid);
+    CU_ASSERT_TRUE(WIFSIGNALED(status));
+    CU_ASSERT_EQUAL(WIFSIGNALED(status) ? WTERMSIG(status) : -WEXITSTATUS(status), sig);
+    CU_ASSERT_EQUAL(dir_entries(), 0);
+    remove_dir();
+}
+
+static void test_signal_term(void) { signalled_while_writing(SIGTERM); }
+static void test_signal_int(void) { signalled_while_writing(SIGINT); }
+static void test_signal_hup(void) { signalled_while_writing(SIGHUP); }
+
+static volatile sig_atomic_t program_saw;
+static void program_handler(int sig) { program_saw = sig; }
+
+/* A handler the program set is called instead, and the write goes on. */
+static void test_signal_program_handler(void)
+{
+    make_dir();
+    char p[128];
+    snprintf(p, sizeof p, "%s/out.bin", dir);
+    pid_t pid = fork();
+    CU_ASSERT_FATAL(pid >= 0);
+    if (pid == 0) {
+        signal(SIGINT, program_handler);
+        atomic_file f;
+        char err[256];
+        if (!afile_open(&f, p, err, sizeof err))
+            _exit(10);
+        fputs("whole", f.fp);
+        kill(getpid(), SIGINT);
+        if (program_saw != SIGINT)
+            _exit(11);
+        _exit(afile_commit(&f, err, sizeof err) ? 0 : 12);
+    }
+    int status;
+    CU_ASSERT_EQUAL_FATAL(waitpid(pid, &status, 0), pid);
+    CU_ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    char *data;
+    size_t size;
+    char err[256];
+    CU_ASSERT_TRUE_FATAL(read_file_limited(p, 100, NULL, 0, &data, &size, err, sizeof err));
+    CU_ASSERT_STRING_EQUAL(data, "whole");
+    free(data);
+    remove_dir();
+}
+
 void test_register(void)
 {
     ADD_SUITE("read_file_limited",
@@ -169,4 +252,9 @@ void test_register(void)
               { "a huge file is refused without being read", test_huge_not_read },
               { "folders, missing files, devices", test_not_files },
               { "pipes: read to one byte past the limit", test_pipe });
+    ADD_SUITE("output temporaries and signals",
+              { "SIGTERM while writing: no temporary, ended by the signal", test_signal_term },
+              { "SIGINT while writing", test_signal_int },
+              { "SIGHUP while writing", test_signal_hup },
+              { "a handler the program set: called, the write goes on", test_signal_program_handler });
 }

@@ -8,6 +8,11 @@
  * written through an anonymous temporary file copied into it at commit: a
  * rename would replace the device with a file.
  *
+ * The temporaries open are recorded, and SIGINT, SIGTERM and SIGHUP (where
+ * the program has not set its own handler or ignores them) remove them
+ * before ending the process by the signal, so a run stopped while
+ * writing leaves no temporary either.
+ *
  * Files read whole are read within a limit (read_file_limited).
  */
 #ifndef IPUSIM_FILEIO_H
@@ -22,6 +27,7 @@ typedef struct atomic_file {
     FILE *fp;               /* write here */
     char *path;             /* final name */
     char *tmp_path;         /* temporary name; NULL when written in place */
+    int slot;               /* where the signal handler finds tmp_path (-1: not recorded) */
 } atomic_file;
 
 /* Open a temporary file beside path.  On failure returns false with the

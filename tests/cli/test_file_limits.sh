@@ -95,4 +95,28 @@ printf 'source folder\n' > src.gdb
 expect 1 "error: folder: is a directory" -- "$IPUSIM" debug mm.elf --batch -x src.gdb
 rm -f huge.bin huger.bin
 
+# ------------------------------------------------------------ signals while writing
+# A compile stopped by SIGTERM, SIGINT or SIGHUP while its executable is
+# being written (about 190 MB) leaves no temporary and ends by the signal.
+# (env --default-signal: a background job of a script starts with SIGINT
+# ignored.)
+for sig in TERM INT HUP; do
+    SIGDIR="$WORK/sig_$sig"
+    mkdir -p "$SIGDIR"
+    env --default-signal=INT "$IPUSIM" compile bert-base:s128:l2 -o "$SIGDIR/r.elf" >/dev/null 2>&1 &
+    pid=$!
+    seen=
+    for _ in $(seq 1 12000); do
+        if compgen -G "$SIGDIR/r.elf.tmp*" >/dev/null; then seen=1; break; fi
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.005
+    done
+    kill -"$sig" "$pid"
+    { wait "$pid"; } 2>/dev/null
+    rc=$?
+    check "SIG$sig: the temporary was seen while writing" test -n "$seen"
+    check "SIG$sig: the compile ended by the signal (exit $rc)" test "$rc" -eq $((128 + $(kill -l "$sig")))
+    check "SIG$sig: nothing left in the output folder ($(ls -A "$SIGDIR"))" test -z "$(ls -A "$SIGDIR")"
+done
+
 finish
