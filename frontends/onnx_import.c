@@ -619,7 +619,8 @@ graph *onnx_import_file(const char *path, const onnx_import_options *opt, enum o
 {
     char *data;
     size_t size;
-    if (!read_whole_file(path, &data, &size, err, err_size)) {
+    if (!read_file_limited(path, READ_LIMIT_ONNX, "a protobuf message may have", READ_FIFO, &data, &size, err,
+                           err_size)) {
         *status = ONNX_IO_ERROR;
         return NULL;
     }
@@ -634,7 +635,8 @@ bool onnx_read_tensor_file(const char *path, char **name, graph_value *v, enum o
     char *data;
     size_t size;
     *name = NULL;
-    if (!read_whole_file(path, &data, &size, err, err_size)) {
+    if (!read_file_limited(path, READ_LIMIT_ONNX, "a protobuf message may have", READ_FIFO, &data, &size, err,
+                           err_size)) {
         *status = ONNX_IO_ERROR;
         return false;
     }
@@ -664,7 +666,8 @@ bool onnx_model_input_names(const char *path, char ***names, size_t *count, enum
     size_t size;
     *names = NULL;
     *count = 0;
-    if (!read_whole_file(path, &data, &size, err, err_size)) {
+    if (!read_file_limited(path, READ_LIMIT_ONNX, "a protobuf message may have", READ_FIFO, &data, &size, err,
+                           err_size)) {
         *status = ONNX_IO_ERROR;
         return false;
     }

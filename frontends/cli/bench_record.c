@@ -177,7 +177,8 @@ bool bench_record_read(bench_record *r, const char *path, char *err, size_t err_
     memset(r, 0, sizeof *r);
     char *text;
     size_t size;
-    if (!read_whole_file(path, &text, &size, err, err_size))
+    if (!read_file_limited(path, READ_LIMIT_RECORD, "a bench record may have", READ_STREAMS, &text, &size, err,
+                           err_size))
         return false;
     cJSON *root = cJSON_ParseWithLength(text, size);
     free(text);

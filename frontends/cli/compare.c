@@ -85,7 +85,8 @@ static int run_side(compare_side *s, const ipu_exe *e, const input_spec *inputs,
     for (unsigned i = 0; i < n_inputs; i++) {
         char *data;
         size_t size;
-        if (!read_whole_file(inputs[i].path, &data, &size, err, err_size))
+        if (!read_file_limited(inputs[i].path, READ_LIMIT_HOST_STREAM, "a host stream's input may have", READ_STREAMS,
+                               &data, &size, err, err_size))
             return 1;
         bool ok = engine_set_host_input(s->g, inputs[i].stream, data, size);
         free(data);

@@ -133,15 +133,10 @@ int cmd_debug(int argc, char **argv, const command *self)
         if (!eq || eq == in_specs[k] || !eq[1])
             cli_usage_error(self, "--input: expected STREAM=FILE or TENSOR=FILE, got '%s'", in_specs[k]);
         char *what = strndup(in_specs[k], (size_t)(eq - in_specs[k]));
-        char *data;
-        size_t size;
         if (!what)
             fatal("out of memory");
-        if (!read_whole_file(eq + 1, &data, &size, err, sizeof err))
+        if (!debugger_add_input_file(d, what, eq + 1, err, sizeof err))
             fatal("--input %s: %s", what, err);
-        if (!debugger_add_input(d, what, data, size, err, sizeof err))
-            fatal("--input %s: %s", what, err);
-        free(data);
         free(what);
     }
 

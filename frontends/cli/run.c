@@ -369,16 +369,27 @@ static void feed_inputs(const run_options *o, run_program *p)
         const stream_file *in = &o->inputs[k];
         char *data;
         size_t size;
-        if (!read_whole_file(in->path, &data, &size, err, sizeof err)) {
+        const tmap_tensor *t = NULL;
+        if (in->tensor) {
+            t = p->tmap ? tmap_find(p->tmap, in->tensor) : NULL;
+            if (!t || !(t->role & TMAP_INPUT))
+                fatal("--input %s: %s has no input tensor '%s'%s", in->tensor, o->input, in->tensor,
+                      p->tmap ? "" : " (it has no tensor map: use a stream number)");
+        }
+        /* A tensor's file holds exactly the tensor: a larger one is refused
+         * from its size, a stream after one byte too many. */
+        char what[300];
+        if (t)
+            snprintf(what, sizeof what, "tensor '%s' takes", in->tensor);
+        else
+            snprintf(what, sizeof what, "a host stream's input may have");
+        if (!read_file_limited(in->path, t ? program_tensor_bytes(t) : READ_LIMIT_HOST_STREAM, what, READ_STREAMS,
+                               &data, &size, err, sizeof err)) {
             if (in->tensor)
                 fatal("--input %s: %s", in->tensor, err);
             fatal("--input %u: %s", in->stream, err);
         }
-        if (in->tensor) {
-            const tmap_tensor *t = p->tmap ? tmap_find(p->tmap, in->tensor) : NULL;
-            if (!t || !(t->role & TMAP_INPUT))
-                fatal("--input %s: %s has no input tensor '%s'%s", in->tensor, o->input, in->tensor,
-                      p->tmap ? "" : " (it has no tensor map: use a stream number)");
+        if (t) {
             if (!program_set_input(p->g, t, data, size, err, sizeof err))
                 fatal("--input %s: %s: %s", in->tensor, in->path, err);
         } else if (!engine_set_host_input(p->g, in->stream, data, size)) {

@@ -130,17 +130,25 @@ static char *load_file(const char *path, size_t *len, char *why, size_t why_size
         close(fd);
         return NULL;
     }
+    /* The size first: a huge file is refused without reading it. */
+    if ((uint64_t)st.st_size > ASM_MAX_FILE_BYTES) {
+        snprintf(why, why_size, "%llu bytes, more than the %u bytes an assembly source may have",
+                 (unsigned long long)st.st_size, ASM_MAX_FILE_BYTES);
+        close(fd);
+        return NULL;
+    }
     size_t cap = 4096, n = 0;
     char *buf = asm_xrealloc(NULL, cap + 1);
     for (;;) {
         if (n == cap) {
-            if (cap >= ASM_MAX_FILE_BYTES) {
-                snprintf(why, why_size, "larger than %u MiB", ASM_MAX_FILE_BYTES >> 20);
+            if (cap > ASM_MAX_FILE_BYTES) {
+                snprintf(why, why_size, "more than the %u bytes an assembly source may have", ASM_MAX_FILE_BYTES);
                 free(buf);
                 close(fd);
                 return NULL;
             }
-            cap *= 2;
+            /* One byte past the limit shows a file that grew past it. */
+            cap = cap * 2 > ASM_MAX_FILE_BYTES ? ASM_MAX_FILE_BYTES + 1u : cap * 2;
             buf = asm_xrealloc(buf, cap + 1);
         }
         ssize_t r = read(fd, buf + n, cap - n);

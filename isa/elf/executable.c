@@ -1366,12 +1366,12 @@ ipu_exe *exe_read_memory(const void *image, size_t size, const char *name,
 
 ipu_exe *exe_read(const char *path, char *err, size_t err_size)
 {
-    char *data;
-    size_t size;
-    if (!read_whole_file(path, &data, &size, err, err_size))
+    /* Mapped: only the parts the headers point at are read. */
+    file_image f;
+    if (!file_image_open(&f, path, READ_LIMIT_EXECUTABLE, "an executable may have", READ_FIFO, err, err_size))
         return NULL;
-    ipu_exe *e = read_image((uint8_t *)data, size, path, err, err_size);
-    free(data);
+    ipu_exe *e = read_image(f.data, f.size, path, err, err_size);
+    file_image_close(&f);
     return e;
 }
 

@@ -20,8 +20,11 @@
  */
 #include "debugger_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "sim/base/fileio.h"
 
 #include "sim/engine/program_io.h"
 
@@ -167,6 +170,31 @@ bool debugger_add_input(debugger *d, const char *what, const void *data, size_t 
         memcpy(in->data, data, size);
     d->n_inputs++;
     return true;
+}
+
+bool debugger_add_input_file(debugger *d, const char *what, const char *path, char *err, size_t err_size)
+{
+    uint32_t stream;
+    uint64_t limit = READ_LIMIT_HOST_STREAM;
+    char limit_what[300];
+    snprintf(limit_what, sizeof limit_what, "a host stream's input may have");
+    if (!dbg_parse_u32(what, &stream)) {
+        const tmap_tensor *t = d->tmap ? tmap_find(d->tmap, what) : NULL;
+        if (!t || !(t->role & TMAP_INPUT)) {
+            snprintf(err, err_size, "%s has no input tensor '%s'%s", d->name, what,
+                     d->tmap ? "" : " (it has no tensor map: use a stream number)");
+            return false;
+        }
+        limit = program_tensor_bytes(t);
+        snprintf(limit_what, sizeof limit_what, "tensor '%s' takes", what);
+    }
+    char *data;
+    size_t size;
+    if (!read_file_limited(path, limit, limit_what, READ_STREAMS, &data, &size, err, err_size))
+        return false;
+    bool ok = debugger_add_input(d, what, data, size, err, err_size);
+    free(data);
+    return ok;
 }
 
 void debugger_set_interrupt(debugger *d, volatile int *flag) { d->interrupt = flag; }

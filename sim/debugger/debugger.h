@@ -69,6 +69,9 @@ void debugger_free(debugger *d);
  * run; inputs of a compiled program not given get random values. */
 bool debugger_add_input(debugger *d, const char *what, const void *data, size_t size, char *err,
                         size_t err_size);
+/* The same from a file, read within the tensor's size (a host stream's:
+ * READ_LIMIT_HOST_STREAM); the errors name the file. */
+bool debugger_add_input_file(debugger *d, const char *what, const char *path, char *err, size_t err_size);
 
 /* Run one command line (leading/trailing blanks and "#" comments ignored;
  * an empty line does nothing). */

@@ -169,7 +169,8 @@ enum debugger_result dbg_cmd_source(debugger *d, const char *args, FILE *out)
     size_t len = strlen(name);
     while (len && (name[len - 1] == ' ' || name[len - 1] == '\t'))
         name[--len] = 0;
-    if (!read_whole_file(name, &data, &size, err, sizeof err))
+    if (!read_file_limited(name, READ_LIMIT_SOURCE, "a debugger script may have", READ_STREAMS, &data, &size, err,
+                           sizeof err))
         return dbg_fail(out, "%s", err);
     enum debugger_result r = DEBUGGER_OK;
     d->depth++;

@@ -1060,7 +1060,8 @@ static void finish_stats(engine *g, int threads, double host_s)
         qsort(st->supersteps, st->n_supersteps, sizeof *st->supersteps, cmp_superstep);
     /* Every tile's statistics from its code's counts (op counts too), once:
      * the supersteps took theirs from the running totals. */
-#pragma omp parallel for schedule(dynamic, 16) num_threads(threads) if (threads > 1)
+    int collect_threads = g->n_tiles < 64 ? 1 : threads;
+#pragma omp parallel for schedule(dynamic, 16) num_threads(collect_threads) if (collect_threads > 1)
     for (size_t i = 0; i < g->n_tiles; i++)
         tile_collect_stats(&g->tile_state[i].t);
     for (uint32_t c = 0; c < g->chips; c++) {
@@ -1106,7 +1107,14 @@ enum engine_status engine_start(engine *g, const engine_options *o)
     g->opt = *o;
     if (!g->opt.max_cycles)
         g->opt.max_cycles = DEFAULT_MAX_CYCLES;
+    /* OpenMP's default comes from OMP_NUM_THREADS, which nothing bounds:
+     * a team of 100000 threads overflows libgomp's stack.  The results do
+     * not depend on the number of threads. */
     int threads = o->threads > 0 ? o->threads : omp_get_max_threads();
+    if (threads < 1)
+        threads = 1;
+    if (threads > ENGINE_MAX_HOST_THREADS)
+        threads = ENGINE_MAX_HOST_THREADS;
     g->threads = threads;
     g->runnable = malloc((g->n_tiles + 1) * sizeof *g->runnable);
     if (!g->runnable) {

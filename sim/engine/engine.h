@@ -123,9 +123,13 @@
 
 typedef struct engine engine;
 
+/* The most host threads a run uses: more (from --threads or from
+ * OMP_NUM_THREADS) run on this many. */
+#define ENGINE_MAX_HOST_THREADS 1024
+
 typedef struct engine_options {
     uint64_t max_cycles;          /* a tile reaching this cycle stops the run (0: 10^10) */
-    int threads;                  /* host threads (0: OpenMP's default) */
+    int threads;                  /* host threads (0: OpenMP's default), at most ENGINE_MAX_HOST_THREADS */
     bool force_threads;           /* every batch on all threads, however small or slow (tests) */
     bool record_trace;            /* keep what engine_write_trace needs */
     uint32_t trace_tile_first;    /* per-tile spans for global tiles first..last */

@@ -275,7 +275,8 @@ bool machine_load_config(machine *m, const char *path, char *err, size_t err_siz
 {
     char *text;
     size_t size;
-    if (!read_whole_file(path, &text, &size, err, err_size))
+    if (!read_file_limited(path, READ_LIMIT_CONFIG, "a machine configuration may have", READ_STREAMS, &text, &size,
+                           err, err_size))
         return false;
     cJSON *root = parse_config(path, text, size, err, err_size);
     bool ok = false;

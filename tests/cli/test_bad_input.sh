@@ -89,7 +89,7 @@ fails 1 "ipusim: empty.elf: empty file" -- "$IPUSIM" run empty.elf --json "$OUT/
 printf 'hello\n' > text.elf
 fails 1 "ipusim: text.elf: not an ELF file (no ELF magic number)" -- "$IPUSIM" run text.elf
 fails 1 "ipusim: missing.elf: cannot open: No such file or directory" -- "$IPUSIM" run missing.elf
-fails 1 "ipusim: $OUT: read failed: Is a directory" -- "$IPUSIM" run "$OUT"
+fails 1 "ipusim: $OUT: is a directory" -- "$IPUSIM" run "$OUT"
 head -c 10 good.elf > cut10.elf
 fails 1 "ipusim: cut10.elf: truncated: the ELF identification needs 16 bytes but the file has 10 bytes" -- \
     "$IPUSIM" run cut10.elf
