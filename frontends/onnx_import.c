@@ -367,8 +367,9 @@ static bool convert_attr(importer *im, graph_node *n, const Onnx__AttributeProto
 
 /* ---- the model ------------------------------------------------------------------------------- */
 
-/* Graph inputs with known values that a static input depends on become
- * constants (so the shape arithmetic on them folds). */
+/* Graph inputs with known values whose values a static input depends on
+ * become constants (so the shape arithmetic on them folds).  An input read
+ * only through Shape or Size stays an input: its shape alone is folded. */
 static void bind_known_inputs(importer *im)
 {
     graph *g = im->g;
@@ -392,6 +393,10 @@ static void bind_known_inputs(importer *im)
         if (p < 0)
             continue;
         const graph_node *n = &g->nodes[p];
+        /* Shape and Size need only their input's shape, static once the
+         * inputs are added: the input itself stays an input. */
+        if (n->op == GRAPH_OP_SHAPE || n->op == GRAPH_OP_SIZE)
+            continue;
         for (int i = 0; i < n->n_inputs; i++)
             if (n->inputs[i] >= 0 && !needed[n->inputs[i]]) {
                 needed[n->inputs[i]] = true;

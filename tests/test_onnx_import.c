@@ -443,6 +443,33 @@ static void test_shape_chain_folds(void)
     eval_f32(g, x, &xs, y, 24);
     CU_ASSERT_EQUAL(memcmp(x, y, sizeof y), 0);
     graph_free(g);
+    /* With x's value known (as the ONNX test runner gives it), the chain
+     * still folds only x's shape: x stays an input, the Reshape a node. */
+    graph_value xv = { .dtype = GDT_F32, .shape = xs, .data = (void *)x };
+    onnx_known_input k = { "x", &xv };
+    onnx_import_options opt = { .known = &k, .n_known = 1, .values_override_shapes = true };
+    g = import_ok(save(md, "chain_known.onnx"), &opt);
+    expect_listing(g, "  input x f32[2,3,4]\n"
+                      "  const shp i64[2]\n"
+                      "  Reshape(x, shp) -> y f32[2,12]\n"
+                      "  output y f32[2,12]\n");
+    graph_free(g);
+    /* the same through Size: y = Reshape(x, Unsqueeze(Size(x))) */
+    md = new_model(13);
+    add_input(md, "x", GDT_F32, 3, d234);
+    add_node(md, "Size", "Size_0", "x", "n");
+    c = add_node(md, "Constant", "Constant_1", "", "ax");
+    attr_ints(c, "value_ints", 1, &zero);
+    add_node(md, "Unsqueeze", "Unsqueeze_2", "n,ax", "n1");
+    add_node(md, "Reshape", "Reshape_3", "x,n1", "y");
+    static const int64_t flat[] = { 24 };
+    add_output(md, "y", GDT_F32, 1, flat);
+    g = import_ok(save(md, "size_known.onnx"), &opt);
+    expect_listing(g, "  input x f32[2,3,4]\n"
+                      "  const n1 i64[1]\n"
+                      "  Reshape(x, n1) -> y f32[24]\n"
+                      "  output y f32[24]\n");
+    graph_free(g);
     arena_free();
 }
 
@@ -741,7 +768,7 @@ static void test_register_onnx(void)
 {
     ADD_SUITE("onnx_import",
               { "MLP: import, listing, evaluation, fusion", test_mlp_import_eval_fuse },
-              { "Shape/Gather/Unsqueeze/Concat chain folds into Reshape", test_shape_chain_folds },
+              { "Shape/Gather/Unsqueeze/Concat chain folds into Reshape, known input or not", test_shape_chain_folds },
               { "Softmax semantics of opsets 11 and 13", test_softmax_opset_semantics },
               { "symbolic dims and known input values", test_symbolic_dims_and_known_inputs },
               { "TensorProto file round trip", test_tensor_file_round_trip });
