@@ -157,7 +157,7 @@ static void test_empty_strings(void)
     CU_ASSERT_EQUAL(sym(e, 0, "e")->addr, sym(e, 0, "a")->addr + 4);
     exe_free(e);
     /* a section holding only an empty string has no bytes */
-    e = as(".data\n.ascii \"\"\n.text\nexit $m0\n");
+    e = as(".data\n.ascii \"\"\n.text\nexitz $mzero\n");
     CU_ASSERT_PTR_NOT_NULL(e);
     exe_free(e);
 }
