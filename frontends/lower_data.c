@@ -104,6 +104,10 @@ static bool build_map(lowering *lw, const graph_node *n, int index, run_map *m, 
     row_major_strides(&in->shape, st);
     char err[256];
     switch (n->op) {
+    case GRAPH_OP_CAST:                 /* to the type it has: a copy */
+        for (int d = 0; d < m->rank; d++)
+            m->mul[d] = st[d];
+        return true;
     case GRAPH_OP_TRANSPOSE: {
         int64_t perm[GRAPH_MAX_RANK];
         const graph_attr *a = graph_attr_find(n, "perm");

@@ -58,6 +58,21 @@ bool lw_logic_handles(const graph *g, const graph_node *n)
     }
 }
 
+/* Why a comparison of dtype d is not lowered, naming d. */
+static const char *compare_dtype_why(graph_dtype d)
+{
+#define CMP_WHY(t) "comparisons of " t " are not supported (f32 and i32 are)"
+    static const char *const why[] = {
+        [GDT_U8] = CMP_WHY("u8"), [GDT_I8] = CMP_WHY("i8"), [GDT_U16] = CMP_WHY("u16"),
+        [GDT_I16] = CMP_WHY("i16"), [GDT_I64] = CMP_WHY("i64"), [GDT_STRING] = CMP_WHY("string"),
+        [GDT_BOOL] = CMP_WHY("bool"), [GDT_F16] = CMP_WHY("f16"), [GDT_F64] = CMP_WHY("f64"),
+        [GDT_U32] = CMP_WHY("u32"), [GDT_U64] = CMP_WHY("u64"), [GDT_BF16] = CMP_WHY("bf16"),
+    };
+#undef CMP_WHY
+    return (unsigned)d < sizeof why / sizeof why[0] && why[d] ? why[d]
+                                                                : "comparisons of this type are not supported (f32 and i32 are)";
+}
+
 bool lw_logic_supported(const graph *g, const graph_node *n, const char **why)
 {
     *why = NULL;
@@ -67,7 +82,7 @@ bool lw_logic_supported(const graph *g, const graph_node *n, const char **why)
     case GRAPH_OP_LESS:
     case GRAPH_OP_GREATER:
         if (d0 != GDT_F32 && d0 != GDT_I32) {
-            *why = "comparisons of this type are not supported (f32 and i32 are)";
+            *why = compare_dtype_why(d0);
             return false;
         }
         return true;

@@ -40,13 +40,32 @@ uint32_t lw_tile_used_bytes(const lowering *lw, const ltile *t)
  * least 8), with
  * the codelets' read slack after it.  Returns 0 and fails when it does not
  * fit. */
-/* "does not fit", naming the tile, the bytes and what they were for. */
+/* "does not fit", naming the tile, the block that found no room, what it
+ * was for, and the room there was: the largest free block (a released one,
+ * or the gap between the blocks kept for the run and the ops' scratch) and
+ * the free bytes of both regions. */
 uint32_t lw_no_room(lowering *lw, uint32_t tile, uint64_t need, const char *what)
 {
-    uint32_t total = lw->mem_end - ISA_MEMORY_BASE;
-    lw_fail(lw, "%s: does not fit: tile %u needs %llu bytes more for %s, with %u of its %u bytes in use "
-            "(%u bytes are the kernel library)", lw->g->source, tile, (unsigned long long)need, what,
-            lw_tile_used_bytes(lw, &lw->tile[tile]), total,
+    const ltile *t = &lw->tile[tile];
+    uint64_t largest[2] = { 0, 0 }, free_bytes = 0;
+    for (int r = 0; r < 2; r++) {
+        uint32_t kept = r ? t->region1_kept_end : t->region0_kept_end;
+        uint32_t floor = r ? t->region1_scratch_floor : t->region0_scratch_floor;
+        uint64_t gap = floor > kept ? floor - kept : 0;
+        largest[r] = gap;
+        free_bytes += gap;
+    }
+    for (size_t k = 0; k < t->n_free; k++) {
+        int r = t->free[k].addr >= ISA_REGION1_BASE;
+        if (t->free[k].size > largest[r])
+            largest[r] = t->free[k].size;
+        free_bytes += t->free[k].size;
+    }
+    int big = largest[1] > largest[0];
+    lw_fail(lw, "%s: does not fit: tile %u has no room for a block of %llu bytes for %s in region 0 or 1 "
+            "(largest free block %llu bytes, in region %d; %llu bytes free in all, %u bytes are the kernel library)",
+            lw->g->source, tile, (unsigned long long)need, what, (unsigned long long)largest[big], big,
+            (unsigned long long)free_bytes,
             (lw->region0_start - ISA_MEMORY_BASE) + (lw->region1_start - ISA_REGION1_BASE));
     return 0;
 }

@@ -63,7 +63,7 @@ static bool place_steps(lowering *lw, uint32_t i)
     }
     uint64_t rest = (t->steps.n - split) * 4;
     if (!split || ALIGN8(rest) + slack > second_room)
-        return lw_no_room(lw, i, ALIGN8(bytes) + slack - first_room - second_room + 8, "the control program") != 0;
+        return lw_no_room(lw, i, ALIGN8(bytes) + slack, "the control program") != 0;
     t->step_base = lw_bump_alloc(lw, i, (split + 2) * 4, ALIGN8((split + 2) * 4) + slack, 7, !first_r1);
     t->step_base2 = lw_bump_alloc(lw, i, rest, ALIGN8(rest) + slack, 7, first_r1);
     t->split_word = split;

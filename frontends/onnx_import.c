@@ -78,8 +78,54 @@ static void copy_bytes(void *dst, const void *src, size_t n)
         memcpy(dst, src, n);
 }
 
+/* How much data tp carries for dtype t: *have bytes of raw_data, or values
+ * of the typed field that holds t (named in *field), and *want, what the
+ * shape's count elements need in the same unit. */
+static void tensor_data_present(const Onnx__TensorProto *tp, int32_t t, uint64_t count, uint64_t *have,
+                                uint64_t *want, const char **field)
+{
+    *want = count;
+    if (tp->has_raw_data) {
+        *have = tp->raw_data.len;
+        *want = count * graph_dtype_size((graph_dtype)t);   /* at most 2^32 x 8 */
+        *field = "raw_data bytes";
+        return;
+    }
+    switch (t) {
+    case GDT_F32: *have = tp->n_float_data; *field = "float_data values"; break;
+    case GDT_F64: *have = tp->n_double_data; *field = "double_data values"; break;
+    case GDT_I64: *have = tp->n_int64_data; *field = "int64_data values"; break;
+    case GDT_U32: case GDT_U64: *have = tp->n_uint64_data; *field = "uint64_data values"; break;
+    /* bool, 8/16/32-bit integers, f16 and bf16 (as bit patterns) */
+    default: *have = tp->n_int32_data; *field = "int32_data values"; break;
+    }
+}
+
+/* Copy tp's count values of dtype t into buf; their number was checked. */
+static void copy_tensor_data(const Onnx__TensorProto *tp, int32_t t, uint64_t count, void *buf)
+{
+    if (tp->has_raw_data) {
+        copy_bytes(buf, tp->raw_data.data, tp->raw_data.len);
+        return;
+    }
+    switch (t) {
+    case GDT_F32: copy_bytes(buf, tp->float_data, count * sizeof(float)); break;
+    case GDT_F64: copy_bytes(buf, tp->double_data, count * sizeof(double)); break;
+    case GDT_I64: copy_bytes(buf, tp->int64_data, count * sizeof(int64_t)); break;
+    case GDT_U32: case GDT_U64:
+        for (size_t i = 0; i < count; i++)
+            graph_store_i64((graph_dtype)t, buf, i, (int64_t)tp->uint64_data[i]);
+        break;
+    default:
+        for (size_t i = 0; i < count; i++)
+            graph_store_i64(t == GDT_F16 || t == GDT_BF16 ? GDT_U16 : (graph_dtype)t, buf, i, tp->int32_data[i]);
+        break;
+    }
+}
+
 /* A TensorProto's dtype, shape and data (malloc'd into *data).  what names
- * it in messages ("initializer 'W'"). */
+ * it in messages ("initializer 'W'").  The data present must match the
+ * shape before anything is allocated: a small file may claim a huge one. */
 static bool convert_tensor(importer *im, const Onnx__TensorProto *tp, const char *what, graph_dtype *dtype,
                            graph_shape *shape, void **data)
 {
@@ -111,68 +157,19 @@ static bool convert_tensor(importer *im, const Onnx__TensorProto *tp, const char
         if (__builtin_mul_overflow(count, (uint64_t)tp->dims[i], &count) || count > GRAPH_MAX_ELEMENTS)
             return fail(im, ONNX_UNSUPPORTED, "%s has more than 2^32 elements", what);
     }
-    size_t es = graph_dtype_size((graph_dtype)t);
-    char sbuf[200];
-    void *buf = malloc((size_t)count * es + 1);
+    uint64_t have, want;
+    const char *field;
+    tensor_data_present(tp, t, count, &have, &want, &field);
+    if (have != want) {
+        char sbuf[200];
+        return fail(im, ONNX_INVALID, "%s has %llu %s for %s%s (%llu expected)", what, (unsigned long long)have,
+                    field, graph_dtype_name((graph_dtype)t), graph_shape_str(&s, sbuf, sizeof sbuf),
+                    (unsigned long long)want);
+    }
+    void *buf = malloc((size_t)count * graph_dtype_size((graph_dtype)t) + 1);
     if (!buf)
         return fail(im, ONNX_INVALID, "%s: out of memory for %llu elements", what, (unsigned long long)count);
-    size_t have;
-    const char *field;
-    if (tp->has_raw_data) {
-        have = tp->raw_data.len;
-        field = "raw_data bytes";
-        if (have == count * es)
-            copy_bytes(buf, tp->raw_data.data, have);
-        else {
-            free(buf);
-            return fail(im, ONNX_INVALID, "%s has %zu raw_data bytes for %s%s (%llu expected)", what, have,
-                        graph_dtype_name((graph_dtype)t), graph_shape_str(&s, sbuf, sizeof sbuf),
-                        (unsigned long long)(count * es));
-        }
-    } else {
-        switch (t) {
-        case GDT_F32:
-            have = tp->n_float_data;
-            field = "float_data values";
-            if (have == count)
-                copy_bytes(buf, tp->float_data, count * sizeof(float));
-            break;
-        case GDT_F64:
-            have = tp->n_double_data;
-            field = "double_data values";
-            if (have == count)
-                copy_bytes(buf, tp->double_data, count * sizeof(double));
-            break;
-        case GDT_I64:
-            have = tp->n_int64_data;
-            field = "int64_data values";
-            if (have == count)
-                copy_bytes(buf, tp->int64_data, count * sizeof(int64_t));
-            break;
-        case GDT_U32: case GDT_U64:
-            have = tp->n_uint64_data;
-            field = "uint64_data values";
-            if (have == count)
-                for (size_t i = 0; i < count; i++)
-                    graph_store_i64((graph_dtype)t, buf, i, (int64_t)tp->uint64_data[i]);
-            break;
-        default:
-            /* bool, 8/16/32-bit integers, f16 and bf16 (as bit patterns) */
-            have = tp->n_int32_data;
-            field = "int32_data values";
-            if (have == count)
-                for (size_t i = 0; i < count; i++)
-                    graph_store_i64(t == GDT_F16 || t == GDT_BF16 ? GDT_U16 : (graph_dtype)t, buf, i,
-                                    tp->int32_data[i]);
-            break;
-        }
-        if (have != count) {
-            free(buf);
-            return fail(im, ONNX_INVALID, "%s has %zu %s for %s%s (%llu expected)", what, have, field,
-                        graph_dtype_name((graph_dtype)t), graph_shape_str(&s, sbuf, sizeof sbuf),
-                        (unsigned long long)count);
-        }
-    }
+    copy_tensor_data(tp, t, count, buf);
     if (t == GDT_BOOL)
         for (size_t i = 0; i < count; i++)
             ((uint8_t *)buf)[i] = ((uint8_t *)buf)[i] != 0;
@@ -370,8 +367,9 @@ static bool convert_attr(importer *im, graph_node *n, const Onnx__AttributeProto
 
 /* ---- the model ------------------------------------------------------------------------------- */
 
-/* Graph inputs with known values that a static input depends on become
- * constants (so the shape arithmetic on them folds). */
+/* Graph inputs with known values whose values a static input depends on
+ * become constants (so the shape arithmetic on them folds).  An input read
+ * only through Shape or Size stays an input: its shape alone is folded. */
 static void bind_known_inputs(importer *im)
 {
     graph *g = im->g;
@@ -395,6 +393,10 @@ static void bind_known_inputs(importer *im)
         if (p < 0)
             continue;
         const graph_node *n = &g->nodes[p];
+        /* Shape and Size need only their input's shape, static once the
+         * inputs are added: the input itself stays an input. */
+        if (n->op == GRAPH_OP_SHAPE || n->op == GRAPH_OP_SIZE)
+            continue;
         for (int i = 0; i < n->n_inputs; i++)
             if (n->inputs[i] >= 0 && !needed[n->inputs[i]]) {
                 needed[n->inputs[i]] = true;

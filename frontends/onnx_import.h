@@ -58,9 +58,10 @@ typedef struct onnx_known_input {
 typedef struct onnx_import_options {
     const onnx_dim_binding *dims;       /* bindings of symbolic dims */
     size_t n_dims;
-    /* Inputs with known values.  Those a shape depends on (through any
-     * chain of nodes) become constants and leave the graph's inputs; the
-     * others stay inputs (their values are only used for their shapes). */
+    /* Inputs with known values.  Those whose values a shape depends on
+     * (through any chain of nodes but Shape and Size, which read only
+     * their input's shape) become constants and leave the graph's inputs;
+     * the others stay inputs (their values are only used for their shapes). */
     const onnx_known_input *known;
     size_t n_known;
     bool values_override_shapes;        /* a known value whose shape differs from

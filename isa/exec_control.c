@@ -282,9 +282,33 @@ enum isa_flow isa_exec_SYNC(isa_tile_state *t, isa_context *c, const isa_insn *i
 
 /* ---- trap, get, put, exchange --------------------------------------------- */
 
+/* What the kernel library's codelets mean by the trap codes they raise
+ * (defined in workloads/codelets/<file>.h, next to each codelet's record):
+ * the simulated exception says which check a codelet made. */
+static const struct { uint32_t code; const char *meaning, *file; } codelet_traps[] = {
+    { 0x45, "element-wise op or function out of range", "elementwise.S" },
+    { 0x47, "gather index out of range of the table", "rowwise.S" },
+    { 0x49, "gather index out of range of the table", "embedding.S" },
+    { 0x4c, "logic op out of range", "logic.S" },
+    { 0x52, "reduction op out of range", "rowwise.S" },
+    { 0x60, "matmul sizes: K not a multiple of 16, or N not of the group", "matmul.S" },
+    { 0x61, "matmul PARTIALS neither 0 nor 1", "matmul.S" },
+    { 0x62, "matmul operand or row step misaligned", "matmul.S" },
+    { 0x63, "matmul B below region 1 (ld128putcs needs region 1)", "matmul.S" },
+    { 0x64, "matmul M above 6 x 4095 rows", "matmul.S" },
+    { 0x68, "f32 matmul sizes: K not a multiple of 8, or N not of 16", "matmul_f32.S" },
+    { 0x69, "f32 matmul operand or row step misaligned", "matmul_f32.S" },
+    { 0x6a, "f32 matmul B below region 1 (ld128putcs needs region 1)", "matmul_f32.S" },
+    { 0x6b, "f32 matmul M above 6 x 4095 rows", "matmul_f32.S" },
+};
+
 enum isa_flow isa_exec_TRAP(isa_tile_state *t, isa_context *c, const isa_insn *in)
 {
     t->trap_code = (uint32_t)in->operand[0];
+    for (size_t i = 0; i < sizeof codelet_traps / sizeof codelet_traps[0]; i++)
+        if (codelet_traps[i].code == t->trap_code)
+            return isa_raise(t, c, in, ISA_EXC_BREAK, 0, "trap %u: %s (workloads/codelets/%s)", t->trap_code,
+                             codelet_traps[i].meaning, codelet_traps[i].file);
     return isa_raise(t, c, in, ISA_EXC_BREAK, 0, "trap %u", t->trap_code);
 }
 

@@ -137,6 +137,31 @@ static void test_data_directives(void)
     exe_free(e);
 }
 
+/* Empty strings: `.ascii ""` adds nothing, `.asciz ""` its terminator. */
+static void test_empty_strings(void)
+{
+    ipu_exe *e = as(".data\n"
+                    "a: .ascii \"\"\n"
+                    "b: .ascii \"\", \"x\", \"\"\n"
+                    "c: .asciz \"\"\n"
+                    "d: .string \"\", \"\"\n"
+                    "e: .byte 9\n");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+    const exe_section *d = section(e, 0, ".data");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    static const uint8_t want[] = { 'x', 0, 0, 0, 9 };
+    CU_ASSERT_EQUAL_FATAL(d->size, sizeof want);
+    CU_ASSERT_EQUAL(memcmp(d->bytes, want, sizeof want), 0);
+    CU_ASSERT_EQUAL(sym(e, 0, "a")->addr, sym(e, 0, "b")->addr);
+    CU_ASSERT_EQUAL(sym(e, 0, "c")->addr, sym(e, 0, "a")->addr + 1);
+    CU_ASSERT_EQUAL(sym(e, 0, "e")->addr, sym(e, 0, "a")->addr + 4);
+    exe_free(e);
+    /* a section holding only an empty string has no bytes */
+    e = as(".data\n.ascii \"\"\n.text\nexitz $mzero\n");
+    CU_ASSERT_PTR_NOT_NULL(e);
+    exe_free(e);
+}
+
 static void test_align_and_space(void)
 {
     /* In code .align pads with nops (after zero bytes up to a word); in
@@ -857,6 +882,7 @@ void test_register(void)
 {
     ADD_SUITE("asm_directives",
               {"data directives", test_data_directives},
+              {"empty strings", test_empty_strings},
               {"align and space", test_align_and_space},
               {"default placement", test_default_placement},
               {"explicit placement and .org", test_explicit_placement},

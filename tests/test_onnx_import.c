@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "frontends/fusion.h"
@@ -441,6 +443,33 @@ static void test_shape_chain_folds(void)
     eval_f32(g, x, &xs, y, 24);
     CU_ASSERT_EQUAL(memcmp(x, y, sizeof y), 0);
     graph_free(g);
+    /* With x's value known (as the ONNX test runner gives it), the chain
+     * still folds only x's shape: x stays an input, the Reshape a node. */
+    graph_value xv = { .dtype = GDT_F32, .shape = xs, .data = (void *)x };
+    onnx_known_input k = { "x", &xv };
+    onnx_import_options opt = { .known = &k, .n_known = 1, .values_override_shapes = true };
+    g = import_ok(save(md, "chain_known.onnx"), &opt);
+    expect_listing(g, "  input x f32[2,3,4]\n"
+                      "  const shp i64[2]\n"
+                      "  Reshape(x, shp) -> y f32[2,12]\n"
+                      "  output y f32[2,12]\n");
+    graph_free(g);
+    /* the same through Size: y = Reshape(x, Unsqueeze(Size(x))) */
+    md = new_model(13);
+    add_input(md, "x", GDT_F32, 3, d234);
+    add_node(md, "Size", "Size_0", "x", "n");
+    c = add_node(md, "Constant", "Constant_1", "", "ax");
+    attr_ints(c, "value_ints", 1, &zero);
+    add_node(md, "Unsqueeze", "Unsqueeze_2", "n,ax", "n1");
+    add_node(md, "Reshape", "Reshape_3", "x,n1", "y");
+    static const int64_t flat[] = { 24 };
+    add_output(md, "y", GDT_F32, 1, flat);
+    g = import_ok(save(md, "size_known.onnx"), &opt);
+    expect_listing(g, "  input x f32[2,3,4]\n"
+                      "  const n1 i64[1]\n"
+                      "  Reshape(x, n1) -> y f32[24]\n"
+                      "  output y f32[24]\n");
+    graph_free(g);
     arena_free();
 }
 
@@ -684,11 +713,62 @@ static void test_hostile_sizes(void)
     arena_free();
 }
 
+/* An initializer whose shape claims far more data than the file holds is
+ * refused on the data present, before anything is allocated for it: the
+ * import runs in a child whose address space cannot hold the claim. */
+static void test_claimed_size_checked_first(void)
+{
+    static const int64_t d3[] = { 3 }, claim[] = { 65536, 65536 };
+    static const char want[] = "initializer 'W' has 9 raw_data bytes for f32[65536,65536] (17179869184 expected)";
+    model *md = new_model(13);
+    add_input(md, "x", GDT_F32, 1, d3);
+    Onnx__TensorProto *t = tensor("W", GDT_F32, 2, claim);
+    t->has_raw_data = 1;
+    t->raw_data.len = 9;
+    t->raw_data.data = A(9);
+    add_init(md, t);
+    add_node(md, "Relu", "r", "x", "y");
+    add_output(md, "y", GDT_F32, 1, d3);
+    const char *path = save(md, "claim.onnx");
+    expect_error(path, NULL, ONNX_INVALID, want);
+    /* the same typed: 2 float_data values for 2^32 */
+    t->has_raw_data = 0;
+    t->n_float_data = 2;
+    t->float_data = A(2 * sizeof(float));
+    expect_error(save(md, "claim_typed.onnx"), NULL, ONNX_INVALID,
+                 "initializer 'W' has 2 float_data values for f32[65536,65536] (4294967296 expected)");
+
+    long pages = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    CU_ASSERT_FATAL(f != NULL && fscanf(f, "%ld", &pages) == 1);
+    fclose(f);
+    fflush(NULL);
+    pid_t pid = fork();
+    CU_ASSERT_FATAL(pid >= 0);
+    if (pid == 0) {
+        rlim_t limit = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + ((rlim_t)2 << 30);
+        struct rlimit rl = { limit, limit };
+        char err[1024], full[1400];
+        enum onnx_status st = ONNX_OK;
+        if (setrlimit(RLIMIT_AS, &rl))
+            _exit(2);
+        graph *g = onnx_import_file(path, NULL, &st, err, sizeof err);
+        snprintf(full, sizeof full, "%s: %s", path, want);
+        if (g || strcmp(err, full))
+            fprintf(stderr, "\n  in 2 GiB more address space: %s\n", g ? "imported" : err);
+        _exit(!g && !strcmp(err, full) ? 0 : 1);
+    }
+    int status = 0;
+    CU_ASSERT_EQUAL(waitpid(pid, &status, 0), pid);
+    CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    arena_free();
+}
+
 static void test_register_onnx(void)
 {
     ADD_SUITE("onnx_import",
               { "MLP: import, listing, evaluation, fusion", test_mlp_import_eval_fuse },
-              { "Shape/Gather/Unsqueeze/Concat chain folds into Reshape", test_shape_chain_folds },
+              { "Shape/Gather/Unsqueeze/Concat chain folds into Reshape, known input or not", test_shape_chain_folds },
               { "Softmax semantics of opsets 11 and 13", test_softmax_opset_semantics },
               { "symbolic dims and known input values", test_symbolic_dims_and_known_inputs },
               { "TensorProto file round trip", test_tensor_file_round_trip });
@@ -698,6 +778,7 @@ static void test_register_onnx(void)
               { "unknown op", test_unknown_op },
               { "mismatched shapes", test_mismatched_shapes },
               { "missing initializer", test_missing_initializer },
+              { "initializer data checked before allocation", test_claimed_size_checked_first },
               { "hostile sizes", test_hostile_sizes },
               { "bad initializers, opsets and attributes", test_bad_initializers_and_opsets });
 }

@@ -566,8 +566,10 @@ static void d_ascii(asm_ctx *a, const dir_call *c)
             cap = (n + add) * 2;
             bytes = asm_xrealloc(bytes, cap);
         }
-        memcpy(bytes + n, s, len);
-        n += len;
+        if (len) {   /* an empty string adds no bytes (bytes may still be NULL) */
+            memcpy(bytes + n, s, len);
+            n += len;
+        }
         if (c->arg)
             bytes[n++] = 0;
         if (*p != ',')

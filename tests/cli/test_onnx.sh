@@ -18,7 +18,7 @@ summary=$(tail -n 1 <<<"$out")
 echo "$summary"
 check "zero failures: $summary" grep -Eq "^[0-9]+ tests: [0-9]+ passed \([0-9]+ simulated on gc200, [0-9]+ on the reference evaluator\), 0 failed, [0-9]+ unsupported$" <<<"$summary"
 sim=$(sed -E 's/.*\(([0-9]+) simulated.*/\1/' <<<"$summary")
-check "at least 331 tests simulated (got $sim)" test "$sim" -ge 331
+check "at least 316 tests simulated (got $sim)" test "$sim" -ge 316
 # These run compiled on a simulated gc200, not on the reference evaluator.
 for t in test_relu test_add test_sub test_mul test_div test_sqrt test_exp test_tanh test_erf test_sigmoid \
          test_softmax_large_number test_layer_normalization_3d_axis0_epsilon_expanded test_reshape_negative_dim \
@@ -80,6 +80,25 @@ if [ -d "$DATA/test_relu" ]; then
     expect 1 "0 passed \(0 simulated on gc200, 0 on the reference evaluator\), 1 failed, 0 unsupported" -- \
         "$IPUSIM" validate --onnx-tests "$WORK/node"
 fi
+
+# Each line says whether the test ran on the simulator.  A graph input read
+# through Shape stays an input (only its shape folds): the expanded
+# LayerNorm (Shape -> ... -> Reshape(X, ...)) is simulated on X, not
+# compiled with X as a constant; a graph whose outputs all fold at import
+# has nothing to simulate and says so.
+unlabelled=$(grep -E "^(PASS|PASS-REF) " <<<"$out" |
+             grep -Ev "^(PASS +[^ ]+: .*, simulated on gc200 in [0-9]+ cycles|PASS-REF +[^ ]+: .*, not simulated: run on the host reference evaluator \()")
+check "every passing line says whether it was simulated: ${unlabelled:0:200}" test -z "$unlabelled"
+for t in test_layer_normalization_3d_axis0_epsilon_expanded test_layer_normalization_4d_axis_negative_2_expanded; do
+    check "$t is simulated on its input X" \
+        grep -Eq "^PASS +$t: .*simulated on gc200 in [0-9]+ cycles$" <<<"$out"
+done
+check "inputs a shape depends on are named as constants" \
+    grep -Eq "^PASS +test_expand_dim_changed: .*simulated on gc200 in [0-9]+ cycles \(compiled in as constants: 'new_shape'\)$" <<<"$out"
+for t in test_shape test_size test_constant; do
+    check "$t folds at import and is not counted as simulated" grep -Eq \
+        "^PASS-REF +$t: .*not simulated: run on the host reference evaluator \(every output folds to a constant at import: nothing to simulate\)" <<<"$out"
+done
 
 expect 1 "nosuch: cannot open" -- "$IPUSIM" validate --onnx-tests "$WORK/nosuch"
 expect 2 "nothing to validate" -- "$IPUSIM" validate
