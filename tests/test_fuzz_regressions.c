@@ -6,9 +6,11 @@
  * this test if the bug comes back (under the sanitizer build, also one that
  * once read out of bounds or leaked).
  *
- * The ELF corpus is also fed to the tile target (as tests/fuzz/run.sh
- * does), and every regression of any target to every other target: a file
- * that broke one reader is worth throwing at the others.
+ * The ELF corpus is also fed to the tile and chip targets (as
+ * tests/fuzz/run.sh does), and every regression of any target to every
+ * other target: a file that broke one reader is worth throwing at the
+ * others.  The cli target runs each input in a child process here (the
+ * fuzzer runs it in its own, fuzz_cli.h).
  */
 #include <CUnit/CUnit.h>
 #include <dirent.h>
@@ -74,7 +76,9 @@ static void test_corpus(void)
 {
     static const struct { const char *dir, *target; unsigned min_files; } seeds[] = {
         { "asm", "asm", 5 }, { "elf", "elf", 5 }, { "elf", "tile", 5 }, { "tile", "tile", 3 },
-        { "code", "code", 4 }, { "onnx", "onnx", 5 },
+        { "code", "code", 4 }, { "onnx", "onnx", 5 }, { "config", "config", 3 }, { "set", "set", 3 },
+        { "tmap", "tmap", 2 }, { "input", "input", 3 }, { "chip", "chip", 2 }, { "elf", "chip", 5 },
+        { "lower", "lower", 5 }, { "script", "script", 3 }, { "cli", "cli", 5 },
     };
     for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++) {
         char dir[4096];
@@ -83,8 +87,9 @@ static void test_corpus(void)
         CU_ASSERT_PTR_NOT_NULL_FATAL(t);
         unsigned fed = replay_dir(dir, t->entry);
         printf("\n    corpus/%s -> %s: %u inputs%s", seeds[i].dir, seeds[i].target, fed,
-               !strcmp(seeds[i].target, "onnx") && !onnx_available() ? " (no ONNX support in this build: not imported)"
-                                                                    : "");
+               (!strcmp(seeds[i].target, "onnx") || !strcmp(seeds[i].target, "lower")) && !onnx_available()
+                   ? " (no ONNX support in this build: not imported)"
+                   : "");
         CU_ASSERT(fed >= seeds[i].min_files);
     }
 }

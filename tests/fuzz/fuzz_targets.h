@@ -23,6 +23,13 @@
  *          inference, constant folding).  Failure must come with a status
  *          other than ONNX_OK and a message "fuzz.onnx: ...".  Nothing to
  *          do in a build without ONNX support.
+ *   config, set, tmap, input, chip, lower
+ *          the machine description, the tensor map, input tensor files,
+ *          whole-chip programs and ONNX models through the compiler
+ *          (fuzz_program_targets.h);
+ *   script a debugger command file, as `source` and `ipusim debug -x` read
+ *          it (fuzz_script.h);
+ *   cli    the command line, through the subcommands (fuzz_cli.h).
  *
  * A broken promise (no message, a message of the wrong form) calls
  * fuzz_fail(), which aborts so that libFuzzer keeps the input.  Every entry
@@ -271,6 +278,10 @@ static int fuzz_onnx_one(const uint8_t *data, size_t size)
     return 0;
 }
 
+#include "fuzz_program_targets.h"
+#include "fuzz_script.h"
+#include "fuzz_cli.h"
+
 /* The targets by name, for run.sh and the regression replay. */
 static const struct fuzz_target {
     const char *name;
@@ -281,6 +292,14 @@ static const struct fuzz_target {
     { "tile", fuzz_tile_one },
     { "code", fuzz_code_one },
     { "onnx", fuzz_onnx_one },
+    { "config", fuzz_config_one },
+    { "set", fuzz_set_one },
+    { "tmap", fuzz_tmap_one },
+    { "input", fuzz_input_one },
+    { "chip", fuzz_chip_one },
+    { "lower", fuzz_lower_one },
+    { "script", fuzz_script_one },
+    { "cli", fuzz_cli_one },
 };
 #define FUZZ_N_TARGETS (sizeof fuzz_targets / sizeof fuzz_targets[0])
 
