@@ -118,6 +118,9 @@ static void test_malformed(void)
     bad[p1_first + 8] = 13;   /* count 13: runs past 24 */
     expect_error(bad, size, "piece 1 (elements 12..25)");
     memcpy(bad, blob, size);
+    bad[p1_first + 8] = 11;   /* count 11: element 23 of the input lives nowhere */
+    expect_error(bad, size, "tensor 'input.a': its pieces hold 23 of its 24 elements (an input or output is held whole)");
+    memcpy(bad, blob, size);
     bad[12 + 4 + 8 + 12 + 16] = 0;           /* perm [0, 0] */
     expect_error(bad, size, "tensor 'input.a': its axis order is not a permutation");
     free(bad);

@@ -1418,36 +1418,18 @@ static bool summarise(reader *r, exe_summary *s)
 bool exe_read_summary(const char *path, exe_summary *s, char *err, size_t err_size)
 {
     *s = (exe_summary){ 0 };
-    int fd = open(path, O_RDONLY);
+    /* A pipe can be read once only: exe_read takes it whole later, and the
+     * engine checks its tile numbers as it loads. */
     struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0) {
-        snprintf(err, err_size, "%s: cannot open: %s", path, strerror(errno));
-        if (fd >= 0)
-            close(fd);
+    if (stat(path, &st) == 0 && S_ISFIFO(st.st_mode))
+        return true;
+    file_image f;
+    if (!file_image_open(&f, path, READ_LIMIT_EXECUTABLE, "an executable may have", 0, err, err_size))
         return false;
-    }
-    reader r = {.name = path, .err = err, .err_size = err_size, .size = (size_t)st.st_size};
-    void *map = NULL;
-    if (st.st_size > 0 && S_ISREG(st.st_mode)) {
-        map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (map == MAP_FAILED)
-            map = NULL;
-    }
-    close(fd);
-    char *data = NULL;
-    if (map) {
-        r.img = map;
-    } else {
-        /* Not a mappable file (empty, a pipe, a directory): read it, as exe_read does. */
-        if (!read_whole_file(path, &data, &r.size, err, err_size))
-            return false;
-        r.img = (const uint8_t *)data;
-    }
+    reader r = {.name = path, .err = err, .err_size = err_size, .img = f.data, .size = f.size};
     bool ok = summarise(&r, s);
     free(r.sh);
-    if (map)
-        munmap(map, (size_t)st.st_size);
-    free(data);
+    file_image_close(&f);
     if (!ok)
         exe_summary_free(s);
     return ok;

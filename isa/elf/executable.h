@@ -133,7 +133,8 @@ typedef struct exe_summary {
 } exe_summary;
 
 /* Fills s (exe_summary_free releases it); false with err naming the file
- * and the problem, as exe_read would for its headers. */
+ * and the problem, as exe_read would for its headers.  A pipe is left for
+ * exe_read to take (it can be read once): true with an empty summary. */
 bool exe_read_summary(const char *path, exe_summary *s, char *err, size_t err_size);
 void exe_summary_free(exe_summary *s);
 

@@ -289,7 +289,7 @@ tensor_map *tmap_decode(const uint8_t *bytes, size_t size, const char *source, c
             FAIL("%s: tensor map: out of host memory", source);
         for (uint32_t d = 0; d < rank; d++)
             t->perm[d] = perm[d];
-        uint64_t next = 0;
+        uint64_t next = 0, held = 0;
         for (uint32_t k = 0; k < np; k++) {
             uint32_t tile = get32(&r), addr = get32(&r);
             uint64_t first = get64(&r), count = get64(&r);
@@ -303,7 +303,14 @@ tensor_map *tmap_decode(const uint8_t *bytes, size_t size, const char *source, c
             if (!tmap_add_piece(t, tile, addr, first, count, stream))
                 FAIL("%s: tensor map: out of host memory", source);
             next = first + count;
+            held += count;
         }
+        /* The host feeds and reads inputs and outputs whole: their pieces must
+         * hold every element, or a program would be fed for elements that live
+         * nowhere (and a map could claim 2^32 of them). */
+        if ((role & (TMAP_INPUT | TMAP_OUTPUT)) && held != elements)
+            FAIL("%s: tensor map: tensor '%s': its pieces hold %llu of its %llu elements (an input or "
+                 "output is held whole)", source, name, (unsigned long long)held, (unsigned long long)elements);
         free(name);
         name = NULL;
     }

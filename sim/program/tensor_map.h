@@ -24,7 +24,8 @@
  *               role, n_pieces, then per piece: tile, addr, first element
  *               (u64), elements (u64), stream (TMAP_NO_STREAM if none)
  * Reading checks every count against the blob's size, the pieces against
- * the tensor's element count (in range, not overlapping), and reports the
+ * the tensor's element count (in range, not overlapping; an input's or an
+ * output's pieces hold all its elements), and reports the
  * first problem.
  */
 #ifndef IPUSIM_SIM_TENSOR_MAP_H
