@@ -80,6 +80,29 @@ bool cli_write_json(const char *path, cJSON *root, char *err, size_t err_size)
     return ok;
 }
 
+/* The --set and --config options of this command line, in order, so that
+ * they can be applied again to the machine an executable names when the
+ * command line names none (cli_program_machine). */
+static struct { const char *opt, *value; } machine_edits[256];
+static size_t n_machine_edits;
+
+static void note_machine_edit(const command *cmd, const char *opt, const char *value)
+{
+    if (n_machine_edits == sizeof machine_edits / sizeof machine_edits[0])
+        cli_usage_error(cmd, "too many --set and --config options (at most 256)%s", "");
+    machine_edits[n_machine_edits].opt = opt;
+    machine_edits[n_machine_edits++].value = value;
+}
+
+static void apply_machine_edit(machine *m, const char *opt, const char *value)
+{
+    char err[512];
+    bool ok = !strcmp(opt, "--set") ? machine_set(m, value, err, sizeof err)
+                                    : machine_load_config(m, value, err, sizeof err);
+    if (!ok)
+        fatal("%s", err);
+}
+
 bool cli_machine_option(const command *cmd, machine *m, int argc, char **argv, int *i)
 {
     char err[512];
@@ -92,14 +115,10 @@ bool cli_machine_option(const command *cmd, machine *m, int argc, char **argv, i
             fatal("%s", err);
         return true;
     }
-    if (!strcmp(opt, "--set")) {
-        if (!machine_set(m, cli_value(cmd, argc, argv, i), err, sizeof err))
-            fatal("%s", err);
-        return true;
-    }
-    if (!strcmp(opt, "--config")) {
-        if (!machine_load_config(m, cli_value(cmd, argc, argv, i), err, sizeof err))
-            fatal("%s", err);
+    if (!strcmp(opt, "--set") || !strcmp(opt, "--config")) {
+        const char *value = cli_value(cmd, argc, argv, i);
+        apply_machine_edit(m, opt, value);
+        note_machine_edit(cmd, opt, value);
         return true;
     }
     return false;
@@ -115,9 +134,13 @@ void cli_program_machine(const char *path, machine *m, bool may_default)
     bool known = s.machine.size > 0;
     if (known && !machine_decode(s.machine.bytes, s.machine.size, &built, err, sizeof err))
         fatal("%s: section .ipusim.machine: %s", path, err);
-    bool chosen = m->chosen_by[0] || strstr(m->name, " (modified)");
-    if (known && may_default && !chosen)
+    /* No machine named (a config file may name one): the recorded machine,
+     * with this command line's --set and --config applied to it in order. */
+    if (known && may_default && !m->chosen_by[0]) {
         *m = built;
+        for (size_t k = 0; k < n_machine_edits; k++)
+            apply_machine_edit(m, machine_edits[k].opt, machine_edits[k].value);
+    }
     /* Without a recorded machine the engine checks the tile numbers as it loads. */
     if (known && s.any_tile && !machine_holds_program(m, &built, s.last_tile, err, sizeof err))
         fatal("%s: %s", path, err);

@@ -41,8 +41,9 @@ bool cli_machine_option(const command *cmd, machine *m, int argc, char **argv, i
 
 /* The machine the executable at path runs on, found from its headers and
  * records before its tile images are read: with may_default and no machine
- * option given (m is still the default), the machine it was compiled for
- * (the default, gc200, for one that names none).  A machine that cannot
+ * named (--machine, or a config file's "preset"), the machine it was
+ * compiled for with the command line's --set and --config applied to it in
+ * order (the default, gc200, for one that names none).  A machine that cannot
  * hold it is fatal, saying what it was compiled for and what m has. */
 void cli_program_machine(const char *path, machine *m, bool may_default);
 

@@ -90,8 +90,12 @@ check "--machine, --set, the same --machine again keeps the --set" \
 expect 0 "^m2000.elf on m2000 \(4 chips x 1472 tiles" -- "$IPUSIM" run m2000.elf
 fails 1 "ipusim: m2000.elf: compiled for m2000 (4 chips x 1472 tiles); gc200 has 1 chip" -- \
     "$IPUSIM" run m2000.elf --machine gc200 --json "$OUT/r.json"
-fails 1 "ipusim: m2000.elf: compiled for m2000 (4 chips x 1472 tiles); gc200 (modified) has 1 chip" -- \
-    "$IPUSIM" run m2000.elf --set tile_clock_hz=2e9 --json "$OUT/r.json"
+# --set with no machine named edits the machine the executable was compiled for.
+expect 0 "^m2000.elf on m2000 \(modified\) \(4 chips x 1472 tiles, tile clock 2 GHz" -- \
+    "$IPUSIM" run m2000.elf --set tile_clock_hz=2e9
+echo '{"params": {"tile_clock_hz": 1.5e9}}' > clock.json
+expect 0 "^m2000.elf on m2000 \(modified\) \(4 chips x 1472 tiles, tile clock 1.5 GHz" -- \
+    "$IPUSIM" run m2000.elf --config clock.json
 expect 0 "^m2000.elf on m2000 \(modified\) \(4 chips" -- "$IPUSIM" run m2000.elf --machine m2000 --set tile_clock_hz=2e9
 fails 1 "ipusim: m2000.elf: compiled for m2000 (4 chips x 1472 tiles); bow has 1 chip" -- \
     "$IPUSIM" compare m2000.elf --machines m2000,bow --json "$OUT/c.json"
