@@ -353,6 +353,11 @@ int cmd_bench(int argc, char **argv, const command *self)
     }
     machine m;
     char err[1024];
+    if (json && rec.record_path && cli_same_output(json, rec.record_path))
+        cli_usage_error(self, "--json and --record write the same file '%s'", json);
+    if ((json && !cli_check_output(json, err, sizeof err)) ||
+        (rec.record_path && !cli_check_output(rec.record_path, err, sizeof err)))
+        fatal("%s", err);
     if (!machine_preset("gc200", &m, err, sizeof err))
         panic("%s", err);
     printf("ipusim bench: one %s tile, one host thread, about %.3g host s per program\n\n", m.name, seconds);

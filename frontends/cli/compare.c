@@ -326,6 +326,10 @@ int cmd_compare(int argc, char **argv, const command *self)
             cli_positional(self, argv[i], &input);
     }
     cli_require_positional(self, input, "no executable given");
+    if (json && chart && cli_same_output(json, chart))
+        cli_usage_error(self, "--json and --chart write the same file '%s'", chart);
+    if ((json && !cli_check_output(json, err, sizeof err)) || (chart && !cli_check_output(chart, err, sizeof err)))
+        fatal("%s", err);
 
     compare_side side[2];
     memset(side, 0, sizeof side);

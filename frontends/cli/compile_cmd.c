@@ -115,6 +115,9 @@ int cmd_compile(int argc, char **argv, const command *self)
     }
     cli_require_positional(self, model, "no model given");
     o.machine = &m;
+    char *def = out ? NULL : default_output(model);
+    if (!cli_check_output(out ? out : def, err, sizeof err))
+        fatal("%s", err);
     double t0 = now_seconds();
     graph *g = cli_load_model(model, fuse);
     lower_report rep;
@@ -123,7 +126,6 @@ int cmd_compile(int argc, char **argv, const command *self)
         fatal("%s%s", err, fit_hint(&o));
     if (!e)
         fatal("%s", err);
-    char *def = out ? NULL : default_output(model);
     if (!exe_write(e, out ? out : def, err, sizeof err))
         fatal("%s", err);
     double t1 = now_seconds();

@@ -45,6 +45,9 @@ static int validate_micro(int argc, char **argv, const command *self)
         } else
             cli_usage_error(self, "unknown argument '%s'", argv[i]);
     }
+    char err[1024];
+    if (json && !cli_check_output(json, err, sizeof err))
+        fatal("%s", err);
     size_t n;
     micro_result *r = micro_run_all(&o, &n);
     if (!r) {
@@ -68,7 +71,6 @@ static int validate_micro(int argc, char **argv, const command *self)
     }
     printf("\n%zu benchmarks: %zu within their band, %zu not\n", n, passed, n - passed);
     if (json) {
-        char err[1024];
         if (!cli_write_json(json, micro_json(&o, r, n), err, sizeof err)) {
             free(r);
             fatal("%s", err);

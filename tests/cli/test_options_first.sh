@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# Options, names and output paths checked before any work: a mistake in
+# them ends in one message and its exit status (1 bad input, 2 bad command
+# line, 3 the cycle limit) before a program is compiled or simulated, and
+# leaves nothing in the output folder.
+source "$(dirname "$0")/lib.sh"
+
+IPUSIM=$(realpath "$IPUSIM")
+OUT="$WORK/out"      # every output a failing command is asked for goes here
+mkdir -p "$OUT"
+cd "$WORK" || exit 1
+
+# fails STATUS MESSAGE -- COMMAND...: exit status STATUS; the first line of
+# stdout+stderr is exactly MESSAGE; no panic; $OUT is still empty.
+fails() {
+    local status=$1 message=$2
+    shift 3
+    local out rc first left
+    out=$("$@" 2>&1)
+    rc=$?
+    first=$(head -n 1 <<<"$out")
+    left=$(ls -A "$OUT")
+    if [ "$rc" -ne "$status" ] || [ "$first" != "$message" ] || grep -q "panic" <<<"$out" || [ -n "$left" ]; then
+        echo "FAIL: $*"
+        echo "  exit $rc (expected $status)"
+        echo "  got:      $first"
+        echo "  expected: $message"
+        [ -z "$left" ] || echo "  left in $OUT: $left"
+        FAILED=$((FAILED + 1))
+        rm -rf "${OUT:?}"/* "$OUT"/.[!.]* 2>/dev/null
+        return
+    fi
+    PASSED=$((PASSED + 1))
+}
+
+# only_message STATUS MESSAGE -- COMMAND...: as fails, and MESSAGE is the
+# only line on stderr.
+only_message() {
+    local status=$1 message=$2
+    shift 3
+    local err rc
+    err=$("$@" 2>&1 >/dev/null)
+    rc=$?
+    if [ "$rc" -ne "$status" ] || [ "$err" != "$message" ]; then
+        echo "FAIL: $* -> exit $rc (expected $status), stderr:"
+        echo "$err" | head -5 | sed 's/^/  /'
+        echo "  expected only: $message"
+        FAILED=$((FAILED + 1))
+        return
+    fi
+    PASSED=$((PASSED + 1))
+}
+
+# A compiled matmul (with a tensor map) and a hand-written program.
+"$IPUSIM" compile matmul:64x64x64 -o mm.elf >/dev/null 2>&1 || { echo "FAIL: matmul does not compile"; exit 1; }
+printf '__supervisor:\n    setzi $m0, 3\n1:  brnzdec $m0, 1b\n    exitz $mzero\n    .data\nx:  .word 1, 2\n' > good.S
+"$IPUSIM" asm good.S -o good.elf >/dev/null 2>&1 || { echo "FAIL: good.S does not assemble"; exit 1; }
+RANDOM_NOTE="ipusim: input 'a' not given (--input a=FILE): uniform random values in [-1, 1)"
+
+# ---------------------------------------------------------------- names and paths before the run
+# A name the program does not have: found after loading, before the run
+# (no report on stdout, no inputs made up).
+fails 1 "ipusim: --output nope: mm.elf has no tensor 'nope'" -- "$IPUSIM" run mm.elf --output "nope=$OUT/x.bin"
+out=$("$IPUSIM" run mm.elf --output "nope=$OUT/x.bin" 2>/dev/null)
+check "--output of an unknown tensor: the run does not start (no report)" test -z "$out"
+fails 1 "ipusim: --output nope: good.elf has no tensor 'nope' (it has no tensor map: use a stream number)" -- \
+    "$IPUSIM" run good.elf --output "nope=$OUT/x.bin"
+fails 1 "ipusim: --dump: no symbol 'nosuch' in mm.elf" -- "$IPUSIM" run mm.elf --dump nosuch --json "$OUT/r.json"
+fails 1 "ipusim: --dump: no symbol 'x' on tile 3 in good.elf" -- "$IPUSIM" run good.elf --dump x@3
+fails 1 "ipusim: --input nope: mm.elf has no input tensor 'nope'" -- "$IPUSIM" run mm.elf --input nope=mm.elf
+# Output paths that cannot be written: before loading.
+fails 1 "ipusim: --trace: /nonexistent/x.json: cannot create: No such file or directory" -- \
+    "$IPUSIM" run mm.elf --trace /nonexistent/x.json
+fails 1 "ipusim: /nonexistent/x.json: cannot create: No such file or directory" -- \
+    "$IPUSIM" run mm.elf --json /nonexistent/x.json
+fails 1 "ipusim: $OUT: is a directory" -- "$IPUSIM" run mm.elf --json "$OUT"
+fails 1 "ipusim: --output c: $OUT/no/c.bin: cannot create: No such file or directory" -- \
+    "$IPUSIM" run mm.elf --output "c=$OUT/no/c.bin"
+out=$("$IPUSIM" run mm.elf --json /nonexistent/x.json 2>&1 >/dev/null)
+check "--json into a missing folder: no inputs made up, no run" test "$(wc -l <<<"$out")" -eq 1
+if [ "$(id -u)" -ne 0 ]; then
+    mkdir "$WORK/ro" && chmod a-w "$WORK/ro"
+    fails 1 "ipusim: $WORK/ro/r.json: cannot create: Permission denied" -- "$IPUSIM" run good.elf --json "$WORK/ro/r.json"
+fi
+# compile -o where nothing can be created: before the model is compiled.
+fails 1 "ipusim: /proc/x.elf: cannot create: No such file or directory" -- \
+    "$IPUSIM" compile matmul:64x64x64 -o /proc/x.elf
+fails 1 "ipusim: $OUT: is a directory" -- "$IPUSIM" compile matmul:64x64x64 -o "$OUT"
+out=$("$IPUSIM" compile matmul:64x64x64 -o /proc/x.elf 2>&1)
+check "compile -o /proc/x.elf: nothing compiled (no report)" test "$(wc -l <<<"$out")" -eq 1
+fails 1 "ipusim: /nonexistent/c.json: cannot create: No such file or directory" -- \
+    "$IPUSIM" compare good.elf --json /nonexistent/c.json
+fails 1 "ipusim: /nonexistent/b.json: cannot create: No such file or directory" -- \
+    "$IPUSIM" bench --seconds 0.01 --no-model --json /nonexistent/b.json
+fails 1 "ipusim: /nonexistent/m.json: cannot create: No such file or directory" -- \
+    "$IPUSIM" validate --micro --json /nonexistent/m.json
+
+# ---------------------------------------------------------------- the cycle limit
+# One message, exit 3, whatever else was asked for.
+only_message 3 "$RANDOM_NOTE
+ipusim: tile 0 did not finish within 100 cycles (--max-cycles)" -- \
+    "$IPUSIM" run mm.elf --max-cycles 100 --output "0=$OUT/s.bin"
+only_message 3 "$RANDOM_NOTE
+ipusim: tile 0 did not finish within 100 cycles (--max-cycles)" -- \
+    "$IPUSIM" run mm.elf --max-cycles 100 --output "c=$OUT/c.bin" --json "$OUT/r.json" --dump "__supervisor@0:4"
+rm -f "$OUT"/*
+
+finish
