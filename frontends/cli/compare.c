@@ -13,6 +13,7 @@
  * breakdown, not inside it.  Ratios are B / A.
  */
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -302,7 +303,7 @@ int cmd_compare(int argc, char **argv, const command *self)
             const char *v = cli_value(self, argc, argv, &i);
             char *end;
             items = strtod(v, &end);
-            if (*end || !(items > 0))
+            if (*end || end == v || !(items > 0) || !isfinite(items))
                 cli_usage_error(self, "--items: '%s' is not a positive number", v);
         } else if (!strcmp(argv[i], "--item-name"))
             item_name = cli_value(self, argc, argv, &i);
@@ -315,9 +316,9 @@ int cmd_compare(int argc, char **argv, const command *self)
         else if (!strcmp(argv[i], "--input")) {
             const char *v = cli_value(self, argc, argv, &i);
             const char *eq = strchr(v, '=');
-            char *end;
-            unsigned long n = strtoul(v, &end, 0);
-            if (!eq || end != eq || eq == v || !eq[1] || n > 0xffffff)
+            const char *end = NULL;
+            uint64_t n = 0;
+            if (!eq || !cli_parse_u64(v, 0xffffff, &n, &end) || end != eq || !eq[1])
                 cli_usage_error(self, "--input expects STREAM=FILE, got '%s'", v);
             if (n_inputs == 16)
                 fatal("compare: at most 16 --input options");

@@ -56,10 +56,9 @@ bool cli_compile_option(const command *self, lower_options *o, bool *fuse, int a
     const char *a = argv[*i];
     if (!strcmp(a, "--tiles") || !strcmp(a, "--replicas") || !strcmp(a, "--pipeline")) {
         const char *v = cli_value(self, argc, argv, i);
-        char *end;
-        unsigned long n = strtoul(v, &end, 0);
+        uint64_t n;
         bool tiles = a[2] == 't';
-        if (*end || n == 0 || n > (tiles ? 1u << 20 : 64u)) {
+        if (!cli_parse_u64(v, tiles ? 1u << 20 : 64u, &n, NULL) || n == 0) {
             if (tiles)
                 cli_usage_error(self, "--tiles: '%s' is not a tile count", v);
             cli_usage_error(self, "%s: not a count of chips (1..64)", a);

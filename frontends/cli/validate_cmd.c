@@ -37,9 +37,8 @@ static int validate_micro(int argc, char **argv, const command *self)
             json = cli_value(self, argc, argv, &i);
         else if (!strcmp(argv[i], "--threads")) {
             const char *v = cli_value(self, argc, argv, &i);
-            char *end;
-            long t = strtol(v, &end, 10);
-            if (*end || t < 1 || t > 1024)
+            uint64_t t;
+            if (!cli_parse_u64(v, 1024, &t, NULL) || t < 1)
                 cli_usage_error(self, "--threads: expected a number from 1 to 1024, got '%s'", v);
             o.threads = (int)t;
         } else

@@ -105,4 +105,44 @@ ipusim: tile 0 did not finish within 100 cycles (--max-cycles)" -- \
     "$IPUSIM" run mm.elf --max-cycles 100 --output "c=$OUT/c.bin" --json "$OUT/r.json" --dump "__supervisor@0:4"
 rm -f "$OUT"/*
 
+# ---------------------------------------------------------------- numbers: no sign, no wrap
+# usage_error OPTION-MESSAGE -- COMMAND...: exit 2, the message, the usage next.
+usage_error() {
+    local message=$1
+    shift 2
+    fails 2 "$message" -- "$@"
+    local second
+    second=$("$@" 2>&1 | sed -n 2p)
+    check "$* -> the usage follows" test "${second#usage: }" != "$second"
+}
+for v in -5 99999999999999999999 -18446744073709551615 " 5" +5; do
+    usage_error "ipusim run: --max-cycles: '$v' is not a positive number" -- "$IPUSIM" run good.elf --max-cycles "$v"
+done
+usage_error "ipusim debug: --max-cycles: '-1' is not a positive number" -- "$IPUSIM" debug good.elf --max-cycles -1
+for v in -1 99999999999999999999 -18446744073709551615; do
+    usage_error "ipusim run: --threads: '$v' is not a thread count (1..1024)" -- "$IPUSIM" run good.elf --threads "$v"
+    usage_error "ipusim compile: --tiles: '$v' is not a tile count" -- \
+        "$IPUSIM" compile matmul:64x64x64 --tiles "$v" -o "$OUT/x.elf"
+    usage_error "ipusim validate: --threads: expected a number from 1 to 1024, got '$v'" -- \
+        "$IPUSIM" validate --micro --threads "$v"
+done
+usage_error "ipusim compile: --replicas: not a count of chips (1..64)" -- \
+    "$IPUSIM" compile matmul:64x64x64 --replicas -18446744073709551615 -o "$OUT/x.elf"
+usage_error "ipusim compile: --pipeline: not a count of chips (1..64)" -- \
+    "$IPUSIM" compile matmul:64x64x64 --pipeline 99999999999999999999 -o "$OUT/x.elf"
+usage_error "ipusim run: --trace-tiles: expected TILE or FIRST-LAST, got '-4294967295'" -- \
+    "$IPUSIM" run good.elf --trace-tiles -4294967295
+usage_error "ipusim run: --dump: bad count in 'x:99999999999999999999'" -- \
+    "$IPUSIM" run good.elf --dump x:99999999999999999999
+usage_error "ipusim run: --dump: bad tile in 'x@-4294967295'" -- "$IPUSIM" run good.elf --dump x@-4294967295
+usage_error "ipusim compare: --items: 'inf' is not a positive number" -- "$IPUSIM" compare good.elf --items inf
+usage_error "ipusim compare: --input expects STREAM=FILE, got '-18446744073709551615=good.elf'" -- \
+    "$IPUSIM" compare good.elf --input -18446744073709551615=good.elf
+usage_error "ipusim bench: --seq: '-2' is not an even sequence length (2..512)" -- "$IPUSIM" bench --seq -2
+usage_error "ipusim bench: --seconds: '' is not a duration in seconds (0..3600]" -- "$IPUSIM" bench --seconds ''
+usage_error "ipusim debug: --input: expected STREAM=FILE or TENSOR=FILE, got 'a'" -- "$IPUSIM" debug missing.elf --input a
+# A stream number that wraps round is not a stream: read as a tensor name.
+fails 1 "ipusim: --output -18446744073709551615: mm.elf has no tensor '-18446744073709551615'" -- \
+    "$IPUSIM" run mm.elf --output "-18446744073709551615=$OUT/x.bin"
+
 finish
