@@ -145,4 +145,42 @@ usage_error "ipusim debug: --input: expected STREAM=FILE or TENSOR=FILE, got 'a'
 fails 1 "ipusim: --output -18446744073709551615: mm.elf has no tensor '-18446744073709551615'" -- \
     "$IPUSIM" run mm.elf --output "-18446744073709551615=$OUT/x.bin"
 
+# ---------------------------------------------------------------- standard output that cannot be written
+if [ -w /dev/full ]; then
+    NOSPACE="ipusim: cannot write standard output: No space left on device"
+    for cmd in "run good.elf" "run mm.elf --max-cycles 100" "machines" "machines --show gc2" "--help" "--version" \
+               "run --help" "disasm good.elf" "compile matmul:8x8x8 -o $OUT/m.elf" "debug good.elf --batch"; do
+        # shellcheck disable=SC2086
+        err=$("$IPUSIM" $cmd 2>&1 >/dev/full </dev/null)
+        rc=$?
+        want=1
+        [ "$cmd" = "disasm good.elf" ] && NOSPACE_NOW="ipusim: error writing the disassembly" || NOSPACE_NOW=$NOSPACE
+        check "ipusim $cmd > /dev/full: exit $rc, says '$NOSPACE_NOW'" \
+            test "$rc" -eq "$want" -a "$(tail -n 1 <<<"$err")" = "$NOSPACE_NOW"
+    done
+    rm -f "$OUT"/*
+fi
+
+# ---------------------------------------------------------------- one tensor or one file twice
+usage_error "ipusim run: --input a: given twice (mm.elf and good.elf)" -- \
+    "$IPUSIM" run mm.elf --input a=mm.elf --input a=good.elf
+usage_error "ipusim run: --input 3: given twice (mm.elf and good.elf)" -- \
+    "$IPUSIM" run good.elf --input 3=mm.elf --input 0x3=good.elf
+usage_error "ipusim run: --json and --trace write the same file '$OUT/../out/r.json'" -- \
+    "$IPUSIM" run mm.elf --json "$OUT/r.json" --trace "$OUT/../out/r.json"
+usage_error "ipusim run: --output c and --output 0 write the same file './out/c.bin'" -- \
+    "$IPUSIM" run mm.elf --output "c=out/c.bin" --output "0=./out/c.bin"
+usage_error "ipusim run: --output a and --output c write the same file 'out/x.bin'" -- \
+    "$IPUSIM" run mm.elf --output "a=out/x.bin" --output "c=out/x.bin"
+ln -s "$OUT" outlink
+usage_error "ipusim run: --json and --output c write the same file 'outlink/r.json'" -- \
+    "$IPUSIM" run mm.elf --json "$OUT/r.json" --output "c=outlink/r.json"
+printf 'old\n' > old.json && ln old.json hard.json
+usage_error "ipusim run: --json and --trace write the same file 'hard.json'" -- \
+    "$IPUSIM" run mm.elf --json old.json --trace hard.json
+usage_error "ipusim compare: --json and --chart write the same file 'out/c.json'" -- \
+    "$IPUSIM" compare good.elf --json out/c.json --chart out/c.json
+usage_error "ipusim bench: --json and --record write the same file 'out/b.json'" -- \
+    "$IPUSIM" bench --json out/b.json --record ./out/b.json
+
 finish
