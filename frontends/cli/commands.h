@@ -63,6 +63,11 @@ uint64_t cli_cycles_value(const command *cmd, int argc, char **argv, int *i);
  * was one (and consumed), fatal usage errors on bad values. */
 bool cli_compile_option(const command *cmd, lower_options *o, bool *fuse, int argc, char **argv, int *i);
 
+/* The compile options against the machine, before the model is loaded:
+ * --tiles at most the tiles of a chip, --replicas and --pipeline at most
+ * its chips; fatal naming the model otherwise. */
+void cli_check_compile_options(const char *model, const lower_options *o);
+
 /* argv[i] of a command that takes one positional argument (PROG.elf,
  * MODEL, SOURCE.S) and did not take argv[i] as an option: into *slot; an
  * unknown option or a second positional argument is a usage error. */

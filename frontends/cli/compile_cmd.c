@@ -76,6 +76,21 @@ bool cli_compile_option(const command *self, lower_options *o, bool *fuse, int a
     return true;
 }
 
+void cli_check_compile_options(const char *model, const lower_options *o)
+{
+    const machine *m = o->machine;
+    uint32_t per_chip = machine_u32(m, MP_tiles_per_chip), chips = machine_u32(m, MP_chips);
+    if (o->tiles > per_chip)
+        fatal("%s: --tiles %u: a chip of machine %s has %u tiles", model, o->tiles, m->name, per_chip);
+    uint32_t stages = o->pipeline ? o->pipeline : 1;
+    if (stages > chips)
+        fatal("%s: %u pipeline stages on a machine of %u chip%s", model, stages, chips, chips == 1 ? "" : "s");
+    uint32_t replicas = o->replicas ? o->replicas : 1;
+    if (replicas * stages > chips)
+        fatal("%s: %u replicas%s on a machine of %u chip%s", model, replicas, stages > 1 ? " of a pipeline" : "",
+              chips, chips == 1 ? "" : "s");
+}
+
 graph *cli_load_model(const char *model, bool fuse)
 {
     char err[4096];
@@ -114,6 +129,7 @@ int cmd_compile(int argc, char **argv, const command *self)
     }
     cli_require_positional(self, model, "no model given");
     o.machine = &m;
+    cli_check_compile_options(model, &o);
     char *def = out ? NULL : default_output(model);
     if (!cli_check_output(out ? out : def, err, sizeof err))
         fatal("%s", err);

@@ -98,8 +98,9 @@ static int validate_model_cmd(int argc, char **argv, const command *self)
         else
             cli_usage_error(self, "unknown argument '%s' (with --model)", argv[i]);
     }
-    graph *g = cli_load_model(model, fuse);
     o.machine = &m;
+    cli_check_compile_options(model, &o);
+    graph *g = cli_load_model(model, fuse);
     int failed = validate_model(model, g, &o, stdout, err, sizeof err);
     graph_free(g);
     if (failed < 0)
@@ -127,6 +128,15 @@ static int run_node_tests(const char *dir, const char *filter, bool fuse, bool s
 {
     size_t n_tests;
     char **tests = validate_node_test_names(dir, &n_tests);
+    if (!n_tests)
+        fatal("%s: no ONNX node tests (test_* folders) found", dir);
+    size_t matching = 0;
+    for (size_t i = 0; i < n_tests; i++)
+        matching += !filter || strstr(tests[i], filter);
+    if (!matching) {
+        validate_free_names(tests, n_tests);
+        fatal("validate --onnx-tests: no test in %s matches '%s'", dir, filter);
+    }
     print_node_tests_header(dir, fuse, simulate);
     size_t counts[4] = { 0 };
     static const char *labels[] = { "PASS", "FAIL", "UNSUPPORTED", "PASS-REF" };

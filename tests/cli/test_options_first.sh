@@ -183,4 +183,47 @@ usage_error "ipusim compare: --json and --chart write the same file 'out/c.json'
 usage_error "ipusim bench: --json and --record write the same file 'out/b.json'" -- \
     "$IPUSIM" bench --json out/b.json --record ./out/b.json
 
+# ---------------------------------------------------------------- compile options against the machine
+fails 1 "ipusim: matmul:64x64x64: --tiles 2000: a chip of machine gc200 has 1472 tiles" -- \
+    "$IPUSIM" compile matmul:64x64x64 --tiles 2000 -o "$OUT/x.elf"
+fails 1 "ipusim: matmul:64x64x64: --tiles 1300: a chip of machine gc2 has 1216 tiles" -- \
+    "$IPUSIM" compile matmul:64x64x64 --machine gc2 --tiles 1300 -o "$OUT/x.elf"
+fails 1 "ipusim: matmul:64x64x64: --tiles 2000: a chip of machine gc200 has 1472 tiles" -- \
+    "$IPUSIM" validate --model matmul:64x64x64 --tiles 2000
+fails 1 "ipusim: nosuch.onnx: 5 replicas on a machine of 4 chips" -- \
+    "$IPUSIM" compile nosuch.onnx --machine m2000 --replicas 5 -o "$OUT/x.elf"
+
+# ---------------------------------------------------------------- ONNX node tests: none there
+mkdir -p notests/other
+fails 1 "ipusim: notests: no ONNX node tests (test_* folders) found" -- "$IPUSIM" validate --onnx-tests notests
+mkdir -p notests/test_x
+fails 1 "ipusim: validate --onnx-tests: no test in notests matches 'zzz'" -- \
+    "$IPUSIM" validate --onnx-tests notests --filter zzz
+
+# ---------------------------------------------------------------- built-in model specs
+fails 1 "ipusim: matmul:-1x2x2: M is -1: a size must be a positive integer" -- \
+    "$IPUSIM" compile matmul:-1x2x2 -o "$OUT/x.elf"
+fails 1 "ipusim: matmul:2x2x-3: N is -3: a size must be a positive integer" -- \
+    "$IPUSIM" compile matmul:2x2x-3 -o "$OUT/x.elf"
+fails 1 "ipusim: matmul:99999999999x2x2: M is 99999999999: at most 1048576 for a built-in model" -- \
+    "$IPUSIM" compile matmul:99999999999x2x2 -o "$OUT/x.elf"
+fails 1 "ipusim: matmul:1x1048576x1024: K x N is 1073741824 weights: at most 268435456 for a built-in model" -- \
+    "$IPUSIM" compile matmul:1x1048576x1024 -o "$OUT/x.elf"
+fails 1 "ipusim: matmul:+2x2x2: expected matmul:MxKxN[:f16|:f32] with M, K, N positive" -- \
+    "$IPUSIM" compile matmul:+2x2x2 -o "$OUT/x.elf"
+fails 1 "ipusim: bert-base:s0: expected bert-base[:sSEQ][:lLAYERS] (SEQ even, 2..512; LAYERS 1..24): SEQ is 0" -- \
+    "$IPUSIM" compile bert-base:s0 -o "$OUT/x.elf"
+fails 1 "ipusim: bert-large:s8:l-2: expected bert-large[:sSEQ][:lLAYERS] (SEQ even, 2..512; LAYERS 1..24): LAYERS is -2" -- \
+    "$IPUSIM" compile bert-large:s8:l-2 -o "$OUT/x.elf"
+fails 1 "ipusim: resnet50:b0: expected resnet50[:bN][:sSIZE] with a batch N of 1..64 and an image SIZE a multiple of 32 in 32..224: N is 0" -- \
+    "$IPUSIM" compile resnet50:b0 -o "$OUT/x.elf"
+fails 1 "ipusim: resnet50:conv1:b-1: expected resnet50:LAYER[:bN] with a batch N of 1..64: N is -1" -- \
+    "$IPUSIM" compile resnet50:conv1:b-1 -o "$OUT/x.elf"
+
+# ---------------------------------------------------------------- --dump past tile memory: nothing printed
+fails 1 "ipusim: --dump x: 99999999999 elements of x32 from 0x80000 run past the end of tile 0's memory (0x4c000-0xe7fff): at most 106496" -- \
+    "$IPUSIM" run good.elf --dump x:99999999999
+out=$("$IPUSIM" run good.elf --dump x:99999999999 2>/dev/null)
+check "--dump x:99999999999: nothing printed" test -z "$out"
+
 finish
