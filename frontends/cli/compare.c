@@ -379,9 +379,9 @@ int cmd_compare(int argc, char **argv, const command *self)
         row_seconds("  streaming memory", a->stream_s, b->stream_s);
         printf("\n");
         row_number("instructions", "%.4g", (double)a->instructions, (double)b->instructions);
-        row_number("AMP MACs", "%.4g", (double)a->amp_macs, (double)b->amp_macs);
-        row_number("AMP utilisation (%)", "%.2f", 100 * a->amp_utilisation, 100 * b->amp_utilisation);
-        row_number("exchange bytes", "%.4g", (double)a->exchange_bytes, (double)b->exchange_bytes);
+        row_number("AMP MACs issued", "%.4g", (double)a->amp_macs, (double)b->amp_macs);
+        row_number("AMP issued (% of peak)", "%.2f", 100 * a->amp_utilisation, 100 * b->amp_utilisation);
+        row_number("exchange bytes sent", "%.4g", (double)a->exchange_bytes, (double)b->exchange_bytes);
         row_number("IPU-Link bytes", "%.4g", (double)a->link_bytes, (double)b->link_bytes);
         printf("\n  %s is %.3fx as fast as %s on this program (clock ratio %.3f).\n", b->m.name,
                a->seconds / b->seconds, a->m.name,

@@ -144,7 +144,8 @@ int cmd_compile(int argc, char **argv, const command *self)
     if (!exe_write(e, out ? out : def, err, sizeof err))
         fatal("%s", err);
     double t1 = now_seconds();
-    printf("%s -> %s for %s: %u ops, %u compute sets, %u exchange phases, %.3g MB exchanged between tiles\n",
+    printf("%s -> %s for %s: %u ops, %u compute sets, %u exchange phases, %.3g MB received by tiles from other tiles "
+           "a replica (a broadcast counted at each receiver)\n",
            model, out ? out : def, m.name, rep.ops, rep.compute_sets, rep.exchange_phases,
            (double)rep.exchange_bytes / 1e6);
     if (rep.stages > 1)

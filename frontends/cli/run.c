@@ -154,15 +154,15 @@ static const char *zone_name(uint8_t zone)
 
 static void print_chips(const engine_stats *st)
 {
-    printf("%4s %6s %5s %12s %11s %9s %10s %7s %7s %7s %13s %6s %10s %10s %9s %10s %9s %10s %9s %8s\n", "chip", "tiles",
-           "steps", "cycles", "time_us", "compute_%", "exchange_%", "wait_%", "sync_%", "idle_%", "instructions",
-           "amp_%", "exch_bytes", "link_bytes", "link_us", "host_bytes", "host_us", "strm_bytes", "strm_us", "busiest");
+    printf("%4s %6s %5s %12s %11s %9s %10s %7s %7s %7s %13s %13s %15s %10s %9s %10s %9s %10s %9s %8s\n", "chip",
+           "tiles", "steps", "cycles", "time_us", "compute_%", "exchange_%", "wait_%", "sync_%", "idle_%",
+           "instructions", "amp_issued_%", "exch_sent_bytes", "link_bytes", "link_us", "host_bytes", "host_us", "strm_bytes", "strm_us", "busiest");
     for (uint32_t c = 0; c < st->n_chips; c++) {
         const engine_chip_stats *cs = &st->chips[c];
         if (!cs->tiles)
             continue;
         const engine_counts *k = &cs->c;
-        printf("%4u %6u %5u %12llu %11.3f %9.1f %10.1f %7.1f %7.1f %7.1f %13llu %6.2f %10llu %10llu %9.3f %10llu %9.3f "
+        printf("%4u %6u %5u %12llu %11.3f %9.1f %10.1f %7.1f %7.1f %7.1f %13llu %13.2f %15llu %10llu %9.3f %10llu %9.3f "
                "%10llu %9.3f %8u\n",
                c, cs->tiles, cs->supersteps, (unsigned long long)k->cycles, cs->seconds * 1e6,
                pct(k->compute_cycles, k->cycles), pct(k->exchange_cycles, k->cycles), pct(k->wait_cycles, k->cycles),
@@ -176,14 +176,14 @@ static void print_chips(const engine_stats *st)
 
 static void print_supersteps(const engine_stats *st)
 {
-    printf("%4s %5s %8s %12s %10s %10s %10s %8s %8s %7s %8s %12s %10s %10s %10s %10s\n", "chip", "step", "ended_by",
+    printf("%4s %5s %8s %12s %10s %10s %10s %8s %8s %7s %8s %12s %15s %10s %10s %10s\n", "chip", "step", "ended_by",
            "start_cycle", "cycles", "compute", "exchange", "wait", "sync", "idle_%", "busiest", "instructions",
-           "exch_bytes", "link_bytes", "host_bytes", "strm_bytes");
+           "exch_sent_bytes", "link_bytes", "host_bytes", "strm_bytes");
     for (size_t i = 0; i < st->n_supersteps; i++) {
         const engine_superstep *s = &st->supersteps[i];
         const engine_counts *k = &s->c;
         uint32_t tiles = st->chips[s->chip].tiles;
-        printf("%4u %5u %8s %12llu %10llu %10llu %10llu %8llu %8llu %7.1f %8u %12llu %10llu %10llu %10llu %10llu\n",
+        printf("%4u %5u %8s %12llu %10llu %10llu %10llu %8llu %8llu %7.1f %8u %12llu %15llu %10llu %10llu %10llu\n",
                s->chip, s->index, zone_name(s->zone), (unsigned long long)s->start_cycle,
                (unsigned long long)k->cycles, (unsigned long long)k->compute_cycles,
                (unsigned long long)k->exchange_cycles, (unsigned long long)k->wait_cycles,
@@ -231,7 +231,11 @@ static cJSON *stats_json(const engine *g, const engine_stats *st)
     cJSON_AddStringToObject(units, "*_seconds", "seconds of simulated time (host_seconds: of the host)");
     cJSON_AddStringToObject(units, "*_bytes", "bytes");
     cJSON_AddStringToObject(units, "*_hz", "hertz");
-    cJSON_AddStringToObject(units, "amp_utilisation", "fraction of the chip's AMP peak (all tiles of the chip)");
+    cJSON_AddStringToObject(units, "amp_utilisation", "fraction of the chip's AMP peak issued (all tiles of the chip; "
+                            "the MACs the AMP issued, padding and pipeline fill included)");
+    cJSON_AddStringToObject(units, "amp_f16_macs", "MACs issued on the AMP (padding and pipeline fill included)");
+    cJSON_AddStringToObject(units, "exchange_bytes", "bytes the tiles sent onto the exchange (a broadcast counted once, "
+                            "not at each receiver)");
     cJSON *chips = cJSON_AddArrayToObject(root, "chips");
     for (uint32_t c = 0; c < st->n_chips; c++) {
         const engine_chip_stats *cs = &st->chips[c];
@@ -555,8 +559,8 @@ static void print_report(const run_options *o, run_program *p)
            machine_get(m, MP_tile_clock_hz) / 1e9, n, n == 1 ? "" : "s", chips_used, chips_used == 1 ? "" : "s");
 
     if (n <= 32) {
-        printf("%6s %12s %12s %13s %12s %9s %14s %8s\n", "tile", "cycles", "time_us", "instructions", "issues",
-               "idle_%", "amp_macs", "amp_%");
+        printf("%6s %12s %12s %13s %12s %9s %16s %13s\n", "tile", "cycles", "time_us", "instructions", "issues",
+               "idle_%", "amp_issued_macs", "amp_issued_%");
     }
     double peak_f16 = machine_get(m, MP_amp_f16_peak_macs_per_cycle);
     double peak_f32 = machine_get(m, MP_amp_f32_peak_macs_per_cycle);
@@ -570,7 +574,7 @@ static void print_report(const run_options *o, run_program *p)
             continue;
         double amp_pct = cyc ? 100.0 * ((double)t->stats.amp_f16_macs / peak_f16 +
                                         (double)t->stats.amp_f32_macs / peak_f32) / (double)cyc : 0.0;
-        printf("%6u %12llu %12.3f %13llu %12llu %9.1f %14llu %8.1f\n", t->tile_id, (unsigned long long)cyc,
+        printf("%6u %12llu %12.3f %13llu %12llu %9.1f %16llu %13.1f\n", t->tile_id, (unsigned long long)cyc,
                1e6 * (double)cyc / (double)hz, (unsigned long long)t->stats.instructions,
                (unsigned long long)t->stats.issues, cyc ? 100.0 * (double)t->stats.idle_slot_cycles / (double)cyc : 0.0,
                (unsigned long long)(t->stats.amp_f16_macs + t->stats.amp_f32_macs), amp_pct);

@@ -55,7 +55,7 @@ only_message() {
 "$IPUSIM" compile matmul:64x64x64 -o mm.elf >/dev/null 2>&1 || { echo "FAIL: matmul does not compile"; exit 1; }
 printf '__supervisor:\n    setzi $m0, 3\n1:  brnzdec $m0, 1b\n    exitz $mzero\n    .data\nx:  .word 1, 2\n' > good.S
 "$IPUSIM" asm good.S -o good.elf >/dev/null 2>&1 || { echo "FAIL: good.S does not assemble"; exit 1; }
-RANDOM_NOTE="ipusim: input 'a' not given (--input a=FILE): uniform random values in [-1, 1)"
+RANDOM_NOTE="ipusim: input 'a' not given (--input a=FILE): f16, uniform random values in [-1, 1)"
 
 # ---------------------------------------------------------------- names and paths before the run
 # A name the program does not have: found after loading, before the run
@@ -225,5 +225,16 @@ fails 1 "ipusim: --dump x: 99999999999 elements of x32 from 0x80000 run past the
     "$IPUSIM" run good.elf --dump x:99999999999
 out=$("$IPUSIM" run good.elf --dump x:99999999999 2>/dev/null)
 check "--dump x:99999999999: nothing printed" test -z "$out"
+
+# ---------------------------------------------------------------- figures labelled as what they count
+"$IPUSIM" compile matmul:8x8x8:f32 -o mm32.elf >/dev/null 2>&1
+expect 0 "input 'a' not given \(--input a=FILE\): f32, uniform random values in \[-1, 1\)" -- "$IPUSIM" run mm32.elf
+expect 0 "MB received by tiles from other tiles a replica \(a broadcast counted at each receiver\)" -- \
+    "$IPUSIM" compile matmul:8x8x8 -o "$WORK/m8.elf"
+expect 0 " amp_issued_% exch_sent_bytes " -- "$IPUSIM" run mm32.elf
+expect 0 "amp_issued_macs +amp_issued_%" -- "$IPUSIM" run good.elf
+"$IPUSIM" run mm32.elf --json r.json >/dev/null 2>&1
+check "--json units: exchange_bytes and amp_utilisation say what they count" \
+    grep -q '"exchange_bytes":.*a broadcast counted once' r.json
 
 finish
