@@ -335,7 +335,7 @@ int cmd_bench(int argc, char **argv, const command *self)
             const char *v = cli_value(self, argc, argv, &i);
             char *end;
             seconds = strtod(v, &end);
-            if (*end || !(seconds > 0 && seconds <= 3600))
+            if (*end || end == v || !(seconds > 0 && seconds <= 3600))
                 cli_usage_error(self, "--seconds: '%s' is not a duration in seconds (0..3600]", v);
         } else if (!strcmp(argv[i], "--json"))
             json = cli_value(self, argc, argv, &i);
@@ -343,9 +343,8 @@ int cmd_bench(int argc, char **argv, const command *self)
             bert = false;
         else if (!strcmp(argv[i], "--seq")) {
             const char *v = cli_value(self, argc, argv, &i);
-            char *end;
-            long q = strtol(v, &end, 10);
-            if (*end || q < 2 || q > 512 || q % 2)
+            uint64_t q;
+            if (!cli_parse_u64(v, 512, &q, NULL) || q < 2 || q % 2)
                 cli_usage_error(self, "--seq: '%s' is not an even sequence length (2..512)", v);
             bert_seq = (int)q;
         } else
@@ -353,6 +352,11 @@ int cmd_bench(int argc, char **argv, const command *self)
     }
     machine m;
     char err[1024];
+    if (json && rec.record_path && cli_same_output(json, rec.record_path))
+        cli_usage_error(self, "--json and --record write the same file '%s'", json);
+    if ((json && !cli_check_output(json, err, sizeof err)) ||
+        (rec.record_path && !cli_check_output(rec.record_path, err, sizeof err)))
+        fatal("%s", err);
     if (!machine_preset("gc200", &m, err, sizeof err))
         panic("%s", err);
     printf("ipusim bench: one %s tile, one host thread, about %.3g host s per program\n\n", m.name, seconds);

@@ -5,9 +5,14 @@
 #include "commands.h"
 
 #include <cjson/cJSON.h>
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "sim/base/diag.h"
 #include "isa/elf/executable.h"
@@ -22,12 +27,28 @@ const char *cli_value(const command *cmd, int argc, char **argv, int *i)
     return argv[++*i];
 }
 
+bool cli_parse_u64(const char *v, uint64_t max, uint64_t *out, const char **end_out)
+{
+    /* strtoull takes a sign and leading blanks, and wraps a minus sign
+     * round: only digits are a count. */
+    if (!isdigit((unsigned char)v[0]))
+        return false;
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 0);
+    if (errno == ERANGE || n > max || (!end_out && *end))
+        return false;
+    if (end_out)
+        *end_out = end;
+    *out = n;
+    return true;
+}
+
 int cli_threads_value(const command *cmd, int argc, char **argv, int *i)
 {
     const char *v = cli_value(cmd, argc, argv, i);
-    char *end;
-    long t = strtol(v, &end, 0);
-    if (*end || end == v || t <= 0 || t > 1024)
+    uint64_t t;
+    if (!cli_parse_u64(v, 1024, &t, NULL) || t == 0)
         cli_usage_error(cmd, "--threads: '%s' is not a thread count (1..1024)", v);
     return (int)t;
 }
@@ -35,11 +56,62 @@ int cli_threads_value(const command *cmd, int argc, char **argv, int *i)
 uint64_t cli_cycles_value(const command *cmd, int argc, char **argv, int *i)
 {
     const char *v = cli_value(cmd, argc, argv, i);
-    char *end;
-    uint64_t c = strtoull(v, &end, 0);
-    if (*end || end == v || c == 0)
+    uint64_t c;
+    if (!cli_parse_u64(v, UINT64_MAX, &c, NULL) || c == 0)
         cli_usage_error(cmd, "--max-cycles: '%s' is not a positive number", v);
     return c;
+}
+
+bool cli_check_output(const char *path, char *err, size_t err_size)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+        /* A device or a FIFO is written in place at the end. */
+        if (access(path, W_OK) != 0) {
+            snprintf(err, err_size, "%s: cannot open: %s", path, strerror(errno));
+            return false;
+        }
+        return true;
+    }
+    /* The file as it will be written: a temporary beside it, created and
+     * removed again. */
+    atomic_file f;
+    if (!afile_open(&f, path, err, err_size))
+        return false;
+    afile_abort(&f);
+    return true;
+}
+
+/* The file path names: its real path when it exists, else the real path
+ * of its folder and its name; false when neither resolves. */
+static bool output_identity(const char *path, char *buf, size_t size)
+{
+    char real[PATH_MAX];
+    if (realpath(path, real)) {
+        snprintf(buf, size, "%s", real);
+        return true;
+    }
+    const char *slash = strrchr(path, '/');
+    char dir[PATH_MAX];
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else
+        snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    if (!realpath(dir, real))
+        return false;
+    snprintf(buf, size, "%s/%s", real, slash ? slash + 1 : path);
+    return true;
+}
+
+bool cli_same_output(const char *a, const char *b)
+{
+    if (!strcmp(a, b))
+        return true;
+    struct stat sa, sb;
+    if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    char ra[PATH_MAX + 256], rb[PATH_MAX + 256];
+    return output_identity(a, ra, sizeof ra) && output_identity(b, rb, sizeof rb) && !strcmp(ra, rb);
 }
 
 _Noreturn void cli_usage_error(const command *cmd, const char *fmt, const char *arg)

@@ -47,6 +47,23 @@ bool cli_machine_option(const command *cmd, machine *m, int argc, char **argv, i
  * hold it is fatal, saying what it was compiled for and what m has. */
 void cli_program_machine(const char *path, machine *m, bool may_default);
 
+/* A count in digits (decimal, or 0x-hexadecimal), at most max, into *out:
+ * false for a sign, a blank, no digits, overflow or more than max.  With
+ * end_out the number may be followed by more (its end into *end_out);
+ * without, it must be all of v. */
+bool cli_parse_u64(const char *v, uint64_t max, uint64_t *out, const char **end_out);
+
+/* Whether path can be written as an output at the end of the work: its
+ * folder exists and takes a new file, it is not a folder (or it is a
+ * device or FIFO that can be opened for writing).  Leaves nothing behind;
+ * false with the message the write would give ("F: cannot create: ...",
+ * "F: is a directory"). */
+bool cli_check_output(const char *path, char *err, size_t err_size);
+
+/* Whether two output paths name one file: the same inode when both exist,
+ * else the same real folder and name. */
+bool cli_same_output(const char *a, const char *b);
+
 /* The values of --threads (1..1024) and --max-cycles (positive): advance
  * *i past the value; a bad one is a fatal usage error naming it. */
 int cli_threads_value(const command *cmd, int argc, char **argv, int *i);
@@ -56,6 +73,11 @@ uint64_t cli_cycles_value(const command *cmd, int argc, char **argv, int *i);
  * --replicas N, --f16-matmul, --no-fuse, --verbose, ...): true when argv[*i]
  * was one (and consumed), fatal usage errors on bad values. */
 bool cli_compile_option(const command *cmd, lower_options *o, bool *fuse, int argc, char **argv, int *i);
+
+/* The compile options against the machine, before the model is loaded:
+ * --tiles at most the tiles of a chip, --replicas and --pipeline at most
+ * its chips; fatal naming the model otherwise. */
+void cli_check_compile_options(const char *model, const lower_options *o);
 
 /* argv[i] of a command that takes one positional argument (PROG.elf,
  * MODEL, SOURCE.S) and did not take argv[i] as an option: into *slot; an

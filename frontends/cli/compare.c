@@ -13,6 +13,7 @@
  * breakdown, not inside it.  Ratios are B / A.
  */
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -303,7 +304,7 @@ int cmd_compare(int argc, char **argv, const command *self)
             const char *v = cli_value(self, argc, argv, &i);
             char *end;
             items = strtod(v, &end);
-            if (*end || !(items > 0))
+            if (*end || end == v || !(items > 0) || !isfinite(items))
                 cli_usage_error(self, "--items: '%s' is not a positive number", v);
         } else if (!strcmp(argv[i], "--item-name"))
             item_name = cli_value(self, argc, argv, &i);
@@ -316,9 +317,9 @@ int cmd_compare(int argc, char **argv, const command *self)
         else if (!strcmp(argv[i], "--input")) {
             const char *v = cli_value(self, argc, argv, &i);
             const char *eq = strchr(v, '=');
-            char *end;
-            unsigned long n = strtoul(v, &end, 0);
-            if (!eq || end != eq || eq == v || !eq[1] || n > 0xffffff)
+            const char *end = NULL;
+            uint64_t n = 0;
+            if (!eq || !cli_parse_u64(v, 0xffffff, &n, &end) || end != eq || !eq[1])
                 cli_usage_error(self, "--input expects STREAM=FILE, got '%s'", v);
             if (n_inputs == 16)
                 fatal("compare: at most 16 --input options");
@@ -327,6 +328,10 @@ int cmd_compare(int argc, char **argv, const command *self)
             cli_positional(self, argv[i], &input);
     }
     cli_require_positional(self, input, "no executable given");
+    if (json && chart && cli_same_output(json, chart))
+        cli_usage_error(self, "--json and --chart write the same file '%s'", chart);
+    if ((json && !cli_check_output(json, err, sizeof err)) || (chart && !cli_check_output(chart, err, sizeof err)))
+        fatal("%s", err);
 
     compare_side side[2];
     memset(side, 0, sizeof side);
@@ -376,9 +381,9 @@ int cmd_compare(int argc, char **argv, const command *self)
         row_seconds("  streaming memory", a->stream_s, b->stream_s);
         printf("\n");
         row_number("instructions", "%.4g", (double)a->instructions, (double)b->instructions);
-        row_number("AMP MACs", "%.4g", (double)a->amp_macs, (double)b->amp_macs);
-        row_number("AMP utilisation (%)", "%.2f", 100 * a->amp_utilisation, 100 * b->amp_utilisation);
-        row_number("exchange bytes", "%.4g", (double)a->exchange_bytes, (double)b->exchange_bytes);
+        row_number("AMP MACs issued", "%.4g", (double)a->amp_macs, (double)b->amp_macs);
+        row_number("AMP issued (% of peak)", "%.2f", 100 * a->amp_utilisation, 100 * b->amp_utilisation);
+        row_number("exchange bytes sent", "%.4g", (double)a->exchange_bytes, (double)b->exchange_bytes);
         row_number("IPU-Link bytes", "%.4g", (double)a->link_bytes, (double)b->link_bytes);
         printf("\n  %s is %.3fx as fast as %s on this program (clock ratio %.3f).\n", b->m.name,
                a->seconds / b->seconds, a->m.name,

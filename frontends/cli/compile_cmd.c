@@ -56,10 +56,9 @@ bool cli_compile_option(const command *self, lower_options *o, bool *fuse, int a
     const char *a = argv[*i];
     if (!strcmp(a, "--tiles") || !strcmp(a, "--replicas") || !strcmp(a, "--pipeline")) {
         const char *v = cli_value(self, argc, argv, i);
-        char *end;
-        unsigned long n = strtoul(v, &end, 0);
+        uint64_t n;
         bool tiles = a[2] == 't';
-        if (*end || n == 0 || n > (tiles ? 1u << 20 : 64u)) {
+        if (!cli_parse_u64(v, tiles ? 1u << 20 : 64u, &n, NULL) || n == 0) {
             if (tiles)
                 cli_usage_error(self, "--tiles: '%s' is not a tile count", v);
             cli_usage_error(self, "%s: not a count of chips (1..64)", a);
@@ -75,6 +74,21 @@ bool cli_compile_option(const command *self, lower_options *o, bool *fuse, int a
         return false;
     }
     return true;
+}
+
+void cli_check_compile_options(const char *model, const lower_options *o)
+{
+    const machine *m = o->machine;
+    uint32_t per_chip = machine_u32(m, MP_tiles_per_chip), chips = machine_u32(m, MP_chips);
+    if (o->tiles > per_chip)
+        fatal("%s: --tiles %u: a chip of machine %s has %u tiles", model, o->tiles, m->name, per_chip);
+    uint32_t stages = o->pipeline ? o->pipeline : 1;
+    if (stages > chips)
+        fatal("%s: %u pipeline stages on a machine of %u chip%s", model, stages, chips, chips == 1 ? "" : "s");
+    uint32_t replicas = o->replicas ? o->replicas : 1;
+    if (replicas * stages > chips)
+        fatal("%s: %u replicas%s on a machine of %u chip%s", model, replicas, stages > 1 ? " of a pipeline" : "",
+              chips, chips == 1 ? "" : "s");
 }
 
 graph *cli_load_model(const char *model, bool fuse)
@@ -115,6 +129,10 @@ int cmd_compile(int argc, char **argv, const command *self)
     }
     cli_require_positional(self, model, "no model given");
     o.machine = &m;
+    cli_check_compile_options(model, &o);
+    char *def = out ? NULL : default_output(model);
+    if (!cli_check_output(out ? out : def, err, sizeof err))
+        fatal("%s", err);
     double t0 = now_seconds();
     graph *g = cli_load_model(model, fuse);
     lower_report rep;
@@ -123,11 +141,11 @@ int cmd_compile(int argc, char **argv, const command *self)
         fatal("%s%s", err, fit_hint(&o));
     if (!e)
         fatal("%s", err);
-    char *def = out ? NULL : default_output(model);
     if (!exe_write(e, out ? out : def, err, sizeof err))
         fatal("%s", err);
     double t1 = now_seconds();
-    printf("%s -> %s for %s: %u ops, %u compute sets, %u exchange phases, %.3g MB exchanged between tiles\n",
+    printf("%s -> %s for %s: %u ops, %u compute sets, %u exchange phases, %.3g MB received by tiles from other tiles "
+           "a replica (a broadcast counted at each receiver)\n",
            model, out ? out : def, m.name, rep.ops, rep.compute_sets, rep.exchange_phases,
            (double)rep.exchange_bytes / 1e6);
     if (rep.stages > 1)

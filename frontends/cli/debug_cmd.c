@@ -107,7 +107,10 @@ int cmd_debug(int argc, char **argv, const command *self)
         if (!strcmp(argv[i], "--input")) {
             if (n_in == 64)
                 fatal("debug: at most 64 --input options");
-            in_specs[n_in++] = cli_value(self, argc, argv, &i);
+            const char *spec = cli_value(self, argc, argv, &i), *eq = strrchr(spec, '=');
+            if (!eq || eq == spec || !eq[1])
+                cli_usage_error(self, "--input: expected STREAM=FILE or TENSOR=FILE, got '%s'", spec);
+            in_specs[n_in++] = spec;
         } else if (!strcmp(argv[i], "-x")) {
             script = cli_value(self, argc, argv, &i);
         } else if (!strcmp(argv[i], "--batch")) {
@@ -130,8 +133,6 @@ int cmd_debug(int argc, char **argv, const command *self)
         fatal("%s: %s", input, err);
     for (unsigned k = 0; k < n_in; k++) {
         const char *eq = strrchr(in_specs[k], '=');
-        if (!eq || eq == in_specs[k] || !eq[1])
-            cli_usage_error(self, "--input: expected STREAM=FILE or TENSOR=FILE, got '%s'", in_specs[k]);
         char *what = strndup(in_specs[k], (size_t)(eq - in_specs[k]));
         if (!what)
             fatal("out of memory");

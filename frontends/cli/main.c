@@ -2,6 +2,7 @@
  * main.c — the command line front door: one binary, subcommands from a
  * table (name, handler, one-line summary, usage), `--help` on each.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,9 +26,34 @@ static void print_overview(FILE *out)
         fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
 }
 
+/* The report written through: stdout flushed and closed, a failed write
+ * (a full disk, a closed pipe) reported and the exit status 1. */
+static int close_stdout(int rc)
+{
+    errno = 0;
+    bool failed = fflush(stdout) != 0 || ferror(stdout);
+    int e = errno;
+    if (fclose(stdout) != 0 && !failed) {
+        failed = true;
+        e = errno;
+    }
+    if (!failed)
+        return rc;
+    fprintf(stderr, "ipusim: cannot write standard output: %s\n", e ? strerror(e) : "write error");
+    return 1;
+}
+
+static int dispatch(int argc, char **argv);
+
 int main(int argc, char **argv)
 {
     isa_init();
+    return close_stdout(dispatch(argc, argv));
+}
+
+/* The command argv[1] names, or the overview / help / version. */
+static int dispatch(int argc, char **argv)
+{
     if (argc < 2) {
         print_overview(stderr);
         return 2;

@@ -9,6 +9,7 @@
  * deadlock or the cycle limit (the report is still printed).
  */
 #include <cjson/cJSON.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,8 @@ typedef struct dump_request {
     long tile;        /* -1: the first symbol of that name */
     long count;       /* -1: from the symbol's size */
     const char *type; /* f16 f32 i32 u32 x32 u8 */
+    const exe_symbol *sym; /* found in the program before the run */
+    long n;                /* elements to print */
 } dump_request;
 
 typedef struct stream_file {
@@ -61,19 +64,19 @@ static dump_request parse_dump(const command *self, const char *spec)
             d.type = type;
         }
         if (*count) {
-            char *end;
-            d.count = strtol(count, &end, 0);
-            if (*end || d.count <= 0)
+            uint64_t n;
+            if (!cli_parse_u64(count, LONG_MAX, &n, NULL) || n == 0)
                 cli_usage_error(self, "--dump: bad count in '%s'", spec);
+            d.count = (long)n;
         }
     }
     char *at = strchr(copy, '@');
     if (at) {
         *at++ = 0;
-        char *end;
-        d.tile = strtol(at, &end, 0);
-        if (*end || !*at || d.tile < 0)
+        uint64_t tile;
+        if (!cli_parse_u64(at, UINT32_MAX, &tile, NULL))
             cli_usage_error(self, "--dump: bad tile in '%s'", spec);
+        d.tile = (long)tile;
     }
     if (!type_bytes(d.type))
         cli_usage_error(self, "--dump: unknown type in '%s' (f16, f32, i32, u32, x32, u8)", spec);
@@ -86,15 +89,15 @@ static dump_request parse_dump(const command *self, const char *spec)
 static stream_file parse_stream(const command *self, const char *opt, const char *spec)
 {
     stream_file s = { 0 };
-    char *end;
+    const char *end;
     const char *eq = strrchr(spec, '=');
     if (!eq || eq == spec || !eq[1]) {
         static char msg[4200];
         snprintf(msg, sizeof msg, "%s: expected STREAM=FILE or TENSOR=FILE, got '%.4000s'", opt, spec);
         cli_usage_error(self, "%s", msg);
     }
-    unsigned long n = strtoul(spec, &end, 0);
-    if (end != spec && end == eq) {
+    uint64_t n;
+    if (cli_parse_u64(spec, UINT64_MAX, &n, &end) && end == eq) {
         if (n > 0xffffff)
             cli_usage_error(self, "%s: the stream is out of range (0..16777215)", opt);
         s.stream = (uint32_t)n;
@@ -151,15 +154,15 @@ static const char *zone_name(uint8_t zone)
 
 static void print_chips(const engine_stats *st)
 {
-    printf("%4s %6s %5s %12s %11s %9s %10s %7s %7s %7s %13s %6s %10s %10s %9s %10s %9s %10s %9s %8s\n", "chip", "tiles",
-           "steps", "cycles", "time_us", "compute_%", "exchange_%", "wait_%", "sync_%", "idle_%", "instructions",
-           "amp_%", "exch_bytes", "link_bytes", "link_us", "host_bytes", "host_us", "strm_bytes", "strm_us", "busiest");
+    printf("%4s %6s %5s %12s %11s %9s %10s %7s %7s %7s %13s %13s %15s %10s %9s %10s %9s %10s %9s %8s\n", "chip",
+           "tiles", "steps", "cycles", "time_us", "compute_%", "exchange_%", "wait_%", "sync_%", "idle_%",
+           "instructions", "amp_issued_%", "exch_sent_bytes", "link_bytes", "link_us", "host_bytes", "host_us", "strm_bytes", "strm_us", "busiest");
     for (uint32_t c = 0; c < st->n_chips; c++) {
         const engine_chip_stats *cs = &st->chips[c];
         if (!cs->tiles)
             continue;
         const engine_counts *k = &cs->c;
-        printf("%4u %6u %5u %12llu %11.3f %9.1f %10.1f %7.1f %7.1f %7.1f %13llu %6.2f %10llu %10llu %9.3f %10llu %9.3f "
+        printf("%4u %6u %5u %12llu %11.3f %9.1f %10.1f %7.1f %7.1f %7.1f %13llu %13.2f %15llu %10llu %9.3f %10llu %9.3f "
                "%10llu %9.3f %8u\n",
                c, cs->tiles, cs->supersteps, (unsigned long long)k->cycles, cs->seconds * 1e6,
                pct(k->compute_cycles, k->cycles), pct(k->exchange_cycles, k->cycles), pct(k->wait_cycles, k->cycles),
@@ -173,14 +176,14 @@ static void print_chips(const engine_stats *st)
 
 static void print_supersteps(const engine_stats *st)
 {
-    printf("%4s %5s %8s %12s %10s %10s %10s %8s %8s %7s %8s %12s %10s %10s %10s %10s\n", "chip", "step", "ended_by",
+    printf("%4s %5s %8s %12s %10s %10s %10s %8s %8s %7s %8s %12s %15s %10s %10s %10s\n", "chip", "step", "ended_by",
            "start_cycle", "cycles", "compute", "exchange", "wait", "sync", "idle_%", "busiest", "instructions",
-           "exch_bytes", "link_bytes", "host_bytes", "strm_bytes");
+           "exch_sent_bytes", "link_bytes", "host_bytes", "strm_bytes");
     for (size_t i = 0; i < st->n_supersteps; i++) {
         const engine_superstep *s = &st->supersteps[i];
         const engine_counts *k = &s->c;
         uint32_t tiles = st->chips[s->chip].tiles;
-        printf("%4u %5u %8s %12llu %10llu %10llu %10llu %8llu %8llu %7.1f %8u %12llu %10llu %10llu %10llu %10llu\n",
+        printf("%4u %5u %8s %12llu %10llu %10llu %10llu %8llu %8llu %7.1f %8u %12llu %15llu %10llu %10llu %10llu\n",
                s->chip, s->index, zone_name(s->zone), (unsigned long long)s->start_cycle,
                (unsigned long long)k->cycles, (unsigned long long)k->compute_cycles,
                (unsigned long long)k->exchange_cycles, (unsigned long long)k->wait_cycles,
@@ -228,7 +231,11 @@ static cJSON *stats_json(const engine *g, const engine_stats *st)
     cJSON_AddStringToObject(units, "*_seconds", "seconds of simulated time (host_seconds: of the host)");
     cJSON_AddStringToObject(units, "*_bytes", "bytes");
     cJSON_AddStringToObject(units, "*_hz", "hertz");
-    cJSON_AddStringToObject(units, "amp_utilisation", "fraction of the chip's AMP peak (all tiles of the chip)");
+    cJSON_AddStringToObject(units, "amp_utilisation", "fraction of the chip's AMP peak issued (all tiles of the chip; "
+                            "the MACs the AMP issued, padding and pipeline fill included)");
+    cJSON_AddStringToObject(units, "amp_f16_macs", "MACs issued on the AMP (padding and pipeline fill included)");
+    cJSON_AddStringToObject(units, "exchange_bytes", "bytes the tiles sent onto the exchange (a broadcast counted once, "
+                            "not at each receiver)");
     cJSON *chips = cJSON_AddArrayToObject(root, "chips");
     for (uint32_t c = 0; c < st->n_chips; c++) {
         const engine_chip_stats *cs = &st->chips[c];
@@ -288,15 +295,19 @@ typedef struct run_program {
 /* "--trace-tiles TILE" or "FIRST-LAST" into the engine's options. */
 static void parse_trace_tiles(const command *self, const char *v, engine_options *opt)
 {
-    char *end;
-    unsigned long a = strtoul(v, &end, 0), b = a;
-    if (end != v && *end == '-')
-        b = strtoul(end + 1, &end, 0);
-    if (*end || end == v || b < a || b > 0xffffffffu)
+    const char *end = v;
+    uint64_t a = 0, b = 0;
+    bool ok = cli_parse_u64(v, UINT32_MAX, &a, &end);
+    b = a;
+    if (ok && *end == '-')
+        ok = cli_parse_u64(end + 1, UINT32_MAX, &b, &end);
+    if (!ok || *end || b < a)
         cli_usage_error(self, "--trace-tiles: expected TILE or FIRST-LAST, got '%s'", v);
     opt->trace_tile_first = (uint32_t)a;
     opt->trace_tile_last = (uint32_t)b;
 }
+
+static void check_duplicates(const command *self, const run_options *o);
 
 /* The command line into o; usage errors are fatal. */
 static void parse_run_options(int argc, char **argv, const command *self, run_options *o)
@@ -340,6 +351,129 @@ static void parse_run_options(int argc, char **argv, const command *self, run_op
     }
     cli_require_positional(self, o->input, "no executable given");
     o->engine.record_trace = o->trace != NULL;
+    check_duplicates(self, o);
+}
+
+/* What --input k names, for messages: "a" or "3". */
+static const char *stream_label(const stream_file *s, char *buf, size_t size)
+{
+    if (s->tensor)
+        return s->tensor;
+    snprintf(buf, size, "%u", s->stream);
+    return buf;
+}
+
+/* Two --input options for one tensor or stream, or two outputs into one
+ * file (--json, --trace, --output): usage errors. */
+static void check_duplicates(const command *self, const run_options *o)
+{
+    char msg[8400], a[16];
+    for (unsigned k = 0; k < o->n_inputs; k++)
+        for (unsigned j = 0; j < k; j++) {
+            const stream_file *x = &o->inputs[j], *y = &o->inputs[k];
+            if (x->tensor ? y->tensor && !strcmp(x->tensor, y->tensor) : !y->tensor && x->stream == y->stream) {
+                snprintf(msg, sizeof msg, "--input %.4000s: given twice (%.1000s and %.1000s)",
+                         stream_label(y, a, sizeof a), x->path, y->path);
+                cli_usage_error(self, "%s", msg);
+            }
+        }
+    /* The outputs in order: --json, --trace, then each --output. */
+    const char *paths[MAX_STREAM_FILES + 2];
+    int which[MAX_STREAM_FILES + 2];     /* -2 --json, -1 --trace, k --output k */
+    unsigned n = 0;
+    if (o->json)
+        which[n] = -2, paths[n++] = o->json;
+    if (o->trace)
+        which[n] = -1, paths[n++] = o->trace;
+    for (unsigned k = 0; k < o->n_outputs; k++)
+        which[n] = (int)k, paths[n++] = o->outputs[k].path;
+    for (unsigned k = 0; k < n; k++)
+        for (unsigned j = 0; j < k; j++) {
+            if (!cli_same_output(paths[j], paths[k]))
+                continue;
+            char first[4100], b[16];
+            if (which[j] < 0)
+                snprintf(first, sizeof first, "%s", which[j] == -2 ? "--json" : "--trace");
+            else
+                snprintf(first, sizeof first, "--output %.4000s", stream_label(&o->outputs[which[j]], a, sizeof a));
+            if (which[k] < 0)
+                snprintf(msg, sizeof msg, "%.4100s and --trace write the same file '%.4000s'", first, paths[k]);
+            else
+                snprintf(msg, sizeof msg, "%.4100s and --output %.4000s write the same file '%.200s'", first,
+                         stream_label(&o->outputs[which[k]], b, sizeof b), paths[k]);
+            cli_usage_error(self, "%s", msg);
+        }
+}
+
+/* A --dump request against the loaded program: its symbol, the tile, and
+ * the elements to print inside the tile's memory; the symbol and count
+ * into d. */
+static void check_dump(const run_options *o, const run_program *p, dump_request *d)
+{
+    const exe_symbol *sym = find_dump_symbol(p->e, d);
+    if (!sym) {
+        if (d->tile >= 0)
+            fatal("--dump: no symbol '%s' on tile %ld in %s", d->symbol, d->tile, o->input);
+        fatal("--dump: no symbol '%s' in %s", d->symbol, o->input);
+    }
+    const ipu_tile *t = engine_tile(p->g, sym->tile);
+    if (!t)
+        fatal("--dump: symbol '%s' is on tile %u, which has no code", sym->name, sym->tile);
+    unsigned eb = type_bytes(d->type);
+    long count = d->count > 0 ? d->count : (long)(sym->size / eb);
+    if (count <= 0)
+        count = 1;
+    const tile_memory *mem = &t->s.mem;
+    uint64_t end = (uint64_t)mem->base + mem->size_bytes;
+    uint64_t room = sym->addr >= mem->base && sym->addr < end ? (end - sym->addr) / eb : 0;
+    if ((uint64_t)count > room)
+        fatal("--dump %s: %ld elements of %s from 0x%x run past the end of tile %u's memory (0x%x-0x%llx): at "
+              "most %llu", sym->name, count, d->type, sym->addr, sym->tile, mem->base, (unsigned long long)end - 1,
+              (unsigned long long)room);
+    d->sym = sym;
+    d->n = count;
+}
+
+/* Output files before any work: each can be created where it goes. */
+static void check_output_paths(const run_options *o)
+{
+    char err[4096], label[16];
+    if (o->json && !cli_check_output(o->json, err, sizeof err))
+        fatal("%s", err);
+    if (o->trace && !cli_check_output(o->trace, err, sizeof err))
+        fatal("--trace: %s", err);
+    for (unsigned k = 0; k < o->n_outputs; k++)
+        if (!cli_check_output(o->outputs[k].path, err, sizeof err))
+            fatal("--output %s: %s", stream_label(&o->outputs[k], label, sizeof label), err);
+}
+
+/* The names the options give, against the loaded program before it runs:
+ * --input and --output tensors in its tensor map (an --output tensor still
+ * in tile memory at the end), --dump symbols and the tile memory they
+ * print. */
+static void check_names(run_options *o, const run_program *p)
+{
+    for (unsigned k = 0; k < o->n_inputs; k++) {
+        const char *name = o->inputs[k].tensor;
+        const tmap_tensor *t = name && p->tmap ? tmap_find(p->tmap, name) : NULL;
+        if (name && (!t || !(t->role & TMAP_INPUT)))
+            fatal("--input %s: %s has no input tensor '%s'%s", name, o->input, name,
+                  p->tmap ? "" : " (it has no tensor map: use a stream number)");
+    }
+    for (unsigned k = 0; k < o->n_outputs; k++) {
+        const char *name = o->outputs[k].tensor;
+        if (!name)
+            continue;
+        const tmap_tensor *t = p->tmap ? tmap_find(p->tmap, name) : NULL;
+        if (!t)
+            fatal("--output %s: %s has no tensor '%s'%s", name, o->input, name,
+                  p->tmap ? "" : " (it has no tensor map: use a stream number)");
+        if (t->role & TMAP_TRANSIENT)
+            fatal("--output %s: the program gives its tile memory to later tensors after its last reader, so the "
+                  "end of the run no longer holds it (stop before then in `ipusim debug` and print it)", name);
+    }
+    for (unsigned d = 0; d < o->n_dumps; d++)
+        check_dump(o, p, &o->dumps[d]);
 }
 
 /* The executable onto the machine's tiles, with its tensor map if it has one. */
@@ -360,8 +494,7 @@ static void load_program(run_options *o, run_program *p)
 }
 
 /* The host streams and input tensors from the --input files; a compiled
- * program's inputs not given get synthetic values, said so.  --output
- * tensors must still be in tile memory at the end of the run. */
+ * program's inputs not given get synthetic values, said so. */
 static void feed_inputs(const run_options *o, run_program *p)
 {
     char err[4096];
@@ -396,14 +529,6 @@ static void feed_inputs(const run_options *o, run_program *p)
             fatal("out of host memory for host input stream %u", in->stream);
         }
         free(data);
-    }
-    /* Tensors asked for by name: there, and still in tile memory at the end. */
-    for (unsigned k = 0; k < o->n_outputs; k++) {
-        const tmap_tensor *t = o->outputs[k].tensor && p->tmap ? tmap_find(p->tmap, o->outputs[k].tensor) : NULL;
-        if (t && (t->role & TMAP_TRANSIENT))
-            fatal("--output %s: the program gives its tile memory to later tensors after its last reader, so the "
-                  "end of the run no longer holds it (stop before then in `ipusim debug` and print it)",
-                  o->outputs[k].tensor);
     }
     if (p->tmap) {
         const char *given[MAX_STREAM_FILES];
@@ -446,8 +571,8 @@ static void print_report(const run_options *o, run_program *p)
            machine_get(m, MP_tile_clock_hz) / 1e9, n, n == 1 ? "" : "s", chips_used, chips_used == 1 ? "" : "s");
 
     if (n <= 32) {
-        printf("%6s %12s %12s %13s %12s %9s %14s %8s\n", "tile", "cycles", "time_us", "instructions", "issues",
-               "idle_%", "amp_macs", "amp_%");
+        printf("%6s %12s %12s %13s %12s %9s %16s %13s\n", "tile", "cycles", "time_us", "instructions", "issues",
+               "idle_%", "amp_issued_macs", "amp_issued_%");
     }
     double peak_f16 = machine_get(m, MP_amp_f16_peak_macs_per_cycle);
     double peak_f32 = machine_get(m, MP_amp_f32_peak_macs_per_cycle);
@@ -461,7 +586,7 @@ static void print_report(const run_options *o, run_program *p)
             continue;
         double amp_pct = cyc ? 100.0 * ((double)t->stats.amp_f16_macs / peak_f16 +
                                         (double)t->stats.amp_f32_macs / peak_f32) / (double)cyc : 0.0;
-        printf("%6u %12llu %12.3f %13llu %12llu %9.1f %14llu %8.1f\n", t->tile_id, (unsigned long long)cyc,
+        printf("%6u %12llu %12.3f %13llu %12llu %9.1f %16llu %13.1f\n", t->tile_id, (unsigned long long)cyc,
                1e6 * (double)cyc / (double)hz, (unsigned long long)t->stats.instructions,
                (unsigned long long)t->stats.issues, cyc ? 100.0 * (double)t->stats.idle_slot_cycles / (double)cyc : 0.0,
                (unsigned long long)(t->stats.amp_f16_macs + t->stats.amp_f32_macs), amp_pct);
@@ -488,19 +613,10 @@ static cJSON *print_dumps(const run_options *o, const run_program *p, bool json)
     cJSON *jdumps = json ? cJSON_CreateArray() : NULL;
     for (unsigned d = 0; d < o->n_dumps; d++) {
         const dump_request *dr = &o->dumps[d];
-        const exe_symbol *sym = find_dump_symbol(p->e, dr);
-        if (!sym) {
-            if (dr->tile >= 0)
-                fatal("--dump: no symbol '%s' on tile %ld in %s", dr->symbol, dr->tile, o->input);
-            fatal("--dump: no symbol '%s' in %s", dr->symbol, o->input);
-        }
+        const exe_symbol *sym = dr->sym;
         const ipu_tile *t = engine_tile(p->g, sym->tile);
-        if (!t)
-            fatal("--dump: symbol '%s' is on tile %u, which has no code", sym->name, sym->tile);
         unsigned eb = type_bytes(dr->type);
-        long count = dr->count > 0 ? dr->count : (long)(sym->size / eb);
-        if (count <= 0)
-            count = 1;
+        long count = dr->n;
         printf("\n%s (tile %u, 0x%x, %ld x %s):", sym->name, sym->tile, sym->addr, count, dr->type);
         cJSON *vals = jdumps ? cJSON_CreateArray() : NULL;
         for (long i = 0; i < count; i++) {
@@ -554,7 +670,7 @@ static void write_outputs(const run_options *o, const run_program *p)
         }
         size_t size = 0;
         const uint8_t *data = engine_host_output(p->g, out->stream, &size);
-        if (!data)
+        if (!data && p->status == ENGINE_DONE)
             warning("--output %u: the program sent nothing to host stream %u; writing an empty file",
                     out->stream, out->stream);
         if (!afile_write_all(out->path, data ? data : (const uint8_t *)"", size, err, sizeof err))
@@ -635,8 +751,10 @@ int cmd_run(int argc, char **argv, const command *self)
     char err[4096];
     run_options o;
     parse_run_options(argc, argv, self, &o);
+    check_output_paths(&o);
     run_program p;
     load_program(&o, &p);
+    check_names(&o, &p);
     feed_inputs(&o, &p);
     int rc = run_system(&o, &p);
     print_report(&o, &p);

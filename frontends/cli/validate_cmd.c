@@ -37,14 +37,16 @@ static int validate_micro(int argc, char **argv, const command *self)
             json = cli_value(self, argc, argv, &i);
         else if (!strcmp(argv[i], "--threads")) {
             const char *v = cli_value(self, argc, argv, &i);
-            char *end;
-            long t = strtol(v, &end, 10);
-            if (*end || t < 1 || t > 1024)
+            uint64_t t;
+            if (!cli_parse_u64(v, 1024, &t, NULL) || t < 1)
                 cli_usage_error(self, "--threads: expected a number from 1 to 1024, got '%s'", v);
             o.threads = (int)t;
         } else
             cli_usage_error(self, "unknown argument '%s'", argv[i]);
     }
+    char err[1024];
+    if (json && !cli_check_output(json, err, sizeof err))
+        fatal("%s", err);
     size_t n;
     micro_result *r = micro_run_all(&o, &n);
     if (!r) {
@@ -68,7 +70,6 @@ static int validate_micro(int argc, char **argv, const command *self)
     }
     printf("\n%zu benchmarks: %zu within their band, %zu not\n", n, passed, n - passed);
     if (json) {
-        char err[1024];
         if (!cli_write_json(json, micro_json(&o, r, n), err, sizeof err)) {
             free(r);
             fatal("%s", err);
@@ -97,8 +98,9 @@ static int validate_model_cmd(int argc, char **argv, const command *self)
         else
             cli_usage_error(self, "unknown argument '%s' (with --model)", argv[i]);
     }
-    graph *g = cli_load_model(model, fuse);
     o.machine = &m;
+    cli_check_compile_options(model, &o);
+    graph *g = cli_load_model(model, fuse);
     int failed = validate_model(model, g, &o, stdout, err, sizeof err);
     graph_free(g);
     if (failed < 0)
@@ -126,6 +128,15 @@ static int run_node_tests(const char *dir, const char *filter, bool fuse, bool s
 {
     size_t n_tests;
     char **tests = validate_node_test_names(dir, &n_tests);
+    if (!n_tests)
+        fatal("%s: no ONNX node tests (test_* folders) found", dir);
+    size_t matching = 0;
+    for (size_t i = 0; i < n_tests; i++)
+        matching += !filter || strstr(tests[i], filter);
+    if (!matching) {
+        validate_free_names(tests, n_tests);
+        fatal("validate --onnx-tests: no test in %s matches '%s'", dir, filter);
+    }
     print_node_tests_header(dir, fuse, simulate);
     size_t counts[4] = { 0 };
     static const char *labels[] = { "PASS", "FAIL", "UNSUPPORTED", "PASS-REF" };

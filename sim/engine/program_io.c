@@ -103,6 +103,18 @@ void program_random_input(const tmap_tensor *t, uint64_t seed, void *data)
     }
 }
 
+/* What program_random_input gives a tensor of t's type, for the note. */
+static const char *random_input_kind(const tmap_tensor *t)
+{
+    switch (t->dtype) {
+    case 1: return "f32, uniform random values in [-1, 1)";
+    case 10: return "f16, uniform random values in [-1, 1)";
+    case 6: return "i32, random integers 0..9";
+    case 7: return "i64, random integers 0..9";
+    case 9: return "bool, random 0 or 1";
+    default: return "each element's bytes all 0 or all 1 at random";
+    }
+}
 
 static bool read_streams(const engine *g, const tmap_tensor *t, void *data, char *err, size_t err_size);
 static bool read_tiles(const engine *g, const tmap_tensor *t, void *data, char *err, size_t err_size);
@@ -202,10 +214,11 @@ bool program_fill_inputs(engine *g, const tensor_map *m, const char *const *give
         if (!ok)
             return false;
         if (note && filled++ < 4)
-            fprintf(note, "%sinput '%s' not given (--input %s=FILE): uniform random values in [-1, 1)\n", prefix,
-                    t->name, t->name);
+            fprintf(note, "%sinput '%s' not given (--input %s=FILE): %s\n", prefix, t->name, t->name,
+                    random_input_kind(t));
     }
     if (note && filled > 4)
-        fprintf(note, "%s... and %zu more inputs not given: uniform random values in [-1, 1)\n", prefix, filled - 4);
+        fprintf(note, "%s... and %zu more inputs not given: random values (floats uniform in [-1, 1), integers "
+                "0..9)\n", prefix, filled - 4);
     return true;
 }

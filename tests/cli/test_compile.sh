@@ -16,7 +16,7 @@ head -c 12288 /dev/zero > "$WORK/a.bin"
 expect 0 "1 chip x 1472 tiles" -- "$IPUSIM" run "$WORK/mm.elf" --input a="$WORK/a.bin" --output c="$WORK/c.bin"
 check "output c is 96 x 64 f16" test "$(stat -c %s "$WORK/c.bin")" -eq 12288
 check "zeros in, zeros out" cmp -s "$WORK/c.bin" "$WORK/a.bin"
-expect 0 "input 'a' not given \\(--input a=FILE\\): uniform random values" -- "$IPUSIM" run "$WORK/mm.elf"
+expect 0 "input 'a' not given \\(--input a=FILE\\): f16, uniform random values" -- "$IPUSIM" run "$WORK/mm.elf"
 expect 1 "input 'a': 5 bytes given, the tensor \\[96,64\\] f16 has 12288" -- \
     "$IPUSIM" run "$WORK/mm.elf" --input a=<(printf 12345)
 expect 1 "has no input tensor 'nosuch'" -- "$IPUSIM" run "$WORK/mm.elf" --input nosuch="$WORK/a.bin"

@@ -111,6 +111,6 @@ expect 0 "^  270$" -- "$IPUSIM" run "$WORK/exchange_latency.elf" --dump arrived@
 expect 0 "   0   1472   101         9101 " -- "$IPUSIM" run "$WORK/sync_cost.elf"
 expect 0 "   3      1   101         4101 " -- "$IPUSIM" run "$WORK/sync_cost_external.elf" --machine m2000
 expect 0 "   3      1   101         5701 " -- "$IPUSIM" run "$WORK/sync_cost_external.elf" --machine bow2000
-expect 0 "exch_bytes" -- "$IPUSIM" run "$WORK/exchange_all_tiles.elf"
+expect 0 "exch_sent_bytes" -- "$IPUSIM" run "$WORK/exchange_all_tiles.elf"
 
 finish

@@ -3,6 +3,8 @@
  */
 #include "models.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,19 +26,82 @@ static double next_uniform(uint64_t *s)
     return (double)(*s >> 11) / 9007199254740992.0 * 2.0 - 1.0;
 }
 
+/* A number in a built-in spec's option at t: digits, saturating at
+ * LONG_MAX, or -1 for a minus sign and digits (out of every range, and
+ * named as written in the message); *end past them (t when there are
+ * none). */
+static long spec_number(const char *t, char **end)
+{
+    if (t[0] == '-' && strspn(t + 1, "0123456789")) {
+        *end = (char *)t + 1 + strspn(t + 1, "0123456789");
+        return -1;
+    }
+    size_t digits = strspn(t, "0123456789");
+    *end = (char *)t + digits;
+    if (!digits)
+        return 0;
+    errno = 0;
+    long v = strtol(t, NULL, 10);
+    return errno == ERANGE ? LONG_MAX : v;
+}
+
+/* One size of a built-in spec at *p, up to the next 'x', ':' or the end:
+ * digits only, into *v; *p past it.  false with err saying what is wrong
+ * (naming the spec and the size as what): no digits, a sign, zero, or more
+ * than max. */
+static bool spec_size(const char *spec, const char *what, const char **p, uint64_t max, uint64_t *v, char *err,
+                      size_t err_size)
+{
+    size_t len = strcspn(*p, "x:");
+    const char *text = *p;
+    size_t digits = strspn(text, "0123456789");
+    bool sign = (text[0] == '-' || text[0] == '+') && len > 1 && strspn(text + 1, "0123456789") == len - 1;
+    if (sign && text[0] == '-') {
+        snprintf(err, err_size, "%s: %s is %.*s: a size must be a positive integer", spec, what, (int)len, text);
+        return false;
+    }
+    if (!len || digits != len) {
+        snprintf(err, err_size, "%s: expected matmul:MxKxN[:f16|:f32] with M, K, N positive", spec);
+        return false;
+    }
+    errno = 0;
+    unsigned long long n = strtoull(text, NULL, 10);
+    if (n == 0) {
+        snprintf(err, err_size, "%s: expected matmul:MxKxN[:f16|:f32] with M, K, N positive", spec);
+        return false;
+    }
+    if (errno == ERANGE || n > max) {
+        snprintf(err, err_size, "%s: %s is %.*s: at most %llu for a built-in model", spec, what, (int)len, text,
+                 (unsigned long long)max);
+        return false;
+    }
+    *v = n;
+    *p = text + len;
+    return true;
+}
+
 static graph *build_matmul(const char *spec, char *err, size_t err_size)
 {
-    unsigned long long m, k, n;
-    char type[8] = "f16";
-    int used = 0;
-    if (sscanf(spec, "matmul:%llux%llux%llu%n", &m, &k, &n, &used) != 3 ||
-        (spec[used] && sscanf(spec + used, ":%7s", type) != 1) || !m || !k || !n ||
-        (strcmp(type, "f16") && strcmp(type, "f32"))) {
-        snprintf(err, err_size, "%s: expected matmul:MxKxN[:f16|:f32] with M, K, N positive", spec);
+    uint64_t m, k, n;
+    const char *p = spec + 7;
+    if (!spec_size(spec, "M", &p, 1u << 20, &m, err, err_size))
         return NULL;
-    }
-    if (m > (1u << 20) || k > (1u << 20) || n > (1u << 20) || k * n > (1ull << 28)) {
-        snprintf(err, err_size, "%s: sizes too large for a built-in model", spec);
+    if (*p != 'x')
+        goto malformed;
+    p++;
+    if (!spec_size(spec, "K", &p, 1u << 20, &k, err, err_size))
+        return NULL;
+    if (*p != 'x')
+        goto malformed;
+    p++;
+    if (!spec_size(spec, "N", &p, 1u << 20, &n, err, err_size))
+        return NULL;
+    const char *type = *p ? p + 1 : "f16";
+    if ((*p && *p != ':') || (strcmp(type, "f16") && strcmp(type, "f32")))
+        goto malformed;
+    if (k * n > (1ull << 28)) {
+        snprintf(err, err_size, "%s: K x N is %llu weights: at most %llu for a built-in model", spec,
+                 (unsigned long long)(k * n), 1ull << 28);
         return NULL;
     }
     bool f16 = !strcmp(type, "f16");
@@ -79,6 +144,9 @@ static graph *build_matmul(const char *spec, char *err, size_t err_size)
         return NULL;
     }
     return g;
+malformed:
+    snprintf(err, err_size, "%s: expected matmul:MxKxN[:f16|:f32] with M, K, N positive", spec);
+    return NULL;
 }
 
 /* ResNet-50 (v1.5) convolution layers, f16, batch from ":bN". */
@@ -135,9 +203,11 @@ static graph *build_conv(const char *spec, char *err, size_t err_size)
     long batch = 1;
     if (name[len]) {
         char *end;
-        if (strncmp(name + len, ":b", 2) != 0 || (batch = strtol(name + len + 2, &end, 10)) < 1 || batch > 64 ||
+        if (strncmp(name + len, ":b", 2) != 0 || (batch = spec_number(name + len + 2, &end)) < 1 || batch > 64 ||
             *end) {
-            snprintf(err, err_size, "%s: expected resnet50:LAYER[:bN] with a batch N of 1..64", spec);
+            int n = end > name + len + 2 && !*end ? (int)(end - (name + len + 2)) : 0;
+            snprintf(err, err_size, "%s: expected resnet50:LAYER[:bN] with a batch N of 1..64%s%.*s", spec,
+                     n ? ": N is " : "", n, name + len + 2);
             return NULL;
         }
     }
@@ -336,15 +406,19 @@ static graph *build_bert(const char *spec, char *err, size_t err_size)
     while (*opt) {
         char *end;
         if (opt[0] == ':' && opt[1] == 's') {
-            seq = strtol(opt + 2, &end, 10);
+            seq = spec_number(opt + 2, &end);
         } else if (opt[0] == ':' && opt[1] == 'l') {
-            layers = strtol(opt + 2, &end, 10);
+            layers = spec_number(opt + 2, &end);
         } else {
             end = NULL;
         }
-        if (!end || end == opt + 2 || seq < 2 || seq > 512 || seq % 2 || layers < 1 || layers > 24) {
-            snprintf(err, err_size, "%s: expected %s[:sSEQ][:lLAYERS] (SEQ even, 2..512; LAYERS 1..24)", spec,
-                     large ? "bert-large" : "bert-base");
+        if (!end || end == opt + 2 || (*end && *end != ':') || seq < 2 || seq > 512 || seq % 2 || layers < 1 ||
+            layers > 24) {
+            /* What is wrong, when it is one value: "SEQ is 0". */
+            int n = end && end > opt + 2 && (!*end || *end == ':') ? (int)(end - (opt + 2)) : 0;
+            snprintf(err, err_size, "%s: expected %s[:sSEQ][:lLAYERS] (SEQ even, 2..512; LAYERS 1..24)%s%s%.*s", spec,
+                     large ? "bert-large" : "bert-base", n ? ": " : "", n ? (opt[1] == 's' ? "SEQ is " : "LAYERS is ")
+                     : "", n, opt + 2);
             return NULL;
         }
         opt = end;
@@ -483,11 +557,13 @@ graph *models_build(const char *spec, char *err, size_t err_size)
         const char *opt = spec + 8;
         while (*opt) {
             char *end = NULL;
-            long v = opt[0] == ':' && (opt[1] == 'b' || opt[1] == 's') ? strtol(opt + 2, &end, 10) : 0;
-            if (!end || end == opt + 2 || (opt[1] == 'b' && (v < 1 || v > 64)) ||
+            long v = opt[0] == ':' && (opt[1] == 'b' || opt[1] == 's') ? spec_number(opt + 2, &end) : 0;
+            if (!end || end == opt + 2 || (*end && *end != ':') || (opt[1] == 'b' && (v < 1 || v > 64)) ||
                 (opt[1] == 's' && (v < 32 || v > 224 || v % 32))) {
+                int n = end && end > opt + 2 && (!*end || *end == ':') ? (int)(end - (opt + 2)) : 0;
                 snprintf(err, err_size, "%s: expected resnet50[:bN][:sSIZE] with a batch N of 1..64 and an image "
-                         "SIZE a multiple of 32 in 32..224", spec);
+                         "SIZE a multiple of 32 in 32..224%s%s%.*s", spec, n ? ": " : "",
+                         n ? (opt[1] == 'b' ? "N is " : "SIZE is ") : "", n, opt + 2);
                 return NULL;
             }
             *(opt[1] == 'b' ? &batch : &size) = v;
