@@ -167,8 +167,8 @@ static int fuzz_config_one(const uint8_t *data, size_t size)
     if (!machine_preset("gc200", &m, err, sizeof err))
         fuzz_fail("config", "no gc200 preset", err);
     if (!machine_load_config(&m, path, err, sizeof err)) {
-        char prefix[80];
-        snprintf(prefix, sizeof prefix, "%s: ", path);
+        char prefix[80];           /* "F: ..." or "F:LINE:COL: ..." */
+        snprintf(prefix, sizeof prefix, "%s:", path);
         fuzz_check_message("config", err, prefix);
         return 0;
     }
