@@ -2,7 +2,8 @@
 # smoke.sh — a short run of every libFuzzer harness, for CI where clang is
 # present: each target replays its seeds and the saved regressions, then
 # fuzzes for SECONDS (default 10) or 200,000 inputs, whichever comes first,
-# on one core.  The corpora it grows are thrown away.
+# on one core, from a fixed seed (FUZZ_SEED, default 1) so that a CI run is
+# the same run every time.  The corpora it grows are thrown away.
 #
 #   bash tests/fuzz/smoke.sh [SECONDS]
 #
@@ -14,6 +15,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 
 SECONDS_EACH=${1:-10}
+FUZZ_SEED=${FUZZ_SEED:-1}
 BUILD_DIR=${BUILD_DIR:-build-fuzz}
 TARGETS=(asm elf tile code onnx debugger config set tmap input chip lower script cli)
 command -v clang >/dev/null || { echo "smoke.sh: needs clang (apt-get install clang libclang-rt-14-dev libfuzzer-14-dev)" >&2; exit 2; }
@@ -36,7 +38,7 @@ for t in "${TARGETS[@]}"; do
     [ "$t" = cli ] && leaks=0
     log="$BUILD_DIR/smoke_$t.log"
     start=$SECONDS
-    ASAN_OPTIONS=detect_leaks=$leaks "$BUILD_DIR/fuzz_$t" -max_total_time="$SECONDS_EACH" -runs=200000 -timeout=10 \
+    ASAN_OPTIONS=detect_leaks=$leaks "$BUILD_DIR/fuzz_$t" -seed="$FUZZ_SEED" -max_total_time="$SECONDS_EACH" -runs=200000 -timeout=10 \
         -rss_limit_mb=2048 -artifact_prefix="$scratch/crash-$t-" "$scratch/$t" "${seeds[@]}" >"$log" 2>&1
     rc=$?
     runs=$(grep -oE '^Done [0-9]+ runs' "$log" | tr -dc 0-9)
