@@ -115,7 +115,8 @@ static void print_node_tests_header(const char *dir, bool fuse, bool simulate)
     printf("ONNX backend node tests in %s\n", dir);
     if (simulate)
         printf("mode: each graph the compiler lowers is compiled for gc200 and simulated, its outputs compared; "
-               "the others run on the host reference evaluator (PASS-REF)%s\n", fuse ? "; graphs fused first" : "");
+               "the others (not lowered, or folded whole to constants at import) run on the host reference "
+               "evaluator (PASS-REF)%s\n", fuse ? "; graphs fused first" : "");
     else
         printf("mode: host reference evaluator only (--reference)%s\n", fuse ? "; graphs fused first" : "");
     printf("tolerance: |got - want| <= %g + %g |want| for floats (the ONNX test runner's), one ulp for bf16, "
