@@ -10,29 +10,6 @@ OUT="$WORK/out"      # every output a failing command is asked for goes here
 mkdir -p "$OUT"
 cd "$WORK" || exit 1
 
-# fails STATUS MESSAGE -- COMMAND...: exit status STATUS; the first line of
-# stdout+stderr is exactly MESSAGE; no panic; $OUT is still empty.
-fails() {
-    local status=$1 message=$2
-    shift 3
-    local out rc first left
-    out=$("$@" 2>&1)
-    rc=$?
-    first=$(head -n 1 <<<"$out")
-    left=$(ls -A "$OUT")
-    if [ "$rc" -ne "$status" ] || [ "$first" != "$message" ] || grep -q "panic" <<<"$out" || [ -n "$left" ]; then
-        echo "FAIL: $*"
-        echo "  exit $rc (expected $status)"
-        echo "  got:      $first"
-        echo "  expected: $message"
-        [ -z "$left" ] || echo "  left in $OUT: $left"
-        FAILED=$((FAILED + 1))
-        rm -rf "${OUT:?}"/* "$OUT"/.[!.]* 2>/dev/null
-        return
-    fi
-    PASSED=$((PASSED + 1))
-}
-
 # fails_like STATUS REGEX -- COMMAND...: as fails, the first line matching
 # the extended regex REGEX (for messages that name things still settling).
 fails_like() {
