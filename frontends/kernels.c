@@ -121,14 +121,35 @@ static uint32_t unary_fn(int function)
     }
 }
 
-void kernel_unary_record(uint32_t *rec, uint32_t in, uint32_t out, uint32_t n, int function, float a, float b)
+void kernel_unary_record_fn(uint32_t *rec, uint32_t in, uint32_t out, uint32_t n, uint32_t codelet_fn, float a,
+                           float b)
 {
     rec[UNARY_F32_V_IN] = in;
     rec[UNARY_F32_V_OUT] = out;
     rec[UNARY_F32_V_N] = n;
-    rec[UNARY_F32_V_FN] = unary_fn(function);
+    rec[UNARY_F32_V_FN] = codelet_fn;
     rec[UNARY_F32_V_A] = bits(a);
     rec[UNARY_F32_V_B] = bits(b);
+}
+
+void kernel_unary_record(uint32_t *rec, uint32_t in, uint32_t out, uint32_t n, int function, float a, float b)
+{
+    kernel_unary_record_fn(rec, in, out, n, unary_fn(function), a, b);
+}
+
+void kernel_binary_record_op(uint32_t *rec, uint32_t in0, uint32_t in1, uint32_t out, uint32_t rows, uint32_t cols,
+                             uint32_t row_step_bytes, uint32_t in1_row_step_bytes, uint32_t in1_col_step_bytes,
+                             uint32_t codelet_op)
+{
+    rec[BINARY_F32_V_IN0] = in0;
+    rec[BINARY_F32_V_IN1] = in1;
+    rec[BINARY_F32_V_OUT] = out;
+    rec[BINARY_F32_V_ROWS] = rows;
+    rec[BINARY_F32_V_COLS] = cols;
+    rec[BINARY_F32_V_ROW_STEP] = row_step_bytes;
+    rec[BINARY_F32_V_IN1_ROW_STEP] = in1_row_step_bytes;
+    rec[BINARY_F32_V_IN1_COL_STEP] = in1_col_step_bytes;
+    rec[BINARY_F32_V_OP] = codelet_op;
 }
 
 void kernel_binary_record(uint32_t *rec, uint32_t in0, uint32_t in1, uint32_t out, uint32_t rows, uint32_t cols,
@@ -140,15 +161,8 @@ void kernel_binary_record(uint32_t *rec, uint32_t in0, uint32_t in1, uint32_t ou
         [KERNEL_BINARY_MUL] = ELEMENTWISE_MUL, [KERNEL_BINARY_DIV] = ELEMENTWISE_DIV,
         [KERNEL_BINARY_MAX] = ELEMENTWISE_MAX, [KERNEL_BINARY_MIN] = ELEMENTWISE_MIN,
     };
-    rec[BINARY_F32_V_IN0] = in0;
-    rec[BINARY_F32_V_IN1] = in1;
-    rec[BINARY_F32_V_OUT] = out;
-    rec[BINARY_F32_V_ROWS] = rows;
-    rec[BINARY_F32_V_COLS] = cols;
-    rec[BINARY_F32_V_ROW_STEP] = row_step_bytes;
-    rec[BINARY_F32_V_IN1_ROW_STEP] = in1_row_step_bytes;
-    rec[BINARY_F32_V_IN1_COL_STEP] = in1_col_step_bytes;
-    rec[BINARY_F32_V_OP] = ops[function];
+    kernel_binary_record_op(rec, in0, in1, out, rows, cols, row_step_bytes, in1_row_step_bytes, in1_col_step_bytes,
+                            ops[function]);
 }
 
 void kernel_cast_record(uint32_t *rec, uint32_t in, uint32_t out, uint32_t n)

@@ -64,6 +64,13 @@ void kernel_unary_record(uint32_t *rec, uint32_t in, uint32_t out, uint32_t n, i
 void kernel_binary_record(uint32_t *rec, uint32_t in0, uint32_t in1, uint32_t out, uint32_t rows, uint32_t cols,
                           uint32_t row_step_bytes, uint32_t in1_row_step_bytes, uint32_t in1_col_step_bytes,
                           int function);
+/* The same with the codelet's own function number (enum elementwise_unary_fn /
+ * elementwise_binary_op), as the op table (ops.def) names it. */
+void kernel_unary_record_fn(uint32_t *rec, uint32_t in, uint32_t out, uint32_t n, uint32_t codelet_fn, float a,
+                           float b);
+void kernel_binary_record_op(uint32_t *rec, uint32_t in0, uint32_t in1, uint32_t out, uint32_t rows, uint32_t cols,
+                             uint32_t row_step_bytes, uint32_t in1_row_step_bytes, uint32_t in1_col_step_bytes,
+                             uint32_t codelet_op);
 void kernel_cast_record(uint32_t *rec, uint32_t in, uint32_t out, uint32_t n);
 void kernel_softmax_record(uint32_t *rec, uint32_t in, uint32_t out, uint32_t rows, uint32_t cols,
                            uint32_t row_step_bytes);

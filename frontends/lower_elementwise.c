@@ -14,33 +14,6 @@
 #include "ops_impl.h"
 #include "workloads/codelets/elementwise.h"
 
-/* vtx_unary_f32's record: out[i] = F(in[i]) for n elements (elementwise.h). */
-static void unary_record(uint32_t *rec, uint32_t in, uint32_t out, uint32_t n, int function)
-{
-    rec[UNARY_F32_V_IN] = in;
-    rec[UNARY_F32_V_OUT] = out;
-    rec[UNARY_F32_V_N] = n;
-    rec[UNARY_F32_V_FN] = (uint32_t)function;
-    rec[UNARY_F32_V_A] = 0;
-    rec[UNARY_F32_V_B] = 0;
-}
-
-/* vtx_binary_f32's record: rows of cols elements, in1 stepped as given. */
-static void binary_record(uint32_t *rec, uint32_t in0, uint32_t in1, uint32_t out, uint32_t rows, uint32_t cols,
-                          uint32_t row_step_bytes, uint32_t in1_row_step_bytes, uint32_t in1_col_step_bytes,
-                          int function)
-{
-    rec[BINARY_F32_V_IN0] = in0;
-    rec[BINARY_F32_V_IN1] = in1;
-    rec[BINARY_F32_V_OUT] = out;
-    rec[BINARY_F32_V_ROWS] = rows;
-    rec[BINARY_F32_V_COLS] = cols;
-    rec[BINARY_F32_V_ROW_STEP] = row_step_bytes;
-    rec[BINARY_F32_V_IN1_ROW_STEP] = in1_row_step_bytes;
-    rec[BINARY_F32_V_IN1_COL_STEP] = in1_col_step_bytes;
-    rec[BINARY_F32_V_OP] = (uint32_t)function;
-}
-
 /* A view: the output is the input's pieces (a constant stays a constant). */
 bool lw_lower_view(lowering *lw, const graph_node *n, int index)
 {
@@ -100,8 +73,8 @@ bool lw_lower_unary_fn(lowering *lw, const graph_node *n, int index, int functio
             break;
         for (int w = 0; w < CODELET_WORKERS; w++) {
             uint64_t e0 = ws.lo[w] * 2, e1 = ws.hi[w] * 2 < p->count ? ws.hi[w] * 2 : p->count;
-            unary_record(ws.rec[w], src[k] + (uint32_t)(e0 * 4), p->addr + (uint32_t)(e0 * 4),
-                         (uint32_t)(e1 > e0 ? e1 - e0 : 0), function);
+            kernel_unary_record_fn(ws.rec[w], src[k] + (uint32_t)(e0 * 4), p->addr + (uint32_t)(e0 * 4),
+                                   (uint32_t)(e1 > e0 ? e1 - e0 : 0), (uint32_t)function, 0.0f, 0.0f);
         }
         lw_workers_run(lw, p->tile, lw->kernels.vtx_unary_f32, &ws);
     }
@@ -258,8 +231,9 @@ static void binary_run_record(const binary_plan *bp, size_t k, const piece *p, u
     if (bp->flat) {
         uint64_t e0 = r * 2, e1 = run_end * 2 < p->count ? run_end * 2 : p->count;
         uint32_t in1_addr = bp->scalar ? bp->a1[k] : bp->a1[k] + (uint32_t)(e0 * 4);
-        binary_record(rec, bp->a0[k] + (uint32_t)(e0 * 4), in1_addr, p->addr + (uint32_t)(e0 * 4), 1,
-                      (uint32_t)(e1 - e0), (uint32_t)((e1 - e0) * 4), 0, col_step1, bp->function);
+        kernel_binary_record_op(rec, bp->a0[k] + (uint32_t)(e0 * 4), in1_addr, p->addr + (uint32_t)(e0 * 4), 1,
+                                (uint32_t)(e1 - e0), (uint32_t)((e1 - e0) * 4), 0, col_step1,
+                                (uint32_t)bp->function);
         return;
     }
     int64_t r_abs = (int64_t)(p->first / (uint64_t)bp->cols + r);
@@ -267,9 +241,9 @@ static void binary_run_record(const binary_plan *bp, size_t k, const piece *p, u
     int64_t step = run_end - r > 1 ? lw_row_offset(so, bp->stride1, r_abs + 1) - o0 : 0;
     uint32_t in1_addr = bp->a1[k] + (uint32_t)((o0 - bp->base1[k]) * 4);
     uint32_t row_bytes = (uint32_t)bp->cols * 4;
-    binary_record(rec, bp->a0[k] + (uint32_t)(r * row_bytes), in1_addr, p->addr + (uint32_t)(r * row_bytes),
-                  (uint32_t)(run_end - r), (uint32_t)bp->cols, row_bytes, (uint32_t)(step * 4), col_step1,
-                  bp->function);
+    kernel_binary_record_op(rec, bp->a0[k] + (uint32_t)(r * row_bytes), in1_addr,
+                            p->addr + (uint32_t)(r * row_bytes), (uint32_t)(run_end - r), (uint32_t)bp->cols,
+                            row_bytes, (uint32_t)(step * 4), col_step1, (uint32_t)bp->function);
 }
 
 /* Output piece k's compute sets: each worker's rows in runs of a constant
@@ -309,7 +283,8 @@ static bool binary_piece_compute_sets(lowering *lw, const binary_plan *bp, size_
             return true;
         for (int w = 0; w < CODELET_WORKERS; w++)
             if (idle[w])
-                binary_record(recs[w], bp->a0[k], bp->a1[k], p->addr, 0, 0, 0, 0, 0, bp->function);
+                kernel_binary_record_op(recs[w], bp->a0[k], bp->a1[k], p->addr, 0, 0, 0, 0, 0,
+                                        (uint32_t)bp->function);
         lw_step_run(lw, p->tile, lw->kernels.vtx_binary_f32, off, KERNEL_BINARY_WORDS);
     }
 }
