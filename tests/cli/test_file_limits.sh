@@ -77,20 +77,32 @@ rm -f huge.bin huger.bin
 # being written (about 190 MB) leaves no temporary and ends by the signal.
 # (env --default-signal: a background job of a script starts with SIGINT
 # ignored.)
+# The compile is stopped (SIGSTOP) as soon as its temporary is seen, so the
+# write cannot finish between the look and the signal; a try in which it
+# finished before the look is made again.
 for sig in TERM INT HUP; do
     SIGDIR="$WORK/sig_$sig"
-    mkdir -p "$SIGDIR"
-    env --default-signal=INT "$IPUSIM" compile bert-base:s128:l2 -o "$SIGDIR/r.elf" >/dev/null 2>&1 &
-    pid=$!
-    seen=
-    for _ in $(seq 1 12000); do
-        if compgen -G "$SIGDIR/r.elf.tmp*" >/dev/null; then seen=1; break; fi
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.005
+    seen= rc=
+    for _try in 1 2 3; do
+        rm -rf "$SIGDIR"; mkdir -p "$SIGDIR"
+        env --default-signal=INT "$IPUSIM" compile bert-base:s128:l2 -o "$SIGDIR/r.elf" >/dev/null 2>&1 &
+        pid=$!
+        while kill -0 "$pid" 2>/dev/null; do
+            if compgen -G "$SIGDIR/r.elf.tmp*" >/dev/null; then
+                kill -STOP "$pid"
+                compgen -G "$SIGDIR/r.elf.tmp*" >/dev/null && seen=1
+                break
+            fi
+            sleep 0.005
+        done
+        if [ -n "$seen" ]; then
+            kill -"$sig" "$pid"
+            kill -CONT "$pid"
+        fi
+        { wait "$pid"; } 2>/dev/null
+        rc=$?
+        [ -n "$seen" ] && break
     done
-    kill -"$sig" "$pid"
-    { wait "$pid"; } 2>/dev/null
-    rc=$?
     check "SIG$sig: the temporary was seen while writing" test -n "$seen"
     check "SIG$sig: the compile ended by the signal (exit $rc)" test "$rc" -eq $((128 + $(kill -l "$sig")))
     check "SIG$sig: nothing left in the output folder ($(ls -A "$SIGDIR"))" test -z "$(ls -A "$SIGDIR")"
