@@ -140,5 +140,10 @@ enum isa_flow isa_csr_write(isa_tile_state *t, isa_context *c, const isa_insn *i
 
 /* Name of an exception, for messages ("memory conflict"). */
 const char *isa_exception_name(enum isa_exception exc);
+/* What a kernel-library codelet means by trap `code`, and (into *file) the
+ * codelet's source; NULL for a code no codelet raises.  The codes are the
+ * codelets' own (the headers in workloads/codelets/): tests/test_exec_control.c holds
+ * the two in step. */
+const char *isa_codelet_trap_meaning(uint32_t code, const char **file);
 
 #endif

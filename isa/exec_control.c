@@ -302,13 +302,24 @@ static const struct { uint32_t code; const char *meaning, *file; } codelet_traps
     { 0x6b, "f32 matmul M above 6 x 4095 rows", "matmul_f32.S" },
 };
 
+const char *isa_codelet_trap_meaning(uint32_t code, const char **file)
+{
+    for (size_t i = 0; i < sizeof codelet_traps / sizeof codelet_traps[0]; i++)
+        if (codelet_traps[i].code == code) {
+            if (file)
+                *file = codelet_traps[i].file;
+            return codelet_traps[i].meaning;
+        }
+    return NULL;
+}
+
 enum isa_flow isa_exec_TRAP(isa_tile_state *t, isa_context *c, const isa_insn *in)
 {
     t->trap_code = (uint32_t)in->operand[0];
-    for (size_t i = 0; i < sizeof codelet_traps / sizeof codelet_traps[0]; i++)
-        if (codelet_traps[i].code == t->trap_code)
-            return isa_raise(t, c, in, ISA_EXC_BREAK, 0, "trap %u: %s (workloads/codelets/%s)", t->trap_code,
-                             codelet_traps[i].meaning, codelet_traps[i].file);
+    const char *file, *meaning = isa_codelet_trap_meaning(t->trap_code, &file);
+    if (meaning)
+        return isa_raise(t, c, in, ISA_EXC_BREAK, 0, "trap %u: %s (workloads/codelets/%s)", t->trap_code, meaning,
+                         file);
     return isa_raise(t, c, in, ISA_EXC_BREAK, 0, "trap %u", t->trap_code);
 }
 

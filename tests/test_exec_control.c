@@ -6,6 +6,12 @@
 #include <string.h>
 
 #include "exchange/exchange.h"
+#include "workloads/codelets/elementwise.h"
+#include "workloads/codelets/embedding.h"
+#include "workloads/codelets/logic.h"
+#include "workloads/codelets/matmul.h"
+#include "workloads/codelets/matmul_f32.h"
+#include "workloads/codelets/rowwise.h"
 #include "exec_fixture.h"
 #include "test_util.h"
 
@@ -518,6 +524,30 @@ static void test_exchange_attached(void)
     });
 }
 
+/* Every trap code a codelet header defines has its meaning in the ISA's
+ * table, tied to the codelet that raises it; other codes have none. */
+static void test_codelet_trap_table(void)
+{
+    static const struct { uint32_t code; const char *file; } codes[] = {
+        { ELEMENTWISE_TRAP_BAD_OP, "elementwise.S" },    { EMBEDDING_TRAP_BAD_INDEX, "embedding.S" },
+        { LOGIC_TRAP_BAD_OP, "logic.S" },                { ROWWISE_TRAP_BAD_OP, "rowwise.S" },
+        { ROWWISE_TRAP_GATHER_INDEX, "rowwise.S" },      { MATMUL_TRAP_SIZES, "matmul.S" },
+        { MATMUL_TRAP_PARTIALS, "matmul.S" },            { MATMUL_TRAP_ALIGN, "matmul.S" },
+        { MATMUL_TRAP_B_REGION, "matmul.S" },            { MATMUL_TRAP_ROWS, "matmul.S" },
+        { MATMUL_F32_TRAP_SIZES, "matmul_f32.S" },       { MATMUL_F32_TRAP_ALIGN, "matmul_f32.S" },
+        { MATMUL_F32_TRAP_B_REGION, "matmul_f32.S" },    { MATMUL_F32_TRAP_ROWS, "matmul_f32.S" },
+    };
+    size_t known = 0;
+    for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
+        const char *file = NULL;
+        CU_ASSERT_PTR_NOT_NULL(isa_codelet_trap_meaning(codes[i].code, &file));
+        CU_ASSERT_STRING_EQUAL(file ? file : "", codes[i].file);
+    }
+    for (uint32_t code = 0; code < 4096; code++)
+        known += isa_codelet_trap_meaning(code, NULL) != NULL;
+    CU_ASSERT_EQUAL(known, sizeof codes / sizeof codes[0]);
+}
+
 void test_register(void)
 {
     ADD_SUITE("exec_branch",
@@ -527,7 +557,8 @@ void test_register(void)
               {"call and return", test_call_return},
               {"worker exit", test_worker_exit},
               {"supervisor exit", test_supervisor_exit},
-              {"trap", test_trap});
+              {"trap", test_trap},
+              {"codelet trap codes and their meanings", test_codelet_trap_table});
     ADD_SUITE("exec_rpt",
               {"immediate count, CSRs, bundle", test_rpt_immediate},
               {"zero trip and register count", test_rpt_zero_trip},
