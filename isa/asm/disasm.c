@@ -4,6 +4,7 @@
  */
 #include "disasm.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -504,6 +505,17 @@ bool disasm_exe(const ipu_exe *e, FILE *out, char *err, size_t n)
         fprintf(out, "// .ipusim.bsp: %zu bytes of BSP control program, not shown\n", e->bsp.size);
     if (e->tensors.size)
         fprintf(out, "// .ipusim.tensors: %zu bytes of tensor map, not shown\n", e->tensors.size);
+    /* The machine it was compiled for: lines of text (preset=NAME, param=value). */
+    for (size_t at = 0; at < e->machine.size;) {
+        const uint8_t *line = e->machine.bytes + at;
+        const uint8_t *nl = memchr(line, '\n', e->machine.size - at);
+        size_t len = nl ? (size_t)(nl - line) : e->machine.size - at;
+        fprintf(out, "// .ipusim.machine: ");
+        for (size_t k = 0; k < len; k++)
+            fputc(isprint(line[k]) ? line[k] : '?', out);
+        fputc('\n', out);
+        at += len + 1;
+    }
 
     size_t si = 0;
     for (size_t t = 0; t < nt; t++) {

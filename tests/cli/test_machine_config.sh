@@ -67,6 +67,9 @@ check "--machine, --set, the same --machine again keeps the --set" \
 expect 0 "^m2000.elf on m2000 \(4 chips x 1472 tiles" -- "$IPUSIM" run m2000.elf
 fails 1 "ipusim: m2000.elf: compiled for m2000 (4 chips x 1472 tiles); gc200 has 1 chip" -- \
     "$IPUSIM" run m2000.elf --machine gc200 --json "$OUT/r.json"
+# disasm shows the recorded machine.
+expect 0 "" -- "$IPUSIM" disasm m2000.elf -o "$WORK/m2000.S"
+check "disasm's text shows the machine" grep -q "^// .ipusim.machine: preset=m2000$" "$WORK/m2000.S"
 # --set with no machine named edits the machine the executable was compiled for.
 expect 0 "^m2000.elf on m2000 \(modified\) \(4 chips x 1472 tiles, tile clock 2 GHz" -- \
     "$IPUSIM" run m2000.elf --set tile_clock_hz=2e9
