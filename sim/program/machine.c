@@ -103,13 +103,13 @@ bool machine_preset(const char *name, machine *m, char *err, size_t err_size)
         if (strcmp(name, machine_preset_names[p]) != 0)
             continue;
         memset(m, 0, sizeof *m);
-        snprintf(m->name, sizeof m->name, "%s", name);
+        snprintf(m->name, sizeof m->name, "%s", machine_preset_names[p]);
         m->preset = (enum machine_preset)p;
         for (int i = 0; i < MP_COUNT; i++)
             m->value[i] = machine_preset_value(m->preset, (enum machine_param)i);
         return true;
     }
-    snprintf(err, err_size, "unknown machine '%s' (known: %s)", name, preset_name_list + 2);
+    snprintf(err, err_size, "unknown machine '%.100s' (known: %s)", name, preset_name_list + 2);
     return false;
 }
 

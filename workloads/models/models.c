@@ -202,10 +202,10 @@ static graph *build_conv(const char *spec, char *err, size_t err_size)
     size_t len = strcspn(name, ":");
     long batch = 1;
     if (name[len]) {
-        char *end;
+        char *end = NULL;          /* stays NULL when the option is not :bN */
         if (strncmp(name + len, ":b", 2) != 0 || (batch = spec_number(name + len + 2, &end)) < 1 || batch > 64 ||
             *end) {
-            int n = end > name + len + 2 && !*end ? (int)(end - (name + len + 2)) : 0;
+            int n = end && end > name + len + 2 && !*end ? (int)(end - (name + len + 2)) : 0;
             snprintf(err, err_size, "%s: expected resnet50:LAYER[:bN] with a batch N of 1..64%s%.*s", spec,
                      n ? ": N is " : "", n, name + len + 2);
             return NULL;
