@@ -2,6 +2,7 @@
 # and check exit status, output and files.
 set -u
 IPUSIM=${1:?usage: $0 PATH/TO/ipusim}
+CLI_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)   # this folder (onnx_proto.py)
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 PASSED=0

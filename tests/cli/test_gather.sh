@@ -5,44 +5,17 @@
 # known ids, the rows compared bit for bit with the table's; negative ids
 # count from the end (ONNX); an id out of range stops the run with the
 # codelet's trap (exit status 3) naming the tile and the pc.  The ONNX model
-# is written here with a few lines of protobuf encoding (python3's standard
-# library only), as in test_compile_bad_input.sh.
+# is written here with tests/cli/onnx_proto.py (python3's standard
+# library only).
 source "$(dirname "$0")/lib.sh"
 
 IPUSIM=$(realpath "$IPUSIM")
 cd "$WORK" || exit 1
 
-python3 - "$WORK" <<'EOF'
+PYTHONPATH="$CLI_DIR" python3 - "$WORK" <<'EOF'
 import struct, sys
 
-def varint(n):
-    n &= (1 << 64) - 1
-    out = bytearray()
-    while True:
-        b, n = n & 0x7f, n >> 7
-        out.append(b | 0x80 if n else b)
-        if not n:
-            return bytes(out)
-
-def vint(field, n):
-    return varint(field << 3) + varint(n)
-
-def ld(field, b):
-    b = b.encode() if isinstance(b, str) else b
-    return varint(field << 3 | 2) + varint(len(b)) + b
-
-# onnx.proto: ValueInfoProto{name, type{tensor_type{elem_type, shape}}}; elem_type 1 f32, 7 i64.
-def value_info(name, dims, elem):
-    shape = b''.join(ld(1, vint(1, d)) for d in dims)
-    return ld(1, name) + ld(2, ld(1, vint(1, elem) + ld(2, shape)))
-
-def node(op, ins, outs, name):
-    return b''.join(ld(1, i) for i in ins) + b''.join(ld(2, o) for o in outs) + ld(3, name) + ld(4, op)
-
-def model(nodes, inputs, outputs, inits):
-    g = (b''.join(ld(1, n) for n in nodes) + ld(2, 'g') + b''.join(ld(5, t) for t in inits)
-         + b''.join(ld(11, value_info(*i)) for i in inputs) + b''.join(ld(12, value_info(*o)) for o in outputs))
-    return vint(1, 8) + ld(2, 'ipusim-test') + ld(7, g) + ld(8, ld(1, '') + vint(2, 13))
+from onnx_proto import *
 
 V, D, N = 30522, 768, 128
 # Table value (r, c): distinct in every row and column, exact in f32, never
