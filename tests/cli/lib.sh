@@ -27,22 +27,25 @@ expect() {
     PASSED=$((PASSED + 1))
 }
 
-# fails STATUS MESSAGE -- COMMAND...: exit status STATUS; the first line of
-# stdout+stderr is exactly MESSAGE; no panic; $OUT (the folder the caller
-# points every output at) is still empty.
-fails() {
-    local status=$1 message=$2
+# refused STATUS MATCH WANT COMMAND...: exit status STATUS; the first line
+# of stdout+stderr is WANT (MATCH "exact") or matches the extended regex WANT
+# (MATCH "regex"); no panic; $OUT (the folder the caller points every output
+# at) is still empty.
+refused() {
+    local status=$1 match=$2 want=$3
     shift 3
-    local out rc first left
+    local out rc first left ok=1
     out=$("$@" 2>&1)
     rc=$?
     first=$(head -n 1 <<<"$out")
     left=$(ls -A "$OUT")
-    if [ "$rc" -ne "$status" ] || [ "$first" != "$message" ] || grep -q "panic" <<<"$out" || [ -n "$left" ]; then
+    if [ "$match" = exact ]; then [ "$first" = "$want" ] || ok=0
+    else grep -Eq -- "$want" <<<"$first" || ok=0; fi
+    if [ "$rc" -ne "$status" ] || [ "$ok" -eq 0 ] || grep -q "panic" <<<"$out" || [ -n "$left" ]; then
         echo "FAIL: $*"
         echo "  exit $rc (expected $status)"
         echo "  got:      $first"
-        echo "  expected: $message"
+        if [ "$match" = exact ]; then echo "  expected: $want"; else echo "  expected: /$want/"; fi
         [ -z "$left" ] || echo "  left in $OUT: $left"
         FAILED=$((FAILED + 1))
         rm -rf "${OUT:?}"/* "$OUT"/.[!.]* 2>/dev/null
@@ -50,6 +53,12 @@ fails() {
     fi
     PASSED=$((PASSED + 1))
 }
+
+# fails STATUS MESSAGE -- COMMAND...: refused with exactly MESSAGE.
+fails() { local status=$1 message=$2; shift 3; refused "$status" exact "$message" "$@"; }
+# fails_like STATUS REGEX -- COMMAND...: refused with a first line matching REGEX
+# (for messages that name things still settling).
+fails_like() { local status=$1 regex=$2; shift 3; refused "$status" regex "$regex" "$@"; }
 
 check() { # check DESCRIPTION COMMAND...: a shell condition
     local what=$1

@@ -10,29 +10,6 @@ OUT="$WORK/out"      # every output a failing command is asked for goes here
 mkdir -p "$OUT"
 cd "$WORK" || exit 1
 
-# fails_like STATUS REGEX -- COMMAND...: as fails, the first line matching
-# the extended regex REGEX (for messages that name things still settling).
-fails_like() {
-    local status=$1 regex=$2
-    shift 3
-    local out rc first left
-    out=$("$@" 2>&1)
-    rc=$?
-    first=$(head -n 1 <<<"$out")
-    left=$(ls -A "$OUT")
-    if [ "$rc" -ne "$status" ] || ! grep -Eq -- "$regex" <<<"$first" || grep -q "panic" <<<"$out" || [ -n "$left" ]; then
-        echo "FAIL: $*"
-        echo "  exit $rc (expected $status)"
-        echo "  got:      $first"
-        echo "  expected: /$regex/"
-        [ -z "$left" ] || echo "  left in $OUT: $left"
-        FAILED=$((FAILED + 1))
-        rm -rf "${OUT:?}"/* "$OUT"/.[!.]* 2>/dev/null
-        return
-    fi
-    PASSED=$((PASSED + 1))
-}
-
 # second_line_is LINE -- COMMAND...: the line after the message (a fault's
 # instruction, a usage line).
 second_line_is() {
