@@ -373,6 +373,22 @@ static void d_org(asm_ctx *a, const dir_call *c)
     pad(a, (uint64_t)v - cur, -1, c->loc);
 }
 
+/* The ", FILL" after a directive's first argument (*p at the comma): a byte
+ * from -128 to 255, into *fill as 0..255; false after an error. */
+static bool fill_arg(asm_ctx *a, const dir_call *c, const char **p, int64_t *fill)
+{
+    (*p)++;
+    asm_loc fl = asm_at(c->base, c->text, asm_skip_space(*p));
+    if (!const_arg(a, c, p, fill))
+        return false;
+    if (*fill < -128 || *fill > 255) {
+        asm_error(a, fl, "fill byte %lld out of range (-128..255)", (long long)*fill);
+        return false;
+    }
+    *fill &= 0xff;
+    return true;
+}
+
 static void d_align(asm_ctx *a, const dir_call *c)
 {
     const char *p = c->args;
@@ -380,17 +396,8 @@ static void d_align(asm_ctx *a, const dir_call *c)
     asm_loc l = asm_at(c->base, c->text, asm_skip_space(p));
     if (!const_arg(a, c, &p, &n))
         return;
-    if (*p == ',') {
-        p++;
-        asm_loc fl = asm_at(c->base, c->text, asm_skip_space(p));
-        if (!const_arg(a, c, &p, &fill))
-            return;
-        if (fill < -128 || fill > 255) {
-            asm_error(a, fl, "fill byte %lld out of range (-128..255)", (long long)fill);
-            return;
-        }
-        fill &= 0xff;
-    }
+    if (*p == ',' && !fill_arg(a, c, &p, &fill))
+        return;
     if (!asm_expect_end(a, c->text, p, c->base, c->name))
         return;
     if (c->arg == 1) {   /* .p2align */
@@ -422,17 +429,8 @@ static void d_space(asm_ctx *a, const dir_call *c)
     asm_loc l = asm_at(c->base, c->text, asm_skip_space(p));
     if (!const_arg(a, c, &p, &n))
         return;
-    if (c->arg == 0 && *p == ',') {
-        p++;
-        asm_loc fl = asm_at(c->base, c->text, asm_skip_space(p));
-        if (!const_arg(a, c, &p, &fill))
-            return;
-        if (fill < -128 || fill > 255) {
-            asm_error(a, fl, "fill byte %lld out of range (-128..255)", (long long)fill);
-            return;
-        }
-        fill &= 0xff;
-    }
+    if (c->arg == 0 && *p == ',' && !fill_arg(a, c, &p, &fill))
+        return;
     if (!asm_expect_end(a, c->text, p, c->base, c->name))
         return;
     if (n < 0 || n > (int64_t)TILE_MEMORY_BYTES) {
