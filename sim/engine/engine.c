@@ -1060,6 +1060,7 @@ static void finish_stats(engine *g, int threads, double host_s)
         qsort(st->supersteps, st->n_supersteps, sizeof *st->supersteps, cmp_superstep);
     /* Every tile's statistics from its code's counts (op counts too), once:
      * the supersteps took theirs from the running totals. */
+    /* A team costs more than it saves on a few tiles (and up to 1024 threads may be asked for). */
     int collect_threads = g->n_tiles < 64 ? 1 : threads;
 #pragma omp parallel for schedule(dynamic, 16) num_threads(collect_threads) if (collect_threads > 1)
     for (size_t i = 0; i < g->n_tiles; i++)
