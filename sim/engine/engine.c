@@ -1277,6 +1277,21 @@ static const char *sync_text(uint8_t zone, const char *s1, const char *s2, const
     return zone == 1 ? s1 : zone == 2 ? s2 : s3;
 }
 
+uint64_t engine_tile_cycle(const engine *g, uint32_t global_tile)
+{
+    if (global_tile >= g->system_tiles || g->index_of[global_tile] < 0)
+        return 0;
+    const etile *et = &g->tiles[g->index_of[global_tile]];
+    uint64_t c = et->x->t.s.cycle;
+    if (!g->started)
+        return c;
+    if (et->state == ET_RUNNABLE && !(g->batch_open && (et->pause || et->ran)))
+        return simtime_max(c, et->resume_cycle);
+    if (et->state == ET_ENDED)
+        return simtime_max(c, et->eff_cycle);
+    return c;
+}
+
 const char *engine_tile_status(const engine *g, uint32_t global_tile)
 {
     if (global_tile >= g->system_tiles || g->index_of[global_tile] < 0)

@@ -281,6 +281,12 @@ uint32_t engine_supersteps_done(const engine *g, uint32_t chip);
 /* Where a tile is in the run: "runnable", "paused (breakpoint)",
  * "at sync 1", "ended", "faulted", ...; NULL when it has no code. */
 const char *engine_tile_status(const engine *g, uint32_t global_tile);
+/* The cycle a tile stands at in the run, as the statistics count it: its
+ * clock, or later where the engine has already moved it on — a tile
+ * released from a barrier resumes at the release (the superstep's end
+ * cycle), and an ended tile's program counts until the data it sent have
+ * landed (its effective arrival).  0 when it has no code. */
+uint64_t engine_tile_cycle(const engine *g, uint32_t global_tile);
 /* Bring every tile's tile_stats up to date (they are derived lazily). */
 void engine_refresh_tile_stats(engine *g);
 /* The tile with this global number, for the debugger to change state. */
