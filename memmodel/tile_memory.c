@@ -115,7 +115,8 @@ static void note_access(const tile_memory *m, uint32_t addr, uint32_t n, bool wr
         w->noted[w->n_noted++] = (tmem_access){ addr, n, write };
 }
 
-enum tmem_status tmem_load_cold_(const tile_memory *m, uint32_t addr, unsigned bytes, void *dst)
+/* A checked load (not crossing a page) whose page pointer is NULL. */
+static void load_unmapped(const tile_memory *m, uint32_t addr, unsigned bytes, void *dst)
 {
     uint32_t off = addr - m->base;
     if (m->watching)
@@ -125,19 +126,21 @@ enum tmem_status tmem_load_cold_(const tile_memory *m, uint32_t addr, unsigned b
         memcpy(dst, p + (off & (TMEM_PAGE_BYTES - 1u)), bytes);
     else
         memset(dst, 0, bytes);
-    return TMEM_OK;
 }
 
-enum tmem_status tmem_store_cold_(tile_memory *m, uint32_t addr, unsigned bytes, const void *src)
+uint64_t tmem_load_cold_(const tile_memory *m, uint32_t addr, unsigned bytes)
 {
-    uint32_t off = addr - m->base;
-    uint8_t *p = tmem_page_for_write(m, off >> TMEM_PAGE_SHIFT);
-    if (!p)
-        return TMEM_NOMEM;
-    if (m->watching)
+    uint64_t v = 0;
+    load_unmapped(m, addr, bytes, &v);
+    return v;
+}
+
+uint8_t *tmem_page_for_store_(tile_memory *m, uint32_t addr, unsigned bytes)
+{
+    uint8_t *p = tmem_page_for_write(m, (addr - m->base) >> TMEM_PAGE_SHIFT);
+    if (p && m->watching)
         note_access(m, addr, bytes, true);
-    memcpy(p + (off & (TMEM_PAGE_BYTES - 1u)), src, bytes);
-    return TMEM_OK;
+    return p;
 }
 
 /* The rules common to every checked access, in the order of ISA2 Listing
@@ -169,10 +172,8 @@ enum tmem_status tmem_load(const tile_memory *m, uint32_t addr, unsigned bytes, 
     const uint8_t *p = m->page[off >> TMEM_PAGE_SHIFT];
     if (p)
         memcpy(buf, p + (off & (TMEM_PAGE_BYTES - 1u)), bytes);
-    else if (m->watching)
-        return tmem_load_cold_(m, addr, bytes, buf);
     else
-        memset(buf, 0, bytes);
+        load_unmapped(m, addr, bytes, buf);
     return TMEM_OK;
 }
 
@@ -183,8 +184,8 @@ enum tmem_status tmem_store(tile_memory *m, uint32_t addr, unsigned bytes, const
         return s;
     uint32_t off = addr - m->base;
     uint8_t *p = m->page[off >> TMEM_PAGE_SHIFT];
-    if (!p)
-        return tmem_store_cold_(m, addr, bytes, buf);
+    if (!p && !(p = tmem_page_for_store_(m, addr, bytes)))
+        return TMEM_NOMEM;
     memcpy(p + (off & (TMEM_PAGE_BYTES - 1u)), buf, bytes);
     return TMEM_OK;
 }

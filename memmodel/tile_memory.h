@@ -124,9 +124,12 @@ uint8_t *tmem_page_for_write(tile_memory *m, uint32_t page);
 /* The cold branches of the fast paths, for an access already checked
  * (aligned, in range, not crossing a page) whose page pointer is NULL: a
  * page never written, or one a watch moved (then the access is noted).
- * The store allocates the page; TMEM_NOMEM when the host cannot. */
-enum tmem_status tmem_load_cold_(const tile_memory *m, uint32_t addr, unsigned bytes, void *dst);
-enum tmem_status tmem_store_cold_(tile_memory *m, uint32_t addr, unsigned bytes, const void *src);
+ * The load (of at most 8 bytes) returns the value; the store's returns
+ * the page to store into, allocated if needed (NULL when the host is out
+ * of memory).  Values pass by value: the fast paths' operands stay in
+ * registers. */
+__attribute__((cold)) uint64_t tmem_load_cold_(const tile_memory *m, uint32_t addr, unsigned bytes);
+__attribute__((cold)) uint8_t *tmem_page_for_store_(tile_memory *m, uint32_t addr, unsigned bytes);
 
 /* A range or alignment failure of a fixed-size access (alignment first). */
 static inline enum tmem_status tmem_fault_(const tile_memory *m, uint32_t addr, uint32_t bytes)
@@ -150,7 +153,7 @@ static inline enum tmem_status tmem_load32(const tile_memory *m, uint32_t addr, 
     if (p)
         memcpy(v, p + (off & (TMEM_PAGE_BYTES - 1u)), 4);
     else if (__builtin_expect(m->watching != 0, 0))
-        return tmem_load_cold_(m, addr, 4u, v);
+        *v = (uint32_t)tmem_load_cold_(m, addr, 4u);
     else
         *v = 0;
     return TMEM_OK;
@@ -165,7 +168,7 @@ static inline enum tmem_status tmem_load64(const tile_memory *m, uint32_t addr, 
     if (p)
         memcpy(v, p + (off & (TMEM_PAGE_BYTES - 1u)), 8);
     else if (__builtin_expect(m->watching != 0, 0))
-        return tmem_load_cold_(m, addr, 8u, v);
+        *v = (uint64_t)tmem_load_cold_(m, addr, 8u);
     else
         *v = 0;
     return TMEM_OK;
@@ -177,8 +180,8 @@ static inline enum tmem_status tmem_store32(tile_memory *m, uint32_t addr, uint3
     if (!TMEM_ACCESS_OK_(m, off, 4u))
         return tmem_fault_(m, addr, 4u);
     uint8_t *p = m->page[off >> TMEM_PAGE_SHIFT];
-    if (!p)
-        return tmem_store_cold_(m, addr, 4u, &v);
+    if (!p && !(p = tmem_page_for_store_(m, addr, 4u)))
+        return TMEM_NOMEM;
     memcpy(p + (off & (TMEM_PAGE_BYTES - 1u)), &v, 4);
     return TMEM_OK;
 }
@@ -189,8 +192,8 @@ static inline enum tmem_status tmem_store64(tile_memory *m, uint32_t addr, uint6
     if (!TMEM_ACCESS_OK_(m, off, 8u))
         return tmem_fault_(m, addr, 8u);
     uint8_t *p = m->page[off >> TMEM_PAGE_SHIFT];
-    if (!p)
-        return tmem_store_cold_(m, addr, 8u, &v);
+    if (!p && !(p = tmem_page_for_store_(m, addr, 8u)))
+        return TMEM_NOMEM;
     memcpy(p + (off & (TMEM_PAGE_BYTES - 1u)), &v, 8);
     return TMEM_OK;
 }
