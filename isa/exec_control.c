@@ -392,7 +392,7 @@ enum isa_flow isa_exec_XSEND(isa_tile_state *t, isa_context *c, const isa_insn *
     uint8_t *data = bytes <= sizeof small ? small : malloc(bytes);
     if (!data)
         return out_of_host_memory(t, c, in);
-    tmem_read_bytes(&t->mem, addr, data, bytes);
+    tmem_load_bytes(&t->mem, addr, data, bytes);
     bool ok = xch_log_send(t->xlog, c->pc, t->cycle, addr, bytes, dest, data);
     if (data != small)
         free(data);

@@ -19,6 +19,23 @@ _Static_assert(ISA_MEMORY_BASE % TMEM_PAGE_BYTES == 0, "the fast paths rely on a
 /* Bytes of address space covered by one interleaved pair of elements. */
 #define PAIR_BYTES (2u * ISA_ELEMENT_BYTES)
 
+_Static_assert(TMEM_MAX_PAGES <= 64, "tmem_watch.pages has a bit per page");
+
+/* A watched range of bytes. */
+typedef struct watch_range {
+    uint32_t addr, bytes;
+    unsigned kinds;                  /* TMEM_WATCH_READ | TMEM_WATCH_WRITE */
+} watch_range;
+
+struct tmem_watch {
+    uint64_t pages;                  /* bit p: page p holds watched bytes (page[p] is NULL) */
+    uint8_t *moved[TMEM_MAX_PAGES];  /* those pages' storage (NULL: never written) */
+    watch_range range[TMEM_MAX_WATCHES];
+    unsigned n_ranges;
+    tmem_access noted[TMEM_NOTED_ACCESSES];  /* accesses to watched pages since tmem_watch_take */
+    unsigned n_noted;
+};
+
 void tmem_init(tile_memory *m, uint32_t size_bytes)
 {
     ALWAYS(size_bytes > 0 && size_bytes % TMEM_PAGE_BYTES == 0);
@@ -36,20 +53,94 @@ void tmem_free(tile_memory *m)
     for (unsigned i = 0; i < TMEM_MAX_PAGES; i++) {
         free(m->page[i]);
         m->page[i] = NULL;
+        if (m->watch)
+            free(m->watch->moved[i]);
     }
+    free(m->watch);
+    m->watch = NULL;
+    m->watching = 0;
     m->pages_allocated = 0;
+}
+
+/* Where page number pg's storage pointer lives: page[], or the watch's
+ * table when a watch moved it. */
+static uint8_t *const *page_slot(const tile_memory *m, uint32_t pg)
+{
+    if (m->watching && (m->watch->pages >> pg & 1u))
+        return &m->watch->moved[pg];
+    return &m->page[pg];
+}
+
+/* Page pg's storage, wherever it is; NULL when never written. */
+static const uint8_t *page_of(const tile_memory *m, uint32_t pg)
+{
+    return *page_slot(m, pg);
 }
 
 uint8_t *tmem_page_for_write(tile_memory *m, uint32_t page)
 {
     ALWAYS(page < m->size_bytes / TMEM_PAGE_BYTES);
-    if (!m->page[page]) {
-        m->page[page] = calloc(1, TMEM_PAGE_BYTES);
-        if (!m->page[page])
+    uint8_t **slot = (uint8_t **)page_slot(m, page);
+    if (!*slot) {
+        *slot = calloc(1, TMEM_PAGE_BYTES);
+        if (!*slot)
             return NULL;
         m->pages_allocated++;
     }
-    return m->page[page];
+    return *slot;
+}
+
+/* The pages [addr, addr + n) touches, as a bit mask; n > 0, inside memory. */
+static uint64_t page_mask(const tile_memory *m, uint32_t addr, uint32_t n)
+{
+    uint32_t first = (addr - m->base) >> TMEM_PAGE_SHIFT, last = (addr - m->base + n - 1u) >> TMEM_PAGE_SHIFT;
+    return (~0ull >> (63u - last)) & (~0ull << first);
+}
+
+/* Note an access of an instruction when it touches a watched page; an
+ * access right after the last one noted, of the same kind, extends it. */
+static void note_access(const tile_memory *m, uint32_t addr, uint32_t n, bool write)
+{
+    tmem_watch *w = m->watch;
+    if (!(w->pages & page_mask(m, addr, n)))
+        return;
+    if (w->n_noted) {
+        tmem_access *last = &w->noted[w->n_noted - 1];
+        if (last->write == write && last->addr + last->bytes == addr) {
+            last->bytes += n;
+            return;
+        }
+    }
+    if (w->n_noted < TMEM_NOTED_ACCESSES)
+        w->noted[w->n_noted++] = (tmem_access){ addr, n, write };
+}
+
+/* A checked load (not crossing a page) whose page pointer is NULL. */
+static void load_unmapped(const tile_memory *m, uint32_t addr, unsigned bytes, void *dst)
+{
+    uint32_t off = addr - m->base;
+    if (m->watching)
+        note_access(m, addr, bytes, false);
+    const uint8_t *p = page_of(m, off >> TMEM_PAGE_SHIFT);
+    if (p)
+        memcpy(dst, p + (off & (TMEM_PAGE_BYTES - 1u)), bytes);
+    else
+        memset(dst, 0, bytes);
+}
+
+uint64_t tmem_load_cold_(const tile_memory *m, uint32_t addr, unsigned bytes)
+{
+    uint64_t v = 0;
+    load_unmapped(m, addr, bytes, &v);
+    return v;
+}
+
+uint8_t *tmem_page_for_store_(tile_memory *m, uint32_t addr, unsigned bytes)
+{
+    uint8_t *p = tmem_page_for_write(m, (addr - m->base) >> TMEM_PAGE_SHIFT);
+    if (p && m->watching)
+        note_access(m, addr, bytes, true);
+    return p;
 }
 
 /* The rules common to every checked access, in the order of ISA2 Listing
@@ -82,7 +173,7 @@ enum tmem_status tmem_load(const tile_memory *m, uint32_t addr, unsigned bytes, 
     if (p)
         memcpy(buf, p + (off & (TMEM_PAGE_BYTES - 1u)), bytes);
     else
-        memset(buf, 0, bytes);
+        load_unmapped(m, addr, bytes, buf);
     return TMEM_OK;
 }
 
@@ -92,8 +183,8 @@ enum tmem_status tmem_store(tile_memory *m, uint32_t addr, unsigned bytes, const
     if (s != TMEM_OK)
         return s;
     uint32_t off = addr - m->base;
-    uint8_t *p = tmem_page_for_write(m, off >> TMEM_PAGE_SHIFT);
-    if (!p)
+    uint8_t *p = m->page[off >> TMEM_PAGE_SHIFT];
+    if (!p && !(p = tmem_page_for_store_(m, addr, bytes)))
         return TMEM_NOMEM;
     memcpy(p + (off & (TMEM_PAGE_BYTES - 1u)), buf, bytes);
     return TMEM_OK;
@@ -143,7 +234,7 @@ enum tmem_status tmem_write_bytes(tile_memory *m, uint32_t addr, const void *src
         if (chunk > n)
             chunk = n;
         uint32_t pg = off >> TMEM_PAGE_SHIFT;
-        if (m->page[pg] || !all_zero(s, chunk)) {
+        if (page_of(m, pg) || !all_zero(s, chunk)) {
             uint8_t *p = tmem_page_for_write(m, pg);
             if (!p)
                 return TMEM_NOMEM;
@@ -169,7 +260,7 @@ enum tmem_status tmem_read_bytes(const tile_memory *m, uint32_t addr, void *dst,
         size_t chunk = TMEM_PAGE_BYTES - in_page;
         if (chunk > n)
             chunk = n;
-        const uint8_t *p = m->page[off >> TMEM_PAGE_SHIFT];
+        const uint8_t *p = page_of(m, off >> TMEM_PAGE_SHIFT);
         if (p)
             memcpy(d, p + in_page, chunk);
         else
@@ -179,6 +270,108 @@ enum tmem_status tmem_read_bytes(const tile_memory *m, uint32_t addr, void *dst,
         n -= chunk;
     }
     return TMEM_OK;
+}
+
+enum tmem_status tmem_load_bytes(const tile_memory *m, uint32_t addr, void *dst, size_t n)
+{
+    enum tmem_status st = tmem_read_bytes(m, addr, dst, n);
+    if (st == TMEM_OK && n && m->watching)
+        note_access(m, addr, (uint32_t)n, false);
+    return st;
+}
+
+/* ---- access watches -------------------------------------------------------- */
+
+/* Move the pages that hold watched bytes out of page[], and back those
+ * that no longer do. */
+static void place_pages(tile_memory *m)
+{
+    tmem_watch *w = m->watch;
+    uint64_t want = 0;
+    for (unsigned i = 0; i < w->n_ranges; i++)
+        want |= page_mask(m, w->range[i].addr, w->range[i].bytes);
+    for (unsigned pg = 0; pg < TMEM_MAX_PAGES; pg++) {
+        bool was = w->pages >> pg & 1u, is = want >> pg & 1u;
+        if (is && !was) {
+            w->moved[pg] = m->page[pg];
+            m->page[pg] = NULL;
+        } else if (was && !is) {
+            m->page[pg] = w->moved[pg];
+            w->moved[pg] = NULL;
+        }
+    }
+    w->pages = want;
+}
+
+bool tmem_watch_add(tile_memory *m, uint32_t addr, uint32_t bytes, unsigned kinds)
+{
+    if (!bytes || !range_ok(m, addr, bytes) || !kinds || (kinds & ~(unsigned)(TMEM_WATCH_READ | TMEM_WATCH_WRITE)))
+        return false;
+    if (!m->watch) {
+        m->watch = calloc(1, sizeof *m->watch);
+        if (!m->watch)
+            return false;
+    }
+    tmem_watch *w = m->watch;
+    if (w->n_ranges == TMEM_MAX_WATCHES)
+        return false;
+    w->range[w->n_ranges++] = (watch_range){ addr, bytes, kinds };
+    m->watching = 1;
+    place_pages(m);
+    return true;
+}
+
+bool tmem_watch_remove(tile_memory *m, uint32_t addr, uint32_t bytes, unsigned kinds)
+{
+    tmem_watch *w = m->watch;
+    unsigned i = 0;
+    while (w && i < w->n_ranges && !(w->range[i].addr == addr && w->range[i].bytes == bytes &&
+                                     w->range[i].kinds == kinds))
+        i++;
+    if (!w || i == w->n_ranges)
+        return false;
+    memmove(&w->range[i], &w->range[i + 1], (w->n_ranges - i - 1) * sizeof w->range[0]);
+    w->n_ranges--;
+    place_pages(m);
+    if (w->n_ranges == 0) {
+        free(w);
+        m->watch = NULL;
+        m->watching = 0;
+    }
+    return true;
+}
+
+unsigned tmem_watch_count(const tile_memory *m)
+{
+    return m->watch ? m->watch->n_ranges : 0;
+}
+
+bool tmem_watch_hits(const tile_memory *m, uint32_t addr, uint32_t bytes, bool write)
+{
+    const tmem_watch *w = m->watch;
+    unsigned kind = write ? TMEM_WATCH_WRITE : TMEM_WATCH_READ;
+    for (unsigned i = 0; w && bytes && i < w->n_ranges; i++) {
+        const watch_range *r = &w->range[i];
+        /* Overlap of [addr, addr + bytes) and [r->addr, r->addr + r->bytes), in 64 bits. */
+        if ((r->kinds & kind) && (uint64_t)addr + bytes > r->addr && (uint64_t)r->addr + r->bytes > addr)
+            return true;
+    }
+    return false;
+}
+
+bool tmem_watch_take(tile_memory *m, tmem_access *hit)
+{
+    tmem_watch *w = m->watch;
+    if (!w || !w->n_noted)
+        return false;
+    bool found = false;
+    for (unsigned i = 0; i < w->n_noted && !found; i++)
+        if (tmem_watch_hits(m, w->noted[i].addr, w->noted[i].bytes, w->noted[i].write)) {
+            *hit = w->noted[i];
+            found = true;
+        }
+    w->n_noted = 0;
+    return found;
 }
 
 bool tmem_is_executable(const tile_memory *m, uint32_t addr)

@@ -46,6 +46,16 @@
  * The host must be little-endian (checked at compile time): loads and
  * stores copy bytes straight between the page and the value.
  *
+ * Access watches (a debugger's read and access watchpoints): tmem_watch_add
+ * watches bytes for the loads and/or stores of instructions.  A page that
+ * holds watched bytes is moved out of page[] into the watch's own table,
+ * so that every load and store of it takes the cold branch of the fast
+ * paths below (page pointer NULL), which notes the access and performs it
+ * on the moved page; pages without watched bytes, and every memory with
+ * no watch, run exactly as before.  tmem_read_bytes and tmem_write_bytes
+ * (the loader, the debugger, the exchange) see the moved pages as ever and
+ * are not noted; xsend reads its data with tmem_load_bytes, which is.
+ *
  * Not modelled: ECC errors, the exchange-side access clashes of §2.8.11.2.
  */
 #ifndef IPUSIM_TILE_MEMORY_H
@@ -75,12 +85,17 @@ enum tmem_status {
     TMEM_WIDTH,       /* no load/store of this many bytes (stores: 4 or 8 only) */
 };
 
+/* The watches of a memory and the pages they moved (tile_memory.c). */
+typedef struct tmem_watch tmem_watch;
+
 typedef struct tile_memory {
     uint32_t base;                   /* first valid address */
     uint32_t size_bytes;             /* bytes of SRAM */
     uint32_t region1_base;           /* start of the interleaved region */
-    uint8_t *page[TMEM_MAX_PAGES];   /* NULL until written */
-    uint32_t pages_allocated;
+    uint32_t watching;               /* non-zero while watch is set: the cold branches look there */
+    uint8_t *page[TMEM_MAX_PAGES];   /* NULL until written, or moved to watch->moved */
+    uint32_t pages_allocated;        /* in page[] and watch->moved */
+    tmem_watch *watch;               /* NULL when no access watch is set */
 } tile_memory;
 
 /* Set up an empty memory of size_bytes (a multiple of TMEM_PAGE_BYTES, at
@@ -102,9 +117,19 @@ enum tmem_status tmem_store(tile_memory *m, uint32_t addr, unsigned bytes, const
  * nothing. */
 
 /* Storage page number `page` (offset from base / TMEM_PAGE_BYTES, inside
- * the memory), allocated zeroed if needed; NULL when the host is out of
- * memory.  The slow path of the stores. */
+ * the memory), allocated zeroed if needed (where a watch moved it, there);
+ * NULL when the host is out of memory.  Not noted by the watches. */
 uint8_t *tmem_page_for_write(tile_memory *m, uint32_t page);
+
+/* The cold branches of the fast paths, for an access already checked
+ * (aligned, in range, not crossing a page) whose page pointer is NULL: a
+ * page never written, or one a watch moved (then the access is noted).
+ * The load (of at most 8 bytes) returns the value; the store's returns
+ * the page to store into, allocated if needed (NULL when the host is out
+ * of memory).  Values pass by value: the fast paths' operands stay in
+ * registers. */
+__attribute__((cold)) uint64_t tmem_load_cold_(const tile_memory *m, uint32_t addr, unsigned bytes);
+__attribute__((cold)) uint8_t *tmem_page_for_store_(tile_memory *m, uint32_t addr, unsigned bytes);
 
 /* A range or alignment failure of a fixed-size access (alignment first). */
 static inline enum tmem_status tmem_fault_(const tile_memory *m, uint32_t addr, uint32_t bytes)
@@ -127,6 +152,8 @@ static inline enum tmem_status tmem_load32(const tile_memory *m, uint32_t addr, 
     const uint8_t *p = m->page[off >> TMEM_PAGE_SHIFT];
     if (p)
         memcpy(v, p + (off & (TMEM_PAGE_BYTES - 1u)), 4);
+    else if (__builtin_expect(m->watching != 0, 0))
+        *v = (uint32_t)tmem_load_cold_(m, addr, 4u);
     else
         *v = 0;
     return TMEM_OK;
@@ -140,6 +167,8 @@ static inline enum tmem_status tmem_load64(const tile_memory *m, uint32_t addr, 
     const uint8_t *p = m->page[off >> TMEM_PAGE_SHIFT];
     if (p)
         memcpy(v, p + (off & (TMEM_PAGE_BYTES - 1u)), 8);
+    else if (__builtin_expect(m->watching != 0, 0))
+        *v = (uint64_t)tmem_load_cold_(m, addr, 8u);
     else
         *v = 0;
     return TMEM_OK;
@@ -151,7 +180,7 @@ static inline enum tmem_status tmem_store32(tile_memory *m, uint32_t addr, uint3
     if (!TMEM_ACCESS_OK_(m, off, 4u))
         return tmem_fault_(m, addr, 4u);
     uint8_t *p = m->page[off >> TMEM_PAGE_SHIFT];
-    if (!p && !(p = tmem_page_for_write(m, off >> TMEM_PAGE_SHIFT)))
+    if (!p && !(p = tmem_page_for_store_(m, addr, 4u)))
         return TMEM_NOMEM;
     memcpy(p + (off & (TMEM_PAGE_BYTES - 1u)), &v, 4);
     return TMEM_OK;
@@ -163,7 +192,7 @@ static inline enum tmem_status tmem_store64(tile_memory *m, uint32_t addr, uint6
     if (!TMEM_ACCESS_OK_(m, off, 8u))
         return tmem_fault_(m, addr, 8u);
     uint8_t *p = m->page[off >> TMEM_PAGE_SHIFT];
-    if (!p && !(p = tmem_page_for_write(m, off >> TMEM_PAGE_SHIFT)))
+    if (!p && !(p = tmem_page_for_store_(m, addr, 8u)))
         return TMEM_NOMEM;
     memcpy(p + (off & (TMEM_PAGE_BYTES - 1u)), &v, 8);
     return TMEM_OK;
@@ -203,6 +232,43 @@ enum tmem_status tmem_check_conflict(const tile_memory *m, const uint32_t *addr,
  * leaves it unallocated (it reads as zeros anyway). */
 enum tmem_status tmem_write_bytes(tile_memory *m, uint32_t addr, const void *src, size_t n);
 enum tmem_status tmem_read_bytes(const tile_memory *m, uint32_t addr, void *dst, size_t n);
+
+/* An instruction's bulk read (xsend's data): tmem_read_bytes, noted as a
+ * read where it touches watched pages. */
+enum tmem_status tmem_load_bytes(const tile_memory *m, uint32_t addr, void *dst, size_t n);
+
+/* ---- access watches ------------------------------------------------------ */
+
+#define TMEM_MAX_WATCHES    32u      /* per memory */
+#define TMEM_NOTED_ACCESSES 8u       /* accesses kept between tmem_watch_take calls */
+
+enum { TMEM_WATCH_READ = 1, TMEM_WATCH_WRITE = 2 };
+
+/* A load or store of an instruction (or several adjacent ones of the same
+ * kind, merged: a 128-bit load is two 64-bit accesses). */
+typedef struct tmem_access {
+    uint32_t addr;
+    uint32_t bytes;
+    bool write;
+} tmem_access;
+
+/* Watch [addr, addr + bytes) for loads (TMEM_WATCH_READ) and/or stores
+ * (TMEM_WATCH_WRITE) of instructions.  Watches are counted: the same
+ * watch set twice needs removing twice.  False when the range is empty or
+ * not inside memory, kinds is not a non-empty set of those two, the memory
+ * has TMEM_MAX_WATCHES watches already, or the host is out of memory. */
+bool tmem_watch_add(tile_memory *m, uint32_t addr, uint32_t bytes, unsigned kinds);
+/* Remove one watch set with the same arguments (false when there is none).
+ * Removing the last one puts every moved page back: the memory is then
+ * exactly as if no watch had been set. */
+bool tmem_watch_remove(tile_memory *m, uint32_t addr, uint32_t bytes, unsigned kinds);
+unsigned tmem_watch_count(const tile_memory *m);
+/* True when an access of that kind to any byte of [addr, addr + bytes)
+ * would hit a watch. */
+bool tmem_watch_hits(const tile_memory *m, uint32_t addr, uint32_t bytes, bool write);
+/* The first access noted since the last call that hit a watch of its kind,
+ * in *hit; false when none did.  Forgets the noted accesses either way. */
+bool tmem_watch_take(tile_memory *m, tmem_access *hit);
 
 bool tmem_is_executable(const tile_memory *m, uint32_t addr);
 const char *tmem_status_name(enum tmem_status s);

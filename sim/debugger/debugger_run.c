@@ -197,6 +197,7 @@ static enum stop resume(debugger *d, bool step, bool next_superstep, FILE *out)
                 *d->interrupt = 0;
             fprintf(out, "Interrupted at cycle %llu.\n", (unsigned long long)max_tile_cycle(d));
             break;
+        case ENGINE_PAUSE_ACCESS:
         case ENGINE_PAUSE_NONE:
             break;
         }

@@ -526,6 +526,27 @@ static void finish_chip(engine *g, uint32_t c)
     close_superstep(g, c, 0, end, 0);
 }
 
+/* Before a resolution: the first receive of a tile with access watches
+ * whose data will land in a write watch, to report after the event
+ * (engine.h, ACCESS). */
+static void note_received(engine *g, etile *et)
+{
+    etile_body *b = et->x;
+    for (size_t i = 0; i < et->log.n_recvs; i++) {
+        const xch_transfer *rv = &et->log.recvs[i];
+        if (!tmem_watch_hits(&b->t.s.mem, rv->addr, rv->bytes, true))
+            continue;
+        if (!b->access_pending)
+            g->n_received_pending++;
+        b->access = (tmem_access){ rv->addr, rv->bytes, true };
+        b->access_pc = rv->pc;
+        b->access_context = ISA_SUPERVISOR;
+        b->access_received = true;
+        b->access_pending = true;
+        return;
+    }
+}
+
 /* Resolve group grp's phase when none of its tiles still runs. */
 static void try_resolve(engine *g, uint32_t grp)
 {
@@ -551,6 +572,8 @@ static void try_resolve(engine *g, uint32_t grp)
         parties[n].mem = &et->x->t.s.mem;
         parties[n].stop_cycle = et->stop_cycle;
         idx[n++] = (uint32_t)i;
+        if (et->watched)
+            note_received(g, et);
     }
     if (!xch_resolve(&g->xch, parties, n, grp < g->chips ? (int32_t)grp : -1)) {
         for (size_t k = 0; k < n; k++) {
@@ -797,11 +820,27 @@ static void pause_tile(etile *et, enum engine_pause_reason why, unsigned context
     et->pause_pc = pc;
 }
 
+/* An access of the issue that paused at CHECK also hit an access watch:
+ * pause for it now, before the tile issues again (engine.h). */
+static bool pending_issue_access(etile *et)
+{
+    etile_body *b = et->x;
+    if (!b->access_pending || b->access_received)
+        return false;
+    b->access_pending = false;
+    if (!tmem_watch_hits(&b->t.s.mem, b->access.addr, b->access.bytes, b->access.write))
+        return false;
+    pause_tile(et, ENGINE_PAUSE_ACCESS, b->access_context, b->access_pc);
+    return true;
+}
+
 /* Run a tile of an open batch on until it stops for good or pauses.  Runs
  * split at cycle limits are exactly one run (tile_run). */
 static void debug_run(engine *g, etile *et)
 {
     ipu_tile *t = &et->x->t;
+    if (pending_issue_access(et))
+        return;
     for (;;) {
         uint64_t limit = debug_limit(g, t);
         uint64_t chunk = t->s.cycle < limit && limit - t->s.cycle > DEBUG_CHUNK_CYCLES
@@ -825,14 +864,17 @@ static void debug_run(engine *g, etile *et)
     }
 }
 
-/* Slow mode: one cycle at a time, pausing after an issue of step_tile or
- * when check() says so after an issue of a checked tile.  An issue
- * happened when the context owning the cycle's slot was ready and its
- * issue count went up (a stalled `run` retires nothing). */
+/* Slow mode: one cycle at a time, pausing after an issue of step_tile,
+ * when check() says so after an issue of a checked tile, or when an issue
+ * of a tile with access watches hit one.  An issue happened when the
+ * context owning the cycle's slot was ready and its issue count went up
+ * (a stalled `run` retires nothing). */
 static void debug_run_slow(engine *g, etile *et)
 {
     ipu_tile *t = &et->x->t;
     bool stepping = g->dbg.step && et->tile_id == g->dbg.step_tile;
+    if (pending_issue_access(et))
+        return;
     for (uint64_t i = 0;; i++) {
         if (t->s.cycle >= debug_limit(g, t)) {
             debug_run(g, et);
@@ -849,6 +891,8 @@ static void debug_run_slow(engine *g, etile *et)
         uint64_t count = d ? t->counts[(c->pc - t->code_base) >> 2] : 0;
         uint32_t pc = c->pc;
         enum tile_stop stop = tile_run(t, t->s.cycle + 1);
+        tmem_access hit;
+        bool accessed = et->watched && tmem_watch_take(&t->s.mem, &hit);
         if (stop != TILE_STOP_LIMIT) {
             et->stop = (uint8_t)stop;
             if (stop == TILE_STOP_BREAK) {
@@ -864,13 +908,25 @@ static void debug_run_slow(engine *g, etile *et)
             }
             return;
         }
-        if (d && t->counts[(pc - t->code_base) >> 2] != count) {
+        if (accessed) {
+            etile_body *b = et->x;
+            b->access = hit;
+            b->access_pc = pc;
+            b->access_context = (uint8_t)k;
+            b->access_received = false;
+        }
+        if (accessed || (d && t->counts[(pc - t->code_base) >> 2] != count)) {
             if (stepping) {
-                pause_tile(et, ENGINE_PAUSE_STEP, k, pc);
+                pause_tile(et, accessed ? ENGINE_PAUSE_ACCESS : ENGINE_PAUSE_STEP, k, pc);
                 return;
             }
             if (et->checked && g->dbg.check && g->dbg.check(g->dbg.check_ctx, g, et->tile_id)) {
+                et->x->access_pending = accessed;
                 pause_tile(et, ENGINE_PAUSE_CHECK, k, pc);
+                return;
+            }
+            if (accessed) {
+                pause_tile(et, ENGINE_PAUSE_ACCESS, k, pc);
                 return;
             }
         }
@@ -888,11 +944,26 @@ static void set_pause(engine *g, enum engine_pause_reason why, const etile *et)
         g->pause.cycle = et->x->t.s.cycle;
         g->pause.chip = et->chip;
     }
+    if (why == ENGINE_PAUSE_ACCESS) {
+        const etile_body *b = et->x;
+        g->pause.context = b->access_context;
+        g->pause.pc = b->access_pc;
+        g->pause.access_addr = b->access.addr;
+        g->pause.access_bytes = b->access.bytes;
+        g->pause.access_write = b->access.write;
+        g->pause.access_received = b->access_received;
+    }
+}
+
+/* A tile the debugger follows issue by issue (slow mode). */
+static inline bool slow_tile(const etile *et, bool step, uint32_t step_tile)
+{
+    return et->checked || et->watched || (step && et->tile_id == step_tile);
 }
 
 /* The batch with pause conditions: tiles run as usual on the host threads,
- * except checked tiles and step_tile, which run in slow mode on this
- * thread, in tile order.  The batch stays open while any tile is paused;
+ * except checked tiles, tiles with access watches and step_tile, which run
+ * in slow mode on this thread, in tile order.  The batch stays open while any tile is paused;
  * the lowest-numbered paused tile is reported. */
 static enum batch_result run_batch_debug(engine *g, int threads)
 {
@@ -917,12 +988,12 @@ static enum batch_result run_batch_debug(engine *g, int threads)
 #pragma omp parallel for schedule(dynamic, 8) num_threads(threads) if (threads > 1)
     for (size_t k = 0; k < n; k++) {
         etile *et = &tiles[list[k]];
-        if (!et->ran && !et->pause && !et->checked && !(step && et->tile_id == step_tile))
+        if (!et->ran && !et->pause && !slow_tile(et, step, step_tile))
             debug_run(g, et);
     }
     for (size_t k = 0; k < n; k++) {
         etile *et = &tiles[list[k]];
-        if (!et->ran && !et->pause && (et->checked || (step && et->tile_id == step_tile))) {
+        if (!et->ran && !et->pause && slow_tile(et, step, step_tile)) {
             debug_run_slow(g, et);
             if (et->pause)
                 break;
@@ -945,6 +1016,26 @@ static enum batch_result run_batch_debug(engine *g, int threads)
         return BATCH_PAUSED_CLOSED;
     }
     return BATCH_STOPPED;
+}
+
+/* Between events of the loop: the lowest-numbered tile with exchange data
+ * received into an access watch not reported yet (engine.h, ACCESS). */
+static bool received_pause(engine *g)
+{
+    for (size_t i = 0; i < g->n_tiles && g->n_received_pending; i++) {
+        etile *et = &g->tiles[i];
+        etile_body *b = et->x;
+        if (!b->access_pending || !b->access_received)
+            continue;
+        b->access_pending = false;
+        g->n_received_pending--;
+        /* A watch removed since the data landed reports nothing. */
+        if (tmem_watch_hits(&b->t.s.mem, b->access.addr, b->access.bytes, true)) {
+            set_pause(g, ENGINE_PAUSE_ACCESS, et);
+            return true;
+        }
+    }
+    return false;
 }
 
 /* After an event of the loop: a superstep that ended, or check(). */
@@ -1161,7 +1252,13 @@ static bool run_loop(engine *g)
             g->min_resume_ps = UINT64_MAX;
             g->in_events = true;
         }
-        while (g->n_heap && g->heap[0].time_ps <= g->min_resume_ps && g->status == ENGINE_DONE) {
+        for (;;) {
+            /* Received data that hit access watches, after the event that
+             * landed them, before the next. */
+            if (g->n_received_pending && g->status == ENGINE_DONE && received_pause(g))
+                return true;
+            if (!(g->n_heap && g->heap[0].time_ps <= g->min_resume_ps && g->status == ENGINE_DONE))
+                break;
             event ev = pop_event(g);
             if (ev.kind == EV_STOP)
                 process_stop(g, ev.arg);
@@ -1266,6 +1363,23 @@ bool engine_set_tile_checked(engine *g, uint32_t global_tile, bool on)
     return true;
 }
 
+_Static_assert((int)ENGINE_WATCH_READ == (int)TMEM_WATCH_READ && (int)ENGINE_WATCH_WRITE == (int)TMEM_WATCH_WRITE,
+               "engine watch kinds are tile memory's");
+
+bool engine_set_access_watch(engine *g, uint32_t global_tile, uint32_t addr, uint32_t bytes, unsigned kinds,
+                             bool on)
+{
+    if (global_tile >= g->system_tiles || g->index_of[global_tile] < 0)
+        return false;
+    etile *et = &g->tiles[g->index_of[global_tile]];
+    tile_memory *m = &et->x->t.s.mem;
+    if (!(on ? tmem_watch_add(m, addr, bytes, kinds) : tmem_watch_remove(m, addr, bytes, kinds)))
+        return false;
+    et->watched = tmem_watch_count(m) > 0;
+    g->debugging = true;
+    return true;
+}
+
 void engine_refresh_tile_stats(engine *g)
 {
     for (size_t i = 0; i < g->n_tiles; i++)
@@ -1307,6 +1421,7 @@ const char *engine_tile_status(const engine *g, uint32_t global_tile)
             case ENGINE_PAUSE_CYCLE: return "paused (cycle)";
             case ENGINE_PAUSE_STEP: return "paused (step)";
             case ENGINE_PAUSE_CHECK: return "paused (watch)";
+            case ENGINE_PAUSE_ACCESS: return "paused (access watch)";
             default: return "paused (interrupted)";
             }
         }

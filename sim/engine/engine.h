@@ -222,6 +222,23 @@ enum engine_status engine_run(engine *g, const engine_options *o);
  *   - CHECK: check() returned true after an issue of a checked tile
  *     (engine_set_tile_checked) or after an event of the loop (exchange
  *     data landing in tile memory);
+ *   - ACCESS: an issue of a tile read or wrote bytes of one of its access
+ *     watches of that kind (engine_set_access_watch): loads of every
+ *     width, the pace forms, ld64putcs / ld128putcs, xsend's read of the
+ *     data it sends; stores.  The pause comes after the issue, with the
+ *     access in access_addr / access_bytes / access_write (the first that
+ *     hit; adjacent accesses of one issue of the same kind are one, so a
+ *     128-bit load reports its 16 bytes when its first half hit) and the
+ *     issue's context and pc.  Exchange data received into a watched range
+ *     count as a write: the pause comes after the event of the loop that
+ *     landed them, with tile the receiver, access_received set, context
+ *     the supervisor and pc its xrecv that took them, the access that
+ *     xrecv's whole buffer; receivers are reported in tile order, one
+ *     pause each.  Reads by the debugger, the loader, instruction fetch
+ *     and the exchange itself are not accesses.  An issue that is both a
+ *     STEP and an ACCESS pauses once, as ACCESS; one that is both a CHECK
+ *     and an ACCESS pauses as CHECK, and as ACCESS when continued, before
+ *     the tile issues again (only if the watch is still set then);
  *   - SUPERSTEP: a superstep ended (a barrier released, or a chip's
  *     program ended), with superstep_end set;
  *   - INTERRUPT: *interrupt became non-zero (checked every 2^20 cycles of
@@ -230,8 +247,9 @@ enum engine_status engine_run(engine *g, const engine_options *o);
  * same batch may be at their next sync already.  Several tiles may stop in
  * one batch; the lowest-numbered is reported first, then the next, so a
  * run pauses in the same order with any number of host threads.  Checked
- * tiles and step_tile run one cycle at a time, on one host thread (slow
- * mode); the others run as usual.
+ * tiles, tiles with access watches and step_tile run one cycle at a time,
+ * on one host thread (slow mode); the others run as usual.  A tile
+ * without access watches runs its loads and stores as without a debugger.
  */
 enum engine_pause_reason {
     ENGINE_PAUSE_NONE,
@@ -241,7 +259,11 @@ enum engine_pause_reason {
     ENGINE_PAUSE_CHECK,
     ENGINE_PAUSE_SUPERSTEP,
     ENGINE_PAUSE_INTERRUPT,
+    ENGINE_PAUSE_ACCESS,
 };
+
+/* What an access watch watches (engine_set_access_watch). */
+enum { ENGINE_WATCH_READ = 1, ENGINE_WATCH_WRITE = 2 };
 
 typedef struct engine_pause {
     enum engine_pause_reason reason;
@@ -250,6 +272,10 @@ typedef struct engine_pause {
     uint32_t pc;                  /* BREAKPOINT: the breakpoint; STEP, CHECK: the issue's address */
     uint64_t cycle;               /* the tile's cycle now */
     uint32_t chip, superstep;     /* SUPERSTEP: the chip and index of the superstep that ended */
+    uint32_t access_addr;         /* ACCESS: the access that hit a watch: first byte, */
+    uint32_t access_bytes;        /*   bytes, */
+    bool access_write;            /*   a store or received data (else a load) */
+    bool access_received;         /*   data received by the exchange (pc: the xrecv) */
 } engine_pause;
 
 typedef struct engine_debug {
@@ -276,6 +302,17 @@ bool engine_finished(const engine *g);
 bool engine_set_breakpoint(engine *g, uint32_t global_tile, uint32_t pc, bool on);
 /* Run this tile in slow mode and call check() after each of its issues. */
 bool engine_set_tile_checked(engine *g, uint32_t global_tile, bool on);
+/* Pause (ACCESS) after an issue of this tile reads (ENGINE_WATCH_READ)
+ * and/or writes (ENGINE_WATCH_WRITE) any byte of [addr, addr + bytes), or
+ * when exchange data land there (WRITE).  on = false removes one watch set
+ * with the same arguments; watches are counted, up to 32 per tile.  A tile
+ * with a watch runs in slow mode; removing its last watch leaves its
+ * memory exactly as it would be without.  False when the tile has no code,
+ * the range is empty or not inside its memory, kinds is not a non-empty
+ * set of the two, the tile has 32 watches already, or (on = false) no such
+ * watch is set. */
+bool engine_set_access_watch(engine *g, uint32_t global_tile, uint32_t addr, uint32_t bytes, unsigned kinds,
+                             bool on);
 /* Supersteps of chip that have ended so far. */
 uint32_t engine_supersteps_done(const engine *g, uint32_t chip);
 /* Where a tile is in the run: "runnable", "paused (breakpoint)",

@@ -21,6 +21,14 @@ enum etile_status {
  * (hot, compact: the serial part of the loop touches only this). */
 typedef struct etile_body {
     ipu_tile t;
+    /* The access that hit an access watch (ENGINE_PAUSE_ACCESS), by the
+     * issue of access_context at access_pc (received: by the exchange,
+     * for the xrecv at access_pc); pending: not reported yet. */
+    tmem_access access;
+    uint32_t access_pc;
+    uint8_t access_context;
+    bool access_received;
+    bool access_pending;
 } etile_body;
 
 typedef struct etile {
@@ -38,6 +46,7 @@ typedef struct etile {
     uint8_t pause;
     bool ran;
     bool checked;                 /* slow mode, check() after each issue */
+    bool watched;                 /* slow mode, has access watches */
     uint8_t pause_context;
     uint32_t pause_pc;
     uint64_t stall_mark;          /* exchange stall cycles when its run started */
@@ -139,6 +148,7 @@ struct engine {
     engine_pause pause;
     size_t supersteps_seen;
     size_t n_checked;
+    size_t n_received_pending;    /* tiles with exchange data in an access watch to report */
     uint32_t n_breakpoints;
     double host_s;
 };
