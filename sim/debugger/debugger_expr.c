@@ -93,26 +93,30 @@ static void wrap_int(raw *r, uint8_t t)
     }
 }
 
-/* A float to an integer type, as C does where C defines it; beyond the
- * 64-bit range it saturates, NaN gives 0. */
+/* A float to an integer type: truncated toward zero, saturated at the
+ * type's range (NaN gives 0); a negative float to an unsigned type wraps
+ * as it does through i64 ((u32)-1.0 is 0xffffffff). */
 static void float_to_int(raw *r, uint8_t t)
 {
     double f = r->f;
+    unsigned w = types[t].bits;
     if (t == DBG_BOOL) {
         r->u = f != 0;
-        return;
+    } else if (f != f) {
+        r->u = 0;
+    } else if (types[t].is_signed) {
+        int64_t max = w == 64 ? INT64_MAX : (int64_t)((1ull << (w - 1)) - 1), min = -max - 1;
+        r->i = f >= (double)max + 1.0 ? max : f < (double)min ? min : (int64_t)f;
+    } else {
+        uint64_t max = w == 64 ? UINT64_MAX : (1ull << w) - 1;
+        if (f >= (double)max + 1.0)
+            r->u = max;
+        else if (f <= -1.0)
+            r->i = f < -9223372036854775808.0 ? INT64_MIN : (int64_t)f;
+        else
+            r->u = (uint64_t)f;
+        wrap_int(r, t);
     }
-    if (f != f)
-        r->i = 0;
-    else if (f >= 18446744073709551616.0)
-        r->u = UINT64_MAX;
-    else if (f >= 9223372036854775808.0)
-        r->u = is_signed_int(t) ? (uint64_t)INT64_MAX : (uint64_t)f;
-    else if (f < -9223372036854775808.0)
-        r->i = INT64_MIN;
-    else
-        r->i = (int64_t)f;
-    wrap_int(r, t);
 }
 
 /* Convert r from type `from` to type `to`. */
@@ -147,19 +151,19 @@ static bool conversion_is_identity(uint8_t from, uint8_t to)
     return types[to].is_signed && wt >= wf;
 }
 
-/* C's integer promotion (f16 promotes to f32; an address counts as u32). */
+/* The type an operand is computed in: integers in 64 bits (i64, or u64
+ * for a u64), f16 as f32, other floats as they are (in double). */
 static uint8_t promote(uint8_t t)
 {
     if (t == DBG_F16)
         return DBG_F32;
-    if (t == DBG_ADDR)
-        return DBG_U32;
-    if (!is_float(t) && types[t].bits < 32)
-        return DBG_I32;
-    return t;
+    if (is_float(t))
+        return t;
+    return t == DBG_U64 ? DBG_U64 : DBG_I64;
 }
 
-/* C's usual arithmetic conversions: the type two operands meet in. */
+/* The type two operands meet in: the wider float if either is one, else
+ * u64 if either is a u64, else i64. */
 static uint8_t common_type(uint8_t a, uint8_t b)
 {
     a = promote(a);
@@ -168,38 +172,37 @@ static uint8_t common_type(uint8_t a, uint8_t b)
         return DBG_F64;
     if (a == DBG_F32 || b == DBG_F32)
         return DBG_F32;
-    if (a == b)
-        return a;
-    unsigned ra = types[a].bits, rb = types[b].bits;
-    bool sa = types[a].is_signed, sb = types[b].is_signed;
-    if (sa == sb)
-        return ra >= rb ? a : b;
-    uint8_t u = sa ? b : a, s = sa ? a : b;
-    return types[u].bits >= types[s].bits ? u : s;
+    return a == DBG_U64 || b == DBG_U64 ? DBG_U64 : DBG_I64;
 }
 
 /* ---- values ------------------------------------------------------------------ */
 
+/* A value of type t from its bits (little-endian, as many bytes as t has). */
+static void from_bits(raw *r, uint64_t bits, uint8_t t)
+{
+    if (t == DBG_F32) {
+        uint32_t w = (uint32_t)bits;
+        float f;
+        memcpy(&f, &w, 4);
+        r->f = f;
+    } else if (t == DBG_F64) {
+        memcpy(&r->f, &bits, 8);
+    } else if (t == DBG_F16) {
+        r->f = fp16_to_f32((f16_t)bits);
+    } else {
+        r->u = bits;
+        wrap_int(r, t);
+    }
+}
+
 /* A value of type t from its little-endian bytes (bytes_of(t) of them). */
 dbg_value dbg_value_from_bytes(dbg_type t, const void *p)
 {
-    dbg_value v = { .type = t };
-    raw r = { .u = 0 };
-    if (t == DBG_F32) {
-        float f;
-        memcpy(&f, p, 4);
-        r.f = f;
-    } else if (t == DBG_F64) {
-        memcpy(&r.f, p, 8);
-    } else if (t == DBG_F16) {
-        f16_t h;
-        memcpy(&h, p, 2);
-        r.f = fp16_to_f32(h);
-    } else {
-        memcpy(&r.u, p, bytes_of(t));
-        wrap_int(&r, t);
-    }
-    v.u = r.u;
+    uint64_t bits = 0;
+    memcpy(&bits, p, bytes_of(t));
+    raw r;
+    from_bits(&r, bits, t);
+    dbg_value v = { .type = t, .u = r.u };
     return v;
 }
 
@@ -331,7 +334,14 @@ enum op {
     OP_PADD, OP_PSUB, OP_PDIFF,   /* address + integer, address - integer, address - address */
 };
 
-typedef struct node {
+typedef struct node node;
+typedef struct ectx ectx;
+/* A node's evaluation: one function per operation and operand class,
+ * chosen when parsing, so a walk makes one well-predicted call a node. */
+typedef bool eval_fn(const ectx *c, const node *x, raw *r);
+
+struct node {
+    eval_fn *fn;
     uint8_t op;
     uint8_t type;                 /* of its value */
     uint8_t otype;                /* of its operands (both children of a binary node; the child of
@@ -343,7 +353,7 @@ typedef struct node {
                                      OP_PSUB, OP_PDIFF: the pointed-to size; OP_SYM: its name's
                                      offset in names */
     const tmap_tensor *tensor;    /* OP_ELEM */
-} node;
+};
 
 typedef struct sym_place {
     uint32_t tile, addr;
@@ -361,6 +371,7 @@ struct dbg_expr {
     size_t n_names, cap_names;
     int32_t root;
     uint32_t tiles_per_chip;
+    bool reads_tile;              /* registers, memory or the cycle of the tile evaluated on */
 };
 
 void dbg_expr_free(dbg_expr *e)
@@ -397,15 +408,20 @@ static bool grow(void **p, size_t *cap, size_t n, size_t more, size_t size)
 
 /* ---- evaluation ------------------------------------------------------------------ */
 
-typedef struct ectx {
+struct ectx {
     const debugger *d;
     const dbg_expr *e;
+    const node *nodes;
     const ipu_tile *t;            /* the tile evaluated on (NULL: it has no code) */
+    const isa_context *k;         /* its context evaluated on */
     uint32_t tile;
     unsigned context;
     char *err;
     size_t err_size;
-} ectx;
+};
+
+/* Node n's raw value. */
+#define EV(c, n, r) ((c)->nodes[n].fn((c), &(c)->nodes[n], (r)))
 
 static bool efail(const ectx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static bool efail(const ectx *c, const char *fmt, ...)
@@ -417,25 +433,61 @@ static bool efail(const ectx *c, const char *fmt, ...)
     return false;
 }
 
-static bool ev(const ectx *c, int32_t n, raw *r);
-
-/* The tile evaluated on, for registers, memory and its cycle. */
-static bool need_tile(const ectx *c)
-{
-    return c->t ? true : efail(c, "tile %u has no code in %s", c->tile, c->d->name);
-}
-
-/* Read a value of type t at addr of a tile's memory. */
+/* Read a value of type t at addr of a tile's memory: straight from its
+ * page when the value lies in one, else through tmem_read_bytes. */
 static bool load(const ectx *c, const ipu_tile *t, uint32_t tile, uint64_t addr, uint8_t type, raw *r)
 {
     unsigned bytes = bytes_of(type);
     const tile_memory *m = &t->s.mem;
-    uint8_t buf[8];
-    if (addr > UINT32_MAX || tmem_read_bytes(m, (uint32_t)addr, buf, bytes) != TMEM_OK)
+    uint64_t off = addr - m->base, bits = 0;
+    if (addr < m->base || off + bytes > m->size_bytes)
         return efail(c, "tile %u: 0x%llx (%u byte%s) is not in tile memory (0x%x-0x%x)", tile,
                      (unsigned long long)addr, bytes, bytes == 1 ? "" : "s", m->base, m->base + m->size_bytes - 1);
-    dbg_value v = dbg_value_from_bytes((dbg_type)type, buf);
-    r->u = v.u;
+    uint32_t in_page = (uint32_t)off & (TMEM_PAGE_BYTES - 1u);
+    if (in_page + bytes <= TMEM_PAGE_BYTES) {
+        const uint8_t *page = m->page[off >> TMEM_PAGE_SHIFT];
+        if (page) {
+            switch (bytes) {
+            case 1: bits = page[in_page]; break;
+            case 2: { uint16_t v; memcpy(&v, page + in_page, 2); bits = v; break; }
+            case 4: { uint32_t v; memcpy(&v, page + in_page, 4); bits = v; break; }
+            default: memcpy(&bits, page + in_page, 8); break;
+            }
+        }
+    } else {
+        tmem_read_bytes(m, (uint32_t)addr, &bits, bytes);
+    }
+    from_bits(r, bits, type);
+    return true;
+}
+
+/* A constant. */
+static bool ev_const(const ectx *c, const node *x, raw *r)
+{
+    (void)c;
+    *r = x->k;
+    return true;
+}
+
+/* Registers and CSRs of the context, the tile's cycle, and where the
+ * evaluation is. */
+static bool ev_mreg(const ectx *c, const node *x, raw *r) { r->u = c->k->m[x->k.u]; return true; }
+static bool ev_areg(const ectx *c, const node *x, raw *r) { r->u = c->k->a[x->k.u]; return true; }
+static bool ev_cycle(const ectx *c, const node *x, raw *r) { (void)x; r->u = c->t->s.cycle; return true; }
+static bool ev_tile(const ectx *c, const node *x, raw *r) { (void)x; r->u = c->tile; return true; }
+static bool ev_context(const ectx *c, const node *x, raw *r) { (void)x; r->u = c->context; return true; }
+
+static bool ev_csr(const ectx *c, const node *x, raw *r)
+{
+    r->u = dbg_register_read(c->t, c->context, 'c', (unsigned)x->k.u);
+    return true;
+}
+
+/* Supersteps ended on the chip of the tile evaluated on. */
+static bool ev_superstep(const ectx *c, const node *x, raw *r)
+{
+    (void)x;
+    r->u = engine_supersteps_done(c->d->g, c->tile / c->e->tiles_per_chip);
     return true;
 }
 
@@ -464,7 +516,7 @@ static bool ev_element(const ectx *c, const node *x, raw *r)
     uint64_t idx[TMAP_MAX_RANK];
     for (int32_t i = 0; i < x->b; i++) {
         raw v;
-        if (!ev(c, c->e->args[x->a + i], &v))
+        if (!EV(c, c->e->args[x->a + i], &v))
             return false;
         if (v.i < 0 || (uint64_t)v.i >= t->dims[i])
             return efail(c, "index %lld is out of range for dimension %d of '%s' (size %llu)", (long long)v.i, i,
@@ -480,190 +532,213 @@ static bool ev_element(const ectx *c, const node *x, raw *r)
     return load(c, holder, tile, addr, x->type, r);
 }
 
-/* An operation on two integers of type t (x->otype). */
-static bool ev_int_binary(const ectx *c, const node *x, raw a, raw b, raw *r)
+/* *ADDR on the tile evaluated on. */
+static bool ev_load(const ectx *c, const node *x, raw *r)
 {
-    bool s = types[x->otype].is_signed;
-    switch (x->op) {
-    case OP_ADD: r->u = a.u + b.u; break;
-    case OP_SUB: r->u = a.u - b.u; break;
-    case OP_MUL: r->u = a.u * b.u; break;
-    case OP_DIV:
-    case OP_MOD:
-        if (b.u == 0)
-            return efail(c, "division by zero");
-        if (!s)
-            r->u = x->op == OP_DIV ? a.u / b.u : a.u % b.u;
-        else if (b.i == -1)
-            r->u = x->op == OP_DIV ? 0 - a.u : 0;
-        else
-            r->i = x->op == OP_DIV ? a.i / b.i : a.i % b.i;
-        break;
-    case OP_SHL:
-    case OP_SHR: {
-        unsigned bits = types[x->type].bits;
-        if (b.i < 0 || b.i >= (int64_t)bits)
-            return efail(c, "shift count %lld is out of range for %s (0 to %u)", (long long)b.i,
-                         types[x->type].name, bits - 1);
-        if (x->op == OP_SHL)
-            r->u = a.u << b.i;
-        else if (types[x->type].is_signed)
-            r->i = a.i >> b.i;
-        else
-            r->u = a.u >> b.i;
-        break;
+    raw a;
+    if (!EV(c, x->a, &a))
+        return false;
+    if (is_signed_int(x->otype) && a.i < 0)
+        return efail(c, "%lld is not an address", (long long)a.i);
+    return load(c, c->t, c->tile, a.u, x->type, r);
+}
+
+/* A conversion between types. */
+static bool ev_conv(const ectx *c, const node *x, raw *r)
+{
+    if (!EV(c, x->a, r))
+        return false;
+    convert(r, x->otype, x->type);
+    return true;
+}
+
+/* A register's bits as f32 or f16 ((f32)$a0). */
+static bool ev_bits(const ectx *c, const node *x, raw *r)
+{
+    raw a;
+    if (!EV(c, x->a, &a))
+        return false;
+    from_bits(r, x->type == DBG_F16 ? a.u & 0xffff : a.u & 0xffffffff, x->type);
+    return true;
+}
+
+/* Unary -, !, ~. */
+static bool ev_neg(const ectx *c, const node *x, raw *r)
+{
+    if (!EV(c, x->a, r))
+        return false;
+    if (is_float(x->type)) {
+        r->f = -r->f;
+    } else {
+        r->u = 0 - r->u;
+        wrap_int(r, x->type);
     }
-    case OP_LT: r->u = s ? a.i < b.i : a.u < b.u; return true;
-    case OP_LE: r->u = s ? a.i <= b.i : a.u <= b.u; return true;
-    case OP_GT: r->u = s ? a.i > b.i : a.u > b.u; return true;
-    case OP_GE: r->u = s ? a.i >= b.i : a.u >= b.u; return true;
-    case OP_EQ: r->u = a.u == b.u; return true;
-    case OP_NE: r->u = a.u != b.u; return true;
-    case OP_BAND: r->u = a.u & b.u; break;
-    case OP_BXOR: r->u = a.u ^ b.u; break;
-    case OP_BOR: r->u = a.u | b.u; break;
-    case OP_PADD: r->u = a.u + (uint64_t)b.i * x->k.u; break;
-    case OP_PSUB: r->u = a.u - (uint64_t)b.i * x->k.u; break;
-    case OP_PDIFF: r->i = ((int64_t)a.u - (int64_t)b.u) / (int64_t)x->k.u; return true;
-    default: return efail(c, "bad operation %d", x->op);
-    }
+    return true;
+}
+
+static bool ev_not(const ectx *c, const node *x, raw *r)
+{
+    if (!EV(c, x->a, r))
+        return false;
+    r->u = !r->u;
+    return true;
+}
+
+static bool ev_bnot(const ectx *c, const node *x, raw *r)
+{
+    if (!EV(c, x->a, r))
+        return false;
+    r->u = ~r->u;
     wrap_int(r, x->type);
     return true;
 }
 
-/* An operation on two floats (computed in double, rounded to x->type). */
-static bool ev_float_binary(const node *x, raw a, raw b, raw *r)
+/* && and ||, their right side only when it decides. */
+static bool ev_land(const ectx *c, const node *x, raw *r)
 {
-    switch (x->op) {
-    case OP_ADD: r->f = a.f + b.f; break;
-    case OP_SUB: r->f = a.f - b.f; break;
-    case OP_MUL: r->f = a.f * b.f; break;
-    case OP_DIV: r->f = a.f / b.f; break;
-    case OP_LT: r->u = a.f < b.f; return true;
-    case OP_LE: r->u = a.f <= b.f; return true;
-    case OP_GT: r->u = a.f > b.f; return true;
-    case OP_GE: r->u = a.f >= b.f; return true;
-    case OP_EQ: r->u = a.f == b.f; return true;
-    default: r->u = a.f != b.f; return true;
-    }
-    r->f = round_float(r->f, x->type);
-    return true;
-}
-
-/* A context's register or CSR. */
-static bool ev_register(const ectx *c, const node *x, raw *r)
-{
-    if (!need_tile(c))
+    if (!EV(c, x->a, r))
         return false;
-    const isa_context *k = &c->t->s.ctx[c->context];
-    switch (x->op) {
-    case OP_MREG: r->u = k->m[x->k.u]; break;
-    case OP_AREG: r->u = k->a[x->k.u]; break;
-    default: r->u = dbg_register_read(c->t, c->context, 'c', (unsigned)x->k.u); break;
-    }
-    return true;
+    return !r->u || EV(c, x->b, r);
 }
 
-/* Machine values: registers, the tile's cycle, memory, symbols, tensors. */
-static bool ev_machine(const ectx *c, const node *x, raw *r)
+static bool ev_lor(const ectx *c, const node *x, raw *r)
 {
-    switch (x->op) {
-    case OP_CYCLE:
-        if (!need_tile(c))
-            return false;
-        r->u = c->t->s.cycle;
-        return true;
-    case OP_SUPERSTEP:
-        r->u = engine_supersteps_done(c->d->g, c->tile / c->e->tiles_per_chip);
-        return true;
-    case OP_TILE: r->u = c->tile; return true;
-    case OP_CONTEXT: r->u = c->context; return true;
-    case OP_SYM: return ev_symbol(c, x, r);
-    case OP_ELEM: return ev_element(c, x, r);
-    case OP_LOAD: {
-        raw a;
-        if (!ev(c, x->a, &a) || !need_tile(c))
-            return false;
-        if (is_signed_int(x->otype) && a.i < 0)
-            return efail(c, "%lld is not an address", (long long)a.i);
-        return load(c, c->t, c->tile, a.u, x->type, r);
-    }
-    default: return ev_register(c, x, r);
-    }
+    if (!EV(c, x->a, r))
+        return false;
+    return r->u || EV(c, x->b, r);
 }
 
-/* Node n's raw value. */
-static bool ev(const ectx *c, int32_t n, raw *r)
+/* A comparison of operands of one class (f: floats, i: signed, u: unsigned). */
+#define COMPARE(name, field, op)                                                                    \
+    static bool name(const ectx *c, const node *x, raw *r)                                          \
+    {                                                                                               \
+        raw a, b;                                                                                   \
+        if (!EV(c, x->a, &a) || !EV(c, x->b, &b))                                                   \
+            return false;                                                                           \
+        r->u = a.field op b.field;                                                                  \
+        return true;                                                                                \
+    }
+COMPARE(ev_lt_f, f, <) COMPARE(ev_le_f, f, <=) COMPARE(ev_gt_f, f, >) COMPARE(ev_ge_f, f, >=)
+COMPARE(ev_eq_f, f, ==) COMPARE(ev_ne_f, f, !=)
+COMPARE(ev_lt_i, i, <) COMPARE(ev_le_i, i, <=) COMPARE(ev_gt_i, i, >) COMPARE(ev_ge_i, i, >=)
+COMPARE(ev_lt_u, u, <) COMPARE(ev_le_u, u, <=) COMPARE(ev_gt_u, u, >) COMPARE(ev_ge_u, u, >=)
+COMPARE(ev_eq_u, u, ==) COMPARE(ev_ne_u, u, !=)
+#undef COMPARE
+
+/* Integer + - * & ^ | in 64 bits, wrapped to the result's type; float + - * / in double, rounded. */
+#define ARITH(name, field, op, finish)                                                              \
+    static bool name(const ectx *c, const node *x, raw *r)                                          \
+    {                                                                                               \
+        raw a, b;                                                                                   \
+        if (!EV(c, x->a, &a) || !EV(c, x->b, &b))                                                   \
+            return false;                                                                           \
+        r->field = a.field op b.field;                                                              \
+        finish;                                                                                     \
+        return true;                                                                                \
+    }
+ARITH(ev_add_u, u, +, wrap_int(r, x->type)) ARITH(ev_sub_u, u, -, wrap_int(r, x->type))
+ARITH(ev_mul_u, u, *, wrap_int(r, x->type)) ARITH(ev_and_u, u, &, wrap_int(r, x->type))
+ARITH(ev_xor_u, u, ^, wrap_int(r, x->type)) ARITH(ev_or_u, u, |, wrap_int(r, x->type))
+ARITH(ev_add_f, f, +, r->f = round_float(r->f, x->type)) ARITH(ev_sub_f, f, -, r->f = round_float(r->f, x->type))
+ARITH(ev_mul_f, f, *, r->f = round_float(r->f, x->type)) ARITH(ev_div_f, f, /, r->f = round_float(r->f, x->type))
+#undef ARITH
+
+/* Integer / and %: division by zero is an error; INT64_MIN / -1 wraps. */
+static bool ev_divmod(const ectx *c, const node *x, raw *r)
 {
-    const node *x = &c->e->nodes[n];
     raw a, b;
-    switch (x->op) {
-    case OP_CONST: *r = x->k; return true;
-    case OP_CONV:
-        if (!ev(c, x->a, r))
-            return false;
-        convert(r, x->otype, x->type);
-        return true;
-    case OP_BITS: {
-        if (!ev(c, x->a, &a))
-            return false;
-        uint32_t w = (uint32_t)a.u;
-        if (x->type == DBG_F16) {
-            r->f = fp16_to_f32((f16_t)w);
-        } else {
-            float f;
-            memcpy(&f, &w, 4);
-            r->f = f;
-        }
-        return true;
-    }
-    case OP_NEG:
-        if (!ev(c, x->a, r))
-            return false;
-        if (is_float(x->type))
-            r->f = -r->f;
-        else {
-            r->u = 0 - r->u;
-            wrap_int(r, x->type);
-        }
-        return true;
-    case OP_NOT:
-        if (!ev(c, x->a, r))
-            return false;
-        r->u = !r->u;
-        return true;
-    case OP_BNOT:
-        if (!ev(c, x->a, r))
-            return false;
-        r->u = ~r->u;
-        wrap_int(r, x->type);
-        return true;
-    case OP_LAND:
-    case OP_LOR:
-        if (!ev(c, x->a, &a))
-            return false;
-        if ((a.u != 0) == (x->op == OP_LOR)) {
-            r->u = a.u;
-            return true;
-        }
-        return ev(c, x->b, r);
-    default: break;
-    }
-    if (x->op < OP_ADD)
-        return ev_machine(c, x, r);
-    if (!ev(c, x->a, &a) || !ev(c, x->b, &b))
+    if (!EV(c, x->a, &a) || !EV(c, x->b, &b))
         return false;
-    return is_float(x->otype) ? ev_float_binary(x, a, b, r) : ev_int_binary(c, x, a, b, r);
+    bool div = x->op == OP_DIV;
+    if (b.u == 0)
+        return efail(c, "division by zero");
+    if (!types[x->otype].is_signed)
+        r->u = div ? a.u / b.u : a.u % b.u;
+    else if (b.i == -1)
+        r->u = div ? 0 - a.u : 0;
+    else
+        r->i = div ? a.i / b.i : a.i % b.i;
+    wrap_int(r, x->type);
+    return true;
+}
+
+/* << and >> (arithmetic for a signed left side); the count must be below the width. */
+static bool ev_shift(const ectx *c, const node *x, raw *r)
+{
+    raw a, b;
+    if (!EV(c, x->a, &a) || !EV(c, x->b, &b))
+        return false;
+    unsigned bits = types[x->type].bits;
+    if (b.i < 0 || b.i >= (int64_t)bits)
+        return efail(c, "shift count %lld is out of range for %s (0 to %u)", (long long)b.i, types[x->type].name,
+                     bits - 1);
+    if (x->op == OP_SHL)
+        r->u = a.u << b.i;
+    else if (types[x->type].is_signed)
+        r->i = a.i >> b.i;
+    else
+        r->u = a.u >> b.i;
+    wrap_int(r, x->type);
+    return true;
+}
+
+/* Address arithmetic: address +- integer x pointed-to size, and the
+ * difference of two addresses in pointed-to units. */
+static bool ev_address_arith(const ectx *c, const node *x, raw *r)
+{
+    raw a, b;
+    if (!EV(c, x->a, &a) || !EV(c, x->b, &b))
+        return false;
+    if (x->op == OP_PDIFF) {
+        r->i = ((int64_t)a.u - (int64_t)b.u) / (int64_t)x->k.u;
+        return true;
+    }
+    r->u = x->op == OP_PADD ? a.u + (uint64_t)b.i * x->k.u : a.u - (uint64_t)b.i * x->k.u;
+    wrap_int(r, DBG_ADDR);
+    return true;
+}
+
+/* The evaluation of a node of operation op on operands of type otype. */
+static eval_fn *pick(uint8_t op, uint8_t otype)
+{
+    static eval_fn *const leaves[] = {
+        [OP_CONST] = ev_const, [OP_MREG] = ev_mreg, [OP_AREG] = ev_areg, [OP_CSR] = ev_csr,
+        [OP_CYCLE] = ev_cycle, [OP_SUPERSTEP] = ev_superstep, [OP_TILE] = ev_tile, [OP_CONTEXT] = ev_context,
+        [OP_SYM] = ev_symbol, [OP_ELEM] = ev_element, [OP_LOAD] = ev_load, [OP_CONV] = ev_conv,
+        [OP_BITS] = ev_bits, [OP_NEG] = ev_neg, [OP_NOT] = ev_not, [OP_BNOT] = ev_bnot,
+        [OP_LAND] = ev_land, [OP_LOR] = ev_lor, [OP_DIV] = ev_divmod, [OP_MOD] = ev_divmod,
+        [OP_SHL] = ev_shift, [OP_SHR] = ev_shift, [OP_PADD] = ev_address_arith,
+        [OP_PSUB] = ev_address_arith, [OP_PDIFF] = ev_address_arith,
+    };
+    /* By class: floats, signed, unsigned (equality and + - * & ^ | are the
+     * same on the bits of signed and unsigned). */
+    static eval_fn *const by_class[][3] = {
+        [OP_LT] = { ev_lt_f, ev_lt_i, ev_lt_u }, [OP_LE] = { ev_le_f, ev_le_i, ev_le_u },
+        [OP_GT] = { ev_gt_f, ev_gt_i, ev_gt_u }, [OP_GE] = { ev_ge_f, ev_ge_i, ev_ge_u },
+        [OP_EQ] = { ev_eq_f, ev_eq_u, ev_eq_u }, [OP_NE] = { ev_ne_f, ev_ne_u, ev_ne_u },
+        [OP_ADD] = { ev_add_f, ev_add_u, ev_add_u }, [OP_SUB] = { ev_sub_f, ev_sub_u, ev_sub_u },
+        [OP_MUL] = { ev_mul_f, ev_mul_u, ev_mul_u }, [OP_DIV] = { ev_div_f, NULL, NULL },
+        [OP_BAND] = { NULL, ev_and_u, ev_and_u }, [OP_BXOR] = { NULL, ev_xor_u, ev_xor_u },
+        [OP_BOR] = { NULL, ev_or_u, ev_or_u },
+    };
+    unsigned cls = is_float(otype) ? 0 : types[otype].is_signed ? 1 : 2;
+    if (op < sizeof by_class / sizeof by_class[0] && by_class[op][cls])
+        return by_class[op][cls];
+    return leaves[op];
 }
 
 bool dbg_expr_eval(const debugger *d, const dbg_expr *e, uint32_t tile, unsigned context, dbg_value *v, char *err,
                    size_t err_size)
 {
-    ectx c = { d, e, engine_tile(d->g, tile), tile, context, err, err_size };
+    ectx c = { d, e, e->nodes, engine_tile(d->g, tile), NULL, tile, context, err, err_size };
     if (context >= ISA_CONTEXTS)
         return efail(&c, "there is no context %u (0 is the supervisor, 1 to %d the workers)", context, ISA_WORKERS);
+    if (c.t)
+        c.k = &c.t->s.ctx[context];
+    else if (e->reads_tile)
+        return efail(&c, "tile %u has no code in %s", tile, d->name);
     raw r;
-    if (!ev(&c, e->root, &r))
+    if (!EV(&c, e->root, &r))
         return false;
     v->type = (dbg_type)e->nodes[e->root].type;
     v->u = r.u;
@@ -701,23 +776,29 @@ static bool is_const(parser *p, int32_t n) { return at(p, n)->op == OP_CONST; }
 /* Whether op reads nothing of the machine (so constants fold). */
 static bool is_pure(uint8_t op) { return op >= OP_CONV; }
 
-/* A new node; a pure one of constants becomes a constant at once. */
+/* A new node; a pure one of constants becomes a constant at once (unless
+ * computing it fails). */
 static int32_t add_node(parser *p, uint8_t op, uint8_t type, uint8_t otype, int32_t a, int32_t b, raw k)
 {
     dbg_expr *e = p->e;
     if (!grow((void **)&e->nodes, &e->cap_nodes, e->n_nodes, 1, sizeof *e->nodes))
         return out_of_memory(p);
     int32_t n = (int32_t)e->n_nodes++;
-    e->nodes[n] = (node){ .op = op, .type = type, .otype = otype, .pointee = UNTYPED, .a = a, .b = b, .k = k };
+    e->nodes[n] = (node){ .fn = pick(op, otype), .op = op, .type = type, .otype = otype, .pointee = UNTYPED,
+                          .a = a, .b = b, .k = k };
+    if (op == OP_MREG || op == OP_AREG || op == OP_CSR || op == OP_CYCLE || op == OP_LOAD)
+        e->reads_tile = true;
     bool fold = is_pure(op) && (a < 0 || is_const(p, a)) && (b < 0 || is_const(p, b));
     if (op == OP_LAND || op == OP_LOR)
         fold = is_const(p, a) && (is_const(p, b) || (at(p, a)->k.u != 0) == (op == OP_LOR));
     if (fold) {
         raw r;
-        ectx c = { p->d, e, NULL, 0, 0, p->err, p->err_size };
-        if (!ev(&c, n, &r))
-            return -1;
-        e->nodes[n] = (node){ .op = OP_CONST, .type = type, .pointee = UNTYPED, .a = -1, .b = -1, .k = r };
+        char err[8];
+        ectx c = { p->d, e, e->nodes, NULL, NULL, 0, 0, err, sizeof err };
+        if (!EV(&c, n, &r))
+            return n;             /* 1 / 0: an error only where it is evaluated (not in 0 && 1 / 0) */
+        e->nodes[n] = (node){ .fn = ev_const, .op = OP_CONST, .type = type, .pointee = UNTYPED, .a = -1, .b = -1,
+                              .k = r };
     }
     return n;
 }
@@ -1095,6 +1176,8 @@ static int32_t parse_primary(parser *p)
             return fail(p, "missing ')' at '%.32s'", p->s);
         return x;
     }
+    if (!*s)
+        return fail(p, "the expression is incomplete");
     return fail(p, "bad expression at '%.32s'", s);
 }
 

@@ -23,16 +23,18 @@
  * TYPE is bool, i8, u8, i16, u16, i32, u32, i64, u64, f16, f32, f64 (int,
  * unsigned, float and double name i32, u32, f32, f64).
  *
- * Types are C's, with int 32 bits and long 64: registers are u32, $cycle
- * u64, a literal the first of i32, i64 (u32, u64 for hex) that holds it;
- * operands are promoted and converted as C does (f16 promotes to f32), and
- * the result is the common type, so u32 arithmetic wraps at 32 bits as the
- * tile's does.  Integers are computed in 64 bits, floats in double (then
- * rounded to the result's type).  A cast of a register itself to f32 or
- * f16 reads its bits ((f32)$a0 is the f32 in $a0, (f16)$a0 its low half);
- * any other cast converts the value.  Comparisons, ! && || give bool (0 or
- * 1).  Pointer arithmetic scales by the pointed-to type ((f32*)sym + 1 is
- * sym + 4); a symbol points to bytes.
+ * Every value has a type: registers are u32, $cycle u64, memory the type
+ * of its pointer, a tensor element its tensor's, a literal the first of
+ * i32, i64 (u32, u64 for hex) that holds it, a float literal f64.
+ * Integers are computed in 64 bits: as i64, or u64 when an operand is a
+ * u64 ($m1 - 6 is -1, not 2^32 - 1; (u32)X wraps as the tile does).
+ * Floats are computed in double, the result rounded to the wider operand
+ * type (f16 counts as f32: *(f32*)A * 2 is an f32, *(f32*)A * 0.5 an f64).
+ * A cast of a register itself to f32 or f16 reads its bits ((f32)$a0 is
+ * the f32 in $a0, (f16)$a0 its low half); any other cast converts the
+ * value.  Comparisons, ! && || give bool (0 or 1).  Address arithmetic
+ * scales by the pointed-to type ((f32*)sym + 1 is sym + 4); a symbol
+ * points to bytes.  Float division by zero gives inf or NaN as IEEE says.
  *
  * Type mistakes and unknown names are refused when parsing; division by
  * zero, an address outside tile memory, a symbol the tile does not have or

@@ -755,7 +755,10 @@ void dbg_info_display(debugger *d, FILE *out)
         const struct dbg_display *s = &d->displays[i];
         char id[16];
         snprintf(id, sizeof id, "%d:", s->id);
-        fprintf(out, "%-4s%s%c%s%s\n", id, s->fmt ? "/" : "", s->fmt ? s->fmt : ' ', s->fmt ? " " : "", s->text);
+        if (s->fmt)
+            fprintf(out, "%-4s/%c %s\n", id, s->fmt, s->text);
+        else
+            fprintf(out, "%-4s%s\n", id, s->text);
     }
 }
 
