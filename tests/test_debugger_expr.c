@@ -209,6 +209,8 @@ static void test_operators_and_precedence(void)
         { "print 010", "010 = 8\n" },
         { "print 1e-3", "1e-3 = 0.001\n" },
         { "print .5 + 1.5e1", ".5 + 1.5e1 = 15.5\n" },
+        { "print .5", ".5 = 0.5\n" },
+        { "print 12", "12 = 12\n" },
         { "print 2147483648", "2147483648 = 2147483648\n" },
         { "print 18446744073709551615", "18446744073709551615 = 18446744073709551615\n" },
         { "print 0xffffffffffffffff + 1", "0xffffffffffffffff + 1 = 0\n" },

@@ -4,12 +4,13 @@
  *
  * Every node's type is known when parsing (registers are u32, memory has
  * the type of its pointer, a tensor element its tensor's), so the parser
- * does C's promotions and conversions once, inserting conversion nodes
- * where a value changes, and refuses type mistakes.  Sub-trees that read
- * nothing of the machine are computed then (constant folding).  The
- * evaluator walks the node array with raw 64-bit values: no types to
- * look at, no allocation; a symbol's address on each tile is a sorted
- * table made when parsing.
+ * does the promotions and conversions (debugger_expr.h) once, inserting
+ * conversion nodes where a value changes, and refuses type mistakes.
+ * Sub-trees that read nothing of the machine are computed then (constant
+ * folding).  Each node carries the function that evaluates it, chosen by
+ * its operation and operand class; evaluation is a walk with raw 64-bit
+ * values: no types to look at, no allocation.  A symbol's address on each
+ * tile is a table sorted by tile, made when parsing.
  */
 #include "debugger_internal.h"
 
@@ -57,6 +58,7 @@ const char *dbg_type_name(dbg_type t)
     return (unsigned)t < sizeof types / sizeof types[0] ? types[t].name : "?";
 }
 
+/* A type's class and size. */
 static bool is_float(uint8_t t) { return types[t].is_float; }
 static bool is_signed_int(uint8_t t) { return !types[t].is_float && types[t].is_signed; }
 static unsigned bytes_of(uint8_t t) { return types[t].bits / 8u; }
@@ -271,6 +273,7 @@ static void format_bits_as_float(const dbg_value *v, char *buf, size_t n)
     }
 }
 
+/* v as gdb's /FMT shows it (debugger_expr.h). */
 char *dbg_value_format(const dbg_value *v, char fmt, char *buf, size_t n)
 {
     uint64_t b = value_bits(v);
@@ -374,6 +377,7 @@ struct dbg_expr {
     bool reads_tile;              /* registers, memory or the cycle of the tile evaluated on */
 };
 
+/* Free a parsed expression (NULL does nothing). */
 void dbg_expr_free(dbg_expr *e)
 {
     if (!e)
@@ -385,6 +389,7 @@ void dbg_expr_free(dbg_expr *e)
     free(e);
 }
 
+/* The type of the value e gives. */
 dbg_type dbg_expr_type(const dbg_expr *e)
 {
     return (dbg_type)e->nodes[e->root].type;
@@ -423,6 +428,7 @@ struct ectx {
 /* Node n's raw value. */
 #define EV(c, n, r) ((c)->nodes[n].fn((c), &(c)->nodes[n], (r)))
 
+/* An evaluation error: its message in c->err; returns false. */
 static bool efail(const ectx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static bool efail(const ectx *c, const char *fmt, ...)
 {
@@ -477,6 +483,7 @@ static bool ev_cycle(const ectx *c, const node *x, raw *r) { (void)x; r->u = c->
 static bool ev_tile(const ectx *c, const node *x, raw *r) { (void)x; r->u = c->tile; return true; }
 static bool ev_context(const ectx *c, const node *x, raw *r) { (void)x; r->u = c->context; return true; }
 
+/* A CSR as the debugger shows it (dbg_register_read). */
 static bool ev_csr(const ectx *c, const node *x, raw *r)
 {
     r->u = dbg_register_read(c->t, c->context, 'c', (unsigned)x->k.u);
@@ -562,7 +569,7 @@ static bool ev_bits(const ectx *c, const node *x, raw *r)
     return true;
 }
 
-/* Unary -, !, ~. */
+/* Unary -. */
 static bool ev_neg(const ectx *c, const node *x, raw *r)
 {
     if (!EV(c, x->a, r))
@@ -576,6 +583,7 @@ static bool ev_neg(const ectx *c, const node *x, raw *r)
     return true;
 }
 
+/* ! of a bool. */
 static bool ev_not(const ectx *c, const node *x, raw *r)
 {
     if (!EV(c, x->a, r))
@@ -584,6 +592,7 @@ static bool ev_not(const ectx *c, const node *x, raw *r)
     return true;
 }
 
+/* ~, wrapped to the result's type. */
 static bool ev_bnot(const ectx *c, const node *x, raw *r)
 {
     if (!EV(c, x->a, r))
@@ -593,7 +602,7 @@ static bool ev_bnot(const ectx *c, const node *x, raw *r)
     return true;
 }
 
-/* && and ||, their right side only when it decides. */
+/* &&: the right side only when the left is true. */
 static bool ev_land(const ectx *c, const node *x, raw *r)
 {
     if (!EV(c, x->a, r))
@@ -601,6 +610,7 @@ static bool ev_land(const ectx *c, const node *x, raw *r)
     return !r->u || EV(c, x->b, r);
 }
 
+/* ||: the right side only when the left is false. */
 static bool ev_lor(const ectx *c, const node *x, raw *r)
 {
     if (!EV(c, x->a, r))
@@ -727,6 +737,7 @@ static eval_fn *pick(uint8_t op, uint8_t otype)
     return leaves[op];
 }
 
+/* e's value on a tile and context: the tile and context looked up once, then the walk. */
 bool dbg_expr_eval(const debugger *d, const dbg_expr *e, uint32_t tile, unsigned context, dbg_value *v, char *err,
                    size_t err_size)
 {
@@ -756,6 +767,7 @@ typedef struct parser {
     int depth;
 } parser;
 
+/* A parse error: its message in p->err; returns -1 (no node). */
 static int32_t fail(parser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int32_t fail(parser *p, const char *fmt, ...)
 {
@@ -766,8 +778,10 @@ static int32_t fail(parser *p, const char *fmt, ...)
     return -1;
 }
 
+/* The host ran out of memory. */
 static int32_t out_of_memory(parser *p) { return fail(p, "out of host memory"); }
 
+/* Node n (valid until the next node is added). */
 static node *at(parser *p, int32_t n) { return &p->e->nodes[n]; }
 
 /* Whether a node's value depends on nothing but constants. */
@@ -803,6 +817,7 @@ static int32_t add_node(parser *p, uint8_t op, uint8_t type, uint8_t otype, int3
     return n;
 }
 
+/* A node without children. */
 static int32_t add_leaf(parser *p, uint8_t op, uint8_t type, uint64_t k)
 {
     return add_node(p, op, type, type, -1, -1, (raw){ .u = k });
@@ -833,6 +848,7 @@ static int32_t retype(parser *p, int32_t n, uint8_t t)
     return add_node(p, OP_CONV, t, at(p, n)->type, n, -1, (raw){ .u = 0 });
 }
 
+/* A binary operator as typed, for messages. */
 static const char *op_text(uint8_t op)
 {
     static const char *const text[] = {
@@ -969,8 +985,10 @@ static int32_t make_cast(parser *p, uint8_t t, bool pointer, int32_t a)
 
 /* ---- parsing: the text ------------------------------------------------------------- */
 
+/* Past blanks; the next character. */
 static const char *skip(parser *p) { return p->s = dbg_skip_blanks(p->s); }
 
+/* Take token if it comes next. */
 static bool eat(parser *p, const char *token)
 {
     size_t n = strlen(token);
@@ -980,6 +998,7 @@ static bool eat(parser *p, const char *token)
     return true;
 }
 
+/* A character of an identifier (symbols may have dots). */
 static bool ident_char(char c) { return isalnum((unsigned char)c) || c == '_' || c == '.'; }
 
 static int32_t parse_binary(parser *p, int min_prec);
@@ -1091,6 +1110,7 @@ static int32_t parse_element(parser *p, const tmap_tensor *t)
     return r;
 }
 
+/* Symbol places by tile, then by their order in the executable. */
 static int cmp_place(const void *a, const void *b)
 {
     const sym_place *x = a, *y = b;
@@ -1158,6 +1178,7 @@ static int32_t parse_name(parser *p)
     return t ? parse_element(p, t) : parse_symbol(p, name);
 }
 
+/* A number, $NAME, a name, or a parenthesized expression. */
 static int32_t parse_primary(parser *p)
 {
     const char *s = skip(p);
@@ -1205,6 +1226,7 @@ static bool parse_cast(parser *p, uint8_t *t, bool *pointer)
     return false;
 }
 
+/* Unary operators and casts, right to left, then a primary. */
 static int32_t parse_unary_body(parser *p)
 {
     char c = *skip(p);
@@ -1222,6 +1244,7 @@ static int32_t parse_unary_body(parser *p)
     return parse_primary(p);
 }
 
+/* parse_unary_body, at most MAX_DEPTH deep. */
 static int32_t parse_unary(parser *p)
 {
     if (++p->depth > MAX_DEPTH)
@@ -1242,6 +1265,7 @@ static const struct binop {
     { "*", OP_MUL, 10 }, { "/", OP_DIV, 10 },  { "%", OP_MOD, 10 },
 };
 
+/* The binary operator at s, or NULL. */
 static const struct binop *binop_at(const char *s)
 {
     for (size_t i = 0; i < sizeof binops / sizeof binops[0]; i++)
@@ -1270,6 +1294,7 @@ static int32_t parse_binary(parser *p, int min_prec)
     return lhs;
 }
 
+/* Parse the whole text as one expression. */
 dbg_expr *dbg_expr_parse(const debugger *d, const char *text, char *err, size_t err_size)
 {
     dbg_expr *e = calloc(1, sizeof *e);

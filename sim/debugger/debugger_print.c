@@ -9,6 +9,7 @@
  */
 #include "debugger_internal.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -635,7 +636,8 @@ static bool classify(debugger *d, const char *text, char fmt, enum item_kind *ki
         return true;
     }
     bool identifier = n && n < sizeof name && dbg_at_end(text + n) && strspn(name, "abcdefghijklmnopqrstuvwxyz"
-                      "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.") == n && !(name[0] >= '0' && name[0] <= '9');
+                      "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.") == n && !isdigit((unsigned char)name[0]) &&
+                      !(name[0] == '.' && isdigit((unsigned char)name[1]));
     if (identifier) {
         *kind = ITEM_SYMBOL;
         if (dbg_symbol_on_tile(d, d->tile, name))
