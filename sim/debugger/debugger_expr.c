@@ -1102,7 +1102,8 @@ static int32_t parse_element(parser *p, const tmap_tensor *t)
     if (!grow((void **)&e->args, &e->cap_args, e->n_args, n, sizeof *e->args))
         return out_of_memory(p);
     int32_t first = (int32_t)e->n_args;
-    memcpy(e->args + first, idx, n * sizeof *idx);
+    if (n)
+        memcpy(e->args + first, idx, n * sizeof *idx);
     e->n_args += n;
     int32_t r = add_node(p, OP_ELEM, type, type, first, (int32_t)n, (raw){ .u = 0 });
     if (r >= 0)
