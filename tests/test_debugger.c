@@ -491,9 +491,9 @@ static void test_bad_commands(void)
         { "bogus", "error: unknown command 'bogus' (try 'help')\n" },
         { "s", "error: ambiguous command 's' (stepi, stats, ...)\n" },
         { "x/0x 1", "error: x: the count must be 1 to 4096\n" },
-        { "x/4q 0x80000", "error: x: unknown format 'q 0x80000' (x hex, d decimal, u unsigned, f f32, h f16, b bytes)\n" },
+        { "x/4q 0x80000", "error: x: unknown format 'q 0x80000' (x hex, d decimal, u unsigned, f f32, h f16, b bytes, i instructions)\n" },
         { "x/4x 0x1", "error: tile 0: 0x1-0x10 is not in tile memory (0x4c000-0xe7fff)\n" },
-        { "p/x $m0", "error: only x takes /FMT ('p/...')\n" },
+        { "c/x", "error: only x, print and display take /FMT ('c/...')\n" },
         { "break", "error: break needs a location: TILE:ADDR, TILE:SYMBOL, SYMBOL, superstep N or cycle N\n" },
         { "break 9:0x4c000", "error: tile 9 has no code in test.elf\n" },
         { "break 0:0x4c002", "error: tile 0: 0x4c002 is not 4-byte aligned\n" },
@@ -538,8 +538,8 @@ static void test_bad_commands(void)
     run_cmd(&s, "quit");
     CU_ASSERT_EQUAL(s.r, DEBUGGER_QUIT);
     /* Completion. */
-    CU_ASSERT_STRING_EQUAL(debugger_complete(s.d, "dis", true, 0), "disassemble");
-    CU_ASSERT_PTR_NULL(debugger_complete(s.d, "dis", true, 1));
+    CU_ASSERT_STRING_EQUAL(debugger_complete(s.d, "disa", true, 0), "disassemble");
+    CU_ASSERT_PTR_NULL(debugger_complete(s.d, "disa", true, 1));
     CU_ASSERT_STRING_EQUAL(debugger_complete(s.d, "$FP_CT", false, 0), "$FP_CTL");
     CU_ASSERT_STRING_EQUAL(debugger_complete(s.d, "wor", false, 0), "worker");
     CU_ASSERT_PTR_NULL(debugger_complete(s.d, "wor", false, 1));

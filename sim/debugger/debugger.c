@@ -130,6 +130,7 @@ void debugger_free(debugger *d)
         free(d->inputs[i].data);
     }
     free(d->inputs);
+    dbg_free_displays(d);
     free(d->name);
     free(d);
 }

@@ -19,11 +19,17 @@
  *   break [b] TILE:ADDR | TILE:SYMBOL | SYMBOL | superstep N | cycle N
  *   watch [w] TILE:ADDR[:BYTES]
  *   delete [d] N | all
- *   info [i] breakpoints | tiles | registers [CONTEXT] | supersteps | exchange
+ *   info [i] breakpoints | tiles | registers [CONTEXT] | supersteps | exchange | display
  *   tile [t] T, context [ctx] sup | w1..w6
- *   print [p] $mN | $aN | $CSR | $pc | TENSOR [SLICE]
+ *   print [p][/FMT] EXPR | $mN | $aN | $CSR | $pc | TENSOR [SLICE] | SYMBOL
+ *                           EXPR: C-like (debugger_expr.h): registers, $lr,
+ *                           $cycle, $superstep, *(f32*)ADDR, symbols,
+ *                           TENSOR[i][j], casts, C's operators; FMT: x d u
+ *                           o t c f a as gdb's
+ *   display[/FMT] [EXPR]    shown now and at every stop; undisplay N | all
  *   x/NFMT ADDR             N units of x (hex word), d (decimal word),
- *                           f (f32), h (f16), b (byte) from the selected tile
+ *                           f (f32), h (f16), b (byte), i (instruction)
+ *                           from the selected tile; ADDR an expression
  *   disassemble [disas] [ADDR [N]]
  *   where [bt], stats, source FILE, help [h] [CMD], quit [q]
  * Every mistake is one line starting "error: " and changes nothing.

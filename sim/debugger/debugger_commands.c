@@ -43,14 +43,23 @@ static const struct dcmd {
     { "tile", "t", dbg_cmd_tile, "tile T", "Select tile T (and its supervisor)." },
     { "context", "ctx", dbg_cmd_context, "context sup | w1..w6",
       "Select the supervisor or a worker of the selected tile." },
-    { "print", "p", dbg_cmd_print, "print $mN | $aN | $pc | $CSR | TENSOR [SLICE] | SYMBOL",
-      "A register of the selected context (hex, decimal; $a also as f32 and an f16 pair), a compiled\n"
-      "  program's tensor by name from its pieces on every tile (SLICE: [I, LO:HI, ...]), or the words\n"
-      "  at a symbol of the selected tile.  An activation's memory holds it from the superstep that\n"
-      "  writes it to its last reader; the compiler places later tensors there after that." },
+    { "print", "p", dbg_cmd_print, "print[/FMT] EXPR | $REG | TENSOR [SLICE] | SYMBOL",
+      "An expression on the selected tile and context, C-like: $m0-$m15, $a0-$a15 (raw bits: (f32)$a0\n"
+      "  reads them as f32), $pc, $lr, $sp, $mzero, $CSR, $cycle, $superstep, $tile, $context, memory\n"
+      "  (*(f32*)ADDR, *(u8*)ADDR, ..., *ADDR a u32), symbols (their address), tensor elements\n"
+      "  (NAME[i][j]), casts ((i32) (f32) ...) and C's operators.  FMT: x hex, d signed, u unsigned,\n"
+      "  o octal, t binary, c character, f float, a address.  A register alone also shows its\n"
+      "  decimal ($a: f32 and f16 pair) values; a compiled program's tensor by name from its pieces on\n"
+      "  every tile (SLICE: [I, LO:HI, ...]), 8 values a line; a symbol alone, its words on the\n"
+      "  selected tile.  An activation's memory holds it from the superstep that writes it to its\n"
+      "  last reader; the compiler places later tensors there after that." },
+    { "display", NULL, dbg_cmd_display, "display[/FMT] [EXPR]",
+      "Show EXPR (as print does) now and at every stop, numbered; without EXPR, every display now." },
+    { "undisplay", NULL, dbg_cmd_undisplay, "undisplay N | all", "Stop showing display N, or all of them." },
     { "x", NULL, dbg_cmd_x, "x/NFMT ADDR",
-      "N units of tile memory of the selected tile at ADDR (a number, SYMBOL or SYMBOL+OFF); FMT is x (hex\n"
-      "  words, the default), d (signed), u (unsigned), f (f32), h (f16) or b (bytes)." },
+      "N units of tile memory of the selected tile at ADDR (an expression: 0x80000, SYMBOL+8, $m3+4,\n"
+      "  $pc); FMT is x (hex words, the default), d (signed), u (unsigned), f (f32), h (f16), b (bytes)\n"
+      "  or i (instructions, with symbols and source lines)." },
     { "disassemble", "disas", dbg_cmd_disassemble, "disassemble [ADDR [N]]",
       "N instructions (default 8) from ADDR, or around the selected context's pc (marked =>; b marks\n"
       "  breakpoints), with symbols and source lines." },
@@ -118,11 +127,11 @@ enum debugger_result debugger_execute(debugger *d, const char *line, FILE *out)
     const char *args = s + n;
     if (s[n] && s[n] != ' ' && s[n] != '\t' && s[n] != '/')
         return dbg_fail(out, "unknown command '%.40s...' (try 'help')", name);
-    if (*args == '/' && strcmp(name, "x"))
-        return dbg_fail(out, "only x takes /FMT ('%s/...')", name);
     const struct dcmd *c = find_cmd(name, out, true);
     if (!c)
         return DEBUGGER_ERROR;
+    if (*args == '/' && c->fn != dbg_cmd_x && c->fn != dbg_cmd_print && c->fn != dbg_cmd_display)
+        return dbg_fail(out, "only x, print and display take /FMT ('%s/...')", name);
     return c->fn(d, args, out);
 }
 

@@ -15,7 +15,10 @@
  *                           pause conditions made from them
  *   debugger_run.c          running: run, continue, stepi, next-superstep,
  *                           and matching the engine's pauses to breakpoints
- *   debugger_print.c        registers, memory (x/FMT), tensors, disassembly
+ *   debugger_print.c        print, x/FMT, display: registers, memory, tensors,
+ *                           expressions, disassembly
+ *   debugger_expr.c         expressions (debugger_expr.h): parsed once,
+ *                           evaluated on any tile and context
  *   debugger_info.c         selection (tile, context), where, info, stats
  *
  * A new command is a dbg_cmd_ function in the file of its responsibility,
@@ -26,6 +29,7 @@
 
 #include "debugger.h"
 
+#include "debugger_expr.h"
 #include "sim/program/tensor_map.h"
 
 #define MAX_BREAKPOINTS 256
@@ -81,6 +85,11 @@ struct debugger {
     volatile int *interrupt;
     int depth;                    /* source nesting */
     char complete_buf[256];
+
+    /* display (debugger_print.c): the expressions shown at every stop */
+    struct dbg_display *displays;
+    size_t n_displays, cap_displays;
+    int last_display;             /* the number of the latest one */
 };
 
 /* ---- the engine's life (debugger.c) --------------------------------------- */
@@ -142,6 +151,26 @@ float dbg_bits_f32(uint32_t v);
 /* "$m3", "$a0", "$pc", "$FP_CTL" of context k. */
 bool dbg_register_value(const ipu_tile *t, unsigned k, const char *name, uint32_t *v, char *kind);
 
+/* ---- expressions, tensor elements, display (debugger_expr.c, debugger_print.c) */
+
+/* A register's name without its '$' ("m3", "a0", "lr", "sp", "mzero",
+ * "azero", "pc", a CSR) as its class ('m', 'a' or 'c' for a CSR, $pc
+ * included) and number. */
+bool dbg_register_ref(const char *name, char *cls, unsigned *num);
+/* That register's value in context k of tile t. */
+uint32_t dbg_register_read(const ipu_tile *t, unsigned k, char cls, unsigned num);
+/* The type of t's elements; false when no expression type fits them. */
+bool dbg_element_type(const tmap_tensor *t, dbg_type *type);
+/* The tile and address of element idx (one index per dimension of the
+ * tensor's own axes) of t; false when no piece holds it. */
+bool dbg_tensor_element_place(const tmap_tensor *t, const uint64_t *idx, uint32_t *tile, uint32_t *addr);
+/* Every display, "N: EXPR = VALUE", on the selected tile and context (at every stop). */
+void dbg_show_displays(debugger *d, FILE *out);
+/* The table of `info display`. */
+void dbg_info_display(debugger *d, FILE *out);
+/* Free the displays (debugger_free). */
+void dbg_free_displays(debugger *d);
+
 /* ---- the commands (the table: debugger_commands.c) ------------------------ */
 
 typedef enum debugger_result dbg_cmd_fn(debugger *d, const char *args, FILE *out);
@@ -149,6 +178,7 @@ typedef enum debugger_result dbg_cmd_fn(debugger *d, const char *args, FILE *out
 dbg_cmd_fn dbg_cmd_run, dbg_cmd_continue, dbg_cmd_stepi, dbg_cmd_next_superstep;     /* debugger_run.c */
 dbg_cmd_fn dbg_cmd_break, dbg_cmd_watch, dbg_cmd_delete;                             /* debugger_breakpoints.c */
 dbg_cmd_fn dbg_cmd_print, dbg_cmd_x, dbg_cmd_disassemble;                            /* debugger_print.c */
+dbg_cmd_fn dbg_cmd_display, dbg_cmd_undisplay;                                       /* debugger_print.c */
 dbg_cmd_fn dbg_cmd_tile, dbg_cmd_context, dbg_cmd_where, dbg_cmd_info, dbg_cmd_stats; /* debugger_info.c */
 dbg_cmd_fn dbg_cmd_source, dbg_cmd_help, dbg_cmd_quit;                               /* debugger_commands.c */
 
