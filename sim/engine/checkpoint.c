@@ -8,10 +8,15 @@
  *
  * Sharing.  What a checkpoint holds is reference counted and shared with
  * its base wherever the bytes are the same:
- *   - tile memory pages, shared copy on write with the running tile too
- *     (memmodel/tile_memory.h): taking a checkpoint copies no page, the
- *     tile copies a page when it next writes it.  A page is the base's
- *     when it is the same page (not written since) or holds the same bytes;
+ *   - tile memory pages.  A page is the base's when the tile has not
+ *     written it since (the same page) or holds the same bytes; a page
+ *     that changed is kept as the 256-byte blocks that differ from the
+ *     base's key page (the whole page it keeps blocks against), or, when
+ *     more than half of them do, as a new key page: the tile's own page,
+ *     shared copy on write with it (memmodel/tile_memory.h), so that taking
+ *     a checkpoint copies no page (the tile copies the page when it next
+ *     writes it).  Most pages a superstep writes change in a few places
+ *     (BERT-Base: a tenth of the bytes of the pages written);
  *   - a tile's issue counts per code word, in chunks of CHUNK_WORDS words
  *     (chunks of zeros are not stored);
  *   - a tile's state (ipu_tile less its pointers), kept as its non-zero
@@ -122,7 +127,7 @@ static void seq_read(const seq *s, size_t off, void *dst, size_t len)
 
 /* ---- what a checkpoint holds ---------------------------------------------------- */
 
-#define CHUNK_WORDS 512u          /* issue counts are shared 4 KiB at a time */
+#define CHUNK_WORDS 64u           /* issue counts are shared 512 bytes at a time */
 #define TILE_WORDS (sizeof(ipu_tile) / sizeof(uint64_t))
 #define MAP_WORDS ((TILE_WORDS + 63) / 64)
 
@@ -148,9 +153,22 @@ typedef struct log_copy {
     xch_transfer t[];
 } log_copy;
 
+#define BLOCK_BYTES 256u
+#define PAGE_BLOCKS (TMEM_PAGE_BYTES / BLOCK_BYTES)
+_Static_assert(PAGE_BLOCKS == 64, "a page's blocks are the bits of page_copy.changed");
+
+/* A page of tile memory: key's bytes, but for the blocks in `changed`,
+ * which are in blocks[], in order. */
+typedef struct page_copy {
+    uint32_t holders;
+    const uint8_t *key;           /* a page as tile_memory holds them (tmem_page_share) */
+    uint64_t changed;             /* bit b: block b */
+    uint8_t blocks[];
+} page_copy;
+
 typedef struct tile_copy {
     record *rec;
-    const uint8_t *page[TMEM_MAX_PAGES];
+    page_copy *page[TMEM_MAX_PAGES];  /* NULL: never written */
     uint32_t n_chunks;
     chunk **counts;               /* NULL entries: all zero */
     log_copy *log;                /* NULL: an empty log */
@@ -204,7 +222,10 @@ static void free_tile_copy(tile_copy *k)
     if (k->rec && --k->rec->holders == 0)
         free(k->rec);
     for (unsigned p = 0; p < TMEM_MAX_PAGES; p++)
-        tmem_page_release(k->page[p]);
+        if (k->page[p] && --k->page[p]->holders == 0) {
+            tmem_page_release(k->page[p]->key);
+            free(k->page[p]);
+        }
     for (uint32_t j = 0; k->counts && j < k->n_chunks; j++)
         if (k->counts[j] && --k->counts[j]->holders == 0)
             free(k->counts[j]);
@@ -283,20 +304,78 @@ static bool all_zero(const uint64_t *v, size_t n)
     return true;
 }
 
-/* The tile's memory pages: shared with the tile (copy on write) or, when
- * they hold the same bytes, with the base. */
-static void take_pages(tile_memory *m, const tile_copy *b, tile_copy *k, size_t *own)
+/* A page_copy of key with the blocks of `changed` from page; NULL when out
+ * of host memory.  *own grows by its bytes (and a whole page for a new key). */
+static page_copy *new_page_copy(const uint8_t *key, uint64_t changed, const uint8_t *page, size_t *own)
 {
-    for (uint32_t p = 0; p < TMEM_MAX_PAGES; p++) {
-        const uint8_t *bp = b ? b->page[p] : NULL;
-        if (!m->page[p])
-            continue;
-        if (m->page[p] != bp && bp && !memcmp(m->page[p], bp, TMEM_PAGE_BYTES))
-            tmem_page_adopt(m, p, bp);
-        k->page[p] = tmem_page_share(m, p);
-        if (k->page[p] != bp)
-            *own += tmem_page_host_bytes();
+    size_t bytes = sizeof(page_copy) + (size_t)__builtin_popcountll(changed) * BLOCK_BYTES;
+    page_copy *c = malloc(bytes);
+    if (!c)
+        return NULL;
+    c->holders = 1;
+    c->key = key;
+    c->changed = changed;
+    uint8_t *to = c->blocks;
+    for (uint64_t bits = changed; bits; bits &= bits - 1, to += BLOCK_BYTES)
+        memcpy(to, page + (size_t)__builtin_ctzll(bits) * BLOCK_BYTES, BLOCK_BYTES);
+    *own += bytes;
+    return c;
+}
+
+/* Page p of the tile's memory (written) against the base's copy b (NULL:
+ * none); NULL when out of host memory. */
+static page_copy *take_page(tile_memory *m, uint32_t p, page_copy *b, size_t *own)
+{
+    const uint8_t *live = m->page[p];
+    /* The base holds this very page: the tile has not written it since. */
+    if (b && b->key == live && !b->changed) {
+        b->holders++;
+        return b;
     }
+    uint64_t changed = 0;
+    for (unsigned k = 0; b && k < PAGE_BLOCKS; k++)
+        if (memcmp(live + k * BLOCK_BYTES, b->key + k * BLOCK_BYTES, BLOCK_BYTES))
+            changed |= 1ull << k;
+    if (b && changed == b->changed) {
+        const uint8_t *from = b->blocks;
+        bool same = true;
+        for (uint64_t bits = changed; bits && same; bits &= bits - 1, from += BLOCK_BYTES)
+            same = !memcmp(from, live + (size_t)__builtin_ctzll(bits) * BLOCK_BYTES, BLOCK_BYTES);
+        if (same) {
+            b->holders++;
+            return b;
+        }
+    }
+    if (b && !changed) {
+        /* The same bytes as the base's key: the tile shares that. */
+        tmem_page_adopt(m, p, b->key);
+        tmem_page_hold(b->key);
+        return new_page_copy(b->key, 0, NULL, own);
+    }
+    if (b && __builtin_popcountll(changed) <= PAGE_BLOCKS / 2) {
+        tmem_page_hold(b->key);
+        page_copy *c = new_page_copy(b->key, changed, live, own);
+        if (!c)
+            tmem_page_release(b->key);
+        return c;
+    }
+    /* A new key page: the tile's, shared copy on write. */
+    const uint8_t *key = tmem_page_share(m, p);
+    page_copy *c = new_page_copy(key, 0, NULL, own);
+    if (!c)
+        tmem_page_release(key);
+    else
+        *own += tmem_page_host_bytes();
+    return c;
+}
+
+/* The tile's memory pages; false when out of host memory. */
+static bool take_pages(tile_memory *m, const tile_copy *b, tile_copy *k, size_t *own)
+{
+    for (uint32_t p = 0; p < TMEM_MAX_PAGES; p++)
+        if (m->page[p] && !(k->page[p] = take_page(m, p, b ? b->page[p] : NULL, own)))
+            return false;
+    return true;
 }
 
 /* The issue counts, chunk by chunk: the base's chunk when the same. */
@@ -374,8 +453,7 @@ static bool take_tile(engine *g, size_t i, const tile_copy *b, tile_copy *k, siz
         memcpy(k->rec->w, words, n * sizeof *words);
         *own += sizeof *k->rec + n * sizeof *words;
     }
-    take_pages(&t->s.mem, b, k, own);
-    return take_counts(t, b, k, own) && take_log(&et->log, k, own);
+    return take_pages(&t->s.mem, b, k, own) && take_counts(t, b, k, own) && take_log(&et->log, k, own);
 }
 
 /* Room for the log's contents in l; false when out of host memory. */
@@ -424,13 +502,22 @@ static void restore_log(xch_log *l, const log_copy *c)
         memcpy(l->data, (const uint8_t *)(c->t + c->n_sends + c->n_recvs), c->data_bytes);
 }
 
-static void restore_tile(engine *g, size_t i, const tile_copy *k)
+/* Tile i as k has it; `built` are its pages kept as blocks, built whole
+ * (build_pages), in page order. */
+static void restore_tile(engine *g, size_t i, const tile_copy *k, uint8_t *const *built)
 {
     etile *et = &g->tiles[i];
     ipu_tile *t = &et->x->t;
     decode_tile(k->rec, t);
-    for (uint32_t p = 0; p < TMEM_MAX_PAGES; p++)
-        tmem_page_adopt(&t->s.mem, p, k->page[p]);
+    for (uint32_t p = 0; p < TMEM_MAX_PAGES; p++) {
+        const page_copy *c = k->page[p];
+        if (c && c->changed) {
+            tmem_page_adopt(&t->s.mem, p, *built);
+            tmem_page_release(*built++);
+        } else {
+            tmem_page_adopt(&t->s.mem, p, c ? c->key : NULL);
+        }
+    }
     uint32_t n_words = t->counts ? (t->code_end - t->code_base) / 4 : 0;
     for (uint32_t j = 0; j < k->n_chunks; j++) {
         size_t len = n_words - j * CHUNK_WORDS < CHUNK_WORDS ? n_words - j * CHUNK_WORDS : CHUNK_WORDS;
@@ -680,14 +767,75 @@ static void free_stream_list(xch_stream *s, size_t n)
     free(s);
 }
 
-/* What the restore needs room for, made first so that a host out of memory
- * leaves the engine as it was: the growable arrays, the tiles' logs, new
- * stream lists and chip totals (handed back in new_streams, new_chips). */
-static bool reserve_all(engine *g, const engine_checkpoint *c, xch_stream *new_streams[3],
-                        engine_chip_stats **new_chips)
+/* What a restore makes before it changes anything, so that a host out of
+ * memory leaves the engine as it was. */
+typedef struct room {
+    xch_stream *streams[3];       /* new stream lists */
+    engine_chip_stats *chips;     /* the chip totals (NULL: none yet) */
+    uint8_t **built;              /* pages kept as blocks, built whole: tile i's from built_first[i] */
+    size_t *built_first;
+    size_t n_built;
+} room;
+
+static void free_room(room *r, const engine_checkpoint *c)
+{
+    for (int l = 0; l < 3; l++)
+        free_stream_list(r->streams[l], c->n_streams[l]);
+    free(r->chips);
+    for (size_t i = 0; r->built && i < r->n_built; i++)
+        tmem_page_release(r->built[i]);
+    free(r->built);
+    free(r->built_first);
+}
+
+/* Every page of c kept as blocks, built whole: a copy of its key with the
+ * blocks put in. */
+static bool build_pages(const engine_checkpoint *c, int threads, room *r)
+{
+    size_t n = c->n_tiles;
+    r->built_first = malloc((n + 1) * sizeof *r->built_first);
+    if (!r->built_first)
+        return false;
+    r->built_first[0] = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t k = 0;
+        for (uint32_t p = 0; p < TMEM_MAX_PAGES; p++)
+            k += c->tiles[i].page[p] && c->tiles[i].page[p]->changed;
+        r->built_first[i + 1] = r->built_first[i] + k;
+    }
+    r->n_built = r->built_first[n];
+    r->built = calloc(r->n_built + 1, sizeof *r->built);
+    if (!r->built)
+        return false;
+    int failed = 0;
+#pragma omp parallel for schedule(dynamic, 16) num_threads(threads) if (threads > 1) reduction(+ : failed)
+    for (size_t i = 0; i < n; i++) {
+        uint8_t **to = r->built + r->built_first[i];
+        for (uint32_t p = 0; p < TMEM_MAX_PAGES; p++) {
+            const page_copy *pc = c->tiles[i].page[p];
+            if (!pc || !pc->changed)
+                continue;
+            uint8_t *page = tmem_page_copy(pc->key);
+            if (!page) {
+                failed++;
+                break;
+            }
+            const uint8_t *from = pc->blocks;
+            for (uint64_t bits = pc->changed; bits; bits &= bits - 1, from += BLOCK_BYTES)
+                memcpy(page + (size_t)__builtin_ctzll(bits) * BLOCK_BYTES, from, BLOCK_BYTES);
+            *to++ = page;
+        }
+    }
+    return !failed;
+}
+
+/* The room a restore needs: the growable arrays, the tiles' logs, new
+ * stream lists, chip totals and pages. */
+static bool reserve_all(engine *g, const engine_checkpoint *c, room *r)
 {
     xch_system *x = &g->xch;
     bool ok = true;
+    memset(r, 0, sizeof *r);
     g->heap = reserve(g->heap, &g->cap_heap, seq_bytes(c->ea[EA_HEAP]) / sizeof *g->heap, sizeof *g->heap, &ok);
     g->releases = reserve(g->releases, &g->cap_releases, seq_bytes(c->ea[EA_RELEASES]) / sizeof *g->releases,
                           sizeof *g->releases, &ok);
@@ -698,26 +846,19 @@ static bool reserve_all(engine *g, const engine_checkpoint *c, xch_stream *new_s
     x->spans = reserve(x->spans, &x->cap_spans, seq_bytes(c->xa[XA_SPANS]) / sizeof *x->spans, sizeof *x->spans, &ok);
     for (size_t i = 0; ok && i < g->n_tiles; i++)
         ok = reserve_log(&g->tiles[i].log, c->tiles[i].log);
-    for (int l = 0; l < 3; l++)
-        new_streams[l] = NULL;
     for (int l = 0; ok && l < 3; l++)
-        ok = build_streams(c->streams[l], c->n_streams[l], &new_streams[l]);
-    *new_chips = NULL;
+        ok = build_streams(c->streams[l], c->n_streams[l], &r->streams[l]);
     size_t chip_bytes = seq_bytes(c->ea[EA_STAT_CHIPS]);
-    if (ok && chip_bytes && (*new_chips = malloc(chip_bytes)) != NULL)
-        seq_copy_to(c->ea[EA_STAT_CHIPS], *new_chips);
-    ok = ok && (!chip_bytes || *new_chips);
-    if (!ok) {
-        for (int l = 0; l < 3; l++)
-            free_stream_list(new_streams[l], c->n_streams[l]);
-        free(*new_chips);
-    }
+    if (ok && chip_bytes && (r->chips = malloc(chip_bytes)) != NULL)
+        seq_copy_to(c->ea[EA_STAT_CHIPS], r->chips);
+    ok = ok && (!chip_bytes || r->chips) && build_pages(c, g->n_tiles < 64 ? 1 : g->threads, r);
+    if (!ok)
+        free_room(r, c);
     return ok;
 }
 
 /* The engine's scalars and arrays, room made (reserve_all). */
-static void restore_engine(engine *g, const engine_checkpoint *c, xch_stream *new_streams[3],
-                           engine_chip_stats *new_chips)
+static void restore_engine(engine *g, const engine_checkpoint *c, const room *r)
 {
     memcpy(g->chip, c->chip, g->chips * sizeof *g->chip);
     size_t k = g->chips + 1;
@@ -742,7 +883,7 @@ static void restore_engine(engine *g, const engine_checkpoint *c, xch_stream *ne
     engine_superstep *supersteps = g->stats.supersteps;
     free(g->stats.chips);
     g->stats = c->stats;
-    g->stats.chips = new_chips;
+    g->stats.chips = r->chips;
     g->stats.supersteps = supersteps;
     seq_copy_to(c->ea[EA_SUPERSTEPS], supersteps);
     g->n_segs = seq_bytes(c->ea[EA_SEGS]) / sizeof *g->segs;
@@ -771,11 +912,11 @@ static void restore_engine(engine *g, const engine_checkpoint *c, xch_stream *ne
     free_stream_list(x->host_in, x->n_host_in);
     free_stream_list(x->host_out, x->n_host_out);
     free_stream_list(x->buffers, x->n_buffers);
-    x->host_in = new_streams[0];
+    x->host_in = r->streams[0];
     x->n_host_in = c->n_streams[0];
-    x->host_out = new_streams[1];
+    x->host_out = r->streams[1];
     x->n_host_out = c->n_streams[1];
-    x->buffers = new_streams[2];
+    x->buffers = r->streams[2];
     x->n_buffers = c->n_streams[2];
     x->stream_used_bytes = c->stream_used_bytes;
     x->record_spans = c->record_spans;
@@ -787,13 +928,12 @@ bool engine_checkpoint_restore(engine *g, const engine_checkpoint *c, char *err,
         snprintf(err, err_size, "the checkpoint is one of another engine");
         return false;
     }
-    xch_stream *new_streams[3];
-    engine_chip_stats *new_chips;
-    if (!reserve_all(g, c, new_streams, &new_chips)) {
+    room r;
+    if (!reserve_all(g, c, &r)) {
         snprintf(err, err_size, "out of host memory restoring a checkpoint of %zu tiles", g->n_tiles);
         return false;
     }
-    restore_engine(g, c, new_streams, new_chips);
+    restore_engine(g, c, &r);
     /* The tiles' bookkeeping, keeping their pointers and checked flags. */
     for (size_t i = 0; i < g->n_tiles; i++) {
         etile *et = &g->tiles[i], k;
@@ -807,7 +947,9 @@ bool engine_checkpoint_restore(engine *g, const engine_checkpoint *c, char *err,
     int threads = n < 64 ? 1 : g->threads;
 #pragma omp parallel for schedule(dynamic, 16) num_threads(threads) if (threads > 1)
     for (size_t i = 0; i < n; i++)
-        restore_tile(g, i, &c->tiles[i]);
+        restore_tile(g, i, &c->tiles[i], r.built + r.built_first[i]);
+    free(r.built);
+    free(r.built_first);
     return true;
 }
 

@@ -354,13 +354,15 @@ ipu_tile *engine_tile_mut(engine *g, uint32_t global_tile);
  *
  * Cost.  A checkpoint taken with a base (an earlier checkpoint of the same
  * engine, NULL: none) shares with it, reference counted, what is byte for
- * byte the same: tile memory pages, issue counts (in chunks of 512 code
- * words), each tile's state, and the arrays the run appends to (supersteps,
- * trace) as a prefix; so it costs about what changed since its base.  Tile
- * memory pages are also shared, copy on write, with the running engine:
- * taking a checkpoint copies no page, a tile writing a page afterwards
- * copies it.  Checkpoints are freed in any order, before or after their
- * engine.  None of these may be called while engine_continue runs.
+ * byte the same: tile memory (a page that changed is kept as the 256-byte
+ * blocks that differ from the base's, or whole when more than half do),
+ * issue counts (in chunks of 64 code words), each tile's state, and the
+ * arrays the run appends to (supersteps, trace) as a prefix; so it costs
+ * about what changed since its base.  A page kept whole is the running
+ * tile's own page, shared copy on write: taking a checkpoint copies no
+ * page, the tile copies it when it next writes it.  Checkpoints are freed
+ * in any order, before or after their engine.  None of these may be called
+ * while engine_continue runs.
  */
 typedef struct engine_checkpoint engine_checkpoint;
 
