@@ -264,9 +264,9 @@ static void dump_tile_arch(dump *d, const ipu_tile *t)
     mark(d, "tile %u memory", t->tile_id);
     uint64_t h = 0xcbf29ce484222325ull;
     for (uint64_t p = 0; p < s->mem.size_bytes / TMEM_PAGE_BYTES; p++)
-        if (s->mem.page[p]) {
+        if (tmem_page(&s->mem, (uint32_t)p)) {
             h = hash_bytes(h, &p, sizeof p);
-            h = hash_bytes(h, s->mem.page[p], TMEM_PAGE_BYTES);
+            h = hash_bytes(h, tmem_page(&s->mem, (uint32_t)p), TMEM_PAGE_BYTES);
         }
     PUT(d, h);
     PUT(d, s->mem.pages_allocated);
@@ -819,6 +819,65 @@ static void test_restore_from_open_batch(void)
     free_run(&a);
 }
 
+/* Access watches move the pages they watch out of page[]: a checkpoint
+ * taken with a watch set restores without it, and the other way round;
+ * the watches stay as they are. */
+static void test_access_watches(void)
+{
+    char err[512];
+    run a = start_two_chips();
+    CU_ASSERT_EQUAL(engine_continue(a.g), ENGINE_PAUSED);
+    CU_ASSERT_EQUAL(engine_continue(a.g), ENGINE_PAUSED);
+    CU_ASSERT_TRUE(engine_set_access_watch(a.g, 1, 0x80010, 16, ENGINE_WATCH_WRITE, true));
+    const tile_memory *m = &engine_tile(a.g, 1)->s.mem;
+    uint32_t data_page = (0x80000 - m->base) / TMEM_PAGE_BYTES;
+    CU_ASSERT_PTR_NULL(m->page[data_page]);
+    engine_checkpoint *c = engine_checkpoint_take(a.g, NULL, err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    dump at = dump_engine(a.g);
+    /* The data tile 1 receives lands in the watch. */
+    engine_debug none = { .superstep_end = false };
+    engine_set_debug(a.g, &none);
+    CU_ASSERT_EQUAL(engine_continue(a.g), ENGINE_PAUSED);
+    CU_ASSERT_EQUAL(engine_get_pause(a.g)->reason, ENGINE_PAUSE_ACCESS);
+    CU_ASSERT_EQUAL(engine_get_pause(a.g)->tile, 1);
+    CU_ASSERT_TRUE(engine_get_pause(a.g)->access_received);
+    engine_pause first = *engine_get_pause(a.g);
+    /* Without the watch: back, the page in page[]. */
+    CU_ASSERT_TRUE(engine_set_access_watch(a.g, 1, 0x80010, 16, ENGINE_WATCH_WRITE, false));
+    CU_ASSERT_TRUE(engine_checkpoint_restore(a.g, c, err, sizeof err));
+    CU_ASSERT_PTR_NOT_NULL(m->page[data_page]);
+    CU_ASSERT_EQUAL(tmem_watch_count(m), 0);
+    dump back = dump_engine(a.g);
+    expect_same(&back, &at, "restored without the watch");
+    free_dump(&back);
+    /* With it again: back, the page moved; the run pauses as before and
+     * ends as a run without watches. */
+    CU_ASSERT_TRUE(engine_set_access_watch(a.g, 1, 0x80010, 16, ENGINE_WATCH_WRITE, true));
+    CU_ASSERT_TRUE(engine_checkpoint_restore(a.g, c, err, sizeof err));
+    CU_ASSERT_PTR_NULL(m->page[data_page]);
+    CU_ASSERT_EQUAL(tmem_watch_count(m), 1);
+    back = dump_engine(a.g);
+    expect_same(&back, &at, "restored with the watch");
+    CU_ASSERT_EQUAL(engine_continue(a.g), ENGINE_PAUSED);
+    CU_ASSERT_EQUAL(engine_get_pause(a.g)->reason, ENGINE_PAUSE_ACCESS);
+    CU_ASSERT_EQUAL(engine_get_pause(a.g)->cycle, first.cycle);
+    CU_ASSERT_EQUAL(engine_get_pause(a.g)->access_addr, first.access_addr);
+    CU_ASSERT_EQUAL(engine_continue(a.g), ENGINE_DONE);
+    run b = fresh_at(0);
+    engine_set_debug(b.g, &none);
+    CU_ASSERT_EQUAL(engine_continue(b.g), ENGINE_DONE);
+    dump da = dump_engine(a.g), db = dump_engine(b.g);
+    expect_same(&da, &db, "the end with a watch after a restore");
+    free_dump(&da);
+    free_dump(&db);
+    free_dump(&back);
+    free_dump(&at);
+    engine_checkpoint_free(c);
+    free_run(&b);
+    free_run(&a);
+}
+
 /* ---- 4. what a checkpoint shares with its base ---------------------------------------- */
 
 static void test_sharing(void)
@@ -1020,6 +1079,7 @@ void test_register(void)
               {"restores and frees in any order, pages copied on write", test_any_order},
               {"debugger settings stay; refusals", test_settings_stay_and_refusals},
               {"restore while a batch is open", test_restore_from_open_batch},
+              {"access watches stay; pages they moved", test_access_watches},
               {"a checkpoint shares what did not change with its base", test_sharing},
               {"a compiled matmul", test_compiled_matmul},
               {"tile memory pages shared copy on write", test_pages_copy_on_write});

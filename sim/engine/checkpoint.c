@@ -29,20 +29,21 @@
 #include "engine_internal.h"
 
 #include <omp.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* A checkpoint names every field of these: a field added to them must be
  * taken and restored here (or said to need neither). */
-_Static_assert(sizeof(void *) != 8 || sizeof(struct engine) == 5376, "struct engine changed: see checkpoint.c");
+_Static_assert(sizeof(void *) != 8 || sizeof(struct engine) == 5400, "struct engine changed: see checkpoint.c");
 _Static_assert(sizeof(void *) != 8 || sizeof(xch_system) == 256, "xch_system changed: see checkpoint.c");
 _Static_assert(sizeof(void *) != 8 || sizeof(engine_stats) == 88, "engine_stats changed: see checkpoint.c");
 _Static_assert(sizeof(void *) != 8 || sizeof(xch_log) == 80, "xch_log changed: see checkpoint.c");
 /* etile and ipu_tile are copied whole; these are their pointers, which a
  * restore keeps as they are. */
-_Static_assert(sizeof(void *) != 8 || sizeof(etile) == 248, "etile changed: see its pointers in checkpoint.c");
-_Static_assert(sizeof(void *) != 8 || sizeof(ipu_tile) == 15072, "ipu_tile changed: see its pointers in checkpoint.c");
+_Static_assert(sizeof(void *) != 8 || sizeof(etile) == 256, "etile changed: see its pointers in checkpoint.c");
+_Static_assert(sizeof(void *) != 8 || sizeof(ipu_tile) == 15080, "ipu_tile changed: see its pointers in checkpoint.c");
 _Static_assert(sizeof(ipu_tile) % sizeof(uint64_t) == 0, "a tile's state is whole 64-bit words");
 
 /* ---- bytes shared with the base ------------------------------------------------ */
@@ -185,7 +186,12 @@ enum { XA_CHIP_HZ, XA_LINK_FREE, XA_HOST_FREE, XA_STREAM_FREE, XA_CHIP_STATS, XA
        XA_COUNT };
 
 /* The engine's arrays (struct engine), in this order in a checkpoint. */
-enum { EA_ETILES, EA_GROUPS, EA_HEAP, EA_RELEASES, EA_RUNNABLE, EA_SUPERSTEPS, EA_SEGS, EA_STAT_CHIPS, EA_COUNT };
+enum { EA_ETILES, EA_BODIES, EA_GROUPS, EA_HEAP, EA_RELEASES, EA_RUNNABLE, EA_SUPERSTEPS, EA_SEGS, EA_STAT_CHIPS,
+       EA_COUNT };
+
+/* What an etile_body holds besides its tile (ipu_tile comes first). */
+#define BODY_REST (sizeof(etile_body) - sizeof(ipu_tile))
+_Static_assert(offsetof(etile_body, t) == 0 && BODY_REST > 0, "etile_body is its tile, then the rest");
 
 struct engine_checkpoint {
     const engine *g;
@@ -209,6 +215,7 @@ struct engine_checkpoint {
     bool ran, started, finished, in_events, step_done;
     engine_pause pause;
     size_t supersteps_seen;
+    size_t n_received_pending;
     double host_s;
     uint64_t stream_used_bytes;
     bool record_spans;
@@ -326,7 +333,7 @@ static page_copy *new_page_copy(const uint8_t *key, uint64_t changed, const uint
  * none); NULL when out of host memory. */
 static page_copy *take_page(tile_memory *m, uint32_t p, page_copy *b, size_t *own)
 {
-    const uint8_t *live = m->page[p];
+    const uint8_t *live = tmem_page(m, p);
     /* The base holds this very page: the tile has not written it since. */
     if (b && b->key == live && !b->changed) {
         b->holders++;
@@ -373,7 +380,7 @@ static page_copy *take_page(tile_memory *m, uint32_t p, page_copy *b, size_t *ow
 static bool take_pages(tile_memory *m, const tile_copy *b, tile_copy *k, size_t *own)
 {
     for (uint32_t p = 0; p < TMEM_MAX_PAGES; p++)
-        if (m->page[p] && !(k->page[p] = take_page(m, p, b ? b->page[p] : NULL, own)))
+        if (tmem_page(m, p) && !(k->page[p] = take_page(m, p, b ? b->page[p] : NULL, own)))
             return false;
     return true;
 }
@@ -557,6 +564,7 @@ static array_ref engine_array(engine *g, int a)
 {
     switch (a) {
     case EA_ETILES: return (array_ref){ NULL, g->n_tiles * sizeof(etile) };
+    case EA_BODIES: return (array_ref){ NULL, g->n_tiles * BODY_REST };
     case EA_GROUPS: return (array_ref){ NULL, 3 * (g->chips + 1) * sizeof(uint32_t) };
     case EA_HEAP: return (array_ref){ g->heap, g->n_heap * sizeof *g->heap };
     case EA_RELEASES: return (array_ref){ g->releases, g->n_releases * sizeof *g->releases };
@@ -571,7 +579,9 @@ static array_ref engine_array(engine *g, int a)
 }
 
 /* The engine's tiles' bookkeeping, without their pointers and debugger
- * settings (etile.x, log, checked), the sync groups' counters, and the
+ * settings (etile.x, log, checked, watched) with the rest of their
+ * etile_body (an access watch's hit not reported yet), the sync groups'
+ * counters, and the
  * outgoing buses' and receive ports' free cycles of the tiles with code
  * (the exchange keeps them for every tile of the system; the others never
  * send or receive). */
@@ -581,13 +591,15 @@ static bool take_engine_arrays(engine *g, const engine_checkpoint *b, engine_che
     etile *copy = malloc(n * sizeof *copy);
     uint32_t *groups = malloc(3 * k * sizeof *groups);
     uint64_t *tile_free = malloc(2 * n * sizeof *tile_free);
-    bool ok = copy && groups && tile_free;
+    uint8_t *bodies = malloc(n * BODY_REST);
+    bool ok = copy && groups && tile_free && bodies;
     if (ok) {
         memcpy(copy, g->tiles, n * sizeof *copy);
         for (size_t i = 0; i < n; i++) {
             copy[i].x = NULL;
             memset(&copy[i].log, 0, sizeof copy[i].log);
-            copy[i].checked = false;
+            copy[i].checked = copy[i].watched = false;
+            memcpy(bodies + i * BODY_REST, (const uint8_t *)g->tiles[i].x + sizeof(ipu_tile), BODY_REST);
             tile_free[2 * i] = g->xch.bus_free[g->tiles[i].tile_id];
             tile_free[2 * i + 1] = g->xch.port_free[g->tiles[i].tile_id];
         }
@@ -597,7 +609,7 @@ static bool take_engine_arrays(engine *g, const engine_checkpoint *b, engine_che
     }
     for (int a = 0; ok && a < EA_COUNT; a++) {
         array_ref r = engine_array(g, a);
-        const void *data = a == EA_ETILES ? copy : a == EA_GROUPS ? groups : r.data;
+        const void *data = a == EA_ETILES ? copy : a == EA_BODIES ? bodies : a == EA_GROUPS ? groups : r.data;
         ok = seq_take(b ? b->ea[a] : NULL, data, r.bytes, &c->ea[a], &c->own_bytes);
     }
     for (int a = 0; ok && a < XA_COUNT; a++) {
@@ -608,6 +620,7 @@ static bool take_engine_arrays(engine *g, const engine_checkpoint *b, engine_che
     free(copy);
     free(groups);
     free(tile_free);
+    free(bodies);
     return ok;
 }
 
@@ -664,6 +677,7 @@ static bool take_scalars(const engine *g, engine_checkpoint *c)
     c->step_done = g->step_done;
     c->pause = g->pause;
     c->supersteps_seen = g->supersteps_seen;
+    c->n_received_pending = g->n_received_pending;
     c->host_s = g->host_s;
     c->stream_used_bytes = g->xch.stream_used_bytes;
     c->record_spans = g->xch.record_spans;
@@ -896,6 +910,7 @@ static void restore_engine(engine *g, const engine_checkpoint *c, const room *r)
     g->step_done = c->step_done;
     g->pause = c->pause;
     g->supersteps_seen = c->supersteps_seen;
+    g->n_received_pending = c->n_received_pending;
     g->host_s = c->host_s;
     /* the exchange */
     xch_system *x = &g->xch;
@@ -934,14 +949,16 @@ bool engine_checkpoint_restore(engine *g, const engine_checkpoint *c, char *err,
         return false;
     }
     restore_engine(g, c, &r);
-    /* The tiles' bookkeeping, keeping their pointers and checked flags. */
+    /* The tiles' bookkeeping, keeping their pointers, checked and watched flags. */
     for (size_t i = 0; i < g->n_tiles; i++) {
         etile *et = &g->tiles[i], k;
         seq_read(c->ea[EA_ETILES], i * sizeof k, &k, sizeof k);
         k.x = et->x;
         k.log = et->log;
         k.checked = et->checked;
+        k.watched = et->watched;
         *et = k;
+        seq_read(c->ea[EA_BODIES], i * BODY_REST, (uint8_t *)et->x + sizeof(ipu_tile), BODY_REST);
     }
     size_t n = g->n_tiles;
     int threads = n < 64 ? 1 : g->threads;
