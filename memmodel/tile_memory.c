@@ -381,6 +381,8 @@ static void place_pages(tile_memory *m)
         } else if (was && !is) {
             m->page[pg] = w->moved[pg];
             w->moved[pg] = NULL;
+            if (m->page[pg] && *holders_of(m->page[pg]) == 1)
+                m->wpage[pg] = m->page[pg];
         }
     }
     w->pages = want;
