@@ -20,7 +20,7 @@
  *   - a tile's issue counts per code word, in chunks of CHUNK_WORDS words
  *     (chunks of zeros are not stored);
  *   - a tile's state (ipu_tile less its pointers), kept as its non-zero
- *     64-bit words and a bitmap of where they go: most of its 1,900 words
+ *     64-bit words and a bitmap of where they go: most of its 1,885 words
  *     (the CSR space of every context) are zero;
  *   - the arrays the run appends to (supersteps, releases, trace segments
  *     and spans, host output) share the base's as a prefix; the other
@@ -40,8 +40,10 @@ _Static_assert(sizeof(void *) != 8 || sizeof(struct engine) == 5400, "struct eng
 _Static_assert(sizeof(void *) != 8 || sizeof(xch_system) == 256, "xch_system changed: see checkpoint.c");
 _Static_assert(sizeof(void *) != 8 || sizeof(engine_stats) == 88, "engine_stats changed: see checkpoint.c");
 _Static_assert(sizeof(void *) != 8 || sizeof(xch_log) == 80, "xch_log changed: see checkpoint.c");
-/* etile and ipu_tile are copied whole; these are their pointers, which a
- * restore keeps as they are. */
+/* etile, etile_body and ipu_tile are copied whole, all but their pointers
+ * and the debugger's settings in them (encode_tile, take_engine_arrays),
+ * which a restore keeps as they are: a field added to them is taken as it
+ * is, unless it is one of those. */
 _Static_assert(sizeof(void *) != 8 || sizeof(etile) == 256, "etile changed: see its pointers in checkpoint.c");
 _Static_assert(sizeof(void *) != 8 || sizeof(ipu_tile) == 15080, "ipu_tile changed: see its pointers in checkpoint.c");
 _Static_assert(sizeof(ipu_tile) % sizeof(uint64_t) == 0, "a tile's state is whole 64-bit words");

@@ -332,11 +332,11 @@ ipu_tile *engine_tile_mut(engine *g, uint32_t global_tile);
 /*
  * Checkpoints, for running backwards in the debugger: the whole machine's
  * state at a moment where no tile is in the middle of a run — right after
- * engine_start, at a pause with no batch open (SUPERSTEP; CHECK after an
- * event; STEP when the step was a sync or an end), or once the run is
- * over — put back exactly by a restore, after which engine_continue goes
- * on as it did from there: the same pauses, results, cycles, statistics,
- * trace and host outputs.
+ * engine_start, at a pause with no batch open (SUPERSTEP; CHECK or ACCESS
+ * after an event; STEP when the step was a sync or an end), or once the
+ * run is over — put back exactly by a restore, after which engine_continue
+ * goes on as it did from there: the same pauses, results, cycles,
+ * statistics, trace and host outputs.
  *
  * A checkpoint holds every tile's architectural state (registers of all
  * contexts, AMP state, memory, cycle, fault) and issue state (barrel slot,
@@ -350,7 +350,7 @@ ipu_tile *engine_tile_mut(engine *g, uint32_t global_tile);
  * loading (decoded code, the executable, the machine, engine_start's
  * options), and the debugger's settings, which a restore leaves as they
  * are: engine_set_debug's conditions and interrupt flag, breakpoints,
- * checked tiles.
+ * checked tiles, access watches.
  *
  * Cost.  A checkpoint taken with a base (an earlier checkpoint of the same
  * engine, NULL: none) shares with it, reference counted, what is byte for
