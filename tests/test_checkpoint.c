@@ -178,6 +178,8 @@ typedef struct dump {
 
 static void put(dump *d, const void *p, size_t len)
 {
+    if (!len)
+        return;
     if (d->n + len > d->cap) {
         d->cap = (d->n + len) * 2;
         d->b = realloc(d->b, d->cap);
