@@ -7,6 +7,7 @@
  */
 #include "tile_memory.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "memory_map.h"
@@ -48,13 +49,58 @@ void tmem_init(tile_memory *m, uint32_t size_bytes)
     m->region1_base = end > ISA_REGION1_BASE ? ISA_REGION1_BASE : end;
 }
 
+/* A page's bytes follow a header holding the number of its holders (the
+ * memory and the snapshots sharing it); 64 bytes keep the bytes aligned
+ * as malloc's. */
+#define PAGE_HEADER_BYTES 64u
+
+static uint32_t *holders_of(const uint8_t *p)
+{
+    return (uint32_t *)(void *)(uintptr_t)(p - PAGE_HEADER_BYTES);
+}
+
+/* A new page held once: zeroed, or a copy of `from`. */
+static uint8_t *new_page(const uint8_t *from)
+{
+    uint8_t *b = from ? malloc(PAGE_HEADER_BYTES + TMEM_PAGE_BYTES) : calloc(1, PAGE_HEADER_BYTES + TMEM_PAGE_BYTES);
+    if (!b)
+        return NULL;
+    uint8_t *p = b + PAGE_HEADER_BYTES;
+    *holders_of(p) = 1;
+    if (from)
+        memcpy(p, from, TMEM_PAGE_BYTES);
+    return p;
+}
+
+void tmem_page_hold(const uint8_t *p)
+{
+    if (p)
+        ++*holders_of(p);
+}
+
+void tmem_page_release(const uint8_t *p)
+{
+    if (p && --*holders_of(p) == 0)
+        free((void *)(uintptr_t)(p - PAGE_HEADER_BYTES));
+}
+
+uint8_t *tmem_page_copy(const uint8_t *p)
+{
+    return new_page(p);
+}
+
+size_t tmem_page_host_bytes(void)
+{
+    return PAGE_HEADER_BYTES + TMEM_PAGE_BYTES;
+}
+
 void tmem_free(tile_memory *m)
 {
     for (unsigned i = 0; i < TMEM_MAX_PAGES; i++) {
-        free(m->page[i]);
-        m->page[i] = NULL;
+        tmem_page_release(m->page[i]);
+        m->page[i] = m->wpage[i] = NULL;
         if (m->watch)
-            free(m->watch->moved[i]);
+            tmem_page_release(m->watch->moved[i]);
     }
     free(m->watch);
     m->watch = NULL;
@@ -82,12 +128,49 @@ uint8_t *tmem_page_for_write(tile_memory *m, uint32_t page)
     ALWAYS(page < m->size_bytes / TMEM_PAGE_BYTES);
     uint8_t **slot = (uint8_t **)page_slot(m, page);
     if (!*slot) {
-        *slot = calloc(1, TMEM_PAGE_BYTES);
-        if (!*slot)
+        if (!(*slot = new_page(NULL)))
             return NULL;
         m->pages_allocated++;
+    } else if (*holders_of(*slot) > 1) {
+        /* Shared with a snapshot: write a copy of our own. */
+        uint8_t *own = new_page(*slot);
+        if (!own)
+            return NULL;
+        tmem_page_release(*slot);
+        *slot = own;
     }
+    /* Stores go straight to a page held alone, unless a watch moved it. */
+    if (slot == &m->page[page])
+        m->wpage[page] = *slot;
     return *slot;
+}
+
+const uint8_t *tmem_page(const tile_memory *m, uint32_t page)
+{
+    ALWAYS(page < TMEM_MAX_PAGES);
+    return page_of(m, page);
+}
+
+const uint8_t *tmem_page_share(tile_memory *m, uint32_t page)
+{
+    ALWAYS(page < TMEM_MAX_PAGES);
+    m->wpage[page] = NULL;
+    const uint8_t *p = page_of(m, page);
+    tmem_page_hold(p);
+    return p;
+}
+
+void tmem_page_adopt(tile_memory *m, uint32_t page, const uint8_t *p)
+{
+    ALWAYS(page < TMEM_MAX_PAGES);
+    uint8_t **slot = (uint8_t **)page_slot(m, page);
+    if (*slot == p)
+        return;
+    tmem_page_hold(p);
+    tmem_page_release(*slot);
+    m->pages_allocated += (p != NULL) - (*slot != NULL);
+    *slot = (uint8_t *)(uintptr_t)p;
+    m->wpage[page] = NULL;
 }
 
 /* The pages [addr, addr + n) touches, as a bit mask; n > 0, inside memory. */
@@ -183,7 +266,7 @@ enum tmem_status tmem_store(tile_memory *m, uint32_t addr, unsigned bytes, const
     if (s != TMEM_OK)
         return s;
     uint32_t off = addr - m->base;
-    uint8_t *p = m->page[off >> TMEM_PAGE_SHIFT];
+    uint8_t *p = m->wpage[off >> TMEM_PAGE_SHIFT];
     if (!p && !(p = tmem_page_for_store_(m, addr, bytes)))
         return TMEM_NOMEM;
     memcpy(p + (off & (TMEM_PAGE_BYTES - 1u)), buf, bytes);
@@ -294,10 +377,12 @@ static void place_pages(tile_memory *m)
         bool was = w->pages >> pg & 1u, is = want >> pg & 1u;
         if (is && !was) {
             w->moved[pg] = m->page[pg];
-            m->page[pg] = NULL;
+            m->page[pg] = m->wpage[pg] = NULL;
         } else if (was && !is) {
             m->page[pg] = w->moved[pg];
             w->moved[pg] = NULL;
+            if (m->page[pg] && *holders_of(m->page[pg]) == 1)
+                m->wpage[pg] = m->page[pg];
         }
     }
     w->pages = want;

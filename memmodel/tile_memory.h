@@ -17,6 +17,13 @@
  * written memory return zeros (real SRAM would hold garbage; ipusim is
  * deterministic instead).
  *
+ * Pages can be shared, copy on write, with snapshots of the memory (the
+ * engine's checkpoints, sim/engine/engine.h): tmem_page_share hands out a
+ * page as it is now, and the memory's next write to that page goes to a
+ * copy of its own.  A page is freed with its last holder.  Stores write
+ * through wpage[], which holds only the pages this memory holds alone (and
+ * no watch moved), so the fast paths cost the same as without sharing.
+ *
  * Element numbering (tmem_element; ISA2 §2.8.2, §2.8.4, §2.8.11.1), with
  * off = addr - base and r1 = region1_base - base:
  *   region 0 (off < r1):  element = off / 16 KiB  (linear, one element
@@ -94,7 +101,9 @@ typedef struct tile_memory {
     uint32_t region1_base;           /* start of the interleaved region */
     uint32_t watching;               /* non-zero while watch is set: the cold branches look there */
     uint8_t *page[TMEM_MAX_PAGES];   /* NULL until written, or moved to watch->moved */
-    uint32_t pages_allocated;        /* in page[] and watch->moved */
+    uint8_t *wpage[TMEM_MAX_PAGES];  /* page[i] when this memory alone holds it (stores
+                                        write through here), else NULL */
+    uint32_t pages_allocated;        /* in page[] and watch->moved (shared ones included) */
     tmem_watch *watch;               /* NULL when no access watch is set */
 } tile_memory;
 
@@ -117,13 +126,39 @@ enum tmem_status tmem_store(tile_memory *m, uint32_t addr, unsigned bytes, const
  * nothing. */
 
 /* Storage page number `page` (offset from base / TMEM_PAGE_BYTES, inside
- * the memory), allocated zeroed if needed (where a watch moved it, there);
- * NULL when the host is out of memory.  Not noted by the watches. */
+ * the memory), allocated zeroed if needed (where a watch moved it, there),
+ * copied first if it is shared; NULL when the host is out of memory.  Not
+ * noted by the watches. */
 uint8_t *tmem_page_for_write(tile_memory *m, uint32_t page);
+
+/* Sharing pages with snapshots.  Not thread-safe for one page: a page is
+ * only ever shared between one tile's memory and its snapshots, which are
+ * taken and freed while the tile does not run.
+ *   tmem_page:         page `page`'s bytes wherever they are (a watch may
+ *                      have moved them); NULL when never written;
+ *   tmem_page_share:   the same, held once more for the caller; the memory
+ *                      writes a copy of its own from its next write to it;
+ *   tmem_page_hold / tmem_page_release: one holder more / less (the last
+ *                      release frees it; NULL is ignored);
+ *   tmem_page_copy:    a new page with p's bytes, held once by the caller,
+ *                      who may write it until a memory adopts it; NULL
+ *                      when the host is out of memory;
+ *   tmem_page_adopt:   make page `page` the shared page p (NULL: never
+ *                      written), held once more; the memory lets go of its
+ *                      own. */
+const uint8_t *tmem_page(const tile_memory *m, uint32_t page);
+const uint8_t *tmem_page_share(tile_memory *m, uint32_t page);
+void tmem_page_hold(const uint8_t *p);
+void tmem_page_release(const uint8_t *p);
+uint8_t *tmem_page_copy(const uint8_t *p);
+void tmem_page_adopt(tile_memory *m, uint32_t page, const uint8_t *p);
+/* Host bytes of one page with its holder count. */
+size_t tmem_page_host_bytes(void);
 
 /* The cold branches of the fast paths, for an access already checked
  * (aligned, in range, not crossing a page) whose page pointer is NULL: a
- * page never written, or one a watch moved (then the access is noted).
+ * page never written, or one a watch moved (then the access is noted);
+ * for a store, wpage[]'s: also a page shared with a snapshot.
  * The load (of at most 8 bytes) returns the value; the store's returns
  * the page to store into, allocated if needed (NULL when the host is out
  * of memory).  Values pass by value: the fast paths' operands stay in
@@ -179,7 +214,7 @@ static inline enum tmem_status tmem_store32(tile_memory *m, uint32_t addr, uint3
     uint32_t off = addr - m->base;
     if (!TMEM_ACCESS_OK_(m, off, 4u))
         return tmem_fault_(m, addr, 4u);
-    uint8_t *p = m->page[off >> TMEM_PAGE_SHIFT];
+    uint8_t *p = m->wpage[off >> TMEM_PAGE_SHIFT];
     if (!p && !(p = tmem_page_for_store_(m, addr, 4u)))
         return TMEM_NOMEM;
     memcpy(p + (off & (TMEM_PAGE_BYTES - 1u)), &v, 4);
@@ -191,7 +226,7 @@ static inline enum tmem_status tmem_store64(tile_memory *m, uint32_t addr, uint6
     uint32_t off = addr - m->base;
     if (!TMEM_ACCESS_OK_(m, off, 8u))
         return tmem_fault_(m, addr, 8u);
-    uint8_t *p = m->page[off >> TMEM_PAGE_SHIFT];
+    uint8_t *p = m->wpage[off >> TMEM_PAGE_SHIFT];
     if (!p && !(p = tmem_page_for_store_(m, addr, 8u)))
         return TMEM_NOMEM;
     memcpy(p + (off & (TMEM_PAGE_BYTES - 1u)), &v, 8);
@@ -273,7 +308,7 @@ bool tmem_watch_take(tile_memory *m, tmem_access *hit);
 bool tmem_is_executable(const tile_memory *m, uint32_t addr);
 const char *tmem_status_name(enum tmem_status s);
 
-/* Host bytes actually allocated (for memory accounting). */
+/* Host bytes of the pages it holds (for memory accounting). */
 size_t tmem_host_bytes(const tile_memory *m);
 
 #endif

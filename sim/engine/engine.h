@@ -329,6 +329,64 @@ void engine_refresh_tile_stats(engine *g);
 /* The tile with this global number, for the debugger to change state. */
 ipu_tile *engine_tile_mut(engine *g, uint32_t global_tile);
 
+/*
+ * Checkpoints, for running backwards in the debugger: the whole machine's
+ * state at a moment where no tile is in the middle of a run — right after
+ * engine_start, at a pause with no batch open (SUPERSTEP; CHECK or ACCESS
+ * after an event; STEP when the step was a sync or an end), or once the
+ * run is over — put back exactly by a restore, after which engine_continue
+ * goes on as it did from there: the same pauses, results, cycles,
+ * statistics, trace and host outputs.
+ *
+ * A checkpoint holds every tile's architectural state (registers of all
+ * contexts, AMP state, memory, cycle, fault) and issue state (barrel slot,
+ * ready cycles, rpt, issue counts and totals, statistics, the breakpoint
+ * being stepped over), the engine's bookkeeping (each tile's place in the
+ * run, barriers, events and their sequence numbers, runnable tiles,
+ * statistics and supersteps so far, trace, status and message, stepping
+ * state and the last pause) and the exchange's (open phases' logs, buses,
+ * ports, links and channels' busy times, counters, host input and output
+ * streams, streaming-memory buffers).  Not in it: what never changes after
+ * loading (decoded code, the executable, the machine, engine_start's
+ * options), and the debugger's settings, which a restore leaves as they
+ * are: engine_set_debug's conditions and interrupt flag, breakpoints,
+ * checked tiles, access watches.
+ *
+ * Cost.  A checkpoint taken with a base (an earlier checkpoint of the same
+ * engine, NULL: none) shares with it, reference counted, what is byte for
+ * byte the same: tile memory (a page that changed is kept as the 256-byte
+ * blocks that differ from the base's, or whole when more than half do),
+ * issue counts (in chunks of 64 code words), each tile's state, and the
+ * arrays the run appends to (supersteps, trace) as a prefix; so it costs
+ * about what changed since its base.  A page kept whole is the running
+ * tile's own page, shared copy on write: taking a checkpoint copies no
+ * page, the tile copies it when it next writes it.  Checkpoints are freed
+ * in any order, before or after their engine.  None of these may be called
+ * while engine_continue runs.
+ */
+typedef struct engine_checkpoint engine_checkpoint;
+
+/* The machine's state now; NULL with err before engine_start, while a
+ * batch is open (a tile paused in the middle of its run), when base is
+ * another engine's, or out of host memory. */
+engine_checkpoint *engine_checkpoint_take(engine *g, const engine_checkpoint *base, char *err, size_t err_size);
+/* Put g back into c's state (debugger settings stay); false with err when
+ * c is another engine's or the host is out of memory (g then unchanged). */
+bool engine_checkpoint_restore(engine *g, const engine_checkpoint *c, char *err, size_t err_size);
+void engine_checkpoint_free(engine_checkpoint *c);
+/* Host bytes c holds that its base does not (pages shared with the running
+ * engine count as c's). */
+size_t engine_checkpoint_bytes(const engine_checkpoint *c);
+/* Where c was taken: supersteps of chip that had ended, and the chip's
+ * cycle at the end of the last of them (0, 0 at the start); when the last
+ * superstep of any chip ended (ps); the pause it was taken at; whether the
+ * run was over. */
+uint32_t engine_checkpoint_supersteps(const engine_checkpoint *c, uint32_t chip);
+uint64_t engine_checkpoint_cycle(const engine_checkpoint *c, uint32_t chip);
+uint64_t engine_checkpoint_end_ps(const engine_checkpoint *c);
+const engine_pause *engine_checkpoint_pause(const engine_checkpoint *c);
+bool engine_checkpoint_finished(const engine_checkpoint *c);
+
 /* After engine_run: what stopped it ("" when ENGINE_DONE). */
 const char *engine_message(const engine *g);
 const engine_stats *engine_get_stats(const engine *g);
