@@ -115,6 +115,16 @@ static const char *run_cmd(session *s, const char *cmd)
     return s->out;
 }
 
+/* The n-th completion of the last word of line (after its last blank or colon). */
+static const char *complete(debugger *d, const char *line, size_t n)
+{
+    size_t start = strlen(line);
+    while (start && line[start - 1] != ' ' && line[start - 1] != ':')
+        start--;
+    bool files;
+    return debugger_complete(d, line, start, n, &files);
+}
+
 static void close_session(session *s)
 {
     free(s->out);
@@ -171,7 +181,8 @@ static void test_break_pc_registers_stepi(void)
                            "next: pc 0x4c044 <worker+0x4> (test.S:24)\n");
     CU_ASSERT_EQUAL(t1->s.ctx[4].m[0], 4);
     CU_ASSERT_EQUAL(t1->s.ctx[4].pc, 0x4c044);
-    EXPECT_OUT(s, "where", "tile 1, worker 4 (running), pc 0x4c044 <worker+0x4> (test.S:24)\n"
+    EXPECT_OUT(s, "where", "#0 tile 1, worker 4 (running), pc 0x4c044 <worker+0x4> (test.S:24)\n"
+               "#1 started by the supervisor for the vertex state at 0x80050 <counts>\n"
                            "  cycle 10, superstep 0 of chip 0, paused (step)\n");
     /* Worker 5 reaches the breakpoint in the next cycle. */
     EXPECT_OUT(s, "c", "Breakpoint 1, tile 1, worker 5, pc 0x4c040 <worker> (test.S:23), cycle 10\n"
@@ -193,7 +204,7 @@ static void test_break_symbol_all_tiles(void)
     /* The other tiles stopped in the same batch are reported in tile order. */
     EXPECT_HAS(s, "continue", "Breakpoint 1, tile 1, supervisor, pc 0x4c020 <loop> (test.S:14), cycle 8\n");
     EXPECT_HAS(s, "continue", "Breakpoint 1, tile 2, supervisor");
-    EXPECT_HAS(s, "info breakpoints", "1    breakpoint  loop on 3 tiles                          3\n");
+    EXPECT_HAS(s, "info breakpoints", "1    breakpoint  keep loop on 3 tiles                          3\n");
     EXPECT_OUT(s, "disassemble",
                "    0x4c014 <__supervisor+0x14> (test.S:10):  setzi $m5, 0\n"
                "    0x4c018 <__supervisor+0x18> (test.S:11):  setzi $m6, 0x80010\n"
@@ -461,9 +472,10 @@ static void test_print_tensor(void)
     EXPECT_OUT(s, "print x[0,0,0]", "error: tensor 'x' has 2 dimensions\n");
     EXPECT_OUT(s, "print x[0", "error: bad slice at ''\n");
     EXPECT_OUT(s, "print y", "error: no tensor 'y' in test.elf and no symbol of that name on tile 0\n");
-    CU_ASSERT_STRING_EQUAL(debugger_complete(s.d, "x", false, 0), "x");
+    CU_ASSERT_STRING_EQUAL(complete(s.d, "print x", 0), "x");
     close_session(&s);
 }
+
 
 /* ---- faults and mistakes ---------------------------------------------------------------- */
 
@@ -477,7 +489,8 @@ static void test_fault_stops_at_the_faulting_context(void)
     EXPECT_HAS(s, "run", "Simulated exception: tile 1, worker 1, pc 0x4c014 (test.S:14, in worker+0x4): misaligned access: ld32 at 0x80001: ");
     CU_ASSERT_EQUAL(debugger_tile(s.d), 1);
     CU_ASSERT_EQUAL(debugger_context(s.d), 1);
-    EXPECT_OUT(s, "where", "tile 1, worker 1 (faulted), pc 0x4c014 <worker+0x4> (test.S:14)\n"
+    EXPECT_OUT(s, "where", "#0 tile 1, worker 1 (faulted), pc 0x4c014 <worker+0x4> (test.S:14)\n"
+               "#1 started by the supervisor for the vertex state at 0x0\n"
                            "  cycle 13, superstep 0 of chip 0, faulted\n");
     EXPECT_OUT(s, "c", "error: the program is not running (it has ended; 'run' starts it again)\n");
     CU_ASSERT_EQUAL(s.r, DEBUGGER_ERROR);
@@ -489,12 +502,12 @@ static void test_bad_commands(void)
     session s = open_ring(2, 1, 1);
     static const struct { const char *cmd, *err; } cases[] = {
         { "bogus", "error: unknown command 'bogus' (try 'help')\n" },
-        { "s", "error: ambiguous command 's' (stepi, stats, ...)\n" },
+        { "st", "error: ambiguous command 'st' (step, stepi, ...)\n" },
         { "x/0x 1", "error: x: the count must be 1 to 4096\n" },
         { "x/4q 0x80000", "error: x: unknown format 'q 0x80000' (x hex, d decimal, u unsigned, f f32, h f16, b bytes, i instructions)\n" },
         { "x/4x 0x1", "error: tile 0: 0x1-0x10 is not in tile memory (0x4c000-0xe7fff)\n" },
-        { "c/x", "error: only x, print and display take /FMT ('c/...')\n" },
-        { "break", "error: break needs a location: TILE:ADDR, TILE:SYMBOL, SYMBOL, superstep N or cycle N\n" },
+        { "c/x", "error: continue takes no /FMT ('c/...')\n" },
+        { "break", "error: break needs a location: TILE:ADDR, TILE:SYMBOL, SYMBOL, ADDR, superstep N or cycle N\n" },
         { "break 9:0x4c000", "error: tile 9 has no code in test.elf\n" },
         { "break 0:0x4c002", "error: tile 0: 0x4c002 is not 4-byte aligned\n" },
         { "break 0:0x80000", "error: tile 0: 0x80000 is not in the tile's code (0x4c000-0x4c053)\n" },
@@ -502,19 +515,20 @@ static void test_bad_commands(void)
         { "break nosuch", "error: no symbol 'nosuch' in test.elf\n" },
         { "break cycle 0", "error: break cycle needs a number (1, 2, ...)\n" },
         { "break superstep x", "error: break superstep needs a number (0, 1, ...)\n" },
-        { "break 0:loop 1:loop", "error: break takes one location, got '0:loop 1:loop'\n" },
+        { "break 0:loop 1:loop", "error: break takes one location (and 'if EXPR'), got '0:loop 1:loop'\n" },
         { "delete 7", "error: no breakpoint number 7\n" },
-        { "d", "error: delete needs a breakpoint number or 'all'\n" },
+        { "d", "error: delete needs breakpoint numbers or 'all'\n" },
         { "watch 0:0x80000:65", "error: watch: bytes must be 1 to 64\n" },
         { "watch 0:0x1", "error: tile 0: 0x1 (4 bytes) is not in tile memory (0x4c000-0xe7fff)\n" },
-        { "watch 5", "error: watch needs TILE:ADDR[:BYTES], got '5'\n" },
+        { "watch 5", "error: tile 0: 0x5 (4 bytes) is not in tile memory (0x4c000-0xe7fff)\n" },
+        { "watch nosuch", "error: no symbol 'nosuch' on tile 0\n" },
         { "print $m16", "error: unknown register '$m16' ($m0-$m15, $a0-$a15, $pc or a CSR such as $FP_CTL)\n" },
         { "print", "error: print needs $REGISTER, a tensor or a symbol\n" },
         { "print nothing", "error: no symbol 'nothing' on tile 0 (test.elf has no tensor map)\n" },
         { "tile 5", "error: tile 5 has no code in test.elf\n" },
         { "tile x", "error: tile needs a tile number, got 'x'\n" },
         { "context w7", "error: context needs sup or w1..w6, got 'w7'\n" },
-        { "info foo", "error: info foo: expected breakpoints, tiles, registers, supersteps, exchange or tensors\n" },
+        { "info foo", "error: info foo: expected one of breakpoints, registers, tiles, supersteps, exchange, tensors, memory, frame, display, checkpoints\n" },
         { "info registers w9", "error: info registers takes a context: sup or w1..w6, got 'w9'\n" },
         { "stepi 0", "error: expected a count from 1 to 1000000000, got '0'\n" },
         { "continue -1", "error: expected a count from 1 to 1000000000, got '-1'\n" },
@@ -533,16 +547,35 @@ static void test_bad_commands(void)
     EXPECT_OUT(s, "# a comment", "");
     CU_ASSERT_EQUAL(s.r, DEBUGGER_OK);
     EXPECT_OUT(s, "   ", "");
-    EXPECT_HAS(s, "help", "  stepi (si)             stepi [N]\n");
-    EXPECT_OUT(s, "help c", "continue [N]  (alias: c)\n  Go on to the next stop (N times).\n");
+    EXPECT_HAS(s, "help", "  stepi (si)               stepi [N]\n");
+    EXPECT_OUT(s, "help c", "continue [N]  (alias: c)\n  Go on to the next stop (N times).\n  N           a repeat count, 1 or more\n");
     run_cmd(&s, "quit");
     CU_ASSERT_EQUAL(s.r, DEBUGGER_QUIT);
     /* Completion. */
-    CU_ASSERT_STRING_EQUAL(debugger_complete(s.d, "disa", true, 0), "disassemble");
-    CU_ASSERT_PTR_NULL(debugger_complete(s.d, "disa", true, 1));
-    CU_ASSERT_STRING_EQUAL(debugger_complete(s.d, "$FP_CT", false, 0), "$FP_CTL");
-    CU_ASSERT_STRING_EQUAL(debugger_complete(s.d, "wor", false, 0), "worker");
-    CU_ASSERT_PTR_NULL(debugger_complete(s.d, "wor", false, 1));
+    CU_ASSERT_STRING_EQUAL(complete(s.d, "disa", 0), "disassemble");
+    CU_ASSERT_PTR_NULL(complete(s.d, "disa", 1));
+    CU_ASSERT_STRING_EQUAL(complete(s.d, "print $FP_CT", 0), "$FP_CTL");
+    CU_ASSERT_STRING_EQUAL(complete(s.d, "break wor", 0), "worker");
+    CU_ASSERT_PTR_NULL(complete(s.d, "break wor", 1));
+    /* What may come where: info's topics, contexts after info registers,
+     * "if" after a location, nothing after a count, files for source. */
+    CU_ASSERT_STRING_EQUAL(complete(s.d, "info ", 0), "breakpoints");
+    CU_ASSERT_STRING_EQUAL(complete(s.d, "i reg", 0), "registers");
+    CU_ASSERT_STRING_EQUAL(complete(s.d, "info registers w", 0), "w1");
+    CU_ASSERT_STRING_EQUAL(complete(s.d, "break loop ", 0), "if");
+    CU_ASSERT_STRING_EQUAL(complete(s.d, "break superstep ", 0) ? "x" : "none", "none");
+    CU_ASSERT_STRING_EQUAL(complete(s.d, "break superstep 3 ", 0), "if");
+    CU_ASSERT_STRING_EQUAL(complete(s.d, "break 0:wor", 0), "worker");
+    CU_ASSERT_PTR_NULL(complete(s.d, "break reg", 0));
+    CU_ASSERT_PTR_NULL(complete(s.d, "continue ", 0));
+    CU_ASSERT_STRING_EQUAL(complete(s.d, "help inf", 0), "info");
+    CU_ASSERT_STRING_EQUAL(complete(s.d, "help info t", 0), "tiles");
+    CU_ASSERT_STRING_EQUAL(complete(s.d, "print $m1", 0), "$m1");
+    CU_ASSERT_STRING_EQUAL(complete(s.d, "print $m1", 1), "$m10");
+    CU_ASSERT_STRING_EQUAL(complete(s.d, "goto ", 0), "superstep");
+    bool files = false;
+    debugger_complete(s.d, "source ", 7, 0, &files);
+    CU_ASSERT_TRUE(files);
     close_session(&s);
 }
 

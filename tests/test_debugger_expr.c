@@ -452,7 +452,7 @@ static void test_expression_errors(void)
         { "print/ 1", "error: print: unknown format ' 1' (x hex, d signed, u unsigned, o octal, t binary, "
                       "c character, f float, a address)\n" },
         { "print/x", "error: print needs $REGISTER, a tensor or a symbol\n" },
-        { "c/x", "error: only x, print and display take /FMT ('c/...')\n" });
+        { "c/x", "error: continue takes no /FMT ('c/...')\n" });
     EXPECT_OUT(s, deep, "error: the expression is nested more than 200 deep\n");
     CU_ASSERT_EQUAL(s.r, DEBUGGER_ERROR);
     close_session(&s);
@@ -583,7 +583,11 @@ static void test_display(void)
     /* At the next stop: the selected tile and context then. */
     EXPECT_OUT(s, "stepi", "tile 0, worker 1, pc 0x4c02c <func> (test.S:18), cycle 43\n"
                            "   0x4c02c:  br $m10\n"
-                           "next: pc 0x4c028 <after> (test.S:16)\n");
+                           "next: pc 0x4c028 <after> (test.S:16)\n"
+                           "1: $m1 = 0x00000005 (5, 5)\n"
+                           "2: /x $pc = 0x4c028\n"
+                           "3: *(f32*)vals * 2 = 3\n"
+                           "5: 0x80000 <vals>: 0x3fc00000\n");
     expect_captured(s.d, dbg_show_displays, "1: $m1 = 0x00000005 (5, 5)\n"
                                             "2: /x $pc = 0x4c028\n"
                                             "3: *(f32*)vals * 2 = 3\n"

@@ -30,7 +30,6 @@
 
 static volatile int interrupted;
 static debugger *completing;
-static bool completing_first;     /* the word being completed is the command */
 
 static void on_sigint(int sig)
 {
@@ -38,19 +37,33 @@ static void on_sigint(int sig)
     interrupted = 1;
 }
 
+/* The line up to the cursor, for the debugger's completion. */
+static char complete_line[4096];
+static size_t complete_start;
+
 static char *complete_word(const char *text, int state)
 {
+    (void)text;
     static size_t n;
     if (!state)
         n = 0;
-    const char *c = debugger_complete(completing, text, completing_first, n++);
+    bool files;
+    const char *c = debugger_complete(completing, complete_line, complete_start, n++, &files);
     return c ? strdup(c) : NULL;
 }
 
+/* Completion of the word at [start, end) from what comes before it; file
+ * names (source FILE) are left to readline. */
 static char **complete(const char *text, int start, int end)
 {
-    (void)end;
-    completing_first = strspn(rl_line_buffer, " \t") >= (size_t)start;
+    snprintf(complete_line, sizeof complete_line, "%.*s", end, rl_line_buffer);
+    complete_start = (size_t)start < strlen(complete_line) ? (size_t)start : strlen(complete_line);
+    bool files = false;
+    debugger_complete(completing, complete_line, complete_start, 0, &files);
+    if (files) {
+        rl_attempted_completion_over = 0;
+        return NULL;
+    }
     rl_attempted_completion_over = 1;
     return rl_completion_matches(text, complete_word);
 }
@@ -82,12 +95,48 @@ static char *read_plain_line(void)
     return line;
 }
 
+/* The commands an empty line repeats (those that move the program on or back). */
 static bool repeatable(const char *line)
 {
+    static const char *const moves[] = { "stepi", "si", "continue", "c", "next-superstep", "ns", "next", "n", "step",
+                                         "s", "reverse-stepi", "rsi", "reverse-next-superstep", "rns", "x" };
     char w[32] = "";
-    sscanf(line, "%31s", w);
-    return !strcmp(w, "stepi") || !strcmp(w, "si") || !strcmp(w, "continue") || !strcmp(w, "c") ||
-           !strcmp(w, "next-superstep") || !strcmp(w, "ns");
+    sscanf(line, "%31[^ /]", w);
+    for (size_t i = 0; i < sizeof moves / sizeof moves[0]; i++)
+        if (!strcmp(w, moves[i]))
+            return true;
+    return false;
+}
+
+/* Run the commands of a -x script, each echoed after the prompt as if typed;
+ * stops at the first that fails (false) or at quit (*quit). */
+static bool run_script(debugger *d, const char *path, char *text, size_t size, bool *quit)
+{
+    char *p = text;
+    unsigned line_no = 0;
+    while (p < text + size) {
+        char *nl = memchr(p, '\n', (size_t)(text + size - p));
+        if (nl)
+            *nl = 0;
+        else
+            text[size] = 0;
+        line_no++;
+        printf("(ipusim) %s\n", p);
+        enum debugger_result r = debugger_execute(d, p, stdout);
+        fflush(stdout);
+        if (r == DEBUGGER_QUIT) {
+            *quit = true;
+            return true;
+        }
+        if (r == DEBUGGER_ERROR) {
+            fprintf(stderr, "ipusim: %s:%u: the command failed; the rest of the script is not run\n", path, line_no);
+            return false;
+        }
+        if (!nl)
+            break;
+        p = nl + 1;
+    }
+    return true;
 }
 
 int cmd_debug(int argc, char **argv, const command *self)
@@ -119,11 +168,31 @@ int cmd_debug(int argc, char **argv, const command *self)
             opt.max_cycles = cli_cycles_value(self, argc, argv, &i);
         } else if (!strcmp(argv[i], "--threads")) {
             opt.threads = cli_threads_value(self, argc, argv, &i);
+        } else if (!strcmp(argv[i], "--checkpoint-every")) {
+            const char *v = cli_value(self, argc, argv, &i);
+            uint64_t n;
+            if (!cli_parse_u64(v, UINT32_MAX, &n, NULL))
+                cli_usage_error(self, "--checkpoint-every: '%s' is not a number of supersteps (0: none)", v);
+            opt.checkpoint_every = (uint32_t)n;
+            opt.no_checkpoints = n == 0;
+        } else if (!strcmp(argv[i], "--checkpoint-budget")) {
+            const char *v = cli_value(self, argc, argv, &i);
+            uint64_t mib;
+            if (!cli_parse_u64(v, 1u << 20, &mib, NULL) || mib == 0)
+                cli_usage_error(self, "--checkpoint-budget: '%s' is not a number of MiB (1 to 1048576)", v);
+            opt.checkpoint_budget_bytes = mib << 20;
         } else {
             cli_positional(self, argv[i], &input);
         }
     }
     cli_require_positional(self, input, "no executable given");
+    /* The script is read before the program is loaded: a missing one is
+     * an error before any work. */
+    char *script_text = NULL;
+    size_t script_size = 0;
+    if (script && !read_file_limited(script, READ_LIMIT_SOURCE, "a debugger script may have", READ_STREAMS,
+                                     &script_text, &script_size, err, sizeof err))
+        fatal("-x: %s", err);
     cli_program_machine(input, &m, true);
     ipu_exe *e = exe_read(input, err, sizeof err);
     if (!e)
@@ -150,21 +219,13 @@ int cmd_debug(int argc, char **argv, const command *self)
 
     int rc = 0;
     bool quit = false;
-    if (script) {
-        char line[4200];
-        snprintf(line, sizeof line, "source %s", script);
-        enum debugger_result r = debugger_execute(d, line, stdout);
-        quit = r == DEBUGGER_QUIT;
-        if (r == DEBUGGER_ERROR && batch)
-            rc = 1;
-    }
     bool tty = !batch && isatty(STDIN_FILENO);
     char *hist = NULL;
     if (tty) {
         completing = d;
         rl_readline_name = "ipusim";
         rl_attempted_completion_function = complete;
-        rl_basic_word_break_characters = " \t:";
+        rl_basic_word_break_characters = " \t:(";
         hist = history_path();
         using_history();
         stifle_history(HISTORY_LINES);
@@ -172,6 +233,12 @@ int cmd_debug(int argc, char **argv, const command *self)
             read_history(hist);
     }
     printf("ipusim debugger: %s on %s ('help' lists the commands)\n", input, m.name);
+    fflush(stdout);
+    if (script_text) {
+        if (!run_script(d, script, script_text, script_size, &quit))
+            rc = 1;
+        free(script_text);
+    }
     char *last = NULL;
     while (!quit) {
         char *line;

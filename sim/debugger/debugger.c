@@ -34,6 +34,7 @@ bool dbg_new_engine(debugger *d, char *err, size_t err_size)
     engine *g = engine_new(&d->m, d->e, err, err_size);
     if (!g)
         return false;
+    dbg_drop_checkpoints(d);
     engine_free(d->g);
     d->g = g;
     d->started = false;
@@ -46,6 +47,7 @@ bool dbg_new_engine(debugger *d, char *err, size_t err_size)
         if (b->kind == BP_WATCH)
             dbg_snapshot_watch(d, b);
     }
+    dbg_set_access_watches(d, true);
     return true;
 }
 
@@ -88,6 +90,7 @@ bool dbg_start(debugger *d, FILE *out)
         return false;
     }
     d->started = true;
+    dbg_checkpoint_at_start(d);
     return true;
 }
 
@@ -104,6 +107,11 @@ debugger *debugger_new(const machine *m, const ipu_exe *e, const char *name, con
     d->name = strdup(name ? name : "program");
     if (o)
         d->opt = *o;
+    d->opt.checkpoint_every = d->opt.no_checkpoints      ? 0
+                              : d->opt.checkpoint_every ? d->opt.checkpoint_every
+                                                        : DEBUGGER_CHECKPOINT_EVERY;
+    if (!d->opt.checkpoint_budget_bytes)
+        d->opt.checkpoint_budget_bytes = DEBUGGER_CHECKPOINT_BUDGET_BYTES;
     d->next_id = 1;
     err[0] = 0;
     d->tmap = program_tensor_map(e, d->name, err, err_size);
@@ -121,10 +129,11 @@ void debugger_free(debugger *d)
 {
     if (!d)
         return;
+    dbg_drop_checkpoints(d);
     engine_free(d->g);
+    dbg_complete_free(d);
     tmap_free(d->tmap);
-    for (size_t i = 0; i < d->n_bps; i++)
-        free(d->bps[i].locs);
+    dbg_free_breakpoints(d);
     for (size_t i = 0; i < d->n_inputs; i++) {
         free(d->inputs[i].what);
         free(d->inputs[i].data);

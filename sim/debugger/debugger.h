@@ -55,7 +55,13 @@ typedef struct debugger_options {
     uint64_t max_cycles;          /* engine_options.max_cycles (0: the engine's default) */
     int threads;                  /* host threads (0: OpenMP's default) */
     bool no_files;                /* refuse `source` (the fuzzer) */
+    bool no_checkpoints;          /* take none: no going back (--checkpoint-every 0) */
+    uint32_t checkpoint_every;    /* supersteps between checkpoints (0: DEBUGGER_CHECKPOINT_EVERY) */
+    uint64_t checkpoint_budget_bytes; /* their host memory (0: DEBUGGER_CHECKPOINT_BUDGET_BYTES) */
 } debugger_options;
+
+#define DEBUGGER_CHECKPOINT_EVERY 1u
+#define DEBUGGER_CHECKPOINT_BUDGET_BYTES (1024ull << 20)
 
 enum debugger_result {
     DEBUGGER_OK,
@@ -86,11 +92,15 @@ enum debugger_result debugger_execute(debugger *d, const char *line, FILE *out);
 /* A run stops early when *flag becomes non-zero (SIGINT handler). */
 void debugger_set_interrupt(debugger *d, volatile int *flag);
 
-/* Completion: the n-th (0, 1, ...) candidate that starts with `word`, a
- * command name when `first_word`, else a symbol, tensor, CSR ("$NAME"),
- * register or keyword; NULL after the last.  Owned by the debugger, valid
- * until the next call. */
-const char *debugger_complete(debugger *d, const char *word, bool first_word, size_t n);
+/* Completion of a command line being typed: the n-th (0, 1, ...) candidate
+ * for the word that starts at line[start] and runs to the end of line,
+ * following what the words before it are (a command name first, then the
+ * kinds of argument the command takes: a location, an expression, a
+ * context, info's topics, ...); NULL after the last.  *files is set when
+ * the word is a file name (the caller completes those).  Fast at 100,000
+ * symbols (the distinct names are sorted on the first call).  Owned by the
+ * debugger, valid until it is freed. */
+const char *debugger_complete(debugger *d, const char *line, size_t start, size_t n, bool *files);
 
 /* What the tests look at. */
 engine *debugger_engine(const debugger *d);

@@ -440,7 +440,8 @@ static bool efail(const ectx *c, const char *fmt, ...)
 }
 
 /* Read a value of type t at addr of a tile's memory: straight from its
- * page when the value lies in one, else through tmem_read_bytes. */
+ * page when the value lies in one that is in page[], else through
+ * tmem_read_bytes (a page never written, or one an access watch moved). */
 static bool load(const ectx *c, const ipu_tile *t, uint32_t tile, uint64_t addr, uint8_t type, raw *r)
 {
     unsigned bytes = bytes_of(type);
@@ -459,6 +460,8 @@ static bool load(const ectx *c, const ipu_tile *t, uint32_t tile, uint64_t addr,
             case 4: { uint32_t v; memcpy(&v, page + in_page, 4); bits = v; break; }
             default: memcpy(&bits, page + in_page, 8); break;
             }
+        } else {
+            tmem_read_bytes(m, (uint32_t)addr, &bits, bytes);
         }
     } else {
         tmem_read_bytes(m, (uint32_t)addr, &bits, bytes);
@@ -479,7 +482,12 @@ static bool ev_const(const ectx *c, const node *x, raw *r)
  * evaluation is. */
 static bool ev_mreg(const ectx *c, const node *x, raw *r) { r->u = c->k->m[x->k.u]; return true; }
 static bool ev_areg(const ectx *c, const node *x, raw *r) { r->u = c->k->a[x->k.u]; return true; }
-static bool ev_cycle(const ectx *c, const node *x, raw *r) { (void)x; r->u = c->t->s.cycle; return true; }
+static bool ev_cycle(const ectx *c, const node *x, raw *r)
+{
+    (void)x;
+    r->u = engine_tile_cycle(c->d->g, c->tile);
+    return true;
+}
 static bool ev_tile(const ectx *c, const node *x, raw *r) { (void)x; r->u = c->tile; return true; }
 static bool ev_context(const ectx *c, const node *x, raw *r) { (void)x; r->u = c->context; return true; }
 

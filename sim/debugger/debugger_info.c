@@ -1,9 +1,12 @@
 /*
  * debugger_info.c — the state of the run: selecting a tile and a context,
- * where (the selected context's place, cycle, superstep and state), info
- * (tiles, registers, supersteps, the current exchange phase, tensors; info
- * breakpoints is in debugger_breakpoints.c) and stats (the engine's
- * statistics so far).
+ * backtrace (the selected context's place, its caller, cycle, superstep
+ * and state), info's topics (their table; breakpoints, display and
+ * checkpoints are shown by the files that keep them, memory and frame by
+ * debugger_frame.c) and stats (the engine's statistics so far).  Cycles are
+ * the engine's view of each tile (engine_tile_cycle): a tile released from
+ * a barrier stands at the release, as the superstep table and the run
+ * report count it.
  */
 #include "debugger_internal.h"
 
@@ -55,30 +58,49 @@ enum debugger_result dbg_cmd_context(debugger *d, const char *args, FILE *out)
 
 /* ---- where, info, stats ---------------------------------------------------- */
 
-/* where: the selected context's place, cycle, superstep and state. */
+/* backtrace (where): the selected context's place, who it works for (the
+ * supervisor's return address in $lr, or the vertex a worker runs), its
+ * cycle, superstep and state. */
 enum debugger_result dbg_cmd_where(debugger *d, const char *args, FILE *out)
 {
     if (!dbg_at_end(args))
-        return dbg_fail(out, "where takes no arguments");
+        return dbg_fail(out, "backtrace takes no arguments");
     const ipu_tile *t = dbg_cur_tile(d);
     const isa_context *c = &t->s.ctx[d->context];
     char ctx[24], where[320];
     dbg_symbolize(d, d->tile, c->pc, where, sizeof where);
     uint32_t chip = d->tile / machine_u32(&d->m, MP_tiles_per_chip);
-    fprintf(out, "tile %u, %s (%s), pc 0x%x%s\n", d->tile, dbg_context_name(d->context, ctx, sizeof ctx),
+    fprintf(out, "#0 tile %u, %s (%s), pc 0x%x%s\n", d->tile, dbg_context_name(d->context, ctx, sizeof ctx),
             dbg_run_mode_name(c->run_mode), c->pc, where);
-    fprintf(out, "  cycle %llu, superstep %u of chip %u, %s%s\n", (unsigned long long)t->s.cycle,
-            engine_supersteps_done(d->g, chip), chip, d->started ? "" : "not started: ",
-            d->started ? engine_tile_status(d->g, d->tile) : "'run' starts it");
+    if (d->context != ISA_SUPERVISOR) {
+        const exe_symbol *v = exe_symbol_at(d->e, d->tile, c->csr[ISA_CSR_VERTEX_BASE]);
+        fprintf(out, "#1 started by the supervisor for the vertex state at 0x%x%s%s%s\n",
+                c->csr[ISA_CSR_VERTEX_BASE], v ? " <" : "", v ? v->name : "", v ? ">" : "");
+    } else if (c->m[ISA_MRF_LR] && tile_decoded_at(t, c->m[ISA_MRF_LR]) && c->m[ISA_MRF_LR] != c->pc) {
+        dbg_symbolize(d, d->tile, c->m[ISA_MRF_LR], where, sizeof where);
+        fprintf(out, "#1 return address $lr 0x%x%s (if the code was called)\n", c->m[ISA_MRF_LR], where);
+    }
+    fprintf(out, "  cycle %llu, superstep %u of chip %u, %s%s\n",
+            (unsigned long long)engine_tile_cycle(d->g, d->tile), engine_supersteps_done(d->g, chip), chip,
+            d->started ? "" : "not started: ", d->started ? engine_tile_status(d->g, d->tile) : "'run' starts it");
     return DEBUGGER_OK;
 }
 
-/* info tiles: each tile's cycle, supervisor pc and state (the first 64). */
-static void info_tiles(debugger *d, FILE *out)
+/* info tiles [FIRST [COUNT]]: each tile's cycle, supervisor pc and state,
+ * COUNT (default 64) from the FIRST-th tile with code. */
+static enum debugger_result info_tiles(debugger *d, const char *args, FILE *out)
 {
     size_t n = engine_tile_count(d->g);
+    uint64_t first = 0, count = 64;
+    char w[64];
+    const char *rest = args;
+    if (dbg_next_word(&rest, w, sizeof w) && (!dbg_parse_u64(w, &first) || first >= n))
+        return dbg_fail(out, "info tiles: FIRST must be 0 to %zu (the tiles with code, counted), got '%s'", n - 1, w);
+    if (dbg_next_word(&rest, w, sizeof w) && (!dbg_parse_u64(w, &count) || count == 0 || !dbg_at_end(rest)))
+        return dbg_fail(out, "info tiles: COUNT must be 1 or more, got '%s'", w);
+    size_t end = count > n - first ? n : (size_t)(first + count);
     fprintf(out, "  %6s %12s %9s  %-24s %s\n", "tile", "cycle", "pc", "symbol", "status");
-    for (size_t i = 0; i < n && i < 64; i++) {
+    for (size_t i = (size_t)first; i < end; i++) {
         const ipu_tile *t = engine_tile_at(d->g, i);
         uint32_t pc = t->s.ctx[ISA_SUPERVISOR].pc;
         const exe_symbol *sym = exe_symbol_at(d->e, t->tile_id, pc);
@@ -88,11 +110,12 @@ static void info_tiles(debugger *d, FILE *out)
         else if (sym)
             snprintf(where, sizeof where, "%s+0x%x", sym->name, pc - sym->addr);
         fprintf(out, "%s %6u %12llu %#9x  %-24s %s\n", t->tile_id == d->tile ? "*" : " ", t->tile_id,
-                (unsigned long long)t->s.cycle, pc, where,
+                (unsigned long long)engine_tile_cycle(d->g, t->tile_id), pc, where,
                 d->started ? engine_tile_status(d->g, t->tile_id) : "not started");
     }
-    if (n > 64)
-        fprintf(out, "  ... and %zu more tiles\n", n - 64);
+    if (end < n)
+        fprintf(out, "  ... %zu more tiles: info tiles %zu [COUNT]\n", n - end, end);
+    return DEBUGGER_OK;
 }
 
 /* info registers [CONTEXT]: the registers and non-zero CSRs of a context. */
@@ -225,35 +248,70 @@ static void info_tensors(debugger *d, FILE *out)
     }
 }
 
+/* What info shows, in the order a prefix is matched ("info r" is registers). */
+const dbg_info_topic dbg_info_topics[] = {
+    { "breakpoints", DA_NONE, "info breakpoints", "Breakpoints and watchpoints, their conditions and hits." },
+    { "registers", DA_CONTEXT, "info registers [CONTEXT]", "A context's registers and non-zero CSRs." },
+    { "tiles", DA_NONE, "info tiles [FIRST [COUNT]]",
+      "Tiles with code: cycle, supervisor pc and state (COUNT, default 64, from the FIRST-th)." },
+    { "supersteps", DA_NONE, "info supersteps", "The supersteps ended so far (the last 200)." },
+    { "exchange", DA_NONE, "info exchange", "The selected tile's sends and receives in this exchange phase." },
+    { "tensors", DA_NONE, "info tensors", "A compiled program's tensors, their roles and where they start." },
+    { "memory", DA_NONE, "info memory", "The selected tile's memory: regions, sections, tensors placed there." },
+    { "frame", DA_CONTEXT, "info frame [CONTEXT]",
+      "The selected context's frame: function, return address or vertex, rpt, when it issues next." },
+    { "display", DA_NONE, "info display", "The expressions shown at every stop." },
+    { "checkpoints", DA_NONE, "info checkpoints",
+      "The machine states kept for going back: superstep, cycle, host memory each costs." },
+};
+const size_t dbg_n_info_topics = sizeof dbg_info_topics / sizeof dbg_info_topics[0];
+
+/* help info */
+void dbg_info_help(FILE *out)
+{
+    for (size_t i = 0; i < dbg_n_info_topics; i++)
+        fprintf(out, "  %-28s %s\n", dbg_info_topics[i].usage, dbg_info_topics[i].help);
+}
+
 /* info WHAT (a prefix names it). */
 enum debugger_result dbg_cmd_info(debugger *d, const char *args, FILE *out)
 {
     char w[64];
     const char *rest = args;
     if (!dbg_next_word(&rest, w, sizeof w))
-        return dbg_fail(out, "info needs breakpoints, tiles, registers, supersteps, exchange or tensors");
-    size_t n = strlen(w);
-    static const char *const what[] = { "breakpoints", "tiles", "registers", "supersteps", "exchange", "tensors" };
-    int which = -1;
-    for (int i = 0; i < 6; i++)
-        if (!strncmp(w, what[i], n) && (which < 0 || n >= 2))
-            which = which < 0 ? i : which;
-    if (!strcmp(w, "b") || !strcmp(w, "break"))
+        return dbg_fail(out, "info needs what to show (help info lists them)");
+    size_t n = strlen(w), which = dbg_n_info_topics;
+    for (size_t i = 0; i < dbg_n_info_topics && which == dbg_n_info_topics; i++)
+        if (!strncmp(w, dbg_info_topics[i].name, n))
+            which = i;
+    if (!strcmp(w, "watchpoints"))
         which = 0;
-    else if (!strcmp(w, "r") || !strcmp(w, "reg"))
-        which = 2;
-    if (which < 0)
-        return dbg_fail(out, "info %s: expected breakpoints, tiles, registers, supersteps, exchange or tensors", w);
-    if (which != 2 && !dbg_at_end(rest))
-        return dbg_fail(out, "info %s takes no more arguments", what[which]);
-    switch (which) {
-    case 0: dbg_info_breakpoints(d, out); break;
-    case 1: info_tiles(d, out); break;
-    case 2: return info_registers(d, rest, out);
-    case 3: info_supersteps(d, out); break;
-    case 4: info_exchange(d, out); break;
-    default: info_tensors(d, out); break;
-    }
+    if (which == dbg_n_info_topics)
+        return dbg_fail(out, "info %s: expected one of breakpoints, registers, tiles, supersteps, exchange, tensors, "
+                        "memory, frame, display, checkpoints", w);
+    const char *name = dbg_info_topics[which].name;
+    if (dbg_info_topics[which].arg == DA_NONE && strcmp(name, "tiles") && !dbg_at_end(rest))
+        return dbg_fail(out, "info %s takes no more arguments", name);
+    if (!strcmp(name, "breakpoints"))
+        dbg_info_breakpoints(d, out);
+    else if (!strcmp(name, "registers"))
+        return info_registers(d, rest, out);
+    else if (!strcmp(name, "tiles"))
+        return info_tiles(d, rest, out);
+    else if (!strcmp(name, "supersteps"))
+        info_supersteps(d, out);
+    else if (!strcmp(name, "exchange"))
+        info_exchange(d, out);
+    else if (!strcmp(name, "tensors"))
+        info_tensors(d, out);
+    else if (!strcmp(name, "memory"))
+        dbg_info_memory(d, out);
+    else if (!strcmp(name, "frame"))
+        return dbg_info_frame(d, rest, out);
+    else if (!strcmp(name, "display"))
+        dbg_info_display(d, out);
+    else
+        dbg_info_checkpoints(d, out);
     return DEBUGGER_OK;
 }
 
@@ -271,8 +329,9 @@ enum debugger_result dbg_cmd_stats(debugger *d, const char *args, FILE *out)
         issues += t->stats.issues;
         f16 += t->stats.amp_f16_macs;
         f32 += t->stats.amp_f32_macs;
-        if (t->s.cycle > cycles)
-            cycles = t->s.cycle;
+        uint64_t at = engine_tile_cycle(d->g, t->tile_id);
+        if (at > cycles)
+            cycles = at;
     }
     const engine_stats *s = engine_get_stats(d->g);
     fprintf(out, "%s: %zu tiles, %s\n", d->name, n,
@@ -284,7 +343,7 @@ enum debugger_result dbg_cmd_stats(debugger *d, const char *args, FILE *out)
     const ipu_tile *t = dbg_cur_tile(d);
     fprintf(out, "  tile %u: cycle %llu, %llu instructions (%llu supervisor, %llu worker issues), %llu idle "
             "slot cycles, %llu exchange stall cycles, %llu syncs\n",
-            d->tile, (unsigned long long)t->s.cycle, (unsigned long long)t->stats.instructions,
+            d->tile, (unsigned long long)engine_tile_cycle(d->g, d->tile), (unsigned long long)t->stats.instructions,
             (unsigned long long)t->stats.supervisor_issues, (unsigned long long)t->stats.worker_issues,
             (unsigned long long)t->stats.idle_slot_cycles, (unsigned long long)t->stats.exchange_stall_cycles,
             (unsigned long long)t->stats.syncs);

@@ -54,7 +54,7 @@ void dbg_print_location(const debugger *d, FILE *out, uint32_t tile, unsigned k,
     dbg_symbolize(d, tile, pc, where, sizeof where);
     const ipu_tile *t = engine_tile(d->g, tile);
     fprintf(out, "tile %u, %s, pc 0x%x%s, cycle %llu\n", tile, dbg_context_name(k, ctx, sizeof ctx), pc, where,
-            t ? (unsigned long long)t->s.cycle : 0ull);
+            (unsigned long long)engine_tile_cycle(d->g, tile));
     if (t && tile_decoded_at(t, pc)) {
         dbg_disasm_at(d, t, pc, insn, sizeof insn);
         fprintf(out, "   0x%x:  %s\n", pc, insn);

@@ -2,8 +2,12 @@
  * debugger_run.c — running the program: run, continue, stepi and
  * next-superstep, each a resume of the engine that goes on until a stop
  * the user asked for.  The engine's pauses (a pc, a cycle, a watched
- * change, a superstep end, an issue of the stepped tile, an interrupt) are
- * matched to the breakpoints here, one function per kind of pause.
+ * change or access, a superstep end, an issue of the stepped tile, an
+ * interrupt) are matched to the breakpoints here, one function per kind of
+ * pause; a breakpoint whose condition does not hold lets the run go on,
+ * and the superstep ends are where checkpoints are taken
+ * (debugger_reverse.c).  next, step, until and finish are in
+ * debugger_step.c.
  */
 #include "debugger_internal.h"
 
@@ -13,15 +17,13 @@
 static uint64_t max_tile_cycle(const debugger *d)
 {
     uint64_t c = 0;
-    for (size_t i = 0; i < engine_tile_count(d->g); i++)
-        if (engine_tile_at(d->g, i)->s.cycle > c)
-            c = engine_tile_at(d->g, i)->s.cycle;
+    for (size_t i = 0; i < engine_tile_count(d->g); i++) {
+        uint64_t at = engine_tile_cycle(d->g, engine_tile_at(d->g, i)->tile_id);
+        if (at > c)
+            c = at;
+    }
     return c;
 }
-
-/* How a resume ended: a stepi's step, a stop shown to the user, the end of
- * the run, or a refusal. */
-enum stop { STOP_STEP, STOP_SHOWN, STOP_END, STOP_ERROR };
 
 /* The end of a run: its totals, the simulated exception (whose tile and
  * context become the selection) or why the engine stopped. */
@@ -52,45 +54,56 @@ static void report_end(debugger *d, enum engine_status st, FILE *out)
     fprintf(out, "The program stopped: %s\n", engine_message(d->g));
 }
 
-/* A pc breakpoint's pause: the lowest-numbered breakpoint there, if any
- * (false: only a breakpoint since deleted was there; go on). */
+/* A pc breakpoint's pause: the lowest-numbered breakpoint there whose
+ * condition holds (false: none does, or only one since deleted was there;
+ * go on).  A breakpoint the debugger set for itself stops without a
+ * number. */
 static bool stop_at_breakpoint(debugger *d, const engine_pause *p, FILE *out)
 {
-    int id = 0;
+    const breakpoint *hit = NULL;
     for (size_t i = 0; i < d->n_bps; i++)
         for (size_t k = 0; k < d->bps[i].n_locs; k++)
             if (d->bps[i].locs[k].tile == p->tile && d->bps[i].locs[k].pc == p->pc) {
-                if (!id)
-                    id = d->bps[i].id;
-                d->bps[i].hits++;
+                if (dbg_condition_holds(d, &d->bps[i], p->tile, p->context, out)) {
+                    d->bps[i].hits++;
+                    if (!hit || (hit->internal && !d->bps[i].internal))
+                        hit = &d->bps[i];
+                }
                 break;
             }
-    if (!id)
+    if (!hit)
         return false;
     d->tile = p->tile;
     d->context = p->context;
-    fprintf(out, "Breakpoint %d, ", id);
+    if (!hit->internal)
+        fprintf(out, "%s %d, ", hit->temporary ? "Temporary breakpoint" : "Breakpoint", hit->id);
     dbg_print_location(d, out, p->tile, p->context, p->pc);
     return true;
 }
 
 /* A tile reached the earliest cycle breakpoint: every cycle breakpoint it
- * passed fires (once per run). */
+ * passed fires (once per run) where its condition holds. */
 static bool stop_at_cycle(debugger *d, const engine_pause *p, FILE *out)
 {
-    int id = 0;
+    const breakpoint *hit = NULL;
     for (size_t i = 0; i < d->n_bps; i++) {
         breakpoint *b = &d->bps[i];
         if (b->kind == BP_CYCLE && !b->passed && b->n <= p->cycle) {
             b->passed = true;
+            if (!dbg_condition_holds(d, b, p->tile, ISA_SUPERVISOR, out))
+                continue;
             b->hits++;
-            if (!id)
-                id = b->id;
+            if (!hit)
+                hit = b;
         }
     }
+    if (!hit)
+        return false;
     d->tile = p->tile;
     d->context = ISA_SUPERVISOR;
-    fprintf(out, "Breakpoint %d, tile %u reached cycle %llu\n", id, p->tile, (unsigned long long)p->cycle);
+    if (!hit->internal)
+        fprintf(out, "%s %d, ", hit->temporary ? "Temporary breakpoint" : "Breakpoint", hit->id);
+    fprintf(out, "tile %u reached cycle %llu\n", p->tile, (unsigned long long)p->cycle);
     const ipu_tile *t = dbg_cur_tile(d);
     dbg_print_location(d, out, d->tile, d->context, t->s.ctx[ISA_SUPERVISOR].pc);
     return true;
@@ -128,39 +141,119 @@ static bool stop_at_watch(debugger *d, const engine_pause *p, FILE *out)
     return true;
 }
 
+/* A read or access watchpoint's access: the watchpoint it matches, the
+ * access and the issue that made it. */
+static bool stop_at_access(debugger *d, const engine_pause *p, FILE *out)
+{
+    breakpoint *hit = NULL;
+    for (size_t i = 0; i < d->n_bps && !hit; i++) {
+        breakpoint *b = &d->bps[i];
+        if (b->kind == BP_WATCH && b->watch != WATCH_CHANGE && b->tile == p->tile &&
+            p->access_addr < b->addr + b->bytes && b->addr < p->access_addr + p->access_bytes &&
+            (!p->access_write || b->watch == WATCH_ACCESS))
+            hit = b;
+    }
+    if (!hit)
+        return false;
+    hit->hits++;
+    fprintf(out, "%s %d, tile %u 0x%x (%u bytes): %s of %u bytes at 0x%x\n",
+            hit->watch == WATCH_READ ? "Read watchpoint" : "Access watchpoint", hit->id, hit->tile, hit->addr,
+            hit->bytes, p->access_write ? "write" : "read", p->access_bytes, p->access_addr);
+    d->tile = p->tile;
+    d->context = p->context;
+    fprintf(out, p->access_received ? "by the exchange: data received for the xrecv at " : "by the issue at ");
+    dbg_print_location(d, out, p->tile, p->context, p->pc);
+    return true;
+}
+
+/* What until EXPR or finish waited for happened (or a watched change). */
+static bool stop_at_check(debugger *d, const engine_pause *p, FILE *out)
+{
+    switch (d->check_hit) {
+    case CHECK_WATCH: return stop_at_watch(d, p, out);
+    case CHECK_UNTIL:
+        fprintf(out, "The condition of until holds on tile %u", d->tile);
+        break;
+    case CHECK_FINISH: {
+        char name[24];
+        fprintf(out, "Run till exit: %s of tile %u exited (its vertex returned)",
+                dbg_context_name(d->finish_context, name, sizeof name), d->tile);
+        d->context = ISA_SUPERVISOR;
+        break;
+    }
+    default: return false;
+    }
+    const ipu_tile *t = dbg_cur_tile(d);
+    if (p->tile == UINT32_MAX) {
+        fprintf(out, " after an exchange, at cycle %llu\n", (unsigned long long)engine_tile_cycle(d->g, d->tile));
+        return true;
+    }
+    fprintf(out, " after the issue at pc 0x%x\n", p->pc);
+    dbg_print_location(d, out, d->tile, d->context, t->s.ctx[d->context].pc);
+    return true;
+}
+
 /* Supersteps ended since the last look: a stop when one has a superstep
- * breakpoint or, for next-superstep, at the first of them. */
+ * breakpoint (whose condition holds on the selected tile) or, for
+ * next-superstep, at the first of them. */
 static bool stop_at_superstep(debugger *d, bool next_superstep, FILE *out)
 {
     const engine_stats *s = engine_get_stats(d->g);
     const engine_superstep *hit = NULL;
-    int id = 0;
+    const breakpoint *by = NULL;
     for (size_t i = d->ss_seen; i < s->n_supersteps; i++) {
         const engine_superstep *ss = &s->supersteps[i];
-        for (size_t k = 0; k < d->n_bps; k++)
-            if (d->bps[k].kind == BP_SUPERSTEP && d->bps[k].n == ss->index) {
-                d->bps[k].hits++;
-                if (!id)
-                    id = d->bps[k].id;
-                if (!hit)
-                    hit = ss;
-            }
+        for (size_t k = 0; k < d->n_bps; k++) {
+            breakpoint *b = &d->bps[k];
+            if (b->kind != BP_SUPERSTEP || b->n != ss->index || !dbg_condition_holds(d, b, d->tile, d->context, out))
+                continue;
+            b->hits++;
+            if (!by)
+                by = b;
+            if (!hit)
+                hit = ss;
+        }
         if (next_superstep && !hit)
             hit = ss;
     }
     d->ss_seen = s->n_supersteps;
     if (!hit)
         return false;
-    if (id)
-        fprintf(out, "Breakpoint %d, ", id);
+    if (by && !by->internal)
+        fprintf(out, "%s %d, ", by->temporary ? "Temporary breakpoint" : "Breakpoint", by->id);
     fprintf(out, "superstep %u of chip %u ended (%s) at cycle %llu\n", hit->index, hit->chip,
             hit->zone == 1 ? "sync 1" : hit->zone == 2 ? "sync 2" : "end of program",
             (unsigned long long)hit->end_cycle);
     return true;
 }
 
+/* While a replay runs forward to a point (debugger_reverse.c), what a
+ * pause does: 1 the replay goes on past it (breakpoints and watchpoints
+ * neither stop it nor count; cycle breakpoints are marked passed), 0 it
+ * stops there without a word (the step or superstep end it runs by), -1
+ * as in any run (an interrupt).  Superstep ends take their checkpoints. */
+static int replay_pause(debugger *d, const engine_pause *p, bool step, bool next_superstep)
+{
+    switch (p->reason) {
+    case ENGINE_PAUSE_CYCLE:
+        for (size_t i = 0; i < d->n_bps; i++)
+            if (d->bps[i].kind == BP_CYCLE && d->bps[i].n <= p->cycle)
+                d->bps[i].passed = true;
+        return 1;
+    case ENGINE_PAUSE_BREAKPOINT:
+    case ENGINE_PAUSE_CHECK:
+    case ENGINE_PAUSE_ACCESS: return 1;
+    case ENGINE_PAUSE_SUPERSTEP:
+        dbg_checkpoint_at_superstep(d);
+        d->ss_seen = engine_get_stats(d->g)->n_supersteps;
+        return next_superstep ? 0 : 1;
+    case ENGINE_PAUSE_STEP: return step ? 0 : 1;
+    default: return -1;
+    }
+}
+
 /* Continue the engine to the next stop the user asked for. */
-static enum stop resume(debugger *d, bool step, bool next_superstep, FILE *out)
+enum dbg_stop dbg_resume(debugger *d, bool step, bool next_superstep, FILE *out)
 {
     if (!d->started && !dbg_start(d, out))
         return STOP_ERROR;
@@ -173,12 +266,21 @@ static enum stop resume(debugger *d, bool step, bool next_superstep, FILE *out)
     for (;;) {
         dbg_configure(d, step, next_superstep);
         d->watch_hit = 0;
+        d->check_hit = CHECK_NONE;
         enum engine_status st = engine_continue(d->g);
         if (st != ENGINE_PAUSED) {
             report_end(d, st, out);
+            dbg_checkpoint_at_end(d);
             return STOP_END;
         }
         const engine_pause *p = engine_get_pause(d->g);
+        if (d->replaying) {
+            int r = replay_pause(d, p, step, next_superstep);
+            if (r > 0)
+                continue;
+            if (r == 0)
+                return p->reason == ENGINE_PAUSE_STEP ? STOP_STEP : STOP_SHOWN;
+        }
         bool stopped = true;
         switch (p->reason) {
         case ENGINE_PAUSE_BREAKPOINT: stopped = stop_at_breakpoint(d, p, out); break;
@@ -190,20 +292,33 @@ static enum stop resume(debugger *d, bool step, bool next_superstep, FILE *out)
             }
             d->context = p->context;
             return STOP_STEP;
-        case ENGINE_PAUSE_CHECK: stopped = stop_at_watch(d, p, out); break;
-        case ENGINE_PAUSE_SUPERSTEP: stopped = stop_at_superstep(d, next_superstep, out); break;
+        case ENGINE_PAUSE_CHECK: stopped = stop_at_check(d, p, out); break;
+        case ENGINE_PAUSE_ACCESS: stopped = stop_at_access(d, p, out); break;
+        case ENGINE_PAUSE_SUPERSTEP:
+            dbg_checkpoint_at_superstep(d);
+            stopped = stop_at_superstep(d, next_superstep, out);
+            break;
         case ENGINE_PAUSE_INTERRUPT:
             if (d->interrupt)
                 *d->interrupt = 0;
             fprintf(out, "Interrupted at cycle %llu.\n", (unsigned long long)max_tile_cycle(d));
             break;
-        case ENGINE_PAUSE_ACCESS:
         case ENGINE_PAUSE_NONE:
             break;
         }
         if (stopped)
             return STOP_SHOWN;
     }
+}
+
+/* After a command that ran the program: temporary breakpoints that fired
+ * go, and the displays are shown. */
+static enum debugger_result after_stop(debugger *d, enum dbg_stop s, FILE *out)
+{
+    dbg_remove_spent(d, false);
+    if (s != STOP_ERROR && d->started)
+        dbg_show_displays(d, out);
+    return s == STOP_ERROR ? DEBUGGER_ERROR : DEBUGGER_OK;
 }
 
 /* run: a fresh engine, to the first stop. */
@@ -218,7 +333,7 @@ enum debugger_result dbg_cmd_run(debugger *d, const char *args, FILE *out)
     }
     fprintf(out, "Starting %s on %s (%zu tile%s with code).\n", d->name, d->m.name, engine_tile_count(d->g),
             engine_tile_count(d->g) == 1 ? "" : "s");
-    return resume(d, false, false, out) == STOP_ERROR ? DEBUGGER_ERROR : DEBUGGER_OK;
+    return after_stop(d, dbg_resume(d, false, false, out), out);
 }
 
 /* continue [N] */
@@ -227,14 +342,12 @@ enum debugger_result dbg_cmd_continue(debugger *d, const char *args, FILE *out)
     uint64_t n;
     if (!dbg_parse_count(args, &n, out))
         return DEBUGGER_ERROR;
-    for (uint64_t i = 0; i < n; i++) {
-        enum stop s = resume(d, false, false, out);
-        if (s == STOP_ERROR)
-            return DEBUGGER_ERROR;
-        if (s == STOP_END)
-            break;
+    enum dbg_stop s = STOP_SHOWN;
+    for (uint64_t i = 0; i < n && s == STOP_SHOWN; i++) {
+        s = dbg_resume(d, false, false, out);
+        dbg_remove_spent(d, false);
     }
-    return DEBUGGER_OK;
+    return after_stop(d, s, out);
 }
 
 /* stepi [N]: N issues of the selected tile, then where it is and what is next. */
@@ -247,12 +360,17 @@ enum debugger_result dbg_cmd_stepi(debugger *d, const char *args, FILE *out)
     if (d->started && status && (!strcmp(status, "ended") || !strcmp(status, "faulted")))
         return dbg_fail(out, "tile %u has %s", d->tile, !strcmp(status, "ended") ? "ended its program" : "faulted");
     for (uint64_t i = 0; i < n; i++) {
-        enum stop s = resume(d, true, false, out);
-        if (s == STOP_ERROR)
-            return DEBUGGER_ERROR;
+        enum dbg_stop s = dbg_resume(d, true, false, out);
         if (s != STOP_STEP)
-            return DEBUGGER_OK;
+            return after_stop(d, s, out);
     }
+    dbg_show_step(d, out);
+    return after_stop(d, STOP_STEP, out);
+}
+
+/* Where a step stopped: the issue it made and what comes next. */
+void dbg_show_step(debugger *d, FILE *out)
+{
     const engine_pause *p = engine_get_pause(d->g);
     dbg_print_location(d, out, d->tile, p->context, p->pc);
     const ipu_tile *t = dbg_cur_tile(d);
@@ -262,7 +380,6 @@ enum debugger_result dbg_cmd_stepi(debugger *d, const char *args, FILE *out)
         dbg_symbolize(d, d->tile, c->pc, where, sizeof where);
         fprintf(out, "next: pc 0x%x%s\n", c->pc, where);
     }
-    return DEBUGGER_OK;
 }
 
 /* next-superstep: to the end of the next superstep. */
@@ -270,5 +387,5 @@ enum debugger_result dbg_cmd_next_superstep(debugger *d, const char *args, FILE 
 {
     if (!dbg_at_end(args))
         return dbg_fail(out, "next-superstep takes no arguments");
-    return resume(d, false, true, out) == STOP_ERROR ? DEBUGGER_ERROR : DEBUGGER_OK;
+    return after_stop(d, dbg_resume(d, false, true, out), out);
 }
