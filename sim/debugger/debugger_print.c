@@ -141,8 +141,10 @@ uint32_t dbg_register_read(const ipu_tile *t, unsigned k, char cls, unsigned num
 /* "$m3", "$a0", "$lr", "$pc", "$FP_CTL" of context k. */
 bool dbg_register_value(const ipu_tile *t, unsigned k, const char *name, uint32_t *v, char *kind)
 {
-    char cls;
-    unsigned num;
+    char cls = 0;
+    unsigned num = 0;
+    *v = 0;
+    *kind = 0;
     if (!dbg_register_ref(name, &cls, &num))
         return false;
     *kind = cls;
