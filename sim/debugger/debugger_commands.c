@@ -117,8 +117,8 @@ const dbg_command dbg_commands[] = {
       "The engine's statistics so far (final ones once the program ended)." },
     { "source", { NULL }, dbg_cmd_source, false, { DA_FILE }, "source FILE",
       "Run the commands of FILE; stops at the first error." },
-    { "help", { "h" }, dbg_cmd_help, false, { DA_COMMAND, DA_INFO }, "help [CMD]",
-      "The commands, or one command's usage." },
+    { "help", { "h" }, dbg_cmd_help, false, { DA_COMMAND, DA_INFO }, "help [CMD | arguments]",
+      "The commands, one command's usage, or what the kinds of argument may be." },
     { "quit", { "q" }, dbg_cmd_quit, false, { DA_NONE }, "quit", "Leave the debugger." },
 };
 const size_t dbg_n_commands = sizeof dbg_commands / sizeof dbg_commands[0];
@@ -200,9 +200,15 @@ enum debugger_result debugger_execute(debugger *d, const char *line, FILE *out)
 enum debugger_result dbg_cmd_help(debugger *d, const char *args, FILE *out)
 {
     (void)d;
-    char w[64];
+    char w[64] = "";
     const char *rest = args;
-    if (dbg_next_word(&rest, w, sizeof w)) {
+    if (dbg_next_word(&rest, w, sizeof w) && !strcmp(w, "arguments")) {
+        fprintf(out, "The arguments the usages name:\n");
+        for (int k = DA_COUNT; k < DA_COUNT_KINDS; k++)
+            fprintf(out, "  %-11s %s\n", dbg_arg_kinds[k].word, dbg_arg_kinds[k].help);
+        return DEBUGGER_OK;
+    }
+    if (w[0] && rest != args) {
         const dbg_command *c = dbg_find_command(w, out, true);
         if (!c)
             return DEBUGGER_ERROR;
@@ -226,9 +232,7 @@ enum debugger_result dbg_cmd_help(debugger *d, const char *args, FILE *out)
                  c->aliases[0] ? ")" : "");
         fprintf(out, "  %-24s %s\n", name, c->usage);
     }
-    fprintf(out, "Arguments:\n");
-    for (int k = DA_COUNT; k < DA_COUNT_KINDS; k++)
-        fprintf(out, "  %-11s %s\n", dbg_arg_kinds[k].word, dbg_arg_kinds[k].help);
+    fprintf(out, "What LOCATION, EXPR, PLACE, ... may be: help arguments.\n");
     return DEBUGGER_OK;
 }
 
