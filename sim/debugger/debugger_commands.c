@@ -232,7 +232,10 @@ enum debugger_result dbg_cmd_help(debugger *d, const char *args, FILE *out)
                  c->aliases[0] ? ")" : "");
         fprintf(out, "  %-24s %s\n", name, c->usage);
     }
-    fprintf(out, "What LOCATION, EXPR, PLACE, ... may be: help arguments.\n");
+    fprintf(out, "info WHAT:");
+    for (size_t i = 0; i < dbg_n_info_topics; i++)
+        fprintf(out, " %s", dbg_info_topics[i].name);
+    fprintf(out, ".\nWhat LOCATION, EXPR, PLACE, ... may be: help arguments.\n");
     return DEBUGGER_OK;
 }
 
