@@ -107,9 +107,8 @@ debugger *debugger_new(const machine *m, const ipu_exe *e, const char *name, con
     d->name = strdup(name ? name : "program");
     if (o)
         d->opt = *o;
-    d->opt.checkpoint_every = d->opt.no_checkpoints      ? 0
-                              : d->opt.checkpoint_every ? d->opt.checkpoint_every
-                                                        : DEBUGGER_CHECKPOINT_EVERY;
+    if (d->opt.no_checkpoints)
+        d->opt.checkpoint_every = 0;
     if (!d->opt.checkpoint_budget_bytes)
         d->opt.checkpoint_budget_bytes = DEBUGGER_CHECKPOINT_BUDGET_BYTES;
     d->next_id = 1;

@@ -56,11 +56,15 @@ typedef struct debugger_options {
     int threads;                  /* host threads (0: OpenMP's default) */
     bool no_files;                /* refuse `source` (the fuzzer) */
     bool no_checkpoints;          /* take none: no going back (--checkpoint-every 0) */
-    uint32_t checkpoint_every;    /* supersteps between checkpoints (0: DEBUGGER_CHECKPOINT_EVERY) */
+    uint32_t checkpoint_every;    /* supersteps between checkpoints (0: as their cost allows, see
+                                     DEBUGGER_CHECKPOINT_RUN_PER_TAKE) */
     uint64_t checkpoint_budget_bytes; /* their host memory (0: DEBUGGER_CHECKPOINT_BUDGET_BYTES) */
 } debugger_options;
 
-#define DEBUGGER_CHECKPOINT_EVERY 1u
+/* With no checkpoint_every, a checkpoint is taken at a superstep end once
+ * the host time spent running since the last one is this many times what
+ * taking the last one took: taking them and the pages copied after costs a few per cent of the run. */
+#define DEBUGGER_CHECKPOINT_RUN_PER_TAKE 40
 #define DEBUGGER_CHECKPOINT_BUDGET_BYTES (1024ull << 20)
 
 enum debugger_result {

@@ -114,7 +114,8 @@ struct debugger {
     dbg_checkpoint *ckpts;
     size_t n_ckpts, cap_ckpts;
     size_t ckpt_bytes;
-    uint32_t ckpt_interval;       /* supersteps between checkpoints now */
+    uint32_t ckpt_interval;       /* supersteps between checkpoints now (at least) */
+    double ckpt_done_s, ckpt_take_s; /* host time the last take ended at, and took */
     bool replaying;               /* running forward to a point: breakpoints neither stop nor count */
     bool replay_no_checkpoints;
     dbg_input *inputs;

@@ -12,11 +12,17 @@
  * other large arrays that did not change since the previous one
  * (engine_checkpoint_take), so it costs what the superstep changed.
  *
- * Which checkpoints are kept: one at the start of the run, then one every
- * `checkpoint_every` supersteps (debugger_options), while their host bytes
- * stay within `checkpoint_budget_bytes`; past the budget every other one
- * (never the first) is dropped and the interval doubles, so a long run
- * keeps checkpoints spread over all of it.
+ * Which checkpoints are taken: one at the start of the run, then at
+ * superstep ends — every `checkpoint_every` supersteps when the user says
+ * so (debugger_options), else once the host time spent running since the
+ * last checkpoint is DEBUGGER_CHECKPOINT_RUN_PER_TAKE times what taking
+ * that one took, which keeps taking them (and the pages the run then copies) to a few per cent of the run (a
+ * program that changes little between supersteps gets one at every
+ * superstep).  Which checkpoints exist then depends on the host's speed;
+ * what going back reaches does not (the run is deterministic), and
+ * --checkpoint-every N fixes them.  Their host bytes stay within `checkpoint_budget_bytes`:
+ * past it every other one (never the first) is dropped and the interval
+ * doubles, so a long run keeps checkpoints spread over all of it.
  *
  * Positions.  A point of the run is ordered by (supersteps ended in the
  * whole system, instructions issued by every tile so far): both only grow
@@ -30,6 +36,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef dbg_position position;
 
@@ -60,7 +67,15 @@ static position position_now(const debugger *d)
 
 bool dbg_checkpointing(const debugger *d)
 {
-    return d->opt.checkpoint_every > 0 && d->started;
+    return !d->opt.no_checkpoints && d->started;
+}
+
+/* Host seconds, for the cost of checkpoints. */
+static double host_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* ---- taking and dropping ---------------------------------------------------- */
@@ -81,7 +96,7 @@ void dbg_drop_checkpoints(debugger *d)
     free(d->ckpts);
     d->ckpts = NULL;
     d->cap_ckpts = 0;
-    d->ckpt_interval = d->opt.checkpoint_every;
+    d->ckpt_interval = d->opt.checkpoint_every ? d->opt.checkpoint_every : 1;
 }
 
 /* Keep the checkpoints' bytes within the budget: drop every other one
@@ -114,7 +129,10 @@ static void take_checkpoint(debugger *d)
     }
     char err[256];
     const engine_checkpoint *base = d->n_ckpts ? d->ckpts[d->n_ckpts - 1].c : NULL;
+    double t0 = host_now_s();
     engine_checkpoint *c = engine_checkpoint_take(d->g, base, err, sizeof err);
+    d->ckpt_done_s = host_now_s();
+    d->ckpt_take_s = d->ckpt_done_s - t0;
     if (!c)
         return;
     dbg_checkpoint *k = &d->ckpts[d->n_ckpts++];
@@ -133,31 +151,34 @@ static void take_checkpoint(debugger *d)
 
 void dbg_checkpoint_at_start(debugger *d)
 {
-    d->ckpt_interval = d->opt.checkpoint_every;
-    if (d->opt.checkpoint_every)
+    d->ckpt_interval = d->opt.checkpoint_every ? d->opt.checkpoint_every : 1;
+    if (!d->opt.no_checkpoints)
         take_checkpoint(d);
 }
 
 void dbg_checkpoint_at_superstep(debugger *d)
 {
-    if (!d->opt.checkpoint_every || d->replay_no_checkpoints)
+    if (d->opt.no_checkpoints || d->replay_no_checkpoints)
         return;
     size_t n = engine_get_stats(d->g)->n_supersteps;
-    size_t last = d->n_ckpts ? d->ckpts[d->n_ckpts - 1].at.supersteps : 0;
-    if (n >= last + d->ckpt_interval)
-        take_checkpoint(d);
+    const dbg_checkpoint *last = d->n_ckpts ? &d->ckpts[d->n_ckpts - 1] : NULL;
+    if (last && n < last->at.supersteps + d->ckpt_interval)
+        return;
+    if (last && !d->opt.checkpoint_every && host_now_s() - d->ckpt_done_s < DEBUGGER_CHECKPOINT_RUN_PER_TAKE * d->ckpt_take_s)
+        return;
+    take_checkpoint(d);
 }
 
 void dbg_checkpoint_at_end(debugger *d)
 {
-    if (d->opt.checkpoint_every && !d->replay_no_checkpoints && engine_finished(d->g))
+    if (!d->opt.no_checkpoints && !d->replay_no_checkpoints && engine_finished(d->g))
         take_checkpoint(d);
 }
 
 /* info checkpoints */
 void dbg_info_checkpoints(debugger *d, FILE *out)
 {
-    if (!d->opt.checkpoint_every) {
+    if (d->opt.no_checkpoints) {
         fprintf(out, "Checkpoints are off (--checkpoint-every 0).\n");
         return;
     }
@@ -165,8 +186,14 @@ void dbg_info_checkpoints(debugger *d, FILE *out)
         fprintf(out, "No checkpoints yet (the first is taken when the run starts).\n");
         return;
     }
-    fprintf(out, "%zu checkpoints, %.1f MiB of host memory (budget %.0f MiB), one every %u supersteps\n", d->n_ckpts,
-            d->ckpt_bytes / 1048576.0, d->opt.checkpoint_budget_bytes / 1048576.0, d->ckpt_interval);
+    char every[96];
+    if (d->opt.checkpoint_every)
+        snprintf(every, sizeof every, "one every %u supersteps", d->ckpt_interval);
+    else
+        snprintf(every, sizeof every, "at least %u supersteps and %d times the time taking one takes apart",
+                 d->ckpt_interval, DEBUGGER_CHECKPOINT_RUN_PER_TAKE);
+    fprintf(out, "%zu checkpoints, %.1f MiB of host memory (budget %.0f MiB), %s\n", d->n_ckpts,
+            d->ckpt_bytes / 1048576.0, d->opt.checkpoint_budget_bytes / 1048576.0, every);
     fprintf(out, "%4s %12s %14s %18s %12s\n", "Num", "supersteps", "latest cycle", "issues", "own KiB");
     for (size_t i = 0; i < d->n_ckpts; i++) {
         const dbg_checkpoint *k = &d->ckpts[i];
