@@ -75,11 +75,53 @@ static bool place_section(asm_ctx *a, int32_t idx, int64_t addr, asm_loc loc)
     return true;
 }
 
+/* A new section NAME on the tiles of the current set; registered under
+ * its name on each of them unless it only receives what follows a refused
+ * reopening (register_name false). */
+static int32_t new_section(asm_ctx *a, const char *name, uint32_t flags, bool flags_explicit, asm_loc loc,
+                           bool register_name)
+{
+    ASM_GROW(a->sections, a->n_sections, a->cap_sections);
+    asm_section *s = &a->sections[a->n_sections];
+    memset(s, 0, sizeof *s);
+    s->name = asm_strndup(&a->arena, name, strlen(name));
+    s->tile = a->cur_tile;
+    s->set = a->cur_set;
+    s->flags = flags_explicit ? flags : default_flags(name);
+    s->flags_explicit = flags_explicit;
+    s->align = 1;
+    s->loc = loc;
+    const asm_tileset *set = asm_set(a, a->cur_set);
+    for (uint32_t i = 0; i < set->n && register_name; i++)
+        asm_map_put(&a->section_names, s->name, set->tiles[i], (uint32_t)a->n_sections);
+    a->cur_section = (int32_t)a->n_sections++;
+    return a->cur_section;
+}
+
+/* A section opened under a tile list belongs to that list: reopening it on
+ * other tiles, or a section of one of its tiles under a list, is refused
+ * (it would need a different content per tile).  Reports it and gives what
+ * follows a section of its own, so the statements are still checked. */
+static int32_t refuse_reopen(asm_ctx *a, const char *name, uint32_t tile, uint32_t idx, asm_loc loc)
+{
+    const asm_section *s = &a->sections[idx];
+    char had[120], now[120];
+    asm_tileset_text(a, s->set, had, sizeof had);
+    asm_tileset_text(a, a->cur_set, now, sizeof now);
+    asm_error(a, loc, "section %s on tile %u was opened for %s %s (at %s:%u), not for %s %s: reopen it under "
+              "the same '.tile' list", name, tile, asm_set(a, s->set)->n > 1 ? "tiles" : "tile", had,
+              a->files[s->loc.file], s->loc.line, asm_set(a, a->cur_set)->n > 1 ? "tiles" : "tile", now);
+    new_section(a, name, s->flags, true, loc, false);
+    return -1;
+}
+
 static int32_t open_section(asm_ctx *a, const char *name, uint32_t flags, bool flags_explicit, asm_loc loc)
 {
     uint32_t idx;
     if (asm_map_get(&a->section_names, name, a->cur_tile, &idx)) {
         asm_section *s = &a->sections[idx];
+        if (s->set != a->cur_set)
+            return refuse_reopen(a, name, a->cur_tile, idx, loc);
         if (flags_explicit && s->flags != flags) {
             char had[24], now[24];
             flags_string(s->flags, had);
@@ -91,18 +133,11 @@ static int32_t open_section(asm_ctx *a, const char *name, uint32_t flags, bool f
         a->cur_section = (int32_t)idx;
         return (int32_t)idx;
     }
-    ASM_GROW(a->sections, a->n_sections, a->cap_sections);
-    asm_section *s = &a->sections[a->n_sections];
-    memset(s, 0, sizeof *s);
-    s->name = asm_strndup(&a->arena, name, strlen(name));
-    s->tile = a->cur_tile;
-    s->flags = flags_explicit ? flags : default_flags(name);
-    s->flags_explicit = flags_explicit;
-    s->align = 1;
-    s->loc = loc;
-    asm_map_put(&a->section_names, s->name, a->cur_tile, (uint32_t)a->n_sections);
-    a->cur_section = (int32_t)a->n_sections++;
-    return a->cur_section;
+    const asm_tileset *set = asm_set(a, a->cur_set);
+    for (uint32_t i = 1; i < set->n; i++)
+        if (asm_map_get(&a->section_names, name, set->tiles[i], &idx))
+            return refuse_reopen(a, name, set->tiles[i], idx, loc);
+    return new_section(a, name, flags, flags_explicit, loc, true);
 }
 
 /* The current section; content before any section directive goes to .text. */
@@ -131,8 +166,11 @@ asm_stmt *asm_emit(asm_ctx *a, int kind, uint64_t size, asm_loc loc)
         a->stop = true;   /* what follows would only repeat it */
         return NULL;
     }
+    uint32_t copies = asm_set(a, s->set)->n;
+    if (!asm_count_copies(a, copies, loc))
+        return NULL;
     if (!(s->flags & EXE_SEC_NOBITS)) {
-        a->total_bytes += size;
+        a->total_bytes += size * copies;
         if (a->total_bytes > ASM_MAX_TOTAL_BYTES) {
             asm_error(a, loc, "more than %u MiB of section contents in all", ASM_MAX_TOTAL_BYTES >> 20);
             a->stop = true;
@@ -146,7 +184,8 @@ asm_stmt *asm_emit(asm_ctx *a, int kind, uint64_t size, asm_loc loc)
     st->section = a->cur_section;
     st->offset = s->size;
     st->size = (uint32_t)size;
-    st->tile = a->cur_tile;
+    st->tile = s->tile;
+    st->block = a->block;
     st->loc = loc;
     s->size = (uint32_t)end;
     if (kind == ST_INSN || kind == ST_BUNDLE) {
@@ -334,17 +373,13 @@ done:
 
 static void d_tile(asm_ctx *a, const dir_call *c)
 {
-    const char *p = c->args;
-    int64_t t;
-    asm_loc l = asm_at(c->base, c->text, asm_skip_space(p));
-    if (!const_arg(a, c, &p, &t) || !asm_expect_end(a, c->text, p, c->base, "'.tile'"))
+    uint32_t set;
+    if (!asm_parse_tile_list(a, c->text, c->args, c->base, &set))
         return;
-    if (t < 0 || t > ASM_MAX_TILE) {
-        asm_error(a, l, "tile number %lld out of range (0..%u)", (long long)t, ASM_MAX_TILE);
-        return;
-    }
-    a->cur_tile = (uint32_t)t;
+    a->cur_set = set;
+    a->cur_tile = asm_set(a, set)->tiles[0];
     a->cur_section = -1;
+    a->block++;
 }
 
 static void d_org(asm_ctx *a, const dir_call *c)
@@ -595,7 +630,7 @@ static void d_equ(asm_ctx *a, const dir_call *c)
 static void add_attr(asm_ctx *a, int what, const char *name, uint8_t type, asm_expr *e, asm_loc loc)
 {
     ASM_GROW(a->attrs, a->n_attrs, a->cap_attrs);
-    a->attrs[a->n_attrs++] = (asm_symattr){ (uint8_t)what, type, name, a->cur_tile, e, loc };
+    a->attrs[a->n_attrs++] = (asm_symattr){ (uint8_t)what, type, name, a->cur_set, e, loc };
 }
 
 static void d_globl(asm_ctx *a, const dir_call *c)
@@ -657,19 +692,24 @@ static void d_size(asm_ctx *a, const dir_call *c)
 static void d_entry(asm_ctx *a, const dir_call *c)
 {
     const char *p = c->args;
-    for (size_t i = 0; i < a->n_entries; i++)
-        if (a->entries[i].tile == a->cur_tile) {
-            asm_error(a, c->loc, "second '.entry' for tile %u (the first is at %s:%u)", a->cur_tile,
-                      a->files[a->entries[i].loc.file], a->entries[i].loc.line);
+    const asm_tileset *set = asm_set(a, a->cur_set);
+    for (uint32_t i = 0; i < set->n; i++) {
+        uint32_t k;
+        if (asm_map_get(&a->entry_tiles, ".entry", set->tiles[i], &k)) {
+            asm_error(a, c->loc, "second '.entry' for tile %u (the first is at %s:%u)", set->tiles[i],
+                      a->files[a->entries[k].loc.file], a->entries[k].loc.line);
             return;
         }
+    }
     asm_cur_sec(a, c->loc);
     asm_loc l = asm_at(c->base, c->text, asm_skip_space(p));
     asm_expr *e = asm_parse_expr(a, c->text, &p, c->base);
     if (!e || !asm_expect_end(a, c->text, p, c->base, "the entry address"))
         return;
     ASM_GROW(a->entries, a->n_entries, a->cap_entries);
-    a->entries[a->n_entries++] = (asm_entry){ a->cur_tile, e, l };
+    for (uint32_t i = 0; i < set->n; i++)
+        asm_map_put(&a->entry_tiles, ".entry", set->tiles[i], (uint32_t)a->n_entries);
+    a->entries[a->n_entries++] = (asm_entry){ a->cur_set, e, l };
 }
 
 static void d_include(asm_ctx *a, const dir_call *c)
