@@ -108,8 +108,9 @@
  * 16,000,000 statements after expansion (asm_options.max_statements; a
  * whole 4-chip program is about 1.2 million); 32,000,000 statements and
  * labels as put on tiles, one under a `.tile` list counting once per tile
- * (the disassembly of a one-chip BERT layer is about 8.3 million); 64 MiB
- * of source text; 64 MiB of macro-expanded text; expressions nested 200 deep; 256 MiB of section
+ * (the disassembly of a one-chip BERT layer is about 8.3 million); 512 MiB
+ * of source text (a file, and the files read together); 64 MiB of
+ * macro-expanded text; expressions nested 200 deep; 256 MiB of section
  * bytes in all (a section under a list counting once per tile).
  */
 #ifndef IPUSIM_ISA_ASM_H

@@ -484,12 +484,74 @@ static void d_space(asm_ctx *a, const dir_call *c)
     }
 }
 
+static void emit_raw(asm_ctx *a, const dir_call *c, const uint8_t *bytes, size_t n);
+
+/* The values of .word, .half or .byte when each is a plain number (decimal
+ * or 0x hex) that fits: their bytes, little-endian, into *out (malloc'd),
+ * without an expression each (the disassembler writes data this way, a
+ * lot of it).  False, with nothing kept, for anything else: it is then
+ * parsed as expressions, with their messages. */
+static bool literal_data(const char *p, unsigned width, uint8_t **out, size_t *n)
+{
+    size_t cap = 0;
+    uint64_t max = width >= 8 ? UINT64_MAX : ((uint64_t)1 << (8 * width)) - 1;
+    *out = NULL;
+    *n = 0;
+    for (p = asm_skip_space(p);;) {
+        unsigned base = 10;
+        if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+            base = 16;
+            p += 2;
+        }
+        uint64_t v = 0;
+        const char *digits = p;
+        for (;; p++) {
+            unsigned dv = *p >= '0' && *p <= '9' ? (unsigned)(*p - '0')
+                          : base == 16 && *p >= 'a' && *p <= 'f' ? (unsigned)(*p - 'a' + 10)
+                          : base == 16 && *p >= 'A' && *p <= 'F' ? (unsigned)(*p - 'A' + 10) : 99;
+            if (dv >= base)
+                break;
+            if (v > (max - dv) / base)
+                break;   /* too big: let the expression give the message */
+            v = v * base + dv;
+        }
+        if (p == digits || p - digits > 20 || asm_is_ident_char((unsigned char)*p) ||
+            (*out == NULL && !(*out = malloc(cap = 64 * width))))
+            break;
+        if (*n + width > cap) {
+            uint8_t *bigger = realloc(*out, cap * 2);
+            if (!bigger)
+                break;
+            *out = bigger;
+            cap *= 2;
+        }
+        asm_put_le(*out + *n, v, width);
+        *n += width;
+        p = asm_skip_space(p);
+        if (!*p)
+            return true;
+        if (*p != ',')
+            break;
+        p = asm_skip_space(p + 1);
+    }
+    free(*out);
+    *out = NULL;
+    return false;
+}
+
 static void d_data(asm_ctx *a, const dir_call *c)
 {
     char what[24];
     snprintf(what, sizeof what, "'%s'", c->name);
     if (!asm_no_bytes_here(a, c->loc, what))
         return;
+    uint8_t *bytes;
+    size_t n_bytes;
+    if (c->arg <= 4 && literal_data(c->args, (unsigned)c->arg, &bytes, &n_bytes)) {
+        emit_raw(a, c, bytes, n_bytes);
+        free(bytes);
+        return;
+    }
     const char *p = asm_skip_space(c->args);
     asm_expr **items = NULL;
     size_t n = 0, cap = 0;

@@ -35,7 +35,14 @@
 #define ASM_MAX_MACRO_DEPTH     64
 #define ASM_MAX_STATEMENTS      16000000u
 #define ASM_MAX_EXPANSION_BYTES (64u << 20)
-#define ASM_MAX_FILE_BYTES      (64u << 20)
+/* Source text, read whole before it is parsed: a file, and all files
+ * together with what they include.  512 MiB holds what `ipusim disasm`
+ * writes for a one-chip program with about 190 MB of distinct section
+ * contents (about 2.7 bytes of text a byte of data; code shared by many
+ * tiles is written once); the 256 MiB of section contents and the
+ * statement limit bound the program beyond that, so the text is the
+ * memory this limit stands for. */
+#define ASM_MAX_FILE_BYTES      (512u << 20)
 #define ASM_MAX_LINE_BYTES      (1u << 20)   /* one statement after substitution */
 #define ASM_MAX_TOTAL_BYTES     (256u << 20) /* section bytes over all tiles */
 #define ASM_MAX_EXPR_NESTING    200
@@ -276,6 +283,7 @@ typedef struct asm_ctx {
     int include_depth, macro_depth;
     uint64_t n_statements;
     uint64_t expansion_bytes;
+    uint64_t source_bytes;     /* files and strings read, together */
     uint64_t tile_copies;      /* statements and labels, once per tile they are on */
     uint64_t macro_counter;    /* \@ */
     bool stop;                 /* a fatal limit was hit: stop reading */
