@@ -121,6 +121,31 @@ static void define_label(asm_ctx *a, const char *name, const char *shown, bool i
         sec->n_labels++;
 }
 
+void asm_define_symbol(asm_ctx *a, const char *name, uint8_t type, asm_expr *size, bool global, asm_loc loc)
+{
+    asm_section *sec = asm_cur_sec(a, loc);
+    const asm_tileset *set = asm_set(a, a->cur_set);
+    if (!asm_count_copies(a, set->n, loc))
+        return;
+    for (uint32_t i = 0; i < set->n; i++) {
+        ASM_GROW(a->syms, a->n_syms, a->cap_syms);
+        asm_symbol *s = &a->syms[a->n_syms++];
+        memset(s, 0, sizeof *s);
+        s->name = name;
+        s->loc = loc;
+        s->kind = SYM_LABEL;
+        s->unnamed = true;
+        s->type = type;
+        s->global = global;
+        s->expr = size;
+        s->tile = set->tiles[i];
+        s->section = a->cur_section;
+        s->offset = sec->size;
+        s->block = a->block;
+    }
+    sec->n_labels++;
+}
+
 /* NAME = EXPR, .set, .equ or .equiv (how: DEF_SET or DEF_EQUIV). */
 void asm_define_const(asm_ctx *a, const char *name, asm_expr *e, int how, asm_loc loc)
 {
@@ -481,8 +506,7 @@ static bool assemble_stmt(asm_ctx *a, const char *text, const char *p, asm_loc l
         /* NAME = EXPR */
         char *cname = asm_strndup(&a->arena, p, (size_t)(w - p));
         const char *q = after_word + 1;
-        asm_cur_sec(a, loc);
-        asm_expr *e = asm_parse_expr(a, text, &q, loc);
+        asm_expr *e = asm_parse_expr_here(a, text, &q, loc);
         if (e && asm_expect_end(a, text, q, loc, "the value"))
             asm_define_const(a, cname, e, DEF_SET, asm_at(loc, text, p));
         return brace != NULL;

@@ -41,7 +41,8 @@
  *                .space/.skip N[, fill]
  *                .zero N .equ/.set NAME, EXPR  NAME = EXPR  .equiv
  *                .globl/.global .type NAME, @function|@object|@notype
- *                .size NAME, EXPR .entry EXPR .include "file"
+ *                .size NAME, EXPR .symbol NAME, TYPE, SIZE[, global|local]
+ *                .entry EXPR .include "file"
  *                .macro NAME args (arg=default, arg:req, arg:vararg) ...
  *                .endm (\arg, \@, \() in the body) .exitm .rept N ... .endr
  *                .if/.ifdef/.ifndef/.ifb/.ifnb/.ifc/.ifnc .elseif .else
@@ -96,6 +97,10 @@
  * labels become symbols (code or data by their section, overridden by
  * .type; global after .globl); numeric local labels are not exported; one
  * line record per instruction word.  Constants (.equ) are not exported.
+ * `.symbol NAME, @object, 32, global` adds a symbol at `.` that no
+ * expression names, so its name may be one a label or another .symbol of
+ * the tile has: an executable may hold several symbols of one name on a
+ * tile (a tensor in pieces), and this writes the second and later ones.
  *
  * Errors.  Every message is "file:line:col: error: what was expected, what
  * was found".  Statements expanded from a macro are located at the macro

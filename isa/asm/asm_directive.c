@@ -148,6 +148,40 @@ asm_section *asm_cur_sec(asm_ctx *a, asm_loc loc)
     return &a->sections[a->cur_section];
 }
 
+/* The `.` nodes of e read before any section (left-deep chains are
+ * walked without recursion), given section sec at offset off when sec is
+ * not NULL; whether there is one. */
+static bool loose_dots(asm_expr *e, const asm_section *sec, int32_t idx)
+{
+    bool any = false;
+    for (; e; e = e->a) {
+        if (e->kind == EX_DOT && e->section < 0) {
+            any = true;
+            if (sec) {
+                e->section = idx;
+                e->num = sec->size;
+            }
+        }
+        if (e->kind == EX_BINARY)
+            any |= loose_dots(e->b, sec, idx);
+    }
+    return any;
+}
+
+/* An expression; `.` in it before any section is where content would go,
+ * the current position in .text, which it opens: only an expression with
+ * a `.` does (one naming labels alone leaves the sections as they are,
+ * so that `.entry` or `.set` under a `.tile` list opens none). */
+asm_expr *asm_parse_expr_here(asm_ctx *a, const char *text, const char **p, asm_loc loc)
+{
+    asm_expr *e = asm_parse_expr(a, text, p, loc);
+    if (e && a->cur_section < 0 && loose_dots(e, NULL, -1)) {
+        asm_section *sec = asm_cur_sec(a, loc);
+        loose_dots(e, sec, a->cur_section);
+    }
+    return e;
+}
+
 static uint64_t cur_addr(const asm_section *s)
 {
     return s->placed ? (uint64_t)s->base + s->size : s->size;
@@ -682,8 +716,7 @@ static void d_equ(asm_ctx *a, const dir_call *c)
     const char *name = parse_name(a, c, &p, "a symbol name");
     if (!name || !expect_comma(a, c, &p))
         return;
-    asm_cur_sec(a, c->loc);   /* `.` in the value refers to a section */
-    asm_expr *e = asm_parse_expr(a, c->text, &p, c->base);
+    asm_expr *e = asm_parse_expr_here(a, c->text, &p, c->base);
     if (!e || !asm_expect_end(a, c->text, p, c->base, "the value"))
         return;
     asm_define_const(a, name, e, c->arg, c->loc);
@@ -711,30 +744,71 @@ static void d_globl(asm_ctx *a, const dir_call *c)
     asm_expect_end(a, c->text, p, c->base, "the symbol name");
 }
 
-static void d_type(asm_ctx *a, const dir_call *c)
+/* @function, @object or @notype (or %function, ...) at *pp. */
+static bool sym_type_arg(asm_ctx *a, const dir_call *c, const char **pp, uint8_t *type)
 {
-    const char *p = c->args;
-    asm_loc l = asm_at(c->base, c->text, asm_skip_space(p));
-    const char *name = parse_name(a, c, &p, "a symbol name");
-    if (!name || !expect_comma(a, c, &p))
-        return;
     static const struct { const char *word; uint8_t type; } types[] = {
         {"function", SYMT_FUNC}, {"object", SYMT_OBJECT}, {"notype", SYMT_NOTYPE},
     };
-    const char *t = p;
+    const char *p = *pp, *t = p;
     if (*t == '@' || *t == '%')
         t++;
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
         size_t n = strlen(types[i].word);
         if (!strncmp(t, types[i].word, n) && !asm_is_ident_char((unsigned char)t[n])) {
-            if (asm_expect_end(a, c->text, t + n, c->base, "the symbol type"))
-                add_attr(a, 1, name, types[i].type, NULL, l);
-            return;
+            *type = types[i].type;
+            *pp = asm_skip_space(t + n);
+            return true;
         }
     }
     char found[64];
     asm_found_text(p, found, sizeof found);
     asm_error(a, asm_at(c->base, c->text, p), "expected @function, @object or @notype, found %s", found);
+    return false;
+}
+
+static void d_type(asm_ctx *a, const dir_call *c)
+{
+    const char *p = c->args;
+    asm_loc l = asm_at(c->base, c->text, asm_skip_space(p));
+    const char *name = parse_name(a, c, &p, "a symbol name");
+    uint8_t type;
+    if (!name || !expect_comma(a, c, &p) || !sym_type_arg(a, c, &p, &type))
+        return;
+    if (asm_expect_end(a, c->text, p, c->base, "the symbol type"))
+        add_attr(a, 1, name, type, NULL, l);
+}
+
+/* .symbol NAME, TYPE, SIZE[, global|local]: one more symbol of the
+ * executable here, which expressions do not name (asm.h). */
+static void d_symbol(asm_ctx *a, const dir_call *c)
+{
+    const char *p = c->args;
+    const char *name = parse_name(a, c, &p, "a symbol name");
+    uint8_t type;
+    if (!name || !expect_comma(a, c, &p) || !sym_type_arg(a, c, &p, &type) || !expect_comma(a, c, &p))
+        return;
+    asm_cur_sec(a, c->loc);   /* `.` in the size refers to a section */
+    asm_expr *size = asm_parse_expr(a, c->text, &p, c->base);
+    if (!size)
+        return;
+    bool global = false;
+    if (*p == ',') {
+        p = asm_skip_space(p + 1);
+        if (!strncmp(p, "global", 6) && !asm_is_ident_char((unsigned char)p[6])) {
+            global = true;
+            p += 6;
+        } else if (!strncmp(p, "local", 5) && !asm_is_ident_char((unsigned char)p[5]))
+            p += 5;
+        else {
+            char found[64];
+            asm_found_text(p, found, sizeof found);
+            asm_error(a, asm_at(c->base, c->text, p), "expected global or local, found %s", found);
+            return;
+        }
+    }
+    if (asm_expect_end(a, c->text, p, c->base, "'.symbol'"))
+        asm_define_symbol(a, name, type, size, global, c->loc);
 }
 
 static void d_size(asm_ctx *a, const dir_call *c)
@@ -744,8 +818,7 @@ static void d_size(asm_ctx *a, const dir_call *c)
     const char *name = parse_name(a, c, &p, "a symbol name");
     if (!name || !expect_comma(a, c, &p))
         return;
-    asm_cur_sec(a, c->loc);   /* `.` in the size refers to a section */
-    asm_expr *e = asm_parse_expr(a, c->text, &p, c->base);
+    asm_expr *e = asm_parse_expr_here(a, c->text, &p, c->base);
     if (!e || !asm_expect_end(a, c->text, p, c->base, "the size"))
         return;
     add_attr(a, 2, name, 0, e, l);
@@ -763,9 +836,8 @@ static void d_entry(asm_ctx *a, const dir_call *c)
             return;
         }
     }
-    asm_cur_sec(a, c->loc);
     asm_loc l = asm_at(c->base, c->text, asm_skip_space(p));
-    asm_expr *e = asm_parse_expr(a, c->text, &p, c->base);
+    asm_expr *e = asm_parse_expr_here(a, c->text, &p, c->base);
     if (!e || !asm_expect_end(a, c->text, p, c->base, "the entry address"))
         return;
     ASM_GROW(a->entries, a->n_entries, a->cap_entries);
@@ -867,6 +939,7 @@ static const struct directive {
     {".space", d_space, 0}, {".skip", d_space, 0}, {".zero", d_space, 1},
     {".equ", d_equ, DEF_SET}, {".set", d_equ, DEF_SET}, {".equiv", d_equ, DEF_EQUIV},
     {".globl", d_globl, 0}, {".global", d_globl, 0}, {".type", d_type, 0}, {".size", d_size, 0},
+    {".symbol", d_symbol, 0},
     {".entry", d_entry, 0}, {".include", d_include, 0},
     {".macro", d_macro, 0}, {".endm", d_unmatched, 0}, {".exitm", d_exitm, 0},
     {".rept", d_rept, 0}, {".endr", d_unmatched, 1},

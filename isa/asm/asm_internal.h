@@ -226,6 +226,7 @@ typedef struct asm_symbol {
     uint8_t kind;              /* enum asm_sym_kind */
     uint8_t type;              /* enum asm_sym_type */
     bool internal;             /* numeric local label: not exported */
+    bool unnamed;              /* .symbol: exported, not in the name table; expr is its size */
     bool global;
     bool has_size;
     bool known;                /* SYM_CONST: value is known */
@@ -430,6 +431,10 @@ asm_macro *asm_define_macro(asm_ctx *a, const char *text, const char *p, asm_loc
 
 /* ---- symbols and statements (asm.c) ------------------------------------- */
 
+/* .symbol: a symbol of the executable at the current position, on every
+ * tile of the current set, that expressions do not name. */
+void asm_define_symbol(asm_ctx *a, const char *name, uint8_t type, asm_expr *size, bool global, asm_loc loc);
+
 enum { DEF_SET, DEF_EQUIV };
 /* NAME = EXPR, .set, .equ or .equiv (how: DEF_SET or DEF_EQUIV). */
 void asm_define_const(asm_ctx *a, const char *name, asm_expr *e, int how, asm_loc loc);
@@ -448,6 +453,9 @@ bool asm_encode_insn(asm_ctx *a, const asm_insn *in, uint32_t tile, uint32_t *wo
 
 /* The current section; content before any section directive goes to .text. */
 asm_section *asm_cur_sec(asm_ctx *a, asm_loc loc);
+/* asm_parse_expr, where `.` before any section is the current position in
+ * .text (opened then, and only then). */
+asm_expr *asm_parse_expr_here(asm_ctx *a, const char *text, const char **p, asm_loc loc);
 /* Add a statement of `size` bytes at the current position; NULL when the
  * section would outgrow tile memory. */
 asm_stmt *asm_emit(asm_ctx *a, int kind, uint64_t size, asm_loc loc);

@@ -440,13 +440,23 @@ static bool apply_attr(asm_ctx *a, const asm_symattr *t, uint32_t tile)
 }
 
 /* .globl, .type and .size, on every tile of the list they were given
- * under (an error once, not once per tile). */
+ * under (an error once, not once per tile); the sizes .symbol gives. */
 static void apply_attrs(asm_ctx *a)
 {
     for (size_t i = 0; i < a->n_attrs; i++) {
         const asm_tileset *set = asm_set(a, a->attrs[i].set);
         for (uint32_t k = 0; k < set->n && apply_attr(a, &a->attrs[i], set->tiles[k]); k++)
             ;
+    }
+    for (size_t i = 0; i < a->n_syms && a->n_errors < ASM_MAX_ERRORS; i++) {
+        asm_symbol *s = &a->syms[i];
+        int64_t v;
+        if (!s->unnamed || !asm_eval_final(a, s->expr, s->tile, s->loc, &v))
+            continue;
+        if (v < 0 || v > UINT32_MAX)
+            asm_error(a, s->loc, "size %lld of '%s' out of range", (long long)v, s->name);
+        else
+            s->size = (uint32_t)v;
     }
 }
 
