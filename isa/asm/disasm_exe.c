@@ -60,7 +60,7 @@ static void print_name(FILE *out, const char *s)
 typedef struct tile_syms {
     const exe_symbol **by_addr;   /* by address, then table order */
     size_t n;
-    bool *dup;                    /* by_addr[i] repeats the name of an earlier symbol */
+    bool *dup;                    /* by_addr[i] has the name of a symbol at a lower address */
     const exe_section **owner;    /* the section by_addr[i] is printed in, or NULL */
 } tile_syms;
 
@@ -78,11 +78,12 @@ static size_t first_at(const tile_syms *ts, uint32_t addr)
     return lo;
 }
 
-/* The name a branch to addr prints as, or NULL for hex. */
+/* The name a branch to addr prints as (a label that names addr alone),
+ * or NULL for hex. */
 static const char *name_at(const tile_syms *ts, uint32_t addr)
 {
     for (size_t i = first_at(ts, addr); i < ts->n && ts->by_addr[i]->addr == addr; i++)
-        if (plain_name(ts->by_addr[i]->name))
+        if (plain_name(ts->by_addr[i]->name) && !ts->dup[i])
             return ts->by_addr[i]->name;
     return NULL;
 }
@@ -149,8 +150,17 @@ static void print_labels(FILE *out, const tile_syms *ts, const exe_section *sec,
         const exe_symbol *s = ts->by_addr[i];
         if (ts->owner[i] != sec)
             continue;
-        if (!quotable_name(s->name) || ts->dup[i]) {
-            fprintf(out, "// symbol at 0x%x not shown: its name cannot be written again\n", addr);
+        if (!quotable_name(s->name)) {
+            fprintf(out, "// symbol at 0x%x not shown: its name cannot be written\n", addr);
+            continue;
+        }
+        if (ts->dup[i]) {
+            /* A second symbol of the name on the tile: not a label. */
+            fputs(".symbol ", out);
+            print_name(out, s->name);
+            fprintf(out, ", %s, %u%s\n", s->kind == EXE_SYM_CODE ? "@function" : s->kind == EXE_SYM_DATA ? "@object"
+                                                                                                          : "@notype",
+                    s->size, s->global ? ", global" : "");
             continue;
         }
         if (s->global) {
@@ -428,11 +438,14 @@ static int cmp_name(const void *x, const void *y)
     int c = strcmp(a->s->name, b->s->name);
     if (c)
         return c;
+    if (a->s->addr != b->s->addr)
+        return a->s->addr < b->s->addr ? -1 : 1;
     return a->s < b->s ? -1 : a->s > b->s;
 }
 
-/* Mark the symbols whose name an earlier symbol of the tile has: the
- * assembler rejects a second definition, so they are left as comments. */
+/* Mark the symbols whose name a symbol of the tile at a lower address (or
+ * earlier at the same) has: the assembler defines a label once, so these
+ * are written with .symbol, which no expression names. */
 static bool mark_duplicates(dis *d, size_t n)
 {
     named *v = malloc((n ? n : 1) * sizeof *v);
@@ -562,8 +575,8 @@ static void section_key(dis *d, const dis_tile *dt, const exe_section *sec)
             key_add(d, "", 1);
             continue;
         }
-        bool shown = quotable_name(s->name) && !ts->dup[i];
-        uint8_t flags = (uint8_t)(1 | (shown ? 2 : 0) | (s->global ? 4 : 0));
+        bool shown = quotable_name(s->name);
+        uint8_t flags = (uint8_t)(1 | (shown ? 2 : 0) | (s->global ? 4 : 0) | (ts->dup[i] ? 8 : 0));
         key_add(d, &flags, 1);
         if (shown) {
             key_u32(d, s->size);
