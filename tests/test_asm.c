@@ -1036,6 +1036,7 @@ static void test_random_input(void)
         ".macro m a=1\nadd $m0, $m0, \\a\n.endm\nm\nm 2\n.rept 2\nnop\n.endr\n",
         ".data\nx: .word 1, x, (2f - 1f)\n1: .byte 3\n2: .asciz \"s\"\n.if 1\n.float 1.5\n.else\n.f16 2\n.endif\n",
         ".section .a, \"ax\", 0x4c100\n.org 0x4c200\nrpt $m1, (2f-1f)/8-1\n1: {nop;fnop}\n2: brnzdec $m1, 1b\n",
+        ".tile 0-3, 5\n.text\nx: nop\n.symbol x, @object, 4\n.tile 7, 2-(4-1)\n.data\n.word x\n.entry x\n",
     };
     static const char alphabet[] = "{}();:,.$+-*/%<>=!&|^~'\"\\#@ \n\tmax0123456789_";
     char buf[512], err[512];

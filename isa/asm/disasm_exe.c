@@ -1006,7 +1006,8 @@ bool disasm_exe(const ipu_exe *e, FILE *out, char *err, size_t n)
         if (err && n) snprintf(err, n, "out of memory");
         return false;
     }
-    qsort(items.v, items.n, sizeof *items.v, cmp_item);
+    if (items.n)
+        qsort(items.v, items.n, sizeof *items.v, cmp_item);
     print_header(out, &d);
     for (size_t i = 0; i < items.n; i++) {
         if (i == 0 || items.v[i].set != items.v[i - 1].set)
