@@ -22,6 +22,7 @@ static int cmp_u32(const void *x, const void *y)
 /* A section on one tile: the tile's own, or one of a `.tile` list's. */
 typedef struct tile_sec { uint32_t tile, sec; } tile_sec;
 
+/* By tile, then section (the order they were opened). */
 static int cmp_tile_sec(const void *x, const void *y)
 {
     const tile_sec *a = x, *b = y;
@@ -177,6 +178,7 @@ typedef struct line_rec { uint32_t block, set, addr, file, line; } line_rec;
 
 typedef struct line_list { line_rec *v; size_t n, cap; } line_list;
 
+/* A line record of statement st, for every tile of set. */
 static void add_line(line_list *l, const asm_stmt *st, uint32_t set, uint32_t addr, asm_loc loc)
 {
     ASM_GROW(l->v, l->n, l->cap);
@@ -247,6 +249,7 @@ static bool expr_tile_free(asm_ctx *a, const asm_expr *e, uint32_t set)
     return expr_tile_free(a, e->a, set) && expr_tile_free(a, e->b, set);
 }
 
+/* Every immediate of in has one value on every tile of set. */
 static bool insn_tile_free(asm_ctx *a, const asm_insn *in, uint32_t set)
 {
     for (unsigned i = 0; i < in->n; i++)
@@ -255,6 +258,7 @@ static bool insn_tile_free(asm_ctx *a, const asm_insn *in, uint32_t set)
     return true;
 }
 
+/* Every expression of st has one value on every tile of set. */
 static bool stmt_tile_free(asm_ctx *a, const asm_stmt *st, uint32_t set)
 {
     if (st->kind == ST_INSN || st->kind == ST_BUNDLE)
@@ -292,6 +296,7 @@ static void same_on_every_tile(asm_ctx *a, const asm_stmt *st, const asm_section
     free(other);
 }
 
+/* Every statement's bytes, with all addresses known, and its line records. */
 static void pass2(asm_ctx *a, line_list *lines)
 {
     for (size_t i = 0; i < a->n_sections; i++) {
@@ -462,6 +467,8 @@ static void apply_attrs(asm_ctx *a)
 
 /* ---- output ------------------------------------------------------------------------- */
 
+/* The supervisor entry of tile (asm.h: .entry, __supervisor, .text, the
+ * first code section); false if it has none or after an error. */
 static bool tile_entry(asm_ctx *a, uint32_t tile, uint32_t *entry)
 {
     uint32_t k;
@@ -513,6 +520,7 @@ static bool tile_entry(asm_ctx *a, uint32_t tile, uint32_t *entry)
  * tile as written. */
 typedef struct sym_order { uint32_t block, tile; size_t index; } sym_order;
 
+/* By block, tile, then definition. */
 static int cmp_sym_order(const void *x, const void *y)
 {
     const sym_order *a = x, *b = y;
@@ -523,6 +531,7 @@ static int cmp_sym_order(const void *x, const void *y)
     return a->index < b->index ? -1 : a->index > b->index;
 }
 
+/* The labels and .symbol symbols, per tile, into e. */
 static void add_symbols(asm_ctx *a, ipu_exe *e)
 {
     sym_order *order = asm_xrealloc(NULL, (a->n_syms ? a->n_syms : 1) * sizeof *order);
@@ -591,6 +600,8 @@ static void add_entries(asm_ctx *a, ipu_exe *e)
     free(tiles);
 }
 
+/* The executable: sections on each tile of their set, symbols, line
+ * records, entries; NULL after errors. */
 static ipu_exe *build_exe(asm_ctx *a, const line_list *lines)
 {
     ipu_exe *e = exe_new();

@@ -13,6 +13,7 @@
 
 /* ---- interned sets ------------------------------------------------------------- */
 
+/* The hash of a set of tiles. */
 static uint64_t set_hash(const uint32_t *tiles, uint32_t n)
 {
     uint64_t h = 1469598103934665603ull ^ n;
@@ -21,11 +22,13 @@ static uint64_t set_hash(const uint32_t *tiles, uint32_t n)
     return h;
 }
 
+/* s holds exactly tiles[0..n). */
 static bool same_tiles(const asm_tileset *s, const uint32_t *tiles, uint32_t n)
 {
     return s->n == n && !memcmp(s->tiles, tiles, (size_t)n * sizeof *tiles);
 }
 
+/* The set table twice as large. */
 static void rehash_sets(asm_ctx *a)
 {
     size_t cap = a->cap_set_slots ? 2 * a->cap_set_slots : 64;
@@ -137,6 +140,7 @@ bool asm_count_copies(asm_ctx *a, uint64_t n, asm_loc loc)
 
 typedef struct tile_range { uint32_t lo, hi; const char *at; } tile_range;
 
+/* Ranges by their first tile. */
 static int cmp_range(const void *x, const void *y)
 {
     const tile_range *a = x, *b = y;

@@ -46,6 +46,7 @@ static bool quotable_name(const char *s)
     return true;
 }
 
+/* A symbol's name as the assembler reads it back. */
 static void print_name(FILE *out, const char *s)
 {
     if (plain_name(s))
@@ -97,6 +98,7 @@ typedef struct lookup {
     size_t n, cap;
 } lookup;
 
+/* The symbolizer of disasm_bundle_sym: name_at, recording the address. */
 static const char *symbolize(void *ctx, uint32_t addr)
 {
     lookup *lk = ctx;
@@ -184,6 +186,7 @@ static void print_labels(FILE *out, const tile_syms *ts, const exe_section *sec,
     }
 }
 
+/* The little-endian word at p. */
 static uint32_t le32(const uint8_t *p)
 {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
@@ -200,6 +203,7 @@ static uint32_t next_label(const tile_syms *ts, uint32_t addr, uint32_t limit)
     return limit;
 }
 
+/* n bytes as .byte lines of 16. */
 static void print_bytes(FILE *out, const uint8_t *p, uint32_t n)
 {
     while (n) {
@@ -315,6 +319,7 @@ static void print_contents(FILE *out, const exe_section *sec, lookup *lk)
     }
 }
 
+/* `.section NAME, "flags", ADDR` and the contents, labels from ts. */
 static void print_section(FILE *out, const exe_section *sec, const tile_syms *ts)
 {
     char flags[8];
@@ -387,6 +392,8 @@ typedef struct dis {
     bool oom;
 } dis;
 
+/* Room for need elements of elem bytes in *p (capacity *cap); false when
+ * out of memory, *p unchanged. */
 static bool grow(void **p, size_t *cap, size_t need, size_t elem)
 {
     if (need <= *cap)
@@ -402,6 +409,7 @@ static bool grow(void **p, size_t *cap, size_t need, size_t elem)
     return true;
 }
 
+/* qsort orders: tiles; symbols and sections by tile, then address. */
 static int cmp_u32(const void *x, const void *y)
 {
     uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
@@ -430,6 +438,7 @@ static int cmp_sec(const void *x, const void *y)
 
 typedef struct named { const exe_symbol *s; size_t i; } named;
 
+/* Symbols by tile, name, then address. */
 static int cmp_name(const void *x, const void *y)
 {
     const named *a = x, *b = y;
@@ -529,6 +538,7 @@ static bool find_tiles(dis *d)
 
 /* ---- grouping sections ----------------------------------------------------------------- */
 
+/* h with n bytes at p mixed in, eight at a time. */
 static uint64_t hash_bytes(uint64_t h, const uint8_t *p, size_t n)
 {
     size_t i = 0;
@@ -554,6 +564,7 @@ static void key_add(dis *d, const void *p, size_t n)
     d->keys_n += n;
 }
 
+/* A number to the key being built. */
 static void key_u32(dis *d, uint32_t v) { key_add(d, &v, sizeof v); }
 
 /* What the text of sec on tile dt depends on, besides its bytes and the
@@ -586,6 +597,7 @@ static void section_key(dis *d, const dis_tile *dt, const exe_section *sec)
     }
 }
 
+/* Tile's section into group g. */
 static bool add_member(dis *d, group *g, size_t tile, const exe_section *sec)
 {
     if (!grow((void **)&g->m, &g->cap, g->n + 1, sizeof *g->m)) {
@@ -596,6 +608,7 @@ static bool add_member(dis *d, group *g, size_t tile, const exe_section *sec)
     return true;
 }
 
+/* The key at key_off and section sec's bytes are those of group g. */
 static bool same_group(const dis *d, const group *g, size_t key_off, size_t key_len, const exe_section *sec)
 {
     const exe_section *r = g->m[0].sec;
@@ -604,6 +617,7 @@ static bool same_group(const dis *d, const group *g, size_t key_off, size_t key_
     return r->bytes == sec->bytes || !r->bytes || !sec->bytes || !memcmp(r->bytes, sec->bytes, sec->size);
 }
 
+/* The group table twice as large. */
 static bool rehash_groups(dis *d)
 {
     size_t cap = d->cap_slots ? 2 * d->cap_slots : 1024;
@@ -719,11 +733,13 @@ static bool group_sections(dis *d)
 
 /* ---- tile lists ------------------------------------------------------------------------- */
 
+/* The hash of a set of tiles. */
 static uint64_t set_hash(const size_t *t, size_t n)
 {
     return hash_bytes(1469598103934665603ull ^ n, (const uint8_t *)t, n * sizeof *t);
 }
 
+/* The set table twice as large. */
 static bool rehash_sets(dis *d)
 {
     size_t cap = d->cap_set_slots ? 2 * d->cap_set_slots : 1024;
@@ -782,6 +798,7 @@ static int cmp_set(const void *x, const void *y)
     return 0;
 }
 
+/* Each set's rank in that order. */
 static bool rank_sets(dis *d)
 {
     tile_set **order = malloc((d->n_sets ? d->n_sets : 1) * sizeof *order);
@@ -829,6 +846,8 @@ typedef struct item {
     const char *name;             /* ITEM_ENTRY: the entry's name, or NULL for its address */
 } item;
 
+/* Items by the rank of their set; in a set sections by address, then
+ * stray symbols, then the entry. */
 static int cmp_item(const void *x, const void *y)
 {
     const item *a = x, *b = y;
@@ -843,6 +862,7 @@ static int cmp_item(const void *x, const void *y)
 
 typedef struct item_list { item *v; size_t n, cap; } item_list;
 
+/* Append it to l; false when out of memory. */
 static bool add_item(item_list *l, item it)
 {
     if (!grow((void **)&l->v, &l->cap, l->n + 1, sizeof *l->v))
@@ -854,6 +874,7 @@ static bool add_item(item_list *l, item it)
 /* A tile's entry as `.entry` prints it: a name, or else the address. */
 typedef struct entry_text { size_t tile; const char *name; uint32_t addr; } entry_text;
 
+/* Entries by what `.entry` prints: names first, by name; then addresses. */
 static int cmp_entry_text(const entry_text *a, const entry_text *b)
 {
     if (!a->name != !b->name)
@@ -863,6 +884,7 @@ static int cmp_entry_text(const entry_text *a, const entry_text *b)
     return (a->addr > b->addr) - (a->addr < b->addr);
 }
 
+/* Entries by their text, then tile. */
 static int cmp_entry(const void *x, const void *y)
 {
     const entry_text *a = x, *b = y;
@@ -932,6 +954,7 @@ static bool collect_items(dis *d, item_list *items)
     return true;
 }
 
+/* A section, the comments on stray symbols, or `.entry`. */
 static void print_item(FILE *out, const dis *d, const item *it)
 {
     const dis_tile *dt = &d->tiles[it->tile];
@@ -976,6 +999,7 @@ static void print_header(FILE *out, const dis *d)
     }
 }
 
+/* Everything disasm_exe allocated. */
 static void dis_free(dis *d)
 {
     for (size_t i = 0; i < d->n_groups; i++)
