@@ -58,7 +58,8 @@
  * written once per tile of the list, in tile order, gives.  A list is
  * items separated by commas, each a tile or FIRST-LAST (FIRST <= LAST);
  * a '-' outside parentheses separates a range, so write (A - B) for a
- * difference (`.tile CHIP * 1472 + T` is one tile as before); a tile may
+ * difference (`.tile CHIP * 1472 + T` is one tile as before, `.tile
+ * T - 1` is a range: `.tile (T - 1)` the tile before T); a tile may
  * be named once, and a list may name at most 1,048,576 tiles.  A section
  * opened under a list has one address and one content on all of its
  * tiles: it is reopened only under the same list (a section of one of its
