@@ -386,9 +386,9 @@ static void test_tile_lists(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
     CU_ASSERT_EQUAL(a->n_sections, 2);
     exe_free(a);
-    /* .entry, .set and .size open no section when they do not use `.`:
-     * the tiles' .text may then come under other lists. */
-    a = as(".tile 0-2\n.entry 0x4c000\nn = 3\n.set m, 4\n.tile 0-1\n.text\nx: nop\n.size x, 4\n"
+    /* .entry opens no section when it does not use `.`: the tiles' .text
+     * may then come under other lists. */
+    a = as(".tile 0-2\n.entry 0x4c000\n.tile 0-1\n.text\nx: nop\n.size x, 4\n"
            ".tile 2\n.text\nexitz $mzero\n.tile 5\n.set here, .\n.word here\n");
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
     CU_ASSERT_EQUAL(entry_of(a, 2), 0x4c000);

@@ -506,7 +506,8 @@ static bool assemble_stmt(asm_ctx *a, const char *text, const char *p, asm_loc l
         /* NAME = EXPR */
         char *cname = asm_strndup(&a->arena, p, (size_t)(w - p));
         const char *q = after_word + 1;
-        asm_expr *e = asm_parse_expr_here(a, text, &q, loc);
+        asm_cur_sec(a, loc);
+        asm_expr *e = asm_parse_expr(a, text, &q, loc);
         if (e && asm_expect_end(a, text, q, loc, "the value"))
             asm_define_const(a, cname, e, DEF_SET, asm_at(loc, text, p));
         return brace != NULL;

@@ -69,7 +69,8 @@
  * a statement naming a label must assemble to the same bytes on each
  * tile.  What is evaluated while reading (.if, .space, .org, .ifdef) sees
  * the first tile of the list; constants (.equ, .set) and macros are not
- * per tile.
+ * per tile.  `.equ`, `.set` and `.size` before any section open .text
+ * (as content would), `.entry` only when its expression has a `.`.
  *
  * Placement.  Sections are per tile (or per list of tiles, above; content
  * before any section directive goes to .text).  A

@@ -171,7 +171,7 @@ static bool loose_dots(asm_expr *e, const asm_section *sec, int32_t idx)
 /* An expression; `.` in it before any section is where content would go,
  * the current position in .text, which it opens: only an expression with
  * a `.` does (one naming labels alone leaves the sections as they are,
- * so that `.entry` or `.set` under a `.tile` list opens none). */
+ * so that `.entry` under a `.tile` list opens none). */
 asm_expr *asm_parse_expr_here(asm_ctx *a, const char *text, const char **p, asm_loc loc)
 {
     asm_expr *e = asm_parse_expr(a, text, p, loc);
@@ -716,7 +716,8 @@ static void d_equ(asm_ctx *a, const dir_call *c)
     const char *name = parse_name(a, c, &p, "a symbol name");
     if (!name || !expect_comma(a, c, &p))
         return;
-    asm_expr *e = asm_parse_expr_here(a, c->text, &p, c->base);
+    asm_cur_sec(a, c->loc);   /* `.` in the value refers to a section */
+    asm_expr *e = asm_parse_expr(a, c->text, &p, c->base);
     if (!e || !asm_expect_end(a, c->text, p, c->base, "the value"))
         return;
     asm_define_const(a, name, e, c->arg, c->loc);
@@ -818,7 +819,8 @@ static void d_size(asm_ctx *a, const dir_call *c)
     const char *name = parse_name(a, c, &p, "a symbol name");
     if (!name || !expect_comma(a, c, &p))
         return;
-    asm_expr *e = asm_parse_expr_here(a, c->text, &p, c->base);
+    asm_cur_sec(a, c->loc);   /* `.` in the size refers to a section */
+    asm_expr *e = asm_parse_expr(a, c->text, &p, c->base);
     if (!e || !asm_expect_end(a, c->text, p, c->base, "the size"))
         return;
     add_attr(a, 2, name, 0, e, l);

@@ -454,7 +454,7 @@ bool asm_encode_insn(asm_ctx *a, const asm_insn *in, uint32_t tile, uint32_t *wo
 /* The current section; content before any section directive goes to .text. */
 asm_section *asm_cur_sec(asm_ctx *a, asm_loc loc);
 /* asm_parse_expr, where `.` before any section is the current position in
- * .text (opened then, and only then). */
+ * .text (opened then, and only then: `.entry`). */
 asm_expr *asm_parse_expr_here(asm_ctx *a, const char *text, const char **p, asm_loc loc);
 /* Add a statement of `size` bytes at the current position; NULL when the
  * section would outgrow tile memory. */
