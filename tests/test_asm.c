@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "isa/asm/asm.h"
 #include "isa/isa.h"
@@ -264,6 +265,197 @@ static void test_tiles_and_entries(void)
     CU_ASSERT_EQUAL(section(e, 2, ".bss")->addr, 0xa0000);
     CU_ASSERT_PTR_NULL(sym(e, 1, "worker"));         /* labels are per tile */
     exe_free(e);
+}
+
+/* The bytes of e as an ELF file (caller frees). */
+static uint8_t *elf_bytes(const ipu_exe *e, size_t *n)
+{
+    char path[] = "/tmp/ipusim_test_asm_XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return NULL;
+    close(fd);
+    char err[300];
+    uint8_t *buf = NULL;
+    *n = 0;
+    if (!exe_write(e, path, err, sizeof err))
+        fprintf(stderr, "\n%s\n", err);
+    else {
+        FILE *f = fopen(path, "rb");
+        if (f) {
+            fseek(f, 0, SEEK_END);
+            long len = ftell(f);
+            fseek(f, 0, SEEK_SET);
+            buf = malloc(len > 0 ? (size_t)len : 1);
+            *n = buf ? fread(buf, 1, (size_t)len, f) : 0;
+            fclose(f);
+        }
+    }
+    unlink(path);
+    return buf;
+}
+
+/* A body with every kind of thing a tile list puts on each tile: code with
+ * labels, local labels and a branch, data naming labels, a NOBITS section,
+ * a section at an address, attributes, .symbol and .entry. */
+#define TILE_BODY \
+    ".macro body\n" \
+    ".text\n" \
+    ".globl __supervisor\n" \
+    ".type __supervisor, @function\n" \
+    "__supervisor:\n" \
+    "    setzi $m0, table\n" \
+    "1:  brnzdec $m0, 1b\n" \
+    "    bri done\n" \
+    "done: exitz $mzero\n" \
+    ".size __supervisor, . - __supervisor\n" \
+    ".section .rodata, \"a\"\n" \
+    "table: .word table, 2f, 0x1234\n" \
+    "2: .byte 1\n" \
+    ".bss\n" \
+    "buf: .space 8\n" \
+    ".symbol buf, @object, 8, global\n" \
+    "    .space 8\n" \
+    ".section .fixed, \"aw\", 0x90000\n" \
+    "f: .word f\n" \
+    ".entry done\n" \
+    ".endm\n"
+
+static void test_tile_lists(void)
+{
+    /* A list is the same program as the body written once per tile: the
+     * same ELF file, byte for byte (sections, symbols and line records in
+     * the same order), with a tile's own section after it. */
+    const char *own = ".tile 1\n.section .own, \"aw\", 0xa0000\nw: .word 1\n";
+    char listed[2000], per_tile[2000];
+    snprintf(listed, sizeof listed, "%s.tile 0-2, 5\nbody\n%s", TILE_BODY, own);
+    snprintf(per_tile, sizeof per_tile, "%s.tile 0\nbody\n.tile 1\nbody\n.tile 2\nbody\n.tile 5\nbody\n%s", TILE_BODY,
+             own);
+    ipu_exe *a = as(listed), *b = as(per_tile);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    size_t na, nb;
+    uint8_t *ea = elf_bytes(a, &na), *eb = elf_bytes(b, &nb);
+    CU_ASSERT_PTR_NOT_NULL(ea);
+    CU_ASSERT_TRUE(na > 0 && na == nb && !memcmp(ea, eb, na));
+    free(ea);
+    free(eb);
+    /* What it holds. */
+    static const uint32_t tiles[] = {0, 1, 2, 5};
+    for (size_t i = 0; i < 4; i++) {
+        uint32_t t = tiles[i];
+        CU_ASSERT_EQUAL(entry_of(a, t), 0x4c00c);
+        CU_ASSERT_EQUAL(word_at(a, t, 0x4c000), enc(ISA_OP_SETZI, 0, 0x80000));
+        CU_ASSERT_EQUAL(word_at(a, t, 0x80000), 0x80000);   /* table */
+        CU_ASSERT_EQUAL(word_at(a, t, 0x80004), 0x8000c);   /* 2f */
+        CU_ASSERT_EQUAL(word_at(a, t, 0x90000), 0x90000);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(sym(a, t, "__supervisor"));
+        CU_ASSERT_EQUAL(sym(a, t, "__supervisor")->size, 16);
+        CU_ASSERT_TRUE(sym(a, t, "__supervisor")->global);
+        CU_ASSERT_EQUAL(section(a, t, ".bss")->addr, 0x80010);
+    }
+    CU_ASSERT_PTR_NULL(section(a, 3, ".text"));
+    CU_ASSERT_EQUAL(entry_of(a, 3), -1);
+    CU_ASSERT_EQUAL(word_at(a, 1, 0xa0000), 1);
+    CU_ASSERT_PTR_NULL(section(a, 0, ".own"));
+    CU_ASSERT_EQUAL(a->n_sections, 4 * 4 + 1);
+    /* .symbol adds a second 'buf' on each tile, after the label. */
+    size_t bufs = 0;
+    for (size_t i = 0; i < a->n_symbols; i++)
+        if (!strcmp(a->symbols[i].name, "buf") && a->symbols[i].tile == 2) {
+            CU_ASSERT_EQUAL(a->symbols[i].addr, bufs ? 0x80018 : 0x80010);
+            CU_ASSERT_EQUAL(a->symbols[i].size, bufs ? 8 : 0);
+            CU_ASSERT_EQUAL(a->symbols[i].global, bufs == 1);
+            bufs++;
+        }
+    CU_ASSERT_EQUAL(bufs, 2);
+    exe_free(a);
+    exe_free(b);
+
+    /* Lists in any order, single tiles, expressions for a tile. */
+    a = as(".tile 9, 3-4, (2 * 3)\nnop\n.tile 2 * 4 + 1\n.data\n.word 1\n");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_PTR_NOT_NULL(section(a, 3, ".text"));
+    CU_ASSERT_PTR_NOT_NULL(section(a, 4, ".text"));
+    CU_ASSERT_PTR_NOT_NULL(section(a, 6, ".text"));
+    CU_ASSERT_PTR_NOT_NULL(section(a, 9, ".text"));
+    CU_ASSERT_PTR_NULL(section(a, 5, ".text"));
+    CU_ASSERT_EQUAL(a->n_sections, 5);
+    exe_free(a);
+    a = as(".tile 2-(4 - 1)\nnop\n");   /* a range 2..3: the difference in parentheses */
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_EQUAL(a->n_sections, 2);
+    exe_free(a);
+    /* .entry opens no section when it does not use `.`: the tiles' .text
+     * may then come under other lists. */
+    a = as(".tile 0-2\n.entry 0x4c000\n.tile 0-1\n.text\nx: nop\n.size x, 4\n"
+           ".tile 2\n.text\nexitz $mzero\n.tile 5\n.set here, .\n.word here\n");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_EQUAL(entry_of(a, 2), 0x4c000);
+    CU_ASSERT_EQUAL(word_at(a, 2, 0x4c000), enc(ISA_OP_EXITZ, 15));
+    CU_ASSERT_EQUAL(word_at(a, 5, 0x4c000), 0x4c000);   /* `.` before any section: in .text */
+    exe_free(a);
+    /* A statement naming a label of the tile's own section assembles alike
+     * when the label is at one address on every tile. */
+    a = as(".tile 0\n.section .w, \"aw\"\nw: .word 9\n.tile 1\n.section .w, \"aw\"\nw: .word 8\n"
+           ".tile 0-1\n.text\nsetzi $m0, w\n");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_EQUAL(word_at(a, 1, 0x4c000), enc(ISA_OP_SETZI, 0, 0x80000));
+    exe_free(a);
+}
+
+static void test_tile_list_errors(void)
+{
+    static const struct { const char *src, *msg; } cases[] = {
+        {".tile\nnop\n", "k.S:1:6: error: expected a tile or a range of tiles after '.tile', found end of line"},
+        {".tile 0,\nnop\n", "k.S:1:9: error: expected a tile or a range of tiles after ',', found end of line"},
+        {".tile 0, , 3\n", "k.S:1:10: error: expected a tile or a range of tiles after ',', found ','"},
+        {".tile 4-\n", "k.S:1:9: error: expected the last tile of the range after '-', found end of line"},
+        {".tile 1-2-3\n", "k.S:1:10: error: a range of tiles is FIRST-LAST with one '-'; write (A - B) for a "
+                          "difference"},
+        {".tile 3 4\n", "k.S:1:9: error: expected ',' or end of statement after a tile in '.tile', found '4'"},
+        {".tile 7-4\n", "k.S:1:7: error: tile range 7-4 is reversed: the first tile must not be above the last"},
+        {".tile 0-0xFFFFFFFF\n", "k.S:1:9: error: tile number 4294967295 out of range (0..4294901759)"},
+        {".tile -1\n", "k.S:1:7: error: tile number -1 out of range (0..4294901759)"},
+        {".tile 0-3, 2\n", "k.S:1:12: error: tile 2 is named twice in the '.tile' list"},
+        {".tile 0-2000000\n", "k.S:1:7: error: the '.tile' list names 2000001 tiles, more than the 1048576 a "
+                              "list may name"},
+        {".tile x\nx = 1\n", "k.S:1:7: error: '.tile' needs a value known at this point, but 'x' is not defined yet"},
+        /* A section of a list is that list's. */
+        {".tile 0-3\n.data\n.word 1\n.tile 2\n.data\n", "k.S:5:1: error: section .data on tile 2 was opened for "
+         "tiles 0-3 (at k.S:2), not for tile 2: reopen it under the same '.tile' list"},
+        {".tile 2\n.data\n.tile 0-3, 7\n.data\n", "k.S:4:1: error: section .data on tile 2 was opened for tile 2 "
+         "(at k.S:2), not for tiles 0-3, 7: reopen it under the same '.tile' list"},
+        {".tile 0-1\nnop\n.tile 0\nnop\n", "k.S:4:1: error: section .text on tile 0 was opened for tiles 0-1 "
+         "(at k.S:2), not for tile 0: reopen it under the same '.tile' list"},
+        /* One address, one content. */
+        {".tile 1\n.section .x, \"aw\"\n.word 9\n.tile 0-1\n.section .y, \"aw\"\n.word 1\n",
+         "k.S:5:1: error: section .y is placed at 0x80000 on tile 0 but would be at 0x80008 on tile 1 of its "
+         "'.tile' list: give it an address (.section NAME, \"flags\", ADDR), the same on every tile of the list"},
+        {".tile 0\n.section .w, \"aw\"\nw: .word 9\n.tile 1\n.section .w, \"aw\"\n.word 1\nw: .word 2\n"
+         ".tile 0-1\n.text\nsetzi $m0, w\n",
+         "k.S:10:1: error: this assembles to other bytes on tile 1 than on tile 0 (a symbol it names is elsewhere "
+         "there), but section .text has one content on all of tiles 0-1"},
+        {".tile 0-1\n.entry 0x4c000\n.tile 1\n.entry 0x4c000\n",
+         "k.S:4:1: error: second '.entry' for tile 1 (the first is at k.S:2)"},
+        {".tile 0-1\n.globl nothere\nnop\n", "k.S:2:8: error: '.globl' names 'nothere', which is not a label on "
+                                            "tile 0"},
+        {".tile 0-1\nx: nop\n.tile 1\n.data\nx: .word 1\n", "k.S:5:1: error: symbol 'x' is already defined at "
+                                                           "k.S:2:1"},
+        /* .symbol */
+        {".data\n.symbol s, @object, 4, weak\n", "k.S:2:24: error: expected global or local, found 'weak'"},
+        {".data\n.symbol s, @thing, 4\n", "k.S:2:12: error: expected @function, @object or @notype, found '@thing'"},
+        {".data\n.symbol s, @object, 4\n.word s\n", "k.S:3:7: error: undefined symbol 's'"},
+        /* Statements as put on tiles are bounded. */
+        {".tile 0-1000000\n.rept 40\nnop\n.endr\n", "k.S:3:1: error: more than 32000000 statements and labels on "
+         "tiles, counting what a '.tile' list puts on several tiles once per tile"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *got = as_err(cases[i].src);
+        if (strcmp(got, cases[i].msg))
+            fprintf(stderr, "\ncase %zu:\n  source: %s  got:  %s\n  want: %s\n", i, cases[i].src, got, cases[i].msg);
+        CU_ASSERT_STRING_EQUAL(got, cases[i].msg);
+    }
 }
 
 static void test_symbols_and_lines(void)
@@ -844,6 +1036,7 @@ static void test_random_input(void)
         ".macro m a=1\nadd $m0, $m0, \\a\n.endm\nm\nm 2\n.rept 2\nnop\n.endr\n",
         ".data\nx: .word 1, x, (2f - 1f)\n1: .byte 3\n2: .asciz \"s\"\n.if 1\n.float 1.5\n.else\n.f16 2\n.endif\n",
         ".section .a, \"ax\", 0x4c100\n.org 0x4c200\nrpt $m1, (2f-1f)/8-1\n1: {nop;fnop}\n2: brnzdec $m1, 1b\n",
+        ".tile 0-3, 5\n.text\nx: nop\n.symbol x, @object, 4\n.tile 7, 2-(4-1)\n.data\n.word x\n.entry x\n",
     };
     static const char alphabet[] = "{}();:,.$+-*/%<>=!&|^~'\"\\#@ \n\tmax0123456789_";
     char buf[512], err[512];
@@ -887,6 +1080,8 @@ void test_register(void)
               {"default placement", test_default_placement},
               {"explicit placement and .org", test_explicit_placement},
               {"tiles and entries", test_tiles_and_entries},
+              {".tile lists: as if written once per tile", test_tile_lists},
+              {".tile lists: exact messages", test_tile_list_errors},
               {"symbols and line records", test_symbols_and_lines});
     ADD_SUITE("asm_expressions",
               {"operators and precedence", test_expressions},

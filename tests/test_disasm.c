@@ -502,20 +502,27 @@ static void test_round_trip_odd_executable(void)
     free(src);
     exe_free(e);
 
-    /* A second symbol of one name on one tile cannot be defined again: it
-     * is left as a comment. */
+    /* A second symbol of one name on one tile (a tensor in pieces) cannot
+     * be a label again: it is written with .symbol, the one at the lower
+     * address being the label whatever the table's order; a branch to it
+     * prints its address, not the label's name. */
     e = exe_new();
     CU_ASSERT_TRUE_FATAL(exe_add_section(e, 0, ".data", 0x80000, data, 8, EXE_SEC_WRITE, err, sizeof err));
+    CU_ASSERT_TRUE_FATAL(exe_add_section(e, 0, ".text", 0x4c000, code, 8, EXE_SEC_EXEC, err, sizeof err));
+    put32(code, enc(ISA_OP_BRI, 0x4c004));
+    put32(code + 4, enc(ISA_OP_BRI, 0x4c000));
+    CU_ASSERT_TRUE_FATAL(exe_add_section(e, 1, ".text", 0x4c000, code, 8, EXE_SEC_EXEC, err, sizeof err));
+    CU_ASSERT_TRUE(exe_add_symbol(e, 0, "twice", 0x80004, 4, EXE_SYM_DATA, true));
     CU_ASSERT_TRUE(exe_add_symbol(e, 0, "twice", 0x80000, 0, EXE_SYM_DATA, false));
-    CU_ASSERT_TRUE(exe_add_symbol(e, 0, "twice", 0x80004, 0, EXE_SYM_DATA, false));
+    CU_ASSERT_TRUE(exe_add_symbol(e, 1, "loop", 0x4c000, 0, EXE_SYM_CODE, false));
+    CU_ASSERT_TRUE(exe_add_symbol(e, 1, "loop", 0x4c004, 0, EXE_SYM_CODE, false));
+    CU_ASSERT_TRUE(exe_set_entry(e, 0, 0x4c000));
+    CU_ASSERT_TRUE(exe_set_entry(e, 1, 0x4c000));
     src = disasm_text(e);
-    CU_ASSERT_PTR_NOT_NULL(strstr(src, "twice:\n"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(src, "// symbol at 0x80004 not shown"));
-    ipu_exe *again = asm_assemble_string(src, "d.S", NULL, err, sizeof err);
-    CU_ASSERT_PTR_NOT_NULL(again);
-    if (again)
-        CU_ASSERT_EQUAL(again->n_symbols, 1);
-    exe_free(again);
+    CU_ASSERT_PTR_NOT_NULL(strstr(src, "twice:\n    .word 0x04030201\n.symbol twice, @object, 4, global\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(src, "loop:\n    bri 0x4c004"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(src, ".symbol loop, @function, 0\n    bri loop"));
+    round_trip(e, "two symbols of one name");
     free(src);
     exe_free(e);
 }
@@ -560,6 +567,140 @@ static void test_golden_text(void)
     exe_free(e);
 }
 
+/* ---- sections shared by tiles ---------------------------------------------------------- */
+
+/* Occurrences of needle in s. */
+static size_t count(const char *s, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = s; (p = strstr(p, needle)); p += strlen(needle))
+        n++;
+    return n;
+}
+
+static void test_shared_sections(void)
+{
+    /* The same code on four tiles, different data on each (written once
+     * per tile): the code once under the list, the data under each tile,
+     * the entry once; it assembles back to the same executable. */
+    char err[2000];
+    ipu_exe *e = asm_assemble_string(".macro body d\n.text\n.globl __supervisor\n__supervisor:\n"
+                                     "  setzi $m0, v\nloop: brnzdec $m0, loop\n  exitz $mzero\n"
+                                     ".data\nv: .word \\d\n.endm\n"
+                                     ".tile 0\nbody 10\n.tile 1\nbody 11\n.tile 2\nbody 12\n.tile 3\nbody 13\n"
+                                     ".tile 5\n.text\nnop\n",
+                                     "s.S", NULL, err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+    char *src = disasm_text(e);
+    CU_ASSERT_STRING_EQUAL(src,
+        "// ipusim disassembly: 9 sections, 12 symbols\n"
+        "// each section is shown once, under the '.tile' list of the tiles it is the same on: 6 shown for 5 tiles\n"
+        "\n"
+        ".tile 0-3\n"
+        "\n"
+        ".section .text, \"ax\", 0x4c000\n"
+        ".globl __supervisor\n"
+        "__supervisor:\n"
+        "    setzi $m0, 0x80000                              // 0x4c000\n"
+        "loop:\n"
+        "    brnzdec $m0, loop                               // 0x4c004\n"
+        "    exitz $mzero                                    // 0x4c008\n"
+        "\n"
+        ".entry __supervisor\n"
+        "\n"
+        ".tile 0\n"
+        "\n"
+        ".section .data, \"aw\", 0x80000\n"
+        "v:\n"
+        "    .word 0x0000000a\n"
+        "\n"
+        ".tile 1\n"
+        "\n"
+        ".section .data, \"aw\", 0x80000\n"
+        "v:\n"
+        "    .word 0x0000000b\n"
+        "\n"
+        ".tile 2\n"
+        "\n"
+        ".section .data, \"aw\", 0x80000\n"
+        "v:\n"
+        "    .word 0x0000000c\n"
+        "\n"
+        ".tile 3\n"
+        "\n"
+        ".section .data, \"aw\", 0x80000\n"
+        "v:\n"
+        "    .word 0x0000000d\n"
+        "\n"
+        ".tile 5\n"
+        "\n"
+        ".section .text, \"ax\", 0x4c000\n"
+        "    nop                                             // 0x4c000\n"
+        "\n"
+        ".entry 0x4c000\n");
+    round_trip(e, "code shared by four tiles");
+    free(src);
+    exe_free(e);
+}
+
+static void test_branch_names_split(void)
+{
+    /* Three tiles with the same code bytes; its branch goes to a label of
+     * another section, named otherwise on tile 2: tiles 0-1 share the
+     * code, tile 2 has its own. */
+    ipu_exe *e = exe_new();
+    char err[300];
+    uint8_t code[4], other[4];
+    put32(code, enc(ISA_OP_BRI, 0x4c100));
+    put32(other, enc(ISA_OP_EXITZ, 15));
+    for (uint32_t t = 0; t < 3; t++) {
+        CU_ASSERT_TRUE_FATAL(exe_add_section(e, t, ".text", 0x4c000, code, 4, EXE_SEC_EXEC, err, sizeof err));
+        CU_ASSERT_TRUE_FATAL(exe_add_section(e, t, ".text.b", 0x4c100, other, 4, EXE_SEC_EXEC, err, sizeof err));
+        CU_ASSERT_TRUE(exe_add_symbol(e, t, t < 2 ? "done" : "finish", 0x4c100, 0, EXE_SYM_CODE, false));
+        CU_ASSERT_TRUE(exe_set_entry(e, t, 0x4c000));
+    }
+    char *src = disasm_text(e);
+    CU_ASSERT_EQUAL(count(src, "\n.tile "), 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(src, "\n.tile 0-1\n\n.section .text, \"ax\", 0x4c000\n    bri done "));
+    CU_ASSERT_PTR_NOT_NULL(strstr(src, "\n.tile 2\n\n.section .text, \"ax\", 0x4c000\n    bri finish "));
+    CU_ASSERT_PTR_NOT_NULL(strstr(src, "\n.tile 0-2\n\n.entry 0x4c000\n"));
+    round_trip(e, "branch names that differ between tiles");
+    free(src);
+    exe_free(e);
+}
+
+static void test_many_tiles(void)
+{
+    /* A chip's worth of tiles with one kernel and a word of data each: the
+     * kernel is printed once, the text grows by a few lines a tile. */
+    enum { TILES = 1472 };
+    strbuf b = { NULL, 0, 0 };
+    sb_add(&b, ".tile 0-%d\n.text\n__supervisor:\n", TILES - 1);
+    for (int i = 0; i < 200; i++)
+        sb_add(&b, "  { add $m0, $m0, %d ; f32add $a0, $a0, $a1 }\n", i);
+    sb_add(&b, "  exitz $mzero\n");
+    for (int t = 0; t < TILES; t++)
+        sb_add(&b, ".tile %d\n.section .data, \"aw\", 0x80000\n.word %d\n", t, t % 7);
+    char err[2000];
+    ipu_exe *e = asm_assemble_string(b.s, "many.S", NULL, err, sizeof err);
+    if (!e)
+        fprintf(stderr, "\n%s\n", err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+    CU_ASSERT_EQUAL(e->n_sections, 2 * TILES);
+    char *src = disasm_text(e);
+    CU_ASSERT_EQUAL(count(src, ".section .text"), 1);
+    CU_ASSERT_EQUAL(count(src, "f32add"), 200);
+    /* The data is one of seven words: tiles t, t+7, ... share it. */
+    CU_ASSERT_EQUAL(count(src, ".section .data"), 7);
+    CU_ASSERT_PTR_NOT_NULL(strstr(src, "\n.tile 0-1471\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(src, "\n.tile 0, 7, 14, 21,"));
+    CU_ASSERT_TRUE(strlen(src) < 30000);
+    round_trip(e, "a chip's worth of tiles");
+    free(src);
+    exe_free(e);
+    free(b.s);
+}
+
 void test_register(void)
 {
     ADD_SUITE("disasm_text",
@@ -573,4 +714,8 @@ void test_register(void)
               {"every row of isa.def", test_every_instruction},
               {"executables the assembler would not write", test_round_trip_odd_executable},
               {"golden text", test_golden_text});
+    ADD_SUITE("disasm_shared",
+              {"a section several tiles hold is printed once", test_shared_sections},
+              {"branch names that differ keep the tiles apart", test_branch_names_split},
+              {"a chip's worth of tiles", test_many_tiles});
 }

@@ -87,39 +87,76 @@ static asm_symbol *new_symbol(asm_ctx *a, const char *name, uint32_t ns, asm_loc
     return s;
 }
 
+/* A label at the current position, on every tile of the current set. */
 static void define_label(asm_ctx *a, const char *name, const char *shown, bool internal, asm_loc loc)
 {
     asm_section *sec = asm_cur_sec(a, loc);
-    asm_symbol *old = asm_find_label(a, name, a->cur_tile);
-    if (old) {
-        asm_error(a, loc, "symbol '%s' is already defined at %s:%u:%u", shown, a->files[old->loc.file],
-                  old->loc.line, old->loc.col);
-        return;
+    const asm_tileset *set = asm_set(a, a->cur_set);
+    for (uint32_t i = 0; i < set->n; i++) {
+        asm_symbol *old = asm_find_label(a, name, set->tiles[i]);
+        if (old) {
+            asm_error(a, loc, "symbol '%s' is already defined at %s:%u:%u", shown, a->files[old->loc.file],
+                      old->loc.line, old->loc.col);
+            return;
+        }
     }
-    old = asm_find_const(a, name);
+    asm_symbol *old = asm_find_const(a, name);
     if (old) {
         asm_error(a, loc, "'%s' is already defined as a constant at %s:%u:%u", shown, a->files[old->loc.file],
                   old->loc.line, old->loc.col);
         return;
     }
-    asm_symbol *s = new_symbol(a, name, a->cur_tile, loc);
-    s->kind = SYM_LABEL;
-    s->internal = internal;
-    s->tile = a->cur_tile;
-    s->section = a->cur_section;
-    s->offset = sec->size;
+    if (!asm_count_copies(a, set->n, loc))
+        return;
+    for (uint32_t i = 0; i < set->n; i++) {
+        asm_symbol *s = new_symbol(a, name, set->tiles[i], loc);
+        s->kind = SYM_LABEL;
+        s->internal = internal;
+        s->tile = set->tiles[i];
+        s->section = a->cur_section;
+        s->offset = sec->size;
+        s->block = a->block;
+    }
     if (!internal)
         sec->n_labels++;
+}
+
+void asm_define_symbol(asm_ctx *a, const char *name, uint8_t type, asm_expr *size, bool global, asm_loc loc)
+{
+    asm_section *sec = asm_cur_sec(a, loc);
+    const asm_tileset *set = asm_set(a, a->cur_set);
+    if (!asm_count_copies(a, set->n, loc))
+        return;
+    for (uint32_t i = 0; i < set->n; i++) {
+        ASM_GROW(a->syms, a->n_syms, a->cap_syms);
+        asm_symbol *s = &a->syms[a->n_syms++];
+        memset(s, 0, sizeof *s);
+        s->name = name;
+        s->loc = loc;
+        s->kind = SYM_LABEL;
+        s->unnamed = true;
+        s->type = type;
+        s->global = global;
+        s->expr = size;
+        s->tile = set->tiles[i];
+        s->section = a->cur_section;
+        s->offset = sec->size;
+        s->block = a->block;
+    }
+    sec->n_labels++;
 }
 
 /* NAME = EXPR, .set, .equ or .equiv (how: DEF_SET or DEF_EQUIV). */
 void asm_define_const(asm_ctx *a, const char *name, asm_expr *e, int how, asm_loc loc)
 {
-    asm_symbol *lab = asm_find_label(a, name, a->cur_tile);
-    if (lab) {
-        asm_error(a, loc, "'%s' is already defined as a label at %s:%u:%u", name, a->files[lab->loc.file],
-                  lab->loc.line, lab->loc.col);
-        return;
+    const asm_tileset *set = asm_set(a, a->cur_set);
+    for (uint32_t i = 0; i < set->n; i++) {
+        asm_symbol *lab = asm_find_label(a, name, set->tiles[i]);
+        if (lab) {
+            asm_error(a, loc, "'%s' is already defined as a label at %s:%u:%u", name, a->files[lab->loc.file],
+                      lab->loc.line, lab->loc.col);
+            return;
+        }
     }
     asm_symbol *s = asm_find_const(a, name);
     if (s && how == DEF_EQUIV) {
@@ -572,6 +609,7 @@ static void ctx_init(asm_ctx *a, const asm_options *opt)
     if (opt)
         a->opt = *opt;
     a->cur_tile = a->opt.default_tile;
+    a->cur_set = asm_tileset_intern(a, &a->cur_tile, 1);
     a->cur_section = -1;
     int32_t none[ISA_MAX_OPERANDS] = {0};
     if (!isa_encode(ISA_OP_NOP, none, &a->nop_word, NULL, 0))
@@ -597,6 +635,9 @@ static void ctx_free(asm_ctx *a)
     free(a->errors);
     asm_map_free(&a->names);
     asm_map_free(&a->section_names);
+    asm_map_free(&a->entry_tiles);
+    free(a->sets);
+    free(a->set_slots);
     asm_arena_free(&a->arena);
 }
 

@@ -34,14 +34,15 @@
  *                &, ^, |, &&, ||.  Forward references are resolved in a
  *                second pass.
  *   directives   .text .data .bss .section NAME[, "awx"[, @nobits][, ADDR]]
- *                .tile N .org ADDR .align/.balign N .p2align N
+ *                .tile LIST .org ADDR .align/.balign N .p2align N
  *                .word/.long/.int/.4byte (32 bits) .half/.short/.hword/.2byte
  *                .byte .quad/.8byte .float/.single (f32) .half_float/.f16
  *                (f16, round to nearest even) .ascii .asciz/.string
  *                .space/.skip N[, fill]
  *                .zero N .equ/.set NAME, EXPR  NAME = EXPR  .equiv
  *                .globl/.global .type NAME, @function|@object|@notype
- *                .size NAME, EXPR .entry EXPR .include "file"
+ *                .size NAME, EXPR .symbol NAME, TYPE, SIZE[, global|local]
+ *                .entry EXPR .include "file"
  *                .macro NAME args (arg=default, arg:req, arg:vararg) ...
  *                .endm (\arg, \@, \() in the body) .exitm .rept N ... .endr
  *                .if/.ifdef/.ifndef/.ifb/.ifnb/.ifc/.ifnc .elseif .else
@@ -49,8 +50,30 @@
  *                following instructions may run in that context)
  *                .file .ident .warning (accepted, ignored).
  *
- * Placement.  Sections are per tile (`.tile N` selects the global tile for
- * what follows; content before any section directive goes to .text).  A
+ * Tiles.  `.tile N` selects the global tile for what follows (tile 0, or
+ * asm_options.default_tile, before any).  `.tile 0-1471` or `.tile 0,
+ * 4-7, 9` selects a list of tiles: what follows (sections and their
+ * contents, labels, .globl/.type/.size, .entry, line records) is put on
+ * every tile of the list, and the executable is exactly what the source
+ * written once per tile of the list, in tile order, gives.  A list is
+ * items separated by commas, each a tile or FIRST-LAST (FIRST <= LAST);
+ * a '-' outside parentheses separates a range, so write (A - B) for a
+ * difference (`.tile CHIP * 1472 + T` is one tile as before, `.tile
+ * T - 1` is a range: `.tile (T - 1)` the tile before T); a tile may
+ * be named once, and a list may name at most 1,048,576 tiles.  A section
+ * opened under a list has one address and one content on all of its
+ * tiles: it is reopened only under the same list (a section of one of its
+ * tiles cannot be opened under another list, nor it under one tile); a
+ * section without an address must be placed at the same address on each
+ * tile (give an address when other sections differ between the tiles);
+ * a statement naming a label must assemble to the same bytes on each
+ * tile.  What is evaluated while reading (.if, .space, .org, .ifdef) sees
+ * the first tile of the list; constants (.equ, .set) and macros are not
+ * per tile.  `.equ`, `.set` and `.size` before any section open .text
+ * (as content would), `.entry` only when its expression has a `.`.
+ *
+ * Placement.  Sections are per tile (or per list of tiles, above; content
+ * before any section directive goes to .text).  A
  * section placed with `.section NAME, "flags", ADDR` or with `.org ADDR`
  * while still empty sits at that tile address.  The others are placed after
  * the first pass, in the order they were opened, at the first free address
@@ -76,6 +99,10 @@
  * labels become symbols (code or data by their section, overridden by
  * .type; global after .globl); numeric local labels are not exported; one
  * line record per instruction word.  Constants (.equ) are not exported.
+ * `.symbol NAME, @object, 32, global` adds a symbol at `.` that no
+ * expression names, so its name may be one a label or another .symbol of
+ * the tile has: an executable may hold several symbols of one name on a
+ * tile (a tensor in pieces), and this writes the second and later ones.
  *
  * Errors.  Every message is "file:line:col: error: what was expected, what
  * was found".  Statements expanded from a macro are located at the macro
@@ -86,9 +113,12 @@
  * Limits (hostile input, e.g. from a fuzzer, never crashes the assembler):
  * include depth 32 and include cycles are errors; macro expansion depth 64;
  * 16,000,000 statements after expansion (asm_options.max_statements; a
- * whole 4-chip program is about 1.2 million); 64 MiB
- * of macro-expanded text;
- * expressions nested 200 deep; 256 MiB of section bytes in all.
+ * whole 4-chip program is about 1.2 million); 32,000,000 statements and
+ * labels as put on tiles, one under a `.tile` list counting once per tile
+ * (the disassembly of a one-chip BERT layer is about 8.3 million); 512 MiB
+ * of source text (a file, and the files read together); 64 MiB of
+ * macro-expanded text; expressions nested 200 deep; 256 MiB of section
+ * bytes in all (a section under a list counting once per tile).
  */
 #ifndef IPUSIM_ISA_ASM_H
 #define IPUSIM_ISA_ASM_H

@@ -75,11 +75,53 @@ static bool place_section(asm_ctx *a, int32_t idx, int64_t addr, asm_loc loc)
     return true;
 }
 
+/* A new section NAME on the tiles of the current set; registered under
+ * its name on each of them unless it only receives what follows a refused
+ * reopening (register_name false). */
+static int32_t new_section(asm_ctx *a, const char *name, uint32_t flags, bool flags_explicit, asm_loc loc,
+                           bool register_name)
+{
+    ASM_GROW(a->sections, a->n_sections, a->cap_sections);
+    asm_section *s = &a->sections[a->n_sections];
+    memset(s, 0, sizeof *s);
+    s->name = asm_strndup(&a->arena, name, strlen(name));
+    s->tile = a->cur_tile;
+    s->set = a->cur_set;
+    s->flags = flags_explicit ? flags : default_flags(name);
+    s->flags_explicit = flags_explicit;
+    s->align = 1;
+    s->loc = loc;
+    const asm_tileset *set = asm_set(a, a->cur_set);
+    for (uint32_t i = 0; i < set->n && register_name; i++)
+        asm_map_put(&a->section_names, s->name, set->tiles[i], (uint32_t)a->n_sections);
+    a->cur_section = (int32_t)a->n_sections++;
+    return a->cur_section;
+}
+
+/* A section opened under a tile list belongs to that list: reopening it on
+ * other tiles, or a section of one of its tiles under a list, is refused
+ * (it would need a different content per tile).  Reports it and gives what
+ * follows a section of its own, so the statements are still checked. */
+static int32_t refuse_reopen(asm_ctx *a, const char *name, uint32_t tile, uint32_t idx, asm_loc loc)
+{
+    const asm_section *s = &a->sections[idx];
+    char had[120], now[120];
+    asm_tileset_text(a, s->set, had, sizeof had);
+    asm_tileset_text(a, a->cur_set, now, sizeof now);
+    asm_error(a, loc, "section %s on tile %u was opened for %s %s (at %s:%u), not for %s %s: reopen it under "
+              "the same '.tile' list", name, tile, asm_set(a, s->set)->n > 1 ? "tiles" : "tile", had,
+              a->files[s->loc.file], s->loc.line, asm_set(a, a->cur_set)->n > 1 ? "tiles" : "tile", now);
+    new_section(a, name, s->flags, true, loc, false);
+    return -1;
+}
+
 static int32_t open_section(asm_ctx *a, const char *name, uint32_t flags, bool flags_explicit, asm_loc loc)
 {
     uint32_t idx;
     if (asm_map_get(&a->section_names, name, a->cur_tile, &idx)) {
         asm_section *s = &a->sections[idx];
+        if (s->set != a->cur_set)
+            return refuse_reopen(a, name, a->cur_tile, idx, loc);
         if (flags_explicit && s->flags != flags) {
             char had[24], now[24];
             flags_string(s->flags, had);
@@ -91,18 +133,11 @@ static int32_t open_section(asm_ctx *a, const char *name, uint32_t flags, bool f
         a->cur_section = (int32_t)idx;
         return (int32_t)idx;
     }
-    ASM_GROW(a->sections, a->n_sections, a->cap_sections);
-    asm_section *s = &a->sections[a->n_sections];
-    memset(s, 0, sizeof *s);
-    s->name = asm_strndup(&a->arena, name, strlen(name));
-    s->tile = a->cur_tile;
-    s->flags = flags_explicit ? flags : default_flags(name);
-    s->flags_explicit = flags_explicit;
-    s->align = 1;
-    s->loc = loc;
-    asm_map_put(&a->section_names, s->name, a->cur_tile, (uint32_t)a->n_sections);
-    a->cur_section = (int32_t)a->n_sections++;
-    return a->cur_section;
+    const asm_tileset *set = asm_set(a, a->cur_set);
+    for (uint32_t i = 1; i < set->n; i++)
+        if (asm_map_get(&a->section_names, name, set->tiles[i], &idx))
+            return refuse_reopen(a, name, set->tiles[i], idx, loc);
+    return new_section(a, name, flags, flags_explicit, loc, true);
 }
 
 /* The current section; content before any section directive goes to .text. */
@@ -111,6 +146,40 @@ asm_section *asm_cur_sec(asm_ctx *a, asm_loc loc)
     if (a->cur_section < 0)
         open_section(a, ".text", 0, false, loc);
     return &a->sections[a->cur_section];
+}
+
+/* The `.` nodes of e read before any section (left-deep chains are
+ * walked without recursion), given section sec at offset off when sec is
+ * not NULL; whether there is one. */
+static bool loose_dots(asm_expr *e, const asm_section *sec, int32_t idx)
+{
+    bool any = false;
+    for (; e; e = e->a) {
+        if (e->kind == EX_DOT && e->section < 0) {
+            any = true;
+            if (sec) {
+                e->section = idx;
+                e->num = sec->size;
+            }
+        }
+        if (e->kind == EX_BINARY)
+            any |= loose_dots(e->b, sec, idx);
+    }
+    return any;
+}
+
+/* An expression; `.` in it before any section is where content would go,
+ * the current position in .text, which it opens: only an expression with
+ * a `.` does (one naming labels alone leaves the sections as they are,
+ * so that `.entry` under a `.tile` list opens none). */
+asm_expr *asm_parse_expr_here(asm_ctx *a, const char *text, const char **p, asm_loc loc)
+{
+    asm_expr *e = asm_parse_expr(a, text, p, loc);
+    if (e && a->cur_section < 0 && loose_dots(e, NULL, -1)) {
+        asm_section *sec = asm_cur_sec(a, loc);
+        loose_dots(e, sec, a->cur_section);
+    }
+    return e;
 }
 
 static uint64_t cur_addr(const asm_section *s)
@@ -131,8 +200,11 @@ asm_stmt *asm_emit(asm_ctx *a, int kind, uint64_t size, asm_loc loc)
         a->stop = true;   /* what follows would only repeat it */
         return NULL;
     }
+    uint32_t copies = asm_set(a, s->set)->n;
+    if (!asm_count_copies(a, copies, loc))
+        return NULL;
     if (!(s->flags & EXE_SEC_NOBITS)) {
-        a->total_bytes += size;
+        a->total_bytes += size * copies;
         if (a->total_bytes > ASM_MAX_TOTAL_BYTES) {
             asm_error(a, loc, "more than %u MiB of section contents in all", ASM_MAX_TOTAL_BYTES >> 20);
             a->stop = true;
@@ -146,7 +218,8 @@ asm_stmt *asm_emit(asm_ctx *a, int kind, uint64_t size, asm_loc loc)
     st->section = a->cur_section;
     st->offset = s->size;
     st->size = (uint32_t)size;
-    st->tile = a->cur_tile;
+    st->tile = s->tile;
+    st->block = a->block;
     st->loc = loc;
     s->size = (uint32_t)end;
     if (kind == ST_INSN || kind == ST_BUNDLE) {
@@ -334,17 +407,13 @@ done:
 
 static void d_tile(asm_ctx *a, const dir_call *c)
 {
-    const char *p = c->args;
-    int64_t t;
-    asm_loc l = asm_at(c->base, c->text, asm_skip_space(p));
-    if (!const_arg(a, c, &p, &t) || !asm_expect_end(a, c->text, p, c->base, "'.tile'"))
+    uint32_t set;
+    if (!asm_parse_tile_list(a, c->text, c->args, c->base, &set))
         return;
-    if (t < 0 || t > ASM_MAX_TILE) {
-        asm_error(a, l, "tile number %lld out of range (0..%u)", (long long)t, ASM_MAX_TILE);
-        return;
-    }
-    a->cur_tile = (uint32_t)t;
+    a->cur_set = set;
+    a->cur_tile = asm_set(a, set)->tiles[0];
     a->cur_section = -1;
+    a->block++;
 }
 
 static void d_org(asm_ctx *a, const dir_call *c)
@@ -449,12 +518,74 @@ static void d_space(asm_ctx *a, const dir_call *c)
     }
 }
 
+static void emit_raw(asm_ctx *a, const dir_call *c, const uint8_t *bytes, size_t n);
+
+/* The values of .word, .half or .byte when each is a plain number (decimal
+ * or 0x hex) that fits: their bytes, little-endian, into *out (malloc'd),
+ * without an expression each (the disassembler writes data this way, a
+ * lot of it).  False, with nothing kept, for anything else: it is then
+ * parsed as expressions, with their messages. */
+static bool literal_data(const char *p, unsigned width, uint8_t **out, size_t *n)
+{
+    size_t cap = 0;
+    uint64_t max = width >= 8 ? UINT64_MAX : ((uint64_t)1 << (8 * width)) - 1;
+    *out = NULL;
+    *n = 0;
+    for (p = asm_skip_space(p);;) {
+        unsigned base = 10;
+        if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+            base = 16;
+            p += 2;
+        }
+        uint64_t v = 0;
+        const char *digits = p;
+        for (;; p++) {
+            unsigned dv = *p >= '0' && *p <= '9' ? (unsigned)(*p - '0')
+                          : base == 16 && *p >= 'a' && *p <= 'f' ? (unsigned)(*p - 'a' + 10)
+                          : base == 16 && *p >= 'A' && *p <= 'F' ? (unsigned)(*p - 'A' + 10) : 99;
+            if (dv >= base)
+                break;
+            if (v > (max - dv) / base)
+                break;   /* too big: let the expression give the message */
+            v = v * base + dv;
+        }
+        if (p == digits || p - digits > 20 || asm_is_ident_char((unsigned char)*p) ||
+            (*out == NULL && !(*out = malloc(cap = 64 * width))))
+            break;
+        if (*n + width > cap) {
+            uint8_t *bigger = realloc(*out, cap * 2);
+            if (!bigger)
+                break;
+            *out = bigger;
+            cap *= 2;
+        }
+        asm_put_le(*out + *n, v, width);
+        *n += width;
+        p = asm_skip_space(p);
+        if (!*p)
+            return true;
+        if (*p != ',')
+            break;
+        p = asm_skip_space(p + 1);
+    }
+    free(*out);
+    *out = NULL;
+    return false;
+}
+
 static void d_data(asm_ctx *a, const dir_call *c)
 {
     char what[24];
     snprintf(what, sizeof what, "'%s'", c->name);
     if (!asm_no_bytes_here(a, c->loc, what))
         return;
+    uint8_t *bytes;
+    size_t n_bytes;
+    if (c->arg <= 4 && literal_data(c->args, (unsigned)c->arg, &bytes, &n_bytes)) {
+        emit_raw(a, c, bytes, n_bytes);
+        free(bytes);
+        return;
+    }
     const char *p = asm_skip_space(c->args);
     asm_expr **items = NULL;
     size_t n = 0, cap = 0;
@@ -595,7 +726,7 @@ static void d_equ(asm_ctx *a, const dir_call *c)
 static void add_attr(asm_ctx *a, int what, const char *name, uint8_t type, asm_expr *e, asm_loc loc)
 {
     ASM_GROW(a->attrs, a->n_attrs, a->cap_attrs);
-    a->attrs[a->n_attrs++] = (asm_symattr){ (uint8_t)what, type, name, a->cur_tile, e, loc };
+    a->attrs[a->n_attrs++] = (asm_symattr){ (uint8_t)what, type, name, a->cur_set, e, loc };
 }
 
 static void d_globl(asm_ctx *a, const dir_call *c)
@@ -614,30 +745,71 @@ static void d_globl(asm_ctx *a, const dir_call *c)
     asm_expect_end(a, c->text, p, c->base, "the symbol name");
 }
 
-static void d_type(asm_ctx *a, const dir_call *c)
+/* @function, @object or @notype (or %function, ...) at *pp. */
+static bool sym_type_arg(asm_ctx *a, const dir_call *c, const char **pp, uint8_t *type)
 {
-    const char *p = c->args;
-    asm_loc l = asm_at(c->base, c->text, asm_skip_space(p));
-    const char *name = parse_name(a, c, &p, "a symbol name");
-    if (!name || !expect_comma(a, c, &p))
-        return;
     static const struct { const char *word; uint8_t type; } types[] = {
         {"function", SYMT_FUNC}, {"object", SYMT_OBJECT}, {"notype", SYMT_NOTYPE},
     };
-    const char *t = p;
+    const char *p = *pp, *t = p;
     if (*t == '@' || *t == '%')
         t++;
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
         size_t n = strlen(types[i].word);
         if (!strncmp(t, types[i].word, n) && !asm_is_ident_char((unsigned char)t[n])) {
-            if (asm_expect_end(a, c->text, t + n, c->base, "the symbol type"))
-                add_attr(a, 1, name, types[i].type, NULL, l);
-            return;
+            *type = types[i].type;
+            *pp = asm_skip_space(t + n);
+            return true;
         }
     }
     char found[64];
     asm_found_text(p, found, sizeof found);
     asm_error(a, asm_at(c->base, c->text, p), "expected @function, @object or @notype, found %s", found);
+    return false;
+}
+
+static void d_type(asm_ctx *a, const dir_call *c)
+{
+    const char *p = c->args;
+    asm_loc l = asm_at(c->base, c->text, asm_skip_space(p));
+    const char *name = parse_name(a, c, &p, "a symbol name");
+    uint8_t type;
+    if (!name || !expect_comma(a, c, &p) || !sym_type_arg(a, c, &p, &type))
+        return;
+    if (asm_expect_end(a, c->text, p, c->base, "the symbol type"))
+        add_attr(a, 1, name, type, NULL, l);
+}
+
+/* .symbol NAME, TYPE, SIZE[, global|local]: one more symbol of the
+ * executable here, which expressions do not name (asm.h). */
+static void d_symbol(asm_ctx *a, const dir_call *c)
+{
+    const char *p = c->args;
+    const char *name = parse_name(a, c, &p, "a symbol name");
+    uint8_t type;
+    if (!name || !expect_comma(a, c, &p) || !sym_type_arg(a, c, &p, &type) || !expect_comma(a, c, &p))
+        return;
+    asm_cur_sec(a, c->loc);   /* `.` in the size refers to a section */
+    asm_expr *size = asm_parse_expr(a, c->text, &p, c->base);
+    if (!size)
+        return;
+    bool global = false;
+    if (*p == ',') {
+        p = asm_skip_space(p + 1);
+        if (!strncmp(p, "global", 6) && !asm_is_ident_char((unsigned char)p[6])) {
+            global = true;
+            p += 6;
+        } else if (!strncmp(p, "local", 5) && !asm_is_ident_char((unsigned char)p[5]))
+            p += 5;
+        else {
+            char found[64];
+            asm_found_text(p, found, sizeof found);
+            asm_error(a, asm_at(c->base, c->text, p), "expected global or local, found %s", found);
+            return;
+        }
+    }
+    if (asm_expect_end(a, c->text, p, c->base, "'.symbol'"))
+        asm_define_symbol(a, name, type, size, global, c->loc);
 }
 
 static void d_size(asm_ctx *a, const dir_call *c)
@@ -657,19 +829,23 @@ static void d_size(asm_ctx *a, const dir_call *c)
 static void d_entry(asm_ctx *a, const dir_call *c)
 {
     const char *p = c->args;
-    for (size_t i = 0; i < a->n_entries; i++)
-        if (a->entries[i].tile == a->cur_tile) {
-            asm_error(a, c->loc, "second '.entry' for tile %u (the first is at %s:%u)", a->cur_tile,
-                      a->files[a->entries[i].loc.file], a->entries[i].loc.line);
+    const asm_tileset *set = asm_set(a, a->cur_set);
+    for (uint32_t i = 0; i < set->n; i++) {
+        uint32_t k;
+        if (asm_map_get(&a->entry_tiles, ".entry", set->tiles[i], &k)) {
+            asm_error(a, c->loc, "second '.entry' for tile %u (the first is at %s:%u)", set->tiles[i],
+                      a->files[a->entries[k].loc.file], a->entries[k].loc.line);
             return;
         }
-    asm_cur_sec(a, c->loc);
+    }
     asm_loc l = asm_at(c->base, c->text, asm_skip_space(p));
-    asm_expr *e = asm_parse_expr(a, c->text, &p, c->base);
+    asm_expr *e = asm_parse_expr_here(a, c->text, &p, c->base);
     if (!e || !asm_expect_end(a, c->text, p, c->base, "the entry address"))
         return;
     ASM_GROW(a->entries, a->n_entries, a->cap_entries);
-    a->entries[a->n_entries++] = (asm_entry){ a->cur_tile, e, l };
+    for (uint32_t i = 0; i < set->n; i++)
+        asm_map_put(&a->entry_tiles, ".entry", set->tiles[i], (uint32_t)a->n_entries);
+    a->entries[a->n_entries++] = (asm_entry){ a->cur_set, e, l };
 }
 
 static void d_include(asm_ctx *a, const dir_call *c)
@@ -765,6 +941,7 @@ static const struct directive {
     {".space", d_space, 0}, {".skip", d_space, 0}, {".zero", d_space, 1},
     {".equ", d_equ, DEF_SET}, {".set", d_equ, DEF_SET}, {".equiv", d_equ, DEF_EQUIV},
     {".globl", d_globl, 0}, {".global", d_globl, 0}, {".type", d_type, 0}, {".size", d_size, 0},
+    {".symbol", d_symbol, 0},
     {".entry", d_entry, 0}, {".include", d_include, 0},
     {".macro", d_macro, 0}, {".endm", d_unmatched, 0}, {".exitm", d_exitm, 0},
     {".rept", d_rept, 0}, {".endr", d_unmatched, 1},

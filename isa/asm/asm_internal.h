@@ -12,6 +12,8 @@
  *   asm_insn.c       instructions: registers, operands, row selection,
  *                    bundles, encoding in pass 2
  *   asm_directive.c  sections, the location counter, every directive
+ *   asm_tiles.c      tile lists (`.tile 0-3, 7`): parsing, the interned
+ *                    sets of tiles, their text for messages
  *   asm_output.c     section placement, pass 2, rpt checks, symbol
  *                    attributes, entries, the executable
  */
@@ -33,7 +35,14 @@
 #define ASM_MAX_MACRO_DEPTH     64
 #define ASM_MAX_STATEMENTS      16000000u
 #define ASM_MAX_EXPANSION_BYTES (64u << 20)
-#define ASM_MAX_FILE_BYTES      (64u << 20)
+/* Source text, read whole before it is parsed: a file, and all files
+ * together with what they include.  512 MiB holds what `ipusim disasm`
+ * writes for a one-chip program with about 190 MB of distinct section
+ * contents (about 2.7 bytes of text a byte of data; code shared by many
+ * tiles is written once); the 256 MiB of section contents and the
+ * statement limit bound the program beyond that, so the text is the
+ * memory this limit stands for. */
+#define ASM_MAX_FILE_BYTES      (512u << 20)
 #define ASM_MAX_LINE_BYTES      (1u << 20)   /* one statement after substitution */
 #define ASM_MAX_TOTAL_BYTES     (256u << 20) /* section bytes over all tiles */
 #define ASM_MAX_EXPR_NESTING    200
@@ -41,6 +50,12 @@
 #define ASM_MAX_EVAL_DEPTH      2000
 #define ASM_MAX_COND_DEPTH      256
 #define ASM_MAX_TILE            0xFFFEFFFFu
+#define ASM_MAX_LIST_TILES      (1u << 20)   /* tiles one `.tile` list may name */
+/* Statements and labels as put on tiles: one under a `.tile` list counts
+ * once per tile of it (each copy costs a line record or a symbol of the
+ * executable, not a parsed statement).  The disassembly of a one-chip
+ * BERT layer is about 8.3 million. */
+#define ASM_MAX_TILE_COPIES     32000000u
 
 /* A source position.  file indexes asm_ctx.files; col is 1-based. */
 typedef struct asm_loc {
@@ -133,16 +148,30 @@ typedef struct asm_macro {
 
 typedef struct asm_frame asm_frame;
 
+/* ---- tile lists ----------------------------------------------------------- */
+
+/* The tiles a `.tile` list names, ascending, each once.  Sets are interned
+ * (asm_ctx.sets), so two sets are the same set when their indexes are. */
+typedef struct asm_tileset {
+    const uint32_t *tiles;
+    uint32_t n;
+    uint64_t hash;
+} asm_tileset;
+
 /* ---- assembly state ------------------------------------------------------ */
 
+/* A section of one tile, or of every tile of a `.tile` list: one address
+ * and one content, on each of those tiles. */
 typedef struct asm_section {
     char *name;
-    uint32_t tile;
+    uint32_t tile;             /* the first tile of set */
+    uint32_t set;              /* index into asm_ctx.sets */
     uint32_t flags;            /* enum exe_section_flags */
     bool placed;               /* base is fixed */
     bool placed_explicitly;
     bool flags_explicit;
     bool too_big;              /* "larger than tile memory" already reported */
+    bool layout_reported;      /* a placement error already reported */
     uint32_t base;
     uint32_t align;            /* largest .align seen, at least 1 */
     uint32_t size;             /* the location counter */
@@ -179,7 +208,8 @@ typedef struct asm_stmt {
     uint8_t fill;              /* ST_FILL */
     int32_t section;
     uint32_t offset, size;
-    uint32_t tile;
+    uint32_t tile;             /* the first tile of the section's set */
+    uint32_t block;            /* asm_ctx.block when it was read */
     asm_loc loc;
     asm_insn *insn[2];         /* ST_INSN: [0]; ST_BUNDLE: main, aux */
     asm_expr **items;          /* ST_DATA */
@@ -196,12 +226,14 @@ typedef struct asm_symbol {
     uint8_t kind;              /* enum asm_sym_kind */
     uint8_t type;              /* enum asm_sym_type */
     bool internal;             /* numeric local label: not exported */
+    bool unnamed;              /* .symbol: exported, not in the name table; expr is its size */
     bool global;
     bool has_size;
     bool known;                /* SYM_CONST: value is known */
     bool evaluating;           /* SYM_CONST: cycle detection */
     int32_t section;           /* SYM_LABEL */
     uint32_t offset;           /* SYM_LABEL */
+    uint32_t block;            /* SYM_LABEL: asm_ctx.block when defined */
     uint32_t size;
     int64_t value;             /* SYM_CONST */
     asm_expr *expr;            /* SYM_CONST defined by an expression not known yet */
@@ -214,13 +246,13 @@ typedef struct asm_symattr {
     uint8_t what;              /* 0 .globl, 1 .type, 2 .size */
     uint8_t type;
     const char *name;
-    uint32_t tile;
+    uint32_t set;              /* the tiles it applies to */
     asm_expr *expr;
     asm_loc loc;
 } asm_symattr;
 
 typedef struct asm_entry {
-    uint32_t tile;
+    uint32_t set;              /* the tiles it applies to */
     asm_expr *expr;
     asm_loc loc;
 } asm_entry;
@@ -252,6 +284,8 @@ typedef struct asm_ctx {
     int include_depth, macro_depth;
     uint64_t n_statements;
     uint64_t expansion_bytes;
+    uint64_t source_bytes;     /* files and strings read, together */
+    uint64_t tile_copies;      /* statements and labels, once per tile they are on */
     uint64_t macro_counter;    /* \@ */
     bool stop;                 /* a fatal limit was hit: stop reading */
 
@@ -281,7 +315,10 @@ typedef struct asm_ctx {
     asm_map section_names;     /* (name, tile) -> index */
     asm_stmt *stmts; size_t n_stmts, cap_stmts;
     asm_entry *entries; size_t n_entries, cap_entries;
-    uint32_t cur_tile;
+    asm_map entry_tiles;       /* (".entry", tile) -> index into entries */
+    uint32_t cur_tile;         /* the first tile of cur_set */
+    uint32_t cur_set;          /* the tiles what follows is for */
+    uint32_t block;            /* `.tile` directives so far */
     int32_t cur_section;       /* -1: none yet on this tile */
     uint64_t total_bytes;
     int context_mode;          /* 0 any, 1 .worker, 2 .supervisor */
@@ -296,6 +333,13 @@ typedef struct asm_ctx {
     /* evaluation */
     uint32_t eval_steps, eval_depth;
     char unknown_why[200];     /* why EV_UNKNOWN */
+
+    /* tile lists */
+    asm_tileset *sets; size_t n_sets, cap_sets;
+    uint32_t *set_slots; size_t cap_set_slots;   /* hash -> set index + 1 */
+    uint64_t set_tiles;        /* tiles over all sets */
+    uint32_t subset_sub, subset_super;           /* the last subset question ... */
+    bool subset_known, subset_answer;            /* ... and its answer */
 
     uint32_t nop_word;
 } asm_ctx;
@@ -387,6 +431,10 @@ asm_macro *asm_define_macro(asm_ctx *a, const char *text, const char *p, asm_loc
 
 /* ---- symbols and statements (asm.c) ------------------------------------- */
 
+/* .symbol: a symbol of the executable at the current position, on every
+ * tile of the current set, that expressions do not name. */
+void asm_define_symbol(asm_ctx *a, const char *name, uint8_t type, asm_expr *size, bool global, asm_loc loc);
+
 enum { DEF_SET, DEF_EQUIV };
 /* NAME = EXPR, .set, .equ or .equiv (how: DEF_SET or DEF_EQUIV). */
 void asm_define_const(asm_ctx *a, const char *name, asm_expr *e, int how, asm_loc loc);
@@ -405,6 +453,9 @@ bool asm_encode_insn(asm_ctx *a, const asm_insn *in, uint32_t tile, uint32_t *wo
 
 /* The current section; content before any section directive goes to .text. */
 asm_section *asm_cur_sec(asm_ctx *a, asm_loc loc);
+/* asm_parse_expr, where `.` before any section is the current position in
+ * .text (opened then, and only then: `.entry`). */
+asm_expr *asm_parse_expr_here(asm_ctx *a, const char *text, const char **p, asm_loc loc);
 /* Add a statement of `size` bytes at the current position; NULL when the
  * section would outgrow tile memory. */
 asm_stmt *asm_emit(asm_ctx *a, int kind, uint64_t size, asm_loc loc);
@@ -413,6 +464,23 @@ bool asm_no_bytes_here(asm_ctx *a, asm_loc loc, const char *what);
 /* Run directive dir (".word"; its arguments at args, columns counted from
  * base), or report it unknown; true if it ran. */
 bool asm_directive(asm_ctx *a, const char *dir, const char *text, const char *args, asm_loc loc, asm_loc base);
+
+/* ---- tile lists (asm_tiles.c) --------------------------------------------- */
+
+/* The set of tiles[0..n) (ascending, each once), interned; tiles is copied. */
+uint32_t asm_tileset_intern(asm_ctx *a, const uint32_t *tiles, uint32_t n);
+static inline const asm_tileset *asm_set(const asm_ctx *a, uint32_t set) { return &a->sets[set]; }
+/* Every tile of sub is in super. */
+bool asm_tileset_subset(asm_ctx *a, uint32_t sub, uint32_t super);
+/* tile is in the set. */
+bool asm_tileset_has(const asm_ctx *a, uint32_t set, uint32_t tile);
+/* "0-3, 7" (cut short with "..." when longer than n allows). */
+void asm_tileset_text(const asm_ctx *a, uint32_t set, char *buf, size_t n);
+/* `.tile LIST` (its arguments at args): the set, or false after an error. */
+bool asm_parse_tile_list(asm_ctx *a, const char *text, const char *args, asm_loc base, uint32_t *set);
+/* Count n more statements or labels as put on tiles (once per tile of a
+ * list): false, after an error, beyond ASM_MAX_TILE_COPIES. */
+bool asm_count_copies(asm_ctx *a, uint64_t n, asm_loc loc);
 
 /* ---- after the first pass (asm_output.c) --------------------------------- */
 

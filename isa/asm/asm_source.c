@@ -110,6 +110,7 @@ static void push_text(asm_ctx *a, char *buf, size_t len, uint32_t file, char *re
 void asm_push_string(asm_ctx *a, const char *text, const char *name)
 {
     size_t len = strlen(text);
+    a->source_bytes += len;
     char *buf = asm_xrealloc(NULL, len + 1);
     memcpy(buf, text, len + 1);
     uint32_t file = asm_add_file(a, name);
@@ -186,6 +187,14 @@ static bool push_file(asm_ctx *a, const char *path, const char *shown, asm_loc f
             snprintf(msg, n, "%s: error: cannot read: %s", shown, why);
             a->errors[a->n_errors++] = msg;
         }
+        return false;
+    }
+    a->source_bytes += len;
+    if (a->source_bytes > ASM_MAX_FILE_BYTES) {
+        asm_error(a, from, "including '%s' makes more than %u bytes of source text in all", shown,
+                  ASM_MAX_FILE_BYTES);
+        a->stop = true;
+        free(buf);
         return false;
     }
     uint32_t file = asm_add_file(a, shown);

@@ -41,13 +41,20 @@ size_t disasm_bundle_sym(uint32_t w0, uint32_t w1, bool have_w1, uint32_t pc, di
                          void *ctx, char *buf, size_t n);
 
 /* A whole executable as source the assembler turns back into the same
- * section bytes, symbols and entries: per tile `.tile N`, per section
- * `.section NAME, "flags"[, @nobits], ADDR`, labels from the symbols (with
- * .globl, .type and .size where they differ from the defaults), code
- * disassembled (address in a comment), data as .word/.byte (.space for
- * runs of zeros), NOBITS as .space, and `.entry`.  The BSP program and the
- * tensor map are not assembly: a comment gives their sizes.  Returns false
- * with err set if writing to out fails. */
+ * section bytes, symbols and entries: per section `.section NAME,
+ * "flags"[, @nobits], ADDR`, labels from the symbols (with .globl, .type
+ * and .size where they differ from the defaults), code disassembled
+ * (address in a comment), data as .word/.byte (.space for runs of zeros),
+ * NOBITS as .space, and `.entry`.  A section that is the same on several
+ * tiles (name, address, flags, bytes, the symbols in it, the names its
+ * branches print) is printed once, under `.tile 0-1471` or `.tile 0, 4-7,
+ * 9`, the list of the tiles that hold it; so is an entry; a section or
+ * entry of one tile only is under `.tile N`.  Lists come in the order of
+ * their first tile, the longest first.  The BSP program and the tensor map
+ * are not assembly: a comment gives their sizes.  A symbol the assembler
+ * could not define again (a second of one name on a tile, a name with a
+ * quote) is a comment.  Returns false with err set if writing to out
+ * fails or memory runs out. */
 bool disasm_exe(const ipu_exe *e, FILE *out, char *err, size_t n);
 
 #endif

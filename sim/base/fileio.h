@@ -47,7 +47,7 @@ bool afile_write_all(const char *path, const void *data, size_t size, char *err,
  * (/dev/zero) is refused without reading it all. */
 #define READ_LIMIT_CONFIG      (1ull << 20)     /* a --config machine description */
 #define READ_LIMIT_RECORD      (16ull << 20)    /* a bench record */
-#define READ_LIMIT_SOURCE      (64ull << 20)    /* an assembly source or a debugger script */
+#define READ_LIMIT_SOURCE      (64ull << 20)    /* a debugger script */
 #define READ_LIMIT_ONNX        0x7fffffffull    /* an ONNX model or tensor: protobuf's 2 GiB message limit */
 #define READ_LIMIT_HOST_STREAM (1ull << 30)     /* the data of a host stream given by number */
 #define READ_LIMIT_EXECUTABLE  (16ull << 30)    /* an executable */

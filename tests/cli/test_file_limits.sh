@@ -61,8 +61,8 @@ fails 1 "ipusim: huge.bin: not an ELF file (no ELF magic number)" -- timeout 20 
 fails 1 "ipusim: /dev/zero: not a regular file (a character device)" -- "$IPUSIM" disasm /dev/zero -o "$OUT/x.S"
 fails 1 "ipusim: folder: is a directory" -- "$IPUSIM" run folder
 expect 0 "cycles" -- "$IPUSIM" run <(cat mm.elf)
-# Assembly sources and debugger scripts: 64 MiB.
-fails 1 "huge.bin: error: cannot read: 3221225472 bytes, more than the 67108864 bytes an assembly source may have" -- \
+# Assembly sources: 512 MiB (a one-chip program's disassembly); debugger scripts: 64 MiB.
+fails 1 "huge.bin: error: cannot read: 3221225472 bytes, more than the 536870912 bytes an assembly source may have" -- \
     "$IPUSIM" asm huge.bin -o "$OUT/x.elf"
 expect 1 "error: /dev/zero: more than the 67108864 bytes a debugger script may have" -- \
     "$IPUSIM" debug mm.elf --batch -x /dev/zero
