@@ -233,7 +233,6 @@ int cmd_debug(int argc, char **argv, const command *self)
             read_history(hist);
     }
     printf("ipusim debugger: %s on %s ('help' lists the commands)\n", input, m.name);
-    fflush(stdout);
     if (script_text) {
         if (!run_script(d, script, script_text, script_size, &quit))
             rc = 1;

@@ -64,9 +64,9 @@ expect 0 "cycles" -- "$IPUSIM" run <(cat mm.elf)
 # Assembly sources: 512 MiB (a one-chip program's disassembly); debugger scripts: 64 MiB.
 fails 1 "huge.bin: error: cannot read: 3221225472 bytes, more than the 536870912 bytes an assembly source may have" -- \
     "$IPUSIM" asm huge.bin -o "$OUT/x.elf"
-expect 1 "error: /dev/zero: more than the 67108864 bytes a debugger script may have" -- \
+fails 1 "ipusim: -x: /dev/zero: more than the 67108864 bytes a debugger script may have" -- \
     "$IPUSIM" debug mm.elf --batch -x /dev/zero
-expect 1 "error: huge.bin: 3221225472 bytes, more than the 67108864 bytes a debugger script may have" -- \
+fails 1 "ipusim: -x: huge.bin: 3221225472 bytes, more than the 67108864 bytes a debugger script may have" -- \
     "$IPUSIM" debug mm.elf --batch -x huge.bin
 printf 'source folder\n' > src.gdb
 expect 1 "error: folder: is a directory" -- "$IPUSIM" debug mm.elf --batch -x src.gdb
