@@ -579,6 +579,190 @@ static void test_bad_commands(void)
     close_session(&s);
 }
 
+/* ---- going back ------------------------------------------------------------------------- */
+
+/* Everything of every tile a user can look at: registers of every context,
+ * AMP state, cycle, issue state, statistics and all of its memory. */
+typedef struct machine_state {
+    size_t tiles;
+    ipu_tile *t;                  /* shallow copies: pointers not compared */
+    uint8_t **mem;
+    uint64_t cycles[4096];
+    size_t supersteps;
+} machine_state;
+
+static machine_state grab(debugger *d)
+{
+    engine *g = debugger_engine(d);
+    machine_state m = { .tiles = engine_tile_count(g) };
+    m.t = calloc(m.tiles, sizeof *m.t);
+    m.mem = calloc(m.tiles, sizeof *m.mem);
+    for (size_t i = 0; i < m.tiles; i++) {
+        const ipu_tile *t = engine_tile_at(g, i);
+        m.t[i] = *t;
+        m.mem[i] = malloc(t->s.mem.size_bytes);
+        CU_ASSERT_EQUAL(tmem_read_bytes(&t->s.mem, t->s.mem.base, m.mem[i], t->s.mem.size_bytes), TMEM_OK);
+        m.cycles[i] = engine_tile_cycle(g, t->tile_id);
+    }
+    m.supersteps = engine_get_stats(g)->n_supersteps;
+    return m;
+}
+
+static void same_state(const machine_state *a, const machine_state *b)
+{
+    CU_ASSERT_EQUAL_FATAL(a->tiles, b->tiles);
+    CU_ASSERT_EQUAL(a->supersteps, b->supersteps);
+    for (size_t i = 0; i < a->tiles; i++) {
+        const ipu_tile *x = &a->t[i], *y = &b->t[i];
+        CU_ASSERT_EQUAL(memcmp(x->s.ctx, y->s.ctx, sizeof x->s.ctx), 0);
+        CU_ASSERT_EQUAL(memcmp(&x->s.amp, &y->s.amp, sizeof x->s.amp), 0);
+        CU_ASSERT_EQUAL(x->s.cycle, y->s.cycle);
+        CU_ASSERT_EQUAL(a->cycles[i], b->cycles[i]);
+        CU_ASSERT_EQUAL(memcmp(x->ready_cycle, y->ready_cycle, sizeof x->ready_cycle), 0);
+        CU_ASSERT_EQUAL(x->slot, y->slot);
+        CU_ASSERT_EQUAL(x->issued_instructions, y->issued_instructions);
+        CU_ASSERT_EQUAL(memcmp(a->mem[i], b->mem[i], x->s.mem.size_bytes), 0);
+    }
+}
+
+static void drop_state(machine_state *m)
+{
+    for (size_t i = 0; i < m->tiles; i++)
+        free(m->mem[i]);
+    free(m->mem);
+    free(m->t);
+}
+
+static session open_ring_checkpoints(unsigned tiles, unsigned rounds, uint32_t every)
+{
+    char *src = ring_src(tiles, rounds);
+    session s;
+    memset(&s, 0, sizeof s);
+    char err[4096];
+    s.e = asm_assemble_string(src, "test.S", NULL, err, sizeof err);
+    free(src);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s.e);
+    CU_ASSERT_TRUE_FATAL(machine_preset("gc200", &s.m, err, sizeof err));
+    debugger_options o = { .threads = 2, .checkpoint_every = every };
+    s.d = debugger_new(&s.m, s.e, "test.elf", &o, err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s.d);
+    return s;
+}
+
+/* After the run ends, goto superstep N gives what a fresh run stopped at
+ * superstep N has, register for register and byte for byte; and going on
+ * from there ends as the first run did.  With a checkpoint every superstep
+ * and every third (the goto then re-executes from an earlier one). */
+static void check_goto_superstep(uint32_t every)
+{
+    for (uint64_t n = 0; n < 5; n++) {
+        session fresh = open_ring_checkpoints(40, 5, every);
+        char cmd[64];
+        snprintf(cmd, sizeof cmd, "break superstep %llu", (unsigned long long)n);
+        run_cmd(&fresh, cmd);
+        run_cmd(&fresh, "run");
+        CU_ASSERT_PTR_NOT_NULL(strstr(fresh.out, "ended (sync 1)"));
+        machine_state want = grab(fresh.d);
+
+        session back = open_ring_checkpoints(40, 5, every);
+        run_cmd(&back, "run");
+        CU_ASSERT_PTR_NOT_NULL(strstr(back.out, "The program ended"));
+        snprintf(cmd, sizeof cmd, "goto superstep %llu", (unsigned long long)n);
+        run_cmd(&back, cmd);
+        CU_ASSERT_EQUAL(back.r, DEBUGGER_OK);
+        CU_ASSERT_PTR_NOT_NULL(strstr(back.out, "At the end of superstep"));
+        machine_state got = grab(back.d);
+        same_state(&want, &got);
+        drop_state(&want);
+        drop_state(&got);
+        /* Both go on to the same end. */
+        run_cmd(&fresh, "delete all");
+        run_cmd(&fresh, "continue");
+        run_cmd(&back, "continue");
+        CU_ASSERT_STRING_EQUAL(fresh.out, back.out);
+        compare_engines(debugger_engine(fresh.d), debugger_engine(back.d));
+        close_session(&fresh);
+        close_session(&back);
+    }
+}
+
+static void test_goto_superstep_every(void) { check_goto_superstep(1); }
+static void test_goto_superstep_every_third(void) { check_goto_superstep(3); }
+
+/* reverse-stepi N lands where stepi had been N issues before;
+ * reverse-continue at the breakpoint stop before; reverse-next-superstep at
+ * the end of the superstep before. */
+static void test_reverse_step_and_continue(void)
+{
+    session s = open_ring_checkpoints(4, 3, 1);
+    run_cmd(&s, "break 2:worker");
+    run_cmd(&s, "run");
+    run_cmd(&s, "delete all");
+    run_cmd(&s, "stepi 5");
+    machine_state at5 = grab(s.d);
+    char *where5 = strdup(run_cmd(&s, "where"));
+    run_cmd(&s, "stepi 40");
+    run_cmd(&s, "reverse-stepi 40");
+    CU_ASSERT_EQUAL(s.r, DEBUGGER_OK);
+    machine_state back5 = grab(s.d);
+    same_state(&at5, &back5);
+    CU_ASSERT_STRING_EQUAL(run_cmd(&s, "where"), where5);
+    drop_state(&back5);
+    drop_state(&at5);
+    free(where5);
+
+    /* The stops of breakpoint 2 (a worker of tile 2 starting), in order. */
+    run_cmd(&s, "break 2:worker");
+    run_cmd(&s, "continue");
+    char *hit2 = strdup(s.out);
+    machine_state at_hit2 = grab(s.d);
+    run_cmd(&s, "continue");
+    run_cmd(&s, "continue");
+    run_cmd(&s, "next-superstep");
+    char *hits = strdup(run_cmd(&s, "info breakpoints"));
+    run_cmd(&s, "reverse-continue");
+    run_cmd(&s, "reverse-continue");
+    run_cmd(&s, "reverse-continue");
+    CU_ASSERT_STRING_EQUAL(s.out, hit2);
+    machine_state back_hit2 = grab(s.d);
+    same_state(&at_hit2, &back_hit2);
+    drop_state(&at_hit2);
+    drop_state(&back_hit2);
+    free(hit2);
+    /* Hits are not counted again by going back. */
+    CU_ASSERT_STRING_EQUAL(run_cmd(&s, "info breakpoints"), hits);
+    free(hits);
+    /* No earlier stop: the start of the run. */
+    run_cmd(&s, "delete all");
+    EXPECT_OUT(s, "reverse-continue", "No breakpoint stopped the run before; at the start of the run.\n");
+    EXPECT_OUT(s, "reverse-next-superstep", "At the start of the run.\n");
+
+    run_cmd(&s, "tile 0");
+    run_cmd(&s, "next-superstep");
+    run_cmd(&s, "next-superstep");
+    char *ss1 = strdup(run_cmd(&s, "info registers"));
+    run_cmd(&s, "next-superstep");
+    EXPECT_OUT(s, "reverse-next-superstep", "At the end of superstep 1 of chip 0 (sync 1) at cycle 726.\n");
+    run_cmd(&s, "goto superstep 1");
+    CU_ASSERT_STRING_EQUAL(run_cmd(&s, "info registers"), ss1);
+    free(ss1);
+    EXPECT_OUT(s, "goto superstep 9", "The program ended: 1089 cycles, 1056 instructions, 4 supersteps.\n"
+                                      "error: chip 0 has no superstep 9 (it ran 4)\n");
+    EXPECT_HAS(s, "info checkpoints", " Num   supersteps   latest cycle             issues      own KiB\n");
+    close_session(&s);
+
+    /* With checkpoints off, there is no going back. */
+    s = open_ring_checkpoints(4, 3, 0);
+    debugger_free(s.d);
+    char err[512];
+    debugger_options o = { .no_checkpoints = true };
+    s.d = debugger_new(&s.m, s.e, "test.elf", &o, err, sizeof err);
+    run_cmd(&s, "run");
+    EXPECT_OUT(s, "goto superstep 1", "error: goto: no checkpoints (they are off: --checkpoint-every 0)\n");
+    EXPECT_OUT(s, "info checkpoints", "Checkpoints are off (--checkpoint-every 0).\n");
+    close_session(&s);
+}
+
 /* ---- the fuzzer's inputs -------------------------------------------------------------------- */
 
 static unsigned replay(const char *dir)
@@ -624,5 +808,8 @@ void test_register(void)
               {"print a tensor by name", test_print_tensor},
               {"a fault stops at its tile and context", test_fault_stops_at_the_faulting_context},
               {"bad commands: exact messages", test_bad_commands},
+              {"goto superstep = a fresh stop there (checkpoint each)", test_goto_superstep_every},
+              {"goto superstep = a fresh stop there (every third)", test_goto_superstep_every_third},
+              {"reverse-stepi, reverse-continue, reverse-next-superstep", test_reverse_step_and_continue},
               {"fuzzer corpus and regressions", test_fuzz_inputs});
 }

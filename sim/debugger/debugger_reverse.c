@@ -398,10 +398,14 @@ enum debugger_result dbg_cmd_reverse_stepi(debugger *d, const char *args, FILE *
                 (unsigned long long)tile_issues(dbg_cur_tile(d)));
         return DEBUGGER_OK;
     }
-    if (want == 0 || s != STOP_STEP) {
+    if (want == 0) {
+        d->context = ISA_SUPERVISOR;
+        fprintf(out, "At the start of the run: tile %u has issued nothing yet.\n", d->tile);
+    } else if (s != STOP_STEP) {
         d->context = context;
         dbg_print_location(d, out, d->tile, d->context, dbg_cur_tile(d)->s.ctx[d->context].pc);
     } else {
+        d->context = engine_get_pause(d->g)->context;
         dbg_show_step(d, out);
     }
     dbg_show_displays(d, out);
