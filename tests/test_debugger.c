@@ -528,7 +528,7 @@ static void test_bad_commands(void)
         { "tile 5", "error: tile 5 has no code in test.elf\n" },
         { "tile x", "error: tile needs a tile number, got 'x'\n" },
         { "context w7", "error: context needs sup or w1..w6, got 'w7'\n" },
-        { "info foo", "error: info foo: expected one of breakpoints, registers, tiles, supersteps, exchange, tensors, memory, frame, display, checkpoints\n" },
+        { "info foo", "error: info foo: expected one of breakpoints, registers, tiles, supersteps, exchange, tensors, memory, amp, frame, display, checkpoints\n" },
         { "info registers w9", "error: info registers takes a context: sup or w1..w6, got 'w9'\n" },
         { "stepi 0", "error: expected a count from 1 to 1000000000, got '0'\n" },
         { "continue -1", "error: expected a count from 1 to 1000000000, got '-1'\n" },

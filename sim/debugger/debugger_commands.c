@@ -32,7 +32,7 @@ const struct dbg_arg_kind_info dbg_arg_kinds[DA_COUNT_KINDS] = {
     [DA_GOTO] = { "superstep N", "the moment superstep N of the selected tile's chip ended" },
     [DA_FILE] = { "FILE", "a file of debugger commands" },
     [DA_COMMAND] = { "CMD", "a command's name" },
-    [DA_INFO] = { "WHAT", "breakpoints tiles registers supersteps exchange tensors memory frame display\n"
+    [DA_INFO] = { "WHAT", "breakpoints tiles registers supersteps exchange tensors memory amp frame display\n"
                           "              checkpoints (help info)" },
     [DA_BREAKPOINT] = { "BP", "a breakpoint or watchpoint number (info breakpoints)" },
     [DA_DISPLAY] = { "DISPLAY", "a display number (info display)" },

@@ -48,8 +48,9 @@ static bool build_lists(debugger *d)
     size_t ns = d->e->n_symbols, nt = d->tmap ? d->tmap->n_tensors : 0;
     d->complete_symbols = malloc((ns ? ns : 1) * sizeof *d->complete_symbols);
     d->complete_tensors = malloc((nt ? nt : 1) * sizeof *d->complete_tensors);
-    d->complete_registers = malloc((ISA_CSR_SPACE + 64) * sizeof *d->complete_registers);
-    d->register_names = malloc((ISA_CSR_SPACE + 64) * 40);
+    size_t cap = ISA_CSR_SPACE + 64 + ISA_AACC_WORDS + ISA_CWEI_WORDS;
+    d->complete_registers = malloc(cap * sizeof *d->complete_registers);
+    d->register_names = malloc(cap * 40);
     if (!d->complete_symbols || !d->complete_tensors || !d->complete_registers || !d->register_names)
         return false;
     for (size_t i = 0; i < ns; i++)
@@ -75,6 +76,10 @@ static bool build_lists(debugger *d)
     for (unsigned c = 0; c < ISA_CSR_SPACE; c++)
         if (isa_csr_name(c))
             ADD_REGISTER("$%s", isa_csr_name(c));
+    for (unsigned r = 0; r < ISA_AACC_WORDS; r++)
+        ADD_REGISTER("$aacc%u", r);
+    for (unsigned r = 0; r < ISA_CWEI_WORDS; r++)
+        ADD_REGISTER("$cwei%u", r);
 #undef ADD_REGISTER
     d->n_complete_registers = sort_distinct(d->complete_registers, nr);
     d->complete_ready = true;

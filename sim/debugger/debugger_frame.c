@@ -3,7 +3,8 @@
  * elements, the executable's sections on the tile, the tensors placed there,
  * the host memory it takes) and `info frame` (a context's frame: the
  * function it runs, its caller or vertex, its stack pointer, a repeat loop
- * in progress, when it may issue next).
+ * in progress, when it may issue next) and `info amp` (the AMP's state: a
+ * context's accumulators $aaccN, the tile's weights $cweiN).
  */
 #include "debugger_internal.h"
 
@@ -109,5 +110,44 @@ enum debugger_result dbg_info_frame(debugger *d, const char *args, FILE *out)
     if (c->run_mode == ISA_RUN_RUNNING || c->run_mode == ISA_RUN_SYNC)
         fprintf(out, "  may issue from cycle %llu (the tile is at cycle %llu)\n",
                 (unsigned long long)t->ready_cycle[k], (unsigned long long)engine_tile_cycle(d->g, d->tile));
+    return DEBUGGER_OK;
+}
+
+/* info amp [CONTEXT]: a context's accumulators as f32, eight a line, and
+ * the tile's weights as words (runs of zero lines left out). */
+enum debugger_result dbg_info_amp(debugger *d, const char *args, FILE *out)
+{
+    char w[64], name[24];
+    unsigned k = d->context;
+    const char *rest = args;
+    if (dbg_next_word(&rest, w, sizeof w) && (!dbg_parse_context(w, &k) || !dbg_at_end(rest)))
+        return dbg_fail(out, "info amp takes a context: sup or w1..w6, got '%s'", w);
+    const ipu_tile *t = dbg_cur_tile(d);
+    const uint32_t *aacc = t->s.ctx[k].amp.aacc, *cwei = t->s.amp.cwei;
+    fprintf(out, "tile %u, %s: accumulators $aacc0-$aacc%d (f32)\n", d->tile, dbg_context_name(k, name, sizeof name),
+            ISA_AACC_WORDS - 1);
+    for (unsigned i = 0; i < ISA_AACC_WORDS; i += 8) {
+        fprintf(out, "  [%2u]", i);
+        for (unsigned j = i; j < i + 8; j++)
+            fprintf(out, " %12.6g", dbg_bits_f32(aacc[j]));
+        fprintf(out, "\n");
+    }
+    fprintf(out, "tile %u: weights $cwei0-$cwei%d (words, shared by its contexts)\n", d->tile, ISA_CWEI_WORDS - 1);
+    unsigned zero_lines = 0;
+    for (unsigned i = 0; i < ISA_CWEI_WORDS; i += 8) {
+        bool zero = true;
+        for (unsigned j = i; j < i + 8; j++)
+            zero = zero && !cwei[j];
+        if (zero) {
+            zero_lines++;
+            continue;
+        }
+        fprintf(out, "  [%3u]", i);
+        for (unsigned j = i; j < i + 8; j++)
+            fprintf(out, " %08x", cwei[j]);
+        fprintf(out, "\n");
+    }
+    if (zero_lines)
+        fprintf(out, "  (%u lines of zeros not shown)\n", zero_lines);
     return DEBUGGER_OK;
 }

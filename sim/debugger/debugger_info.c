@@ -258,6 +258,8 @@ const dbg_info_topic dbg_info_topics[] = {
     { "exchange", DA_NONE, "info exchange", "The selected tile's sends and receives in this exchange phase." },
     { "tensors", DA_NONE, "info tensors", "A compiled program's tensors, their roles and where they start." },
     { "memory", DA_NONE, "info memory", "The selected tile's memory: regions, sections, tensors placed there." },
+    { "amp", DA_CONTEXT, "info amp [CONTEXT]",
+      "The AMP: a context's accumulators ($aacc0-31, f32) and the tile's weights ($cwei0-127)." },
     { "frame", DA_CONTEXT, "info frame [CONTEXT]",
       "The selected context's frame: function, return address or vertex, rpt, when it issues next." },
     { "display", DA_NONE, "info display", "The expressions shown at every stop." },
@@ -288,7 +290,7 @@ enum debugger_result dbg_cmd_info(debugger *d, const char *args, FILE *out)
         which = 0;
     if (which == dbg_n_info_topics)
         return dbg_fail(out, "info %s: expected one of breakpoints, registers, tiles, supersteps, exchange, tensors, "
-                        "memory, frame, display, checkpoints", w);
+                        "memory, amp, frame, display, checkpoints", w);
     const char *name = dbg_info_topics[which].name;
     if (dbg_info_topics[which].arg == DA_NONE && strcmp(name, "tiles") && !dbg_at_end(rest))
         return dbg_fail(out, "info %s takes no more arguments", name);
@@ -308,6 +310,8 @@ enum debugger_result dbg_cmd_info(debugger *d, const char *args, FILE *out)
         dbg_info_memory(d, out);
     else if (!strcmp(name, "frame"))
         return dbg_info_frame(d, rest, out);
+    else if (!strcmp(name, "amp"))
+        return dbg_info_amp(d, rest, out);
     else if (!strcmp(name, "display"))
         dbg_info_display(d, out);
     else

@@ -146,6 +146,7 @@ bool dbg_start(debugger *d, FILE *out);
 
 void dbg_info_memory(debugger *d, FILE *out);
 enum debugger_result dbg_info_frame(debugger *d, const char *args, FILE *out);
+enum debugger_result dbg_info_amp(debugger *d, const char *args, FILE *out);
 
 /* ---- going back (debugger_reverse.c) -------------------------------------- */
 
@@ -248,6 +249,12 @@ float dbg_bits_f32(uint32_t v);
 bool dbg_register_value(const ipu_tile *t, unsigned k, const char *name, uint32_t *v, char *kind);
 
 /* ---- expressions, tensor elements, display (debugger_expr.c, debugger_print.c) */
+
+/* Register numbers past the CSRs (class 'c' of dbg_register_ref): $aaccN,
+ * the selected context's AMP accumulators (f32), and $cweiN, the tile's
+ * AMP weights (shared by its contexts). */
+#define DBG_REG_AACC 0x10000u
+#define DBG_REG_CWEI 0x20000u
 
 /* A register's name without its '$' ("m3", "a0", "lr", "sp", "mzero",
  * "azero", "pc", a CSR) as its class ('m', 'a' or 'c' for a CSR, $pc

@@ -106,6 +106,20 @@ bool dbg_register_ref(const char *name, char *cls, unsigned *num)
         *num = r;
         return true;
     }
+    /* The AMP's state: a context's accumulators and the tile's weights. */
+    static const struct { const char *prefix; unsigned base, count; } amp[] = {
+        { "aacc", DBG_REG_AACC, ISA_AACC_WORDS }, { "cwei", DBG_REG_CWEI, ISA_CWEI_WORDS },
+    };
+    for (size_t i = 0; i < sizeof amp / sizeof amp[0]; i++) {
+        uint32_t r;
+        const char *digits = name + 4;
+        if (!strncmp(name, amp[i].prefix, 4) && digits[0] >= '0' && digits[0] <= '9' &&
+            !(digits[0] == '0' && digits[1]) && dbg_parse_u32(digits, &r) && r < amp[i].count) {
+            *cls = 'c';
+            *num = amp[i].base + r;
+            return true;
+        }
+    }
     for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
         if (!strcmp(name, aliases[i].name)) {
             *cls = aliases[i].cls;
@@ -129,6 +143,10 @@ uint32_t dbg_register_read(const ipu_tile *t, unsigned k, char cls, unsigned num
         return c->m[num];
     if (cls == 'a')
         return c->a[num];
+    if (num >= DBG_REG_CWEI)
+        return t->s.amp.cwei[num - DBG_REG_CWEI];
+    if (num >= DBG_REG_AACC)
+        return c->amp.aacc[num - DBG_REG_AACC];
     if (num == ISA_CSR_COUNT_L)
         return (uint32_t)t->s.cycle;
     if (num == ISA_CSR_COUNT_U)

@@ -8,4 +8,18 @@ expect 0 "" -- "$IPUSIM" asm "$WORK/double.S"
 check "asm wrote double.elf beside the source" test -s "$WORK/double.elf"
 expect 0 "2 4 6 8 10 12 14 16" -- "$IPUSIM" run "$WORK/double.elf" --dump data:12:f32
 expect 0 "18 20 22 24" -- "$IPUSIM" run "$WORK/double.elf" --dump data:12:f32
+
+# The debugging example: its commands, typed into `ipusim debug`, give every
+# line the README shows (the lines it cuts short with "..." aside).
+awk '/^\$ ipusim debug mm.elf/{on=1; next} /^```/{if(on) exit} on' "$README" > "$WORK/session.txt"
+check "README has a debugging example" grep -q '^(ipusim) goto superstep' "$WORK/session.txt"
+"$IPUSIM" compile matmul:512x512x512 --f16-matmul -o "$WORK/mm.elf" >/dev/null 2>&1
+sed -n 's/^(ipusim) //p' "$WORK/session.txt" | "$IPUSIM" debug "$WORK/mm.elf" --batch > "$WORK/got.txt" 2>&1
+missing=0
+while IFS= read -r line; do
+    [ "$line" = "  ..." ] && continue
+    grep -qxF -- "$line" "$WORK/got.txt" || { echo "  README line not in the session: $line"; missing=1; }
+done < "$WORK/session.txt"
+check "the debugging example's session gives every line the README shows" test "$missing" -eq 0
+
 finish

@@ -197,6 +197,9 @@
 // when the workers' kinds differ).
     .macro mmc_worker hiho, pfx
     .align  8
+    // Named for the debugger (break 7:mmc_h_fast_block): the worker's entry
+    // and its fast loop, where the AMP streams rows.
+    .globl \pfx\()_init, \pfx\()_fast_block
 \pfx\()_init:
     { ld32  $m3, $m13, $mzero, MMC_W_FAST_ROWS ; fnop }
     brz     $m3, \pfx\()_slow_init
