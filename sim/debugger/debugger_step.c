@@ -13,6 +13,7 @@
  */
 #include "debugger_internal.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "debugger_expr.h"
@@ -40,19 +41,46 @@ static bool check_running(debugger *d, const char *cmd, FILE *out)
     return true;
 }
 
-/* Run a call the context k just issued at pc to its return: a breakpoint of
- * the debugger's own at the return address. */
+/* The hits of the user's breakpoints so far (the debugger's own not counted). */
+static uint64_t user_hits(const debugger *d)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < d->n_bps; i++)
+        if (!d->bps[i].internal)
+            n += d->bps[i].hits;
+    return n;
+}
+
+/* Run a call the context k just issued to its return address ret: a
+ * breakpoint of the debugger's own there.  Arriving there is a step of
+ * next (STOP_STEP, nothing shown: the caller shows where the step ended);
+ * any other stop on the way (a breakpoint of the user's, at ret too, a
+ * watchpoint, the end) is shown and returned. */
 static enum dbg_stop over_call(debugger *d, unsigned k, uint32_t ret, FILE *out)
 {
     if (!dbg_internal_break(d, d->tile, ret))
         return STOP_STEP;
     enum dbg_stop s;
     for (;;) {
-        s = dbg_resume(d, false, false, out);
+        char *text = NULL;
+        size_t len = 0;
+        FILE *buf = open_memstream(&text, &len);
+        uint64_t hits = user_hits(d);
+        s = dbg_resume(d, false, false, buf ? buf : out);
+        if (buf)
+            fclose(buf);
         const engine_pause *p = engine_get_pause(d->g);
-        if (s != STOP_SHOWN || p->reason != ENGINE_PAUSE_BREAKPOINT || p->tile != d->tile || p->pc != ret ||
-            p->context == k)
+        bool at_ret = s == STOP_SHOWN && p->reason == ENGINE_PAUSE_BREAKPOINT && p->tile == d->tile &&
+                      p->pc == ret && user_hits(d) == hits;
+        if (!at_ret && text)
+            fwrite(text, 1, len, out);
+        free(text);
+        if (!at_ret)
             break;
+        if (p->context == k) {
+            s = STOP_STEP;
+            break;
+        }
     }
     dbg_remove_spent(d, true);
     d->context = k;
@@ -82,9 +110,7 @@ static enum dbg_stop step_line(debugger *d, bool over_calls, bool forward_only, 
         const tile_decoded *issued = tile_decoded_at(t, p->pc);
         if (over_calls && issued && issued->main.op == ISA_OP_CALL) {
             s = over_call(d, k, p->pc + issued->bytes, out);
-            if (s != STOP_SHOWN && s != STOP_STEP)
-                return s;
-            if (s == STOP_SHOWN && engine_get_pause(d->g)->pc != p->pc + issued->bytes)
+            if (s != STOP_STEP)
                 return s;
         }
         const char *f;
