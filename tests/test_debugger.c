@@ -547,7 +547,7 @@ static void test_bad_commands(void)
     EXPECT_OUT(s, "# a comment", "");
     CU_ASSERT_EQUAL(s.r, DEBUGGER_OK);
     EXPECT_OUT(s, "   ", "");
-    EXPECT_HAS(s, "help", "  stepi (si)               stepi [N]\n");
+    EXPECT_HAS(s, "help", "  stepi (si)                     stepi [N]\n");
     EXPECT_OUT(s, "help c", "continue [N]  (alias: c)\n  Go on to the next stop (N times).\n  N           a repeat count, 1 or more\n");
     run_cmd(&s, "quit");
     CU_ASSERT_EQUAL(s.r, DEBUGGER_QUIT);

@@ -83,8 +83,10 @@ void dbg_configure(debugger *d, bool step, bool next_superstep)
         const breakpoint *b = &d->bps[i];
         if (b->kind == BP_SUPERSTEP)
             dbg.superstep_end = true;
-        else if (b->kind == BP_CYCLE && !b->passed && (!dbg.break_cycle || b->n < dbg.break_cycle))
+        else if (b->kind == BP_CYCLE && !b->passed && (!dbg.break_cycle || b->n < dbg.break_cycle)) {
             dbg.break_cycle = b->n;
+            dbg.superstep_end = true;    /* a cycle passed at a barrier (debugger_run.c) */
+        }
     }
     size_t n = engine_tile_count(d->g);
     for (size_t i = 0; i < n; i++) {

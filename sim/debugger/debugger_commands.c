@@ -230,7 +230,7 @@ enum debugger_result dbg_cmd_help(debugger *d, const char *args, FILE *out)
         snprintf(name, sizeof name, "%s%s%s%s%s%s", c->name, c->aliases[0] ? " (" : "",
                  c->aliases[0] ? c->aliases[0] : "", c->aliases[1] ? ", " : "", c->aliases[1] ? c->aliases[1] : "",
                  c->aliases[0] ? ")" : "");
-        fprintf(out, "  %-24s %s\n", name, c->usage);
+        fprintf(out, "  %-30s %s\n", name, c->usage);
     }
     fprintf(out, "info WHAT:");
     for (size_t i = 0; i < dbg_n_info_topics; i++)

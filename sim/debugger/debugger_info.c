@@ -114,7 +114,7 @@ static enum debugger_result info_tiles(debugger *d, const char *args, FILE *out)
                 d->started ? engine_tile_status(d->g, t->tile_id) : "not started");
     }
     if (end < n)
-        fprintf(out, "  ... %zu more tiles: info tiles %zu [COUNT]\n", n - end, end);
+        fprintf(out, "  ... %zu more tile%s: info tiles %zu [COUNT]\n", n - end, n - end == 1 ? "" : "s", end);
     return DEBUGGER_OK;
 }
 

@@ -223,6 +223,9 @@ enum dbg_stop { STOP_STEP, STOP_SHOWN, STOP_END, STOP_ERROR };
 enum dbg_stop dbg_resume(debugger *d, bool step, bool next_superstep, FILE *out);
 /* Where a step stopped: the issue it made and what comes next. */
 void dbg_show_step(debugger *d, FILE *out);
+/* A step ending where context k is about to issue at a breakpoint reports
+ * it ("Breakpoint N, ") and lets that issue go ahead at the next resume. */
+bool dbg_arrive_at_breakpoint(debugger *d, unsigned k, FILE *out);
 
 /* ---- checkpoints (debugger_reverse.c) ------------------------------------- */
 

@@ -109,6 +109,47 @@ static bool stop_at_cycle(debugger *d, const engine_pause *p, FILE *out)
     return true;
 }
 
+/* At a superstep end: a cycle breakpoint whose cycle a tile passed while
+ * it waited at the barrier (its clock jumps to the release, so it never
+ * runs at that cycle) fires there, on the lowest-numbered such tile. */
+static bool stop_at_cycle_passed(debugger *d, FILE *out)
+{
+    const breakpoint *hit = NULL;
+    uint32_t tile = 0;
+    uint64_t at = 0;
+    for (size_t i = 0; i < d->n_bps; i++) {
+        breakpoint *b = &d->bps[i];
+        if (b->kind != BP_CYCLE || b->passed)
+            continue;
+        for (size_t k = 0; k < engine_tile_count(d->g); k++) {
+            uint32_t id = engine_tile_at(d->g, k)->tile_id;
+            uint64_t c = engine_tile_cycle(d->g, id);
+            if (c < b->n)
+                continue;
+            b->passed = true;
+            if (dbg_condition_holds(d, b, id, ISA_SUPERVISOR, out)) {
+                b->hits++;
+                if (!hit) {
+                    hit = b;
+                    tile = id;
+                    at = c;
+                }
+            }
+            break;
+        }
+    }
+    if (!hit)
+        return false;
+    d->tile = tile;
+    d->context = ISA_SUPERVISOR;
+    if (!hit->internal)
+        fprintf(out, "%s %d, ", hit->temporary ? "Temporary breakpoint" : "Breakpoint", hit->id);
+    fprintf(out, "tile %u passed cycle %llu waiting at a barrier; it goes on at cycle %llu\n", tile,
+            (unsigned long long)hit->n, (unsigned long long)at);
+    dbg_print_location(d, out, tile, ISA_SUPERVISOR, dbg_cur_tile(d)->s.ctx[ISA_SUPERVISOR].pc);
+    return true;
+}
+
 /* A watchpoint's bytes changed (by an issue or by the exchange): the old
  * and new bytes, and where it happened. */
 static bool stop_at_watch(debugger *d, const engine_pause *p, FILE *out)
@@ -146,16 +187,18 @@ static bool stop_at_watch(debugger *d, const engine_pause *p, FILE *out)
 static bool stop_at_access(debugger *d, const engine_pause *p, FILE *out)
 {
     breakpoint *hit = NULL;
-    for (size_t i = 0; i < d->n_bps && !hit; i++) {
+    for (size_t i = 0; i < d->n_bps; i++) {
         breakpoint *b = &d->bps[i];
         if (b->kind == BP_WATCH && b->watch != WATCH_CHANGE && b->tile == p->tile &&
             p->access_addr < b->addr + b->bytes && b->addr < p->access_addr + p->access_bytes &&
-            (!p->access_write || b->watch == WATCH_ACCESS))
-            hit = b;
+            (!p->access_write || b->watch == WATCH_ACCESS)) {
+            b->hits++;
+            if (!hit)
+                hit = b;
+        }
     }
     if (!hit)
         return false;
-    hit->hits++;
     fprintf(out, "%s %d, tile %u 0x%x (%u bytes): %s of %u bytes at 0x%x\n",
             hit->watch == WATCH_READ ? "Read watchpoint" : "Access watchpoint", hit->id, hit->tile, hit->addr,
             hit->bytes, p->access_write ? "write" : "read", p->access_bytes, p->access_addr);
@@ -240,9 +283,12 @@ static int replay_pause(debugger *d, const engine_pause *p, bool step, bool next
             if (d->bps[i].kind == BP_CYCLE && d->bps[i].n <= p->cycle)
                 d->bps[i].passed = true;
         return 1;
-    case ENGINE_PAUSE_BREAKPOINT:
+    case ENGINE_PAUSE_BREAKPOINT: return 1;
     case ENGINE_PAUSE_CHECK:
-    case ENGINE_PAUSE_ACCESS: return 1;
+    case ENGINE_PAUSE_ACCESS:
+        /* After an issue of the stepped tile, these pause instead of its
+         * step: it is the step. */
+        return step && p->tile == d->tile ? 0 : 1;
     case ENGINE_PAUSE_SUPERSTEP:
         dbg_checkpoint_at_superstep(d);
         d->ss_seen = engine_get_stats(d->g)->n_supersteps;
@@ -279,7 +325,7 @@ enum dbg_stop dbg_resume(debugger *d, bool step, bool next_superstep, FILE *out)
             if (r > 0)
                 continue;
             if (r == 0)
-                return p->reason == ENGINE_PAUSE_STEP ? STOP_STEP : STOP_SHOWN;
+                return p->reason == ENGINE_PAUSE_SUPERSTEP ? STOP_SHOWN : STOP_STEP;
         }
         bool stopped = true;
         switch (p->reason) {
@@ -297,6 +343,7 @@ enum dbg_stop dbg_resume(debugger *d, bool step, bool next_superstep, FILE *out)
         case ENGINE_PAUSE_SUPERSTEP:
             dbg_checkpoint_at_superstep(d);
             stopped = stop_at_superstep(d, next_superstep, out);
+            stopped = stop_at_cycle_passed(d, out) || stopped;
             break;
         case ENGINE_PAUSE_INTERRUPT:
             if (d->interrupt)
@@ -368,10 +415,45 @@ enum debugger_result dbg_cmd_stepi(debugger *d, const char *args, FILE *out)
     return after_stop(d, STOP_STEP, out);
 }
 
-/* Where a step stopped: the issue it made and what comes next. */
+/* A step that ends where context k of the selected tile is about to issue
+ * at a breakpoint: the breakpoint is reported now ("Breakpoint N, " before
+ * the location the caller prints, its hit counted) and that issue goes
+ * ahead at the next resume instead of stopping again. */
+bool dbg_arrive_at_breakpoint(debugger *d, unsigned k, FILE *out)
+{
+    ipu_tile *t = engine_tile_mut(d->g, d->tile);
+    const isa_context *c = &t->s.ctx[k];
+    if (c->run_mode != ISA_RUN_RUNNING || !tile_breakpoint_at(t, c->pc))
+        return false;
+    breakpoint *hit = NULL;
+    for (size_t i = 0; i < d->n_bps; i++)
+        for (size_t j = 0; j < d->bps[i].n_locs; j++)
+            if (!d->bps[i].internal && d->bps[i].locs[j].tile == d->tile && d->bps[i].locs[j].pc == c->pc &&
+                dbg_condition_holds(d, &d->bps[i], d->tile, k, out)) {
+                d->bps[i].hits++;
+                if (!hit)
+                    hit = &d->bps[i];
+            }
+    if (!hit)
+        return false;
+    t->break_pc = c->pc;
+    t->break_context = (uint8_t)k;
+    t->break_skip = true;
+    fprintf(out, "%s %d, ", hit->temporary ? "Temporary breakpoint" : "Breakpoint", hit->id);
+    return true;
+}
+
+/* Where a step stopped: the issue it made and what comes next (a
+ * breakpoint there is reported). */
 void dbg_show_step(debugger *d, FILE *out)
 {
     const engine_pause *p = engine_get_pause(d->g);
+    if (dbg_arrive_at_breakpoint(d, p->context, out)) {
+        const isa_context *c = &dbg_cur_tile(d)->s.ctx[p->context];
+        d->context = p->context;
+        dbg_print_location(d, out, d->tile, p->context, c->pc);
+        return;
+    }
     dbg_print_location(d, out, d->tile, p->context, p->pc);
     const ipu_tile *t = dbg_cur_tile(d);
     const isa_context *c = &t->s.ctx[p->context];

@@ -113,6 +113,13 @@ static enum dbg_stop step_line(debugger *d, bool over_calls, bool forward_only, 
             if (s != STOP_STEP)
                 return s;
         }
+        /* A sync leaves the pc on it until the barrier releases and the
+         * next instruction issues: run to just before that one. */
+        if (issued && issued->main.op == ISA_OP_SYNC && c->pc == p->pc) {
+            s = over_call(d, k, p->pc + issued->bytes, out);
+            if (s != STOP_STEP)
+                return s;
+        }
         const char *f;
         uint32_t l;
         bool moved = !has_line || !line_of(d, c->pc, &f, &l) || l != line || strcmp(f, file);
@@ -137,6 +144,8 @@ static enum debugger_result step_lines(debugger *d, const char *args, const char
         const isa_context *c = &dbg_cur_tile(d)->s.ctx[k];
         if (c->run_mode != ISA_RUN_RUNNING && c->run_mode != ISA_RUN_SYNC)
             fprintf(out, "%s of tile %u exited.\n", dbg_context_name(k, name, sizeof name), d->tile);
+        else
+            dbg_arrive_at_breakpoint(d, k, out);
         dbg_print_location(d, out, d->tile, k, c->pc);
     }
     dbg_remove_spent(d, false);

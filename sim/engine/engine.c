@@ -1420,7 +1420,7 @@ const char *engine_tile_status(const engine *g, uint32_t global_tile)
             case ENGINE_PAUSE_BREAKPOINT: return "paused (breakpoint)";
             case ENGINE_PAUSE_CYCLE: return "paused (cycle)";
             case ENGINE_PAUSE_STEP: return "paused (step)";
-            case ENGINE_PAUSE_CHECK: return "paused (watch)";
+            case ENGINE_PAUSE_CHECK: return "paused (check)";
             case ENGINE_PAUSE_ACCESS: return "paused (access watch)";
             default: return "paused (interrupted)";
             }

@@ -246,10 +246,10 @@ cmd 'stepi'
 is 'tile 0, supervisor, pc 0x4c01c <loop+0x10> (calls.S:12), cycle 127
    0x4c01c:  add $m8, $m8, -1
 next: pc 0x4c020 <loop+0x14> (calls.S:13)'
+# A step that arrives at a breakpoint reports it; the next step issues there.
 cmd 'si 2'
-is 'tile 0, supervisor, pc 0x4c00c <loop> (calls.S:8), cycle 130
-   0x4c00c:  call $m10, bump
-next: pc 0x4c028 <bump> (calls.S:16)'
+is 'Breakpoint 1, tile 0, supervisor, pc 0x4c028 <bump> (calls.S:16), cycle 130
+   0x4c028:  setzi $m4, 0x80000'
 cmd 'delete 1'
 is 'Deleted breakpoint 1.'
 cmd 'stepi 3'
@@ -827,7 +827,7 @@ cmd 'info tiles 1 2'
 is '    tile        cycle        pc  symbol                   status
        1          219   0x4c030  loop+0x10                arriving at sync 1
        2          219   0x4c030  loop+0x10                arriving at sync 1
-  ... 1 more tiles: info tiles 3 [COUNT]'
+  ... 1 more tile: info tiles 3 [COUNT]'
 cmd 'info tiles 9'
 is "error: info tiles: FIRST must be 0 to 3 (the tiles with code, counted), got '9'"
 # info exchange before and after the xrecv issues.
@@ -1025,12 +1025,12 @@ check "matmul: c[0][9] ($single_9) is the 10th value of c[0, 0:10] ($slice_9)" \
 session
 cmd 'help'
 has 'Commands (help CMD for more):'
-has '  run (r)                  run'
-has '  until (u)                until LOCATION | EXPR'
-has '  backtrace (bt, where)    backtrace'
-has '  print (p)                print[/FMT] EXPR | TENSOR [SLICE]'
-has '  goto                     goto superstep N'
-has 'info WHAT: breakpoints registers tiles supersteps exchange tensors memory frame display checkpoints.'
+has '  run (r)                        run'
+has '  until (u)                      until LOCATION | EXPR'
+has '  backtrace (bt, where)          backtrace'
+has '  print (p)                      print[/FMT] EXPR | TENSOR [SLICE]'
+has '  goto                           goto superstep N'
+has 'info WHAT: breakpoints registers tiles supersteps exchange tensors memory amp frame display checkpoints.'
 has 'What LOCATION, EXPR, PLACE, ... may be: help arguments.'
 cmd 'help next'
 is 'next [N]  (alias: n)
@@ -1145,6 +1145,45 @@ status 1
 run_session "calls: source FILE" calls.elf
 
 # ---- the command line -------------------------------------------------------
+
+# ---- corner cases: a cycle passed at a barrier, a sync line, watches and going back
+
+session
+# Tile 0 waits at sync 1 from before cycle 300 to 366: the breakpoint fires
+# when the barrier releases it.
+cmd 'break cycle 300'
+cmd 'run'
+is 'Starting ring.elf on gc200 (4 tiles with code).
+Breakpoint 1, tile 0 passed cycle 300 waiting at a barrier; it goes on at cycle 366
+tile 0, supervisor, pc 0x4c030 <loop+0x10> (ring.S:18), cycle 366
+   0x4c030:  sync 1'
+cmd 'info breakpoints'
+has '1    cycle       keep cycle 300                                1'
+run_session "ring: a cycle breakpoint passed at a barrier" ring.elf
+
+session
+# next from a sync stops at the line after it, not the one after that.
+cmd 'break 0:0x4c018'
+cmd 'run'
+cmd 'next'
+is 'tile 0, supervisor, pc 0x4c01c <loop+0x10> (calls.S:12), cycle 126
+   0x4c01c:  add $m8, $m8, -1'
+# Going back one issue with an access watch set: the tile's issues drop by one.
+cmd 'delete all'
+cmd 'awatch vstate'
+cmd 'continue 3'
+cmd 'rwatch vstate'
+cmd 'continue'
+like '^Access watchpoint 2, tile 0 0x80004 \(4 bytes\): read of 4 bytes at 0x80004$'
+cmd 'info breakpoints'
+has '2    acc watch   keep tile 0 0x80004 (4 bytes)                 4'
+has '3    read watch  keep tile 0 0x80004 (4 bytes)                 1'
+cmd 'stats'
+like '^  so far: 49 instructions, 49 issues, latest tile cycle 140,'
+cmd 'reverse-stepi'
+cmd 'stats'
+like '^  so far: 48 instructions, 48 issues, latest tile cycle 139,'
+run_session "calls: next from a sync, read and access watches on the same bytes, going back" calls.elf
 
 # -x: the script's lines are echoed after the banner, then stdin's.
 printf '%s\n' 'break 1:worker' 'run' > x.gdb
