@@ -107,9 +107,10 @@ const dbg_command dbg_commands[] = {
       "N units of tile memory of the selected tile at ADDR (an expression: 0x80000, SYMBOL+8, $m3+4,\n"
       "  $pc); FMT is x (hex words, the default), d (signed), u (unsigned), f (f32), h (f16), b (bytes)\n"
       "  or i (instructions, with symbols and source lines)." },
-    { "disassemble", { "disas" }, dbg_cmd_disassemble, false, { DA_EXPR }, "disassemble [ADDR [N]]",
-      "N instructions (default 8) from ADDR, or around the selected context's pc (marked =>; b marks\n"
-      "  breakpoints), with symbols and source lines." },
+    { "disassemble", { "disas" }, dbg_cmd_disassemble, false, { DA_EXPR }, "disassemble [[TILE:]ADDR [N]]",
+      "N instructions (default 8) from ADDR (a number, SYMBOL or SYMBOL+OFF; of the selected tile, or of\n"
+      "  TILE), or around the selected context's pc (marked =>; b marks breakpoints), with symbols and\n"
+      "  source lines." },
     { "backtrace", { "bt", "where" }, dbg_cmd_where, false, { DA_NONE }, "backtrace",
       "The selected tile and context: pc, symbol, source line, the caller (the supervisor's return address\n"
       "  or the vertex a worker runs), cycle, superstep, state." },

@@ -550,13 +550,29 @@ enum debugger_result dbg_cmd_disassemble(debugger *d, const char *args, FILE *ou
     uint32_t start, pc = c->pc;
     uint64_t count = 8;
     if (dbg_next_word(&s, w, sizeof w)) {
-        if (!dbg_parse_addr(d, d->tile, w, &start, out))
+        /* TILE:ADDR: another tile's code, as break takes it. */
+        uint32_t tile = d->tile;
+        char *colon = strchr(w, ':');
+        const char *where = w;
+        if (colon) {
+            *colon = 0;
+            if (!dbg_parse_u32(w, &tile))
+                return dbg_fail(out, "bad tile '%s'", w);
+            if (!engine_tile(d->g, tile))
+                return dbg_fail(out, "tile %u has no code in %s", tile, d->name);
+            where = colon + 1;
+        }
+        if (!dbg_parse_addr(d, tile, where, &start, out))
             return DEBUGGER_ERROR;
         if (dbg_next_word(&s, w, sizeof w) && (!dbg_parse_u64(w, &count) || count == 0 || count > MAX_DISAS))
             return dbg_fail(out, "disassemble: the count must be 1 to %d", MAX_DISAS);
         if (!dbg_at_end(s))
-            return dbg_fail(out, "disassemble takes [ADDR [N]]");
-        start &= ~3u;
+            return dbg_fail(out, "disassemble takes [[TILE:]ADDR [N]]");
+        uint32_t selected = d->tile;
+        d->tile = tile;
+        enum debugger_result r = examine_code(d, start & ~3u, count, out);
+        d->tile = selected;
+        return r;
     } else {
         /* Three issues before pc, walking from an 8-aligned point that is
          * an issue boundary (a bundle starts 8-aligned). */

@@ -1159,7 +1159,13 @@ tile 0, supervisor, pc 0x4c030 <loop+0x10> (ring.S:18), cycle 366
    0x4c030:  sync 1'
 cmd 'info breakpoints'
 has '1    cycle       keep cycle 300                                1'
-run_session "ring: a cycle breakpoint passed at a barrier" ring.elf
+# Another tile's code, by TILE:SYMBOL.
+cmd 'disassemble 2:worker 1'
+is '    0x4c040 <worker> (ring.S:23):  setzi $m0, 4'
+cmd 'disassemble 9:worker'
+is 'error: tile 9 has no code in ring.elf'
+status 1
+run_session "ring: a cycle breakpoint passed at a barrier, another tile's code" ring.elf
 
 session
 # next from a sync stops at the line after it, not the one after that.
