@@ -6,42 +6,7 @@ source "$(dirname "$0")/lib.sh"
 
 # Two tiles: six workers count and store, the supervisors exchange 16
 # bytes, sync 1; twice.
-cat > "$WORK/ring.S" <<'ASM'
-.macro TILE t, next, prev
- .tile \t
- .text
-__supervisor:
- setzi $m8, 2
- setzi $m1, worker
- setzi $m2, counts
- setzi $m3, sbuf
- setzi $m4, 16
- setzi $m5, \next
- setzi $m6, rbuf
- setzi $m7, \prev
-loop:
- runall $m1, $m2, $m4
- sync 0
- xsend $m3, $m4, $m5
- xrecv $m6, $m4, $m7
- sync 1
- add $m8, $m8, -1
- brnz $m8, loop
- exitz $mzero
-worker:
- setzi $m0, 4
-1: add $m2, $m2, 1
- brnzdec $m0, 1b
- st32 $m2, $m13, $mzero, 0
- exitz $mzero
- .data
-sbuf: .word \t + 7, \t, \t, \t
-rbuf: .space 16
-counts: .space 96
-.endm
-TILE 0, 1, 1
-TILE 1, 0, 0
-ASM
+{ cat "$CLI_DIR/ring_tile.S"; printf 'TILE 0, 1, 1\nTILE 1, 0, 0\n'; } > "$WORK/ring.S"
 "$IPUSIM" asm "$WORK/ring.S" -o "$WORK/ring.elf" >/dev/null || { echo "FAIL: cannot assemble"; exit 1; }
 
 # The cycles of an uninterrupted run, to compare with.
@@ -52,8 +17,8 @@ check "ipusim run reports tile 0's cycles" test -n "$cycles"
 out=$(printf '%s\n' 'break 1:worker' 'run' 'print $m13' 'stepi' 'delete 1' 'break superstep 0' 'c' \
                     'x/2x rbuf' 'c' | "$IPUSIM" debug "$WORK/ring.elf" 2>&1)
 check "stdin: echoes the commands" grep -q '^(ipusim) break 1:worker$' <<<"$out"
-check "stdin: breakpoint set" grep -q '^Breakpoint 1: tile 1, pc 0x4c040 <worker> (.*ring.S:23)$' <<<"$out"
-check "stdin: breakpoint hit" grep -q '^Breakpoint 1, tile 1, worker 4, pc 0x4c040 <worker> (.*ring.S:23), cycle 9$' <<<"$out"
+check "stdin: breakpoint set" grep -q '^Breakpoint 1: tile 1, pc 0x4c040 <worker> (.*ring.S:27)$' <<<"$out"
+check "stdin: breakpoint hit" grep -q '^Breakpoint 1, tile 1, worker 4, pc 0x4c040 <worker> (.*ring.S:27), cycle 9$' <<<"$out"
 check "stdin: print" grep -q '^\$m13 = 0x00080050 (524368, 524368)$' <<<"$out"
 check "stdin: stepi" grep -q '^next: pc 0x4c044 <worker+0x4>' <<<"$out"
 check "stdin: superstep" grep -q '^Breakpoint 2, superstep 0 of chip 0 ended (sync 1) at cycle' <<<"$out"

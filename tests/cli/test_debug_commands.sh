@@ -130,44 +130,7 @@ ASM
 # Four tiles in a ring (test_debug.sh's two, twice): six workers count to 5
 # and store, the supervisors send 16 bytes to the next tile and receive
 # from the previous one, sync 1; twice.
-cat > ring.S <<'ASM'
-.macro TILE t, next, prev
- .tile \t
- .text
-__supervisor:
- setzi $m8, 2
- setzi $m1, worker
- setzi $m2, counts
- setzi $m3, sbuf
- setzi $m4, 16
- setzi $m5, \next
- setzi $m6, rbuf
- setzi $m7, \prev
-loop:
- runall $m1, $m2, $m4
- sync 0
- xsend $m3, $m4, $m5
- xrecv $m6, $m4, $m7
- sync 1
- add $m8, $m8, -1
- brnz $m8, loop
- exitz $mzero
-worker:
- setzi $m0, 4
-1: add $m2, $m2, 1
- brnzdec $m0, 1b
- st32 $m2, $m13, $mzero, 0
- exitz $mzero
- .data
-sbuf: .word \t + 7, \t, \t, \t
-rbuf: .space 16
-counts: .space 96
-.endm
-TILE 0, 1, 3
-TILE 1, 2, 0
-TILE 2, 3, 1
-TILE 3, 0, 2
-ASM
+{ cat "$CLI_DIR/ring_tile.S"; printf 'TILE 0, 1, 3\nTILE 1, 2, 0\nTILE 2, 3, 1\nTILE 3, 0, 2\n'; } > ring.S
 
 "$IPUSIM" asm calls.S -o calls.elf >/dev/null || { echo "FAIL: cannot assemble calls.S"; exit 1; }
 "$IPUSIM" asm ring.S -o ring.elf >/dev/null || { echo "FAIL: cannot assemble ring.S"; exit 1; }
@@ -777,12 +740,12 @@ is '    tile        cycle        pc  symbol                   status
        2            0   0x4c000  __supervisor             not started
        3            0   0x4c000  __supervisor             not started'
 cmd 'break 1:worker'
-is 'Breakpoint 1: tile 1, pc 0x4c040 <worker> (ring.S:23)'
+is 'Breakpoint 1: tile 1, pc 0x4c040 <worker> (ring.S:27)'
 cmd 'break loop'
 is 'Breakpoint 2: loop on 4 tiles'
 cmd 'tile 3'
 cmd 'b 0x4c02c'
-is 'Breakpoint 3: tile 3, pc 0x4c02c <loop+0xc> (ring.S:17)'
+is 'Breakpoint 3: tile 3, pc 0x4c02c <loop+0xc> (ring.S:21)'
 cmd 'break superstep 1'
 is 'Breakpoint 4: end of superstep 1'
 cmd 'break cycle 100'
@@ -798,24 +761,24 @@ is 'Num  Type        Disp Where                                    Hits
 # tile in each superstep.
 cmd 'run'
 is 'Starting ring.elf on gc200 (4 tiles with code).
-Breakpoint 2, tile 0, supervisor, pc 0x4c020 <loop> (ring.S:14), cycle 8
+Breakpoint 2, tile 0, supervisor, pc 0x4c020 <loop> (ring.S:18), cycle 8
    0x4c020:  runall $m1, $m2, $m4'
 cmd 'c'
 is 'Breakpoint 5, tile 0 reached cycle 100
-tile 0, supervisor, pc 0x4c024 <loop+0x4> (ring.S:15), cycle 100
+tile 0, supervisor, pc 0x4c024 <loop+0x4> (ring.S:19), cycle 100
    0x4c024:  sync 0'
 cmd 'c 2'
-is 'Breakpoint 2, tile 1, supervisor, pc 0x4c020 <loop> (ring.S:14), cycle 8
+is 'Breakpoint 2, tile 1, supervisor, pc 0x4c020 <loop> (ring.S:18), cycle 8
    0x4c020:  runall $m1, $m2, $m4
-Breakpoint 1, tile 1, worker 4, pc 0x4c040 <worker> (ring.S:23), cycle 9
+Breakpoint 1, tile 1, worker 4, pc 0x4c040 <worker> (ring.S:27), cycle 9
    0x4c040:  setzi $m0, 4'
 cmd 'print $m13'
 is '$m13 = 0x00080050 (524368, 524368)'
 cmd 'delete 1'
 cmd 'c 2'
-has 'Breakpoint 2, tile 3, supervisor, pc 0x4c020 <loop> (ring.S:14), cycle 8'
+has 'Breakpoint 2, tile 3, supervisor, pc 0x4c020 <loop> (ring.S:18), cycle 8'
 cmd 'c'
-is 'Breakpoint 3, tile 3, supervisor, pc 0x4c02c <loop+0xc> (ring.S:17), cycle 217
+is 'Breakpoint 3, tile 3, supervisor, pc 0x4c02c <loop+0xc> (ring.S:21), cycle 217
    0x4c02c:  xrecv $m6, $m4, $m7'
 cmd 'info tiles'
 is '    tile        cycle        pc  symbol                   status
@@ -835,14 +798,14 @@ cmd 'info exchange'
 is 'tile 3: 1 send, 0 receives in the current phase
   send 16 bytes from 0x80000 to tile 0 (pc 0x4c028, cycle 112)'
 cmd 'stepi'
-has 'next: pc 0x4c030 <loop+0x10> (ring.S:18)'
+has 'next: pc 0x4c030 <loop+0x10> (ring.S:22)'
 cmd 'info exchange'
 has 'tile 3: 1 send, 1 receive in the current phase'
 has '  receive 16 bytes at 0x80010 from tile 2 (pc 0x4c02c, cycle 217)'
 cmd 'tile 9'
 is 'error: tile 9 has no code in ring.elf'
 cmd 't 0'
-is 'tile 0, supervisor, pc 0x4c030 <loop+0x10> (ring.S:18), cycle 219
+is 'tile 0, supervisor, pc 0x4c030 <loop+0x10> (ring.S:22), cycle 219
    0x4c030:  sync 1'
 cmd 'next-superstep'
 is 'superstep 0 of chip 0 ended (sync 1) at cycle 366'
@@ -856,7 +819,7 @@ is 'chip  step ended_by  start_cycle    end_cycle     cycles  busiest instructio
    0     0 sync 1              0          366        366        0          364'
 cmd 'delete 2'
 cmd 'c'
-has 'Breakpoint 3, tile 3, supervisor, pc 0x4c02c <loop+0xc> (ring.S:17), cycle 577'
+has 'Breakpoint 3, tile 3, supervisor, pc 0x4c02c <loop+0xc> (ring.S:21), cycle 577'
 cmd 'c'
 is 'Breakpoint 4, superstep 1 of chip 0 ended (sync 1) at cycle 726'
 cmd 'info breakpoints'
@@ -881,25 +844,25 @@ run_session "ring: locations, tiles, exchange, supersteps" ring.elf
 # A worker's loop: next goes round it, until goes past it; finish.
 session
 cmd 'break 1:0x4c048'
-is 'Breakpoint 1: tile 1, pc 0x4c048 <worker+0x8> (ring.S:25)'
+is 'Breakpoint 1: tile 1, pc 0x4c048 <worker+0x8> (ring.S:29)'
 cmd 'run'
-has 'Breakpoint 1, tile 1, worker 4, pc 0x4c048 <worker+0x8> (ring.S:25), cycle 21'
+has 'Breakpoint 1, tile 1, worker 4, pc 0x4c048 <worker+0x8> (ring.S:29), cycle 21'
 cmd 'delete 1'
 cmd 'next'
-is 'tile 1, worker 4, pc 0x4c044 <worker+0x4> (ring.S:24), cycle 22
+is 'tile 1, worker 4, pc 0x4c044 <worker+0x4> (ring.S:28), cycle 22
    0x4c044:  add $m2, $m2, 1'
 cmd 'next'
-is 'tile 1, worker 4, pc 0x4c048 <worker+0x8> (ring.S:25), cycle 34
+is 'tile 1, worker 4, pc 0x4c048 <worker+0x8> (ring.S:29), cycle 34
    0x4c048:  brnzdec $m0, 0x4c044'
 cmd 'until'
-is 'tile 1, worker 4, pc 0x4c04c <worker+0xc> (ring.S:26), cycle 94
+is 'tile 1, worker 4, pc 0x4c04c <worker+0xc> (ring.S:30), cycle 94
    0x4c04c:  st32 $m2, $m13, $mzero, 0'
 cmd 'print $m2'
 is '$m2 = 0x00000005 (5, 5)'
 cmd 'finish'
 is 'Run till exit from worker 4 of tile 1.
 Run till exit: worker 4 of tile 1 exited (its vertex returned) after the issue at pc 0x4c050
-tile 1, supervisor, pc 0x4c024 <loop+0x4> (ring.S:15), cycle 106
+tile 1, supervisor, pc 0x4c024 <loop+0x4> (ring.S:19), cycle 106
    0x4c024:  sync 0'
 cmd 'x/d counts+48'
 is '0x80050 <counts+0x30>: 5'
@@ -911,16 +874,16 @@ run_session "ring: next, until past a worker's loop, finish" ring.elf
 session
 cmd 'break 0:0x4c034'
 cmd 'run'
-has 'Breakpoint 1, tile 0, supervisor, pc 0x4c034 <loop+0x14> (ring.S:19), cycle 366'
+has 'Breakpoint 1, tile 0, supervisor, pc 0x4c034 <loop+0x14> (ring.S:23), cycle 366'
 cmd 'c'
-has 'Breakpoint 1, tile 0, supervisor, pc 0x4c034 <loop+0x14> (ring.S:19), cycle 726'
+has 'Breakpoint 1, tile 0, supervisor, pc 0x4c034 <loop+0x14> (ring.S:23), cycle 726'
 cmd 'info checkpoints'
 like '^3 checkpoints, [0-9.]+ MiB of host memory \(budget 1 MiB\), one every 1 supersteps$'
 has ' Num   supersteps   latest cycle             issues      own KiB'
 like '^   1            1            366                364 +[0-9.]+$'
 like '^   2            2            726                704 +[0-9.]+$'
 cmd 'rc'
-is 'Breakpoint 1, tile 0, supervisor, pc 0x4c034 <loop+0x14> (ring.S:19), cycle 366
+is 'Breakpoint 1, tile 0, supervisor, pc 0x4c034 <loop+0x14> (ring.S:23), cycle 366
    0x4c034:  add $m8, $m8, -1'
 cmd 'goto superstep 0'
 is 'At the end of superstep 0 of chip 0 (sync 1) at cycle 366.'
@@ -928,7 +891,7 @@ cmd 'tile 1'
 cmd 'x/4x rbuf'
 is '0x80010 <rbuf>: 0x00000007 0x00000000 0x00000000 0x00000000'
 cmd 'c'
-has 'Breakpoint 1, tile 0, supervisor, pc 0x4c034 <loop+0x14> (ring.S:19), cycle 366'
+has 'Breakpoint 1, tile 0, supervisor, pc 0x4c034 <loop+0x14> (ring.S:23), cycle 366'
 cmd 'delete all'
 cmd 'c'
 is "The program ended: $ring_cycles cycles, 716 instructions, 3 supersteps."
@@ -1155,13 +1118,13 @@ cmd 'break cycle 300'
 cmd 'run'
 is 'Starting ring.elf on gc200 (4 tiles with code).
 Breakpoint 1, tile 0 passed cycle 300 waiting at a barrier; it goes on at cycle 366
-tile 0, supervisor, pc 0x4c030 <loop+0x10> (ring.S:18), cycle 366
+tile 0, supervisor, pc 0x4c030 <loop+0x10> (ring.S:22), cycle 366
    0x4c030:  sync 1'
 cmd 'info breakpoints'
 has '1    cycle       keep cycle 300                                1'
 # Another tile's code, by TILE:SYMBOL.
 cmd 'disassemble 2:worker 1'
-is '    0x4c040 <worker> (ring.S:23):  setzi $m0, 4'
+is '    0x4c040 <worker> (ring.S:27):  setzi $m0, 4'
 cmd 'disassemble 9:worker'
 is 'error: tile 9 has no code in ring.elf'
 status 1
@@ -1198,8 +1161,8 @@ check "-x: exit 0" test $? -eq 0
 check "-x: the banner first, then the script's commands echoed" test "$(head -n 3 <<<"$out")" = \
 "ipusim debugger: ring.elf on gc200 ('help' lists the commands)
 (ipusim) break 1:worker
-Breakpoint 1: tile 1, pc 0x4c040 <worker> (ring.S:23)"
-check "-x: run from the script" grep -qx 'Breakpoint 1, tile 1, worker 4, pc 0x4c040 <worker> (ring.S:23), cycle 9' <<<"$out"
+Breakpoint 1: tile 1, pc 0x4c040 <worker> (ring.S:27)"
+check "-x: run from the script" grep -qx 'Breakpoint 1, tile 1, worker 4, pc 0x4c040 <worker> (ring.S:27), cycle 9' <<<"$out"
 check "-x: then stdin" test "$(tail -n 2 <<<"$out")" = '(ipusim) print $m13
 $m13 = 0x00080050 (524368, 524368)'
 
