@@ -333,10 +333,8 @@ enum debugger_result dbg_cmd_stats(debugger *d, const char *args, FILE *out)
         issues += t->stats.issues;
         f16 += t->stats.amp_f16_macs;
         f32 += t->stats.amp_f32_macs;
-        uint64_t at = engine_tile_cycle(d->g, t->tile_id);
-        if (at > cycles)
-            cycles = at;
     }
+    cycles = dbg_latest_cycle(d);
     const engine_stats *s = engine_get_stats(d->g);
     fprintf(out, "%s: %zu tiles, %s\n", d->name, n,
             !d->started ? "not started" : engine_finished(d->g) ? "finished" : "stopped");

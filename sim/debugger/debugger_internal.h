@@ -221,6 +221,11 @@ enum dbg_stop { STOP_STEP, STOP_SHOWN, STOP_END, STOP_ERROR };
 /* Continue the engine to the next stop the user asked for (step: after the
  * selected tile's next issue; next_superstep: at the next superstep end). */
 enum dbg_stop dbg_resume(debugger *d, bool step, bool next_superstep, FILE *out);
+/* After a command that ran the program (the resume ended with s): spent
+ * temporary breakpoints go, the displays are shown; the command's result. */
+enum debugger_result dbg_after_stop(debugger *d, enum dbg_stop s, FILE *out);
+/* The latest cycle any tile stands at (engine_tile_cycle). */
+uint64_t dbg_latest_cycle(const debugger *d);
 /* Where a step stopped: the issue it made and what comes next. */
 void dbg_show_step(debugger *d, FILE *out);
 /* A step ending where context k is about to issue at a breakpoint reports

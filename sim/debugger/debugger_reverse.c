@@ -139,12 +139,7 @@ static void take_checkpoint(debugger *d)
     k->c = c;
     k->at = now;
     k->bytes = engine_checkpoint_bytes(c);
-    k->cycle = 0;
-    for (size_t i = 0; i < engine_tile_count(d->g); i++) {
-        uint64_t at = engine_tile_cycle(d->g, engine_tile_at(d->g, i)->tile_id);
-        if (at > k->cycle)
-            k->cycle = at;
-    }
+    k->cycle = dbg_latest_cycle(d);
     d->ckpt_bytes += k->bytes;
     thin_checkpoints(d);
 }
@@ -215,12 +210,7 @@ static bool restore(debugger *d, size_t i, FILE *out)
         return false;
     }
     d->ss_seen = engine_get_stats(d->g)->n_supersteps;
-    uint64_t latest = 0;
-    for (size_t t = 0; t < engine_tile_count(d->g); t++) {
-        uint64_t at = engine_tile_cycle(d->g, engine_tile_at(d->g, t)->tile_id);
-        if (at > latest)
-            latest = at;
-    }
+    uint64_t latest = dbg_latest_cycle(d);
     for (size_t b = 0; b < d->n_bps; b++) {
         if (d->bps[b].kind == BP_CYCLE)
             d->bps[b].passed = d->bps[b].n <= latest;

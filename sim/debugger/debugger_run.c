@@ -13,8 +13,8 @@
 
 #include <string.h>
 
-/* The latest cycle any tile has reached. */
-static uint64_t max_tile_cycle(const debugger *d)
+/* The latest cycle any tile stands at (engine_tile_cycle). */
+uint64_t dbg_latest_cycle(const debugger *d)
 {
     uint64_t c = 0;
     for (size_t i = 0; i < engine_tile_count(d->g); i++) {
@@ -23,6 +23,14 @@ static uint64_t max_tile_cycle(const debugger *d)
             c = at;
     }
     return c;
+}
+
+/* "Breakpoint N, " (or "Temporary breakpoint N, ") before a stop's place;
+ * nothing for one the debugger set for itself. */
+static void print_bp_title(const breakpoint *b, FILE *out)
+{
+    if (!b->internal)
+        fprintf(out, "%s %d, ", b->temporary ? "Temporary breakpoint" : "Breakpoint", b->id);
 }
 
 /* The end of a run: its totals, the simulated exception (whose tile and
@@ -75,8 +83,7 @@ static bool stop_at_breakpoint(debugger *d, const engine_pause *p, FILE *out)
         return false;
     d->tile = p->tile;
     d->context = p->context;
-    if (!hit->internal)
-        fprintf(out, "%s %d, ", hit->temporary ? "Temporary breakpoint" : "Breakpoint", hit->id);
+    print_bp_title(hit, out);
     dbg_print_location(d, out, p->tile, p->context, p->pc);
     return true;
 }
@@ -101,8 +108,7 @@ static bool stop_at_cycle(debugger *d, const engine_pause *p, FILE *out)
         return false;
     d->tile = p->tile;
     d->context = ISA_SUPERVISOR;
-    if (!hit->internal)
-        fprintf(out, "%s %d, ", hit->temporary ? "Temporary breakpoint" : "Breakpoint", hit->id);
+    print_bp_title(hit, out);
     fprintf(out, "tile %u reached cycle %llu\n", p->tile, (unsigned long long)p->cycle);
     const ipu_tile *t = dbg_cur_tile(d);
     dbg_print_location(d, out, d->tile, d->context, t->s.ctx[ISA_SUPERVISOR].pc);
@@ -142,8 +148,7 @@ static bool stop_at_cycle_passed(debugger *d, FILE *out)
         return false;
     d->tile = tile;
     d->context = ISA_SUPERVISOR;
-    if (!hit->internal)
-        fprintf(out, "%s %d, ", hit->temporary ? "Temporary breakpoint" : "Breakpoint", hit->id);
+    print_bp_title(hit, out);
     fprintf(out, "tile %u passed cycle %llu waiting at a barrier; it goes on at cycle %llu\n", tile,
             (unsigned long long)hit->n, (unsigned long long)at);
     dbg_print_location(d, out, tile, ISA_SUPERVISOR, dbg_cur_tile(d)->s.ctx[ISA_SUPERVISOR].pc);
@@ -262,8 +267,8 @@ static bool stop_at_superstep(debugger *d, bool next_superstep, FILE *out)
     d->ss_seen = s->n_supersteps;
     if (!hit)
         return false;
-    if (by && !by->internal)
-        fprintf(out, "%s %d, ", by->temporary ? "Temporary breakpoint" : "Breakpoint", by->id);
+    if (by)
+        print_bp_title(by, out);
     fprintf(out, "superstep %u of chip %u ended (%s) at cycle %llu\n", hit->index, hit->chip,
             hit->zone == 1 ? "sync 1" : hit->zone == 2 ? "sync 2" : "end of program",
             (unsigned long long)hit->end_cycle);
@@ -348,7 +353,7 @@ enum dbg_stop dbg_resume(debugger *d, bool step, bool next_superstep, FILE *out)
         case ENGINE_PAUSE_INTERRUPT:
             if (d->interrupt)
                 *d->interrupt = 0;
-            fprintf(out, "Interrupted at cycle %llu.\n", (unsigned long long)max_tile_cycle(d));
+            fprintf(out, "Interrupted at cycle %llu.\n", (unsigned long long)dbg_latest_cycle(d));
             break;
         case ENGINE_PAUSE_NONE:
             break;
@@ -360,7 +365,7 @@ enum dbg_stop dbg_resume(debugger *d, bool step, bool next_superstep, FILE *out)
 
 /* After a command that ran the program: temporary breakpoints that fired
  * go, and the displays are shown. */
-static enum debugger_result after_stop(debugger *d, enum dbg_stop s, FILE *out)
+enum debugger_result dbg_after_stop(debugger *d, enum dbg_stop s, FILE *out)
 {
     dbg_remove_spent(d, false);
     if (s != STOP_ERROR && d->started)
@@ -380,7 +385,7 @@ enum debugger_result dbg_cmd_run(debugger *d, const char *args, FILE *out)
     }
     fprintf(out, "Starting %s on %s (%zu tile%s with code).\n", d->name, d->m.name, engine_tile_count(d->g),
             engine_tile_count(d->g) == 1 ? "" : "s");
-    return after_stop(d, dbg_resume(d, false, false, out), out);
+    return dbg_after_stop(d, dbg_resume(d, false, false, out), out);
 }
 
 /* continue [N] */
@@ -394,7 +399,7 @@ enum debugger_result dbg_cmd_continue(debugger *d, const char *args, FILE *out)
         s = dbg_resume(d, false, false, out);
         dbg_remove_spent(d, false);
     }
-    return after_stop(d, s, out);
+    return dbg_after_stop(d, s, out);
 }
 
 /* stepi [N]: N issues of the selected tile, then where it is and what is next. */
@@ -409,10 +414,10 @@ enum debugger_result dbg_cmd_stepi(debugger *d, const char *args, FILE *out)
     for (uint64_t i = 0; i < n; i++) {
         enum dbg_stop s = dbg_resume(d, true, false, out);
         if (s != STOP_STEP)
-            return after_stop(d, s, out);
+            return dbg_after_stop(d, s, out);
     }
     dbg_show_step(d, out);
-    return after_stop(d, STOP_STEP, out);
+    return dbg_after_stop(d, STOP_STEP, out);
 }
 
 /* A step that ends where context k of the selected tile is about to issue
@@ -439,7 +444,7 @@ bool dbg_arrive_at_breakpoint(debugger *d, unsigned k, FILE *out)
     t->break_pc = c->pc;
     t->break_context = (uint8_t)k;
     t->break_skip = true;
-    fprintf(out, "%s %d, ", hit->temporary ? "Temporary breakpoint" : "Breakpoint", hit->id);
+    print_bp_title(hit, out);
     return true;
 }
 
@@ -469,5 +474,5 @@ enum debugger_result dbg_cmd_next_superstep(debugger *d, const char *args, FILE 
 {
     if (!dbg_at_end(args))
         return dbg_fail(out, "next-superstep takes no arguments");
-    return after_stop(d, dbg_resume(d, false, true, out), out);
+    return dbg_after_stop(d, dbg_resume(d, false, true, out), out);
 }

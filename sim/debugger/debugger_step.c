@@ -148,10 +148,7 @@ static enum debugger_result step_lines(debugger *d, const char *args, const char
             dbg_arrive_at_breakpoint(d, k, out);
         dbg_print_location(d, out, d->tile, k, c->pc);
     }
-    dbg_remove_spent(d, false);
-    if (s != STOP_ERROR)
-        dbg_show_displays(d, out);
-    return s == STOP_ERROR ? DEBUGGER_ERROR : DEBUGGER_OK;
+    return dbg_after_stop(d, s, out);
 }
 
 enum debugger_result dbg_cmd_next(debugger *d, const char *args, FILE *out)
@@ -215,10 +212,7 @@ enum debugger_result dbg_cmd_until(debugger *d, const char *args, FILE *out)
         d->until_expr = NULL;
         dbg_expr_free(e);
     }
-    dbg_remove_spent(d, false);
-    if (s != STOP_ERROR)
-        dbg_show_displays(d, out);
-    return s == STOP_ERROR ? DEBUGGER_ERROR : DEBUGGER_OK;
+    return dbg_after_stop(d, s, out);
 }
 
 /* finish: a worker to its exit; the supervisor to the superstep's end. */
@@ -240,8 +234,5 @@ enum debugger_result dbg_cmd_finish(debugger *d, const char *args, FILE *out)
         s = dbg_resume(d, false, false, out);
         d->finishing = false;
     }
-    dbg_remove_spent(d, false);
-    if (s != STOP_ERROR)
-        dbg_show_displays(d, out);
-    return s == STOP_ERROR ? DEBUGGER_ERROR : DEBUGGER_OK;
+    return dbg_after_stop(d, s, out);
 }
