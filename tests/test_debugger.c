@@ -20,6 +20,7 @@
 #include "sim/base/fileio.h"
 #include "sim/program/machine.h"
 #include "sim/program/tensor_map.h"
+#include "debugger_fixture.h"
 #include "test_util.h"
 
 #define FUZZ_DEBUGGER_NO_MAIN
@@ -71,14 +72,6 @@ static char *ring_src(unsigned tiles, unsigned rounds)
     return s;
 }
 
-typedef struct session {
-    ipu_exe *e;
-    machine m;
-    debugger *d;
-    char *out;                    /* output of the last command */
-    enum debugger_result r;
-} session;
-
 static session open_src(const char *src, int threads)
 {
     session s;
@@ -103,18 +96,6 @@ static session open_ring(unsigned tiles, unsigned rounds, int threads)
     return s;
 }
 
-/* Run a command; its output is s->out until the next one. */
-static const char *run_cmd(session *s, const char *cmd)
-{
-    free(s->out);
-    s->out = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&s->out, &len);
-    s->r = debugger_execute(s->d, cmd, f);
-    fclose(f);
-    return s->out;
-}
-
 /* The n-th completion of the last word of line (after its last blank or colon). */
 static const char *complete(debugger *d, const char *line, size_t n)
 {
@@ -124,29 +105,6 @@ static const char *complete(debugger *d, const char *line, size_t n)
     bool files;
     return debugger_complete(d, line, start, n, &files);
 }
-
-static void close_session(session *s)
-{
-    free(s->out);
-    debugger_free(s->d);
-    exe_free(s->e);
-}
-
-#define EXPECT_OUT(s, cmd, want)                                                                    \
-    do {                                                                                            \
-        const char *got_ = run_cmd(&(s), cmd);                                                      \
-        if (strcmp(got_, want))                                                                     \
-            fprintf(stderr, "\n'%s' gave:\n%s--- expected:\n%s---\n", cmd, got_, want);             \
-        CU_ASSERT_STRING_EQUAL(got_, want);                                                         \
-    } while (0)
-
-#define EXPECT_HAS(s, cmd, want)                                                                    \
-    do {                                                                                            \
-        const char *got_ = run_cmd(&(s), cmd);                                                      \
-        if (!strstr(got_, want))                                                                    \
-            fprintf(stderr, "\n'%s' gave:\n%s--- expected it to contain:\n%s---\n", cmd, got_, want); \
-        CU_ASSERT_PTR_NOT_NULL(strstr(got_, want));                                                 \
-    } while (0)
 
 static uint32_t word_at(const session *s, uint32_t tile, uint32_t addr)
 {
@@ -475,7 +433,6 @@ static void test_print_tensor(void)
     CU_ASSERT_STRING_EQUAL(complete(s.d, "print x", 0), "x");
     close_session(&s);
 }
-
 
 /* ---- faults and mistakes ---------------------------------------------------------------- */
 

@@ -20,6 +20,7 @@
 #include "sim/debugger/debugger_internal.h"
 #include "sim/program/machine.h"
 #include "sim/program/tensor_map.h"
+#include "debugger_fixture.h"
 #include "test_util.h"
 
 /* Tile 0: the supervisor runs a worker with $VERTEX_BASE = vals; the
@@ -62,14 +63,6 @@ static const char prog_src[] =
     "only1: .word 42\n"
     "mat: .word 6, 7, 8, 9, 10, 11\n"; /* 0x80010 */
 
-typedef struct session {
-    ipu_exe *e;
-    machine m;
-    debugger *d;
-    char *out;                    /* output of the last command */
-    enum debugger_result r;
-} session;
-
 /* A debugger on e (owned by the session from now on). */
 static session open_exe(ipu_exe *e)
 {
@@ -96,18 +89,6 @@ static ipu_exe *assemble(const char *src)
     return e;
 }
 
-/* Run a command; its output is s->out until the next one. */
-static const char *run_cmd(session *s, const char *cmd)
-{
-    free(s->out);
-    s->out = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&s->out, &len);
-    s->r = debugger_execute(s->d, cmd, f);
-    fclose(f);
-    return s->out;
-}
-
 /* What fn writes, in a string the caller frees. */
 static char *capture(debugger *d, void (*fn)(debugger *, FILE *))
 {
@@ -118,21 +99,6 @@ static char *capture(debugger *d, void (*fn)(debugger *, FILE *))
     fclose(f);
     return text;
 }
-
-static void close_session(session *s)
-{
-    free(s->out);
-    debugger_free(s->d);
-    exe_free(s->e);
-}
-
-#define EXPECT_OUT(s, cmd, want)                                                                    \
-    do {                                                                                            \
-        const char *got_ = run_cmd(&(s), cmd);                                                      \
-        if (strcmp(got_, want))                                                                     \
-            fprintf(stderr, "\n'%s' gave:\n%s--- expected:\n%s---\n", cmd, got_, want);             \
-        CU_ASSERT_STRING_EQUAL(got_, want);                                                         \
-    } while (0)
 
 typedef struct expect {
     const char *cmd, *out;
