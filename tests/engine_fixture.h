@@ -118,4 +118,36 @@ static inline const engine_superstep *sys_step(const sys_result *r, uint32_t chi
         CU_ASSERT_EQUAL((r).status, (want)); \
     } while (0)
 
+/* Runs a and b ended the same: every tile's cycle, statistics, registers,
+ * AMP state, pages and first 256 bytes of region 1; the supersteps (end,
+ * busiest tile, counters) and the chip and run totals. */
+static inline void sys_same_run(engine *a, engine *b)
+{
+    CU_ASSERT_EQUAL_FATAL(engine_tile_count(a), engine_tile_count(b));
+    for (size_t i = 0; i < engine_tile_count(a); i++) {
+        const ipu_tile *x = engine_tile_at(a, i), *y = engine_tile_at(b, i);
+        CU_ASSERT_EQUAL(x->s.cycle, y->s.cycle);
+        CU_ASSERT_EQUAL(memcmp(&x->stats, &y->stats, sizeof x->stats), 0);
+        uint8_t dx[256], dy[256];
+        tmem_read_bytes(&x->s.mem, 0x80000, dx, sizeof dx);
+        tmem_read_bytes(&y->s.mem, 0x80000, dy, sizeof dy);
+        CU_ASSERT_EQUAL(memcmp(dx, dy, sizeof dx), 0);
+        CU_ASSERT_EQUAL(memcmp(x->s.ctx, y->s.ctx, sizeof x->s.ctx), 0);
+        CU_ASSERT_EQUAL(memcmp(&x->s.amp, &y->s.amp, sizeof x->s.amp), 0);
+        CU_ASSERT_EQUAL(x->s.mem.pages_allocated, y->s.mem.pages_allocated);
+    }
+    const engine_stats *sa = engine_get_stats(a), *sb = engine_get_stats(b);
+    CU_ASSERT_EQUAL_FATAL(sa->n_supersteps, sb->n_supersteps);
+    for (size_t k = 0; k < sa->n_supersteps; k++) {
+        const engine_superstep *p = &sa->supersteps[k], *q = &sb->supersteps[k];
+        CU_ASSERT_EQUAL(p->end_cycle, q->end_cycle);
+        CU_ASSERT_EQUAL(p->busiest_tile, q->busiest_tile);
+        CU_ASSERT_EQUAL(memcmp(&p->c, &q->c, sizeof p->c), 0);
+    }
+    CU_ASSERT_EQUAL(memcmp(&sa->chips[0].c, &sb->chips[0].c, sizeof sa->chips[0].c), 0);
+    CU_ASSERT_EQUAL(sa->instructions, sb->instructions);
+    CU_ASSERT_EQUAL(sa->tile_cycles, sb->tile_cycles);
+    CU_ASSERT_EQUAL(sa->end_ps, sb->end_ps);
+}
+
 #endif

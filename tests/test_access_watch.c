@@ -20,6 +20,7 @@
 #include "memmodel/tile_memory.h"
 #include "sim/engine/engine.h"
 #include "sim/program/machine.h"
+#include "engine_fixture.h"
 #include "test_util.h"
 
 #define GC200_BYTES (624u * 1024u)
@@ -261,36 +262,6 @@ static uint32_t sym(const prog *p, const char *name)
     return s->addr;
 }
 
-/* Every tile's cycle, counts, registers and data, the supersteps and the
- * chip totals of a and b are the same. */
-static void compare_engines(engine *a, engine *b)
-{
-    CU_ASSERT_EQUAL_FATAL(engine_tile_count(a), engine_tile_count(b));
-    for (size_t i = 0; i < engine_tile_count(a); i++) {
-        const ipu_tile *x = engine_tile_at(a, i), *y = engine_tile_at(b, i);
-        CU_ASSERT_EQUAL(x->s.cycle, y->s.cycle);
-        CU_ASSERT_EQUAL(memcmp(&x->stats, &y->stats, sizeof x->stats), 0);
-        uint8_t dx[256], dy[256];
-        tmem_read_bytes(&x->s.mem, 0x80000, dx, sizeof dx);
-        tmem_read_bytes(&y->s.mem, 0x80000, dy, sizeof dy);
-        CU_ASSERT_EQUAL(memcmp(dx, dy, sizeof dx), 0);
-        CU_ASSERT_EQUAL(memcmp(x->s.ctx, y->s.ctx, sizeof x->s.ctx), 0);
-        CU_ASSERT_EQUAL(memcmp(&x->s.amp, &y->s.amp, sizeof x->s.amp), 0);
-        CU_ASSERT_EQUAL(x->s.mem.pages_allocated, y->s.mem.pages_allocated);
-    }
-    const engine_stats *sa = engine_get_stats(a), *sb = engine_get_stats(b);
-    CU_ASSERT_EQUAL_FATAL(sa->n_supersteps, sb->n_supersteps);
-    for (size_t k = 0; k < sa->n_supersteps; k++) {
-        const engine_superstep *p = &sa->supersteps[k], *q = &sb->supersteps[k];
-        CU_ASSERT_EQUAL(p->end_cycle, q->end_cycle);
-        CU_ASSERT_EQUAL(memcmp(&p->c, &q->c, sizeof p->c), 0);
-    }
-    CU_ASSERT_EQUAL(memcmp(&sa->chips[0].c, &sb->chips[0].c, sizeof sa->chips[0].c), 0);
-    CU_ASSERT_EQUAL(sa->instructions, sb->instructions);
-    CU_ASSERT_EQUAL(sa->tile_cycles, sb->tile_cycles);
-    CU_ASSERT_EQUAL(sa->end_ps, sb->end_ps);
-}
-
 typedef struct watch_spec {
     uint32_t tile, addr, bytes;
     unsigned kinds;
@@ -326,7 +297,7 @@ static size_t run_watched(prog *p, const watch_spec *w, size_t n_w, seen *out)
                            q->access_received };
     }
     CU_ASSERT_EQUAL(st, ENGINE_DONE);
-    compare_engines(p->ref, g);
+    sys_same_run(p->ref, g);
     engine_free(g);
     return n;
 }
@@ -441,7 +412,7 @@ static void test_remove_restores(void)
     CU_ASSERT_EQUAL(memcmp(&t->s.mem, &before, sizeof before), 0);
     /* The ldz8 of 0x80007 no longer pauses. */
     CU_ASSERT_EQUAL(engine_continue(g), ENGINE_DONE);
-    compare_engines(p.ref, g);
+    sys_same_run(p.ref, g);
     engine_free(g);
     prog_free(&p);
 }
@@ -483,7 +454,7 @@ static void test_check_and_step(void)
     CU_ASSERT_EQUAL(q->access_addr, 0x80008);
     CU_ASSERT_TRUE(q->access_write);
     CU_ASSERT_EQUAL(engine_continue(g), ENGINE_DONE);
-    compare_engines(p.ref, g);
+    sys_same_run(p.ref, g);
     engine_free(g);
 
     /* Stepping tile 0: every issue is a STEP but the two that read 0x80004. */
@@ -507,7 +478,7 @@ static void test_check_and_step(void)
     CU_ASSERT_EQUAL(st, ENGINE_DONE);
     CU_ASSERT_EQUAL(accesses, 2);
     CU_ASSERT_EQUAL(steps + accesses, engine_tile(p.ref, 0)->stats.issues);
-    compare_engines(p.ref, g);
+    sys_same_run(p.ref, g);
     engine_free(g);
     prog_free(&p);
 }

@@ -21,6 +21,7 @@
 #include "sim/program/machine.h"
 #include "sim/program/tensor_map.h"
 #include "debugger_fixture.h"
+#include "engine_fixture.h"
 #include "test_util.h"
 
 #define FUZZ_DEBUGGER_NO_MAIN
@@ -289,34 +290,6 @@ static reference run_reference(const char *src, int threads)
     return r;
 }
 
-/* Every tile's cycle, counts and data, the supersteps and the chip totals. */
-static void compare_engines(engine *a, engine *b)
-{
-    CU_ASSERT_EQUAL_FATAL(engine_tile_count(a), engine_tile_count(b));
-    for (size_t i = 0; i < engine_tile_count(a); i++) {
-        const ipu_tile *x = engine_tile_at(a, i), *y = engine_tile_at(b, i);
-        CU_ASSERT_EQUAL(x->s.cycle, y->s.cycle);
-        CU_ASSERT_EQUAL(memcmp(&x->stats, &y->stats, sizeof x->stats), 0);
-        uint8_t dx[128], dy[128];
-        tmem_read_bytes(&x->s.mem, 0x80000, dx, sizeof dx);
-        tmem_read_bytes(&y->s.mem, 0x80000, dy, sizeof dy);
-        CU_ASSERT_EQUAL(memcmp(dx, dy, sizeof dx), 0);
-        CU_ASSERT_EQUAL(memcmp(x->s.ctx, y->s.ctx, sizeof x->s.ctx), 0);
-    }
-    const engine_stats *sa = engine_get_stats(a), *sb = engine_get_stats(b);
-    CU_ASSERT_EQUAL_FATAL(sa->n_supersteps, sb->n_supersteps);
-    for (size_t k = 0; k < sa->n_supersteps; k++) {
-        const engine_superstep *p = &sa->supersteps[k], *q = &sb->supersteps[k];
-        CU_ASSERT_EQUAL(p->end_cycle, q->end_cycle);
-        CU_ASSERT_EQUAL(p->busiest_tile, q->busiest_tile);
-        CU_ASSERT_EQUAL(memcmp(&p->c, &q->c, sizeof p->c), 0);
-    }
-    CU_ASSERT_EQUAL(memcmp(&sa->chips[0].c, &sb->chips[0].c, sizeof sa->chips[0].c), 0);
-    CU_ASSERT_EQUAL(sa->instructions, sb->instructions);
-    CU_ASSERT_EQUAL(sa->tile_cycles, sb->tile_cycles);
-    CU_ASSERT_EQUAL(sa->end_ps, sb->end_ps);
-}
-
 static void check_stops_change_nothing(int threads)
 {
     /* 40 tiles: batches big enough to run on two host threads. */
@@ -338,7 +311,7 @@ static void check_stops_change_nothing(int threads)
         CU_ASSERT_PTR_NULL(strstr(s.out, "The program ended"));
     }
     EXPECT_HAS(s, "c", "The program ended:");
-    compare_engines(ref.g, debugger_engine(s.d));
+    sys_same_run(ref.g, debugger_engine(s.d));
     close_session(&s);
     engine_free(ref.g);
     exe_free(ref.e);
@@ -388,7 +361,7 @@ static void test_engine_pauses(void)
     CU_ASSERT_TRUE(cycle_pauses >= 4);
     CU_ASSERT_TRUE(engine_finished(r.g));
     CU_ASSERT_EQUAL(engine_continue(r.g), ENGINE_DONE);
-    compare_engines(ref.g, r.g);
+    sys_same_run(ref.g, r.g);
     engine_free(r.g);
     exe_free(r.e);
     engine_free(ref.g);
@@ -637,7 +610,7 @@ static void check_goto_superstep(uint32_t every)
         run_cmd(&fresh, "continue");
         run_cmd(&back, "continue");
         CU_ASSERT_STRING_EQUAL(fresh.out, back.out);
-        compare_engines(debugger_engine(fresh.d), debugger_engine(back.d));
+        sys_same_run(debugger_engine(fresh.d), debugger_engine(back.d));
         close_session(&fresh);
         close_session(&back);
     }
