@@ -143,21 +143,32 @@ void debugger_free(debugger *d)
     free(d);
 }
 
-bool debugger_add_input(debugger *d, const char *what, const void *data, size_t size, char *err, size_t err_size)
+/* What an input names: a host stream (a number; *t NULL) or an input
+ * tensor of the program (*t); false with err when it is neither. */
+static bool input_target(const debugger *d, const char *what, const tmap_tensor **t, char *err, size_t err_size)
 {
     uint32_t stream;
-    if (!dbg_parse_u32(what, &stream)) {
-        const tmap_tensor *t = d->tmap ? tmap_find(d->tmap, what) : NULL;
-        if (!t || !(t->role & TMAP_INPUT)) {
-            snprintf(err, err_size, "%s has no input tensor '%s'%s", d->name, what,
-                     d->tmap ? "" : " (it has no tensor map: use a stream number)");
-            return false;
-        }
-        if (program_tensor_bytes(t) != size) {
-            snprintf(err, err_size, "input '%s' has %zu bytes, the tensor has %llu", what, size,
-                     (unsigned long long)program_tensor_bytes(t));
-            return false;
-        }
+    *t = NULL;
+    if (dbg_parse_u32(what, &stream))
+        return true;
+    *t = d->tmap ? tmap_find(d->tmap, what) : NULL;
+    if (!*t || !((*t)->role & TMAP_INPUT)) {
+        snprintf(err, err_size, "%s has no input tensor '%s'%s", d->name, what,
+                 d->tmap ? "" : " (it has no tensor map: use a stream number)");
+        return false;
+    }
+    return true;
+}
+
+bool debugger_add_input(debugger *d, const char *what, const void *data, size_t size, char *err, size_t err_size)
+{
+    const tmap_tensor *t;
+    if (!input_target(d, what, &t, err, err_size))
+        return false;
+    if (t && program_tensor_bytes(t) != size) {
+        snprintf(err, err_size, "input '%s' has %zu bytes, the tensor has %llu", what, size,
+                 (unsigned long long)program_tensor_bytes(t));
+        return false;
     }
     dbg_input *grown = realloc(d->inputs, (d->n_inputs + 1) * sizeof *d->inputs);
     if (!grown) {
@@ -183,17 +194,13 @@ bool debugger_add_input(debugger *d, const char *what, const void *data, size_t 
 
 bool debugger_add_input_file(debugger *d, const char *what, const char *path, char *err, size_t err_size)
 {
-    uint32_t stream;
     uint64_t limit = READ_LIMIT_HOST_STREAM;
     char limit_what[300];
     snprintf(limit_what, sizeof limit_what, "a host stream's input may have");
-    if (!dbg_parse_u32(what, &stream)) {
-        const tmap_tensor *t = d->tmap ? tmap_find(d->tmap, what) : NULL;
-        if (!t || !(t->role & TMAP_INPUT)) {
-            snprintf(err, err_size, "%s has no input tensor '%s'%s", d->name, what,
-                     d->tmap ? "" : " (it has no tensor map: use a stream number)");
-            return false;
-        }
+    const tmap_tensor *t;
+    if (!input_target(d, what, &t, err, err_size))
+        return false;
+    if (t) {
         limit = program_tensor_bytes(t);
         snprintf(limit_what, sizeof limit_what, "tensor '%s' takes", what);
     }
