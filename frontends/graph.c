@@ -15,7 +15,7 @@
 
 const graph_op_desc graph_ops[GRAPH_OP_COUNT] = {
 #define OP(id, name, domain, since, min_in, max_in, min_out, max_out, static_in, attrs, infer, eval, \
-           layout_class, lowering_rule) \
+           layout_class, lowering_rule, grad_rule) \
     { name, domain, since, min_in, max_in, min_out, max_out, static_in, attrs, infer, eval },
 #include "ops.def"
 #undef OP

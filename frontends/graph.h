@@ -96,7 +96,7 @@ typedef struct graph_attr {
 /* The op kinds, from ops.def. */
 typedef enum graph_op {
 #define OP(id, name, domain, since, min_in, max_in, min_out, max_out, static_in, attrs, infer, eval, \
-           layout_class, lowering_rule) \
+           layout_class, lowering_rule, grad_rule) \
     GRAPH_OP_##id,
 #include "ops.def"
 #undef OP

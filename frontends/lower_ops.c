@@ -132,7 +132,7 @@ static bool constant_is_data(const graph *g, const graph_node *n, const char **w
 
 const lw_op_rule lw_op_rules[GRAPH_OP_COUNT] = {
 #define OP(id, name, domain, since, min_in, max_in, min_out, max_out, static_in, attrs, infer, eval, \
-           layout_class, lowering_rule)                                                                \
+           layout_class, lowering_rule, grad_rule)                                                              \
     [GRAPH_OP_##id] = { .layout = layout_class, lowering_rule },
 #include "ops.def"
 #undef OP

@@ -14,7 +14,7 @@
 #include "graph.h"
 
 #define OP(id, name, domain, since, min_in, max_in, min_out, max_out, static_in, attrs, infer, eval,   \
-           layout_class, lowering_rule)                                                                  \
+           layout_class, lowering_rule, grad_rule)                                                                \
     bool infer(graph *g, graph_node *n, char *err, size_t err_size);                              \
     bool eval(const graph *g, const graph_node *n, const void *const *in, void *const *out,      \
               char *err, size_t err_size);
