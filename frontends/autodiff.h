@@ -83,6 +83,10 @@ typedef struct train_info {
  * op without a gradient rule, or a graph with nothing to train. */
 bool train_graph(graph *g, const train_options *o, train_info *info, char *err, size_t err_size);
 
+/* train_graph, then what every compile does next: constants folded,
+ * dead nodes pruned, the fusions (when fuse) and the decompositions. */
+bool train_prepare(graph *g, const train_options *o, bool fuse, train_info *info, char *err, size_t err_size);
+
 /* ---- for the rules (autodiff_rules.c) ----------------------------------------------- */
 
 typedef struct grad_ctx grad_ctx;

@@ -318,7 +318,9 @@ static void map_tensors(lowering *lw, ipu_exe *e)
             map_tensor(lw, e, g->outputs[i], TMAP_OUTPUT, r);
         for (int t = 0; t < g->n_tensors && !lw->failed; t++)
             if (lw->tensor[t].placed && !g->tensors[t].is_input && !g->tensors[t].is_output)
-                map_tensor(lw, e, t, g->tensors[t].data ? TMAP_WEIGHT : TMAP_ACTIVATION, r);
+                map_tensor(lw, e, t, g->tensors[t].is_variable ? TMAP_VARIABLE
+                                     : g->tensors[t].data                ? TMAP_WEIGHT
+                                                                         : TMAP_ACTIVATION, r);
     }
 }
 

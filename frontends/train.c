@@ -15,6 +15,8 @@
 #include <string.h>
 
 #include "autodiff.h"
+#include "decompose.h"
+#include "fusion.h"
 #include "ops_impl.h"
 #include "sim/base/diag.h"
 
@@ -448,4 +450,14 @@ bool train_graph(graph *g, const train_options *o, train_info *info, char *err, 
     if (!ok && !err[0])
         snprintf(err, err_size, "%s: the training step could not be built", g->source);
     return ok;
+}
+
+bool train_prepare(graph *g, const train_options *o, bool fuse, train_info *info, char *err, size_t err_size)
+{
+    if (!train_graph(g, o, info, err, err_size) || !graph_sort(g, err, err_size) ||
+        !graph_infer_all(g, true, err, err_size))
+        return false;
+    if (fuse && !fusion_run_all(g, NULL, err, err_size))
+        return false;
+    return decompose_graph(g, NULL, err, err_size);
 }
