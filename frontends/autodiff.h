@@ -72,6 +72,10 @@ typedef struct train_info {
     long long weight_elements;
     int state;            /* optimizer state variables */
     int forward_nodes, backward_nodes, update_nodes;
+    int n_labels;         /* class-index inputs of the loss (softmax-ce, nll) */
+    int label[4];         /* their tensors (indices valid until the graph is compacted: use the names) */
+    char label_name[4][256];
+    long long label_classes[4];   /* each one's class count: valid labels are 0 .. count - 1 */
 } train_info;
 
 /* Turn the inference graph g (sorted, inferred) into one training step:

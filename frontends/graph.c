@@ -263,6 +263,49 @@ graph *graph_new(const char *source, int opset)
     return g;
 }
 
+static void *dup_bytes(const void *p, size_t n)
+{
+    if (!p)
+        return NULL;
+    void *q = xmalloc(n ? n : 1);
+    memcpy(q, p, n);
+    return q;
+}
+
+graph *graph_clone(const graph *g)
+{
+    graph *c = graph_new(g->source, g->opset);
+    c->phase = g->phase;
+    for (int t = 0; t < g->n_tensors; t++) {
+        const graph_tensor *x = &g->tensors[t];
+        int k = graph_add_tensor(c, x->name);
+        if (k != t)
+            panic("graph_clone: tensor %d copied as %d", t, k);
+        graph_tensor *y = &c->tensors[k];
+        char *name = y->name;
+        size_t bytes = (size_t)graph_shape_numel(&x->shape) * graph_dtype_size(x->dtype);
+        *y = *x;
+        y->name = name;
+        y->data = dup_bytes(x->data, bytes);
+        y->init = dup_bytes(x->init, bytes);
+        y->is_input = y->is_output = false;
+    }
+    for (int k = 0; k < g->n_nodes; k++) {
+        const graph_node *n = &g->nodes[k];
+        c->phase = n->phase;
+        int j = graph_add_node(c, n->op, n->name, n->inputs, n->n_inputs, n->outputs, n->n_outputs);
+        graph_copy_attrs(&c->nodes[j], n);
+        c->nodes[j].removed = n->removed;
+    }
+    c->phase = g->phase;
+    for (int i = 0; i < g->n_inputs; i++)
+        graph_add_input(c, g->inputs[i]);
+    for (int i = 0; i < g->n_outputs; i++)
+        graph_add_output(c, g->outputs[i]);
+    c->unsupported = g->unsupported;
+    return c;
+}
+
 static void free_tensor_contents(graph_tensor *t)
 {
     free(t->name);

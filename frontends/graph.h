@@ -181,6 +181,8 @@ struct graph {
 };
 
 graph *graph_new(const char *source, int opset);
+/* A deep copy (tensors keep their indices, nodes theirs). */
+graph *graph_clone(const graph *g);
 void graph_free(graph *g);
 
 /* A new tensor (dtype and shape unknown until set); -1 if the name is taken. */

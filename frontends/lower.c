@@ -396,6 +396,24 @@ static void lower_inputs(lowering *lw)
         lw_end_phase(lw);
 }
 
+static const char *const phase_names[GRAPH_PHASES] = { "forward", "backward", "update" };
+
+/* A training step's next phase (graph.h) starts in a superstep of its
+ * own: the pending exchange ends, every tile syncs, and the phase is
+ * recorded at the superstep that follows (sim/program/phases.h). */
+static void begin_phase(lowering *lw, enum graph_phase phase)
+{
+    if (!lw->phases.n)
+        phases_add(&lw->phases, 0, phase_names[lw->cur_phase]);
+    if (!lw_end_phase(lw))
+        return;
+    for (uint32_t i = 0; i < lw->program_tiles && !lw->failed; i++)
+        lw_push_word(lw, &lw->tile[i].steps, lw->sync_step);
+    lw->syncs++;
+    phases_add(&lw->phases, lw->syncs, phase_names[phase]);
+    lw->cur_phase = phase;
+}
+
 /* Node i with the lowering its row of the op table names; then its
  * outputs' pieces in order and the storage it was the last to read freed. */
 static void lower_node(lowering *lw, int i)
@@ -414,6 +432,8 @@ static void lower_node(lowering *lw, int i)
     }
     lw->op_tiles = 0;
     lw_release_scratch(lw);
+    if (n->phase != lw->cur_phase)
+        begin_phase(lw, n->phase);
     const lw_op_rule *rule = &lw_op_rules[n->op];
     if (rule->lower)
         rule->lower(lw, n, i);

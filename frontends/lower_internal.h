@@ -26,6 +26,7 @@
 #include "graph.h"
 #include "kernels.h"
 #include "lower.h"
+#include "sim/program/phases.h"
 #include "memmodel/memory_map.h"
 #include "sim/program/tensor_map.h"
 #include "workloads/codelets/codelet_library.h"
@@ -127,6 +128,9 @@ typedef struct lowering {
     uint32_t op_base, op_tiles;       /* the current op's tiles start at op_base (lw_tile_of) */
     char *err;
     size_t err_size;
+    uint32_t syncs;                   /* syncs in the program so far: the superstep being built */
+    enum graph_phase cur_phase;       /* of the nodes lowered last (training) */
+    program_phases phases;            /* where each phase's supersteps start */
     bool failed;
 } lowering;
 

@@ -290,6 +290,7 @@ bool lw_send_outputs(lowering *lw)
     lw_end_phase(lw);
     for (uint32_t i = 0; i < lw->program_tiles && !lw->failed; i++)
         lw_push_word(lw, &lw->tile[i].steps, lw->sync_step);
+    lw->syncs++;
     for (int i = 0; i < g->n_outputs && !lw->failed; i++) {
         const ltensor *lt = &lw->tensor[g->outputs[i]];
         for (size_t k = 0; k < lt->n; k++) {
@@ -327,6 +328,13 @@ static void map_tensors(lowering *lw, ipu_exe *e)
 bool lw_write_executable(lowering *lw, ipu_exe *e)
 {
     map_tensors(lw, e);
+    if (lw->phases.n > 1) {
+        size_t size;
+        char *text = phases_encode(&lw->phases, &size);
+        if (!text || !exe_set_blob(&e->bsp, text, size))
+            lw_fail(lw, "out of host memory");
+        free(text);
+    }
     /* Tiles past the last one holding anything only sync: they get no
      * code, and the syncs of the rest do not wait for them. */
     uint32_t used = 1;

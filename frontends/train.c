@@ -47,6 +47,7 @@ const char *train_optimizer_name(enum train_optimizer o)
 
 typedef struct builder {
     graph *g;
+    train_info *info;
     char *err;
     size_t err_size;
     bool failed;
@@ -155,6 +156,12 @@ static int pick_nll(builder *b, int lp, const char *labels_name)
     int labels = label_input(b, labels_name, GDT_I32, &ls);
     if (labels < 0)
         return -1;
+    train_info *info = b->info;
+    if (info->n_labels < 4) {
+        info->label[info->n_labels] = labels;
+        snprintf(info->label_name[info->n_labels], sizeof info->label_name[0], "%s", labels_name);
+        info->label_classes[info->n_labels++] = classes;
+    }
     int32_t *range = malloc((size_t)classes * sizeof *range);
     for (int64_t i = 0; i < classes; i++)
         range[i] = (int32_t)i;
@@ -383,7 +390,7 @@ bool train_graph(graph *g, const train_options *o, train_info *info, char *err, 
     if (!info)
         info = &dummy;
     memset(info, 0, sizeof *info);
-    builder b = { .g = g, .err = err, .err_size = err_size };
+    builder b = { .g = g, .info = info, .err = err, .err_size = err_size };
     err[0] = 0;
     g->phase = GRAPH_PHASE_FORWARD;
     int loss = build_loss(&b, o->loss);
@@ -452,6 +459,26 @@ bool train_graph(graph *g, const train_options *o, train_info *info, char *err, 
     return ok;
 }
 
+/* The nodes in phase order, each phase's in its present order: still a
+ * topological order, since no node reads a later phase's tensors. */
+static void order_by_phase(graph *g)
+{
+    graph_node *sorted = malloc((size_t)g->n_nodes * sizeof *sorted + 1);
+    if (!sorted)
+        panic("out of host memory");
+    int n = 0;
+    for (int p = 0; p < GRAPH_PHASES; p++)
+        for (int k = 0; k < g->n_nodes; k++)
+            if (g->nodes[k].phase == (enum graph_phase)p)
+                sorted[n++] = g->nodes[k];
+    memcpy(g->nodes, sorted, (size_t)n * sizeof *sorted);
+    free(sorted);
+    for (int k = 0; k < g->n_nodes; k++)
+        for (int i = 0; i < g->nodes[k].n_outputs; i++)
+            if (g->nodes[k].outputs[i] >= 0)
+                g->tensors[g->nodes[k].outputs[i]].producer = k;
+}
+
 bool train_prepare(graph *g, const train_options *o, bool fuse, train_info *info, char *err, size_t err_size)
 {
     if (!train_graph(g, o, info, err, err_size) || !graph_sort(g, err, err_size) ||
@@ -459,5 +486,9 @@ bool train_prepare(graph *g, const train_options *o, bool fuse, train_info *info
         return false;
     if (fuse && !fusion_run_all(g, NULL, err, err_size))
         return false;
-    return decompose_graph(g, NULL, err, err_size);
+    if (!decompose_graph(g, NULL, err, err_size))
+        return false;
+    g->phase = GRAPH_PHASE_FORWARD;
+    order_by_phase(g);
+    return true;
 }
