@@ -83,6 +83,10 @@ static bool describe_transpose(const graph *g, const graph_node *n, lw_conv_grad
         *why = "f16 inputs with an odd number of channels are not yet supported";
         return false;
     }
+    if (!cg->f32_inputs && !g->tensors[cg->other].data) {
+        *why = "f16 weights computed at run time are not yet supported (f32 ones are)";
+        return false;
+    }
     if (cg->bias >= 0) {
         const graph_tensor *b = &g->tensors[cg->bias];
         if (b->dtype != dy->dtype || (!b->data && !cg->f32_inputs)) {

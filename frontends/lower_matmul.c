@@ -905,7 +905,7 @@ static bool plan_described(lowering *lw, const graph_node *n, int index, mm_plan
     const mm_kind kd = P->kd = kind_of(lw, s);
     P->in_eb = s->f32_inputs ? 4 : 2;
     const uint64_t kp = (s->k + kd.k_block - 1) / kd.k_block * kd.k_block;
-    if (!kd.f32 && kp != s->k && s->k % 2 && !s->f32_inputs)
+    if (!kd.f32 && kp != s->k && s->k % 2 && !s->f32_inputs && !s->wgrad)
         return lw_unsupported(lw, n, index, "f16 rows of odd length K are not yet supported");
     if (!kd.f32 && s->trans_a && !s->wgrad)
         return lw_unsupported(lw, n, index, "transA=1 is lowered on the f32 path only (compile without --f16-matmul)");
