@@ -475,6 +475,11 @@ static bool plan_grid(const lowering *lw, const mm_shape *s, const mm_kind *kd, 
                            (s->trans_a ? (double)(mt * kt) : 0.0) +             /* turn A */
                            (s->b_act ? (double)(kt * nt) * (b_turn ? 2.4 : 1.4) : 0.0) +  /* receive, pack B */
                            (!s->b_act && gm > 1 ? (double)(kt * nt * kd->w_eb) / 4.0 : 0.0);  /* weights */
+                if (s->wgrad)                               /* a receive per pixel row of A and */
+                    c += ((mt == s->m ? 1.0 : (double)kt) +      /* per kernel row run of B's im2col */
+                          (double)kt * (double)((nt + (uint64_t)(s->kw * s->c_in) - 1) / (uint64_t)(s->kw * s->c_in) + 1)) *
+                             XCH_SEND_OVERHEAD_CYCLES +
+                         (s->f32_inputs ? 0.0 : (double)(2 * mt * kt + kt * nt));   /* widen A, B; narrow A */
                 if (gk > 1)                                 /* receive the partials, sum them */
                     c += (double)((gk - 1) * share * nt) * (gk > 2 ? 1.6 : 1.0) +
                          (double)(share * nt) * KERNEL_BINARY_CYCLES_PER_ELEMENT +
