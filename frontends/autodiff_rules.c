@@ -382,6 +382,45 @@ bool grad_gemm(grad_ctx *c, int k, const int *dy)
     return true;
 }
 
+/* Conv: the input's gradient a ConvTranspose of dY by the same weights
+ * (sized to the input), the weights' a ConvWeightGrad of the input and
+ * dY, the bias's dY summed over the batch and the image. */
+bool grad_conv(grad_ctx *c, int k, const int *dy)
+{
+    graph_node n = node_of(c, k);
+    int x = n.inputs[0], w = n.inputs[1], b = in_of(&n, 2), r = SHAPE(x)->rank;
+    graph *g = grad_graph(c);
+    int64_t kernel[GRAPH_MAX_RANK], spatial[GRAPH_MAX_RANK];
+    for (int d = 2; d < r; d++) {
+        kernel[d - 2] = SHAPE(w)->dims[d];
+        spatial[d - 2] = SHAPE(x)->dims[d];
+    }
+    if (grad_wanted(c, x)) {
+        int in[2] = { dy[0], w };
+        int t = grad_node(c, GRAPH_OP_CONV_TRANSPOSE, in, 2, 1);
+        graph_copy_attrs(&g->nodes[t], &n);
+        graph_set_attr_ints(&g->nodes[t], "kernel_shape", kernel, (size_t)(r - 2));
+        graph_set_attr_ints(&g->nodes[t], "output_shape", spatial, (size_t)(r - 2));
+        grad_add(c, x, grad_infer(c, t));
+    }
+    if (grad_wanted(c, w)) {
+        int in[2] = { x, dy[0] };
+        int t = grad_node(c, GRAPH_OP_CONV_WEIGHT_GRAD, in, 2, 1);
+        graph_copy_attrs(&g->nodes[t], &n);
+        graph_set_attr_ints(&g->nodes[t], "kernel_shape", kernel, (size_t)(r - 2));
+        grad_add(c, w, grad_infer(c, t));
+    }
+    if (b >= 0 && grad_wanted(c, b)) {
+        int64_t axes[GRAPH_MAX_RANK];
+        int na = 0;
+        for (int d = 0; d < r; d++)
+            if (d != 1)
+                axes[na++] = d;
+        grad_add(c, b, grad_reduce(c, GRAPH_OP_REDUCESUM, dy[0], axes, na, false));
+    }
+    return true;
+}
+
 /* ---- rows: softmax and normalisation ------------------------------------------------------ */
 
 static bool softmax_axis(grad_ctx *c, int k, const graph_node *n, int64_t *axis)

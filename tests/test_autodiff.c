@@ -268,6 +268,22 @@ static int b_shapes(graph *g, int *w, int *n)
     return node(g, GRAPH_OP_TANH, &f, 1);
 }
 
+static int b_conv(graph *g, int *w, int *n, int64_t k, int64_t stride, int64_t pad, bool bias)
+{
+    w[0] = weight(g, "x", 4, D(2, 3, 5, 5), -1, 1, 0);
+    w[1] = weight(g, "w", 4, ((const int64_t[]){ 4, 3, k, k }), -1, 1, 0);
+    w[2] = weight(g, "b", 1, D(4), -1, 1, 0);
+    *n = bias ? 3 : 2;
+    int y = node(g, GRAPH_OP_CONV, w, *n);
+    graph_set_attr_ints(last(g), "strides", ((const int64_t[]){ stride, stride }), 2);
+    graph_set_attr_ints(last(g), "pads", ((const int64_t[]){ pad, pad, pad, pad }), 4);
+    return node(g, GRAPH_OP_TANH, &y, 1);
+}
+
+static int b_conv3s1(graph *g, int *w, int *n) { return b_conv(g, w, n, 3, 1, 1, true); }
+static int b_conv3s2(graph *g, int *w, int *n) { return b_conv(g, w, n, 3, 2, 1, false); }
+static int b_conv1s2(graph *g, int *w, int *n) { return b_conv(g, w, n, 1, 2, 0, true); }
+
 /* A weight read by several nodes: the contributions add up. */
 static int b_fan_out_mlp(graph *g, int *w, int *n)
 {
@@ -298,6 +314,9 @@ static const fd_case cases[] = {
     { "GlobalAveragePool, ReduceMean, ReduceSum", b_reduce_pool },
     { "Transpose, Reshape, Expand, Concat, Flatten", b_shapes },
     { "fan-out: a weight read twice", b_fan_out_mlp },
+    { "Conv 3x3 stride 1 pad 1 with bias", b_conv3s1 },
+    { "Conv 3x3 stride 2 pad 1", b_conv3s2 },
+    { "Conv 1x1 stride 2 with bias", b_conv1s2 },
 };
 
 /* The case's graph with L = sum(y * R) as its output; weights in w. */
@@ -318,10 +337,17 @@ static graph *build_case(const fd_case *fc, int *w, int *n_w, int *loss)
     *loss = node(g, GRAPH_OP_REDUCESUM, &prod, 1);
     graph_set_attr_int(last(g), "keepdims", 0);
     graph_add_output(g, *loss);
+    char names[MAX_WEIGHTS][64];
+    for (int i = 0; i < *n_w; i++)
+        snprintf(names[i], sizeof names[i], "%s", g->tensors[w[i]].name);
     ok = graph_sort(g, err, sizeof err) && graph_infer_all(g, false, err, sizeof err);
     if (!ok)
         fprintf(stderr, "\n%s: %s\n", fc->name, err);
     CU_ASSERT_TRUE_FATAL(ok);
+    /* pruning renumbers: the loss and the weights found again */
+    *loss = g->outputs[0];
+    for (int i = 0; i < *n_w; i++)
+        w[i] = graph_find_tensor(g, names[i]);
     return g;
 }
 
