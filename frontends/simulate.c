@@ -69,6 +69,11 @@ static bool run_once(graph *g, const lower_options *o, const ipu_exe *e, const t
         if (ss->chip == last && ss->index + 1 == es->chips[last].supersteps && ss->index > 0)
             r->output_cycles = ss->end_cycle - ss->start_cycle;
     }
+    program_phases ph;
+    if (phase_stats_read(e, &ph, err, err_size) && ph.n) {
+        r->n_phases = ph.n;
+        phase_stats_sum(es, &ph, 0, r->phases);
+    }
     for (size_t k = 0; k < engine_tile_count(eng); k++) {
         const ipu_tile *t = engine_tile_at(eng, k);
         r->amp_f16_macs += t->stats.amp_f16_macs;
@@ -140,7 +145,8 @@ bool simulate_graph(const graph *g, const lower_options *o, const graph_value *i
 }
 
 bool simulate_training(graph *g, const lower_options *o, const graph_value *inputs, int steps,
-                       graph_value *outputs, simulate_result *r, char *err, size_t err_size)
+                       graph_value *outputs, simulate_result *r, simulate_step_fn each, void *ctx, char *err,
+                       size_t err_size)
 {
     simulate_result dummy;
     if (!r)
@@ -159,6 +165,11 @@ bool simulate_training(graph *g, const lower_options *o, const graph_value *inpu
         memset(r, 0, sizeof *r);
         r->plan = plan;
         ok = run_once(g, o, e, map, inputs, outputs, r, true, err, err_size);
+        if (ok && each && !each(s, outputs, r, ctx)) {
+            if (!err[0])
+                snprintf(err, err_size, "%s: stopped after step %d", g->source, s + 1);
+            ok = false;
+        }
     }
     tmap_free(map);
     exe_free(e);

@@ -17,6 +17,7 @@
 #include "graph.h"
 #include "graph_eval.h"
 #include "lower.h"
+#include "sim/engine/phase_stats.h"
 #include "sim/program/machine.h"
 
 typedef struct simulate_result {
@@ -28,7 +29,12 @@ typedef struct simulate_result {
     double seconds;               /* simulated */
     uint64_t amp_f16_macs, amp_f32_macs;
     double host_seconds;          /* of the simulation */
+    uint32_t n_phases;            /* a training step's phases on chip 0 (sim/program/phases.h) */
+    phase_totals phases[PHASES_MAX];
 } simulate_result;
+
+/* Called after each training step: its outputs and figures; false stops. */
+typedef bool (*simulate_step_fn)(int step, const graph_value *outputs, const simulate_result *r, void *ctx);
 
 /* inputs[i] feeds g->inputs[i] (constants among them are skipped);
  * outputs[i] receives g->outputs[i] (allocated here, graph_value_free).
@@ -41,8 +47,9 @@ bool simulate_graph(const graph *g, const lower_options *o, const graph_value *i
  * previous run, as repeated poplar::Engine::run calls keep the weights in
  * tile memory.  outputs and r are the last step's; on return every
  * variable's init holds its value after the last step, as
- * graph_eval_step leaves it. */
+ * graph_eval_step leaves it.  each (may be NULL) sees every step. */
 bool simulate_training(graph *g, const lower_options *o, const graph_value *inputs, int steps,
-                       graph_value *outputs, simulate_result *r, char *err, size_t err_size);
+                       graph_value *outputs, simulate_result *r, simulate_step_fn each, void *ctx, char *err,
+                       size_t err_size);
 
 #endif

@@ -255,7 +255,13 @@ static int build_loss(builder *b, const char *spec)
         loss = loss < 0 ? term : op2(b, GRAPH_OP_ADD, loss, term);
     }
     free(copy);
-    return b->failed ? -1 : loss;
+    if (b->failed || loss < 0)
+        return -1;
+    /* the loss by name, as a view (no code) */
+    char *name = graph_unique_name(g, "loss");
+    int out = graph_add_tensor(g, name);
+    free(name);
+    return finish(b, graph_add_node(g, GRAPH_OP_IDENTITY, "loss", &loss, 1, &out, 1));
 }
 
 /* ---- the optimizer ---------------------------------------------------------------------- */

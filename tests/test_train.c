@@ -105,7 +105,7 @@ static void test_step_matches_reference(void)
     char err[800];
     simulate_result r;
     lower_options lo = { .machine = gc200(), .tiles = 16 };
-    bool ok = simulate_training(sim, &lo, in, 1, out_sim, &r, err, sizeof err);
+    bool ok = simulate_training(sim, &lo, in, 1, out_sim, &r, NULL, NULL, err, sizeof err);
     if (!ok)
         fprintf(stderr, "\n  %s\n", err);
     CU_ASSERT_TRUE_FATAL(ok);
@@ -202,11 +202,11 @@ static void test_loss_falls(void)
         double first = 0, last = 0;
         simulate_result r;
         /* step 1, then 19 more on the weights it left */
-        bool ok = simulate_training(g, &lo, in, 1, out, &r, err, sizeof err);
+        bool ok = simulate_training(g, &lo, in, 1, out, &r, NULL, NULL, err, sizeof err);
         if (ok) {
             first = ((float *)out[0].data)[0];
             graph_value_free(&out[0]);
-            ok = simulate_training(g, &lo, in, 19, out, &r, err, sizeof err);
+            ok = simulate_training(g, &lo, in, 19, out, &r, NULL, NULL, err, sizeof err);
         }
         if (!ok)
             fprintf(stderr, "\n  %s: %s\n", train_optimizer_name(runs[k].opt), err);

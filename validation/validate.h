@@ -64,4 +64,17 @@ void validate_free_names(char **names, size_t count);
  * err when the simulation or the reference evaluator fails. */
 int validate_model(const char *model, graph *g, const lower_options *o, FILE *out, char *err, size_t err_size);
 
+/* The most matmuls and convolutions on one path through g. */
+int validate_matmul_depth(const graph *g);
+
+/* `validate --model MODEL --train`: the training step g (autodiff.h,
+ * built with anchor_gradients) compiled with o, simulated for `steps`
+ * steps on pseudo-random inputs (labels in 0 .. classes - 1), each step
+ * held against the host evaluator's step of the same graph: the loss,
+ * every weight's gradient and every weight's change (validate_train.c).
+ * Returns the number of tensors outside their tolerance, or -1 with err. */
+struct train_info;
+int validate_training(const char *model, graph *g, const lower_options *o, const struct train_info *info, int steps,
+                      FILE *out, char *err, size_t err_size);
+
 #endif

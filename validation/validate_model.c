@@ -72,7 +72,7 @@ static void matmul_bounds(size_t k, const double *sum_abs, const float *want, si
 static bool is_matmul(graph_op op)
 {
     return op == GRAPH_OP_MATMUL || op == GRAPH_OP_GEMM || op == GRAPH_OP_CONV || op == GRAPH_OP_FUSED_MATMUL ||
-           op == GRAPH_OP_FUSED_CONV;
+           op == GRAPH_OP_FUSED_CONV || op == GRAPH_OP_CONV_TRANSPOSE || op == GRAPH_OP_CONV_WEIGHT_GRAD;
 }
 
 /* The multiply-adds the graph's matmuls and convolutions ask for: each
@@ -100,7 +100,7 @@ static double model_macs(const graph *g)
 
 /* The most matmuls and convolutions on one path from an input to an
  * output (nodes are in topological order). */
-static int matmul_depth(const graph *g)
+int validate_matmul_depth(const graph *g)
 {
     int *d = calloc((size_t)g->n_tensors + 1, sizeof *d), best = 0;
     if (!d)
@@ -303,7 +303,7 @@ int validate_model(const char *model, graph *g, const lower_options *o, FILE *ou
              * c sqrt(L) (|want| + rms) per element, c = 2^-10 or 2^-18,
              * with the rel L2 error reported beside it; a graph without
              * matmuls gets the ONNX runner's tolerance. */
-            int depth = matmul_depth(g);
+            int depth = validate_matmul_depth(g);
             int c_exp = o->f16_matmul ? -10 : -18;
             double c = depth ? ldexp(1, c_exp) * sqrt((double)depth) : 0;
             double rms = 0;

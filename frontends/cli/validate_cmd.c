@@ -90,18 +90,32 @@ static int validate_model_cmd(int argc, char **argv, const command *self)
     const char *model = NULL;
     lower_options o = { 0 };
     bool fuse = true;
+    cli_train t;
+    cli_train_init(&t);
+    uint64_t steps = 0;
     for (int i = 1; i < argc; i++) {
-        if (cli_machine_option(self, &m, argc, argv, &i) || cli_compile_option(self, &o, &fuse, argc, argv, &i))
+        if (cli_machine_option(self, &m, argc, argv, &i) || cli_compile_option(self, &o, &fuse, argc, argv, &i) ||
+            cli_train_option(self, &t, argc, argv, &i))
             continue;
-        if (!strcmp(argv[i], "--model"))
+        if (!strcmp(argv[i], "--model")) {
             model = cli_value(self, argc, argv, &i);
-        else
+        } else if (!strcmp(argv[i], "--steps")) {
+            const char *v = cli_value(self, argc, argv, &i);
+            if (!cli_parse_u64(v, 1000, &steps, NULL) || steps == 0)
+                cli_usage_error(self, "--steps: '%s' is not a step count (1..1000)", v);
+        } else {
             cli_usage_error(self, "unknown argument '%s' (with --model)", argv[i]);
+        }
     }
+    if (steps && !t.train)
+        fatal("%s: --steps needs --train", model);
     o.machine = &m;
     cli_check_compile_options(model, &o);
-    graph *g = cli_load_model(model, fuse, NULL, NULL);
-    int failed = validate_model(model, g, &o, stdout, err, sizeof err);
+    t.o.anchor_gradients = t.train;
+    train_info info;
+    graph *g = cli_load_model(model, fuse, &t, &info);
+    int failed = t.train ? validate_training(model, g, &o, &info, steps ? (int)steps : 1, stdout, err, sizeof err)
+                         : validate_model(model, g, &o, stdout, err, sizeof err);
     graph_free(g);
     if (failed < 0)
         fatal("%s", err);

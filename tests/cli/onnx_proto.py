@@ -55,3 +55,22 @@ def model(nodes, inputs, outputs, inits=()):
     g = (b''.join(ld(1, n) for n in nodes) + ld(2, 'g') + b''.join(ld(5, t) for t in inits)
          + b''.join(ld(11, value_info(*i)) for i in inputs) + b''.join(ld(12, value_info(*o)) for o in outputs))
     return vint(1, 8) + ld(2, 'ipusim-test') + ld(7, g) + ld(8, ld(1, '') + vint(2, 13))
+
+
+def initializer_values(name, dims, values):
+    """TensorProto{dims, data_type f32, name, raw_data}: the given values, row-major."""
+    return b''.join(vint(1, d) for d in dims) + vint(2, 1) + ld(8, name) + ld(9, struct.pack('<%df' % len(values), *values))
+
+
+def attr_ints(name, values):
+    """AttributeProto{name, type INTS, ints}."""
+    return ld(1, name) + vint(20, 7) + b''.join(vint(8, v) for v in values)
+
+
+def uniform(n, seed, scale):
+    """n values uniform in [-scale, scale) from a small LCG (the same on every host)."""
+    out = []
+    for _ in range(n):
+        seed = (seed * 1103515245 + 12345) & 0x7fffffff
+        out.append(scale * (2.0 * seed / 0x80000000 - 1.0))
+    return out

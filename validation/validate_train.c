@@ -1,0 +1,250 @@
+/*
+ * validate_train.c — `ipusim validate --model MODEL --train --steps N`: a
+ * training step compiled once and simulated N times (the weights carried
+ * in tile memory from step to step), each step held against the host
+ * evaluator's step of the same graph (frontends/graph_eval.h
+ * graph_eval_step: f64 arithmetic, each op's result rounded to its type).
+ *
+ * Compared each step: the loss, every weight's gradient (the graph's
+ * Gradient___NAME outputs) and every weight's change w_new - w_old (a
+ * change, not the weight, so that a wrong update cannot hide under the
+ * weight's size).  The reference runs its own trajectory: its weights are
+ * its own step's, not the simulation's.
+ *
+ * Tolerance, per element, as validate --model's (validate_model.c): the
+ * error of a result of L matmuls on the longest path of the graph (the
+ * backward pass doubles it) follows the size of the terms of its dot
+ * products, c sqrt(L) (|want| + rms(want)) with c = 2^-10 when the
+ * matmuls round their operands to f16 (--f16-matmul) and 2^-18 in f32.
+ * The optimizers' own arithmetic is element-wise and adds a few f32
+ * roundings, far inside that; a weight's change also carries the rounding
+ * of the new weight to its type, 2u |w| (u = 2^-24 in f32).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frontends/autodiff.h"
+#include "frontends/graph_eval.h"
+#include "frontends/simulate.h"
+#include "reference.h"
+#include "sim/base/diag.h"
+#include "validate.h"
+
+typedef struct train_check {
+    const char *model;
+    graph *sim, *ref;             /* the simulated step's graph, the reference's */
+    const lower_options *o;
+    const graph_value *inputs;
+    int depth;
+    double c;
+    int failed;
+    long long samples;
+    FILE *out;
+    char *err;
+    size_t err_size;
+    void **before;                /* per tensor of sim: its variable's value before the step */
+} train_check;
+
+static float *as_f32(graph_dtype dt, const void *data, size_t n)
+{
+    float *f = malloc((n ? n : 1) * sizeof *f);
+    if (!f)
+        fatal("out of memory");
+    for (size_t i = 0; i < n; i++)
+        f[i] = (float)graph_load_f64(dt, data, i);
+    return f;
+}
+
+/* got against want with the per-element bound c sqrt(L) (|want| + rms),
+ * plus extra[k] when given; one report line. */
+static void compare(train_check *tc, const char *what, graph_dtype dt, const void *got, const void *want, size_t n,
+                    const double *extra)
+{
+    float *g = as_f32(dt, got, n), *w = as_f32(dt, want, n);
+    double *bound = malloc((n ? n : 1) * sizeof *bound), rms = 0;
+    if (!bound)
+        fatal("out of memory");
+    for (size_t k = 0; k < n; k++)
+        rms += (double)w[k] * w[k];
+    rms = n ? sqrt(rms / (double)n) : 0;
+    for (size_t k = 0; k < n; k++)
+        bound[k] = tc->c * (fabs(w[k]) + rms) + (extra ? extra[k] : 0) + 1e-30;
+    ref_error_stats st = ref_compare(g, w, bound, n);
+    fprintf(tc->out, "  ");
+    ref_print_report(tc->out, what, &st);
+    if (st.over_bound || st.nonfinite)
+        tc->failed++;
+    free(g);
+    free(w);
+    free(bound);
+}
+
+/* The change of every variable in the step: simulated (sim's init now
+ * against before) and reference (ref's init against the same before). */
+static void compare_updates(train_check *tc, void **ref_before)
+{
+    for (int t = 0; t < tc->sim->n_tensors; t++) {
+        const graph_tensor *x = &tc->sim->tensors[t];
+        if (!x->is_variable || x->update < 0 || !graph_dtype_is_float(x->dtype))
+            continue;
+        size_t n = (size_t)graph_shape_numel(&x->shape);
+        double *ds = malloc((n ? n : 1) * sizeof *ds), *dr = malloc((n ? n : 1) * sizeof *dr);
+        double *round = malloc((n ? n : 1) * sizeof *round);
+        if (!ds || !dr || !round)
+            fatal("out of memory");
+        /* the new weight is rounded to its type: half an ulp of it on each side */
+        double u = x->dtype == GDT_F16 ? ldexp(1, -11) : x->dtype == GDT_BF16 ? ldexp(1, -8) : ldexp(1, -24);
+        for (size_t k = 0; k < n; k++) {
+            double wn = graph_load_f64(x->dtype, tc->ref->tensors[t].init, k);
+            ds[k] = graph_load_f64(x->dtype, x->init, k) - graph_load_f64(x->dtype, tc->before[t], k);
+            dr[k] = wn - graph_load_f64(x->dtype, ref_before[t], k);
+            round[k] = 2 * u * fabs(wn);
+        }
+        char what[300];
+        snprintf(what, sizeof what, "change of %s", x->name);
+        compare(tc, what, GDT_F64, ds, dr, n, round);
+        free(ds);
+        free(dr);
+        free(round);
+    }
+}
+
+static void **save_variables(const graph *g)
+{
+    void **v = calloc((size_t)g->n_tensors + 1, sizeof *v);
+    if (!v)
+        fatal("out of memory");
+    for (int t = 0; t < g->n_tensors; t++) {
+        const graph_tensor *x = &g->tensors[t];
+        if (!x->is_variable)
+            continue;
+        size_t bytes = (size_t)graph_shape_numel(&x->shape) * graph_dtype_size(x->dtype);
+        v[t] = malloc(bytes ? bytes : 1);
+        if (!v[t])
+            fatal("out of memory");
+        memcpy(v[t], x->init, bytes);
+    }
+    return v;
+}
+
+static void free_saved(void **v, int n)
+{
+    for (int t = 0; t < n; t++)
+        free(v[t]);
+    free(v);
+}
+
+static void print_phases(FILE *out, const simulate_result *r, double hz)
+{
+    for (uint32_t p = 0; p < r->n_phases; p++) {
+        const phase_totals *ph = &r->phases[p];
+        const engine_counts *k = &ph->c;
+        double pc = r->cycles ? 100.0 * (double)k->cycles / (double)r->cycles : 0;
+        fprintf(out, "  %-9s %12llu cycles (%5.1f%%, %9.3f us): compute %llu, exchange %llu, sync %llu, wait %llu; "
+                     "%u supersteps\n", ph->name, (unsigned long long)k->cycles, pc, 1e6 * (double)k->cycles / hz,
+                (unsigned long long)k->compute_cycles, (unsigned long long)k->exchange_cycles,
+                (unsigned long long)k->sync_cycles, (unsigned long long)k->wait_cycles, ph->supersteps);
+    }
+}
+
+/* After each simulated step: the reference's step, then the comparisons. */
+static bool each_step(int step, const graph_value *outputs, const simulate_result *r, void *ctx)
+{
+    train_check *tc = ctx;
+    graph *ref = tc->ref;
+    graph_value *rout = calloc((size_t)ref->n_outputs + 1, sizeof *rout);
+    void **ref_before = save_variables(ref);
+    char msg[1024];
+    bool ok = graph_eval_step(ref, tc->inputs, rout, msg, sizeof msg);
+    if (!ok) {
+        snprintf(tc->err, tc->err_size, "reference evaluator: %s", msg);
+    } else {
+        double hz = machine_get(tc->o->machine, MP_tile_clock_hz);
+        double sim_loss = graph_load_f64(outputs[0].dtype, outputs[0].data, 0);
+        double ref_loss = graph_load_f64(rout[0].dtype, rout[0].data, 0);
+        fprintf(tc->out, "step %d: loss %.6g (reference %.6g); %llu cycles, %.4g ms on %s, %.4g samples/s\n",
+                step + 1, sim_loss, ref_loss, (unsigned long long)r->cycles, 1e3 * (double)r->cycles / hz,
+                tc->o->machine->name, tc->samples / ((double)r->cycles / hz));
+        print_phases(tc->out, r, hz);
+        for (int i = 0; i < tc->sim->n_outputs; i++) {
+            const graph_tensor *t = &tc->sim->tensors[tc->sim->outputs[i]];
+            compare(tc, t->name, t->dtype, outputs[i].data, rout[i].data, (size_t)graph_shape_numel(&t->shape), NULL);
+        }
+        compare_updates(tc, ref_before);
+    }
+    for (int i = 0; i < ref->n_outputs; i++)
+        graph_value_free(&rout[i]);
+    free(rout);
+    free_saved(ref_before, ref->n_tensors);
+    /* the next step's "before" is this step's result */
+    free_saved(tc->before, tc->sim->n_tensors);
+    tc->before = save_variables(tc->sim);
+    return ok;
+}
+
+/* Inputs: floats as `ipusim run` fills them, labels in 0 .. classes - 1. */
+static graph_value *make_inputs(const graph *g, const struct train_info *info)
+{
+    graph_value *in = calloc((size_t)g->n_inputs + 1, sizeof *in);
+    if (!in)
+        fatal("out of memory");
+    for (int i = 0; i < g->n_inputs; i++) {
+        const graph_tensor *t = &g->tensors[g->inputs[i]];
+        size_t n = (size_t)graph_shape_numel(&t->shape);
+        in[i] = (graph_value){ .dtype = t->dtype, .shape = t->shape,
+                               .data = calloc(1, n * graph_dtype_size(t->dtype) + 1) };
+        long long classes = 0;
+        for (int l = 0; l < info->n_labels; l++)
+            if (!strcmp(info->label_name[l], t->name))
+                classes = info->label_classes[l];
+        uint64_t s = 0x9e3779b97f4a7c15ull * (uint64_t)(i + 1);
+        for (size_t k = 0; k < n; k++) {
+            s = s * 6364136223846793005ull + 1442695040888963407ull;
+            double u = (double)(s >> 11) / 9007199254740992.0;
+            if (graph_dtype_is_float(t->dtype))
+                graph_store_f64(t->dtype, in[i].data, k, 2 * u - 1);
+            else
+                graph_store_i64(t->dtype, in[i].data, k, (int64_t)(u * (double)(classes ? classes : 10)));
+        }
+    }
+    return in;
+}
+
+int validate_training(const char *model, graph *g, const lower_options *o, const struct train_info *info, int steps,
+                      FILE *out, char *err, size_t err_size)
+{
+    train_check tc = { .model = model, .sim = g, .ref = graph_clone(g), .o = o, .out = out, .err = err,
+                       .err_size = err_size };
+    tc.depth = validate_matmul_depth(g);
+    int c_exp = o->f16_matmul ? -10 : -18;
+    tc.c = ldexp(1, c_exp) * sqrt((double)(tc.depth ? tc.depth : 1));
+    tc.samples = g->n_inputs && g->tensors[g->inputs[0]].shape.rank ? g->tensors[g->inputs[0]].shape.dims[0] : 1;
+    graph_value *in = make_inputs(g, info);
+    tc.inputs = in;
+    tc.before = save_variables(g);
+    fprintf(out, "%s: training step on %s, %d step%s: %d weights (%lld elements); reference: the host evaluator's "
+                 "step (f64, rounded per op), its own trajectory\n", model, o->machine->name, steps,
+            steps == 1 ? "" : "s", info->weights, info->weight_elements);
+    fprintf(out, "tolerance: 2^%d sqrt(%d) (|want| + rms(want)) per element: %d matmuls and convolutions on the "
+                 "longest path of the step, in %s; a weight's change compared, not the weight\n", c_exp,
+            tc.depth ? tc.depth : 1, tc.depth, o->f16_matmul ? "f16 (--f16-matmul)" : "f32");
+    graph_value *outs = calloc((size_t)g->n_outputs + 1, sizeof *outs);
+    simulate_result r;
+    err[0] = 0;
+    bool ok = simulate_training(g, o, in, steps, outs, &r, each_step, &tc, err, err_size);
+    int failed = ok ? tc.failed : -1;
+    if (ok)
+        fprintf(out, "\n%s: %d step%s of %s within tolerance (%d tensors outside)\n", tc.failed ? "FAIL" : "PASS",
+                steps, steps == 1 ? "" : "s", model, tc.failed);
+    for (int i = 0; ok && i < g->n_outputs; i++)
+        graph_value_free(&outs[i]);
+    free(outs);
+    for (int i = 0; i < g->n_inputs; i++)
+        graph_value_free(&in[i]);
+    free(in);
+    free_saved(tc.before, g->n_tensors);
+    graph_free(tc.ref);
+    return failed;
+}
