@@ -525,3 +525,8 @@ bool lw_lower_gather(lowering *lw, const graph_node *n, int index)
     free(G.nl); free(G.nh); free(G.stage); free(G.oaddr);
     return !lw->failed;
 }
+
+bool lw_lower_gather_grad(lowering *lw, const graph_node *n, int index)
+{
+    return lw_unsupported(lw, n, index, "not yet");
+}
