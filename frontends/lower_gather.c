@@ -1,6 +1,7 @@
 /*
  * lower_gather.c — Gather whose indices are computed at run time (the
- * embedding lookup of BERT's token ids): ONNX Gather on axis 0 of a table
+ * embedding lookup of BERT's token ids), and its gradient GatherGrad (the
+ * scatter-add, at the end of the file): ONNX Gather on axis 0 of a table
  * data [V, D...] with indices of any shape (i32 or i64), out =
  * indices.shape + data.shape[1:]; rows of any element type that are whole
  * 32-bit words (f32, f16 with an even row, i32, ...), summed only in f32.

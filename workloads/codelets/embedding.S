@@ -5,6 +5,9 @@
 //
 //   vtx_gather_range   out row i = table row IDX[i] - BASE when this tile
 //                      holds it, else zeros
+//   vtx_scatter_add_range_f32
+//                      table row IDX[i] - BASE += dY row i when this tile
+//                      holds it (the lookup's gradient; at the end)
 //
 // Per index: the index is loaded, a negative one moved up by TOTAL_ROWS
 // (the sign smeared by shrs and masked, no branch), checked against

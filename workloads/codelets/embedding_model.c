@@ -1,8 +1,10 @@
 /*
- * embedding_model.c — the bit-exact model of vtx_gather_range
- * (workloads/codelets/embedding.S; what it does is in embedding.h).  The
- * codelet only moves bits, so the model is byte copies and zero fills in
- * the codelet's order, stopping where the codelet traps.
+ * embedding_model.c — the bit-exact models of vtx_gather_range and
+ * vtx_scatter_add_range_f32 (workloads/codelets/embedding.S; what they do
+ * is in embedding.h).  The gather only moves bits, so its model is byte
+ * copies and zero fills in the codelet's order, stopping where the codelet
+ * traps; the scatter-add's is f32add as the tile computes it, in the
+ * codelet's order, and the cycle count of its timing table.
  */
 #include "embedding.h"
 

@@ -5,6 +5,8 @@
 //
 //   vtx_maxpool_nhwc_f32   out[oh][ow][c] = max over the window of in[.][.][c]
 //   vtx_avgpool_nhwc_f32   out[oh][ow][c] = (sum over the window) * f32oox(count)
+//   vtx_maxpool_grad_nhwc_f32  dX[first max of each window][c] += dY[oh][ow][c]
+//                          (the max pool's gradient; at the end)
 //
 // Channels last, so a pixel's channels are contiguous and the window's
 // positions are C * 4 bytes apart along a row.  A worker walks its output
@@ -533,7 +535,7 @@ mpg_find:
     { add   $m0, $m0, $m2 ; fnop }
     { brnzdec $m4, mpg_find_row ; fnop }
     { bri   mpg_chan_next ; fnop }                      // none (a NaN max): no gradient
-// ---- found (4 for the position): 6 when outside the worker's rows, else 16 ------
+// ---- found (4 for the position): 6 when outside the worker's rows, else 15 ------
 mpg_found:
     { ld32  $m10, $m13, $mzero, MPG_V_OWN_AT ; fnop }
     { sub   $m0, $m0, $m1 ; fnop }
@@ -552,7 +554,7 @@ mpg_found:
     { st32  $a0, $m0, $mzero, 0 ; fnop }
 mpg_chan_next:
     { brnz  $m9, mpg_chan ; fnop }
-// ---- the next pixel: 5; the next row: 4 ----------------------------------------------
+// ---- the next pixel: 6; the next row: 4 ----------------------------------------------
 mpg_pixel_next:
     { ld32  $m4, $m13, $mzero, MPG_V_DY_PIXEL_STEP ; fnop }
     { add   $m7, $m7, $m4 ; fnop }
