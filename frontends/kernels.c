@@ -41,6 +41,8 @@ const uint32_t KERNEL_PACK_F32_WORDS = PACK_F32_V_WORDS;
 const uint32_t KERNEL_GATHER_RANGE_WORDS = GATHER_RANGE_V_WORDS;
 const uint32_t KERNEL_GATHER_MAX_ROW_BYTES = EMBEDDING_MAX_ROW_BYTES;
 const uint32_t KERNEL_FILL_WORDS = FILL_V_WORDS;
+const uint32_t KERNEL_MAXPOOL_GRAD_WORDS = MPG_V_WORDS;
+const uint32_t KERNEL_SCATTER_ADD_WORDS = SCATTER_ADD_V_WORDS;
 
 /* Measured tile cycles per element with six workers at a large size (the
  * tables in the codelets' headers); the planner only compares them. */
@@ -69,6 +71,7 @@ bool kernel_symbols_find(const codelet_library *lib, kernel_symbols *k, char *er
         SYM(vtx_pack_b_f16, true), SYM(vtx_maxpool_nhwc_f32, true), SYM(vtx_avgpool_nhwc_f32, true),
         SYM(vtx_pack_b_f32, true), SYM(vtx_reduce_cols_f32, true), SYM(vtx_transpose_f32, true),
         SYM(vtx_gather_range, true), SYM(vtx_fill, true),
+        SYM(vtx_maxpool_grad_nhwc_f32, true), SYM(vtx_scatter_add_range_f32, true),
 #undef SYM
     };
     memset(k, 0, sizeof *k);
@@ -326,4 +329,47 @@ void kernel_pool_record(uint32_t *rec, uint32_t in, uint32_t out, const kernel_p
     rec[POOL_V_OH1] = oh1;
     rec[POOL_V_COUNT_INCLUDE_PAD] = count_include_pad;
     rec[POOL_V_CHANS] = chans;
+}
+
+void kernel_maxpool_grad_record(uint32_t *rec, uint32_t in, uint32_t dy, uint32_t dx, const kernel_pool_shape *s,
+                                uint32_t oh0, uint32_t oh1, uint32_t ih0, uint32_t ih1, uint32_t chans,
+                                uint32_t dy_pixel_step, uint32_t dy_chan_step)
+{
+    memset(rec, 0, MPG_V_WORDS * sizeof *rec);
+    rec[MPG_V_IN] = in;
+    rec[MPG_V_DY] = dy;
+    rec[MPG_V_DX] = dx;
+    rec[MPG_V_H] = s->h;
+    rec[MPG_V_W] = s->w;
+    rec[MPG_V_C] = s->c;
+    rec[MPG_V_KH] = s->kh;
+    rec[MPG_V_KW] = s->kw;
+    rec[MPG_V_SH] = s->sh;
+    rec[MPG_V_SW] = s->sw;
+    rec[MPG_V_PT] = s->pt;
+    rec[MPG_V_PL] = s->pl;
+    rec[MPG_V_OW] = s->ow;
+    rec[MPG_V_OH0] = oh0;
+    rec[MPG_V_OH1] = oh1;
+    rec[MPG_V_IH0] = ih0;
+    rec[MPG_V_IH1] = ih1;
+    rec[MPG_V_CHANS] = chans;
+    rec[MPG_V_DY_PIXEL_STEP] = dy_pixel_step;
+    rec[MPG_V_DY_CHAN_STEP] = dy_chan_step;
+}
+
+void kernel_scatter_add_record(uint32_t *rec, uint32_t table, uint32_t idx, uint32_t dy, uint32_t n,
+                               uint32_t row_bytes, uint32_t dy_step_bytes, uint32_t base, uint32_t table_rows,
+                               uint32_t total_rows, bool zero)
+{
+    rec[SCATTER_ADD_V_TABLE] = table;
+    rec[SCATTER_ADD_V_IDX] = idx;
+    rec[SCATTER_ADD_V_DY] = dy;
+    rec[SCATTER_ADD_V_N] = n;
+    rec[SCATTER_ADD_V_ROW_BYTES] = row_bytes;
+    rec[SCATTER_ADD_V_DY_STEP] = dy_step_bytes;
+    rec[SCATTER_ADD_V_BASE] = base;
+    rec[SCATTER_ADD_V_TABLE_ROWS] = table_rows;
+    rec[SCATTER_ADD_V_TOTAL_ROWS] = total_rows;
+    rec[SCATTER_ADD_V_ZERO] = zero;
 }

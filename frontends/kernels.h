@@ -27,6 +27,7 @@ typedef struct kernel_symbols {
     uint32_t sv_matmul_f16, sv_matmul_f32;      /* 0 when the library lacks it */
     uint32_t vtx_pack_b_f16, vtx_maxpool_nhwc_f32, vtx_avgpool_nhwc_f32;
     uint32_t vtx_pack_b_f32, vtx_reduce_cols_f32, vtx_transpose_f32, vtx_gather_range, vtx_fill;
+    uint32_t vtx_maxpool_grad_nhwc_f32, vtx_scatter_add_range_f32;
 } kernel_symbols;
 
 /* Look the symbols up; false with err naming a missing one. */
@@ -56,6 +57,7 @@ extern const uint32_t KERNEL_COPY_WORDS, KERNEL_UNARY_WORDS, KERNEL_BINARY_WORDS
     KERNEL_POOL_MAX_KW, KERNEL_REDUCE_COLS_WORDS, KERNEL_REDUCE_COLS_MAX_ROWS, KERNEL_TRANSPOSE_WORDS,
     KERNEL_TRANSPOSE_MAX_COLS, KERNEL_MATMUL_F32_WORDS, KERNEL_MATMUL_F32_SCRATCH_BYTES, KERNEL_PACK_F32_WORDS,
     KERNEL_GATHER_RANGE_WORDS, KERNEL_GATHER_MAX_ROW_BYTES, KERNEL_FILL_WORDS;
+extern const uint32_t KERNEL_MAXPOOL_GRAD_WORDS, KERNEL_SCATTER_ADD_WORDS;
 
 void kernel_copy_record(uint32_t *rec, uint32_t src, uint32_t dst, uint32_t bytes);
 /* vtx_fill: bytes (a multiple of 4) of zeros from dst (8-byte aligned). */
@@ -101,6 +103,16 @@ typedef struct kernel_pool_shape {
 } kernel_pool_shape;
 void kernel_pool_record(uint32_t *rec, uint32_t in, uint32_t out, const kernel_pool_shape *s, uint32_t oh0,
                         uint32_t oh1, uint32_t chans, bool count_include_pad);
+/* vtx_maxpool_grad_nhwc_f32 (pool.h): s->oh unused; oh0..oh1 the output rows
+ * visited, ih0..ih1 the dX rows owned (dx: pixel (ih0, 0)); dY steps in bytes. */
+void kernel_maxpool_grad_record(uint32_t *rec, uint32_t in, uint32_t dy, uint32_t dx, const kernel_pool_shape *s,
+                                uint32_t oh0, uint32_t oh1, uint32_t ih0, uint32_t ih1, uint32_t chans,
+                                uint32_t dy_pixel_step, uint32_t dy_chan_step);
+/* vtx_scatter_add_range_f32 (embedding.h): table rows [base, base +
+ * table_rows) (zeroed first when zero) += dY row i where idx[i] is one. */
+void kernel_scatter_add_record(uint32_t *rec, uint32_t table, uint32_t idx, uint32_t dy, uint32_t n,
+                               uint32_t row_bytes, uint32_t dy_step_bytes, uint32_t base, uint32_t table_rows,
+                               uint32_t total_rows, bool zero);
 /* sv_matmul_f32: C[m x n] += A[m x k] B (packed), all f32. */
 void kernel_matmul_f32_record(uint32_t *rec, uint32_t a, uint32_t b, uint32_t c, uint32_t m, uint32_t k, uint32_t n,
                               uint32_t a_row_step, uint32_t c_row_step, uint32_t scratch);

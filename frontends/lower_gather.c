@@ -1,6 +1,7 @@
 /*
  * lower_gather.c — Gather whose indices are computed at run time (the
- * embedding lookup of BERT's token ids): ONNX Gather on axis 0 of a table
+ * embedding lookup of BERT's token ids), and its gradient GatherGrad (the
+ * scatter-add, at the end of the file): ONNX Gather on axis 0 of a table
  * data [V, D...] with indices of any shape (i32 or i64), out =
  * indices.shape + data.shape[1:]; rows of any element type that are whole
  * 32-bit words (f32, f16 with an even row, i32, ...), summed only in f32.
@@ -523,5 +524,177 @@ bool lw_lower_gather(lowering *lw, const graph_node *n, int index)
     }
     free(G.rl); free(G.rh); free(G.idx); free(G.raw); free(G.tab); free(G.part);
     free(G.nl); free(G.nh); free(G.stage); free(G.oaddr);
+    return !lw->failed;
+}
+
+/* ---- GatherGrad: the scatter-add into the table (the embedding's gradient) ----
+ *
+ * PopLibs' multiUpdateAdd: the f32 table dT [V, D] is cut into C column
+ * slices of w elements and R row ranges, one block a tile (C x R tiles);
+ * each table tile receives all N indices and its slice of every dY row
+ * (N x w; all of dY when C = 1), and runs vtx_scatter_add_range_f32
+ * (embedding.h), its six workers holding disjoint rows of its block: the
+ * block zeroed, then every dY row whose index falls in a worker's rows
+ * added there in index order.  The block is dT's storage: rows of D when C
+ * = 1, else one piece of w a row.  The plan is the estimate of tile cycles
+ * (indices and dY in, the zeroing, every worker scanning every index, the
+ * rows added) over C in 1, 2, 4 .. 16 (C bounded so that dT has at most 16
+ * pieces a row), R as many row ranges as the tiles allow. */
+
+typedef struct scatter_plan {
+    uint64_t w;
+    uint32_t c, r;
+    double cycles;
+    uint64_t mem_bytes;
+} scatter_plan;
+
+/* The cheapest plan that fits `avail` bytes a tile (else the smallest). */
+static scatter_plan choose_scatter_plan(const gather_shape *s, uint32_t tiles, uint64_t avail)
+{
+    scatter_plan best = { 0 }, smallest = { 0 };
+    bool found = false;
+    smallest.mem_bytes = UINT64_MAX;
+    for (uint32_t cw = 1; cw <= 16; cw *= 2) {
+        uint64_t w = (ceil_div(s->d, cw) + 1) & ~(uint64_t)1;      /* pairs */
+        if (w > s->d)
+            w = s->d;
+        if (w * 4 > KERNEL_GATHER_MAX_ROW_BYTES)
+            continue;
+        scatter_plan p = { .w = w, .c = (uint32_t)ceil_div(s->d, w) };
+        if (p.c > tiles)
+            break;
+        p.r = (uint32_t)min_u64(tiles / p.c, s->v);
+        uint64_t rows = ceil_div(s->v, p.r);
+        double n = (double)s->n, pairs = (double)(w + 1) / 2;
+        p.cycles = (p.c > 1 ? n : 1.0) * GATHER_STEP_CYCLES + n * (double)w + n * s->ieb / 4.0
+                   + (double)rows * (pairs + 2) + 6.0 * n * 11.0 + n / p.r * (15.0 + 4.0 * pairs)
+                   + 2 * GATHER_SET_CYCLES;
+        p.mem_bytes = rows * w * 4 + s->n * w * 4 + index_bytes(s) + 3 * CODELET_READ_SLACK_BYTES;
+        if (p.mem_bytes < smallest.mem_bytes)
+            smallest = p;
+        if (p.mem_bytes <= avail * 9 / 10 && (!found || p.cycles < best.cycles)) {
+            best = p;
+            found = true;
+        }
+        if (p.w == s->d && cw > 1)
+            break;
+    }
+    return found ? best : smallest;
+}
+
+/* Phase 1 on table tile k: dT's block placed, the indices and the dY slice
+ * received; *idx, *raw, *dy their addresses. */
+static bool place_scatter_tile(lowering *lw, const graph_node *n, const gather_shape *s, const scatter_plan *p,
+                               uint32_t k, const uint64_t *rl, const uint64_t *rh, uint32_t *blk, uint32_t *raw,
+                               uint32_t *idx, uint32_t *dy, const char *what)
+{
+    int dyt = n->inputs[0], ix = n->inputs[1], out = n->outputs[0];
+    uint32_t c = k / p->r, r = k % p->r, tile = lw_tile_of(lw, k);
+    uint64_t c0 = (uint64_t)c * p->w, wc = min_u64(p->w, s->d - c0), rows = rh[r] - rl[r];
+    *blk = lw_tensor_alloc(lw, out, tile, rows * wc * 4, PREFER_REGION1, 8, false, what);
+    if (!*blk)
+        return false;
+    if (p->c == 1)
+        lw_add_piece(lw, out, tile, *blk, rl[r] * s->d, rows * s->d);
+    else
+        for (uint64_t i = 0; i < rows && !lw->failed; i++)
+            lw_add_piece(lw, out, tile, *blk + (uint32_t)(i * wc * 4), (rl[r] + i) * s->d + c0, wc);
+    if (!s->n)
+        return !lw->failed;
+    *raw = lw_fetch(lw, ix, 0, s->n, tile, PREFER_REGION1);
+    if (!*raw)
+        return false;
+    uint64_t even_n = (s->n + 1) & ~(uint64_t)1;
+    *idx = s->ieb == 8 ? lw_scratch_alloc(lw, tile, even_n * 8, PREFER_REGION1, 8, "narrowed indices") : *raw;
+    if (!*idx)
+        return false;
+    if (p->c == 1) {
+        *dy = lw_fetch(lw, dyt, 0, s->n * s->d, tile, PREFER_REGION1);
+        return *dy != 0;
+    }
+    *dy = lw_scratch_alloc(lw, tile, s->n * wc * 4, PREFER_REGION1, 8, "gradient slices");
+    for (uint64_t i = 0; i < s->n && *dy && !lw->failed; i++)
+        lw_fetch_into(lw, dyt, i * s->d + c0, wc, tile, *dy + (uint32_t)(i * wc * 4));
+    return *dy && !lw->failed;
+}
+
+/* Phase 2 on table tile k: i64 indices narrowed, then the scatter-add, the
+ * workers sharing the block's rows. */
+static void run_scatter_tile(lowering *lw, const gather_shape *s, const scatter_plan *p, uint32_t k,
+                             const uint64_t *rl, const uint64_t *rh, uint32_t blk, uint32_t raw, uint32_t idx,
+                             uint32_t dy)
+{
+    uint32_t c = k / p->r, r = k % p->r, tile = lw_tile_of(lw, k);
+    uint64_t wc = min_u64(p->w, s->d - (uint64_t)c * p->w), even_n = (s->n + 1) & ~(uint64_t)1;
+    worker_set ws;
+    if (s->ieb == 8 && s->n) {
+        if (!lw_workers_begin(lw, tile, KERNEL_TRANSPOSE_WORDS, s->n, &ws))
+            return;
+        for (int w = 0; w < CODELET_WORKERS; w++)
+            kernel_transpose_record(ws.rec[w], raw + (uint32_t)(ws.lo[w] * 8), idx + (uint32_t)(ws.lo[w] * 4),
+                                    (uint32_t)(ws.hi[w] - ws.lo[w]), 2, 8, (uint32_t)(even_n * 4));
+        lw_workers_run(lw, tile, lw->kernels.vtx_transpose_f32, &ws);
+    }
+    if (!lw_workers_begin(lw, tile, KERNEL_SCATTER_ADD_WORDS, rh[r] - rl[r], &ws))
+        return;
+    for (int w = 0; w < CODELET_WORKERS; w++)
+        kernel_scatter_add_record(ws.rec[w], blk + (uint32_t)(ws.lo[w] * wc * 4), idx, dy, (uint32_t)s->n,
+                                  (uint32_t)(wc * 4), (uint32_t)(wc * 4), (uint32_t)(rl[r] + ws.lo[w]),
+                                  (uint32_t)(ws.hi[w] - ws.lo[w]), (uint32_t)s->v, true);
+    lw_workers_run(lw, tile, lw->kernels.vtx_scatter_add_range_f32, &ws);
+}
+
+bool lw_lower_gather_grad(lowering *lw, const graph_node *n, int index)
+{
+    const graph *g = lw->g;
+    int dyt = n->inputs[0], ix = n->inputs[1], out = n->outputs[0];
+    const graph_tensor *ot = &g->tensors[out];
+    int axis = ops_norm_axis(graph_attr_int(n, "axis"), ot->shape.rank);
+    if (axis != 0)
+        return lw_unsupported(lw, n, index, "GatherGrad on an axis other than 0 is not lowered (the "
+                                            "embedding gradient, axis 0, is)");
+    if (ot->dtype != GDT_F32)
+        return lw_unsupported(lw, n, index, "only f32 (the scatter-add codelet adds in f32)");
+    if (lw->tensor[dyt].permuted)
+        return lw_unsupported(lw, n, index, "a gradient kept channels-last");
+    gather_shape s = {
+        .v = (uint64_t)ot->shape.dims[0],
+        .n = (uint64_t)graph_shape_numel(&g->tensors[ix].shape),
+        .eb = 4,
+        .ieb = lw->tensor[ix].element_bytes,
+        .can_sum = true,
+    };
+    uint64_t total = (uint64_t)graph_shape_numel(&ot->shape);
+    if (!total) {
+        lw->tensor[out].placed = true;
+        return true;
+    }
+    s.d = total / s.v;
+    if (s.v > (1ull << 31))
+        return lw_unsupported(lw, n, index, "a table of more than 2^31 rows (the codelet's indices are i32)");
+    uint64_t avail, block;
+    free_bytes(lw, &avail, &block);
+    scatter_plan p = choose_scatter_plan(&s, lw->tiles, block < avail ? block : avail);
+    if (!p.c)
+        return lw_unsupported(lw, n, index, "table rows wider than the scatter-add codelet takes");
+    uint32_t tiles = p.c * p.r;
+    char what[96];
+    snprintf(what, sizeof what, "tensor '%s'", ot->name);
+    uint64_t *rl = malloc(p.r * sizeof *rl), *rh = malloc(p.r * sizeof *rh);
+    uint32_t *addr = calloc((size_t)tiles * 4, sizeof *addr);
+    if (!rl || !rh || !addr) {
+        free(rl); free(rh); free(addr);
+        return lw_fail(lw, "out of host memory");
+    }
+    lw_linear_split(s.v, 1, p.r, rl, rh);
+    for (uint32_t k = 0; k < tiles && !lw->failed; k++)
+        if (!place_scatter_tile(lw, n, &s, &p, k, rl, rh, &addr[4 * k], &addr[4 * k + 1], &addr[4 * k + 2],
+                                &addr[4 * k + 3], what))
+            break;
+    if (!lw->failed)
+        lw_end_phase(lw);
+    for (uint32_t k = 0; k < tiles && !lw->failed; k++)
+        run_scatter_tile(lw, &s, &p, k, rl, rh, addr[4 * k], addr[4 * k + 1], addr[4 * k + 2], addr[4 * k + 3]);
+    free(rl); free(rh); free(addr);
     return !lw->failed;
 }

@@ -267,6 +267,10 @@ bool lw_lower_cast(lowering *lw, const graph_node *n, int index);
 bool lw_lower_reduce(lowering *lw, const graph_node *n, int index);
 int lw_pow_form(const graph *g, const graph_node *n);
 bool lw_lower_pool(lowering *lw, const graph_node *n, int index);
+/* The gradients of MaxPool (lower_pool_grad.c) and of the embedding
+ * lookup, a scatter-add into the table's rows (lower_gather.c). */
+bool lw_lower_maxpool_grad(lowering *lw, const graph_node *n, int index);
+bool lw_lower_gather_grad(lowering *lw, const graph_node *n, int index);
 /* Ops that keep their image channels-last (NHWC): convolutions and pools. */
 bool lw_channels_last_op(graph_op op);
 /* The tensors kept channels-last (lower_layout.c), per tensor; malloc'd. */

@@ -59,15 +59,23 @@ typedef struct rig {
     uint32_t next;
 } rig;
 
+static bool rig_open_entry(rig *r, const char *entry, uint32_t words);
+
 static bool rig_open(rig *r)
+{
+    return rig_open_entry(r, "vtx_gather_range", GATHER_RANGE_V_WORDS);
+}
+
+/* The rig running `entry` on six records of `words` words. */
+static bool rig_open_entry(rig *r, const char *entry, uint32_t words)
 {
     char text[512], err[4096];
     snprintf(text, sizeof text,
              ".include \"workloads/codelets/embedding.S\"\n"
              "    .align 8\n    .globl __supervisor\n    .supervisor\n__supervisor:\n"
-             "    setzi $m5, %u\n    setzi $m6, %u\n    setzi $m7, vtx_gather_range\n"
+             "    setzi $m5, %u\n    setzi $m6, %u\n    setzi $m7, %s\n"
              "    runall $m7, $m5, $m6\n    sync 0\n    exitz $mzero\n",
-             REC_ADDR, GATHER_RANGE_V_WORDS * 4u);
+             REC_ADDR, words * 4u, entry);
     const char *dirs[] = {IPUSIM_SOURCE_DIR};
     asm_options opt = {.include_dirs = dirs, .n_include_dirs = 1};
     memset(r, 0, sizeof *r);
@@ -380,6 +388,176 @@ static void test_bert_rows(void)
            (unsigned long long)res.cycles, res.cycles / 96.0, res.cycles / (96.0 * 3072));
 }
 
+
+/* ---- vtx_scatter_add_range_f32 ---------------------------------------------------- */
+
+/* A scatter-add case: the tile holds table rows [base, base + rows), split
+ * among the workers in `share` rows each (disjoint), every worker scanning
+ * all n indices; dY rows dy_step apart. */
+typedef struct scatter_case {
+    uint32_t row_bytes, dy_step, base, rows, total_rows, n;
+    uint32_t share[WORKERS];
+    uint32_t dy_phase;          /* dY at 0 or 4 mod 8 */
+    bool zero;
+    unsigned held_in_4;
+    uint32_t seed;
+    const int32_t *fixed_idx;
+} scatter_case;
+
+static gather_result scatter_run(const scatter_case *sc)
+{
+    gather_result res;
+    memset(&res, 0, sizeof res);
+    rig r;
+    if (!rig_open_entry(&r, "vtx_scatter_add_range_f32", SCATTER_ADD_V_WORDS)) {
+        CU_FAIL("rig");
+        rig_close(&r);
+        return res;
+    }
+    lcg_state = sc->seed;
+    size_t tb = (size_t)sc->rows * sc->row_bytes, db = sc->n ? (size_t)(sc->n - 1) * sc->dy_step + sc->row_bytes : 0;
+    float *table = malloc(tb + SLACK_BYTES), *model = malloc(tb + SLACK_BYTES), *dy = malloc(db + 4);
+    int32_t *idx = malloc((size_t)sc->n * 4 + 4);
+    for (size_t i = 0; i < (tb + SLACK_BYTES) / 4; i++) {
+        uint32_t v = i < tb / 4 ? 0x3f800000u + (lcg() & 0xffff) : SENTINEL;   /* [1, 1.008): zeroing shows */
+        memcpy(&table[i], &v, 4);
+    }
+    memcpy(model, table, tb + SLACK_BYTES);
+    for (size_t i = 0; i < db / 4; i++)
+        dy[i] = (float)((int32_t)(lcg() & 0xfffff) - 0x80000) * 0x1p-12f;
+    for (uint32_t i = 0; i < sc->n; i++) {
+        int64_t k = lcg() % 4 < sc->held_in_4 ? sc->base + (int64_t)(lcg() % sc->rows) : (int64_t)(lcg() % sc->total_rows);
+        if (lcg() % 4 == 0)
+            k -= sc->total_rows;
+        idx[i] = sc->fixed_idx ? sc->fixed_idx[i] : (int32_t)k;
+    }
+    uint32_t t_addr = rig_alloc(&r, tb, 0), i_addr = rig_alloc(&r, (size_t)sc->n * 4, 4);
+    uint32_t d_addr = rig_alloc(&r, db, sc->dy_phase);
+    CU_ASSERT_EQUAL(tmem_write_bytes(&r.t->s.mem, t_addr, table, tb + SLACK_BYTES), TMEM_OK);
+    CU_ASSERT_EQUAL(tmem_write_bytes(&r.t->s.mem, i_addr, idx, (size_t)sc->n * 4), TMEM_OK);
+    CU_ASSERT_EQUAL(tmem_write_bytes(&r.t->s.mem, d_addr, dy, db), TMEM_OK);
+    uint32_t rec[WORKERS * SCATTER_ADD_V_WORDS];
+    uint64_t w[WORKERS];
+    uint32_t first = 0;
+    for (unsigned k = 0; k < WORKERS; k++) {
+        uint32_t *v = rec + k * SCATTER_ADD_V_WORDS;
+        scatter_add_shape sh = {sc->row_bytes, sc->dy_step, sc->base + first, sc->share[k], sc->total_rows, sc->zero};
+        uint32_t ta = t_addr + first * sc->row_bytes;
+        v[SCATTER_ADD_V_TABLE] = ta;
+        v[SCATTER_ADD_V_IDX] = i_addr;
+        v[SCATTER_ADD_V_DY] = d_addr;
+        v[SCATTER_ADD_V_N] = sc->n;
+        v[SCATTER_ADD_V_ROW_BYTES] = sc->row_bytes;
+        v[SCATTER_ADD_V_DY_STEP] = sc->dy_step;
+        v[SCATTER_ADD_V_BASE] = sh.base;
+        v[SCATTER_ADD_V_TABLE_ROWS] = sh.table_rows;
+        v[SCATTER_ADD_V_TOTAL_ROWS] = sc->total_rows;
+        v[SCATTER_ADD_V_ZERO] = sc->zero;
+        bool pairs = ((sc->row_bytes | sc->dy_step | d_addr | ta) & 7) == 0;
+        w[k] = embedding_model_scatter_add_cycles(idx, sc->n, &sh, pairs);
+        CU_ASSERT_EQUAL(embedding_model_scatter_add(model + first * sc->row_bytes / 4, idx, dy, sc->n, &sh), sc->n);
+        first += sc->share[k];
+    }
+    CU_ASSERT_EQUAL(first, sc->rows);
+    CU_ASSERT_EQUAL(tmem_write_bytes(&r.t->s.mem, REC_ADDR, rec, sizeof rec), TMEM_OK);
+    res.stop = tile_run_alone(r.t, 100000000);
+    res.ran = res.stop == TILE_STOP_END;
+    res.cycles = r.t->s.cycle;
+    res.hand = hand_cycles(w);
+    CU_ASSERT_EQUAL(tmem_read_bytes(&r.t->s.mem, t_addr, table, tb + SLACK_BYTES), TMEM_OK);
+    for (size_t i = 0; i < (tb + SLACK_BYTES) / 4; i++)
+        if (memcmp(&table[i], &model[i], 4) && res.mismatches++ < 4)
+            fprintf(stderr, "\n  table word %zu: codelet %g, model %g", i, table[i], model[i]);
+    free(table); free(model); free(dy); free(idx);
+    rig_close(&r);
+    return res;
+}
+
+/* The model on values worked by hand: rows 10..12 of a 20-row table of
+ * two floats; indices 10 twice (they accumulate), -8 (= 12), 9 (not held). */
+static void test_scatter_model(void)
+{
+    float table[6] = {7, 7, 7, 7, 7, 7};
+    const float dy[8] = {1, 2, 0.5f, 0.25f, 100, 200, 8, 16};
+    const int32_t idx[4] = {10, 9, 10, -8};
+    scatter_add_shape s = {.row_bytes = 8, .dy_step_bytes = 8, .base = 10, .table_rows = 3, .total_rows = 20,
+                           .zero = true};
+    CU_ASSERT_EQUAL(embedding_model_scatter_add(table, idx, dy, 4, &s), 4);
+    const float want[6] = {1 + 100, 2 + 200, 0, 0, 8, 16};
+    for (unsigned i = 0; i < 6; i++)
+        CU_ASSERT_EQUAL(f32_bits(table[i]), f32_bits(want[i]));
+    /* Without zeroing the rows keep what they held; 20 is out of range. */
+    s.zero = false;
+    const int32_t bad[2] = {11, 20};
+    CU_ASSERT_EQUAL(embedding_model_scatter_add(table, bad, dy, 2, &s), 1);
+    CU_ASSERT_EQUAL(f32_bits(table[2]), f32_bits(1.0f));
+    CU_ASSERT_EQUAL(f32_bits(table[3]), f32_bits(2.0f));
+    /* Cycles: pairs, P = 1: 16 + (4 + 3 x 3) + 2 + (19 + 11 + 19 + 19). */
+    s.zero = true;
+    CU_ASSERT_EQUAL(embedding_model_scatter_add_cycles(idx, 4, &s, true), 16 + 13 + 2 + 68);
+    CU_ASSERT_EQUAL(embedding_model_scatter_add_cycles(idx, 0, &s, true), 16 + 13 + 1);
+    s.table_rows = 0;
+    CU_ASSERT_EQUAL(embedding_model_scatter_add_cycles(idx, 4, &s, true), 3);
+}
+
+/* Pairs and words, repeated indices, workers with no rows, against the
+ * model bit for bit and its cycles. */
+static void test_scatter_rows(void)
+{
+    static const struct { uint32_t row_bytes, dy_step, base, total, dy_phase; bool zero; } shapes_sa[] = {
+        {16, 16, 100, 300, 0, true},     /* pairs */
+        {24, 32, 0, 30, 0, true},        /* pairs, gaps between dY rows */
+        {12, 12, 40, 64, 0, true},       /* words: 12-byte rows */
+        {16, 16, 30, 60, 4, true},       /* words: dY 4 mod 8 */
+        {8, 8, 5, 40, 0, false},         /* adds to what the rows held */
+    };
+    static const uint32_t shares[][WORKERS] = {{3, 1, 0, 4, 2, 2}, {0, 0, 12, 0, 0, 0}};
+    for (unsigned i = 0; i < sizeof shapes_sa / sizeof shapes_sa[0]; i++)
+        for (unsigned j = 0; j < 2; j++) {
+            scatter_case sc;
+            memset(&sc, 0, sizeof sc);
+            sc.row_bytes = shapes_sa[i].row_bytes;
+            sc.dy_step = shapes_sa[i].dy_step;
+            sc.base = shapes_sa[i].base;
+            sc.rows = 12;
+            sc.total_rows = shapes_sa[i].total;
+            sc.n = 40;
+            memcpy(sc.share, shares[j], sizeof sc.share);
+            sc.dy_phase = shapes_sa[i].dy_phase;
+            sc.zero = shapes_sa[i].zero;
+            sc.held_in_4 = 3;
+            sc.seed = 400u + 2 * i + j;
+            gather_result res = scatter_run(&sc);
+            check_ran(&res);
+        }
+}
+
+/* BERT-Base's word embedding gradient: rows of 768 f32, 21 of the 30522
+ * rows on the tile (3 or 4 a worker), 128 indices of which 2 are held. */
+static void test_scatter_bert(void)
+{
+    scatter_case sc;
+    memset(&sc, 0, sizeof sc);
+    sc.row_bytes = sc.dy_step = 3072;
+    sc.base = 2000;
+    sc.rows = 21;
+    sc.total_rows = 30522;
+    sc.n = 128;
+    const uint32_t share[WORKERS] = {4, 4, 4, 3, 3, 3};
+    memcpy(sc.share, share, sizeof share);
+    sc.zero = true;
+    sc.seed = 2025;
+    int32_t idx[128];
+    for (unsigned i = 0; i < 128; i++)
+        idx[i] = (int32_t)((i * 7919u) % 30522u);
+    idx[5] = 2003;
+    idx[77] = 2003 - 30522;
+    sc.fixed_idx = idx;
+    gather_result res = scatter_run(&sc);
+    check_ran(&res);
+    printf("\n    128 indices into 21 rows of 3072 B: %llu tile cycles\n", (unsigned long long)res.cycles);
+}
+
 void test_register(void)
 {
     ADD_SUITE("codelets_embedding",
@@ -387,5 +565,8 @@ void test_register(void)
               {"rows held and not held, pairs and words, vs model", test_rows},
               {"hand-counted cycles", test_hand_cycles},
               {"index out of range traps", test_bad_index},
-              {"BERT-Base rows", test_bert_rows});
+              {"BERT-Base rows", test_bert_rows},
+              {"scatter-add: model on hand-worked values", test_scatter_model},
+              {"scatter-add: pairs and words vs model, hand cycles", test_scatter_rows},
+              {"scatter-add: BERT-Base rows", test_scatter_bert});
 }

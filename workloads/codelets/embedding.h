@@ -6,6 +6,10 @@
  *   vtx_gather_range   ONNX Gather on axis 0 of a table split by rows over
  *                      tiles: out row i = table row IDX[i] when this tile
  *                      holds it, zeros when another tile does
+ *   vtx_scatter_add_range_f32
+ *                      the gradient of the lookup (PopLibs' multiUpdateAdd):
+ *                      the table rows held here, zeroed, += the dY rows
+ *                      whose index falls among them (record at the end)
  *
  * An embedding table of TOTAL_ROWS rows is too large for one tile; each
  * tile holds the rows [BASE, BASE + TABLE_ROWS) (row_bytes each) and runs
@@ -49,6 +53,7 @@
 #ifndef IPUSIM_CODELETS_EMBEDDING_H
 #define IPUSIM_CODELETS_EMBEDDING_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -82,5 +87,64 @@ typedef struct gather_range_shape {
  * out between rows are left alone. */
 size_t embedding_model_gather_range(const void *table, const int32_t *idx, void *out, size_t n,
                                     const gather_range_shape *s);
+
+/* ---- vtx_scatter_add_range_f32 -----------------------------------------------
+ * The tile holds rows [BASE, BASE + TABLE_ROWS) of an f32 table (dTable),
+ * ROW_BYTES each, contiguous from TABLE.  When ZERO is set they are first
+ * zeroed (+0).  Then for i < N, in order: idx = IDX[i] as vtx_gather_range
+ * takes it (negative: + TOTAL_ROWS; outside [0, TOTAL_ROWS): trap
+ * EMBEDDING_TRAP_BAD_INDEX, the rows of indices before i added); when
+ * BASE <= idx < BASE + TABLE_ROWS, table row idx - BASE += dY row i (at DY
+ * + i DY_STEP), element by element with f32v2add (pairs) or f32add
+ * (words): one rounding each, so a row hit by indices i1 < i2 < ... holds
+ * ((0 + dY[i1]) + dY[i2]) + ..., flushed as the tile's arithmetic flushes
+ * denormals.  Workers must hold disjoint rows (two workers adding to one
+ * row would race).  A record with TABLE_ROWS == 0 does nothing; with N ==
+ * 0 it only zeroes.
+ *
+ * Pairs when ROW_BYTES, DY_STEP, DY and TABLE are multiples of 8, else
+ * words.  Single accesses only: no placement can raise a memory conflict.
+ * ROW_BYTES a multiple of 4 in [4, EMBEDDING_MAX_ROW_BYTES]; DY 4-aligned,
+ * DY_STEP >= ROW_BYTES; dY must not overlap the table.
+ *
+ * Timing (worker cycles, every issue a bundle of 1; tests/test_codelets_
+ * embedding.c counts them, embedding_model_scatter_add_cycles), P pairs or
+ * words a row:
+ *   TABLE_ROWS == 0     3
+ *   entry               16 (pairs) or 17 (words)
+ *   zeroing             2 (ZERO == 0), else 4 + TABLE_ROWS (P + 2)
+ *   indices             1 (N == 0), else 2 + per index 11 (not held here)
+ *                       or 15 + 4 P (held: the row added)
+ * BERT-Base (768 f32, P = 384, 128 indices): a worker holding a few of the
+ * 30522 rows and none of the indices scans them in 2 + 128 x 11 = 1,410.
+ */
+enum scatter_add_vertex {
+    SCATTER_ADD_V_TABLE = 0,
+    SCATTER_ADD_V_IDX = 1,
+    SCATTER_ADD_V_DY = 2,
+    SCATTER_ADD_V_N = 3,
+    SCATTER_ADD_V_ROW_BYTES = 4,
+    SCATTER_ADD_V_DY_STEP = 5,
+    SCATTER_ADD_V_BASE = 6,
+    SCATTER_ADD_V_TABLE_ROWS = 7,
+    SCATTER_ADD_V_TOTAL_ROWS = 8,
+    SCATTER_ADD_V_ZERO = 9,
+    SCATTER_ADD_V_WORDS = 10,
+};
+
+/* The geometry of a record, for the model. */
+typedef struct scatter_add_shape {
+    uint32_t row_bytes, dy_step_bytes;
+    uint32_t base, table_rows, total_rows;
+    bool zero;
+} scatter_add_shape;
+
+/* The codelet on host arrays (table: its rows held here; dy row i at dy +
+ * i dy_step_bytes).  Returns the position of the first index outside
+ * [-total_rows, total_rows), or n when every index is valid. */
+size_t embedding_model_scatter_add(float *table, const int32_t *idx, const void *dy, size_t n,
+                                   const scatter_add_shape *s);
+/* Its worker cycles; pairs: the record's addresses allow 64-bit pairs. */
+uint64_t embedding_model_scatter_add_cycles(const int32_t *idx, size_t n, const scatter_add_shape *s, bool pairs);
 
 #endif

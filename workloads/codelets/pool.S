@@ -5,6 +5,8 @@
 //
 //   vtx_maxpool_nhwc_f32   out[oh][ow][c] = max over the window of in[.][.][c]
 //   vtx_avgpool_nhwc_f32   out[oh][ow][c] = (sum over the window) * f32oox(count)
+//   vtx_maxpool_grad_nhwc_f32  dX[first max of each window][c] += dY[oh][ow][c]
+//                          (the max pool's gradient; at the end)
 //
 // Channels last, so a pixel's channels are contiguous and the window's
 // positions are C * 4 bytes apart along a row.  A worker walks its output
@@ -377,3 +379,193 @@ pool_exit:
     .align 8
 pool_neg_inf:
     .word 0xff800000, 0xff800000
+
+// ---- vtx_maxpool_grad_nhwc_f32 -------------------------------------------------------
+// The gradient of the max pool (record and model in pool.h): the worker's
+// dX rows [IH0, IH1), channels [0, CHANS), zeroed, then for every output
+// pixel of rows [OH0, OH1) and every channel, the window's max (pass 1:
+// f32max from -inf, row-major, as vtx_maxpool_nhwc_f32), its first
+// position equal to it (pass 2: f32cmpeq, atom, a branch a position), and,
+// when that position is in the worker's rows, dX there += dY (f32add).
+// One channel at a time (32-bit accesses: any C, no memory conflict).
+//
+// Registers: $m0 load pointer, $m1 S = C * 4, $m2 J = (W - nkw) S (a
+// window row's end to the next row's start), $m3 nkw, $m4 window-row
+// counter, $m5 nkh - 1, $m6 the window's first position (channel 0), $m7
+// the dY pixel, $m8 pass 2's column counter, $m9 the channel's byte offset
+// (counting down), $m10 scratch, $m11 oh; $a12 -inf, $a2 the max.  The
+// record's last four words hold what does not fit in registers.
+
+    .equ MPG_V_IN, 0
+    .equ MPG_V_DY, 1
+    .equ MPG_V_DX, 2
+    .equ MPG_V_H, 3
+    .equ MPG_V_W, 4
+    .equ MPG_V_C, 5
+    .equ MPG_V_KH, 6
+    .equ MPG_V_KW, 7
+    .equ MPG_V_SH, 8
+    .equ MPG_V_SW, 9
+    .equ MPG_V_PT, 10
+    .equ MPG_V_PL, 11
+    .equ MPG_V_OW, 12
+    .equ MPG_V_OH0, 13
+    .equ MPG_V_OH1, 14
+    .equ MPG_V_IH0, 15
+    .equ MPG_V_IH1, 16
+    .equ MPG_V_CHANS, 17
+    .equ MPG_V_DY_PIXEL_STEP, 18
+    .equ MPG_V_DY_CHAN_STEP, 19
+    .equ MPG_V_ROW_AT, 20
+    .equ MPG_V_OW_AT, 21
+    .equ MPG_V_OWN_AT, 22
+    .equ MPG_V_OWN_BYTES, 23
+
+    .align 8
+    .globl vtx_maxpool_grad_nhwc_f32
+    .worker
+vtx_maxpool_grad_nhwc_f32:
+    { ld32  $m0, $m13, $mzero, MPG_V_IH0 ; fnop }
+    { ld32  $m2, $m13, $mzero, MPG_V_IH1 ; fnop }
+    { ld32  $m9, $m13, $mzero, MPG_V_CHANS ; fnop }
+    { cmpult $m4, $m0, $m2 ; fnop }
+    { brz   $m4, mpg_exit ; fnop }
+    { brz   $m9, mpg_exit ; fnop }
+    { ld32  $m1, $m13, $mzero, MPG_V_C ; fnop }
+    { shl   $m1, $m1, 2 ; fnop }                        // S
+    { ld32  $m3, $m13, $mzero, MPG_V_W ; fnop }
+    { sub   $m2, $m2, $m0 ; fnop }
+    { mul   $m2, $m2, $m3 ; fnop }                      // pixels of the worker's rows
+    { mul   $m3, $m3, $m1 ; fnop }                      // W S
+    { mul   $m4, $m2, $m1 ; fnop }
+    { st32  $m4, $m13, $mzero, MPG_V_OWN_BYTES ; fnop }
+    { mul   $m0, $m0, $m3 ; fnop }
+    { ld32  $m4, $m13, $mzero, MPG_V_IN ; fnop }
+    { add   $m0, $m0, $m4 ; fnop }
+    { st32  $m0, $m13, $mzero, MPG_V_OWN_AT ; fnop }    // X pixel (IH0, 0)
+    { setzi $m0, pool_neg_inf ; fnop }
+    { ld32  $a12, $m0, $mzero, 0 ; fnop }
+    { ld32  $m0, $m13, $mzero, MPG_V_DX ; fnop }
+    { shl   $m5, $m9, 2 ; fnop }
+    { sub   $m5, $m1, $m5 ; fnop }                      // S - CHANS * 4
+    { add   $m2, $m2, -1 ; fnop }
+// ---- dX's rows zeroed: CHANS + 3 a pixel -----------------------------------------
+mpg_zero:
+    { rpt   $m9, 0 ; fnop }
+    { st32step $azero, $mzero, $m0+=, 1 ; fnop }
+    { add   $m0, $m0, $m5 ; fnop }
+    { brnzdec $m2, mpg_zero ; fnop }
+    { ld32  $m11, $m13, $mzero, MPG_V_OH0 ; fnop }
+    { ld32  $m4, $m13, $mzero, MPG_V_OH1 ; fnop }
+    { cmpult $m4, $m11, $m4 ; fnop }
+    { brz   $m4, mpg_exit ; fnop }
+// ---- an output row: 25 cycles ------------------------------------------------------
+mpg_row:
+    { ld32  $m7, $m13, $mzero, MPG_V_OW ; fnop }
+    { mul   $m7, $m7, $m11 ; fnop }
+    { ld32  $m4, $m13, $mzero, MPG_V_DY_PIXEL_STEP ; fnop }
+    { mul   $m7, $m7, $m4 ; fnop }
+    { ld32  $m4, $m13, $mzero, MPG_V_DY ; fnop }
+    { add   $m7, $m7, $m4 ; fnop }                      // dY pixel (oh, 0)
+    { ld32  $m0, $m13, $mzero, MPG_V_SH ; fnop }
+    { mul   $m0, $m11, $m0 ; fnop }
+    { ld32  $m2, $m13, $mzero, MPG_V_PT ; fnop }
+    { sub   $m0, $m0, $m2 ; fnop }                      // oh SH - PT
+    { ld32  $m2, $m13, $mzero, MPG_V_KH ; fnop }
+    { add   $m2, $m0, $m2 ; fnop }
+    { ld32  $m3, $m13, $mzero, MPG_V_H ; fnop }
+    { min   $m2, $m2, $m3 ; fnop }                      // ih1
+    { max   $m0, $m0, 0 ; fnop }                        // ih0
+    { sub   $m5, $m2, $m0 ; fnop }
+    { add   $m5, $m5, -1 ; fnop }                       // nkh - 1, negative when empty
+    { ld32  $m2, $m13, $mzero, MPG_V_W ; fnop }
+    { mul   $m0, $m0, $m2 ; fnop }
+    { mul   $m0, $m0, $m1 ; fnop }
+    { ld32  $m2, $m13, $mzero, MPG_V_IN ; fnop }
+    { add   $m0, $m0, $m2 ; fnop }
+    { st32  $m0, $m13, $mzero, MPG_V_ROW_AT ; fnop }    // X pixel (ih0, 0)
+    { st32  $mzero, $m13, $mzero, MPG_V_OW_AT ; fnop }
+    { brneg $m5, mpg_row_next ; fnop }
+// ---- an output pixel: 22 cycles ----------------------------------------------------
+mpg_pixel:
+    { ld32  $m10, $m13, $mzero, MPG_V_OW_AT ; fnop }
+    { ld32  $m0, $m13, $mzero, MPG_V_SW ; fnop }
+    { mul   $m0, $m10, $m0 ; fnop }
+    { ld32  $m2, $m13, $mzero, MPG_V_PL ; fnop }
+    { sub   $m0, $m0, $m2 ; fnop }                      // ow SW - PL
+    { ld32  $m2, $m13, $mzero, MPG_V_KW ; fnop }
+    { add   $m2, $m0, $m2 ; fnop }
+    { ld32  $m4, $m13, $mzero, MPG_V_W ; fnop }
+    { min   $m2, $m2, $m4 ; fnop }                      // iw1
+    { max   $m0, $m0, 0 ; fnop }                        // iw0
+    { sub   $m3, $m2, $m0 ; fnop }                      // nkw
+    { sub   $m2, $m4, $m3 ; fnop }
+    { mul   $m2, $m2, $m1 ; fnop }                      // J
+    { mul   $m6, $m0, $m1 ; fnop }
+    { ld32  $m0, $m13, $mzero, MPG_V_ROW_AT ; fnop }
+    { add   $m6, $m6, $m0 ; fnop }                      // the window's first position
+    { add   $m10, $m10, 1 ; fnop }
+    { st32  $m10, $m13, $mzero, MPG_V_OW_AT ; fnop }
+    { add   $m4, $m3, -1 ; fnop }
+    { brneg $m4, mpg_pixel_next ; fnop }
+    { ld32  $m9, $m13, $mzero, MPG_V_CHANS ; fnop }
+    { shl   $m9, $m9, 2 ; fnop }                        // past the last channel
+// ---- a channel: pass 1, the max: 3 + nkh (2 nkw + 3) -------------------------------
+mpg_chan:
+    { add   $m9, $m9, -4 ; mov $a2, $a12 }
+    { add   $m0, $m6, $m9 ; fnop }
+    { mov   $m4, $m5 ; fnop }
+mpg_max_row:
+    { rpt   $m3, 1 ; fnop }
+    { ld32  $a0, $m0, $mzero, 0 ; fnop }
+    { add   $m0, $m0, $m1 ; f32max $a2, $a2, $a0 }
+    { add   $m0, $m0, $m2 ; fnop }
+    { brnzdec $m4, mpg_max_row ; fnop }
+// ---- pass 2, its first position: 2 + a row 1 + 5 a position + 2 ------------------
+    { add   $m0, $m6, $m9 ; fnop }
+    { mov   $m4, $m5 ; fnop }
+mpg_find_row:
+    { add   $m8, $m3, -1 ; fnop }
+mpg_find:
+    { ld32  $a0, $m0, $mzero, 0 ; fnop }
+    { add   $m0, $m0, $m1 ; f32cmpeq $a1, $a0, $a2 }
+    { atom  $m10, $a1 ; fnop }
+    { brnz  $m10, mpg_found ; fnop }
+    { brnzdec $m8, mpg_find ; fnop }
+    { add   $m0, $m0, $m2 ; fnop }
+    { brnzdec $m4, mpg_find_row ; fnop }
+    { bri   mpg_chan_next ; fnop }                      // none (a NaN max): no gradient
+// ---- found (4 for the position): 6 when outside the worker's rows, else 15 ------
+mpg_found:
+    { ld32  $m10, $m13, $mzero, MPG_V_OWN_AT ; fnop }
+    { sub   $m0, $m0, $m1 ; fnop }
+    { sub   $m0, $m0, $m10 ; fnop }                     // bytes from X pixel (IH0, 0)
+    { ld32  $m10, $m13, $mzero, MPG_V_OWN_BYTES ; fnop }
+    { cmpult $m10, $m0, $m10 ; fnop }
+    { brz   $m10, mpg_chan_next ; fnop }
+    { ld32  $m10, $m13, $mzero, MPG_V_DX ; fnop }
+    { add   $m0, $m0, $m10 ; fnop }                     // dX there
+    { shr   $m10, $m9, 2 ; fnop }
+    { ld32  $m8, $m13, $mzero, MPG_V_DY_CHAN_STEP ; fnop }
+    { mul   $m10, $m10, $m8 ; fnop }
+    { ld32  $a0, $m0, $mzero, 0 ; fnop }
+    { ld32  $a1, $m7, $m10, 0 ; fnop }                  // dY[oh][ow][c]
+    { nop   ; f32add $a0, $a0, $a1 }
+    { st32  $a0, $m0, $mzero, 0 ; fnop }
+mpg_chan_next:
+    { brnz  $m9, mpg_chan ; fnop }
+// ---- the next pixel: 6; the next row: 4 ----------------------------------------------
+mpg_pixel_next:
+    { ld32  $m4, $m13, $mzero, MPG_V_DY_PIXEL_STEP ; fnop }
+    { add   $m7, $m7, $m4 ; fnop }
+    { ld32  $m10, $m13, $mzero, MPG_V_OW_AT ; fnop }
+    { ld32  $m4, $m13, $mzero, MPG_V_OW ; fnop }
+    { cmpult $m4, $m10, $m4 ; fnop }
+    { brnz  $m4, mpg_pixel ; fnop }
+mpg_row_next:
+    { add   $m11, $m11, 1 ; fnop }
+    { ld32  $m4, $m13, $mzero, MPG_V_OH1 ; fnop }
+    { cmpult $m4, $m11, $m4 ; fnop }
+    { brnz  $m4, mpg_row ; fnop }
+mpg_exit:
+    { exitz $mzero ; fnop }

@@ -1,0 +1,344 @@
+/*
+ * test_pool_grad.c — MaxPoolGrad and GatherGrad (frontends/ops_grad_pool.c,
+ * lower_pool_grad.c, lower_gather.c): the evaluator on values worked by
+ * hand (ties, overlapping windows, padding, repeated and negative
+ * indices), and graphs compiled for a GC200 and simulated against the
+ * evaluator.
+ *
+ * Tolerances.  The evaluator sums in f64 and rounds once; the tile sums a
+ * dX element's (or a table element's) k contributions one f32 addition at
+ * a time, in window (index) order, from +0.  The first addition is exact,
+ * each later one rounds once, so |tile - exact| <= (k - 1) u S (u = 2^-24,
+ * S the sum of the contributions' magnitudes, to first order), and the
+ * evaluator is within u |exact| of the exact sum: the bound used is
+ * (k - 1) u S + u |ref| + the smallest normal (the tile flushes
+ * denormals).  S comes from the evaluator itself, run on |dY| (which
+ * windows or indices land where depends on X and the indices alone); k is
+ * at most the windows covering a position (ceil(KH / SH) ceil(KW / SW)) for
+ * MaxPoolGrad and the most repeated index for GatherGrad.
+ */
+#include <CUnit/CUnit.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frontends/graph_eval.h"
+#include "frontends/lower.h"
+#include "frontends/simulate.h"
+#include "graph_fixture.h"
+#include "test_util.h"
+
+static const double U = 0x1p-24;
+
+static graph_node *maxpool_grad(graph *g, const int64_t *k, const int64_t *s, const int64_t *p)
+{
+    graph_node *n = node(g, GRAPH_OP_MAXPOOLGRAD, "x,dy", "dx");
+    graph_set_attr_ints(n, "kernel_shape", k, 2);
+    graph_set_attr_ints(n, "strides", s, 2);
+    graph_set_attr_ints(n, "pads", p, 4);
+    return n;
+}
+
+/* MaxPoolGrad of X [1, c, h, w] (3x3... as given) as a graph of inputs x, dy. */
+static graph *maxpool_grad_graph(int64_t c, int64_t h, int64_t w, const int64_t *k, const int64_t *s,
+                                 const int64_t *p)
+{
+    graph *g = graph_new("maxpool_grad", 13);
+    const int64_t xd[4] = { 1, c, h, w };
+    int64_t oh = (h + p[0] + p[2] - k[0]) / s[0] + 1, ow = (w + p[1] + p[3] - k[1]) / s[1] + 1;
+    const int64_t yd[4] = { 1, c, oh, ow };
+    input(g, "x", 4, xd);
+    input(g, "dy", 4, yd);
+    maxpool_grad(g, k, s, p);
+    finish(g, "dx");
+    return g;
+}
+
+static float *eval_one(const graph *g, graph_value *in)
+{
+    graph_value out = { 0 };
+    char err[512];
+    bool ok = graph_eval(g, in, &out, err, sizeof err);
+    if (!ok)
+        fprintf(stderr, "\n  %s\n", err);
+    CU_ASSERT_TRUE_FATAL(ok);
+    return out.data;
+}
+
+/* ---- the evaluator by hand ----------------------------------------------------- */
+
+static void test_eval_maxpool_grad(void)
+{
+    /* 2x2 windows, stride 1 (overlapping), on a 3 x 4 plane with ties:
+     * first max in row-major order, sums where windows share it. */
+    const int64_t k[2] = { 2, 2 }, s[2] = { 1, 1 }, p[4] = { 0, 0, 0, 0 };
+    graph *g = maxpool_grad_graph(1, 3, 4, k, s, p);
+    float x[12] = { 1, 3, 3, 0,
+                    2, 3, 1, 5,
+                    0, 0, 4, 4 };
+    float dy[6] = { 1, 2, 4, 8, 16, 32 };
+    graph_value in[2] = { { GDT_F32, g->tensors[g->inputs[0]].shape, x },
+                          { GDT_F32, g->tensors[g->inputs[1]].shape, dy } };
+    float *dx = eval_one(g, in);
+    const float want[12] = { 0, 1 + 2, 0, 0,
+                             0, 8, 0, 4 + 32,
+                             0, 0, 16, 0 };
+    for (int i = 0; i < 12; i++)
+        CU_ASSERT_EQUAL(dx[i], want[i]);
+    free(dx);
+    graph_free(g);
+    /* 3x3 stride 2 pad 1: the windows clipped by the padding. */
+    const int64_t k3[2] = { 3, 3 }, s2[2] = { 2, 2 }, p1[4] = { 1, 1, 1, 1 };
+    g = maxpool_grad_graph(1, 3, 4, k3, s2, p1);
+    in[0].shape = g->tensors[g->inputs[0]].shape;
+    in[1].shape = g->tensors[g->inputs[1]].shape;
+    dx = eval_one(g, in);
+    const float want_p[12] = { 0, 1, 0, 0,
+                               0, 4, 0, 2 + 8,
+                               0, 0, 0, 0 };
+    for (int i = 0; i < 12; i++)
+        CU_ASSERT_EQUAL(dx[i], want_p[i]);
+    free(dx);
+    graph_free(g);
+}
+
+static graph *gather_grad_graph(int64_t v, int64_t d, int64_t n, graph_dtype idt)
+{
+    graph *g = graph_new("gather_grad", 13);
+    const int64_t yd[2] = { n, d }, id[1] = { n };
+    input(g, "dy", 2, yd);
+    int ix = input(g, "idx", 1, id);
+    g->tensors[ix].dtype = idt;
+    graph_node *nd = node(g, GRAPH_OP_GATHERGRAD, "dy,idx", "dt");
+    const int64_t shape[2] = { v, d };
+    graph_set_attr_ints(nd, "shape", shape, 2);
+    finish(g, "dt");
+    return g;
+}
+
+static void test_eval_gather_grad(void)
+{
+    graph *g = gather_grad_graph(5, 2, 4, GDT_I64);
+    float dy[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+    int64_t idx[4] = { 2, 0, 2, -1 };          /* 2 twice: rows accumulate; -1 is row 4 */
+    graph_value in[2] = { { GDT_F32, g->tensors[g->inputs[0]].shape, dy },
+                          { GDT_I64, g->tensors[g->inputs[1]].shape, idx } };
+    float *dt = eval_one(g, in);
+    const float want[10] = { 3, 4, 0, 0, 1 + 5, 2 + 6, 0, 0, 7, 8 };
+    for (int i = 0; i < 10; i++)
+        CU_ASSERT_EQUAL(dt[i], want[i]);
+    free(dt);
+    /* An index out of range is an error. */
+    idx[1] = 5;
+    graph_value out = { 0 };
+    char err[512];
+    CU_ASSERT_FALSE(graph_eval(g, in, &out, err, sizeof err));
+    CU_ASSERT(strstr(err, "out of range") != NULL);
+    graph_free(g);
+}
+
+/* ---- compiled and simulated ------------------------------------------------------ */
+
+/* Simulate g on `tiles` tiles (0: all) and compare output 0 with the
+ * evaluator within (kmax - 1) u S + u |ref| + 2^-126, S the evaluator on
+ * in_abs; the simulated result. */
+static simulate_result sim_vs_eval(const graph *g, graph_value *in, graph_value *in_abs, uint32_t tiles,
+                                   double kmax)
+{
+    lower_options lo = { .machine = gc200(), .tiles = tiles };
+    graph_value out = { 0 };
+    simulate_result r;
+    char err[1024];
+    bool ok = simulate_graph(g, &lo, in, &out, &r, err, sizeof err);
+    if (!ok)
+        fprintf(stderr, "\n  %s\n", err);
+    CU_ASSERT_TRUE_FATAL(ok);
+    float *ref = eval_one(g, in), *mag = eval_one(g, in_abs);
+    size_t n = (size_t)graph_shape_numel(&out.shape), bad = 0;
+    const float *got = out.data;
+    for (size_t i = 0; i < n; i++) {
+        double tol = (kmax - 1) * U * mag[i] + U * fabs(ref[i]) + 0x1p-126;
+        if (!(fabs((double)got[i] - ref[i]) <= tol) && bad++ < 4)
+            fprintf(stderr, "\n  element %zu: simulated %.9g, evaluator %.9g", i, got[i], ref[i]);
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+    free(ref);
+    free(mag);
+    graph_value_free(&out);
+    return r;
+}
+
+/* X on 8 levels (ties in most windows), dY of mixed signs and magnitudes. */
+static void fill_pool_inputs(float *x, size_t nx, float *dy, float *dy_abs, size_t ny)
+{
+    for (size_t i = 0; i < nx; i++)
+        x[i] = floorf(rnd() * 2.0f) / 2.0f;
+    for (size_t i = 0; i < ny; i++) {
+        dy[i] = rnd() * ldexpf(1.0f, (int)(i % 7) - 3);
+        dy_abs[i] = fabsf(dy[i]);
+    }
+}
+
+static void run_maxpool_grad(int64_t c, int64_t h, int64_t w, const int64_t *k, const int64_t *s, const int64_t *p,
+                             uint32_t tiles)
+{
+    graph *g = maxpool_grad_graph(c, h, w, k, s, p);
+    size_t nx = (size_t)graph_shape_numel(&g->tensors[g->inputs[0]].shape);
+    size_t ny = (size_t)graph_shape_numel(&g->tensors[g->inputs[1]].shape);
+    float *x = malloc(nx * 4), *dy = malloc(ny * 4), *dya = malloc(ny * 4);
+    fill_pool_inputs(x, nx, dy, dya, ny);
+    graph_value in[2] = { { GDT_F32, g->tensors[g->inputs[0]].shape, x },
+                          { GDT_F32, g->tensors[g->inputs[1]].shape, dy } };
+    graph_value in_abs[2] = { in[0], in[1] };
+    in_abs[1].data = dya;
+    double kmax = (double)((k[0] + s[0] - 1) / s[0] * ((k[1] + s[1] - 1) / s[1]));
+    sim_vs_eval(g, in, in_abs, tiles, kmax);
+    free(x); free(dy); free(dya);
+    graph_free(g);
+}
+
+/* Overlapping 3x3 s2 p1 windows: blocks of whole rows split by rows or by
+ * channels among the workers (few tiles), and parts of rows (many tiles);
+ * disjoint 2x2 s2 windows; odd C. */
+static void test_sim_maxpool_grad(void)
+{
+    const int64_t k3[2] = { 3, 3 }, s2[2] = { 2, 2 }, p1[4] = { 1, 1, 1, 1 }, k2[2] = { 2, 2 },
+                  p0[4] = { 0, 0, 0, 0 }, s1[2] = { 1, 1 };
+    run_maxpool_grad(8, 20, 20, k3, s2, p1, 2);      /* 10 rows a tile: workers by rows */
+    run_maxpool_grad(8, 20, 20, k3, s2, p1, 8);      /* 2-3 rows a tile: workers by channels */
+    run_maxpool_grad(8, 20, 20, k3, s2, p1, 64);     /* parts of rows */
+    run_maxpool_grad(5, 12, 10, k2, s2, p0, 16);     /* disjoint windows, odd C */
+    run_maxpool_grad(3, 9, 11, k3, s1, p1, 40);      /* stride 1: up to 9 windows a position */
+}
+
+static void run_gather_grad(int64_t v, int64_t d, int64_t n, graph_dtype idt, uint32_t tiles, uint32_t seed,
+                            simulate_result *r)
+{
+    graph *g = gather_grad_graph(v, d, n, idt);
+    float *dy = malloc((size_t)(n * d) * 4), *dya = malloc((size_t)(n * d) * 4);
+    int64_t *idx = malloc((size_t)n * 8);
+    int32_t *idx32 = malloc((size_t)n * 4);
+    for (int64_t i = 0; i < n * d; i++) {
+        dy[i] = rnd() * ldexpf(1.0f, (int)(i % 9) - 4);
+        dya[i] = fabsf(dy[i]);
+    }
+    rng = rng * 1664525u + seed;
+    int kmax = 1;
+    int *count = calloc((size_t)v, sizeof *count);
+    for (int64_t i = 0; i < n; i++) {
+        rng = rng * 1664525u + 1013904223u;
+        int64_t t = (int64_t)((rng >> 8) % (uint32_t)(i % 3 == 0 ? (v < 5 ? v : 5) : v));   /* repeats */
+        count[t]++;
+        kmax = count[t] > kmax ? count[t] : kmax;
+        idx[i] = i % 4 == 1 ? t - v : t;                                                      /* negatives */
+        idx32[i] = (int32_t)idx[i];
+    }
+    graph_value in[2] = { { GDT_F32, g->tensors[g->inputs[0]].shape, dy },
+                          { idt, g->tensors[g->inputs[1]].shape, idt == GDT_I64 ? (void *)idx : (void *)idx32 } };
+    graph_value in_abs[2] = { in[0], in[1] };
+    in_abs[0].data = dya;
+    CU_ASSERT(kmax > 1);
+    simulate_result s = sim_vs_eval(g, in, in_abs, tiles, kmax);
+    if (r)
+        *r = s;
+    free(dy); free(dya); free(idx); free(idx32); free(count);
+    graph_free(g);
+}
+
+/* Repeated and negative indices, i32 and i64, whole rows a tile (C = 1)
+ * and column slices. */
+static void test_sim_gather_grad(void)
+{
+    run_gather_grad(300, 16, 40, GDT_I32, 8, 1, NULL);
+    run_gather_grad(300, 16, 40, GDT_I64, 8, 2, NULL);
+    run_gather_grad(1000, 96, 64, GDT_I32, 64, 3, NULL);
+    run_gather_grad(50, 10, 30, GDT_I64, 200, 4, NULL);
+}
+
+/* ---- the figures: ResNet-50's stem pool, BERT-Base's word embedding --------------- */
+
+static uint64_t compute_cycles(const simulate_result *r)
+{
+    return r->cycles - r->input_cycles - r->output_cycles;
+}
+
+static void test_figures(void)
+{
+    const int64_t k3[2] = { 3, 3 }, s2[2] = { 2, 2 }, p1[4] = { 1, 1, 1, 1 };
+    lower_options lo = { .machine = gc200() };
+    char err[1024];
+    /* MaxPool forward on [1, 64, 112, 112]. */
+    graph *f = graph_new("maxpool", 13);
+    const int64_t xd[4] = { 1, 64, 112, 112 };
+    input(f, "x", 4, xd);
+    graph_node *mp = node(f, GRAPH_OP_MAXPOOL, "x", "y");
+    graph_set_attr_ints(mp, "kernel_shape", k3, 2);
+    graph_set_attr_ints(mp, "strides", s2, 2);
+    graph_set_attr_ints(mp, "pads", p1, 4);
+    finish(f, "y");
+    size_t nx = 64 * 112 * 112, ny = 64 * 56 * 56;
+    float *x = malloc(nx * 4), *dy = malloc(ny * 4), *dya = malloc(ny * 4);
+    fill_pool_inputs(x, nx, dy, dya, ny);
+    graph_value in = { GDT_F32, f->tensors[f->inputs[0]].shape, x }, out = { 0 };
+    simulate_result rf;
+    bool ok = simulate_graph(f, &lo, &in, &out, &rf, err, sizeof err);
+    if (!ok)
+        fprintf(stderr, "\n  %s\n", err);
+    CU_ASSERT_TRUE_FATAL(ok);
+    graph_value_free(&out);
+    graph_free(f);
+    graph *g = maxpool_grad_graph(64, 112, 112, k3, s2, p1);
+    graph_value gin[2] = { { GDT_F32, g->tensors[g->inputs[0]].shape, x },
+                           { GDT_F32, g->tensors[g->inputs[1]].shape, dy } };
+    graph_value gabs[2] = { gin[0], gin[1] };
+    gabs[1].data = dya;
+    simulate_result rg = sim_vs_eval(g, gin, gabs, 0, 4);
+    graph_free(g);
+    free(x); free(dy); free(dya);
+    printf("\n    ResNet-50 stem pool [1,64,112,112] 3x3 s2 p1, gc200: MaxPool %llu cycles (%llu on chip), "
+           "MaxPoolGrad %llu (%llu on chip)\n",
+           (unsigned long long)rf.cycles, (unsigned long long)compute_cycles(&rf), (unsigned long long)rg.cycles,
+           (unsigned long long)compute_cycles(&rg));
+
+    /* Gather forward and GatherGrad: 128 indices into 30522 x 768. */
+    graph *h = graph_new("gather", 13);
+    const int64_t td[2] = { 30522, 768 }, id[1] = { 128 };
+    input(h, "table", 2, td);
+    int ix = input(h, "idx", 1, id);
+    h->tensors[ix].dtype = GDT_I32;
+    node(h, GRAPH_OP_GATHER, "table,idx", "rows");
+    finish(h, "rows");
+    float *table = malloc((size_t)30522 * 768 * 4);
+    int32_t idx[128];
+    for (size_t i = 0; i < (size_t)30522 * 768; i++)
+        table[i] = (float)(i % 1000) / 1000.0f;
+    for (int i = 0; i < 128; i++)
+        idx[i] = (int32_t)((i * 7919u) % 30522u);
+    graph_value hin[2] = { { GDT_F32, h->tensors[h->inputs[0]].shape, table },
+                           { GDT_I32, h->tensors[h->inputs[1]].shape, idx } };
+    simulate_result rgf;
+    ok = simulate_graph(h, &lo, hin, &out, &rgf, err, sizeof err);
+    if (!ok)
+        fprintf(stderr, "\n  %s\n", err);
+    CU_ASSERT_TRUE_FATAL(ok);
+    graph_value_free(&out);
+    graph_free(h);
+    free(table);
+    simulate_result rgg;
+    run_gather_grad(30522, 768, 128, GDT_I32, 0, 5, &rgg);
+    printf("    BERT-Base word embedding, 128 indices into 30522 x 768, gc200: Gather %llu cycles (%llu on chip), "
+           "GatherGrad %llu (%llu on chip)\n",
+           (unsigned long long)rgf.cycles, (unsigned long long)compute_cycles(&rgf), (unsigned long long)rgg.cycles,
+           (unsigned long long)compute_cycles(&rgg));
+}
+
+void test_register(void)
+{
+    ADD_SUITE("pool_grad",
+              {"MaxPoolGrad evaluator: ties, overlap, padding", test_eval_maxpool_grad},
+              {"GatherGrad evaluator: repeated and negative indices", test_eval_gather_grad},
+              {"MaxPoolGrad compiled and simulated vs evaluator", test_sim_maxpool_grad},
+              {"GatherGrad compiled and simulated vs evaluator", test_sim_gather_grad},
+              {"figures: ResNet-50 stem pool, BERT-Base embedding", test_figures});
+}
