@@ -421,6 +421,50 @@ bool grad_conv(grad_ctx *c, int k, const int *dy)
     return true;
 }
 
+/* MaxPool: each window's gradient to its first maximum (MaxPoolGrad). */
+bool grad_maxpool(grad_ctx *c, int k, const int *dy)
+{
+    graph_node n = node_of(c, k);
+    if (n.n_outputs > 1 && n.outputs[1] >= 0)
+        return grad_fail(c, k, "a MaxPool with an Indices output is not differentiated");
+    if (graph_attr_int(&n, "storage_order"))
+        return grad_fail(c, k, "storage_order 1 is not differentiated");
+    graph *g = grad_graph(c);
+    int in[2] = { n.inputs[0], dy[0] };
+    int t = grad_node(c, GRAPH_OP_MAXPOOLGRAD, in, 2, 1);
+    graph_node *m = &g->nodes[t];
+    static const char *const keep[] = { "auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads", "strides" };
+    for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++) {
+        const graph_attr *a = graph_attr_find(&n, keep[i]);
+        if (!a)
+            continue;
+        if (a->type == GATTR_INT)
+            graph_set_attr_int(m, a->name, a->i);
+        else if (a->type == GATTR_STRING)
+            graph_set_attr_string(m, a->name, a->s);
+        else if (a->type == GATTR_INTS)
+            graph_set_attr_ints(m, a->name, a->ints, a->n);
+    }
+    grad_add(c, n.inputs[0], grad_infer(c, t));
+    return true;
+}
+
+/* Gather of a table's rows: the rows' gradients added into a zero table
+ * at their indices (GatherGrad, a scatter-add). */
+bool grad_gather(grad_ctx *c, int k, const int *dy)
+{
+    graph_node n = node_of(c, k);
+    int data = n.inputs[0];
+    if (!grad_wanted(c, data))
+        return true;
+    int in[2] = { dy[0], n.inputs[1] };
+    int t = grad_node(c, GRAPH_OP_GATHERGRAD, in, 2, 1);
+    graph_set_attr_int(&grad_graph(c)->nodes[t], "axis", graph_attr_int(&n, "axis"));
+    graph_set_attr_ints(&grad_graph(c)->nodes[t], "shape", SHAPE(data)->dims, (size_t)SHAPE(data)->rank);
+    grad_add(c, data, grad_infer(c, t));
+    return true;
+}
+
 /* ---- rows: softmax and normalisation ------------------------------------------------------ */
 
 static bool softmax_axis(grad_ctx *c, int k, const graph_node *n, int64_t *axis)

@@ -34,10 +34,10 @@ bool lw_channels_last_op(graph_op op)
 }
 
 /* Whether input k of a channels-last op is an image it reads channels-last:
- * input 0, and ConvWeightGrad's dY (input 1) as well. */
+ * input 0, and the dY (input 1) of ConvWeightGrad and MaxPoolGrad as well. */
 static bool image_input(graph_op op, int k)
 {
-    return k == 0 || (op == GRAPH_OP_CONV_WEIGHT_GRAD && k == 1);
+    return k == 0 || ((op == GRAPH_OP_CONV_WEIGHT_GRAD || op == GRAPH_OP_MAXPOOLGRAD) && k == 1);
 }
 
 /* Element-wise ops the lowering runs in any order of the elements (their

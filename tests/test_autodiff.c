@@ -284,6 +284,33 @@ static int b_conv3s1(graph *g, int *w, int *n) { return b_conv(g, w, n, 3, 1, 1,
 static int b_conv3s2(graph *g, int *w, int *n) { return b_conv(g, w, n, 3, 2, 1, false); }
 static int b_conv1s2(graph *g, int *w, int *n) { return b_conv(g, w, n, 1, 2, 0, true); }
 
+/* MaxPool 3x3 stride 2 pad 1 (the values distinct, so no window has a
+ * tie a step of h could flip). */
+static int b_maxpool(graph *g, int *w, int *n)
+{
+    w[0] = weight(g, "x", 4, D(1, 2, 5, 5), -1, 1, 0);
+    double *x = g->tensors[w[0]].data;
+    for (int i = 0; i < 50; i++)
+        x[i] = 0.02 * (double)((i * 37) % 50) - 0.5;
+    *n = 1;
+    int y = node(g, GRAPH_OP_MAXPOOL, w, 1);
+    graph_set_attr_ints(last(g), "kernel_shape", D(3, 3), 2);
+    graph_set_attr_ints(last(g), "strides", D(2, 2), 2);
+    graph_set_attr_ints(last(g), "pads", D(1, 1, 1, 1), 4);
+    return node(g, GRAPH_OP_TANH, &y, 1);
+}
+
+/* Gather of rows with a repeated index: the row's gradients add up. */
+static int b_gather(graph *g, int *w, int *n)
+{
+    w[0] = weight(g, "table", 2, D(5, 3), -1, 1, 0);
+    *n = 1;
+    int32_t ix[4] = { 3, 0, 3, 4 };
+    graph_shape s = { .rank = 1, .dims = { 4 } };
+    int idx = graph_add_constant(g, "ids", GDT_I32, &s, ix);
+    return node2(g, GRAPH_OP_GATHER, w[0], idx);
+}
+
 /* A weight read by several nodes: the contributions add up. */
 static int b_fan_out_mlp(graph *g, int *w, int *n)
 {
@@ -317,6 +344,8 @@ static const fd_case cases[] = {
     { "Conv 3x3 stride 1 pad 1 with bias", b_conv3s1 },
     { "Conv 3x3 stride 2 pad 1", b_conv3s2 },
     { "Conv 1x1 stride 2 with bias", b_conv1s2 },
+    { "MaxPool 3x3 stride 2 pad 1", b_maxpool },
+    { "Gather with a repeated index", b_gather },
 };
 
 /* The case's graph with L = sum(y * R) as its output; weights in w. */
