@@ -268,13 +268,17 @@ static int bert_embeddings(model_builder *b, int input_ids, int token_type_ids, 
 
 /* The additive attention mask from attention_mask [batch, seq] (1: attend,
  * 0: padding): -10000 (1 - m) as [batch, 1, 1, seq], broadcast over the
- * heads and the query positions. */
+ * heads and the query positions.  Computed as Where(m == 0, -10000, 0),
+ * equal for a 0/1 mask: the lowering casts only between f32 and f16, so
+ * the i32 mask is compared, not cast. */
 static int bert_mask(model_builder *b, int attention_mask)
 {
-    int m = model_node(b, GRAPH_OP_CAST, "attention_mask.f32", &attention_mask, 1);
-    graph_set_attr_int(last_node(b), "to", GDT_F32);
-    int t = bert_binary(b, GRAPH_OP_SUB, "attention_mask.inverted", model_scalar(b, "one", 1.0f), m);
-    t = bert_binary(b, GRAPH_OP_MUL, "attention_mask.additive", t, model_scalar(b, "mask_value", -10000.0f));
+    int32_t zero = 0;
+    graph_shape scalar = { 0, { 0 } };
+    int z = graph_add_constant(b->g, "zero", GDT_I32, &scalar, &zero);
+    int padding = bert_binary(b, GRAPH_OP_EQUAL, "attention_mask.padding", attention_mask, z);
+    int in[3] = { padding, model_scalar(b, "mask_value", -10000.0f), model_scalar(b, "zero", 0.0f) };
+    int t = model_node(b, GRAPH_OP_WHERE, "attention_mask.additive", in, 3);
     int64_t four[4] = { b->batch, 1, 1, b->seq };
     return bert_reshape(b, "attention_mask.broadcast", t, 4, four);
 }
