@@ -135,14 +135,14 @@ static void test_bert_graph(void)
     CU_ASSERT_EQUAL_FATAL(g->n_inputs, 6);
     for (int i = 0; i < 6; i++)
         CU_ASSERT_TRUE(tensor_is(g, g->inputs[i], names[i], GDT_I32, i == 5 ? 1 : 2, dims[i]));
-    int64_t mlm[2] = { 40, VOCAB }, nsp[2] = { 2, 2 }, table[2] = { VOCAB, 768 };
+    int64_t mlm[3] = { 2, 20, VOCAB }, nsp[2] = { 2, 2 }, table[2] = { VOCAB, 768 };
     CU_ASSERT_EQUAL_FATAL(g->n_outputs, 2);
-    CU_ASSERT_TRUE(tensor_is(g, g->outputs[0], "mlm_logits", GDT_F32, 2, mlm));
+    CU_ASSERT_TRUE(tensor_is(g, g->outputs[0], "mlm_logits", GDT_F32, 3, mlm));
     CU_ASSERT_TRUE(tensor_is(g, g->outputs[1], "nsp_logits", GDT_F32, 2, nsp));
     CU_ASSERT_STRING_EQUAL(models_training_loss(g),
                            "softmax-ce:mlm_logits:masked_lm_ids+softmax-ce:nsp_logits:next_sentence_label");
     /* tied weights: the decoder reads the lookup's own table, transposed */
-    const graph_node *dec = node_named(g, "mlm_logits"), *look = node_named(g, "embeddings.words");
+    const graph_node *dec = node_named(g, "cls.predictions.decoder"), *look = node_named(g, "embeddings.words");
     CU_ASSERT_PTR_NOT_NULL_FATAL(dec);
     CU_ASSERT_PTR_NOT_NULL_FATAL(look);
     CU_ASSERT_EQUAL(dec->op, GRAPH_OP_GEMM);
@@ -164,8 +164,8 @@ static void test_bert_graph(void)
     graph_free(g);
 
     g = build("bert-large:s512:l2:b1");
-    int64_t mlm_l[2] = { 76, VOCAB }, table_l[2] = { VOCAB, 1024 };
-    CU_ASSERT_TRUE(tensor_is(g, g->outputs[0], "mlm_logits", GDT_F32, 2, mlm_l));
+    int64_t mlm_l[3] = { 1, 76, VOCAB }, table_l[2] = { VOCAB, 1024 };
+    CU_ASSERT_TRUE(tensor_is(g, g->outputs[0], "mlm_logits", GDT_F32, 3, mlm_l));
     CU_ASSERT_TRUE(tensor_is(g, graph_find_tensor(g, "embeddings.word_embeddings"), "embeddings.word_embeddings",
                              GDT_F32, 2, table_l));
     CU_ASSERT_PTR_NOT_NULL(node_named(g, "layer1.output.layernorm"));

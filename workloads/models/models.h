@@ -65,14 +65,13 @@
  *                             embeddings summed and normalised; the encoder
  *                             on the rows [B x SEQ, hidden] (attention per
  *                             sequence and head); outputs mlm_logits
- *                             [B x P, 30522] (the masked rows, dense + GELU,
+ *                             [B, P, 30522] (the masked rows, dense + GELU,
  *                             LayerNorm, the word embedding table itself as
  *                             the decoder: Gemm with transB, tied weights,
  *                             plus a bias) and nsp_logits [B, 2] (the [CLS]
  *                             row, pooler dense + Tanh, classifier).  Loss:
- *                             softmax cross-entropy on both, masked_lm_ids
- *                             giving one class per row of mlm_logits (row
- *                             b x P + j is position j of sequence b).
+ *                             softmax cross-entropy on both (labels shaped
+ *                             as the logits without their last axis).
  *   resnet50[:bN][:sSIZE]     the whole ResNet-50 v1.5 as for inference, but
  *                             every BatchNormalization with training_mode=1
  *                             (the batch's statistics); inputs x and labels
@@ -105,8 +104,8 @@ graph *models_build(const char *spec, char *err, size_t err_size);
 graph *models_build_training(const char *spec, char *err, size_t err_size);
 /* The loss of a training model's graph, for the gradient pass: a
  * '+'-separated list of softmax-ce:OUTPUT:LABELS terms (the mean softmax
- * cross-entropy of the logits OUTPUT [rows, classes] against LABELS, one
- * i32 class a row); NULL for a graph that is not one. */
+ * cross-entropy of the logits OUTPUT [..., classes] against the i32
+ * classes LABELS [...]); NULL for a graph that is not one. */
 const char *models_training_loss(const graph *g);
 /* Masked positions a BERT pre-training sequence of seq tokens carries
  * (MLPerf's max_predictions_per_seq). */

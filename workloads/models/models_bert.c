@@ -286,8 +286,8 @@ static int bert_mask(model_builder *b, int attention_mask)
 /* The masked-LM head on the encoder's rows h [batch * seq, hidden]: the
  * rows at masked_lm_positions [batch, P] (row b * seq + position), dense
  * + GELU, LayerNorm, and the decoder on the word embedding table itself
- * (Gemm with transB: tied weights) plus a bias: mlm_logits [batch * P,
- * vocab]. */
+ * (Gemm with transB: tied weights) plus a bias, seen as mlm_logits
+ * [batch, P, vocab] (one row of classes a label of masked_lm_ids). */
 static int bert_mlm_head(model_builder *b, int h, int positions, int64_t p, int word_table)
 {
     int offsets = bert_i32_ramp(b, "sequence_offsets", (graph_shape){ 2, { b->batch, 1 } }, (int32_t)b->seq);
@@ -299,9 +299,10 @@ static int bert_mlm_head(model_builder *b, int h, int positions, int64_t p, int 
     t = bert_layernorm(b, "cls.predictions.transform.layernorm", t);
     int64_t bd[1] = { BERT_VOCAB };
     int in[3] = { t, word_table, model_const(b, "cls.predictions.bias", 1, bd, 0.02, 0) };
-    t = model_node(b, GRAPH_OP_GEMM, "mlm_logits", in, 3);
+    t = model_node(b, GRAPH_OP_GEMM, "cls.predictions.decoder", in, 3);
     graph_set_attr_int(last_node(b), "transB", 1);
-    return t;
+    int64_t per_sequence[3] = { b->batch, p, BERT_VOCAB };
+    return bert_reshape(b, "mlm_logits", t, 3, per_sequence);
 }
 
 /* The next-sentence head: each sequence's first ([CLS]) row, the pooler
