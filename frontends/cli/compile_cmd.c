@@ -153,7 +153,14 @@ graph *cli_load_model(const char *model, bool fuse, const cli_train *t, train_in
         fatal("%s: --loss, --optimizer, --lr, --momentum, --weight-decay and --loss-scale need --train", model);
     train_options o = train ? t->o : (train_options){ 0 };
     if (models_is_builtin(model)) {
-        g = models_build(model, err, sizeof err);
+        /* the models MLPerf trains are built for training, with their labels and loss */
+        g = train ? models_build_training(model, err, sizeof err) : NULL;
+        if (g && !o.loss)
+            o.loss = models_training_loss(g);
+        if (!g && train && !strstr(err, "no built-in training model"))
+            fatal("%s", err);
+        if (!g)
+            g = models_build(model, err, sizeof err);
     } else {
         enum onnx_status st;
         g = onnx_import_file(model, NULL, &st, err, sizeof err);
