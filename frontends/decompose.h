@@ -63,6 +63,11 @@ typedef struct decompose_stats {
     int max_mins;               /* Max and Min into Identity or binary ones */
     int pows_by_multiplying;    /* Pow with a small integer exponent */
     int pows_by_exp_log;        /* Pow as exp(y log|x|) */
+    int batchnorms_training;    /* BatchNormalization with the batch's statistics */
+    int class_losses;           /* SoftmaxCrossEntropyLoss, NegativeLogLikelihoodLoss */
+    int optimizers;             /* Momentum, Adam, Adagrad steps */
+    char left[256];             /* why the first training op left as it is was left
+                                   (decompose_train.c), "" if none */
 } decompose_stats;
 
 /* Rewrite every node above; the graph must be sorted and inferred and is

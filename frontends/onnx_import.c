@@ -452,10 +452,12 @@ static bool import_model(importer *im, const Onnx__ModelProto *mp)
     if (!gp)
         return fail(im, ONNX_INVALID, "not a valid ONNX model (no graph)");
     int64_t opset = -1;
+    bool training = false;
     for (size_t i = 0; i < mp->n_opset_import; i++) {
         const char *d = str(mp->opset_import[i]->domain);
         if (!d[0] || !strcmp(d, "ai.onnx"))
             opset = mp->opset_import[i]->version;
+        training |= !strcmp(d, "ai.onnx.preview.training");
     }
     /* Ops first: a model of ops ipusim lacks is unsupported, whatever else
      * is wrong with it. */
@@ -464,10 +466,20 @@ static bool import_model(importer *im, const Onnx__ModelProto *mp)
         const char *domain = str(np->domain), *type = str(np->op_type);
         bool foreign = domain[0] && strcmp(domain, "ai.onnx");
         graph_op op = graph_op_lookup(domain, type);
-        if (op == GRAPH_OP_COUNT || strcmp(graph_ops[op].domain, "") != 0)
+        /* ai.onnx and ONNX's training domain; never ipusim's own ops */
+        if (op == GRAPH_OP_COUNT ||
+            (strcmp(graph_ops[op].domain, "") && strcmp(graph_ops[op].domain, "ai.onnx.preview.training")))
             return fail(im, ONNX_UNSUPPORTED, "unsupported op '%s%s%s' in %s", foreign ? domain : "",
                         foreign ? "." : "", type, node_ref(np, k, ref, sizeof ref));
     }
+    /* A model of optimizer steps alone may import the training domain
+     * only: the graph then follows the newest ai.onnx opset (the one its
+     * rewrites emit ops of). */
+    bool training_only = training && gp->n_node > 0;
+    for (size_t k = 0; k < gp->n_node && training_only; k++)
+        training_only = !strcmp(str(gp->node[k]->domain), "ai.onnx.preview.training");
+    if (opset < 0 && training_only)
+        opset = ONNX_MAX_OPSET;
     if (opset < 0)
         return fail(im, ONNX_INVALID, "the model imports no ai.onnx opset");
     if (opset < ONNX_MIN_OPSET || opset > ONNX_MAX_OPSET)
