@@ -246,6 +246,17 @@ static void bind_update_counts(graph *g, const graph_value *feed, set_report *re
     }
 }
 
+/* Why a graph was not lowered: the training op the decompositions left,
+ * or the lowering's message after the file name. */
+static void note_not_lowered(const decompose_stats *ds, const char *msg, char *why, size_t why_size)
+{
+    const char *w = strstr(msg, ".onnx: ");
+    if (ds->left[0])
+        snprintf(why, why_size, "not decomposed: %s", ds->left);
+    else
+        snprintf(why, why_size, "not lowered: %s", w ? w + 7 : msg);
+}
+
 static enum validate_result run_data_set(const char *test_dir, const char *set, bool fuse, bool simulate,
                                          set_report *rep, char *msg, size_t msg_size)
 {
@@ -363,12 +374,7 @@ static enum validate_result run_data_set(const char *test_dir, const char *set, 
             free(feed);
             goto done;                      /* a compile error or a simulated fault */
         } else {
-            /* Why it was not lowered: the part after the file name. */
-            const char *w = strstr(msg, ".onnx: ");
-            if (ds.left[0])
-                snprintf(why, why_size, "not decomposed: %s", ds.left);
-            else
-                snprintf(why, why_size, "not lowered: %s", w ? w + 7 : msg);
+            note_not_lowered(&ds, msg, why, why_size);
             for (int i = 0; i < g->n_outputs; i++)
                 graph_value_free(&got[i]);
         }
