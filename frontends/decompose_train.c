@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "decompose_internal.h"
+#include "graph_eval.h"
 #include "kernels.h"
 #include "ops_impl.h"
 #include "sim/base/diag.h"
@@ -158,6 +159,20 @@ bool decompose_class_loss(graph *g, int k, decompose_stats *st)
     int64_t lo = has_ii && ii < 0 ? ii : 0, hi = has_ii && ii >= c ? ii + 1 : c;
     if (g->tensors[labels].dtype == GDT_I64 && hi - lo > LABEL_TABLE_MAX_ROWS)
         return left(st, g, n, "ignore_index is too far from the classes [0, C) for the i64 labels' lookup table");
+    if (graph_is_constant(g, labels)) {
+        /* constant labels are checked here; run-time ones out of range
+         * select nothing (i32) or stop the Gather's worker (i64) */
+        const graph_tensor *lt = &g->tensors[labels];
+        for (size_t i = 0; i < (size_t)graph_shape_numel(&lt->shape); i++) {
+            int64_t v = graph_load_i64(lt->dtype, lt->data, i);
+            if ((v < 0 || v >= c) && !(has_ii && v == ii)) {
+                char why[200];
+                snprintf(why, sizeof why, "label %lld at element %zu is outside [0, %lld)", (long long)v, i,
+                         (long long)c);
+                return left(st, g, n, why);
+            }
+        }
+    }
     const char *red = graph_attr_string(n, "reduction");
     int out1 = n->n_outputs > 1 ? n->outputs[1] : -1, weights = n->n_inputs > 2 ? n->inputs[2] : -1;
     bool softmax = n->op == GRAPH_OP_SOFTMAX_CROSS_ENTROPY_LOSS;

@@ -228,6 +228,20 @@ static void test_loss_bad_label(void)
     CU_ASSERT_FALSE(graph_eval(g, in, &out, err, sizeof err));
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "label 3 at element 1 of 'labels' is outside [0, 3)"));
     graph_free(g);
+
+    /* constant labels: the rewrite leaves the node and says why */
+    g = graph_new("nll", 13);
+    input(g, "x", 2, d23);
+    int l = graph_add_tensor(g, "labels");
+    graph_shape s2 = { .rank = 1, .dims = { 2 } };
+    graph_set_constant(g, l, GDT_I64, &s2, labels);
+    loss_node(g, GRAPH_OP_NLL_LOSS, "x,labels", false);
+    finish(g, "loss");
+    decompose_stats st;
+    CU_ASSERT_TRUE(decompose_graph(g, &st, err, sizeof err));
+    CU_ASSERT_EQUAL(st.class_losses, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(st.left, "(NegativeLogLikelihoodLoss): label 3 at element 1 is outside [0, 3)"));
+    graph_free(g);
 }
 
 /* One optimizer step on one tensor of one element: R, T, then x, g and
