@@ -263,10 +263,54 @@ graph *graph_new(const char *source, int opset)
     return g;
 }
 
+static void *dup_bytes(const void *p, size_t n)
+{
+    if (!p)
+        return NULL;
+    void *q = xmalloc(n ? n : 1);
+    memcpy(q, p, n);
+    return q;
+}
+
+graph *graph_clone(const graph *g)
+{
+    graph *c = graph_new(g->source, g->opset);
+    c->phase = g->phase;
+    for (int t = 0; t < g->n_tensors; t++) {
+        const graph_tensor *x = &g->tensors[t];
+        int k = graph_add_tensor(c, x->name);
+        if (k != t)
+            panic("graph_clone: tensor %d copied as %d", t, k);
+        graph_tensor *y = &c->tensors[k];
+        char *name = y->name;
+        size_t bytes = (size_t)graph_shape_numel(&x->shape) * graph_dtype_size(x->dtype);
+        *y = *x;
+        y->name = name;
+        y->data = dup_bytes(x->data, bytes);
+        y->init = dup_bytes(x->init, bytes);
+        y->is_input = y->is_output = false;
+    }
+    for (int k = 0; k < g->n_nodes; k++) {
+        const graph_node *n = &g->nodes[k];
+        c->phase = n->phase;
+        int j = graph_add_node(c, n->op, n->name, n->inputs, n->n_inputs, n->outputs, n->n_outputs);
+        graph_copy_attrs(&c->nodes[j], n);
+        c->nodes[j].removed = n->removed;
+    }
+    c->phase = g->phase;
+    for (int i = 0; i < g->n_inputs; i++)
+        graph_add_input(c, g->inputs[i]);
+    for (int i = 0; i < g->n_outputs; i++)
+        graph_add_output(c, g->outputs[i]);
+    c->unsupported = g->unsupported;
+    return c;
+}
+
 static void free_tensor_contents(graph_tensor *t)
 {
     free(t->name);
     free(t->data);
+    free(t->init);
 }
 
 static void free_attr(graph_attr *a)
@@ -326,7 +370,7 @@ int graph_add_tensor(graph *g, const char *name)
         g->tensors = xrealloc(g->tensors, (size_t)g->cap_tensors * sizeof *g->tensors);
     }
     int t = g->n_tensors++;
-    g->tensors[t] = (graph_tensor){ .name = xstrdup(name), .producer = -1 };
+    g->tensors[t] = (graph_tensor){ .name = xstrdup(name), .producer = -1, .update = -1 };
     if (2 * g->n_tensors + 2 > g->hash_cap)
         hash_rebuild(g);
     else
@@ -390,7 +434,7 @@ int graph_add_node(graph *g, graph_op op, const char *name, const int *inputs, i
     }
     int k = g->n_nodes++;
     graph_node *n = &g->nodes[k];
-    *n = (graph_node){ .name = xstrdup(name ? name : ""), .op = op, .n_inputs = n_inputs,
+    *n = (graph_node){ .name = xstrdup(name ? name : ""), .op = op, .phase = g->phase, .n_inputs = n_inputs,
                        .n_outputs = n_outputs };
     n->inputs = xmalloc((size_t)n_inputs * sizeof *n->inputs);
     n->outputs = xmalloc((size_t)n_outputs * sizeof *n->outputs);
@@ -422,8 +466,9 @@ void graph_replace_node(graph *g, int k, graph_op op, const char *name, const in
     int n_attrs = n->n_attrs;
     n->attrs = NULL;
     n->n_attrs = 0;
+    enum graph_phase phase = n->phase;
     free_node_contents(n);
-    *n = (graph_node){ .name = keep, .op = op, .n_inputs = n_inputs, .n_outputs = n_outputs, .inputs = ins,
+    *n = (graph_node){ .name = keep, .op = op, .phase = phase, .n_inputs = n_inputs, .n_outputs = n_outputs, .inputs = ins,
                        .outputs = outs, .attrs = attrs, .n_attrs = n_attrs };
     for (int i = 0; i < n_outputs; i++)
         if (outputs[i] >= 0)
@@ -890,6 +935,9 @@ void graph_prune(graph *g)
     bool *live = xcalloc((size_t)g->n_tensors, sizeof *live);
     for (int i = 0; i < g->n_outputs; i++)
         live[g->outputs[i]] = true;
+    for (int t = 0; t < g->n_tensors; t++)
+        if (g->tensors[t].is_variable && g->tensors[t].update >= 0)
+            live[g->tensors[t].update] = live[t] = true;
     /* reverse topological order: a node is live when one of its outputs is */
     for (int k = g->n_nodes - 1; k >= 0; k--) {
         graph_node *n = &g->nodes[k];
@@ -918,6 +966,9 @@ void graph_compact(graph *g)
         used[g->inputs[i]] = true;
     for (int i = 0; i < g->n_outputs; i++)
         used[g->outputs[i]] = true;
+    for (int t = 0; t < g->n_tensors; t++)
+        if (g->tensors[t].is_variable && g->tensors[t].update >= 0)
+            used[g->tensors[t].update] = used[t] = true;
     int kept = 0;
     int *node_map = xmalloc((size_t)g->n_nodes * sizeof *node_map + 1);
     for (int k = 0; k < g->n_nodes; k++) {
@@ -970,10 +1021,44 @@ void graph_compact(graph *g)
         g->inputs[i] = map[g->inputs[i]];
     for (int i = 0; i < g->n_outputs; i++)
         g->outputs[i] = map[g->outputs[i]];
+    for (int t = 0; t < g->n_tensors; t++)
+        if (g->tensors[t].update >= 0)
+            g->tensors[t].update = map[g->tensors[t].update];
     free(map);
     free(node_map);
     free(used);
     hash_rebuild(g);
+}
+
+void graph_make_variable(graph *g, int t)
+{
+    graph_tensor *x = &g->tensors[t];
+    x->is_variable = true;
+    x->init = x->data;
+    x->data = NULL;
+}
+
+int graph_add_variable(graph *g, const char *base, graph_dtype dtype, const graph_shape *shape,
+                       const void *init)
+{
+    char *name = graph_unique_name(g, base);
+    int t = graph_add_tensor(g, name);
+    free(name);
+    graph_tensor *x = &g->tensors[t];
+    x->dtype = dtype;
+    x->shape = *shape;
+    x->shape_known = true;
+    x->is_variable = true;
+    size_t bytes = (size_t)graph_shape_numel(shape) * graph_dtype_size(dtype);
+    x->init = xcalloc(1, bytes ? bytes : 1);
+    if (init)
+        memcpy(x->init, init, bytes);
+    return t;
+}
+
+void graph_set_update(graph *g, int v, int t)
+{
+    g->tensors[v].update = t;
 }
 
 bool graph_is_constant(const graph *g, int t)

@@ -75,6 +75,14 @@ typedef struct graph_tensor {
                                            graph inputs and constants */
     bool is_input;                      /* listed in graph.inputs */
     bool is_output;                     /* listed in graph.outputs */
+    /* A variable (training): a weight or optimizer state kept in tile
+     * memory across steps, loaded with the executable from init (its
+     * value before the first step; data stays NULL, so no pass folds it)
+     * and, at the end of each step, overwritten with tensor update (-1:
+     * never written, e.g. a frozen weight). */
+    bool is_variable;
+    void *init;
+    int update;
 } graph_tensor;
 
 enum graph_attr_type {
@@ -103,9 +111,18 @@ typedef enum graph_op {
     GRAPH_OP_COUNT
 } graph_op;
 
+/* Which part of a training step a node belongs to (autodiff.h). */
+enum graph_phase {
+    GRAPH_PHASE_FORWARD = 0,            /* and every node of an inference graph */
+    GRAPH_PHASE_BACKWARD,
+    GRAPH_PHASE_UPDATE,                 /* the optimizer */
+    GRAPH_PHASES
+};
+
 typedef struct graph_node {
     char *name;                         /* may be "" */
     graph_op op;
+    enum graph_phase phase;             /* set from graph.phase when added */
     int n_inputs;
     int *inputs;                        /* tensor indices; -1 for an omitted optional input */
     int n_outputs;
@@ -155,6 +172,8 @@ struct graph {
     int n_inputs;
     int *outputs;                       /* graph outputs (tensor indices), in model order */
     int n_outputs;
+    enum graph_phase phase;             /* the phase of the nodes added next: passes
+                                           that rewrite a node set it to that node's */
     bool unsupported;                   /* the last error was a feature ipusim lacks,
                                            not a fault in the model */
     int *name_hash;                     /* open addressing, tensor index + 1 (0: empty) */
@@ -162,6 +181,8 @@ struct graph {
 };
 
 graph *graph_new(const char *source, int opset);
+/* A deep copy (tensors keep their indices, nodes theirs). */
+graph *graph_clone(const graph *g);
 void graph_free(graph *g);
 
 /* A new tensor (dtype and shape unknown until set); -1 if the name is taken. */
@@ -171,6 +192,16 @@ char *graph_unique_name(const graph *g, const char *base);
 int graph_find_tensor(const graph *g, const char *name);
 /* Make tensor t a constant with this dtype, shape and data (copied). */
 void graph_set_constant(graph *g, int t, graph_dtype dtype, const graph_shape *shape, const void *data);
+/* Make constant t a variable (graph_tensor.is_variable): its data
+ * becomes its initial value.  update is set later (graph_set_update). */
+void graph_make_variable(graph *g, int t);
+/* A new variable named from base, initialised with data (copied; NULL:
+ * zeros). */
+int graph_add_variable(graph *g, const char *base, graph_dtype dtype, const graph_shape *shape,
+                       const void *init);
+/* At the end of a step, variable v takes the value of tensor t (same
+ * dtype and shape). */
+void graph_set_update(graph *g, int v, int t);
 /* A new constant tensor named from base; returns its index. */
 int graph_add_constant(graph *g, const char *base, graph_dtype dtype, const graph_shape *shape,
                        const void *data);

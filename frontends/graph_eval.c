@@ -219,7 +219,10 @@ static void copy_elem(void *dst, size_t di, const void *src, size_t si, size_t e
 
 /* ---- the graph walk ------------------------------------------------------------------ */
 
-bool graph_eval(const graph *g, const graph_value *inputs, graph_value *outputs, char *err, size_t err_size)
+/* Evaluate g; with advance (g itself, writable), each variable then takes
+ * its update's value. */
+static bool eval_graph(const graph *g, const graph_value *inputs, graph_value *outputs, graph *advance, char *err,
+                       size_t err_size)
 {
     size_t nt = (size_t)g->n_tensors;
     void **val = calloc(nt + 1, sizeof *val);
@@ -230,7 +233,7 @@ bool graph_eval(const graph *g, const graph_value *inputs, graph_value *outputs,
     bool ok = true;
     char s1[200], s2[200];
     for (size_t t = 0; t < nt; t++) {
-        val[t] = g->tensors[t].data;
+        val[t] = g->tensors[t].is_variable ? g->tensors[t].init : g->tensors[t].data;
         last_use[t] = -1;
     }
     for (int i = 0; i < g->n_inputs; i++) {
@@ -250,6 +253,9 @@ bool graph_eval(const graph *g, const graph_value *inputs, graph_value *outputs,
                 last_use[g->nodes[k].inputs[i]] = k;
     for (int i = 0; i < g->n_outputs; i++)
         last_use[g->outputs[i]] = INT_MAX;
+    for (size_t t = 0; t < nt; t++)
+        if (g->tensors[t].is_variable && g->tensors[t].update >= 0)
+            last_use[g->tensors[t].update] = INT_MAX;
     for (int k = 0; k < g->n_nodes && ok; k++) {
         const graph_node *n = &g->nodes[k];
         if (n->removed)
@@ -308,6 +314,12 @@ bool graph_eval(const graph *g, const graph_value *inputs, graph_value *outputs,
             outputs[i] = (graph_value){ .dtype = x->dtype, .shape = x->shape, .data = xmalloc(bytes) };
             memcpy(outputs[i].data, val[g->outputs[i]], bytes);
         }
+    if (ok && advance)
+        for (size_t t = 0; t < nt; t++) {
+            graph_tensor *x = &advance->tensors[t];
+            if (x->is_variable && x->update >= 0)
+                memcpy(x->init, val[x->update], numel(x) * graph_dtype_size(x->dtype));
+        }
 done:
     for (size_t t = 0; t < nt; t++)
         if (owned[t])
@@ -316,6 +328,16 @@ done:
     free(owned);
     free(last_use);
     return ok;
+}
+
+bool graph_eval(const graph *g, const graph_value *inputs, graph_value *outputs, char *err, size_t err_size)
+{
+    return eval_graph(g, inputs, outputs, NULL, err, err_size);
+}
+
+bool graph_eval_step(graph *g, const graph_value *inputs, graph_value *outputs, char *err, size_t err_size)
+{
+    return eval_graph(g, inputs, outputs, g, err, err_size);
 }
 
 /* ---- elementwise ------------------------------------------------------------------------ */

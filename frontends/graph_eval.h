@@ -47,6 +47,10 @@ void graph_value_free(graph_value *v);
 bool graph_eval(const graph *g, const graph_value *inputs, graph_value *outputs, char *err,
                 size_t err_size);
 
+/* One training step (variables, graph.h): graph_eval, then every variable
+ * with an update takes that tensor's value, ready for the next step. */
+bool graph_eval_step(graph *g, const graph_value *inputs, graph_value *outputs, char *err, size_t err_size);
+
 /* Element access in any dtype the IR holds. */
 double graph_load_f64(graph_dtype t, const void *data, size_t i);
 void graph_store_f64(graph_dtype t, void *data, size_t i, double v);

@@ -139,6 +139,63 @@ static bool lower_input(lowering *lw, int t)
     return lw_place_linear(lw, t, gran, tiles, what);
 }
 
+/* ---- variables ----------------------------------------------------------- */
+
+/* Variables (training weights, optimizer state): linear pieces in whole
+ * rows where they stay 8-byte aligned, kept for the run, their initial
+ * values loaded with the executable (as Poplar's variables are written by
+ * the host before the first run and stay in tile memory between runs).
+ * Each starts on the tile after the previous one's last, so small ones do
+ * not pile up on tile 0. */
+static void lower_variables(lowering *lw)
+{
+    const graph *g = lw->g;
+    for (int t = 0; t < g->n_tensors && !lw->failed; t++) {
+        const graph_tensor *x = &g->tensors[t];
+        if (!x->is_variable)
+            continue;
+        ltensor *lt = &lw->tensor[t];
+        uint64_t total = (uint64_t)graph_shape_numel(&x->shape), gran = lw_gran_of(lt->element_bytes);
+        uint64_t cols = x->shape.rank ? (uint64_t)x->shape.dims[x->shape.rank - 1] : 1;
+        if (cols && (cols * lt->element_bytes) % 8 == 0 && cols <= 4096)
+            gran = cols;
+        char what[96];
+        snprintf(what, sizeof what, "variable '%s'", x->name);
+        lw->op_tiles = 0;
+        if (!lw_place_linear(lw, t, gran, lw_plan_tiles(lw, total, gran, 1.0, 200), what))
+            break;
+        for (size_t k = 0; k < lt->n; k++)
+            lw_tile_data(lw, lt->p[k].tile, lt->p[k].addr,
+                         (const uint8_t *)x->init + lt->p[k].first * lt->element_bytes,
+                         (uint32_t)(lt->p[k].count * lt->element_bytes), x->name);
+        lw->op_base = (lw->op_base + lw->op_tiles) % lw->tiles;
+    }
+}
+
+/* The end of a step: each variable takes its update's value, copied into
+ * its pieces (the exchange brings what another tile computed), in one
+ * phase after the last op. */
+static void lower_updates(lowering *lw)
+{
+    const graph *g = lw->g;
+    lw_release_scratch(lw);
+    for (int t = 0; t < g->n_tensors && !lw->failed; t++) {
+        const graph_tensor *x = &g->tensors[t];
+        if (!x->is_variable || x->update < 0 || lw->tensor[x->update].root == t)
+            continue;
+        const ltensor *lv = &lw->tensor[t], *lu = &lw->tensor[lw->tensor[x->update].root];
+        if (lu->permuted) {
+            lw_fail(lw, "%s: variable '%s': its update '%s' is kept channels-last, which the copy back does not "
+                    "reorder yet", g->source, x->name, g->tensors[x->update].name);
+            break;
+        }
+        for (size_t k = 0; k < lv->n && !lw->failed; k++)
+            lw_fetch_into(lw, x->update, lv->p[k].first, lv->p[k].count, lv->p[k].tile, lv->p[k].addr);
+    }
+    if (!lw->failed)
+        lw_end_phase(lw);
+}
+
 /* ---- which nodes are lowered --------------------------------------------- */
 
 /* Whether node n can be lowered: its row of the op table decides (outputs
@@ -334,8 +391,27 @@ static void lower_inputs(lowering *lw)
                                 XCH_HOST | stream++);
     }
     lw->rep->input_streams = stream;
+    lower_variables(lw);
     if (!lw->failed)
         lw_end_phase(lw);
+}
+
+static const char *const phase_names[GRAPH_PHASES] = { "forward", "backward", "update" };
+
+/* A training step's next phase (graph.h) starts in a superstep of its
+ * own: the pending exchange ends, every tile syncs, and the phase is
+ * recorded at the superstep that follows (sim/program/phases.h). */
+static void begin_phase(lowering *lw, enum graph_phase phase)
+{
+    if (!lw->phases.n)
+        phases_add(&lw->phases, 0, phase_names[lw->cur_phase]);
+    if (!lw_end_phase(lw))
+        return;
+    for (uint32_t i = 0; i < lw->program_tiles && !lw->failed; i++)
+        lw_push_word(lw, &lw->tile[i].steps, lw->sync_step);
+    lw->syncs++;
+    phases_add(&lw->phases, lw->syncs, phase_names[phase]);
+    lw->cur_phase = phase;
 }
 
 /* Node i with the lowering its row of the op table names; then its
@@ -356,6 +432,8 @@ static void lower_node(lowering *lw, int i)
     }
     lw->op_tiles = 0;
     lw_release_scratch(lw);
+    if (n->phase != lw->cur_phase)
+        begin_phase(lw, n->phase);
     const lw_op_rule *rule = &lw_op_rules[n->op];
     if (rule->lower)
         rule->lower(lw, n, i);
@@ -413,6 +491,8 @@ ipu_exe *lower_graph(const graph *g, const lower_options *o, lower_report *repor
         lower_inputs(&lw);
         for (int i = 0; i < g->n_nodes && !lw.failed; i++)
             lower_node(&lw, i);
+        if (!lw.failed)
+            lower_updates(&lw);
         e = exe_new();
         if (!e) {
             lw_fail(&lw, "out of host memory");

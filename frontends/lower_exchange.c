@@ -364,6 +364,7 @@ bool lw_end_phase(lowering *lw)
         free(mc);
         free(bcast);
         lw->rep->exchange_phases++;
+        lw->syncs++;
         lw->phase_has_transfers = false;
     }
     for (uint32_t i = 0; i < lw->program_tiles; i++)

@@ -26,6 +26,7 @@
 #include "graph.h"
 #include "kernels.h"
 #include "lower.h"
+#include "sim/program/phases.h"
 #include "memmodel/memory_map.h"
 #include "sim/program/tensor_map.h"
 #include "workloads/codelets/codelet_library.h"
@@ -127,6 +128,9 @@ typedef struct lowering {
     uint32_t op_base, op_tiles;       /* the current op's tiles start at op_base (lw_tile_of) */
     char *err;
     size_t err_size;
+    uint32_t syncs;                   /* syncs in the program so far: the superstep being built */
+    enum graph_phase cur_phase;       /* of the nodes lowered last (training) */
+    program_phases phases;            /* where each phase's supersteps start */
     bool failed;
 } lowering;
 
@@ -224,6 +228,28 @@ bool lw_conv_input_layout(const graph *g, int tensor);
 bool lw_transpose_into_matmul(const graph *g, int t);
 bool lw_matmul_supported(const graph *g, const graph_node *n, const char **why);
 bool lw_lower_matmul(lowering *lw, const graph_node *n, int index);
+/* A gradient of a convolution as the AMP computes it: lower_conv_grad.c
+ * describes the node, lower_matmul.c plans and lowers the matmul.
+ *   - the data gradient (weights false): the convolution, stride 1, of the
+ *     image [N, C, H, W] (channels-last) with its pixels dh, dw apart and
+ *     zeros between, by the weights `other` [C, Cout, KH, KW] read flipped,
+ *     plus `bias` (-1 none): result [N, Cout, OH, OW] channels-last;
+ *   - the weight gradient: dW [Cout, C, KH, KW] (kept as [Cout, KH, KW, C])
+ *     of the convolution of the image by a window of stride sh, sw and
+ *     pads ph, pw, `other` being dY [N, Cout, OH, OW] (channels-last). */
+typedef struct lw_conv_grad {
+    bool weights, f32_inputs;
+    int image, other, bias, result;
+    int64_t n_img, c_in, h, w, dh, dw;
+    int64_t kh, kw, sh, sw, ph, pw;
+    int64_t oh, ow, c_out;
+} lw_conv_grad;
+bool lw_lower_conv_grad(lowering *lw, const graph_node *n, int index, const lw_conv_grad *cg);
+/* ConvTranspose and ConvWeightGrad (lower_conv_grad.c). */
+bool lw_conv_transpose_supported(const graph *g, const graph_node *n, const char **why);
+bool lw_lower_conv_transpose(lowering *lw, const graph_node *n, int index);
+bool lw_conv_weight_grad_supported(const graph *g, const graph_node *n, const char **why);
+bool lw_lower_conv_weight_grad(lowering *lw, const graph_node *n, int index);
 /* Gather with indices computed at run time (lower_gather.c). */
 bool lw_lower_gather(lowering *lw, const graph_node *n, int index);
 /* Comparisons, Where, logical ops and integer arithmetic (lower_logic.c):

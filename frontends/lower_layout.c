@@ -33,6 +33,13 @@ bool lw_channels_last_op(graph_op op)
     return lw_op_rules[op].layout == LAYOUT_CHANNELS_LAST;
 }
 
+/* Whether input k of a channels-last op is an image it reads channels-last:
+ * input 0, and ConvWeightGrad's dY (input 1) as well. */
+static bool image_input(graph_op op, int k)
+{
+    return k == 0 || (op == GRAPH_OP_CONV_WEIGHT_GRAD && k == 1);
+}
+
 /* Element-wise ops the lowering runs in any order of the elements (their
  * layout class in ops.def). */
 static bool elementwise_op(graph_op op)
@@ -78,9 +85,9 @@ bool *lw_nhwc_set(const graph *g)
      * element-wise ops over them (nodes are in topological order). */
     for (int i = 0; i < g->n_nodes; i++) {
         const graph_node *n = &g->nodes[i];
-        if (lw_channels_last_op(n->op) && n->n_inputs > 0) {
-            int x = n->inputs[0];
-            if (g->tensors[x].is_input && g->tensors[x].shape.rank == 4)
+        for (int k = 0; lw_channels_last_op(n->op) && k < n->n_inputs; k++) {
+            int x = n->inputs[k];
+            if (image_input(n->op, k) && x >= 0 && g->tensors[x].is_input && g->tensors[x].shape.rank == 4)
                 in[x] = true;
         }
     }
@@ -100,9 +107,9 @@ bool *lw_nhwc_set(const graph *g)
                 int t = n->inputs[k];
                 if (t < 0 || !in[t])
                     continue;
-                bool ok = ok_reader && (elementwise_op(n->op) || k == 0);
+                bool ok = ok_reader && (elementwise_op(n->op) || image_input(n->op, k));
                 /* A 1 x 1 pool reads the image as any pool does. */
-                if (lw_channels_last_op(n->op) && k == 0 && !writes_nhwc(g, n))
+                if (lw_channels_last_op(n->op) && image_input(n->op, k) && !writes_nhwc(g, n))
                     ok = true;
                 if (!ok) {
                     in[t] = false;

@@ -65,6 +65,14 @@ typedef struct mm_shape {
     uint64_t batch;
     bool conv;
     int64_t n_img, c_in, h, w, kh, kw, sh, sw, ph, pw, oh, ow;
+    /* The gradients (lower_conv_grad.c): the image's pixels dh, dw apart
+     * with zeros between (a transposed convolution's input; 1 otherwise);
+     * the weights [C, Cout, KH, KW] read flipped (ConvTranspose's, w_flip);
+     * the weight gradient (wgrad): A is dY [pixels, Cout] taken as [K, M]
+     * (trans_a), B the im2col rows of the image b, C = dW kept as
+     * [Cout, KH, KW, C]. */
+    int64_t dh, dw;
+    bool w_flip, wgrad;
 } mm_shape;
 
 /* The Transpose that made tensor t, when it swaps the last two axes and
@@ -106,6 +114,7 @@ static void init_shape(const graph_node *n, mm_shape *s)
     s->batch = 1;
     s->b_src = s->b;
     s->alpha = s->beta = 1.0;
+    s->dh = s->dw = 1;
 }
 
 /* The bias: MatMul's fused [N], or Gemm's C broadcast to [M, N]. */
@@ -452,7 +461,9 @@ static bool plan_grid(const lowering *lw, const mm_shape *s, const mm_kind *kd, 
                                  (g->tensors[s->out].dtype == GDT_F16 ? share * nt * 2 : 0) +
                                  (s->bias_row ? share : 1) * nt * 4 + 4096 +
                                  (s->b_act ? kt * nt * 4 * (b_turn ? 2 : 1) : 0) + gk * share * nt * 4;
-                if (bytes > avail || mt * kt * kd->a_eb > 0x80000 - 0x50000)
+                if (s->wgrad && !s->f32_inputs)               /* A and B widened to f32 */
+                    bytes += mt * kt * 6 + kt * nt * 2;
+                if (bytes > avail || mt * kt * kd->a_eb > 0x80000 - 0x50000 || (s->wgrad && !s->f32_inputs && mt % 2))
                     continue;
                 /* A: the tile holding a grid row's rows sends them once
                  * (a broadcast or multicast to the grid row); split along
@@ -464,6 +475,11 @@ static bool plan_grid(const lowering *lw, const mm_shape *s, const mm_kind *kd, 
                            (s->trans_a ? (double)(mt * kt) : 0.0) +             /* turn A */
                            (s->b_act ? (double)(kt * nt) * (b_turn ? 2.4 : 1.4) : 0.0) +  /* receive, pack B */
                            (!s->b_act && gm > 1 ? (double)(kt * nt * kd->w_eb) / 4.0 : 0.0);  /* weights */
+                if (s->wgrad)                               /* a receive per pixel row of A and */
+                    c += ((mt == s->m ? 1.0 : (double)kt) +      /* per kernel row run of B's im2col */
+                          (double)kt * (double)((nt + (uint64_t)(s->kw * s->c_in) - 1) / (uint64_t)(s->kw * s->c_in) + 1)) *
+                             XCH_SEND_OVERHEAD_CYCLES +
+                         (s->f32_inputs ? 0.0 : (double)(2 * mt * kt + kt * nt));   /* widen A, B; narrow A */
                 if (gk > 1)                                 /* receive the partials, sum them */
                     c += (double)((gk - 1) * share * nt) * (gk > 2 ? 1.6 : 1.0) +
                          (double)(share * nt) * KERNEL_BINARY_CYCLES_PER_ELEMENT +
@@ -509,6 +525,57 @@ static float f32_of_bits(const void *p, size_t i, bool f32)
     return fp16_to_f32(((const f16_t *)p)[i]);
 }
 
+/* The channels of taps [x0, x1) of kernel row y at image pixel (img, iy,
+ * ix of tap x0), clipped to the columns [k0, k1) of a row at `row`. */
+static void fetch_taps(lowering *lw, const mm_shape *s, int t, int64_t img, int64_t iy, int64_t ix, int64_t y,
+                       int64_t x0, int64_t x1, uint64_t k0, uint64_t k1, uint32_t tile, uint32_t row, uint32_t eb)
+{
+    uint64_t q0 = (uint64_t)((y * s->kw + x0) * s->c_in), q1 = (uint64_t)((y * s->kw + x1) * s->c_in);
+    uint64_t c0 = q0 > k0 ? q0 : k0, c1 = q1 < k1 ? q1 : k1;
+    if (c0 >= c1)
+        return;
+    uint64_t first = (uint64_t)(((img * s->h + iy) * s->w + ix) * s->c_in) + (c0 - q0);
+    lw_fetch_into(lw, t, first, c1 - c0, tile, row + (uint32_t)((c0 - k0) * eb));
+}
+
+/* im2col by the exchange: row p (an output pixel) of image t [N, C, H, W]
+ * kept channels-last gets, for each (kh, kw) inside the image, the C
+ * channels of the pixel there, columns ordered (kh, kw, c) and clipped to
+ * [k0, k1); rows `row_bytes` apart from buf; padding stays zero.  The kw
+ * runs of one kernel row are adjacent in the image when they are all
+ * inside and its pixels are (dw 1): one fetch.  With dh, dw > 1 the
+ * image's pixels are that far apart with zeros between (a transposed
+ * convolution's input): the taps on the zeros are left out. */
+static void im2col_rows(lowering *lw, const mm_shape *s, int t, uint64_t p0, uint64_t p1, uint64_t k0, uint64_t k1,
+                        uint32_t tile, uint32_t buf, uint32_t row_bytes, uint32_t eb)
+{
+    for (uint64_t p = p0; p < p1 && !lw->failed; p++) {
+        int64_t img = (int64_t)p / (s->oh * s->ow), rem = (int64_t)p % (s->oh * s->ow);
+        int64_t oy = rem / s->ow, ox = rem % s->ow;
+        uint32_t row = buf + (uint32_t)((p - p0) * row_bytes);
+        for (int64_t y = 0; y < s->kh; y++) {
+            int64_t vy = oy * s->sh - s->ph + y;
+            if (vy < 0 || vy % s->dh || vy / s->dh >= s->h)
+                continue;
+            if (s->dw > 1) {
+                for (int64_t x = 0; x < s->kw; x++) {
+                    int64_t vx = ox * s->sw - s->pw + x;
+                    if (vx >= 0 && vx % s->dw == 0 && vx / s->dw < s->w)
+                        fetch_taps(lw, s, t, img, vy / s->dh, vx / s->dw, y, x, x + 1, k0, k1, tile, row, eb);
+                }
+                continue;
+            }
+            int64_t x0 = 0, x1 = s->kw;
+            while (x0 < x1 && ox * s->sw - s->pw + x0 < 0)
+                x0++;
+            while (x1 > x0 && ox * s->sw - s->pw + x1 - 1 >= s->w)
+                x1--;
+            if (x0 < x1)
+                fetch_taps(lw, s, t, img, vy / s->dh, ox * s->sw - s->pw + x0, y, x0, x1, k0, k1, tile, row, eb);
+        }
+    }
+}
+
 /* Tile `tile`'s rows [m0, m1) of A over K [k0, k1), rows padded to kt
  * elements of in_eb bytes (the padding zero); the address.  With transA,
  * the kt x (m1 - m0) block of A as given (turned on the tile later). */
@@ -520,14 +587,18 @@ static uint32_t fetch_a_block(lowering *lw, const mm_shape *s, uint32_t tile, ui
     /* Zeroed at run time where the exchange leaves gaps (K padding, the
      * image's border), scratch of this op only. */
     uint32_t rb = (uint32_t)(kt * in_eb);
-    bool gaps = s->conv || k1 - k0 != kt;
+    bool gaps = s->conv || s->wgrad || k1 - k0 != kt;
     uint32_t buf = gaps ? lw_scratch_zeroed(lw, tile, (m1 - m0) * rb, PREFER_REGION0, 8, what)
                         : lw_scratch_alloc(lw, tile, (m1 - m0) * rb, PREFER_REGION0, 8, what);
     if (!buf)
         return 0;
+    if (s->trans_a && m0 == 0 && m1 == s->m) {
+        lw_fetch_into(lw, s->a, k0 * s->m, (k1 - k0) * s->m, tile, buf);
+        return lw->failed ? 0 : buf;
+    }
     if (s->trans_a) {
         for (uint64_t kk = k0; kk < k1 && !lw->failed; kk++)
-            lw_fetch_into(lw, s->a, kk * s->m + m0, m1 - m0, tile, buf + (uint32_t)((kk - k0) * (m1 - m0) * 4));
+            lw_fetch_into(lw, s->a, kk * s->m + m0, m1 - m0, tile, buf + (uint32_t)((kk - k0) * (m1 - m0) * in_eb));
         return lw->failed ? 0 : buf;
     }
     if (!s->conv) {
@@ -538,35 +609,20 @@ static uint32_t fetch_a_block(lowering *lw, const mm_shape *s, uint32_t tile, ui
                 lw_fetch_into(lw, s->a, a_off + r * s->k + k0, k1 - k0, tile, buf + (uint32_t)((r - m0) * rb));
         return lw->failed ? 0 : buf;
     }
-    /* im2col: row p gets, for each (kh, kw) inside the image, the C
-     * channels of X at (ih, iw), K ordered (kh, kw, c); padding stays
-     * zero.  The kw runs of one kernel row are adjacent in X when they
-     * are all inside: one fetch, clipped to this tile's K range. */
-    for (uint64_t p = m0; p < m1 && !lw->failed; p++) {
-        int64_t img = (int64_t)p / (s->oh * s->ow), rem = (int64_t)p % (s->oh * s->ow);
-        int64_t oy = rem / s->ow, ox = rem % s->ow;
-        for (int64_t y = 0; y < s->kh; y++) {
-            int64_t iy = oy * s->sh - s->ph + y;
-            if (iy < 0 || iy >= s->h)
-                continue;
-            int64_t x0 = 0, x1 = s->kw;
-            while (x0 < x1 && ox * s->sw - s->pw + x0 < 0)
-                x0++;
-            while (x1 > x0 && ox * s->sw - s->pw + x1 - 1 >= s->w)
-                x1--;
-            if (x0 >= x1)
-                continue;
-            uint64_t q0 = (uint64_t)((y * s->kw + x0) * s->c_in), q1 = (uint64_t)((y * s->kw + x1) * s->c_in);
-            uint64_t c0 = q0 > k0 ? q0 : k0, c1 = q1 < k1 ? q1 : k1;
-            if (c0 >= c1)
-                continue;
-            int64_t ix = ox * s->sw - s->pw + x0;
-            uint64_t first = (uint64_t)(((img * s->h + iy) * s->w + ix) * s->c_in) + (c0 - q0);
-            lw_fetch_into(lw, s->a, first, c1 - c0, tile, buf + (uint32_t)((p - m0) * rb) +
-                                                             (uint32_t)((c0 - k0) * in_eb));
-        }
-    }
+    im2col_rows(lw, s, s->a, m0, m1, k0, k1, tile, buf, rb, in_eb);
     return lw->failed ? 0 : buf;
+}
+
+/* Where B's element (kk = (kh, kw, c), j) of a convolution is in its
+ * weights: W [Cout, C, KH, KW], or ConvTranspose's [C, Cout, KH, KW] read
+ * flipped (w_flip). */
+static uint64_t conv_weight_src(const mm_shape *s, uint64_t kk, uint64_t j)
+{
+    const uint64_t c_in = (uint64_t)s->c_in, kh = (uint64_t)s->kh, kw = (uint64_t)s->kw;
+    uint64_t c = kk % c_in, r = kk / c_in, x = r % kw, y = r / kw;
+    if (s->w_flip)
+        return ((c * s->n + j) * kh + (kh - 1 - y)) * kw + (kw - 1 - x);
+    return ((j * c_in + c) * kh + y) * kw + x;
 }
 
 /* A run-time B's block: K [k0, k1) x columns [n0, n1), f32, zero-padded to
@@ -575,21 +631,22 @@ static uint32_t fetch_a_block(lowering *lw, const mm_shape *s, uint32_t tile, ui
 static uint32_t fetch_b_block(lowering *lw, const mm_shape *s, uint32_t tile, uint64_t bt, uint64_t k0, uint64_t k1,
                               uint64_t kt, uint64_t n0, uint64_t n1, uint64_t nt, const char *what)
 {
-    bool gaps = k1 - k0 != kt || n1 - n0 != nt;
-    uint32_t buf = gaps ? lw_scratch_zeroed(lw, tile, kt * nt * 4, PREFER_REGION1, 8, what)
-                        : lw_scratch_alloc(lw, tile, kt * nt * 4, PREFER_REGION1, 8, what);
+    bool gaps = s->wgrad || k1 - k0 != kt || n1 - n0 != nt;
+    const uint32_t eb = s->wgrad && !s->f32_inputs ? 2 : 4;   /* an f16 image: widened on the tile */
+    uint32_t buf = gaps ? lw_scratch_zeroed(lw, tile, kt * nt * eb, PREFER_REGION1, 8, what)
+                        : lw_scratch_alloc(lw, tile, kt * nt * eb, PREFER_REGION1, 8, what);
     if (!buf)
         return 0;
     const uint64_t b_off = bt * s->k * s->n;
-    if (s->conv) {
-        /* W [Cout, C, KH, KW]: B's element (kk = (kh, kw, c), j) one by one. */
+    if (s->wgrad) {
+        /* The im2col rows of the image for output pixels [k0, k1). */
+        im2col_rows(lw, s, s->b_src, k0, k1, n0, n1, tile, buf, (uint32_t)nt * eb, eb);
+    } else if (s->conv) {
+        /* W: B's element (kk = (kh, kw, c), j) one by one. */
         for (uint64_t q = n0; q < n1 && !lw->failed; q++)
-            for (uint64_t kk = k0; kk < k1 && !lw->failed; kk++) {
-                uint64_t c = kk % (uint64_t)s->c_in, r = kk / (uint64_t)s->c_in;
-                uint64_t x = r % (uint64_t)s->kw, y = r / (uint64_t)s->kw;
-                uint64_t src = ((q * (uint64_t)s->c_in + c) * (uint64_t)s->kh + y) * (uint64_t)s->kw + x;
-                lw_fetch_into(lw, s->b_src, src, 1, tile, buf + (uint32_t)(((q - n0) * kt + kk - k0) * 4));
-            }
+            for (uint64_t kk = k0; kk < k1 && !lw->failed; kk++)
+                lw_fetch_into(lw, s->b_src, conv_weight_src(s, kk, q), 1, tile,
+                              buf + (uint32_t)(((q - n0) * kt + kk - k0) * 4));
     } else if (s->b_transposed) {
         for (uint64_t q = n0; q < n1 && !lw->failed; q++)
             lw_fetch_into(lw, s->b_src, b_off + q * s->k + k0, k1 - k0, tile, buf + (uint32_t)((q - n0) * kt * 4));
@@ -830,6 +887,8 @@ static bool fail_no_grid(lowering *lw, const graph_node *n, const mm_shape *s, c
                    (unsigned long long)(lw->mem_end - ISA_MEMORY_BASE));
 }
 
+static bool plan_described(lowering *lw, const graph_node *n, int index, mm_plan *P);
+
 /* The node's shape, codelet and grid (false: lw failed, the node
  * unsupported or no grid fitting). */
 static bool plan_matmul(lowering *lw, const graph_node *n, int index, mm_plan *P)
@@ -840,12 +899,20 @@ static bool plan_matmul(lowering *lw, const graph_node *n, int index, mm_plan *P
     bool is_conv = n->op == GRAPH_OP_CONV || n->op == GRAPH_OP_FUSED_CONV;
     if (!(is_conv ? describe_conv(g, n, s, &why) : describe(g, n, s, &why)))
         return lw_unsupported(lw, n, index, why);
+    return plan_described(lw, n, index, P);
+}
+
+/* The codelet and grid of the matmul P->s describes. */
+static bool plan_described(lowering *lw, const graph_node *n, int index, mm_plan *P)
+{
+    const graph *g = lw->g;
+    const mm_shape *s = &P->s;
     const mm_kind kd = P->kd = kind_of(lw, s);
     P->in_eb = s->f32_inputs ? 4 : 2;
     const uint64_t kp = (s->k + kd.k_block - 1) / kd.k_block * kd.k_block;
-    if (!kd.f32 && kp != s->k && s->k % 2 && !s->f32_inputs)
+    if (!kd.f32 && kp != s->k && s->k % 2 && !s->f32_inputs && !s->wgrad)
         return lw_unsupported(lw, n, index, "f16 rows of odd length K are not yet supported");
-    if (!kd.f32 && s->trans_a)
+    if (!kd.f32 && s->trans_a && !s->wgrad)
         return lw_unsupported(lw, n, index, "transA=1 is lowered on the f32 path only (compile without --f16-matmul)");
     mm_grid grid;
     if (!plan_grid(lw, s, &kd, &grid))
@@ -899,12 +966,8 @@ static bool plan_buffers(lowering *lw, mm_plan *P)
     for (uint64_t kk = 0; kk < s->k && !s->b_act; kk++)
         for (uint64_t j = 0; j < s->n; j++) {
             size_t src = s->trans_b ? j * s->k + kk : kk * s->n + j;
-            if (s->conv) {
-                /* kk = (kh, kw, c) -> W[j][c][kh][kw] */
-                uint64_t c = kk % (uint64_t)s->c_in, q = kk / (uint64_t)s->c_in;
-                uint64_t x = q % (uint64_t)s->kw, y = q / (uint64_t)s->kw;
-                src = ((j * (uint64_t)s->c_in + c) * (uint64_t)s->kh + y) * (uint64_t)s->kw + x;
-            }
+            if (s->conv)
+                src = conv_weight_src(s, kk, j);
             P->bfull[kk * np + j] = f32_of_bits(tb->data, src, s->f32_inputs);
         }
     return true;
@@ -996,31 +1059,41 @@ static bool fetch_operands(lowering *lw, mm_plan *P, const mm_tile *t)
     return true;
 }
 
-/* The tile's rows of A as the codelet takes them: turned (transA) and cast
- * to f16 (an f32 graph on the f16 path) on the tile; 0 when lw failed. */
+/* n elements (a multiple of 4) cast on the tile into a new scratch
+ * buffer: f16 to f32 (up) or f32 to f16; its address, 0 when lw failed. */
+static uint32_t cast_on_tile(lowering *lw, mm_plan *P, uint32_t tile, uint32_t in, uint64_t n, bool up,
+                             enum region_pref pref)
+{
+    uint32_t out = lw_scratch_alloc(lw, tile, n * (up ? 4 : 2), pref, 8, P->what);
+    if (!out)
+        return 0;
+    const uint32_t ein = up ? 8 : 16, eout = up ? 16 : 8;   /* bytes of 4 elements */
+    worker_set ws;
+    if (lw_workers_begin(lw, tile, KERNEL_CAST_WORDS, n / 4, &ws))
+        for (int w = 0; w < CODELET_WORKERS; w++)
+            kernel_cast_record(ws.rec[w], in + (uint32_t)(ws.lo[w] * ein), out + (uint32_t)(ws.lo[w] * eout),
+                               (uint32_t)((ws.hi[w] - ws.lo[w]) * 4));
+    lw_workers_run(lw, tile, up ? lw->kernels.vtx_cast_f16_to_f32 : lw->kernels.vtx_cast_f32_to_f16, &ws);
+    return out;
+}
+
+/* The tile's rows of A as the codelet takes them: turned (transA; f16
+ * widened first, the transposer moving f32) and cast to f16 (an f32 graph
+ * on the f16 path) on the tile; 0 when lw failed. */
 static uint32_t prepare_a(lowering *lw, mm_plan *P, const mm_tile *t, uint32_t a)
 {
     const uint64_t rows = t->m1 - t->m0, kt = P->kt;
     if (P->s.trans_a) {
+        if (!P->s.f32_inputs && !(a = cast_on_tile(lw, P, t->tile, a, kt * rows, true, PREFER_REGION0)))
+            return 0;
         uint32_t at = lw_scratch_alloc(lw, t->tile, rows * kt * 4, PREFER_REGION0, 8, P->what);
         if (!at)
             return 0;
         turn_on_tile(lw, t->tile, a, at, kt, rows);
         a = at;
     }
-    if (P->s.f32_inputs && !P->kd.f32) {
-        /* The f32 rows cast to f16 in a new buffer. */
-        uint32_t a16 = lw_scratch_alloc(lw, t->tile, rows * kt * 2, PREFER_REGION0, 8, P->what);
-        if (!a16)
-            return 0;
-        worker_set ws;
-        if (lw_workers_begin(lw, t->tile, KERNEL_CAST_WORDS, rows * kt / 4, &ws))
-            for (int w = 0; w < CODELET_WORKERS; w++)
-                kernel_cast_record(ws.rec[w], a + (uint32_t)(ws.lo[w] * 16), a16 + (uint32_t)(ws.lo[w] * 8),
-                                   (uint32_t)((ws.hi[w] - ws.lo[w]) * 4));
-        lw_workers_run(lw, t->tile, lw->kernels.vtx_cast_f32_to_f16, &ws);
-        a = a16;
-    }
+    if ((P->s.f32_inputs || P->s.trans_a) && !P->kd.f32)
+        a = cast_on_tile(lw, P, t->tile, a, rows * kt, false, PREFER_REGION0);
     return a;
 }
 
@@ -1030,6 +1103,8 @@ static uint32_t prepare_a(lowering *lw, mm_plan *P, const mm_tile *t, uint32_t a
 static bool pack_runtime_b(lowering *lw, mm_plan *P, const mm_tile *t, uint32_t src, uint32_t b)
 {
     const uint64_t kt = P->kt, nt = P->nt;
+    if (P->s.wgrad && !P->s.f32_inputs && !(src = cast_on_tile(lw, P, t->tile, src, kt * nt, true, PREFER_REGION1)))
+        return false;
     worker_set ws;
     if (P->kd.f32) {
         if (P->s.b_transposed) {
@@ -1157,37 +1232,96 @@ static bool finish_share(lowering *lw, mm_plan *P, const mm_tile *t)
     return true;
 }
 
-bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
+/* The planned matmul P: weights, operands, products, partial sums and
+ * epilogues. */
+static bool lower_planned(lowering *lw, mm_plan *P)
 {
-    mm_plan P;
-    memset(&P, 0, sizeof P);
-    if (!plan_matmul(lw, n, index, &P))
-        return false;
-    if (!plan_buffers(lw, &P)) {
-        free_plan(&P);
+    if (!plan_buffers(lw, P)) {
+        free_plan(P);
         return false;
     }
-    if (!P.s.b_act)
-        place_constant_weights(lw, &P);
-    for_each_tile(lw, &P, fetch_operands);
+    if (!P->s.b_act)
+        place_constant_weights(lw, P);
+    for_each_tile(lw, P, fetch_operands);
     if (!lw->failed)
         lw_end_phase(lw);
-    for_each_tile(lw, &P, emit_product);
-    if (P.gk > 1) {
-        for_each_tile(lw, &P, exchange_partials);
+    for_each_tile(lw, P, emit_product);
+    if (P->gk > 1) {
+        for_each_tile(lw, P, exchange_partials);
         if (!lw->failed)
             lw_end_phase(lw);
     }
-    for_each_tile(lw, &P, finish_share);
-    if (P.s.conv) {
-        /* The result is kept channels-last: NCHW seen as NHWC. */
-        ltensor *lo = &lw->tensor[P.s.out];
+    for_each_tile(lw, P, finish_share);
+    if (P->s.conv || P->s.wgrad) {
+        /* The result is kept channels-last: NCHW seen as NHWC (dW
+         * [Cout, C, KH, KW] as [Cout, KH, KW, C]). */
+        ltensor *lo = &lw->tensor[P->s.out];
         lo->perm[0] = 0;
         lo->perm[1] = 2;
         lo->perm[2] = 3;
         lo->perm[3] = 1;
-        lo->permuted = P.s.oh * P.s.ow != 1;  /* 1 x 1 pixels: the same in either order */
+        /* 1 x 1 pixels: the same in either order */
+        lo->permuted = P->s.wgrad ? P->s.kh * P->s.kw != 1 : P->s.oh * P->s.ow != 1;
     }
-    free_plan(&P);
+    free_plan(P);
     return !lw->failed;
+}
+
+bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
+{
+    mm_plan P;
+    memset(&P, 0, sizeof P);
+    return plan_matmul(lw, n, index, &P) && lower_planned(lw, &P);
+}
+
+/* The matmul of a gradient of a convolution (lw_conv_grad); false with
+ * why when it is not lowered. */
+static bool describe_grad(const lowering *lw, const lw_conv_grad *cg, mm_shape *s, const char **why)
+{
+    memset(s, 0, sizeof *s);
+    s->activation = -1;
+    s->batch = 1;
+    s->alpha = s->beta = 1.0;
+    s->bias = -1;
+    s->out = cg->result;
+    s->f32_inputs = cg->f32_inputs;
+    s->n_img = cg->n_img, s->c_in = cg->c_in, s->h = cg->h, s->w = cg->w;
+    s->kh = cg->kh, s->kw = cg->kw, s->sh = cg->sh, s->sw = cg->sw, s->ph = cg->ph, s->pw = cg->pw;
+    s->dh = cg->dh, s->dw = cg->dw, s->oh = cg->oh, s->ow = cg->ow;
+    if (cg->weights) {
+        /* dW [Cout, (kh, kw, c)] = dY^T [Cout, pixels] im2col(X) [pixels, (kh, kw, c)] */
+        s->wgrad = s->trans_a = s->b_act = true;
+        s->a = cg->other;
+        s->b = s->b_src = cg->image;
+        s->m = (uint64_t)cg->c_out;
+        s->k = (uint64_t)(cg->n_img * cg->oh * cg->ow);
+        s->n = (uint64_t)(cg->kh * cg->kw * cg->c_in);
+        return true;
+    }
+    s->conv = s->w_flip = true;
+    s->a = cg->image;
+    s->b = s->b_src = cg->other;
+    s->m = (uint64_t)(cg->n_img * cg->oh * cg->ow);
+    s->k = (uint64_t)(cg->kh * cg->kw * cg->c_in);
+    s->n = (uint64_t)cg->c_out;
+    if (!lw->g->tensors[s->b].data) {
+        if (s->k * s->n > CONV_RUNTIME_WEIGHTS_MAX) {
+            *why = "run-time convolution weights of more than 65536 elements are not yet supported";
+            return false;
+        }
+        s->b_act = s->b_transposed = true;
+    }
+    s->bias = cg->bias;
+    s->bias_col = cg->bias >= 0;
+    return true;
+}
+
+bool lw_lower_conv_grad(lowering *lw, const graph_node *n, int index, const lw_conv_grad *cg)
+{
+    mm_plan P;
+    memset(&P, 0, sizeof P);
+    const char *why;
+    if (!describe_grad(lw, cg, &P.s, &why))
+        return lw_unsupported(lw, n, index, why);
+    return plan_described(lw, n, index, &P) && lower_planned(lw, &P);
 }

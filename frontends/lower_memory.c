@@ -285,6 +285,13 @@ void lw_tensor_roots(lowering *lw)
     }
     for (int i = 0; i < g->n_outputs; i++)
         lw->last_reader[lw->tensor[g->outputs[i]].root] = INT_MAX;
+    /* variables and their updates live to the end of the step */
+    for (int t = 0; t < g->n_tensors; t++)
+        if (g->tensors[t].is_variable) {
+            lw->last_reader[lw->tensor[t].root] = INT_MAX;
+            if (g->tensors[t].update >= 0)
+                lw->last_reader[lw->tensor[g->tensors[t].update].root] = INT_MAX;
+        }
 }
 
 /* After node i: the storage of every tensor it was the last to read (or

@@ -290,6 +290,7 @@ bool lw_send_outputs(lowering *lw)
     lw_end_phase(lw);
     for (uint32_t i = 0; i < lw->program_tiles && !lw->failed; i++)
         lw_push_word(lw, &lw->tile[i].steps, lw->sync_step);
+    lw->syncs++;
     for (int i = 0; i < g->n_outputs && !lw->failed; i++) {
         const ltensor *lt = &lw->tensor[g->outputs[i]];
         for (size_t k = 0; k < lt->n; k++) {
@@ -318,13 +319,22 @@ static void map_tensors(lowering *lw, ipu_exe *e)
             map_tensor(lw, e, g->outputs[i], TMAP_OUTPUT, r);
         for (int t = 0; t < g->n_tensors && !lw->failed; t++)
             if (lw->tensor[t].placed && !g->tensors[t].is_input && !g->tensors[t].is_output)
-                map_tensor(lw, e, t, g->tensors[t].data ? TMAP_WEIGHT : TMAP_ACTIVATION, r);
+                map_tensor(lw, e, t, g->tensors[t].is_variable ? TMAP_VARIABLE
+                                     : g->tensors[t].data                ? TMAP_WEIGHT
+                                                                         : TMAP_ACTIVATION, r);
     }
 }
 
 bool lw_write_executable(lowering *lw, ipu_exe *e)
 {
     map_tensors(lw, e);
+    if (lw->phases.n > 1) {
+        size_t size;
+        char *text = phases_encode(&lw->phases, &size);
+        if (!text || !exe_set_blob(&e->bsp, text, size))
+            lw_fail(lw, "out of host memory");
+        free(text);
+    }
     /* Tiles past the last one holding anything only sync: they get no
      * code, and the syncs of the rest do not wait for them. */
     uint32_t used = 1;

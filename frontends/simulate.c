@@ -10,27 +10,18 @@
 #include "sim/engine/engine.h"
 #include "sim/engine/program_io.h"
 
-bool simulate_graph(const graph *g, const lower_options *o, const graph_value *inputs, graph_value *outputs,
-                    simulate_result *r, char *err, size_t err_size)
+/* One run of the compiled program e on a new engine: inputs fed, the
+ * variables' current values (graph.h; their init) written first when
+ * carry, outputs read, and each variable's value after the run copied
+ * back into its init when carry. */
+static bool run_once(graph *g, const lower_options *o, const ipu_exe *e, const tensor_map *map,
+                     const graph_value *inputs, graph_value *outputs, simulate_result *r, bool carry, char *err,
+                     size_t err_size)
 {
-    simulate_result dummy;
-    if (!r)
-        r = &dummy;
-    memset(r, 0, sizeof *r);
-    ipu_exe *e = lower_graph(g, o, &r->plan, err, err_size);
-    if (!e)
-        return false;
     bool ok = false;
-    engine *eng = NULL;
-    tensor_map *map = program_tensor_map(e, g->source, err, err_size);
-    if (!map) {
-        if (!err[0])
-            snprintf(err, err_size, "%s: the compiled program has no tensor map", g->source);
-        goto done;
-    }
-    eng = engine_new(o->machine, e, err, err_size);
+    engine *eng = engine_new(o->machine, e, err, err_size);
     if (!eng)
-        goto done;
+        return false;
     for (int i = 0; i < g->n_inputs; i++) {
         const graph_tensor *t = &g->tensors[g->inputs[i]];
         if (t->data)
@@ -43,6 +34,16 @@ bool simulate_graph(const graph *g, const lower_options *o, const graph_value *i
         size_t bytes = (size_t)graph_shape_numel(&inputs[i].shape) * graph_dtype_size(inputs[i].dtype);
         if (!program_set_input(eng, mt, inputs[i].data, bytes, err, err_size))
             goto done;
+    }
+    for (int t = 0; carry && t < g->n_tensors; t++) {
+        const graph_tensor *x = &g->tensors[t];
+        const tmap_tensor *mt = x->is_variable ? tmap_find(map, x->name) : NULL;
+        if (x->is_variable && (!mt || !program_write_tensor(eng, mt, x->init, program_tensor_bytes(mt), err,
+                                                            err_size))) {
+            if (!mt)
+                snprintf(err, err_size, "%s: variable '%s' is not in the tensor map", g->source, x->name);
+            goto done;
+        }
     }
     engine_options eo = { .max_cycles = 2000000000ull, .threads = 0, .trace_tile_first = 1, .trace_tile_last = 0 };
     enum engine_status st = engine_run(eng, &eo);
@@ -92,9 +93,73 @@ bool simulate_graph(const graph *g, const lower_options *o, const graph_value *i
         if (!program_read_output(eng, mt, v->data, err, err_size))
             goto done;
     }
+    for (int t = 0; carry && t < g->n_tensors; t++) {
+        graph_tensor *x = &g->tensors[t];
+        const tmap_tensor *mt = x->is_variable ? tmap_find(map, x->name) : NULL;
+        if (mt && !program_read_tensor(eng, mt, x->init, err, err_size))
+            goto done;
+    }
     ok = true;
 done:
     engine_free(eng);
+    return ok;
+}
+
+/* Compile g; its tensor map in *map. */
+static ipu_exe *compile(const graph *g, const lower_options *o, simulate_result *r, tensor_map **map, char *err,
+                        size_t err_size)
+{
+    ipu_exe *e = lower_graph(g, o, &r->plan, err, err_size);
+    if (!e)
+        return NULL;
+    *map = program_tensor_map(e, g->source, err, err_size);
+    if (!*map) {
+        if (!err[0])
+            snprintf(err, err_size, "%s: the compiled program has no tensor map", g->source);
+        exe_free(e);
+        return NULL;
+    }
+    return e;
+}
+
+bool simulate_graph(const graph *g, const lower_options *o, const graph_value *inputs, graph_value *outputs,
+                    simulate_result *r, char *err, size_t err_size)
+{
+    simulate_result dummy;
+    if (!r)
+        r = &dummy;
+    memset(r, 0, sizeof *r);
+    tensor_map *map = NULL;
+    ipu_exe *e = compile(g, o, r, &map, err, err_size);
+    if (!e)
+        return false;
+    bool ok = run_once((graph *)g, o, e, map, inputs, outputs, r, false, err, err_size);
+    tmap_free(map);
+    exe_free(e);
+    return ok;
+}
+
+bool simulate_training(graph *g, const lower_options *o, const graph_value *inputs, int steps,
+                       graph_value *outputs, simulate_result *r, char *err, size_t err_size)
+{
+    simulate_result dummy;
+    if (!r)
+        r = &dummy;
+    memset(r, 0, sizeof *r);
+    tensor_map *map = NULL;
+    ipu_exe *e = compile(g, o, r, &map, err, err_size);
+    if (!e)
+        return false;
+    bool ok = true;
+    for (int s = 0; s < steps && ok; s++) {
+        if (s)
+            for (int i = 0; i < g->n_outputs; i++)
+                graph_value_free(&outputs[i]);
+        lower_report plan = r->plan;
+        memset(r, 0, sizeof *r);
+        r->plan = plan;
+        ok = run_once(g, o, e, map, inputs, outputs, r, true, err, err_size);
+    }
     tmap_free(map);
     exe_free(e);
     return ok;

@@ -36,4 +36,13 @@ typedef struct simulate_result {
 bool simulate_graph(const graph *g, const lower_options *o, const graph_value *inputs, graph_value *outputs,
                     simulate_result *r, char *err, size_t err_size);
 
+/* Training steps (autodiff.h): g compiled once and run `steps` times,
+ * each run on the same inputs with the variables' values carried from the
+ * previous run, as repeated poplar::Engine::run calls keep the weights in
+ * tile memory.  outputs and r are the last step's; on return every
+ * variable's init holds its value after the last step, as
+ * graph_eval_step leaves it. */
+bool simulate_training(graph *g, const lower_options *o, const graph_value *inputs, int steps,
+                       graph_value *outputs, simulate_result *r, char *err, size_t err_size);
+
 #endif

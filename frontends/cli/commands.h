@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "frontends/autodiff.h"
 #include "frontends/lower.h"
 #include "sim/program/machine.h"
 
@@ -88,11 +89,27 @@ void cli_positional(const command *cmd, const char *arg, const char **slot);
  * missing ("no executable given") when there was none. */
 void cli_require_positional(const command *cmd, const char *arg, const char *missing);
 
+/* The training options of `compile` and `validate --model` (--train,
+ * --loss SPEC, --optimizer NAME, --lr X, --momentum X, --weight-decay X,
+ * --loss-scale X): true when argv[*i] was one (and consumed), fatal
+ * usage errors on bad values. */
+typedef struct cli_train {
+    bool train;
+    bool given;                   /* some training option was given */
+    train_options o;
+} cli_train;
+void cli_train_init(cli_train *t);
+bool cli_train_option(const command *cmd, cli_train *t, int argc, char **argv, int *i);
+
 /* The graph of MODEL, a built-in model (workloads/models/models.h) or an
  * ONNX file, its shapes inferred, fused for inference (with fuse) and
  * decomposed into the ops the compiler lowers: `compile` and `validate
- * --model`.  Any error is fatal. */
-graph *cli_load_model(const char *model, bool fuse);
+ * --model`.  With t->train, the training step instead (autodiff.h:
+ * train_prepare), its figures in *info.  Any error is fatal. */
+graph *cli_load_model(const char *model, bool fuse, const cli_train *t, train_info *info);
+
+/* "training step: loss L; W weights (E elements) ..." for the compile report. */
+void cli_print_training(const graph *g, const cli_train *t, const train_info *info);
 
 /* Write root (a cJSON object, consumed) to path as cJSON_Print's text and
  * a final newline, atomically (sim/base/fileio.h); false with err on

@@ -5,6 +5,8 @@
  * report of the plan; the compile options and the loading of a model,
  * shared with `validate --model`.
  */
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,10 +93,65 @@ void cli_check_compile_options(const char *model, const lower_options *o)
               chips, chips == 1 ? "" : "s");
 }
 
-graph *cli_load_model(const char *model, bool fuse)
+void cli_train_init(cli_train *t)
+{
+    memset(t, 0, sizeof *t);
+    train_options_default(&t->o);
+}
+
+/* A finite number for option opt (non-negative unless negative_ok). */
+static double number_value(const command *self, const char *opt, int argc, char **argv, int *i, bool positive)
+{
+    const char *v = cli_value(self, argc, argv, i);
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (*end || end == v || errno || !isfinite(x) || x < 0 || (positive && x == 0)) {
+        char what[96];
+        snprintf(what, sizeof what, "%s: '%%s' is not a %s number", opt, positive ? "positive" : "non-negative");
+        cli_usage_error(self, what, v);
+    }
+    return x;
+}
+
+bool cli_train_option(const command *self, cli_train *t, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i];
+    if (!strcmp(a, "--train")) {
+        t->train = true;
+        return true;
+    }
+    if (!strcmp(a, "--loss")) {
+        t->o.loss = cli_value(self, argc, argv, i);
+    } else if (!strcmp(a, "--optimizer")) {
+        const char *v = cli_value(self, argc, argv, i);
+        if (!train_optimizer_parse(v, &t->o.optimizer))
+            cli_usage_error(self, "--optimizer: '%s' is not sgd, adam, lamb or lars", v);
+    } else if (!strcmp(a, "--lr")) {
+        t->o.lr = number_value(self, a, argc, argv, i, true);
+    } else if (!strcmp(a, "--momentum")) {
+        t->o.momentum = number_value(self, a, argc, argv, i, false);
+        if (t->o.momentum >= 1)
+            cli_usage_error(self, "--momentum: '%s' is not below 1", argv[*i]);
+    } else if (!strcmp(a, "--weight-decay")) {
+        t->o.weight_decay = number_value(self, a, argc, argv, i, false);
+    } else if (!strcmp(a, "--loss-scale")) {
+        t->o.loss_scale = number_value(self, a, argc, argv, i, true);
+    } else {
+        return false;
+    }
+    t->given = true;
+    return true;
+}
+
+graph *cli_load_model(const char *model, bool fuse, const cli_train *t, train_info *info)
 {
     char err[4096];
     graph *g;
+    bool train = t && t->train;
+    if (t && t->given && !train)
+        fatal("%s: --loss, --optimizer, --lr, --momentum, --weight-decay and --loss-scale need --train", model);
+    train_options o = train ? t->o : (train_options){ 0 };
     if (models_is_builtin(model)) {
         g = models_build(model, err, sizeof err);
     } else {
@@ -103,11 +160,35 @@ graph *cli_load_model(const char *model, bool fuse)
     }
     if (!g)
         fatal("%s", err);
+    if (train) {
+        if (!o.loss && (g->n_outputs < 1 || graph_shape_numel(&g->tensors[g->outputs[0]].shape) != 1))
+            fatal("%s: --train needs --loss KIND:OUTPUT:LABELS (softmax-ce, nll) or mse:OUTPUT:TARGET: the model's "
+                  "first output '%s' is not a scalar loss", model, g->n_outputs ? g->tensors[g->outputs[0]].name : "");
+        if (!train_prepare(g, &o, fuse, info, err, sizeof err))
+            fatal("%s", err);
+        return g;
+    }
     if (fuse && !fusion_run_all(g, NULL, err, sizeof err))
         fatal("%s", err);
     if (!decompose_graph(g, NULL, err, sizeof err))
         fatal("%s", err);
     return g;
+}
+
+void cli_print_training(const graph *g, const cli_train *t, const train_info *info)
+{
+    const train_options *o = &t->o;
+    printf("training step: loss '%s' (%s); %d weights (%lld elements) updated by %s, lr %g", g->tensors[g->outputs[0]].name,
+           o->loss ? o->loss : "the model's first output", info->weights, info->weight_elements,
+           train_optimizer_name(o->optimizer), o->lr);
+    if (o->momentum)
+        printf(", momentum %g", o->momentum);
+    if (o->weight_decay)
+        printf(", weight decay %g", o->weight_decay);
+    if (o->loss_scale != 1)
+        printf(", loss scale %g", o->loss_scale);
+    printf("; %d optimizer state variables; nodes: %d forward, %d backward, %d update\n", info->state,
+           info->forward_nodes, info->backward_nodes, info->update_nodes);
 }
 
 int cmd_compile(int argc, char **argv, const command *self)
@@ -119,8 +200,11 @@ int cmd_compile(int argc, char **argv, const command *self)
     const char *model = NULL, *out = NULL;
     lower_options o = { 0 };
     bool fuse = true;
+    cli_train t;
+    cli_train_init(&t);
     for (int i = 1; i < argc; i++) {
-        if (cli_machine_option(self, &m, argc, argv, &i) || cli_compile_option(self, &o, &fuse, argc, argv, &i))
+        if (cli_machine_option(self, &m, argc, argv, &i) || cli_compile_option(self, &o, &fuse, argc, argv, &i) ||
+            cli_train_option(self, &t, argc, argv, &i))
             continue;
         if (!strcmp(argv[i], "-o"))
             out = cli_value(self, argc, argv, &i);
@@ -134,7 +218,8 @@ int cmd_compile(int argc, char **argv, const command *self)
     if (!cli_check_output(out ? out : def, err, sizeof err))
         fatal("%s", err);
     double t0 = now_seconds();
-    graph *g = cli_load_model(model, fuse);
+    train_info info;
+    graph *g = cli_load_model(model, fuse, &t, &info);
     lower_report rep;
     ipu_exe *e = lower_graph(g, &o, &rep, err, sizeof err);
     if (!e && strstr(err, ": does not fit: "))
@@ -148,6 +233,8 @@ int cmd_compile(int argc, char **argv, const command *self)
            "a replica (a broadcast counted at each receiver)\n",
            model, out ? out : def, m.name, rep.ops, rep.compute_sets, rep.exchange_phases,
            (double)rep.exchange_bytes / 1e6);
+    if (t.train)
+        cli_print_training(g, &t, &info);
     if (rep.stages > 1)
         printf("pipeline: %u stages, one a chip\n", rep.stages);
     printf("tiles: %u a chip, %u replica%s (one a chip); fullest tile %u uses %llu of %llu bytes (%.1f%%); host "

@@ -100,7 +100,7 @@ static int validate_model_cmd(int argc, char **argv, const command *self)
     }
     o.machine = &m;
     cli_check_compile_options(model, &o);
-    graph *g = cli_load_model(model, fuse);
+    graph *g = cli_load_model(model, fuse, NULL, NULL);
     int failed = validate_model(model, g, &o, stdout, err, sizeof err);
     graph_free(g);
     if (failed < 0)

@@ -349,7 +349,7 @@ static void fail_with_tile_fault(engine *g, etile *et)
 
 /* ---- statistics ------------------------------------------------------------------ */
 
-static void add_counts(engine_counts *a, const engine_counts *b)
+void engine_counts_add(engine_counts *a, const engine_counts *b)
 {
     const uint64_t *src = (const uint64_t *)b;
     uint64_t *dst = (uint64_t *)a;
@@ -1171,7 +1171,7 @@ static void finish_stats(engine *g, int threads, double host_s)
     for (size_t k = 0; k < st->n_supersteps; k++) {
         const engine_superstep *s = &st->supersteps[k];
         engine_chip_stats *cs = &st->chips[s->chip];
-        add_counts(&cs->c, &s->c);
+        engine_counts_add(&cs->c, &s->c);
         cs->supersteps++;
         cs->end_ps = simtime_max(cs->end_ps, s->end_ps);
     }

@@ -155,6 +155,9 @@ typedef struct engine_counts {
     uint64_t link_bytes, link_ps, host_bytes, host_ps, stream_bytes, stream_ps;
 } engine_counts;
 
+/* a += b, counter by counter. */
+void engine_counts_add(engine_counts *a, const engine_counts *b);
+
 typedef struct engine_superstep {
     uint32_t chip;
     uint32_t index;               /* 0, 1, ... on its chip */

@@ -154,6 +154,34 @@ bool program_read_tensor(const engine *g, const tmap_tensor *t, void *data, char
     return read_permuted(g, t, data, false, err, err_size);
 }
 
+bool program_write_tensor(engine *g, const tmap_tensor *t, const void *data, size_t size, char *err,
+                          size_t err_size)
+{
+    if (size != program_tensor_bytes(t)) {
+        snprintf(err, err_size, "tensor '%s': %zu bytes given, it has %llu", t->name, size,
+                 (unsigned long long)program_tensor_bytes(t));
+        return false;
+    }
+    for (uint32_t d = 0; d < t->rank; d++)
+        if (t->perm[d] != d) {
+            snprintf(err, err_size, "tensor '%s' is kept in a permuted order: it cannot be written directly",
+                     t->name);
+            return false;
+        }
+    for (size_t k = 0; k < t->n_pieces; k++) {
+        const tmap_piece *p = &t->pieces[k];
+        ipu_tile *tile = engine_tile_mut(g, p->tile);
+        size_t want = (size_t)(p->count * t->element_bytes);
+        if (!tile || tmem_write_bytes(&tile->s.mem, p->addr, (const uint8_t *)data + p->first * t->element_bytes,
+                                      want) != TMEM_OK) {
+            snprintf(err, err_size, "tensor '%s': piece %zu (tile %u, 0x%x, %zu bytes) is not in tile memory",
+                     t->name, k, p->tile, p->addr, want);
+            return false;
+        }
+    }
+    return true;
+}
+
 /* The pieces, in the stored order, from the host output streams. */
 static bool read_streams(const engine *g, const tmap_tensor *t, void *data, char *err, size_t err_size)
 {

@@ -45,6 +45,11 @@ bool program_fill_inputs(engine *g, const tensor_map *m, const char *const *give
 
 /* Output t as the host received it (after a completed run). */
 bool program_read_output(const engine *g, const tmap_tensor *t, void *data, char *err, size_t err_size);
+/* Write tensor t straight into tile memory (a variable before a run:
+ * its value carried over from the previous run); `size` must be its byte
+ * count.  Tensors kept in a permuted order are refused. */
+bool program_write_tensor(engine *g, const tmap_tensor *t, const void *data, size_t size, char *err,
+                          size_t err_size);
 /* Any tensor from tile memory, now. */
 bool program_read_tensor(const engine *g, const tmap_tensor *t, void *data, char *err, size_t err_size);
 

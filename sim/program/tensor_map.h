@@ -45,6 +45,9 @@ enum tmap_role {
     TMAP_ACTIVATION = 8,     /* computed on the IPU, kept in tile memory */
     TMAP_TRANSIENT = 16,     /* its tile memory goes to later tensors after its last
                                 reader: it is there only until then */
+    TMAP_VARIABLE = 32,      /* a variable (a weight being trained, optimizer state):
+                                loaded with the executable, kept for the run, and
+                                given its new value at the end of each step */
 };
 
 typedef struct tmap_piece {

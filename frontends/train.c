@@ -1,0 +1,494 @@
+/*
+ * train.c — one training step as a graph (autodiff.h train_graph): the
+ * loss on the model's outputs, the trainable weights made variables, the
+ * backward pass from autodiff, and the optimizer's update of each weight
+ * and of its state, all in ops of the table.
+ *
+ * The update follows the optimizers as PyTorch and Graphcore's recipes
+ * define them (PopART's SGD with momentum and weight decay; Adam with its
+ * bias correction; LAMB, You et al. 2019, the trust ratio |w| / |r| per
+ * weight tensor; LARS, You et al. 2017, the trust ratio
+ * eta |w| / (|g| + wd |w|)), in f32.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "autodiff.h"
+#include "decompose.h"
+#include "fusion.h"
+#include "ops_impl.h"
+#include "sim/base/diag.h"
+
+void train_options_default(train_options *o)
+{
+    *o = (train_options){ .optimizer = TRAIN_SGD, .lr = 0.01, .beta1 = 0.9, .beta2 = 0.999, .epsilon = 1e-6,
+                          .lars_eta = 0.001, .loss_scale = 1 };
+}
+
+static const char *const optimizer_names[] = { "sgd", "adam", "lamb", "lars" };
+
+bool train_optimizer_parse(const char *name, enum train_optimizer *out)
+{
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(name, optimizer_names[i])) {
+            *out = (enum train_optimizer)i;
+            return true;
+        }
+    return false;
+}
+
+const char *train_optimizer_name(enum train_optimizer o)
+{
+    return (unsigned)o < 4 ? optimizer_names[o] : "?";
+}
+
+/* ---- building ops (forward and update phases) ------------------------------------------- */
+
+typedef struct builder {
+    graph *g;
+    train_info *info;
+    char *err;
+    size_t err_size;
+    bool failed;
+} builder;
+
+static int op_n(builder *b, graph_op op, const int *in, int n_in)
+{
+    if (b->failed)
+        return -1;
+    for (int i = 0; i < n_in; i++)
+        if (in[i] < 0) {
+            b->failed = true;
+            return -1;
+        }
+    char base[64];
+    snprintf(base, sizeof base, "train_%s", graph_ops[op].name);
+    char *name = graph_unique_name(b->g, base);
+    int out = graph_add_tensor(b->g, name);
+    free(name);
+    int k = graph_add_node(b->g, op, "", in, n_in, &out, 1);
+    return k;
+}
+
+static int finish(builder *b, int k)
+{
+    if (b->failed || k < 0)
+        return -1;
+    if (!graph_infer_node(b->g, &b->g->nodes[k], b->err, b->err_size)) {
+        b->failed = true;
+        return -1;
+    }
+    return b->g->nodes[k].outputs[0];
+}
+
+static int op1(builder *b, graph_op op, int a)
+{
+    return finish(b, op_n(b, op, &a, 1));
+}
+
+static int op2(builder *b, graph_op op, int a, int c)
+{
+    int in[2] = { a, c };
+    return finish(b, op_n(b, op, in, 2));
+}
+
+static int scalar(builder *b, double v)
+{
+    float f = (float)v;
+    graph_shape s = { .rank = 0 };
+    return graph_add_constant(b->g, "train_const", GDT_F32, &s, &f);
+}
+
+static int ints(builder *b, const int64_t *v, int n)
+{
+    graph_shape s = { .rank = 1, .dims = { n } };
+    return graph_add_constant(b->g, "train_shape", GDT_I64, &s, v);
+}
+
+/* Reduce over every axis to a scalar. */
+static int reduce_all(builder *b, graph_op op, int x)
+{
+    if (x < 0)
+        return -1;
+    int k = op_n(b, op, &x, 1);
+    if (k < 0)
+        return -1;
+    graph_set_attr_int(&b->g->nodes[k], "keepdims", 0);
+    return finish(b, k);
+}
+
+/* ---- the loss ------------------------------------------------------------------------ */
+
+/* A graph input named name (made if the graph has none) of this dtype and shape. */
+static int label_input(builder *b, const char *name, graph_dtype dt, const graph_shape *s)
+{
+    graph *g = b->g;
+    int t = graph_find_tensor(g, name);
+    if (t >= 0) {
+        const graph_tensor *x = &g->tensors[t];
+        char s1[200], s2[200];
+        if (x->dtype != dt || !graph_shape_equal(&x->shape, s)) {
+            snprintf(b->err, b->err_size, "%s: loss: '%s' is %s%s, the loss needs %s%s", g->source, name,
+                     graph_dtype_name(x->dtype), graph_shape_str(&x->shape, s1, sizeof s1), graph_dtype_name(dt),
+                     graph_shape_str(s, s2, sizeof s2));
+            b->failed = true;
+            return -1;
+        }
+        return t;
+    }
+    t = graph_add_tensor(g, name);
+    g->tensors[t].dtype = dt;
+    g->tensors[t].shape = *s;
+    g->tensors[t].shape_known = true;
+    graph_add_input(g, t);
+    return t;
+}
+
+/* -mean over samples of the log-probability lp [.., C] picks at labels [..]:
+ * the one-hot of each label against 0..C-1 selects it. */
+static int pick_nll(builder *b, int lp, const char *labels_name)
+{
+    graph *g = b->g;
+    graph_shape s = g->tensors[lp].shape, ls = s;
+    int64_t classes = s.dims[s.rank - 1];
+    ls.rank--;
+    int labels = label_input(b, labels_name, GDT_I32, &ls);
+    if (labels < 0)
+        return -1;
+    train_info *info = b->info;
+    if (info->n_labels < 4) {
+        info->label[info->n_labels] = labels;
+        snprintf(info->label_name[info->n_labels], sizeof info->label_name[0], "%s", labels_name);
+        info->label_classes[info->n_labels++] = classes;
+    }
+    int32_t *range = malloc((size_t)classes * sizeof *range);
+    for (int64_t i = 0; i < classes; i++)
+        range[i] = (int32_t)i;
+    graph_shape rs = { .rank = 1, .dims = { classes } };
+    int r = graph_add_constant(g, "train_classes", GDT_I32, &rs, range);
+    free(range);
+    graph_shape col = ls;
+    col.dims[col.rank++] = 1;
+    int lab = op2(b, GRAPH_OP_RESHAPE, labels, ints(b, col.dims, col.rank));
+    int onehot = op2(b, GRAPH_OP_EQUAL, lab, r);
+    int in[3] = { onehot, lp, scalar(b, 0) };
+    int picked = finish(b, op_n(b, GRAPH_OP_WHERE, in, 3));
+    int64_t samples = graph_shape_numel(&ls);
+    return op2(b, GRAPH_OP_MUL, reduce_all(b, GRAPH_OP_REDUCESUM, picked), scalar(b, -1.0 / (double)samples));
+}
+
+/* One term "kind:OUTPUT:OTHER" of the loss spec. */
+static int loss_term(builder *b, const char *term)
+{
+    graph *g = b->g;
+    char kind[32], out[256], other[256];
+    const char *c1 = strchr(term, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+    if (!c1 || !c2 || (size_t)(c1 - term) >= sizeof kind || (size_t)(c2 - c1 - 1) >= sizeof out ||
+        strlen(c2 + 1) >= sizeof other || c2 == c1 + 1 || !c2[1]) {
+        snprintf(b->err, b->err_size,
+                 "%s: loss '%s': expected KIND:OUTPUT:LABELS (softmax-ce, nll) or mse:OUTPUT:TARGET", g->source,
+                 term);
+        b->failed = true;
+        return -1;
+    }
+    snprintf(kind, sizeof kind, "%.*s", (int)(c1 - term), term);
+    snprintf(out, sizeof out, "%.*s", (int)(c2 - c1 - 1), c1 + 1);
+    snprintf(other, sizeof other, "%s", c2 + 1);
+    int y = graph_find_tensor(g, out);
+    if (y < 0) {
+        snprintf(b->err, b->err_size, "%s: loss '%s': the model has no tensor '%s'", g->source, term, out);
+        b->failed = true;
+        return -1;
+    }
+    const graph_tensor *yt = &g->tensors[y];
+    if (!graph_dtype_is_float(yt->dtype)) {
+        snprintf(b->err, b->err_size, "%s: loss '%s': '%s' is %s, not a float tensor", g->source, term, out,
+                 graph_dtype_name(yt->dtype));
+        b->failed = true;
+        return -1;
+    }
+    if (!strcmp(kind, "mse")) {
+        int target = label_input(b, other, yt->dtype, &yt->shape);
+        int d = op2(b, GRAPH_OP_SUB, y, target);
+        return reduce_all(b, GRAPH_OP_REDUCEMEAN, op2(b, GRAPH_OP_MUL, d, d));
+    }
+    if (strcmp(kind, "softmax-ce") && strcmp(kind, "nll")) {
+        snprintf(b->err, b->err_size, "%s: loss '%s': unknown kind '%s' (softmax-ce, nll or mse)", g->source, term,
+                 kind);
+        b->failed = true;
+        return -1;
+    }
+    if (yt->shape.rank < 1) {
+        snprintf(b->err, b->err_size, "%s: loss '%s': '%s' is a scalar, not scores over classes", g->source, term,
+                 out);
+        b->failed = true;
+        return -1;
+    }
+    int lp = y;
+    if (!strcmp(kind, "softmax-ce")) {
+        int k = op_n(b, GRAPH_OP_LOGSOFTMAX, &y, 1);
+        if (k >= 0)
+            graph_set_attr_int(&g->nodes[k], "axis", -1);
+        lp = finish(b, k);
+    }
+    return pick_nll(b, lp, other);
+}
+
+/* The loss of spec (terms joined by '+', summed), or the first output. */
+static int build_loss(builder *b, const char *spec)
+{
+    graph *g = b->g;
+    if (!spec) {
+        if (g->n_outputs < 1 || graph_shape_numel(&g->tensors[g->outputs[0]].shape) != 1) {
+            snprintf(b->err, b->err_size, "%s: no loss: name one (--loss) or give the model a scalar first output",
+                     g->source);
+            b->failed = true;
+            return -1;
+        }
+        return g->outputs[0];
+    }
+    char *copy = strdup(spec), *save = NULL;
+    int loss = -1;
+    for (char *t = strtok_r(copy, "+", &save); t && !b->failed; t = strtok_r(NULL, "+", &save)) {
+        int term = loss_term(b, t);
+        loss = loss < 0 ? term : op2(b, GRAPH_OP_ADD, loss, term);
+    }
+    free(copy);
+    return b->failed ? -1 : loss;
+}
+
+/* ---- the optimizer ---------------------------------------------------------------------- */
+
+/* A zero-initialised f32 state variable shaped like w. */
+static int state_of(builder *b, int w, const char *what, train_info *info)
+{
+    char base[300];
+    snprintf(base, sizeof base, "%s/%s", b->g->tensors[w].name, what);
+    info->state++;
+    return graph_add_variable(b->g, base, GDT_F32, &b->g->tensors[w].shape, NULL);
+}
+
+static int mul(builder *b, int a, int c) { return op2(b, GRAPH_OP_MUL, a, c); }
+static int add(builder *b, int a, int c) { return op2(b, GRAPH_OP_ADD, a, c); }
+static int sub(builder *b, int a, int c) { return op2(b, GRAPH_OP_SUB, a, c); }
+static int divide(builder *b, int a, int c) { return op2(b, GRAPH_OP_DIV, a, c); }
+static int scaled(builder *b, int x, double s) { return s == 1 ? x : mul(b, x, scalar(b, s)); }
+
+/* num / den where both norms are positive, else 1 (the trust ratio's guard). */
+static int ratio_or_one(builder *b, int num, int den)
+{
+    int ok = op2(b, GRAPH_OP_GREATER, mul(b, num, den), scalar(b, 0));
+    int in[3] = { ok, divide(b, num, add(b, den, scalar(b, 1e-30))), scalar(b, 1) };
+    return finish(b, op_n(b, GRAPH_OP_WHERE, in, 3));
+}
+
+typedef struct adam_step {
+    int c1, c2;          /* 1 / (1 - beta^t), this step's bias corrections */
+} adam_step;
+
+/* The step's bias corrections, from two scalar variables beta1^t and beta2^t. */
+static adam_step adam_corrections(builder *b, const train_options *o, train_info *info)
+{
+    graph_shape s = { .rank = 0 };
+    float one = 1;
+    int p1 = graph_add_variable(b->g, "adam/beta1_power", GDT_F32, &s, &one);
+    int p2 = graph_add_variable(b->g, "adam/beta2_power", GDT_F32, &s, &one);
+    info->state += 2;
+    int n1 = scaled(b, p1, o->beta1), n2 = scaled(b, p2, o->beta2);
+    graph_set_update(b->g, p1, n1);
+    graph_set_update(b->g, p2, n2);
+    return (adam_step){ .c1 = divide(b, scalar(b, 1), sub(b, scalar(b, 1), n1)),
+                        .c2 = divide(b, scalar(b, 1), sub(b, scalar(b, 1), n2)) };
+}
+
+/* The new value of weight w from its gradient g (loss scale divided out). */
+static int update_weight(builder *b, const train_options *o, int w, int g, const adam_step *as, train_info *info)
+{
+    graph *gr = b->g;
+    if (o->optimizer == TRAIN_SGD || o->optimizer == TRAIN_LARS) {
+        int gw = o->weight_decay ? add(b, g, scaled(b, w, o->weight_decay)) : g;
+        if (o->optimizer == TRAIN_LARS) {
+            int wn = reduce_all(b, GRAPH_OP_REDUCEL2, w), gn = reduce_all(b, GRAPH_OP_REDUCEL2, g);
+            int trust = scaled(b, ratio_or_one(b, wn, add(b, gn, scaled(b, wn, o->weight_decay))), o->lars_eta);
+            gw = mul(b, gw, trust);
+        }
+        if (!o->momentum)
+            return sub(b, w, scaled(b, gw, o->lr));
+        int v = state_of(b, w, "momentum", info);
+        int vn = add(b, scaled(b, v, o->momentum), gw);
+        graph_set_update(gr, v, vn);
+        return sub(b, w, scaled(b, vn, o->lr));
+    }
+    int gw = o->optimizer == TRAIN_ADAM && o->weight_decay ? add(b, g, scaled(b, w, o->weight_decay)) : g;
+    int m = state_of(b, w, "first_moment", info), v = state_of(b, w, "second_moment", info);
+    int mn = add(b, scaled(b, m, o->beta1), scaled(b, gw, 1 - o->beta1));
+    int vn = add(b, scaled(b, v, o->beta2), scaled(b, mul(b, gw, gw), 1 - o->beta2));
+    graph_set_update(gr, m, mn);
+    graph_set_update(gr, v, vn);
+    int dir = divide(b, mul(b, mn, as->c1),
+                     add(b, op1(b, GRAPH_OP_SQRT, mul(b, vn, as->c2)), scalar(b, o->epsilon)));
+    if (o->optimizer == TRAIN_LAMB) {
+        if (o->weight_decay)
+            dir = add(b, dir, scaled(b, w, o->weight_decay));
+        dir = mul(b, dir, ratio_or_one(b, reduce_all(b, GRAPH_OP_REDUCEL2, w), reduce_all(b, GRAPH_OP_REDUCEL2, dir)));
+    }
+    return sub(b, w, scaled(b, dir, o->lr));
+}
+
+/* ---- the step ------------------------------------------------------------------------- */
+
+/* BatchNormalization in training mode with its running statistics among
+ * the outputs: the statistics become variables updated each step. */
+static void running_statistics(graph *g)
+{
+    for (int k = 0; k < g->n_nodes; k++) {
+        const graph_node *n = &g->nodes[k];
+        if (n->op != GRAPH_OP_BATCHNORM || !graph_attr_int(n, "training_mode"))
+            continue;
+        for (int i = 1; i <= 2 && i < n->n_outputs; i++) {
+            int stat = n->inputs[2 + i], nv = n->outputs[i];
+            if (nv >= 0 && g->tensors[stat].data) {
+                graph_make_variable(g, stat);
+                graph_set_update(g, stat, nv);
+            }
+        }
+    }
+}
+
+/* Candidates: float constants of two or more elements. */
+static int weight_candidates(const graph *g, int *wrt)
+{
+    int n = 0;
+    for (int t = 0; t < g->n_tensors; t++) {
+        const graph_tensor *x = &g->tensors[t];
+        if (x->data && graph_dtype_is_float(x->dtype) && graph_shape_numel(&x->shape) >= 2)
+            wrt[n++] = t;
+    }
+    return n;
+}
+
+static bool anchor_gradient(builder *b, int w, int grad)
+{
+    char name[300];
+    snprintf(name, sizeof name, "Gradient___%s", b->g->tensors[w].name);
+    if (graph_find_tensor(b->g, name) >= 0) {
+        snprintf(b->err, b->err_size, "%s: the model already has a tensor '%s'", b->g->source, name);
+        return false;
+    }
+    int out = graph_add_tensor(b->g, name);
+    int k = graph_add_node(b->g, GRAPH_OP_IDENTITY, "", &grad, 1, &out, 1);
+    if (finish(b, k) < 0)
+        return false;
+    graph_add_output(b->g, out);
+    return true;
+}
+
+bool train_graph(graph *g, const train_options *o, train_info *info, char *err, size_t err_size)
+{
+    train_info dummy;
+    if (!info)
+        info = &dummy;
+    memset(info, 0, sizeof *info);
+    builder b = { .g = g, .info = info, .err = err, .err_size = err_size };
+    err[0] = 0;
+    g->phase = GRAPH_PHASE_FORWARD;
+    int loss = build_loss(&b, o->loss);
+    if (loss < 0) {
+        if (!err[0])
+            snprintf(err, err_size, "%s: the loss could not be built", g->source);
+        return false;
+    }
+    if (graph_shape_numel(&g->tensors[loss].shape) != 1)
+        return snprintf(err, err_size, "%s: the loss '%s' is not a scalar", g->source, g->tensors[loss].name), false;
+    for (int i = 0; i < g->n_outputs; i++)
+        g->tensors[g->outputs[i]].is_output = false;
+    g->n_outputs = 0;
+    graph_add_output(g, loss);
+    info->loss = loss;
+    info->forward_nodes = g->n_nodes;
+    running_statistics(g);
+
+    int *wrt = malloc((size_t)g->n_tensors * sizeof *wrt + 1), *grads = malloc((size_t)g->n_tensors * sizeof *grads + 1);
+    if (!wrt || !grads)
+        panic("out of host memory");
+    int n_wrt = weight_candidates(g, wrt);
+    bool ok = autodiff_gradients(g, loss, o->loss_scale, wrt, n_wrt, grads, err, err_size);
+    info->backward_nodes = g->n_nodes - info->forward_nodes;
+    if (ok) {
+        g->phase = GRAPH_PHASE_UPDATE;
+        adam_step as = { -1, -1 };
+        bool adam = o->optimizer == TRAIN_ADAM || o->optimizer == TRAIN_LAMB;
+        for (int i = 0; i < n_wrt && ok && !b.failed; i++) {
+            if (grads[i] < 0)
+                continue;
+            int w = wrt[i];
+            graph_make_variable(g, w);
+            info->weights++;
+            info->weight_elements += graph_shape_numel(&g->tensors[w].shape);
+            if (o->anchor_gradients)
+                ok = anchor_gradient(&b, w, grads[i]);
+            if (adam && as.c1 < 0)
+                as = adam_corrections(&b, o, info);
+            int gr = grads[i];
+            if (g->tensors[gr].dtype != GDT_F32 || g->tensors[w].dtype != GDT_F32) {
+                snprintf(err, err_size, "%s: weight '%s' is %s: the optimizer updates f32 weights", g->source,
+                         g->tensors[w].name, graph_dtype_name(g->tensors[w].dtype));
+                ok = false;
+                break;
+            }
+            if (o->loss_scale != 1)
+                gr = scaled(&b, gr, 1 / o->loss_scale);
+            int wn = update_weight(&b, o, w, gr, &as, info);
+            if (wn >= 0)
+                graph_set_update(g, w, wn);
+        }
+        if (ok && !b.failed && info->weights == 0) {
+            snprintf(err, err_size, "%s: the loss depends on no weight: nothing to train", g->source);
+            ok = false;
+        }
+    }
+    if (b.failed)
+        ok = false;
+    info->update_nodes = g->n_nodes - info->forward_nodes - info->backward_nodes;
+    g->phase = GRAPH_PHASE_FORWARD;
+    free(wrt);
+    free(grads);
+    if (!ok && !err[0])
+        snprintf(err, err_size, "%s: the training step could not be built", g->source);
+    return ok;
+}
+
+/* The nodes in phase order, each phase's in its present order: still a
+ * topological order, since no node reads a later phase's tensors. */
+static void order_by_phase(graph *g)
+{
+    graph_node *sorted = malloc((size_t)g->n_nodes * sizeof *sorted + 1);
+    if (!sorted)
+        panic("out of host memory");
+    int n = 0;
+    for (int p = 0; p < GRAPH_PHASES; p++)
+        for (int k = 0; k < g->n_nodes; k++)
+            if (g->nodes[k].phase == (enum graph_phase)p)
+                sorted[n++] = g->nodes[k];
+    memcpy(g->nodes, sorted, (size_t)n * sizeof *sorted);
+    free(sorted);
+    for (int k = 0; k < g->n_nodes; k++)
+        for (int i = 0; i < g->nodes[k].n_outputs; i++)
+            if (g->nodes[k].outputs[i] >= 0)
+                g->tensors[g->nodes[k].outputs[i]].producer = k;
+}
+
+bool train_prepare(graph *g, const train_options *o, bool fuse, train_info *info, char *err, size_t err_size)
+{
+    if (!train_graph(g, o, info, err, err_size) || !graph_sort(g, err, err_size) ||
+        !graph_infer_all(g, true, err, err_size))
+        return false;
+    if (fuse && !fusion_run_all(g, NULL, err, err_size))
+        return false;
+    if (!decompose_graph(g, NULL, err, err_size))
+        return false;
+    g->phase = GRAPH_PHASE_FORWARD;
+    order_by_phase(g);
+    return true;
+}

@@ -1,0 +1,94 @@
+/*
+ * phases.c — the phases of a compiled program (phases.h).
+ */
+#include "phases.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool phases_add(program_phases *ph, uint32_t first, const char *name)
+{
+    if (ph->n && ph->p[ph->n - 1].first_superstep == first) {
+        snprintf(ph->p[ph->n - 1].name, sizeof ph->p[0].name, "%s", name);
+        return true;
+    }
+    if (ph->n == PHASES_MAX)
+        return false;
+    ph->p[ph->n].first_superstep = first;
+    snprintf(ph->p[ph->n].name, sizeof ph->p[0].name, "%s", name);
+    ph->n++;
+    return true;
+}
+
+char *phases_encode(const program_phases *ph, size_t *size)
+{
+    size_t cap = (size_t)ph->n * 48 + 1, len = 0;
+    char *s = malloc(cap);
+    if (!s)
+        return NULL;
+    s[0] = 0;
+    for (uint32_t i = 0; i < ph->n; i++)
+        len += (size_t)snprintf(s + len, cap - len, "superstep %u %s\n", ph->p[i].first_superstep, ph->p[i].name);
+    *size = len;
+    return s;
+}
+
+static bool name_ok(const char *s, size_t n)
+{
+    if (n == 0 || n > 15)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9') ||
+              s[i] == '_' || s[i] == '-'))
+            return false;
+    return true;
+}
+
+bool phases_decode(const void *bytes, size_t size, program_phases *ph, char *err, size_t err_size)
+{
+    memset(ph, 0, sizeof *ph);
+    const char *s = bytes, *end = s + size;
+    for (unsigned line = 1; s < end; line++) {
+        const char *nl = memchr(s, '\n', (size_t)(end - s));
+        if (!nl) {
+            snprintf(err, err_size, "phases: line %u has no end", line);
+            return false;
+        }
+        char buf[64];
+        size_t n = (size_t)(nl - s);
+        unsigned long first;
+        int used = 0;
+        if (n >= sizeof buf) {
+            snprintf(err, err_size, "phases: line %u is too long", line);
+            return false;
+        }
+        memcpy(buf, s, n);
+        buf[n] = 0;
+        if (sscanf(buf, "superstep %lu %n", &first, &used) != 1 || used == 0 || first > UINT32_MAX ||
+            !name_ok(buf + used, n - (size_t)used)) {
+            snprintf(err, err_size, "phases: line %u: expected \"superstep N NAME\"", line);
+            return false;
+        }
+        if (ph->n && first <= ph->p[ph->n - 1].first_superstep) {
+            snprintf(err, err_size, "phases: line %u: superstep %lu does not follow %u", line, first,
+                     ph->p[ph->n - 1].first_superstep);
+            return false;
+        }
+        if (!phases_add(ph, (uint32_t)first, buf + used)) {
+            snprintf(err, err_size, "phases: more than %d phases", PHASES_MAX);
+            return false;
+        }
+        s = nl + 1;
+    }
+    return true;
+}
+
+int phases_of_superstep(const program_phases *ph, uint32_t s)
+{
+    int found = -1;
+    for (uint32_t i = 0; i < ph->n; i++)
+        if (ph->p[i].first_superstep <= s)
+            found = (int)i;
+    return ph->n ? (found < 0 ? 0 : found) : -1;
+}

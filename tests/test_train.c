@@ -1,0 +1,251 @@
+/*
+ * test_train.c — training steps built by autodiff (frontends/autodiff.h),
+ * compiled and simulated on a GC200 against the host evaluator's step of
+ * the same graph: the loss, each weight's gradient and each updated
+ * weight; the loss of a small MLP falling over 20 simulated steps; the
+ * optimizers' updates against their formulas; bad loss specs.
+ *
+ * Tolerance.  The simulated step computes in f32 on the AMP's f32 path
+ * and the f32 codelets, the evaluator in f64 rounded to f32 per op; the
+ * sums of at most 64 products of values below 4 differ by a few f32 ulps
+ * of the partial sums, so 1e-4 absolute plus 1e-3 relative holds the
+ * gradients with a wide margin while a wrong rule (off by a factor or a
+ * sign) is far outside it.
+ */
+#include <CUnit/CUnit.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frontends/autodiff.h"
+#include "frontends/graph_eval.h"
+#include "frontends/simulate.h"
+#include "graph_fixture.h"
+#include "test_util.h"
+
+#define D(...) ((const int64_t[]){ __VA_ARGS__ })
+
+/* x [8,4] -> Relu(x W1 + b1) W2 + b2 -> logits [8,3] */
+static graph *mlp(void)
+{
+    rng = 7;
+    graph *g = graph_new("mlp", 13);
+    input(g, "x", 2, D(8, 4));
+    cnst(g, "w1", 2, D(4, 8), NULL);
+    cnst(g, "b1", 1, D(8), NULL);
+    cnst(g, "w2", 2, D(8, 3), NULL);
+    cnst(g, "b2", 1, D(3), NULL);
+    node(g, GRAPH_OP_MATMUL, "x,w1", "h0");
+    node(g, GRAPH_OP_ADD, "h0,b1", "h1");
+    node(g, GRAPH_OP_RELU, "h1", "h");
+    node(g, GRAPH_OP_MATMUL, "h,w2", "l0");
+    node(g, GRAPH_OP_ADD, "l0,b2", "logits");
+    finish(g, "logits");
+    return g;
+}
+
+static float x_data[32];
+static int32_t label_data[8];
+
+static void data(graph_value *in, const graph *g)
+{
+    for (int i = 0; i < 32; i++)
+        x_data[i] = (float)((i * 7) % 11) / 5.0f - 1.0f;
+    for (int i = 0; i < 8; i++)
+        label_data[i] = (i * 5) % 3;
+    for (int i = 0; i < g->n_inputs; i++) {
+        const graph_tensor *t = &g->tensors[g->inputs[i]];
+        in[i] = (graph_value){ .dtype = t->dtype, .shape = t->shape,
+                               .data = !strcmp(t->name, "x") ? (void *)x_data : (void *)label_data };
+    }
+}
+
+static graph *trained(const train_options *o, train_info *info)
+{
+    graph *g = mlp();
+    char err[800];
+    bool ok = train_prepare(g, o, true, info, err, sizeof err);
+    if (!ok)
+        fprintf(stderr, "\n  %s\n", err);
+    CU_ASSERT_TRUE_FATAL(ok);
+    return g;
+}
+
+static void expect_close(const graph_value *got, const graph_value *want, const char *what)
+{
+    CU_ASSERT_FATAL(graph_shape_equal(&got->shape, &want->shape) && got->dtype == GDT_F32);
+    int64_t n = graph_shape_numel(&got->shape), bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double a = ((float *)got->data)[i], b = ((float *)want->data)[i];
+        if (!(fabs(a - b) <= 1e-4 + 1e-3 * fabs(b)) && bad++ < 3)
+            fprintf(stderr, "\n  %s[%lld]: simulated %.8g, reference %.8g\n", what, (long long)i, a, b);
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+}
+
+/* One SGD step simulated against the evaluator's: loss, gradients, weights. */
+static void test_step_matches_reference(void)
+{
+    train_options o;
+    train_options_default(&o);
+    o.loss = "softmax-ce:logits:labels";
+    o.lr = 0.5;
+    o.momentum = 0.9;
+    o.weight_decay = 0.01;
+    o.anchor_gradients = true;
+    train_info info;
+    graph *sim = trained(&o, &info), *ref = trained(&o, &info);
+    CU_ASSERT_EQUAL(info.weights, 4);
+    CU_ASSERT_EQUAL(info.weight_elements, 4 * 8 + 8 + 8 * 3 + 3);
+    CU_ASSERT_EQUAL(info.state, 4);
+    CU_ASSERT_EQUAL(sim->n_outputs, 5);
+    graph_value in[2], out_sim[5], out_ref[5];
+    data(in, sim);
+    char err[800];
+    simulate_result r;
+    lower_options lo = { .machine = gc200(), .tiles = 16 };
+    bool ok = simulate_training(sim, &lo, in, 1, out_sim, &r, err, sizeof err);
+    if (!ok)
+        fprintf(stderr, "\n  %s\n", err);
+    CU_ASSERT_TRUE_FATAL(ok);
+    ok = graph_eval_step(ref, in, out_ref, err, sizeof err);
+    CU_ASSERT_TRUE_FATAL(ok);
+    for (int i = 0; i < 5; i++)
+        expect_close(&out_sim[i], &out_ref[i], sim->tensors[sim->outputs[i]].name);
+    /* ln 3 for an untrained classifier is about 1.1; the loss is positive and finite */
+    double loss = ((float *)out_ref[0].data)[0];
+    CU_ASSERT_TRUE(loss > 0.2 && loss < 5);
+    int vars = 0;
+    for (int t = 0; t < sim->n_tensors; t++) {
+        const graph_tensor *x = &sim->tensors[t];
+        if (!x->is_variable)
+            continue;
+        int rt = graph_find_tensor(ref, x->name);
+        CU_ASSERT_FATAL(rt >= 0);
+        graph_value a = { .dtype = x->dtype, .shape = x->shape, .data = x->init },
+                    b = { .dtype = x->dtype, .shape = x->shape, .data = ref->tensors[rt].init };
+        expect_close(&a, &b, x->name);
+        vars++;
+    }
+    CU_ASSERT_EQUAL(vars, 8);
+    CU_ASSERT_TRUE(r.cycles > 0);
+    for (int i = 0; i < 5; i++) {
+        graph_value_free(&out_sim[i]);
+        graph_value_free(&out_ref[i]);
+    }
+    graph_free(sim);
+    graph_free(ref);
+}
+
+/* Plain SGD: the new weight is w - lr g exactly as the evaluator's gradient says. */
+static void test_sgd_update_formula(void)
+{
+    train_options o;
+    train_options_default(&o);
+    o.loss = "mse:logits:target";
+    o.lr = 0.25;
+    o.anchor_gradients = true;
+    train_info info;
+    graph *g = trained(&o, &info);
+    CU_ASSERT_EQUAL(info.state, 0);
+    float target[24];
+    for (int i = 0; i < 24; i++)
+        target[i] = (float)(i % 5) / 4.0f;
+    graph_value in[2];
+    data(in, g);
+    for (int i = 0; i < g->n_inputs; i++)
+        if (!strcmp(g->tensors[g->inputs[i]].name, "target"))
+            in[i].data = target;
+    int w2 = graph_find_tensor(g, "w2");
+    float before[24];
+    memcpy(before, g->tensors[w2].init, sizeof before);
+    graph_value out[5];
+    char err[800];
+    CU_ASSERT_TRUE_FATAL(graph_eval_step(g, in, out, err, sizeof err));
+    int gi = -1;
+    for (int i = 0; i < g->n_outputs; i++)
+        if (!strcmp(g->tensors[g->outputs[i]].name, "Gradient___w2"))
+            gi = i;
+    CU_ASSERT_FATAL(gi > 0);
+    for (int i = 0; i < 24; i++)
+        CU_ASSERT_DOUBLE_EQUAL(((float *)g->tensors[w2].init)[i], before[i] - 0.25f * ((float *)out[gi].data)[i], 1e-6);
+    for (int i = 0; i < g->n_outputs; i++)
+        graph_value_free(&out[i]);
+    graph_free(g);
+}
+
+typedef struct losses {
+    double v[32];
+    int n;
+} losses;
+
+/* The loss falls over 20 simulated steps of each optimizer. */
+static void test_loss_falls(void)
+{
+    static const struct { enum train_optimizer opt; double lr; } runs[] = {
+        { TRAIN_SGD, 0.5 }, { TRAIN_ADAM, 0.05 }, { TRAIN_LAMB, 0.05 }, { TRAIN_LARS, 5 },
+    };
+    for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
+        train_options o;
+        train_options_default(&o);
+        o.loss = "softmax-ce:logits:labels";
+        o.optimizer = runs[k].opt;
+        o.lr = runs[k].lr;
+        o.momentum = runs[k].opt == TRAIN_LARS ? 0.9 : 0;
+        train_info info;
+        graph *g = trained(&o, &info);
+        graph_value in[2], out[1];
+        data(in, g);
+        char err[800];
+        lower_options lo = { .machine = gc200(), .tiles = 8 };
+        double first = 0, last = 0;
+        simulate_result r;
+        /* step 1, then 19 more on the weights it left */
+        bool ok = simulate_training(g, &lo, in, 1, out, &r, err, sizeof err);
+        if (ok) {
+            first = ((float *)out[0].data)[0];
+            graph_value_free(&out[0]);
+            ok = simulate_training(g, &lo, in, 19, out, &r, err, sizeof err);
+        }
+        if (!ok)
+            fprintf(stderr, "\n  %s: %s\n", train_optimizer_name(runs[k].opt), err);
+        CU_ASSERT_TRUE_FATAL(ok);
+        last = ((float *)out[0].data)[0];
+        graph_value_free(&out[0]);
+        if (!(last < 0.5 * first))
+            fprintf(stderr, "\n  %s: loss %.4f -> %.4f\n", train_optimizer_name(runs[k].opt), first, last);
+        CU_ASSERT_TRUE(last < 0.5 * first);
+        graph_free(g);
+    }
+}
+
+static void test_bad_loss_specs(void)
+{
+    static const struct { const char *spec, *msg; } cases[] = {
+        { "softmax-ce:logits", "mlp: loss 'softmax-ce:logits': expected KIND:OUTPUT:LABELS (softmax-ce, nll) or "
+                               "mse:OUTPUT:TARGET" },
+        { "hinge:logits:y", "mlp: loss 'hinge:logits:y': unknown kind 'hinge' (softmax-ce, nll or mse)" },
+        { "softmax-ce:nope:y", "mlp: loss 'softmax-ce:nope:y': the model has no tensor 'nope'" },
+        { "softmax-ce:logits:x", "mlp: loss: 'x' is f32[8,4], the loss needs i32[8]" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        graph *g = mlp();
+        train_options o;
+        train_options_default(&o);
+        o.loss = cases[i].spec;
+        char err[800];
+        CU_ASSERT_FALSE(train_graph(g, &o, NULL, err, sizeof err));
+        CU_ASSERT_STRING_EQUAL(err, cases[i].msg);
+        graph_free(g);
+    }
+}
+
+void test_register(void)
+{
+    ADD_SUITE("train",
+              { "an SGD step simulated against the evaluator's", test_step_matches_reference },
+              { "SGD: w - lr g", test_sgd_update_formula },
+              { "the loss falls over 20 simulated steps (SGD, Adam, LAMB, LARS)", test_loss_falls },
+              { "bad loss specs", test_bad_loss_specs });
+}
