@@ -1,9 +1,12 @@
 /*
  * decompose.c — the rewrites of decompose.h: BatchNormalization into a
  * per-channel multiply-add, Softmax moved to the last axis, Max and Min
- * into binary ones, Pow into multiplications or exp(y log|x|).
+ * into binary ones, Pow into multiplications or exp(y log|x|); the table
+ * of every rewrite (the training ops' are in decompose_train.c) and the
+ * pass.
  */
 #include "decompose.h"
+#include "decompose_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -18,98 +21,6 @@
 /* Largest |n| of a constant integer exponent done by multiplying: at most
  * 3 squarings and 3 products, and exact where exp(n log|x|) is not. */
 #define POW_MAX_MULTIPLIED 8
-
-/* The nodes replacing one node, appended to the graph (graph_sort puts them
- * in order); their tensors are named after the replaced node's output. */
-typedef struct rewrite {
-    graph *g;
-    int out;                    /* the replaced node's output, written by the last new node */
-    int first_new;              /* index of the first node added */
-    char base[256];             /* the output's name */
-    char node_name[256];        /* the replaced node's name ("" if none) */
-} rewrite;
-
-/* Start replacing node k (it is marked removed; graph_compact drops it). */
-static rewrite rewrite_begin(graph *g, int k)
-{
-    graph_node *n = &g->nodes[k];
-    rewrite rw = { .g = g, .out = n->outputs[0], .first_new = g->n_nodes };
-    snprintf(rw.base, sizeof rw.base, "%s", g->tensors[rw.out].name);
-    snprintf(rw.node_name, sizeof rw.node_name, "%s", n->name);
-    g->phase = n->phase;              /* the nodes replacing it are of its phase */
-    n->removed = true;
-    return rw;
-}
-
-/* A node op(ins) writing a new tensor; returns the tensor. */
-static int emit(rewrite *rw, graph_op op, const int *ins, int n_ins)
-{
-    graph *g = rw->g;
-    char *name = graph_unique_name(g, rw->base);
-    int out = graph_add_tensor(g, name);
-    free(name);
-    char node_name[300] = "";
-    if (rw->node_name[0])
-        snprintf(node_name, sizeof node_name, "%s/%s", rw->node_name, graph_ops[op].name);
-    graph_add_node(g, op, node_name, ins, n_ins, &out, 1);
-    return out;
-}
-
-static int unary(rewrite *rw, graph_op op, int a)
-{
-    return emit(rw, op, &a, 1);
-}
-
-static int binary(rewrite *rw, graph_op op, int a, int b)
-{
-    int ins[2] = { a, b };
-    return emit(rw, op, ins, 2);
-}
-
-static int where(rewrite *rw, int cond, int a, int b)
-{
-    int ins[3] = { cond, a, b };
-    return emit(rw, GRAPH_OP_WHERE, ins, 3);
-}
-
-static graph_node *last_node(rewrite *rw)
-{
-    return &rw->g->nodes[rw->g->n_nodes - 1];
-}
-
-/* The result of the rewrite is t: the last node added writes the replaced
- * node's output instead (its own tensor, now unused, goes at graph_compact);
- * when t was not made by it (an input passed through), a copy does. */
-static void rewrite_end(rewrite *rw, int t)
-{
-    graph *g = rw->g;
-    if (g->n_nodes > rw->first_new && last_node(rw)->outputs[0] == t) {
-        last_node(rw)->outputs[0] = rw->out;
-        g->tensors[t].producer = -1;
-    } else {
-        int ins[1] = { t };
-        graph_add_node(g, GRAPH_OP_IDENTITY, rw->node_name, ins, 1, &rw->out, 1);
-    }
-    g->tensors[rw->out].producer = g->n_nodes - 1;
-}
-
-static int scalar_f32(rewrite *rw, float v)
-{
-    graph_shape s = { .rank = 0 };
-    return graph_add_constant(rw->g, rw->base, GDT_F32, &s, &v);
-}
-
-/* A 1-D i64 constant: a shape for Reshape and Expand. */
-static int shape_constant(rewrite *rw, const int64_t *dims, int rank)
-{
-    graph_shape s = { .rank = 1, .dims = { rank } };
-    return graph_add_constant(rw->g, rw->base, GDT_I64, &s, dims);
-}
-
-static bool is_f32(const graph *g, int t)
-{
-    return g->tensors[t].dtype == GDT_F32;
-}
 
 /* ---- BatchNormalization ------------------------------------------------------------- */
 
@@ -144,13 +55,6 @@ static bool decompose_batchnorm(graph *g, int k, decompose_stats *st)
 }
 
 /* ---- Softmax ---------------------------------------------------------------------- */
-
-static int transpose(rewrite *rw, int x, const int64_t *perm, int rank)
-{
-    int y = unary(rw, GRAPH_OP_TRANSPOSE, x);
-    graph_set_attr_ints(last_node(rw), "perm", perm, (size_t)rank);
-    return y;
-}
 
 static int softmax_last_axis(rewrite *rw, int x, int64_t axis)
 {
@@ -193,19 +97,6 @@ static bool decompose_softmax(graph *g, int k, decompose_stats *st)
 }
 
 /* ---- LogSoftmax --------------------------------------------------------------------- */
-
-/* A keepdims reduction of x over the axes [from, to) (an attribute in
- * opsets 11 to 17, the ones imported). */
-static int reduce_axes(rewrite *rw, graph_op op, int x, int from, int to)
-{
-    int y = unary(rw, op, x);
-    int64_t axes[GRAPH_MAX_RANK];
-    for (int d = from; d < to; d++)
-        axes[d - from] = d;
-    graph_set_attr_ints(last_node(rw), "axes", axes, (size_t)(to - from));
-    graph_set_attr_int(last_node(rw), "keepdims", 1);
-    return y;
-}
 
 /* d - log(sum(exp(d))) with d = x - max(x) over the normalised axes: no
  * exp overflows (d <= 0) and the log's argument is at least 1. */
@@ -370,6 +261,12 @@ static const struct {
     { GRAPH_OP_MAX, decompose_max_min },
     { GRAPH_OP_MIN, decompose_max_min },
     { GRAPH_OP_POW, decompose_pow },
+    { GRAPH_OP_BATCHNORM, decompose_batchnorm_training },
+    { GRAPH_OP_SOFTMAX_CROSS_ENTROPY_LOSS, decompose_class_loss },
+    { GRAPH_OP_NLL_LOSS, decompose_class_loss },
+    { GRAPH_OP_MOMENTUM, decompose_optimizer },
+    { GRAPH_OP_ADAM, decompose_optimizer },
+    { GRAPH_OP_ADAGRAD, decompose_optimizer },
 };
 
 bool decompose_graph(graph *g, decompose_stats *stats, char *err, size_t err_size)

@@ -34,14 +34,35 @@
  *              a negative base and a non-integer y, x^0 = 1 (0^0 and
  *              NaN^0 included).  A constant exponent of another dtype is
  *              converted to f32 first.
+ *   batchnorm_training  BatchNormalization with training_mode=1 (opset
+ *              14 on, decompose_train.c): the batch's mean and biased
+ *              variance by ReduceMean over every axis but 1, y = (x - mean)
+ *              * (1 / sqrt(var + epsilon)) * scale + B, and the running
+ *              statistics input * momentum + batch * (1 - momentum).
+ *   class_loss SoftmaxCrossEntropyLoss (log-softmax over axis 1 as
+ *              LogSoftmax's rewrite) and NegativeLogLikelihoodLoss: a
+ *              weighted one-hot [N, d.., C] (Where of Equal of the i32
+ *              labels against the classes 0..C-1, ignore_index's entry
+ *              made INT32_MIN; i64 labels narrowed by a Gather of an i32
+ *              table covering [min(0, ignore_index), max(C, ignore_index +
+ *              1)), at most 2^20 rows), moved to [N, C, d..], times the
+ *              log-probabilities, ReduceSum over axis 1, Neg; sum and mean
+ *              by ReduceSums in rows the reduce codelet takes, mean divided
+ *              by the one-hot's sum (the weights taken).
+ *   optimizer  Momentum (standard, Nesterov), Adam and Adagrad steps with
+ *              an update count T known when compiling (or one the step
+ *              does not depend on: Momentum with beta 1, Adagrad without
+ *              decay): element-wise ops, T's factors folded.
  * What is approximated: exp(y log|x|) in f32 loses about |y log|x|| ulps
  * of the result (|y log|x|| <= 88 for finite f32 results: < 1e-5
  * relative).  Not reproduced: (-1)^(+-inf) = 1 and 1^NaN = 1 (NaN here),
  * and the sign of -0 to an odd power (+0 or +inf here).
- * What is left as it is: BatchNorm in training mode or with several
- * outputs, Pow with a run-time exponent that is not f32 (it would need a
- * Cast from an integer, which the tile does not lower) or a base that is
- * not f32; the lowering reports them.
+ * What is left as it is: BatchNorm in inference mode with several
+ * outputs, an optimizer step whose T is given at run time (an i64 the
+ * tile cannot convert; decompose_stats.left says so), Pow with a
+ * run-time exponent that is not f32 (it would need a Cast from an
+ * integer, which the tile does not lower) or a base that is not f32; the
+ * lowering reports them.
  *
  * Models PopART's decomposition patterns (an op replaced by ops the
  * lowering has, before lowering).  Does not model PopLibs' own fused
@@ -63,6 +84,11 @@ typedef struct decompose_stats {
     int max_mins;               /* Max and Min into Identity or binary ones */
     int pows_by_multiplying;    /* Pow with a small integer exponent */
     int pows_by_exp_log;        /* Pow as exp(y log|x|) */
+    int batchnorms_training;    /* BatchNormalization with the batch's statistics */
+    int class_losses;           /* SoftmaxCrossEntropyLoss, NegativeLogLikelihoodLoss */
+    int optimizers;             /* Momentum, Adam, Adagrad steps */
+    char left[256];             /* why the first training op left as it is was left
+                                   (decompose_train.c), "" if none */
 } decompose_stats;
 
 /* Rewrite every node above; the graph must be sorted and inferred and is

@@ -445,18 +445,33 @@ static bool check_outputs(importer *im, const Onnx__GraphProto *gp)
     return true;
 }
 
+/* The ai.onnx opset the model imports; -1 if none.  A model of optimizer
+ * steps alone may import the training domain only: it then follows the
+ * newest ai.onnx opset (the one their rewrites emit ops of). */
+static int64_t model_opset(const Onnx__ModelProto *mp)
+{
+    int64_t opset = -1;
+    bool training = false;
+    for (size_t i = 0; i < mp->n_opset_import; i++) {
+        const char *d = str(mp->opset_import[i]->domain);
+        if (!d[0] || !strcmp(d, "ai.onnx"))
+            opset = mp->opset_import[i]->version;
+        training |= !strcmp(d, "ai.onnx.preview.training");
+    }
+    const Onnx__GraphProto *gp = mp->graph;
+    bool training_only = training && gp->n_node > 0;
+    for (size_t k = 0; k < gp->n_node && training_only; k++)
+        training_only = !strcmp(str(gp->node[k]->domain), "ai.onnx.preview.training");
+    return opset < 0 && training_only ? ONNX_MAX_OPSET : opset;
+}
+
 static bool import_model(importer *im, const Onnx__ModelProto *mp)
 {
     char ref[300];
     const Onnx__GraphProto *gp = mp->graph;
     if (!gp)
         return fail(im, ONNX_INVALID, "not a valid ONNX model (no graph)");
-    int64_t opset = -1;
-    for (size_t i = 0; i < mp->n_opset_import; i++) {
-        const char *d = str(mp->opset_import[i]->domain);
-        if (!d[0] || !strcmp(d, "ai.onnx"))
-            opset = mp->opset_import[i]->version;
-    }
+    int64_t opset = model_opset(mp);
     /* Ops first: a model of ops ipusim lacks is unsupported, whatever else
      * is wrong with it. */
     for (size_t k = 0; k < gp->n_node; k++) {
@@ -464,7 +479,9 @@ static bool import_model(importer *im, const Onnx__ModelProto *mp)
         const char *domain = str(np->domain), *type = str(np->op_type);
         bool foreign = domain[0] && strcmp(domain, "ai.onnx");
         graph_op op = graph_op_lookup(domain, type);
-        if (op == GRAPH_OP_COUNT || strcmp(graph_ops[op].domain, "") != 0)
+        /* ai.onnx and ONNX's training domain; never ipusim's own ops */
+        if (op == GRAPH_OP_COUNT ||
+            (strcmp(graph_ops[op].domain, "") && strcmp(graph_ops[op].domain, "ai.onnx.preview.training")))
             return fail(im, ONNX_UNSUPPORTED, "unsupported op '%s%s%s' in %s", foreign ? domain : "",
                         foreign ? "." : "", type, node_ref(np, k, ref, sizeof ref));
     }

@@ -108,10 +108,38 @@ static bool read_set(const char *dir, const char *prefix, tensor_set *s, enum on
     return ok;
 }
 
+/* Tests whose expected data do not follow from the model by the op's
+ * definition, checked with a wider absolute tolerance as ONNX's own
+ * reference runner checks them (onnx/test/reference_evaluator_backend_test.py:
+ * to 2 decimals, |got - want| < 1.5e-2). */
+static const struct {
+    const char *test;
+    double atol;
+    const char *why;
+} loose_tests[] = {
+    { "test_adam_multiple", 1.5e-2, "its expected data take epsilon 1e-2, which the model leaves at Adam's "
+                                    "default 1e-6" },
+};
+
+/* The absolute tolerance of the test in test_dir; *why says why it is not
+ * VALIDATE_ATOL (NULL when it is). */
+static double test_atol(const char *test_dir, const char **why)
+{
+    const char *base = strrchr(test_dir, '/');
+    base = base ? base + 1 : test_dir;
+    *why = NULL;
+    for (size_t i = 0; i < sizeof loose_tests / sizeof loose_tests[0]; i++)
+        if (!strcmp(base, loose_tests[i].test)) {
+            *why = loose_tests[i].why;
+            return loose_tests[i].atol;
+        }
+    return VALIDATE_ATOL;
+}
+
 /* Compare one output; false with a message on a mismatch.  *worst gets the
- * largest error relative to the tolerance. */
-static bool compare_output(const char *name, const graph_value *got, const graph_value *want, double *worst,
-                           char *msg, size_t msg_size)
+ * largest error relative to the tolerance (atol + the dtype's rtol). */
+static bool compare_output(const char *name, const graph_value *got, const graph_value *want, double atol,
+                           double *worst, char *msg, size_t msg_size)
 {
     char s1[200], s2[200];
     if (got->dtype != want->dtype || !graph_shape_equal(&got->shape, &want->shape)) {
@@ -135,7 +163,7 @@ static bool compare_output(const char *name, const graph_value *got, const graph
             else if (isinf(w) || isinf(g))
                 ok = g == w;
             else {
-                double tol = VALIDATE_ATOL + rtol * fabs(w);
+                double tol = atol + rtol * fabs(w);
                 ok = fabs(g - w) <= tol;
                 if (fabs(g - w) / tol > *worst)
                     *worst = fabs(g - w) / tol;
@@ -179,6 +207,7 @@ typedef struct set_report {
     double worst;                   /* largest error relative to the tolerance */
     char why[512];                  /* why a data set was not simulated */
     char consts[256];               /* inputs the import made constants: "'shape', 'axes'" */
+    char loose[200];                /* "; absolute tolerance ...: why" for a test of loose_tests */
 } set_report;
 
 /* Note the data set's inputs that are not inputs of the imported graph:
@@ -193,6 +222,39 @@ static void note_constant_inputs(const graph *g, const tensor_set *ins, set_repo
         if (!input && !strstr(rep->consts, ins->names[k]))
             snprintf(rep->consts + len, sizeof rep->consts - len, "%s'%s'", len ? ", " : "", ins->names[k]);
     }
+}
+
+/* The update count T of each optimizer step (input 1 of Momentum, Adam,
+ * Adagrad) that is a graph input becomes a constant of the data set's
+ * value: the tile has no conversion of a run-time i64 to f32, so the step
+ * is compiled for one T (noted like the inputs the import made constants). */
+static void bind_update_counts(graph *g, const graph_value *feed, set_report *rep)
+{
+    for (int k = 0; k < g->n_nodes; k++) {
+        const graph_node *n = &g->nodes[k];
+        if (n->op != GRAPH_OP_MOMENTUM && n->op != GRAPH_OP_ADAM && n->op != GRAPH_OP_ADAGRAD)
+            continue;
+        for (int i = 0; i < g->n_inputs; i++) {
+            graph_tensor *t = &g->tensors[g->inputs[i]];
+            if (g->inputs[i] != n->inputs[1] || t->data || feed[i].dtype != t->dtype)
+                continue;
+            graph_set_constant(g, g->inputs[i], feed[i].dtype, &feed[i].shape, feed[i].data);
+            size_t len = strlen(rep->consts);
+            if (!strstr(rep->consts, t->name))
+                snprintf(rep->consts + len, sizeof rep->consts - len, "%s'%s'", len ? ", " : "", t->name);
+        }
+    }
+}
+
+/* Why a graph was not lowered: the training op the decompositions left,
+ * or the lowering's message after the file name. */
+static void note_not_lowered(const decompose_stats *ds, const char *msg, char *why, size_t why_size)
+{
+    const char *w = strstr(msg, ".onnx: ");
+    if (ds->left[0])
+        snprintf(why, why_size, "not decomposed: %s", ds->left);
+    else
+        snprintf(why, why_size, "not lowered: %s", w ? w + 7 : msg);
 }
 
 static enum validate_result run_data_set(const char *test_dir, const char *set, bool fuse, bool simulate,
@@ -298,7 +360,9 @@ static enum validate_result run_data_set(const char *test_dir, const char *set, 
     else if (simulate) {
         lower_options lo = { .machine = node_test_machine() };
         simulate_result sr;
-        if (!decompose_graph(g, NULL, msg, msg_size)) {
+        decompose_stats ds;
+        bind_update_counts(g, feed, rep);
+        if (!decompose_graph(g, &ds, msg, msg_size)) {
             free(feed);
             goto done;
         }
@@ -310,9 +374,7 @@ static enum validate_result run_data_set(const char *test_dir, const char *set, 
             free(feed);
             goto done;                      /* a compile error or a simulated fault */
         } else {
-            /* Why it was not lowered: the part after the file name. */
-            const char *w = strstr(msg, ".onnx: ");
-            snprintf(why, why_size, "not lowered: %s", w ? w + 7 : msg);
+            note_not_lowered(&ds, msg, why, why_size);
             for (int i = 0; i < g->n_outputs; i++)
                 graph_value_free(&got[i]);
         }
@@ -325,8 +387,12 @@ static enum validate_result run_data_set(const char *test_dir, const char *set, 
     for (int i = 0; i < g->n_outputs; i++)
         if (outs.values[i].dtype == GDT_U16 && got[i].dtype == GDT_BF16)
             outs.values[i].dtype = GDT_BF16;
+    const char *loose;
+    double atol = test_atol(test_dir, &loose);
     for (int i = 0; i < g->n_outputs && ok; i++)
-        ok = compare_output(g->tensors[g->outputs[i]].name, &got[i], &outs.values[i], worst, msg, msg_size);
+        ok = compare_output(g->tensors[g->outputs[i]].name, &got[i], &outs.values[i], atol, worst, msg, msg_size);
+    if (loose)
+        snprintf(rep->loose, sizeof rep->loose, "; absolute tolerance %g: %s", atol, loose);
     if (ok)
         result = VALIDATE_PASS;
 done:
@@ -360,14 +426,14 @@ enum validate_result validate_onnx_node_test(const char *test_dir, bool fuse, bo
         all_simulated &= rep.simulated;
     }
     if (r == VALIDATE_PASS && all_simulated)
-        snprintf(msg, msg_size, "max err/tol %.3g, simulated on gc200 in %llu cycles%s%s%s", rep.worst,
+        snprintf(msg, msg_size, "max err/tol %.3g, simulated on gc200 in %llu cycles%s%s%s%s", rep.worst,
                  (unsigned long long)rep.cycles, rep.consts[0] ? " (compiled in as constants: " : "", rep.consts,
-                 rep.consts[0] ? ")" : "");
+                 rep.consts[0] ? ")" : "", rep.loose);
     else if (r == VALIDATE_PASS) {
         r = simulate ? VALIDATE_PASS_REFERENCE : VALIDATE_PASS;
-        snprintf(msg, msg_size, "max err/tol %.3g%s%s%s", rep.worst,
+        snprintf(msg, msg_size, "max err/tol %.3g%s%s%s%s", rep.worst,
                  simulate ? ", not simulated: run on the host reference evaluator (" : "", simulate ? rep.why : "",
-                 simulate ? ")" : "");
+                 simulate ? ")" : "", rep.loose);
     }
     validate_free_names(sets, n_sets);
     return r;

@@ -46,7 +46,9 @@ done
 # What stays on the evaluator says why.
 check "integer exponents say why" grep -Eq "^PASS-REF +test_pow_types_float32_int64: .*a run-time exponent must be f32" <<<"$out"
 check "8-bit Clip says why" grep -Eq "^PASS-REF +test_clip_default_int8_min: .*integer arithmetic is supported on i32 only" <<<"$out"
-check "training BatchNorm says why" grep -Eq "^PASS-REF +test_batchnorm_example_training_mode: .*only the first output is lowered" <<<"$out"
+check "training BatchNorm is simulated" grep -Eq "^PASS +test_batchnorm_example_training_mode: .*simulated on gc200" <<<"$out"
+check "an optimizer step is simulated with T compiled in" \
+    grep -Eq "^PASS +test_momentum: .*simulated on gc200 in [0-9]+ cycles \(compiled in as constants: 'T'\)" <<<"$out"
 
 # One test per op of BERT and ResNet-50 (and the decomposed LayerNorm).
 for t in test_matmul_4d test_gemm_default_vector_bias test_gemm_transposeB test_conv_with_strides_padding \
