@@ -24,6 +24,7 @@
 #include "sim/engine/engine.h"
 #include "isa/elf/executable.h"
 #include "sim/base/fileio.h"
+#include "sim/engine/phase_stats.h"
 #include "sim/engine/program_io.h"
 
 typedef struct compare_side {
@@ -37,6 +38,7 @@ typedef struct compare_side {
     uint64_t link_bytes, host_bytes, stream_bytes, exchange_bytes;
     uint64_t cycles, instructions, amp_macs;
     double amp_utilisation;
+    phase_totals phases[PHASES_MAX];  /* a training step's, on the critical chip */
 } compare_side;
 
 typedef struct input_spec {
@@ -112,7 +114,7 @@ static int run_side(compare_side *s, const ipu_exe *e, const input_spec *inputs,
     engine_options o = { .threads = threads, .trace_tile_first = 1, .trace_tile_last = 0 };
     enum engine_status st = engine_run(s->g, &o);
     if (st != ENGINE_DONE) {
-        snprintf(err, err_size, "on %s: %s", s->m.name, engine_message(s->g));
+        snprintf(err, err_size, "on %.64s: %.1900s", s->m.name, engine_message(s->g));
         return st == ENGINE_HOST_ERROR ? 1 : 3;
     }
     s->stats = engine_get_stats(s->g);
@@ -164,6 +166,23 @@ static void row_number(const char *label, const char *fmt, double a, double b)
 
 /* A horizontal stacked bar per machine for the critical path, and bars for
  * the off-chip channels, on one time axis. */
+/* The phases of a training step side by side: each one's time on the
+ * chip that ends last, and its compute share. */
+static void print_phases(const program_phases *ph, compare_side *a, compare_side *b)
+{
+    phase_stats_sum(a->stats, ph, a->critical_chip, a->phases);
+    phase_stats_sum(b->stats, ph, b->critical_chip, b->phases);
+    double ha = (double)a->stats->chips[a->critical_chip].clock_hz, hb = (double)b->stats->chips[b->critical_chip].clock_hz;
+    printf("\n  training step, by phase (chip that ends last):\n");
+    for (uint32_t i = 0; i < ph->n; i++) {
+        char label[64];
+        snprintf(label, sizeof label, "  %s", ph->p[i].name);
+        row_seconds(label, (double)a->phases[i].c.cycles / ha, (double)b->phases[i].c.cycles / hb);
+        snprintf(label, sizeof label, "    of which compute");
+        row_seconds(label, (double)a->phases[i].c.compute_cycles / ha, (double)b->phases[i].c.compute_cycles / hb);
+    }
+}
+
 static bool write_chart(const char *path, const compare_side *a, const compare_side *b, const char *title,
                         char *err, size_t err_size)
 {
@@ -370,6 +389,11 @@ int cmd_compare(int argc, char **argv, const command *self)
             snprintf(label, sizeof label, "throughput (%s/s)", item_name);
             row_number(label, "%.4g", items / a->seconds, items / b->seconds);
         }
+        program_phases ph;
+        if (!phase_stats_read(e, &ph, err, sizeof err))
+            fatal("%s: %s", input, err);
+        if (ph.n)
+            print_phases(&ph, a, b);
         printf("\n  critical path (busiest tile of each superstep):\n");
         row_seconds("  compute", a->compute_s, b->compute_s);
         row_seconds("  exchange", a->exchange_s, b->exchange_s);

@@ -20,6 +20,7 @@
 #include "isa/elf/executable.h"
 #include "sim/base/fileio.h"
 #include "isa/fp16.h"
+#include "sim/engine/phase_stats.h"
 #include "sim/engine/program_io.h"
 #include "sim/program/tensor_map.h"
 #include "sim/base/simtime.h"
@@ -558,6 +559,27 @@ static int run_system(const run_options *o, run_program *p)
 /* The report on stdout: the machine, per tile (up to 32 tiles), per chip,
  * per superstep (up to 16, or all with --supersteps), and the simulation
  * speed.  Notes the longest tile's cycles in p. */
+/* A training step's phases (sim/program/phases.h) on chip 0: cycles and
+ * their compute / exchange / sync / wait split. */
+static void print_phases(const run_program *p, const engine_stats *st)
+{
+    program_phases ph;
+    char err[256];
+    if (!phase_stats_read(p->e, &ph, err, sizeof err) || !ph.n)
+        return;
+    phase_totals tot[PHASES_MAX];
+    phase_stats_sum(st, &ph, 0, tot);
+    uint64_t all = st->chips[0].c.cycles;
+    printf("\n%-9s %12s %7s %12s %12s %10s %10s %10s\n", "phase", "cycles", "%", "compute", "exchange", "sync",
+           "wait", "supersteps");
+    for (uint32_t i = 0; i < ph.n; i++) {
+        const engine_counts *k = &tot[i].c;
+        printf("%-9s %12llu %7.1f %12llu %12llu %10llu %10llu %10u\n", tot[i].name, (unsigned long long)k->cycles,
+               pct(k->cycles, all), (unsigned long long)k->compute_cycles, (unsigned long long)k->exchange_cycles,
+               (unsigned long long)k->sync_cycles, (unsigned long long)k->wait_cycles, tot[i].supersteps);
+    }
+}
+
 static void print_report(const run_options *o, run_program *p)
 {
     const machine *m = &o->m;
@@ -598,6 +620,7 @@ static void print_report(const run_options *o, run_program *p)
         printf("\n");
         print_supersteps(st);
     }
+    print_phases(p, st);
     double host_s = st->host_seconds;
     printf("\nsimulation: %.3f host s, %.3g tile-cycles/s, %.3g instructions/s (%d host thread%s, %llu of %llu "
            "tile batches in parallel); simulated %.6g s\n",
