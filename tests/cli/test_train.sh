@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Training an imported inference model from the command line, as a user
+# would: a small MLP and a small CNN written here as ONNX files
+# (tests/cli/onnx_proto.py), `ipusim compile --train --loss ...` (the
+# training step's report), `ipusim run` and `compare` of the step (cycles by
+# phase), `ipusim validate --train --steps 20` (each step's loss, gradients
+# and weight changes against the host evaluator, and the loss falling), and
+# the options refused before any work is done.
+source "$(dirname "$0")/lib.sh"
+
+IPUSIM=$(realpath "$IPUSIM")
+OUT="$WORK/out"
+mkdir -p "$OUT"
+cd "$WORK" || exit 1
+
+PYTHONPATH="$CLI_DIR" python3 - "$WORK" <<'PY'
+import math, sys
+from onnx_proto import *
+w = sys.argv[1]
+mlp = model([node('MatMul', ['x', 'w1'], ['h0'], 'fc1'), node('Add', ['h0', 'b1'], ['h1'], 'bias1'),
+             node('Relu', ['h1'], ['h'], 'relu1'), node('MatMul', ['h', 'w2'], ['l0'], 'fc2'),
+             node('Add', ['l0', 'b2'], ['logits'], 'bias2')],
+            [('x', [32, 16])], [('logits', [32, 10])],
+            [initializer_values('w1', [16, 32], uniform(512, 1, 1 / math.sqrt(16))),
+             initializer_values('b1', [32], [0.0] * 32),
+             initializer_values('w2', [32, 10], uniform(320, 2, 1 / math.sqrt(32))),
+             initializer_values('b2', [10], [0.0] * 10)])
+open(w + '/mlp.onnx', 'wb').write(mlp)
+conv = lambda name, x, wt, y, pads, strides: node('Conv', [x, wt], [y], name,
+                                                  [attr_ints('pads', pads), attr_ints('strides', strides)])
+cnn = model([conv('conv1', 'x', 'k1', 'c1', [1, 1, 1, 1], [1, 1]), node('Relu', ['c1'], ['r1'], 'relu1'),
+             conv('conv2', 'r1', 'k2', 'c2', [1, 1, 1, 1], [2, 2]), node('Relu', ['c2'], ['r2'], 'relu2'),
+             node('GlobalAveragePool', ['r2'], ['p'], 'pool'), node('Flatten', ['p'], ['f'], 'flatten'),
+             node('Gemm', ['f', 'wf', 'bf'], ['logits'], 'fc')],
+            [('x', [4, 4, 8, 8])], [('logits', [4, 5])],
+            [initializer_values('k1', [8, 4, 3, 3], uniform(288, 3, 1 / math.sqrt(36))),
+             initializer_values('k2', [16, 8, 3, 3], uniform(1152, 4, 1 / math.sqrt(72))),
+             initializer_values('wf', [16, 5], uniform(80, 5, 0.25)),
+             initializer_values('bf', [5], [0.0] * 5)])
+open(w + '/cnn.onnx', 'wb').write(cnn)
+PY
+check "the models were written" test -s mlp.onnx -a -s cnn.onnx
+
+# ---- compile, run, compare -------------------------------------------------------------
+expect 0 "training step: loss 'loss' \(softmax-ce:logits:labels\); 4 weights \(874 elements\) updated by sgd, lr 0.1, momentum 0.9; 4 optimizer state variables" -- \
+    "$IPUSIM" compile mlp.onnx --train --loss softmax-ce:logits:labels --lr 0.1 --momentum 0.9 -o mlp.elf
+check "the training step was written" test -s mlp.elf
+expect 0 "^forward +[0-9]+ +[0-9.]+ .*
+backward +[0-9]+ .*
+update +[0-9]+ " -- "$IPUSIM" run mlp.elf
+expect 0 "training step, by phase" -- "$IPUSIM" compare mlp.elf --items 32 --item-name samples
+expect 0 "updated by adam, lr 0.001" -- "$IPUSIM" compile cnn.onnx --train --loss softmax-ce:logits:labels --optimizer adam --lr 0.001 -o cnn.elf
+
+# ---- values: each step against the evaluator, the loss falling ----------------------------
+# loss_of STEP FILE: the simulated loss of that step
+loss_of() { sed -n "s/^step $1: loss \([^ ]*\) .*/\1/p" "$2"; }
+falls() { awk -v a="$(loss_of 1 "$1")" -v b="$(loss_of 20 "$1")" 'BEGIN { exit !(b < 0.5 * a) }'; }
+"$IPUSIM" validate --model mlp.onnx --train --loss softmax-ce:logits:labels --lr 0.5 --momentum 0.9 --steps 20 > mlp.txt 2>&1
+check "mlp: 20 steps within tolerance" grep -q "^PASS: 20 steps of mlp.onnx within tolerance" mlp.txt
+check "mlp: the loss falls to under half in 20 steps" falls mlp.txt
+check "mlp: each gradient compared" grep -q "Gradient___w1: max abs" mlp.txt
+"$IPUSIM" validate --model cnn.onnx --train --loss softmax-ce:logits:labels --optimizer sgd --lr 0.5 --momentum 0.9 \
+    --steps 20 --f16-matmul > cnn.txt 2>&1
+check "cnn: 20 steps within tolerance" grep -q "^PASS: 20 steps of cnn.onnx within tolerance" cnn.txt
+check "cnn: the loss falls to under half in 20 steps" falls cnn.txt
+check "cnn: the conv weights' changes compared" grep -q "change of k1: max abs" cnn.txt
+
+# ---- refused before any work ----------------------------------------------------------
+fails 2 "ipusim compile: --optimizer: 'rmsprop' is not sgd, adam, lamb or lars" -- \
+    "$IPUSIM" compile mlp.onnx --train --optimizer rmsprop -o "$OUT/x.elf"
+fails 2 "ipusim compile: --lr: '-1' is not a positive number" -- "$IPUSIM" compile mlp.onnx --train --lr -1 -o "$OUT/x.elf"
+fails 2 "ipusim compile: --momentum: '1.5' is not below 1" -- "$IPUSIM" compile mlp.onnx --train --momentum 1.5 -o "$OUT/x.elf"
+fails 1 "ipusim: mlp.onnx: --loss, --optimizer, --lr, --momentum, --weight-decay and --loss-scale need --train" -- \
+    "$IPUSIM" compile mlp.onnx --lr 0.1 -o "$OUT/x.elf"
+fails 1 "ipusim: mlp.onnx: --train needs --loss KIND:OUTPUT:LABELS (softmax-ce, nll) or mse:OUTPUT:TARGET: the model's first output 'logits' is not a scalar loss" -- \
+    "$IPUSIM" compile mlp.onnx --train -o "$OUT/x.elf"
+fails 1 "ipusim: mlp.onnx: loss 'softmax-ce:nope:labels': the model has no tensor 'nope'" -- \
+    "$IPUSIM" compile mlp.onnx --train --loss softmax-ce:nope:labels -o "$OUT/x.elf"
+fails 1 "ipusim: mlp.onnx: loss: 'x' is f32[32,16], the loss needs i32[32]" -- \
+    "$IPUSIM" compile mlp.onnx --train --loss softmax-ce:logits:x -o "$OUT/x.elf"
+fails 1 "ipusim: mlp.onnx: --steps needs --train" -- "$IPUSIM" validate --model mlp.onnx --steps 3
+fails 2 "ipusim validate: --steps: '0' is not a step count (1..1000)" -- \
+    "$IPUSIM" validate --model mlp.onnx --train --steps 0
+finish
