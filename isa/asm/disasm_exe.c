@@ -655,7 +655,9 @@ static void group_section(dis *d, size_t t, const exe_section *sec)
     size_t j = h & (d->cap_slots - 1);
     for (; d->slots[j]; j = (j + 1) & (d->cap_slots - 1)) {
         group *g = &d->groups[d->slots[j] - 1];
-        if (g->hash == h && same_group(d, g, key_off, key_len, sec)) {
+        /* a group holds one section a tile: a second one alike on the same
+         * tile (two empty sections at one address) starts its own */
+        if (g->hash == h && g->m[g->n - 1].tile != t && same_group(d, g, key_off, key_len, sec)) {
             d->keys_n = key_off;   /* the group has the key already */
             add_member(d, g, t, sec);
             return;
