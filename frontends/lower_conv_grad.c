@@ -83,8 +83,10 @@ static bool describe_transpose(const graph *g, const graph_node *n, lw_conv_grad
         *why = "f16 inputs with an odd number of channels are not yet supported";
         return false;
     }
-    if (!cg->f32_inputs && !g->tensors[cg->other].data) {
-        *why = "f16 weights computed at run time are not yet supported (f32 ones are)";
+    if (!cg->f32_inputs && !g->tensors[cg->other].data && cg->kh * cg->kw != 1 &&
+        !lw_weights_channels_last(g, cg->other)) {
+        *why = "f16 weights computed at run time must be kept channels-last (a variable, or element-wise ops of "
+               "variables)";
         return false;
     }
     if (cg->bias >= 0) {

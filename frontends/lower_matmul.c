@@ -73,6 +73,13 @@ typedef struct mm_shape {
      * [Cout, KH, KW, C]. */
     int64_t dh, dw;
     bool w_flip, wgrad;
+    /* Run-time convolution weights read in runs (w_rows): kept as
+     * [Cout, KH, KW, C] (lower_layout.c; with one kernel tap, ONNX's order
+     * is the same), a Conv's row of K per output channel is B's column
+     * (b_transposed), a ConvTranspose's [C, KH, KW, Cout] has B's row
+     * (kh, kw, c) read flipped as a run of its columns.  Otherwise an
+     * element at a time (small f32 ones only). */
+    bool w_rows;
 } mm_shape;
 
 /* The Transpose that made tensor t, when it swaps the last two axes and
@@ -279,6 +286,27 @@ static bool describe(const graph *g, const graph_node *n, mm_shape *s, const cha
     return describe_bias(g, s, ta->dtype, why);
 }
 
+/* Run-time weights of a convolution: read in runs where they are kept
+ * channels-last (or have one kernel tap), else an element at a time into
+ * the (kh, kw, c) order of K, so only small f32 ones (false with why). */
+static bool runtime_weights(const graph *g, mm_shape *s, const char **why)
+{
+    s->w_rows = s->kh * s->kw == 1 || lw_weights_channels_last(g, s->b);
+    if (s->w_rows)
+        return true;
+    if (!s->f32_inputs) {
+        *why = "f16 convolution weights computed at run time must be kept channels-last (a variable, or "
+               "element-wise ops of variables)";
+        return false;
+    }
+    if (s->k * s->n > CONV_RUNTIME_WEIGHTS_MAX) {
+        *why = "run-time convolution weights of more than 65536 elements are read in runs only when kept "
+               "channels-last (a variable, or element-wise ops of variables)";
+        return false;
+    }
+    return true;
+}
+
 static bool describe_conv(const graph *g, const graph_node *n, mm_shape *s, const char **why)
 {
     init_shape(n, s);
@@ -338,14 +366,10 @@ static bool describe_conv(const graph *g, const graph_node *n, mm_shape *s, cons
         }
     }
     if (!wt->data) {
-        /* Weights computed at run time: fetched an element at a time into
-         * the (kh, kw, c) order of K, so only small ones. */
-        if (s->k * s->n > CONV_RUNTIME_WEIGHTS_MAX) {
-            *why = "run-time convolution weights of more than 65536 elements are not yet supported";
-            return false;
-        }
         s->b_act = true;
         s->b_transposed = true;
+        if (!runtime_weights(g, s, why))
+            return false;
     }
     if (s->bias >= 0) {
         const graph_tensor *tc = &g->tensors[s->bias];
@@ -463,6 +487,8 @@ static bool plan_grid(const lowering *lw, const mm_shape *s, const mm_kind *kd, 
                                  (s->b_act ? kt * nt * 4 * (b_turn ? 2 : 1) : 0) + gk * share * nt * 4;
                 if (s->wgrad && !s->f32_inputs)               /* A and B widened to f32 */
                     bytes += mt * kt * 6 + kt * nt * 2;
+                else if (s->w_rows && !s->f32_inputs)         /* f16 weights widened */
+                    bytes += kt * nt * 2;
                 if (bytes > avail || mt * kt * kd->a_eb > 0x80000 - 0x50000 || (s->wgrad && !s->f32_inputs && mt % 2))
                     continue;
                 /* A: the tile holding a grid row's rows sends them once
@@ -480,6 +506,9 @@ static bool plan_grid(const lowering *lw, const mm_shape *s, const mm_kind *kd, 
                           (double)kt * (double)((nt + (uint64_t)(s->kw * s->c_in) - 1) / (uint64_t)(s->kw * s->c_in) + 1)) *
                              XCH_SEND_OVERHEAD_CYCLES +
                          (s->f32_inputs ? 0.0 : (double)(2 * mt * kt + kt * nt));   /* widen A, B; narrow A */
+                if (s->w_rows)                              /* a receive per run of weights, widen f16 */
+                    c += (double)(s->w_flip ? kt : gk == 1 ? 1 : nt) * XCH_SEND_OVERHEAD_CYCLES +
+                         (s->f32_inputs ? 0.0 : (double)(kt * nt));
                 if (gk > 1)                                 /* receive the partials, sum them */
                     c += (double)((gk - 1) * share * nt) * (gk > 2 ? 1.6 : 1.0) +
                          (double)(share * nt) * KERNEL_BINARY_CYCLES_PER_ELEMENT +
@@ -625,6 +654,33 @@ static uint64_t conv_weight_src(const mm_shape *s, uint64_t kk, uint64_t j)
     return ((j * c_in + c) * kh + y) * kw + x;
 }
 
+/* A convolution's run-time weights kept [Cout, KH, KW, C] (w_rows), the
+ * block K [k0, k1) x columns [n0, n1) into buf (eb bytes an element): a
+ * Conv's as nt rows of kt, each column's run of K at once (the whole block
+ * at once when its rows are all of K, adjacent in the weights); a
+ * ConvTranspose's [C, KH, KW, Cout] as kt rows of nt, B's row (kh, kw, c)
+ * the run of columns at (c, KH - 1 - kh, KW - 1 - kw).  Each tile of a
+ * grid column asks for the same runs, which the exchange multicasts. */
+static void fetch_weight_runs(lowering *lw, const mm_shape *s, uint32_t tile, uint64_t k0, uint64_t k1, uint64_t kt,
+                              uint64_t n0, uint64_t n1, uint64_t nt, uint32_t buf, uint32_t eb)
+{
+    if (!s->w_flip) {
+        if (k0 == 0 && k1 == s->k && kt == s->k) {
+            lw_fetch_into(lw, s->b_src, n0 * s->k, (n1 - n0) * s->k, tile, buf);
+            return;
+        }
+        for (uint64_t q = n0; q < n1 && !lw->failed; q++)
+            lw_fetch_into(lw, s->b_src, q * s->k + k0, k1 - k0, tile, buf + (uint32_t)((q - n0) * kt * eb));
+        return;
+    }
+    const uint64_t c_in = (uint64_t)s->c_in, kh = (uint64_t)s->kh, kw = (uint64_t)s->kw;
+    for (uint64_t kk = k0; kk < k1 && !lw->failed; kk++) {
+        uint64_t c = kk % c_in, r = kk / c_in, x = r % kw, y = r / kw;
+        uint64_t first = ((c * kh + (kh - 1 - y)) * kw + (kw - 1 - x)) * s->n + n0;
+        lw_fetch_into(lw, s->b_src, first, n1 - n0, tile, buf + (uint32_t)((kk - k0) * nt * eb));
+    }
+}
+
 /* A run-time B's block: K [k0, k1) x columns [n0, n1), f32, zero-padded to
  * kt x nt; when B comes transposed ([.., N, K]), as nt rows of kt (row q
  * is column n0 + q of B).  The address. */
@@ -632,7 +688,7 @@ static uint32_t fetch_b_block(lowering *lw, const mm_shape *s, uint32_t tile, ui
                               uint64_t kt, uint64_t n0, uint64_t n1, uint64_t nt, const char *what)
 {
     bool gaps = s->wgrad || k1 - k0 != kt || n1 - n0 != nt;
-    const uint32_t eb = s->wgrad && !s->f32_inputs ? 2 : 4;   /* an f16 image: widened on the tile */
+    const uint32_t eb = s->f32_inputs ? 4 : 2;   /* f16 (an image, weights): widened on the tile */
     uint32_t buf = gaps ? lw_scratch_zeroed(lw, tile, kt * nt * eb, PREFER_REGION1, 8, what)
                         : lw_scratch_alloc(lw, tile, kt * nt * eb, PREFER_REGION1, 8, what);
     if (!buf)
@@ -641,6 +697,8 @@ static uint32_t fetch_b_block(lowering *lw, const mm_shape *s, uint32_t tile, ui
     if (s->wgrad) {
         /* The im2col rows of the image for output pixels [k0, k1). */
         im2col_rows(lw, s, s->b_src, k0, k1, n0, n1, tile, buf, (uint32_t)nt * eb, eb);
+    } else if (s->conv && s->w_rows) {
+        fetch_weight_runs(lw, s, tile, k0, k1, kt, n0, n1, nt, buf, eb);
     } else if (s->conv) {
         /* W: B's element (kk = (kh, kw, c), j) one by one. */
         for (uint64_t q = n0; q < n1 && !lw->failed; q++)
@@ -1103,7 +1161,7 @@ static uint32_t prepare_a(lowering *lw, mm_plan *P, const mm_tile *t, uint32_t a
 static bool pack_runtime_b(lowering *lw, mm_plan *P, const mm_tile *t, uint32_t src, uint32_t b)
 {
     const uint64_t kt = P->kt, nt = P->nt;
-    if (P->s.wgrad && !P->s.f32_inputs && !(src = cast_on_tile(lw, P, t->tile, src, kt * nt, true, PREFER_REGION1)))
+    if (!P->s.f32_inputs && !(src = cast_on_tile(lw, P, t->tile, src, kt * nt, true, PREFER_REGION1)))
         return false;
     worker_set ws;
     if (P->kd.f32) {
@@ -1242,6 +1300,10 @@ static bool lower_planned(lowering *lw, mm_plan *P)
     }
     if (!P->s.b_act)
         place_constant_weights(lw, P);
+    if (P->s.w_rows && P->s.kh * P->s.kw != 1 && !lw->tensor[P->s.b_src].permuted) {
+        free_plan(P);
+        return lw_fail(lw, "internal: the weights '%s' are not kept channels-last", lw_gt(lw, P->s.b_src)->name);
+    }
     for_each_tile(lw, P, fetch_operands);
     if (!lw->failed)
         lw_end_phase(lw);
@@ -1305,11 +1367,10 @@ static bool describe_grad(const lowering *lw, const lw_conv_grad *cg, mm_shape *
     s->k = (uint64_t)(cg->kh * cg->kw * cg->c_in);
     s->n = (uint64_t)cg->c_out;
     if (!lw->g->tensors[s->b].data) {
-        if (s->k * s->n > CONV_RUNTIME_WEIGHTS_MAX) {
-            *why = "run-time convolution weights of more than 65536 elements are not yet supported";
+        s->b_act = true;
+        if (!runtime_weights(lw->g, s, why))
             return false;
-        }
-        s->b_act = s->b_transposed = true;
+        s->b_transposed = !s->w_rows;
     }
     s->bias = cg->bias;
     s->bias_col = cg->bias >= 0;
