@@ -457,6 +457,8 @@ static bool plan_grid(const lowering *lw, const mm_shape *s, const mm_kind *kd, 
     avail = avail > 96 * 1024 ? avail - 96 * 1024 : 0;   /* library, records, control, slack */
     const uint64_t ngroups = (s->n + kd->n_group - 1) / kd->n_group;
     const bool b_turn = kd->f32 && s->b_act && s->b_transposed;   /* B^T turned on the tile */
+    const bool w_parts = s->w_rows && !kd->f32;   /* packed in parts down the column (gather_weight_parts) */
+    const bool b_tile = s->b_act && !w_parts;     /* B received and packed on every tile */
     memset(best, 0, sizeof *best);
     best->cycles = 1e300;
     /* Batch items (attention heads) side by side, each with its grid. */
@@ -484,10 +486,10 @@ static bool plan_grid(const lowering *lw, const mm_shape *s, const mm_kind *kd, 
                                  (s->trans_a ? mt * kt * 4 : 0) + kt * nt * kd->w_eb + mt * nt * 4 +
                                  (g->tensors[s->out].dtype == GDT_F16 ? share * nt * 2 : 0) +
                                  (s->bias_row ? share : 1) * nt * 4 + 4096 +
-                                 (s->b_act ? kt * nt * 4 * (b_turn ? 2 : 1) : 0) + gk * share * nt * 4;
+                                 (b_tile ? kt * nt * 4 * (b_turn ? 2 : 1) : 0) + gk * share * nt * 4;
                 if (s->wgrad && !s->f32_inputs)               /* A and B widened to f32 */
                     bytes += mt * kt * 6 + kt * nt * 2;
-                else if (s->w_rows && !s->f32_inputs)         /* f16 weights widened */
+                else if (b_tile && s->w_rows && !s->f32_inputs)   /* f16 weights widened */
                     bytes += kt * nt * 2;
                 if (bytes > avail || mt * kt * kd->a_eb > 0x80000 - 0x50000 || (s->wgrad && !s->f32_inputs && mt % 2))
                     continue;
@@ -499,16 +501,18 @@ static bool plan_grid(const lowering *lw, const mm_shape *s, const mm_kind *kd, 
                            (double)(share * nt) +                               /* the epilogue */
                            (s->f32_inputs && !kd->f32 ? (double)(mt * kt) : 0.0) +  /* cast A */
                            (s->trans_a ? (double)(mt * kt) : 0.0) +             /* turn A */
-                           (s->b_act ? (double)(kt * nt) * (b_turn ? 2.4 : 1.4) : 0.0) +  /* receive, pack B */
-                           (!s->b_act && gm > 1 ? (double)(kt * nt * kd->w_eb) / 4.0 : 0.0);  /* weights */
+                           (b_tile ? (double)(kt * nt) * (b_turn ? 2.4 : 1.4) : 0.0) +  /* receive, pack B */
+                           ((!s->b_act && gm > 1) || w_parts ? (double)(kt * nt * kd->w_eb) / 4.0 : 0.0);  /* weights */
                 if (s->wgrad)                               /* a receive per pixel row of A and */
                     c += ((mt == s->m ? 1.0 : (double)kt) +      /* per kernel row run of B's im2col */
                           (double)kt * (double)((nt + (uint64_t)(s->kw * s->c_in) - 1) / (uint64_t)(s->kw * s->c_in) + 1)) *
                              XCH_SEND_OVERHEAD_CYCLES +
                          (s->f32_inputs ? 0.0 : (double)(2 * mt * kt + kt * nt));   /* widen A, B; narrow A */
-                if (s->w_rows)                              /* a receive per run of weights, widen f16 */
+                if (b_tile && s->w_rows)                    /* a receive per run of weights, widen f16 */
                     c += (double)(s->w_flip ? kt : gk == 1 ? 1 : nt) * XCH_SEND_OVERHEAD_CYCLES +
                          (s->f32_inputs ? 0.0 : (double)(kt * nt));
+                if (w_parts)                                /* a part (at most six K blocks) packed */
+                    c += PASS_OVERHEAD_CYCLES + 6.0 * 290.0 + (s->f32_inputs ? 0.0 : 16.0 * 8.0 * 6.0);
                 if (gk > 1)                                 /* receive the partials, sum them */
                     c += (double)((gk - 1) * share * nt) * (gk > 2 ? 1.6 : 1.0) +
                          (double)(share * nt) * KERNEL_BINARY_CYCLES_PER_ELEMENT +
@@ -881,6 +885,7 @@ typedef struct mm_plan {
     float *block;                     /* one block of it, kt x nt ... */
     void *packed;                     /* ... packed for the codelet */
     uint32_t *a_addr, *b_addr, *bw_addr, *c_addr, *recv;
+    bool w_parts;                     /* variable weights packed in parts (gather_weight_parts) */
     mm_bias *bias;
     char what[160];
 } mm_plan;
@@ -1103,12 +1108,108 @@ static void place_constant_weights(lowering *lw, mm_plan *P)
         lw_end_phase(lw);
 }
 
+static uint32_t cast_on_tile(lowering *lw, mm_plan *P, uint32_t tile, uint32_t in, uint64_t n, bool up,
+                             enum region_pref pref);
+
+/* Part (g, blocks [j0, j1)) of block (l, j) of variable weights on grid
+ * tile `holder`: its columns 8 g .. 8 g + 7 over those K blocks fetched in
+ * runs into *src (scratch; zeros where they pass K or N), and *part, the
+ * scratch it is packed into; false when lw failed. */
+static bool fetch_weight_part(lowering *lw, mm_plan *P, uint32_t holder, uint32_t l, uint32_t j, uint64_t g,
+                              uint64_t j0, uint64_t j1, uint32_t *src, uint32_t *part)
+{
+    const mm_shape *s = &P->s;
+    const uint32_t tile = lw_tile_of(lw, holder), eb = s->f32_inputs ? 4 : 2;
+    const uint64_t kc = (j1 - j0) * 16, n0 = j * P->nt + g * 8, n1 = n0 + 8 < s->n ? n0 + 8 : s->n;
+    const uint64_t k0 = l * P->kt + j0 * 16, kl = l * P->kt + P->kt < s->k ? l * P->kt + P->kt : s->k;
+    const uint64_t k1 = k0 + kc < kl ? k0 + kc : kl;
+    *src = k1 == k0 + kc && n1 == n0 + 8 ? lw_scratch_alloc(lw, tile, kc * 8 * eb, PREFER_REGION1, 8, P->what)
+                                         : lw_scratch_zeroed(lw, tile, kc * 8 * eb, PREFER_REGION1, 8, P->what);
+    *part = *src ? lw_scratch_alloc(lw, tile, kc * 8 * 2, PREFER_REGION1, 16, P->what) : 0;
+    if (!*part)
+        return false;
+    if (k0 < k1 && n0 < n1)
+        fetch_weight_runs(lw, s, tile, k0, k1, kc, n0, n1, 8, *src, eb);
+    return !lw->failed;
+}
+
+/* The part packed on its holder: the compute set after the fetch. */
+static void pack_part_on_tile(lowering *lw, mm_plan *P, uint32_t tile, uint32_t src, uint32_t part, uint64_t kc)
+{
+    if (!P->s.f32_inputs && !(src = cast_on_tile(lw, P, tile, src, kc * 8, true, PREFER_REGION1)))
+        return;
+    /* B^T's rows of K (Conv) or B's rows of 8 columns (ConvTranspose), f32 */
+    const uint32_t ks = P->s.w_flip ? 32 : 4, ns = P->s.w_flip ? 4 : (uint32_t)kc * 4;
+    worker_set ws;
+    if (lw_workers_begin(lw, tile, KERNEL_PACK_WORDS, kc / 16, &ws))
+        for (int w = 0; w < CODELET_WORKERS; w++)
+            kernel_pack_record(ws.rec[w], src + (uint32_t)(ws.lo[w] * 16 * ks), part + (uint32_t)(ws.lo[w] * 256),
+                               (uint32_t)(ws.hi[w] - ws.lo[w]), ws.hi[w] > ws.lo[w], ks, ns);
+    lw_workers_run(lw, tile, lw->kernels.vtx_pack_b_f16, &ws);
+}
+
+/* Variable weights (f16 AMP): each (K, column) block is cut into parts
+ * of an output group and at most six K blocks, spread down the grid
+ * column; in a phase of their own the holders fetch their parts from the
+ * variable's pieces in runs, then pack them (f32, or f16 widened, to the
+ * codelet's f16 layout), and in the operands' phase every tile of the
+ * column gathers the whole packed block as from constant weights' parts
+ * (each part multicast to the column).  The block is packed once a column, not once
+ * a tile, and crosses the exchange as f16. */
+static void gather_weight_parts(lowering *lw, mm_plan *P)
+{
+    const mm_shape *s = &P->s;
+    const uint32_t rows_used = (uint32_t)((s->m + P->mt - 1) / P->mt);
+    const uint64_t groups = P->nt / 8, blocks = P->kt / 16, chunk = (blocks + (blocks + 5) / 6 - 1) / ((blocks + 5) / 6);
+    const uint64_t per_group = (blocks + chunk - 1) / chunk, parts = groups * per_group;
+    uint32_t *src = calloc(parts * P->gk * P->gn + 1, sizeof *src), *part = calloc(parts * P->gk * P->gn + 1, 4);
+    if (!src || !part) {
+        free(src);
+        free(part);
+        lw_fail(lw, "out of host memory");
+        return;
+    }
+    for (int pass = 0; pass < 3 && !lw->failed; pass++) {
+        for (uint32_t l = 0, at = 0; l < P->gk && !lw->failed; l++)
+            for (uint32_t j = 0; j < P->gn && !lw->failed; j++)
+                for (uint64_t q = 0; q < parts && !lw->failed; q++, at++) {
+                    if (j * P->nt >= s->n)
+                        continue;
+                    const uint64_t g = q / per_group, j0 = q % per_group * chunk;
+                    const uint64_t j1 = j0 + chunk < blocks ? j0 + chunk : blocks;
+                    const uint32_t holder = slot_of(P, 0, l, (uint32_t)(q * rows_used / parts), j);
+                    const uint32_t ht = lw_tile_of(lw, holder), off = (uint32_t)((g * blocks + j0) * 256);
+                    if (pass == 0) {
+                        fetch_weight_part(lw, P, holder, l, j, g, j0, j1, &src[at], &part[at]);
+                    } else if (pass == 1) {
+                        pack_part_on_tile(lw, P, ht, src[at], part[at], (j1 - j0) * 16);
+                    } else {
+                        for (uint32_t i = 0; i < rows_used && !lw->failed; i++) {
+                            const uint32_t slot = slot_of(P, 0, l, i, j), tile = lw_tile_of(lw, slot);
+                            if (q == 0 && !(P->bw_addr[slot] = lw_scratch_alloc(lw, tile, P->w_bytes, PREFER_REGION1,
+                                                                                 16, P->what)))
+                                break;
+                            if (slot == holder)
+                                lw_add_local_copy(lw, tile, part[at], P->bw_addr[slot] + off, (uint32_t)((j1 - j0) * 256));
+                            else
+                                lw_add_transfer(lw, ht, part[at], tile, P->bw_addr[slot] + off,
+                                                (uint32_t)((j1 - j0) * 256));
+                        }
+                    }
+                }
+        if (pass == 0 && !lw->failed)
+            lw_end_phase(lw);
+    }
+    free(src);
+    free(part);
+}
+
 /* Operands: the tile's rows of A, its block of a run-time B, the bias of
  * its share of the rows. */
 static bool fetch_operands(lowering *lw, mm_plan *P, const mm_tile *t)
 {
     const mm_shape *s = &P->s;
-    if (s->b_act && !(P->b_addr[t->slot] = fetch_b_block(lw, s, t->tile, t->bt, t->k0, t->k1, P->kt, t->n0, t->n1,
+    if (s->b_act && !P->w_parts && !(P->b_addr[t->slot] = fetch_b_block(lw, s, t->tile, t->bt, t->k0, t->k1, P->kt, t->n0, t->n1,
                                                          P->nt, P->what)))
         return false;
     P->a_addr[t->slot] = fetch_a_block(lw, s, t->tile, t->bt * s->m * s->k, t->m0, t->m1, t->k0, t->k1, P->kt,
@@ -1201,8 +1302,9 @@ static bool emit_product(lowering *lw, mm_plan *P, const mm_tile *t)
     uint32_t a = P->a_addr[t->slot];
     if (!a || !(a = prepare_a(lw, P, t, a)))
         return false;
-    uint32_t b = s->b_act ? lw_scratch_alloc(lw, tile, P->w_bytes, PREFER_REGION1, 16, P->what) : P->bw_addr[t->slot];
-    if (s->b_act && b && !pack_runtime_b(lw, P, t, P->b_addr[t->slot], b))
+    const bool pack = s->b_act && !P->w_parts;
+    uint32_t b = pack ? lw_scratch_alloc(lw, tile, P->w_bytes, PREFER_REGION1, 16, P->what) : P->bw_addr[t->slot];
+    if (pack && b && !pack_runtime_b(lw, P, t, P->b_addr[t->slot], b))
         return false;
     /* C in region 1, and in a later 32 KiB block than A when A is there
      * too: the codelets' fast placement (matmul*.h). */
@@ -1304,6 +1406,9 @@ static bool lower_planned(lowering *lw, mm_plan *P)
         free_plan(P);
         return lw_fail(lw, "internal: the weights '%s' are not kept channels-last", lw_gt(lw, P->s.b_src)->name);
     }
+    P->w_parts = P->s.w_rows && !P->kd.f32;
+    if (P->w_parts)
+        gather_weight_parts(lw, P);
     for_each_tile(lw, P, fetch_operands);
     if (!lw->failed)
         lw_end_phase(lw);
