@@ -29,7 +29,11 @@
  *     forward Conv gathers its A.  dW is kept as [Cout, KH, KW, C] (the
  *     channels-last order of a Conv's result).
  * Both take 2-D convolutions of group 1 without dilation, f16 or f32
- * (--f16-matmul computes an f32 one in f16 as Conv does).
+ * (--f16-matmul computes an f32 one in f16 as Conv does).  ConvTranspose's
+ * weights, when computed at run time, are read in runs where they are kept
+ * channels-last (a training step's variable: [C, KH, KW, Cout] of the
+ * forward Conv, a row of its columns per (c, kh, kw)), else an element at
+ * a time (small f32 ones).
  */
 #include <stdlib.h>
 #include <string.h>

@@ -16,7 +16,9 @@
  * parts over the tiles of their grid column, which gather the whole
  * block before the products (a weight is stored once, not once per grid
  * row, and the column's tiles share the memory); B computed at run time is
- * received and packed on the tile.  K and the columns are padded with
+ * received and packed on the tile, except convolution weights kept
+ * channels-last (variables) on the f16 path: packed in parts once a grid
+ * column and gathered like constant weights.  K and the columns are padded with
  * zeros to the codelet's weight blocks and output groups.  With gk > 1
  * the gk partial blocks are summed by a reduce-scatter: each of the gk
  * tiles of a block receives the others' partials of its share of the
