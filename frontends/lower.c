@@ -145,8 +145,12 @@ static bool lower_input(lowering *lw, int t)
  * rows where they stay 8-byte aligned, kept for the run, their initial
  * values loaded with the executable (as Poplar's variables are written by
  * the host before the first run and stay in tile memory between runs).
- * Each starts on the tile after the previous one's last, so small ones do
- * not pile up on tile 0. */
+ * Convolution weights (and their optimizer state) are kept as
+ * [Cout, KH, KW, C] (lower_layout.c), a row of K = KH KW C per output
+ * channel, their initial values reordered on the host, as
+ * poplin::createWeights lays them out for the convolution.  Each starts
+ * on the tile after the previous one's last, so small ones do not pile up
+ * on tile 0. */
 static void lower_variables(lowering *lw)
 {
     const graph *g = lw->g;
@@ -155,26 +159,47 @@ static void lower_variables(lowering *lw)
         if (!x->is_variable)
             continue;
         ltensor *lt = &lw->tensor[t];
-        uint64_t total = (uint64_t)graph_shape_numel(&x->shape), gran = lw_gran_of(lt->element_bytes);
+        const uint32_t eb = lt->element_bytes;
+        uint64_t total = (uint64_t)graph_shape_numel(&x->shape), gran = lw_gran_of(eb);
         uint64_t cols = x->shape.rank ? (uint64_t)x->shape.dims[x->shape.rank - 1] : 1;
-        if (cols && (cols * lt->element_bytes) % 8 == 0 && cols <= 4096)
+        uint8_t *stored = NULL;
+        if (lw_weights_channels_last(g, t)) {
+            const int64_t *d = x->shape.dims;
+            lt->permuted = true;
+            lt->perm[0] = 0, lt->perm[1] = 2, lt->perm[2] = 3, lt->perm[3] = 1;
+            cols = (uint64_t)(d[1] * d[2] * d[3]);
+            stored = malloc(total * eb + 1);
+            if (!stored) {
+                lw_fail(lw, "out of host memory");
+                break;
+            }
+            for (int64_t o = 0, e = 0; o < d[0]; o++)
+                for (int64_t c = 0; c < d[1]; c++)
+                    for (int64_t yx = 0; yx < d[2] * d[3]; yx++, e++)
+                        memcpy(stored + ((o * d[2] * d[3] + yx) * d[1] + c) * eb, (const uint8_t *)x->init + e * eb,
+                               eb);
+        }
+        /* (a weight's row of K: whole rows up to ResNet's 3 x 3 x 512) */
+        if (cols && (cols * eb) % 8 == 0 && cols <= (stored ? 8192u : 4096u))
             gran = cols;
         char what[96];
         snprintf(what, sizeof what, "variable '%s'", x->name);
         lw->op_tiles = 0;
-        if (!lw_place_linear(lw, t, gran, lw_plan_tiles(lw, total, gran, 1.0, 200), what))
-            break;
-        for (size_t k = 0; k < lt->n; k++)
-            lw_tile_data(lw, lt->p[k].tile, lt->p[k].addr,
-                         (const uint8_t *)x->init + lt->p[k].first * lt->element_bytes,
-                         (uint32_t)(lt->p[k].count * lt->element_bytes), x->name);
+        if (lw_place_linear(lw, t, gran, lw_plan_tiles(lw, total, gran, 1.0, 200), what))
+            for (size_t k = 0; k < lt->n; k++)
+                lw_tile_data(lw, lt->p[k].tile, lt->p[k].addr,
+                             (stored ? stored : (const uint8_t *)x->init) + lt->p[k].first * eb,
+                             (uint32_t)(lt->p[k].count * eb), x->name);
+        free(stored);
         lw->op_base = (lw->op_base + lw->op_tiles) % lw->tiles;
     }
 }
 
 /* The end of a step: each variable takes its update's value, copied into
  * its pieces (the exchange brings what another tile computed), in one
- * phase after the last op. */
+ * phase after the last op.  Both are kept in the same order (lower_layout.c
+ * pairs a channels-last variable with a channels-last update), so the copy
+ * is of the stored elements. */
 static void lower_updates(lowering *lw)
 {
     const graph *g = lw->g;
@@ -184,9 +209,10 @@ static void lower_updates(lowering *lw)
         if (!x->is_variable || x->update < 0 || lw->tensor[x->update].root == t)
             continue;
         const ltensor *lv = &lw->tensor[t], *lu = &lw->tensor[lw->tensor[x->update].root];
-        if (lu->permuted) {
-            lw_fail(lw, "%s: variable '%s': its update '%s' is kept channels-last, which the copy back does not "
-                    "reorder yet", g->source, x->name, g->tensors[x->update].name);
+        if (lu->permuted != lv->permuted || (lv->permuted && memcmp(lu->perm, lv->perm, sizeof lv->perm))) {
+            lw_fail(lw, "%s: variable '%s' is kept %s and its update '%s' %s: the copy back does not reorder",
+                    g->source, x->name, lv->permuted ? "channels-last" : "in its own order",
+                    g->tensors[x->update].name, lu->permuted ? "channels-last" : "in its own order");
             break;
         }
         for (size_t k = 0; k < lv->n && !lw->failed; k++)

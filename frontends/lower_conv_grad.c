@@ -29,7 +29,11 @@
  *     forward Conv gathers its A.  dW is kept as [Cout, KH, KW, C] (the
  *     channels-last order of a Conv's result).
  * Both take 2-D convolutions of group 1 without dilation, f16 or f32
- * (--f16-matmul computes an f32 one in f16 as Conv does).
+ * (--f16-matmul computes an f32 one in f16 as Conv does).  ConvTranspose's
+ * weights, when computed at run time, are read in runs where they are kept
+ * channels-last (a training step's variable: [C, KH, KW, Cout] of the
+ * forward Conv, a row of its columns per (c, kh, kw)), else an element at
+ * a time (small f32 ones).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -83,8 +87,10 @@ static bool describe_transpose(const graph *g, const graph_node *n, lw_conv_grad
         *why = "f16 inputs with an odd number of channels are not yet supported";
         return false;
     }
-    if (!cg->f32_inputs && !g->tensors[cg->other].data) {
-        *why = "f16 weights computed at run time are not yet supported (f32 ones are)";
+    if (!cg->f32_inputs && !g->tensors[cg->other].data && cg->kh * cg->kw != 1 &&
+        !lw_weights_channels_last(g, cg->other)) {
+        *why = "f16 weights computed at run time must be kept channels-last (a variable, or element-wise ops of "
+               "variables)";
         return false;
     }
     if (cg->bias >= 0) {

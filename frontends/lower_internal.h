@@ -222,6 +222,11 @@ bool lw_matmul_input_layout(lowering *lw, int tensor, uint64_t *rows, uint32_t *
 /* Whether graph input `tensor` feeds a convolution that wants it
  * channels-last (then it is placed in NHWC order). */
 bool lw_conv_input_layout(const graph *g, int tensor);
+/* Whether run-time tensor `tensor` of rank 4 with more than one kernel tap
+ * is kept channels-last (perm 0, 2, 3, 1 as an image): convolution
+ * weights [Cout, C, KH, KW] kept as [Cout, KH, KW, C] (a variable, the
+ * optimizer's state of one, and element-wise results of them). */
+bool lw_weights_channels_last(const graph *g, int tensor);
 /* Whether tensor t is made by a Transpose of its last two axes that only
  * feeds MatMuls as their second operand (they read its input instead, and
  * the Transpose is not lowered). */

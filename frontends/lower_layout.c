@@ -12,9 +12,18 @@
  *     grows through element-wise ops (Relu, Add of a residual, ...) whose
  *     inputs are all in it or single values, since element-wise arithmetic
  *     does not care about the order as long as every operand has it;
+ *   - and from the variables of rank 4 with more than one kernel tap
+ *     (KH x KW): convolution weights and the optimizer's state of them,
+ *     kept as [Cout, KH, KW, C], the K order (kh, kw, c) of the
+ *     convolution's matmul per output channel, as poplin::createWeights
+ *     lays weights out for the convolution — with the same perm as an
+ *     image, the order ConvWeightGrad writes dW in, so the update
+ *     w - lr dW pairs its elements in stored order;
  *   - then loses every tensor one of whose readers cannot take the order
  *     (a Reshape, a MatMul, an element-wise op with an operand that is not
- *     kept so), repeatedly, until what is left is consistent.
+ *     kept so), repeatedly, until what is left is consistent; a variable
+ *     and its update (the value it takes at the end of a step, copied in
+ *     stored order) are kept so both or neither.
  * A convolution or pool whose image or result is not in the set is not
  * lowered (lw_channels_last_ok says why); an image of 1 x 1 pixels is
  * taken in any order.
@@ -38,6 +47,19 @@ bool lw_channels_last_op(graph_op op)
 static bool image_input(graph_op op, int k)
 {
     return k == 0 || ((op == GRAPH_OP_CONV_WEIGHT_GRAD || op == GRAPH_OP_MAXPOOLGRAD) && k == 1);
+}
+
+/* Whether input k of node n is a convolution's weights, which it reads in
+ * either order (lower_matmul.c). */
+static bool weight_input(graph_op op, int k)
+{
+    return k == 1 && (op == GRAPH_OP_CONV || op == GRAPH_OP_FUSED_CONV || op == GRAPH_OP_CONV_TRANSPOSE);
+}
+
+/* A variable kept as [Cout, KH, KW, C] when its readers allow. */
+static bool weight_variable(const graph_tensor *t)
+{
+    return t->is_variable && t->shape.rank == 4 && t->shape.dims[2] * t->shape.dims[3] != 1;
 }
 
 /* Element-wise ops the lowering runs in any order of the elements (their
@@ -91,6 +113,9 @@ bool *lw_nhwc_set(const graph *g)
                 in[x] = true;
         }
     }
+    for (int t = 0; t < g->n_tensors; t++)
+        if (weight_variable(&g->tensors[t]))
+            in[t] = true;
     for (int i = 0; i < g->n_nodes; i++) {
         const graph_node *n = &g->nodes[i];
         if (writes_nhwc(g, n) || elementwise_of(g, n, in))
@@ -108,8 +133,11 @@ bool *lw_nhwc_set(const graph *g)
                 if (t < 0 || !in[t])
                     continue;
                 bool ok = ok_reader && (elementwise_op(n->op) || image_input(n->op, k));
-                /* A 1 x 1 pool reads the image as any pool does. */
+                /* A 1 x 1 pool reads the image as any pool does; a
+                 * convolution reads its weights in either order. */
                 if (lw_channels_last_op(n->op) && image_input(n->op, k) && !writes_nhwc(g, n))
+                    ok = true;
+                if (weight_input(n->op, k))
                     ok = true;
                 if (!ok) {
                     in[t] = false;
@@ -119,6 +147,14 @@ bool *lw_nhwc_set(const graph *g)
             /* An element-wise result whose operands left the set leaves too. */
             if (elementwise_op(n->op) && n->outputs[0] >= 0 && in[n->outputs[0]] && !elementwise_of(g, n, in)) {
                 in[n->outputs[0]] = false;
+                changed = true;
+            }
+        }
+        /* A variable takes its update's value in stored order. */
+        for (int t = 0; t < g->n_tensors; t++) {
+            int u = g->tensors[t].update;
+            if (g->tensors[t].is_variable && u >= 0 && u != t && in[t] != in[u]) {
+                in[t] = in[u] = false;
                 changed = true;
             }
         }
@@ -145,6 +181,17 @@ bool lw_channels_last_ok(const graph *g, const graph_node *n, const char **why)
                "ops (or be a graph output)";
         ok = false;
     }
+    free(in);
+    return ok;
+}
+
+bool lw_weights_channels_last(const graph *g, int tensor)
+{
+    const graph_shape *s = &g->tensors[tensor].shape;
+    if (g->tensors[tensor].data || s->rank != 4 || s->dims[2] * s->dims[3] == 1)
+        return false;
+    bool *in = lw_nhwc_set(g);
+    bool ok = in && in[tensor];
     free(in);
     return ok;
 }

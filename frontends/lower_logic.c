@@ -184,7 +184,7 @@ static bool place_output(lowering *lw, int out, const logic_in *ins, int n_in, c
     ltensor *lo = &lw->tensor[out];
     for (int k = 0; k < n_in; k++) {
         const ltensor *li = &lw->tensor[ins[k].t];
-        if (!li->placed || !li->n || li->permuted || !graph_shape_equal(&lw_gt(lw, ins[k].t)->shape, so))
+        if (!li->placed || !li->n || li->permuted != lo->permuted || !graph_shape_equal(&lw_gt(lw, ins[k].t)->shape, so))
             continue;
         bool ok = true;
         for (size_t j = 0; j < li->n; j++)
@@ -292,11 +292,20 @@ bool lw_lower_logic(lowering *lw, const graph_node *n, int index)
     int n_in = n->op == GRAPH_OP_NOT ? 1 : n->op == GRAPH_OP_WHERE ? 3 : 2;
     logic_in ins[LOGIC_MAX_INPUTS];
     memset(ins, 0, sizeof ins);
+    /* Channels-last operands (a Relu's gradient on a convolution's image):
+     * the elements pair up in stored order when every other operand is one
+     * of the same shape or a single value (lower_layout.c). */
+    int permuted = -1;
+    for (int k = 0; k < n_in; k++)
+        if (lw->tensor[n->inputs[k]].permuted)
+            permuted = n->inputs[k];
     for (int k = 0; k < n_in; k++) {
         ins[k].t = n->inputs[k];
         ins[k].eb = lw->tensor[ins[k].t].element_bytes;
-        if (lw->tensor[ins[k].t].permuted)
-            return lw_unsupported(lw, n, index, "channels-last operands are not supported here");
+        const graph_shape *si = &lw_gt(lw, ins[k].t)->shape;
+        if (permuted >= 0 && graph_shape_numel(si) != 1 &&
+            (!lw->tensor[ins[k].t].permuted || !graph_shape_equal(si, so)))
+            return lw_unsupported(lw, n, index, "channels-last operands mixed with others are not supported here");
         lw_broadcast_strides(&lw_gt(lw, ins[k].t)->shape, so, ins[k].stride);
         ins[k].col_stride = so->rank ? ins[k].stride[so->rank - 1] : 0;
     }
@@ -308,9 +317,13 @@ bool lw_lower_logic(lowering *lw, const graph_node *n, int index)
         lw->tensor[out].placed = true;
         return true;
     }
+    ltensor *lo = &lw->tensor[out];
+    if (permuted >= 0) {
+        lo->permuted = true;
+        memcpy(lo->perm, lw->tensor[permuted].perm, sizeof lo->perm);
+    }
     if (!place_output(lw, out, ins, n_in, what))
         return false;
-    ltensor *lo = &lw->tensor[out];
     uint32_t out_eb = lo->element_bytes;
     logic_in *pin = malloc((lo->n + 1) * LOGIC_MAX_INPUTS * sizeof *pin);
     if (!pin)

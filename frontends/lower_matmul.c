@@ -16,7 +16,9 @@
  * parts over the tiles of their grid column, which gather the whole
  * block before the products (a weight is stored once, not once per grid
  * row, and the column's tiles share the memory); B computed at run time is
- * received and packed on the tile.  K and the columns are padded with
+ * received and packed on the tile, except convolution weights kept
+ * channels-last (variables) on the f16 path: packed in parts once a grid
+ * column and gathered like constant weights.  K and the columns are padded with
  * zeros to the codelet's weight blocks and output groups.  With gk > 1
  * the gk partial blocks are summed by a reduce-scatter: each of the gk
  * tiles of a block receives the others' partials of its share of the
@@ -73,6 +75,13 @@ typedef struct mm_shape {
      * [Cout, KH, KW, C]. */
     int64_t dh, dw;
     bool w_flip, wgrad;
+    /* Run-time convolution weights read in runs (w_rows): kept as
+     * [Cout, KH, KW, C] (lower_layout.c; with one kernel tap, ONNX's order
+     * is the same), a Conv's row of K per output channel is B's column
+     * (b_transposed), a ConvTranspose's [C, KH, KW, Cout] has B's row
+     * (kh, kw, c) read flipped as a run of its columns.  Otherwise an
+     * element at a time (small f32 ones only). */
+    bool w_rows;
 } mm_shape;
 
 /* The Transpose that made tensor t, when it swaps the last two axes and
@@ -279,6 +288,27 @@ static bool describe(const graph *g, const graph_node *n, mm_shape *s, const cha
     return describe_bias(g, s, ta->dtype, why);
 }
 
+/* Run-time weights of a convolution: read in runs where they are kept
+ * channels-last (or have one kernel tap), else an element at a time into
+ * the (kh, kw, c) order of K, so only small f32 ones (false with why). */
+static bool runtime_weights(const graph *g, mm_shape *s, const char **why)
+{
+    s->w_rows = s->kh * s->kw == 1 || lw_weights_channels_last(g, s->b);
+    if (s->w_rows)
+        return true;
+    if (!s->f32_inputs) {
+        *why = "f16 convolution weights computed at run time must be kept channels-last (a variable, or "
+               "element-wise ops of variables)";
+        return false;
+    }
+    if (s->k * s->n > CONV_RUNTIME_WEIGHTS_MAX) {
+        *why = "run-time convolution weights of more than 65536 elements are read in runs only when kept "
+               "channels-last (a variable, or element-wise ops of variables)";
+        return false;
+    }
+    return true;
+}
+
 static bool describe_conv(const graph *g, const graph_node *n, mm_shape *s, const char **why)
 {
     init_shape(n, s);
@@ -338,14 +368,10 @@ static bool describe_conv(const graph *g, const graph_node *n, mm_shape *s, cons
         }
     }
     if (!wt->data) {
-        /* Weights computed at run time: fetched an element at a time into
-         * the (kh, kw, c) order of K, so only small ones. */
-        if (s->k * s->n > CONV_RUNTIME_WEIGHTS_MAX) {
-            *why = "run-time convolution weights of more than 65536 elements are not yet supported";
-            return false;
-        }
         s->b_act = true;
         s->b_transposed = true;
+        if (!runtime_weights(g, s, why))
+            return false;
     }
     if (s->bias >= 0) {
         const graph_tensor *tc = &g->tensors[s->bias];
@@ -433,6 +459,8 @@ static bool plan_grid(const lowering *lw, const mm_shape *s, const mm_kind *kd, 
     avail = avail > 96 * 1024 ? avail - 96 * 1024 : 0;   /* library, records, control, slack */
     const uint64_t ngroups = (s->n + kd->n_group - 1) / kd->n_group;
     const bool b_turn = kd->f32 && s->b_act && s->b_transposed;   /* B^T turned on the tile */
+    const bool w_parts = s->w_rows && !kd->f32;   /* packed in parts down the column (gather_weight_parts) */
+    const bool b_tile = s->b_act && !w_parts;     /* B received and packed on every tile */
     memset(best, 0, sizeof *best);
     best->cycles = 1e300;
     /* Batch items (attention heads) side by side, each with its grid. */
@@ -460,9 +488,11 @@ static bool plan_grid(const lowering *lw, const mm_shape *s, const mm_kind *kd, 
                                  (s->trans_a ? mt * kt * 4 : 0) + kt * nt * kd->w_eb + mt * nt * 4 +
                                  (g->tensors[s->out].dtype == GDT_F16 ? share * nt * 2 : 0) +
                                  (s->bias_row ? share : 1) * nt * 4 + 4096 +
-                                 (s->b_act ? kt * nt * 4 * (b_turn ? 2 : 1) : 0) + gk * share * nt * 4;
+                                 (b_tile ? kt * nt * 4 * (b_turn ? 2 : 1) : 0) + gk * share * nt * 4;
                 if (s->wgrad && !s->f32_inputs)               /* A and B widened to f32 */
                     bytes += mt * kt * 6 + kt * nt * 2;
+                else if (b_tile && s->w_rows && !s->f32_inputs)   /* f16 weights widened */
+                    bytes += kt * nt * 2;
                 if (bytes > avail || mt * kt * kd->a_eb > 0x80000 - 0x50000 || (s->wgrad && !s->f32_inputs && mt % 2))
                     continue;
                 /* A: the tile holding a grid row's rows sends them once
@@ -473,13 +503,18 @@ static bool plan_grid(const lowering *lw, const mm_shape *s, const mm_kind *kd, 
                            (double)(share * nt) +                               /* the epilogue */
                            (s->f32_inputs && !kd->f32 ? (double)(mt * kt) : 0.0) +  /* cast A */
                            (s->trans_a ? (double)(mt * kt) : 0.0) +             /* turn A */
-                           (s->b_act ? (double)(kt * nt) * (b_turn ? 2.4 : 1.4) : 0.0) +  /* receive, pack B */
-                           (!s->b_act && gm > 1 ? (double)(kt * nt * kd->w_eb) / 4.0 : 0.0);  /* weights */
+                           (b_tile ? (double)(kt * nt) * (b_turn ? 2.4 : 1.4) : 0.0) +  /* receive, pack B */
+                           ((!s->b_act && gm > 1) || w_parts ? (double)(kt * nt * kd->w_eb) / 4.0 : 0.0);  /* weights */
                 if (s->wgrad)                               /* a receive per pixel row of A and */
                     c += ((mt == s->m ? 1.0 : (double)kt) +      /* per kernel row run of B's im2col */
                           (double)kt * (double)((nt + (uint64_t)(s->kw * s->c_in) - 1) / (uint64_t)(s->kw * s->c_in) + 1)) *
                              XCH_SEND_OVERHEAD_CYCLES +
                          (s->f32_inputs ? 0.0 : (double)(2 * mt * kt + kt * nt));   /* widen A, B; narrow A */
+                if (b_tile && s->w_rows)                    /* a receive per run of weights, widen f16 */
+                    c += (double)(s->w_flip ? kt : gk == 1 ? 1 : nt) * XCH_SEND_OVERHEAD_CYCLES +
+                         (s->f32_inputs ? 0.0 : (double)(kt * nt));
+                if (w_parts)                                /* a part (at most six K blocks) packed */
+                    c += PASS_OVERHEAD_CYCLES + 6.0 * 290.0 + (s->f32_inputs ? 0.0 : 16.0 * 8.0 * 6.0);
                 if (gk > 1)                                 /* receive the partials, sum them */
                     c += (double)((gk - 1) * share * nt) * (gk > 2 ? 1.6 : 1.0) +
                          (double)(share * nt) * KERNEL_BINARY_CYCLES_PER_ELEMENT +
@@ -625,6 +660,33 @@ static uint64_t conv_weight_src(const mm_shape *s, uint64_t kk, uint64_t j)
     return ((j * c_in + c) * kh + y) * kw + x;
 }
 
+/* A convolution's run-time weights kept [Cout, KH, KW, C] (w_rows), the
+ * block K [k0, k1) x columns [n0, n1) into buf (eb bytes an element): a
+ * Conv's as nt rows of kt, each column's run of K at once (the whole block
+ * at once when its rows are all of K, adjacent in the weights); a
+ * ConvTranspose's [C, KH, KW, Cout] as kt rows of nt, B's row (kh, kw, c)
+ * the run of columns at (c, KH - 1 - kh, KW - 1 - kw).  Each tile of a
+ * grid column asks for the same runs, which the exchange multicasts. */
+static void fetch_weight_runs(lowering *lw, const mm_shape *s, uint32_t tile, uint64_t k0, uint64_t k1, uint64_t kt,
+                              uint64_t n0, uint64_t n1, uint64_t nt, uint32_t buf, uint32_t eb)
+{
+    if (!s->w_flip) {
+        if (k0 == 0 && k1 == s->k && kt == s->k) {
+            lw_fetch_into(lw, s->b_src, n0 * s->k, (n1 - n0) * s->k, tile, buf);
+            return;
+        }
+        for (uint64_t q = n0; q < n1 && !lw->failed; q++)
+            lw_fetch_into(lw, s->b_src, q * s->k + k0, k1 - k0, tile, buf + (uint32_t)((q - n0) * kt * eb));
+        return;
+    }
+    const uint64_t c_in = (uint64_t)s->c_in, kh = (uint64_t)s->kh, kw = (uint64_t)s->kw;
+    for (uint64_t kk = k0; kk < k1 && !lw->failed; kk++) {
+        uint64_t c = kk % c_in, r = kk / c_in, x = r % kw, y = r / kw;
+        uint64_t first = ((c * kh + (kh - 1 - y)) * kw + (kw - 1 - x)) * s->n + n0;
+        lw_fetch_into(lw, s->b_src, first, n1 - n0, tile, buf + (uint32_t)((kk - k0) * nt * eb));
+    }
+}
+
 /* A run-time B's block: K [k0, k1) x columns [n0, n1), f32, zero-padded to
  * kt x nt; when B comes transposed ([.., N, K]), as nt rows of kt (row q
  * is column n0 + q of B).  The address. */
@@ -632,7 +694,7 @@ static uint32_t fetch_b_block(lowering *lw, const mm_shape *s, uint32_t tile, ui
                               uint64_t kt, uint64_t n0, uint64_t n1, uint64_t nt, const char *what)
 {
     bool gaps = s->wgrad || k1 - k0 != kt || n1 - n0 != nt;
-    const uint32_t eb = s->wgrad && !s->f32_inputs ? 2 : 4;   /* an f16 image: widened on the tile */
+    const uint32_t eb = s->f32_inputs ? 4 : 2;   /* f16 (an image, weights): widened on the tile */
     uint32_t buf = gaps ? lw_scratch_zeroed(lw, tile, kt * nt * eb, PREFER_REGION1, 8, what)
                         : lw_scratch_alloc(lw, tile, kt * nt * eb, PREFER_REGION1, 8, what);
     if (!buf)
@@ -641,6 +703,8 @@ static uint32_t fetch_b_block(lowering *lw, const mm_shape *s, uint32_t tile, ui
     if (s->wgrad) {
         /* The im2col rows of the image for output pixels [k0, k1). */
         im2col_rows(lw, s, s->b_src, k0, k1, n0, n1, tile, buf, (uint32_t)nt * eb, eb);
+    } else if (s->conv && s->w_rows) {
+        fetch_weight_runs(lw, s, tile, k0, k1, kt, n0, n1, nt, buf, eb);
     } else if (s->conv) {
         /* W: B's element (kk = (kh, kw, c), j) one by one. */
         for (uint64_t q = n0; q < n1 && !lw->failed; q++)
@@ -823,6 +887,7 @@ typedef struct mm_plan {
     float *block;                     /* one block of it, kt x nt ... */
     void *packed;                     /* ... packed for the codelet */
     uint32_t *a_addr, *b_addr, *bw_addr, *c_addr, *recv;
+    bool w_parts;                     /* variable weights packed in parts (gather_weight_parts) */
     mm_bias *bias;
     char what[160];
 } mm_plan;
@@ -1045,12 +1110,108 @@ static void place_constant_weights(lowering *lw, mm_plan *P)
         lw_end_phase(lw);
 }
 
+static uint32_t cast_on_tile(lowering *lw, mm_plan *P, uint32_t tile, uint32_t in, uint64_t n, bool up,
+                             enum region_pref pref);
+
+/* Part (g, blocks [j0, j1)) of block (l, j) of variable weights on grid
+ * tile `holder`: its columns 8 g .. 8 g + 7 over those K blocks fetched in
+ * runs into *src (scratch; zeros where they pass K or N), and *part, the
+ * scratch it is packed into; false when lw failed. */
+static bool fetch_weight_part(lowering *lw, mm_plan *P, uint32_t holder, uint32_t l, uint32_t j, uint64_t g,
+                              uint64_t j0, uint64_t j1, uint32_t *src, uint32_t *part)
+{
+    const mm_shape *s = &P->s;
+    const uint32_t tile = lw_tile_of(lw, holder), eb = s->f32_inputs ? 4 : 2;
+    const uint64_t kc = (j1 - j0) * 16, n0 = j * P->nt + g * 8, n1 = n0 + 8 < s->n ? n0 + 8 : s->n;
+    const uint64_t k0 = l * P->kt + j0 * 16, kl = l * P->kt + P->kt < s->k ? l * P->kt + P->kt : s->k;
+    const uint64_t k1 = k0 + kc < kl ? k0 + kc : kl;
+    *src = k1 == k0 + kc && n1 == n0 + 8 ? lw_scratch_alloc(lw, tile, kc * 8 * eb, PREFER_REGION1, 8, P->what)
+                                         : lw_scratch_zeroed(lw, tile, kc * 8 * eb, PREFER_REGION1, 8, P->what);
+    *part = *src ? lw_scratch_alloc(lw, tile, kc * 8 * 2, PREFER_REGION1, 16, P->what) : 0;
+    if (!*part)
+        return false;
+    if (k0 < k1 && n0 < n1)
+        fetch_weight_runs(lw, s, tile, k0, k1, kc, n0, n1, 8, *src, eb);
+    return !lw->failed;
+}
+
+/* The part packed on its holder: the compute set after the fetch. */
+static void pack_part_on_tile(lowering *lw, mm_plan *P, uint32_t tile, uint32_t src, uint32_t part, uint64_t kc)
+{
+    if (!P->s.f32_inputs && !(src = cast_on_tile(lw, P, tile, src, kc * 8, true, PREFER_REGION1)))
+        return;
+    /* B^T's rows of K (Conv) or B's rows of 8 columns (ConvTranspose), f32 */
+    const uint32_t ks = P->s.w_flip ? 32 : 4, ns = P->s.w_flip ? 4 : (uint32_t)kc * 4;
+    worker_set ws;
+    if (lw_workers_begin(lw, tile, KERNEL_PACK_WORDS, kc / 16, &ws))
+        for (int w = 0; w < CODELET_WORKERS; w++)
+            kernel_pack_record(ws.rec[w], src + (uint32_t)(ws.lo[w] * 16 * ks), part + (uint32_t)(ws.lo[w] * 256),
+                               (uint32_t)(ws.hi[w] - ws.lo[w]), ws.hi[w] > ws.lo[w], ks, ns);
+    lw_workers_run(lw, tile, lw->kernels.vtx_pack_b_f16, &ws);
+}
+
+/* Variable weights (f16 AMP): each (K, column) block is cut into parts
+ * of an output group and at most six K blocks, spread down the grid
+ * column; in a phase of their own the holders fetch their parts from the
+ * variable's pieces in runs, then pack them (f32, or f16 widened, to the
+ * codelet's f16 layout), and in the operands' phase every tile of the
+ * column gathers the whole packed block as from constant weights' parts
+ * (each part multicast to the column).  The block is packed once a column, not once
+ * a tile, and crosses the exchange as f16. */
+static void gather_weight_parts(lowering *lw, mm_plan *P)
+{
+    const mm_shape *s = &P->s;
+    const uint32_t rows_used = (uint32_t)((s->m + P->mt - 1) / P->mt);
+    const uint64_t groups = P->nt / 8, blocks = P->kt / 16, chunk = (blocks + (blocks + 5) / 6 - 1) / ((blocks + 5) / 6);
+    const uint64_t per_group = (blocks + chunk - 1) / chunk, parts = groups * per_group;
+    uint32_t *src = calloc(parts * P->gk * P->gn + 1, sizeof *src), *part = calloc(parts * P->gk * P->gn + 1, 4);
+    if (!src || !part) {
+        free(src);
+        free(part);
+        lw_fail(lw, "out of host memory");
+        return;
+    }
+    for (int pass = 0; pass < 3 && !lw->failed; pass++) {
+        for (uint32_t l = 0, at = 0; l < P->gk && !lw->failed; l++)
+            for (uint32_t j = 0; j < P->gn && !lw->failed; j++)
+                for (uint64_t q = 0; q < parts && !lw->failed; q++, at++) {
+                    if (j * P->nt >= s->n)
+                        continue;
+                    const uint64_t g = q / per_group, j0 = q % per_group * chunk;
+                    const uint64_t j1 = j0 + chunk < blocks ? j0 + chunk : blocks;
+                    const uint32_t holder = slot_of(P, 0, l, (uint32_t)(q * rows_used / parts), j);
+                    const uint32_t ht = lw_tile_of(lw, holder), off = (uint32_t)((g * blocks + j0) * 256);
+                    if (pass == 0) {
+                        fetch_weight_part(lw, P, holder, l, j, g, j0, j1, &src[at], &part[at]);
+                    } else if (pass == 1) {
+                        pack_part_on_tile(lw, P, ht, src[at], part[at], (j1 - j0) * 16);
+                    } else {
+                        for (uint32_t i = 0; i < rows_used && !lw->failed; i++) {
+                            const uint32_t slot = slot_of(P, 0, l, i, j), tile = lw_tile_of(lw, slot);
+                            if (q == 0 && !(P->bw_addr[slot] = lw_scratch_alloc(lw, tile, P->w_bytes, PREFER_REGION1,
+                                                                                 16, P->what)))
+                                break;
+                            if (slot == holder)
+                                lw_add_local_copy(lw, tile, part[at], P->bw_addr[slot] + off, (uint32_t)((j1 - j0) * 256));
+                            else
+                                lw_add_transfer(lw, ht, part[at], tile, P->bw_addr[slot] + off,
+                                                (uint32_t)((j1 - j0) * 256));
+                        }
+                    }
+                }
+        if (pass == 0 && !lw->failed)
+            lw_end_phase(lw);
+    }
+    free(src);
+    free(part);
+}
+
 /* Operands: the tile's rows of A, its block of a run-time B, the bias of
  * its share of the rows. */
 static bool fetch_operands(lowering *lw, mm_plan *P, const mm_tile *t)
 {
     const mm_shape *s = &P->s;
-    if (s->b_act && !(P->b_addr[t->slot] = fetch_b_block(lw, s, t->tile, t->bt, t->k0, t->k1, P->kt, t->n0, t->n1,
+    if (s->b_act && !P->w_parts && !(P->b_addr[t->slot] = fetch_b_block(lw, s, t->tile, t->bt, t->k0, t->k1, P->kt, t->n0, t->n1,
                                                          P->nt, P->what)))
         return false;
     P->a_addr[t->slot] = fetch_a_block(lw, s, t->tile, t->bt * s->m * s->k, t->m0, t->m1, t->k0, t->k1, P->kt,
@@ -1103,7 +1264,7 @@ static uint32_t prepare_a(lowering *lw, mm_plan *P, const mm_tile *t, uint32_t a
 static bool pack_runtime_b(lowering *lw, mm_plan *P, const mm_tile *t, uint32_t src, uint32_t b)
 {
     const uint64_t kt = P->kt, nt = P->nt;
-    if (P->s.wgrad && !P->s.f32_inputs && !(src = cast_on_tile(lw, P, t->tile, src, kt * nt, true, PREFER_REGION1)))
+    if (!P->s.f32_inputs && !(src = cast_on_tile(lw, P, t->tile, src, kt * nt, true, PREFER_REGION1)))
         return false;
     worker_set ws;
     if (P->kd.f32) {
@@ -1143,8 +1304,9 @@ static bool emit_product(lowering *lw, mm_plan *P, const mm_tile *t)
     uint32_t a = P->a_addr[t->slot];
     if (!a || !(a = prepare_a(lw, P, t, a)))
         return false;
-    uint32_t b = s->b_act ? lw_scratch_alloc(lw, tile, P->w_bytes, PREFER_REGION1, 16, P->what) : P->bw_addr[t->slot];
-    if (s->b_act && b && !pack_runtime_b(lw, P, t, P->b_addr[t->slot], b))
+    const bool pack = s->b_act && !P->w_parts;
+    uint32_t b = pack ? lw_scratch_alloc(lw, tile, P->w_bytes, PREFER_REGION1, 16, P->what) : P->bw_addr[t->slot];
+    if (pack && b && !pack_runtime_b(lw, P, t, P->b_addr[t->slot], b))
         return false;
     /* C in region 1, and in a later 32 KiB block than A when A is there
      * too: the codelets' fast placement (matmul*.h). */
@@ -1242,6 +1404,13 @@ static bool lower_planned(lowering *lw, mm_plan *P)
     }
     if (!P->s.b_act)
         place_constant_weights(lw, P);
+    if (P->s.w_rows && P->s.kh * P->s.kw != 1 && !lw->tensor[P->s.b_src].permuted) {
+        free_plan(P);
+        return lw_fail(lw, "internal: the weights '%s' are not kept channels-last", lw_gt(lw, P->s.b_src)->name);
+    }
+    P->w_parts = P->s.w_rows && !P->kd.f32;
+    if (P->w_parts)
+        gather_weight_parts(lw, P);
     for_each_tile(lw, P, fetch_operands);
     if (!lw->failed)
         lw_end_phase(lw);
@@ -1305,11 +1474,10 @@ static bool describe_grad(const lowering *lw, const lw_conv_grad *cg, mm_shape *
     s->k = (uint64_t)(cg->kh * cg->kw * cg->c_in);
     s->n = (uint64_t)cg->c_out;
     if (!lw->g->tensors[s->b].data) {
-        if (s->k * s->n > CONV_RUNTIME_WEIGHTS_MAX) {
-            *why = "run-time convolution weights of more than 65536 elements are not yet supported";
+        s->b_act = true;
+        if (!runtime_weights(lw->g, s, why))
             return false;
-        }
-        s->b_act = s->b_transposed = true;
+        s->b_transposed = !s->w_rows;
     }
     s->bias = cg->bias;
     s->bias_col = cg->bias >= 0;

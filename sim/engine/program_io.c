@@ -154,20 +154,9 @@ bool program_read_tensor(const engine *g, const tmap_tensor *t, void *data, char
     return read_permuted(g, t, data, false, err, err_size);
 }
 
-bool program_write_tensor(engine *g, const tmap_tensor *t, const void *data, size_t size, char *err,
-                          size_t err_size)
+/* The pieces, in the stored order, into tile memory. */
+static bool write_tiles(engine *g, const tmap_tensor *t, const void *data, char *err, size_t err_size)
 {
-    if (size != program_tensor_bytes(t)) {
-        snprintf(err, err_size, "tensor '%s': %zu bytes given, it has %llu", t->name, size,
-                 (unsigned long long)program_tensor_bytes(t));
-        return false;
-    }
-    for (uint32_t d = 0; d < t->rank; d++)
-        if (t->perm[d] != d) {
-            snprintf(err, err_size, "tensor '%s' is kept in a permuted order: it cannot be written directly",
-                     t->name);
-            return false;
-        }
     for (size_t k = 0; k < t->n_pieces; k++) {
         const tmap_piece *p = &t->pieces[k];
         ipu_tile *tile = engine_tile_mut(g, p->tile);
@@ -180,6 +169,29 @@ bool program_write_tensor(engine *g, const tmap_tensor *t, const void *data, siz
         }
     }
     return true;
+}
+
+bool program_write_tensor(engine *g, const tmap_tensor *t, const void *data, size_t size, char *err,
+                          size_t err_size)
+{
+    uint64_t bytes = program_tensor_bytes(t);
+    if (size != bytes) {
+        snprintf(err, err_size, "tensor '%s': %zu bytes given, it has %llu", t->name, size,
+                 (unsigned long long)bytes);
+        return false;
+    }
+    if (tmap_is_identity(t))
+        return write_tiles(g, t, data, err, err_size);
+    /* Put it in the order the tiles keep (the inverse of read_permuted). */
+    void *stored = malloc(bytes ? bytes : 1);
+    if (!stored) {
+        snprintf(err, err_size, "out of host memory");
+        return false;
+    }
+    tmap_permute(t, data, stored, true);
+    bool ok = write_tiles(g, t, stored, err, err_size);
+    free(stored);
+    return ok;
 }
 
 /* The pieces, in the stored order, from the host output streams. */

@@ -47,7 +47,9 @@ bool program_fill_inputs(engine *g, const tensor_map *m, const char *const *give
 bool program_read_output(const engine *g, const tmap_tensor *t, void *data, char *err, size_t err_size);
 /* Write tensor t straight into tile memory (a variable before a run:
  * its value carried over from the previous run); `size` must be its byte
- * count.  Tensors kept in a permuted order are refused. */
+ * count.  data is in the tensor's own order; one kept in a permuted order
+ * (a channels-last convolution weight) is rearranged on the host first,
+ * the inverse of program_read_tensor. */
 bool program_write_tensor(engine *g, const tmap_tensor *t, const void *data, size_t size, char *err,
                           size_t err_size);
 /* Any tensor from tile memory, now. */
