@@ -352,7 +352,7 @@ static void test_cnn_step(void)
     char err[800];
     simulate_result r;
     lower_options lo = { .machine = gc200(), .tiles = 32 };
-    bool ok = simulate_training(sim, &lo, in, 1, out_sim, &r, err, sizeof err);
+    bool ok = simulate_training(sim, &lo, in, 1, out_sim, &r, NULL, NULL, err, sizeof err);
     if (!ok)
         fprintf(stderr, "\n  %s\n", err);
     CU_ASSERT_TRUE_FATAL(ok);
@@ -395,11 +395,11 @@ static void test_cnn_loss_falls(void)
     char err[800];
     lower_options lo = { .machine = gc200(), .tiles = 32 };
     simulate_result r;
-    bool ok = simulate_training(g, &lo, in, 1, out, &r, err, sizeof err);
+    bool ok = simulate_training(g, &lo, in, 1, out, &r, NULL, NULL, err, sizeof err);
     double first = ok ? ((float *)out[0].data)[0] : 0;
     if (ok) {
         graph_value_free(&out[0]);
-        ok = simulate_training(g, &lo, in, 19, out, &r, err, sizeof err);
+        ok = simulate_training(g, &lo, in, 19, out, &r, NULL, NULL, err, sizeof err);
     }
     if (!ok)
         fprintf(stderr, "\n  %s\n", err);
