@@ -256,82 +256,6 @@ static void test_sim_gather_grad(void)
     run_gather_grad(50, 10, 30, GDT_I64, 200, 4, NULL);
 }
 
-/* ---- the figures: ResNet-50's stem pool, BERT-Base's word embedding --------------- */
-
-static uint64_t compute_cycles(const simulate_result *r)
-{
-    return r->cycles - r->input_cycles - r->output_cycles;
-}
-
-static void test_figures(void)
-{
-    const int64_t k3[2] = { 3, 3 }, s2[2] = { 2, 2 }, p1[4] = { 1, 1, 1, 1 };
-    lower_options lo = { .machine = gc200() };
-    char err[1024];
-    /* MaxPool forward on [1, 64, 112, 112]. */
-    graph *f = graph_new("maxpool", 13);
-    const int64_t xd[4] = { 1, 64, 112, 112 };
-    input(f, "x", 4, xd);
-    graph_node *mp = node(f, GRAPH_OP_MAXPOOL, "x", "y");
-    graph_set_attr_ints(mp, "kernel_shape", k3, 2);
-    graph_set_attr_ints(mp, "strides", s2, 2);
-    graph_set_attr_ints(mp, "pads", p1, 4);
-    finish(f, "y");
-    size_t nx = 64 * 112 * 112, ny = 64 * 56 * 56;
-    float *x = malloc(nx * 4), *dy = malloc(ny * 4), *dya = malloc(ny * 4);
-    fill_pool_inputs(x, nx, dy, dya, ny);
-    graph_value in = { GDT_F32, f->tensors[f->inputs[0]].shape, x }, out = { 0 };
-    simulate_result rf;
-    bool ok = simulate_graph(f, &lo, &in, &out, &rf, err, sizeof err);
-    if (!ok)
-        fprintf(stderr, "\n  %s\n", err);
-    CU_ASSERT_TRUE_FATAL(ok);
-    graph_value_free(&out);
-    graph_free(f);
-    graph *g = maxpool_grad_graph(64, 112, 112, k3, s2, p1);
-    graph_value gin[2] = { { GDT_F32, g->tensors[g->inputs[0]].shape, x },
-                           { GDT_F32, g->tensors[g->inputs[1]].shape, dy } };
-    graph_value gabs[2] = { gin[0], gin[1] };
-    gabs[1].data = dya;
-    simulate_result rg = sim_vs_eval(g, gin, gabs, 0, 4);
-    graph_free(g);
-    free(x); free(dy); free(dya);
-    printf("\n    ResNet-50 stem pool [1,64,112,112] 3x3 s2 p1, gc200: MaxPool %llu cycles (%llu on chip), "
-           "MaxPoolGrad %llu (%llu on chip)\n",
-           (unsigned long long)rf.cycles, (unsigned long long)compute_cycles(&rf), (unsigned long long)rg.cycles,
-           (unsigned long long)compute_cycles(&rg));
-
-    /* Gather forward and GatherGrad: 128 indices into 30522 x 768. */
-    graph *h = graph_new("gather", 13);
-    const int64_t td[2] = { 30522, 768 }, id[1] = { 128 };
-    input(h, "table", 2, td);
-    int ix = input(h, "idx", 1, id);
-    h->tensors[ix].dtype = GDT_I32;
-    node(h, GRAPH_OP_GATHER, "table,idx", "rows");
-    finish(h, "rows");
-    float *table = malloc((size_t)30522 * 768 * 4);
-    int32_t idx[128];
-    for (size_t i = 0; i < (size_t)30522 * 768; i++)
-        table[i] = (float)(i % 1000) / 1000.0f;
-    for (int i = 0; i < 128; i++)
-        idx[i] = (int32_t)((i * 7919u) % 30522u);
-    graph_value hin[2] = { { GDT_F32, h->tensors[h->inputs[0]].shape, table },
-                           { GDT_I32, h->tensors[h->inputs[1]].shape, idx } };
-    simulate_result rgf;
-    ok = simulate_graph(h, &lo, hin, &out, &rgf, err, sizeof err);
-    if (!ok)
-        fprintf(stderr, "\n  %s\n", err);
-    CU_ASSERT_TRUE_FATAL(ok);
-    graph_value_free(&out);
-    graph_free(h);
-    free(table);
-    simulate_result rgg;
-    run_gather_grad(30522, 768, 128, GDT_I32, 0, 5, &rgg);
-    printf("    BERT-Base word embedding, 128 indices into 30522 x 768, gc200: Gather %llu cycles (%llu on chip), "
-           "GatherGrad %llu (%llu on chip)\n",
-           (unsigned long long)rgf.cycles, (unsigned long long)compute_cycles(&rgf), (unsigned long long)rgg.cycles,
-           (unsigned long long)compute_cycles(&rgg));
-}
 
 void test_register(void)
 {
@@ -339,6 +263,5 @@ void test_register(void)
               {"MaxPoolGrad evaluator: ties, overlap, padding", test_eval_maxpool_grad},
               {"GatherGrad evaluator: repeated and negative indices", test_eval_gather_grad},
               {"MaxPoolGrad compiled and simulated vs evaluator", test_sim_maxpool_grad},
-              {"GatherGrad compiled and simulated vs evaluator", test_sim_gather_grad},
-              {"figures: ResNet-50 stem pool, BERT-Base embedding", test_figures});
+              {"GatherGrad compiled and simulated vs evaluator", test_sim_gather_grad});
 }
