@@ -13,6 +13,7 @@
  * keep them from the forward pass.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "autodiff.h"
@@ -462,6 +463,79 @@ bool grad_gather(grad_ctx *c, int k, const int *dy)
     graph_set_attr_int(&grad_graph(c)->nodes[t], "axis", graph_attr_int(&n, "axis"));
     graph_set_attr_ints(&grad_graph(c)->nodes[t], "shape", SHAPE(data)->dims, (size_t)SHAPE(data)->rank);
     grad_add(c, data, grad_infer(c, t));
+    return true;
+}
+
+/* ---- losses ----------------------------------------------------------------------------- */
+
+/* SoftmaxCrossEntropyLoss and NegativeLogLikelihoodLoss over scores
+ * [N, C, d...] and labels [N, d...]: sample i's gradient is
+ * (p_i - onehot_i) c_i (softmax-ce; -onehot_i c_i for nll on log
+ * probabilities), c_i its weight (the class weight of its label, 0 for an
+ * ignored label) times dy over the reduction's divisor (mean: the weights'
+ * sum).  The log_prob output's own gradient adds dlp - p sum(dlp). */
+bool grad_class_loss(grad_ctx *c, int k, const int *dy)
+{
+    graph_node n = node_of(c, k);
+    graph *g = grad_graph(c);
+    int x = n.inputs[0], lab = n.inputs[1], w = in_of(&n, 2);
+    if (!grad_wanted(c, x))
+        return true;
+    const graph_shape *sx = SHAPE(x), *sl = SHAPE(lab);
+    int r = sx->rank;
+    int64_t classes = sx->dims[1], axis = 1;
+    const char *red = graph_attr_string(&n, "reduction");
+    graph_shape col = *sx;
+    col.dims[1] = 1;                                  /* [N, 1, d...]: a value per sample */
+    graph_shape cls = { .rank = r };                  /* [1, C, 1...]: the class numbers */
+    for (int d = 0; d < r; d++)
+        cls.dims[d] = d == 1 ? classes : 1;
+    int64_t *num = malloc((size_t)classes * sizeof *num);
+    int32_t *num32 = malloc((size_t)classes * sizeof *num32);
+    for (int64_t i = 0; i < classes; i++)
+        num[i] = num32[i] = (int32_t)i;
+    int range = graph_add_constant(g, "grad_classes", DTYPE(lab), &cls, DTYPE(lab) == GDT_I64 ? (void *)num : (void *)num32);
+    free(num);
+    free(num32);
+    int onehot = grad_binary(c, GRAPH_OP_EQUAL, grad_reshape(c, lab, &col), range);
+    int zero = scalar_like(c, 0, x), one = scalar_like(c, 1, x);
+    /* each sample's weight */
+    int wi = w >= 0 ? grad_binary(c, GRAPH_OP_GATHER, w, lab) : -1;
+    const graph_attr *ii = graph_attr_find(&n, "ignore_index");
+    if (ii) {
+        int keep = grad_unary(c, GRAPH_OP_NOT, grad_binary(c, GRAPH_OP_EQUAL, lab, grad_scalar(c, (double)ii->i, DTYPE(lab))));
+        wi = where(c, keep, wi >= 0 ? wi : one, zero);
+    }
+    int coef;
+    if (!strcmp(red, "none")) {
+        coef = wi >= 0 ? mul(c, dy[0], wi) : dy[0];
+    } else {
+        coef = dy[0];
+        if (wi >= 0)
+            coef = mul(c, wi, coef);
+        if (!strcmp(red, "mean")) {
+            int64_t count = graph_shape_numel(sl), all[GRAPH_MAX_RANK];
+            for (int d = 0; d < sl->rank; d++)
+                all[d] = d;
+            coef = wi >= 0 ? divide(c, coef, grad_reduce(c, GRAPH_OP_REDUCESUM, wi, all, sl->rank, false))
+                           : mul(c, coef, scalar_like(c, 1.0 / (double)count, x));
+        }
+        if (wi < 0)
+            coef = grad_expand(c, coef, sl);
+    }
+    coef = grad_reshape(c, coef, &col);
+    int oh = where(c, onehot, one, zero);
+    int p = -1;
+    if (n.op == GRAPH_OP_SOFTMAX_CROSS_ENTROPY_LOSS) {
+        int t = grad_node(c, GRAPH_OP_SOFTMAX, &x, 1, 1);
+        graph_set_attr_int(&g->nodes[t], "axis", 1);
+        p = grad_infer(c, t);
+        grad_add(c, x, mul(c, sub(c, p, oh), coef));
+    } else {
+        grad_add(c, x, neg(c, mul(c, oh, coef)));
+    }
+    if (n.op == GRAPH_OP_SOFTMAX_CROSS_ENTROPY_LOSS && n.n_outputs > 1 && n.outputs[1] >= 0 && dy[1] >= 0)
+        grad_add(c, x, sub(c, dy[1], mul(c, p, grad_reduce(c, GRAPH_OP_REDUCESUM, dy[1], &axis, 1, true))));
     return true;
 }
 

@@ -311,6 +311,55 @@ static int b_gather(graph *g, int *w, int *n)
     return node2(g, GRAPH_OP_GATHER, w[0], idx);
 }
 
+/* SoftmaxCrossEntropyLoss / NegativeLogLikelihoodLoss over [3, 4, 2]
+ * scores: labels with a repeat, class weights, an ignored label; the
+ * log_prob output used too. */
+static int b_class_loss(graph *g, int *w, int *n, graph_op op, const char *reduction, bool weights, bool ignore)
+{
+    w[0] = weight(g, "x", 3, D(3, 4, 2), -1.5, 1.5, 0);
+    *n = 1;
+    int32_t lab[6] = { 1, 3, 0, 1, 2, 3 };
+    graph_shape ls = { .rank = 2, .dims = { 3, 2 } };
+    int in[3] = { w[0], graph_add_constant(g, "labels", GDT_I32, &ls, lab), -1 };
+    if (weights)
+        in[2] = weight(g, "cw", 1, D(4), 0.5, 1.5, 0);
+    char *name = graph_unique_name(g, "loss_out");
+    int outs[2] = { graph_add_tensor(g, name), -1 };
+    free(name);
+    if (op == GRAPH_OP_SOFTMAX_CROSS_ENTROPY_LOSS)
+        outs[1] = graph_add_tensor(g, "log_prob");
+    graph_add_node(g, op, "", in, weights ? 3 : 2, outs, op == GRAPH_OP_SOFTMAX_CROSS_ENTROPY_LOSS ? 2 : 1);
+    graph_set_attr_string(last(g), "reduction", reduction);
+    if (ignore)
+        graph_set_attr_int(last(g), "ignore_index", 3);
+    if (op != GRAPH_OP_SOFTMAX_CROSS_ENTROPY_LOSS)
+        return outs[0];
+    /* the loss plus a multiple of the log-probabilities, so both outputs carry a gradient */
+    int lp = node(g, GRAPH_OP_REDUCESUM, &outs[1], 1);
+    graph_set_attr_int(last(g), "keepdims", 0);
+    double tenth = 0.1;
+    graph_shape s0 = { 0 };
+    int sc = graph_add_constant(g, "tenth", GDT_F64, &s0, &tenth);
+    return node2(g, GRAPH_OP_ADD, outs[0], node2(g, GRAPH_OP_MUL, lp, sc));
+}
+
+static int b_sce_mean(graph *g, int *w, int *n)
+{
+    return b_class_loss(g, w, n, GRAPH_OP_SOFTMAX_CROSS_ENTROPY_LOSS, "mean", false, false);
+}
+static int b_sce_weighted_ignore(graph *g, int *w, int *n)
+{
+    return b_class_loss(g, w, n, GRAPH_OP_SOFTMAX_CROSS_ENTROPY_LOSS, "mean", true, true);
+}
+static int b_sce_none(graph *g, int *w, int *n)
+{
+    return b_class_loss(g, w, n, GRAPH_OP_SOFTMAX_CROSS_ENTROPY_LOSS, "none", true, false);
+}
+static int b_nll_sum(graph *g, int *w, int *n)
+{
+    return b_class_loss(g, w, n, GRAPH_OP_NLL_LOSS, "sum", false, true);
+}
+
 /* A weight read by several nodes: the contributions add up. */
 static int b_fan_out_mlp(graph *g, int *w, int *n)
 {
@@ -346,6 +395,10 @@ static const fd_case cases[] = {
     { "Conv 1x1 stride 2 with bias", b_conv1s2 },
     { "MaxPool 3x3 stride 2 pad 1", b_maxpool },
     { "Gather with a repeated index", b_gather },
+    { "SoftmaxCrossEntropyLoss mean, with log_prob", b_sce_mean },
+    { "SoftmaxCrossEntropyLoss mean, class weights, ignore_index", b_sce_weighted_ignore },
+    { "SoftmaxCrossEntropyLoss none, class weights", b_sce_none },
+    { "NegativeLogLikelihoodLoss sum, ignore_index", b_nll_sum },
 };
 
 /* The case's graph with L = sum(y * R) as its output; weights in w. */
