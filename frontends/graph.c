@@ -1041,18 +1041,11 @@ void graph_make_variable(graph *g, int t)
 int graph_add_variable(graph *g, const char *base, graph_dtype dtype, const graph_shape *shape,
                        const void *init)
 {
-    char *name = graph_unique_name(g, base);
-    int t = graph_add_tensor(g, name);
-    free(name);
-    graph_tensor *x = &g->tensors[t];
-    x->dtype = dtype;
-    x->shape = *shape;
-    x->shape_known = true;
-    x->is_variable = true;
     size_t bytes = (size_t)graph_shape_numel(shape) * graph_dtype_size(dtype);
-    x->init = xcalloc(1, bytes ? bytes : 1);
-    if (init)
-        memcpy(x->init, init, bytes);
+    void *zeros = init ? NULL : xcalloc(1, bytes ? bytes : 1);
+    int t = graph_add_constant(g, base, dtype, shape, init ? init : zeros);
+    free(zeros);
+    graph_make_variable(g, t);
     return t;
 }
 

@@ -127,26 +127,11 @@ static ipu_exe *compile(const graph *g, const lower_options *o, simulate_result 
     return e;
 }
 
-bool simulate_graph(const graph *g, const lower_options *o, const graph_value *inputs, graph_value *outputs,
-                    simulate_result *r, char *err, size_t err_size)
-{
-    simulate_result dummy;
-    if (!r)
-        r = &dummy;
-    memset(r, 0, sizeof *r);
-    tensor_map *map = NULL;
-    ipu_exe *e = compile(g, o, r, &map, err, err_size);
-    if (!e)
-        return false;
-    bool ok = run_once((graph *)g, o, e, map, inputs, outputs, r, false, err, err_size);
-    tmap_free(map);
-    exe_free(e);
-    return ok;
-}
-
-bool simulate_training(graph *g, const lower_options *o, const graph_value *inputs, int steps,
-                       graph_value *outputs, simulate_result *r, simulate_step_fn each, void *ctx, char *err,
-                       size_t err_size)
+/* Compile g and run it `steps` times (carry: the variables carried from
+ * run to run); outputs and r are the last run's. */
+static bool simulate_steps(graph *g, const lower_options *o, const graph_value *inputs, int steps, bool carry,
+                           graph_value *outputs, simulate_result *r, simulate_step_fn each, void *ctx, char *err,
+                           size_t err_size)
 {
     simulate_result dummy;
     if (!r)
@@ -164,7 +149,7 @@ bool simulate_training(graph *g, const lower_options *o, const graph_value *inpu
         lower_report plan = r->plan;
         memset(r, 0, sizeof *r);
         r->plan = plan;
-        ok = run_once(g, o, e, map, inputs, outputs, r, true, err, err_size);
+        ok = run_once(g, o, e, map, inputs, outputs, r, carry, err, err_size);
         if (ok && each && !each(s, outputs, r, ctx)) {
             if (!err[0])
                 snprintf(err, err_size, "%s: stopped after step %d", g->source, s + 1);
@@ -174,4 +159,18 @@ bool simulate_training(graph *g, const lower_options *o, const graph_value *inpu
     tmap_free(map);
     exe_free(e);
     return ok;
+}
+
+bool simulate_graph(const graph *g, const lower_options *o, const graph_value *inputs, graph_value *outputs,
+                    simulate_result *r, char *err, size_t err_size)
+{
+    /* one run without carrying: g is only read */
+    return simulate_steps((graph *)g, o, inputs, 1, false, outputs, r, NULL, NULL, err, err_size);
+}
+
+bool simulate_training(graph *g, const lower_options *o, const graph_value *inputs, int steps,
+                       graph_value *outputs, simulate_result *r, simulate_step_fn each, void *ctx, char *err,
+                       size_t err_size)
+{
+    return simulate_steps(g, o, inputs, steps, true, outputs, r, each, ctx, err, err_size);
 }
