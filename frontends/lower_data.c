@@ -274,35 +274,243 @@ bool lw_lower_cast(lowering *lw, const graph_node *n, int index)
     return !lw->failed;
 }
 
-/* Elements [row0 cols, (row0 + rows) cols) of a view of tensor t (view
- * element (o_0, .., o_r-1) is t's element sum o_d mul[d]) into tile
- * memory at buf, row by row `step` bytes apart: a run per stretch of a row
- * that is consecutive in t. */
+/* View elements [e0, e0 + len) of tensor t (view element (o_0, .., o_r-1)
+ * is t's element sum o_d mul[d]; the span within one view row) into tile
+ * memory at addr: a run per stretch that is consecutive in t. */
+static void fetch_view_span(lowering *lw, int t, const int64_t *dims, const int64_t *mul, int rank, uint64_t e0,
+                            uint64_t len, uint32_t tile, uint32_t addr)
+{
+    uint32_t eb = lw->tensor[t].element_bytes;
+    uint64_t c = 0;
+    while (c < len && !lw->failed) {
+        uint64_t q = e0 + c;
+        int64_t src = 0, o[GRAPH_MAX_RANK];
+        for (int d = rank - 1; d >= 0; d--) {
+            o[d] = (int64_t)(q % (uint64_t)dims[d]);
+            q /= (uint64_t)dims[d];
+            src += o[d] * mul[d];
+        }
+        /* The innermost view axis when it steps by 1 in t, while in the span. */
+        uint64_t run = 1;
+        if (rank && mul[rank - 1] == 1)
+            run = (uint64_t)(dims[rank - 1] - o[rank - 1]);
+        if (run > len - c)
+            run = len - c;
+        lw_fetch_into(lw, t, (uint64_t)src, run, tile, addr + (uint32_t)(c * eb));
+        c += run;
+    }
+}
+
+/* Elements [row0 cols, (row0 + rows) cols) of such a view into tile
+ * memory at buf, row by row `step` bytes apart. */
 static void fetch_view_rows(lowering *lw, int t, const int64_t *dims, const int64_t *mul, int rank, uint64_t row0,
                             uint64_t rows, uint64_t cols, uint32_t tile, uint32_t buf, uint32_t step)
 {
-    uint32_t eb = lw->tensor[t].element_bytes;
-    for (uint64_t r = 0; r < rows && !lw->failed; r++) {
-        uint64_t c = 0;
-        while (c < cols && !lw->failed) {
-            /* Source of view element e, and how far the run goes. */
-            uint64_t e = (row0 + r) * cols + c, q = e;
-            int64_t src = 0, o[GRAPH_MAX_RANK];
-            for (int d = rank - 1; d >= 0; d--) {
-                o[d] = (int64_t)(q % (uint64_t)dims[d]);
-                q /= (uint64_t)dims[d];
-                src += o[d] * mul[d];
-            }
-            /* The innermost view axes that step by 1 in t, while in the row. */
-            uint64_t len = 1;
-            if (rank && mul[rank - 1] == 1)
-                len = (uint64_t)(dims[rank - 1] - o[rank - 1]);
-            if (len > cols - c)
-                len = cols - c;
-            lw_fetch_into(lw, t, (uint64_t)src, len, tile, buf + (uint32_t)(r * step + c * eb));
-            c += len;
+    for (uint64_t r = 0; r < rows && !lw->failed; r++)
+        fetch_view_span(lw, t, dims, mul, rank, (row0 + r) * cols, cols, tile, buf + (uint32_t)(r * step));
+}
+
+/* ---- rows longer than the reduce codelet takes ------------------------------------------ */
+
+/* A row reduction in two levels, as PopLibs' reduce does: each row cut
+ * into nc chunks of cl elements (the last chunk the rest), a partial result
+ * per chunk (vtx_reduce_rows_f32) on the tiles the chunks are spread over,
+ * then the nc partials of each row brought to the row's tile and folded
+ * (vtx_reduce_cols_f32).  Chunks are numbered chunk-major (u = j rows + r):
+ * a tile's chunks are then at most two runs of one length each, the full
+ * ones and the last ones, a compute set each. */
+typedef struct long_reduce {
+    const int64_t *dims, *mul;
+    int rank, in, out, op1, op2, pre;
+    uint64_t rows, cols, nc, cl, last, units, full; /* full = (nc - 1) rows: the chunks of cl elements */
+    uint32_t tiles;
+    uint64_t *l, *h;                                /* pass-1 tile i's chunks [l, h) */
+    uint32_t *tile, *src, *part;                    /* its tile, its fetched chunks, its partials */
+    const char *what;
+} long_reduce;
+
+/* Where chunk u's partial lies on pass-1 tile i: the full chunks' from
+ * part on, the last chunks' from the next even slot (8-byte aligned). */
+static uint32_t lr_part_addr(const long_reduce *R, uint32_t i, uint64_t u)
+{
+    uint64_t l = R->l[i];
+    if (u < R->full || l >= R->full)
+        return R->part[i] + (uint32_t)((u - l) * 4);
+    uint64_t b = (R->full - l + 1) & ~(uint64_t)1;
+    return R->part[i] + (uint32_t)((b + u - R->full) * 4);
+}
+
+/* Pass 1: every tile's chunks fetched (a chunk cl elements apart), then
+ * e^x over them (when the reduction has it) and a compute set per run of
+ * chunks of one length, writing the partials. */
+static bool lr_partials(lowering *lw, long_reduce *R)
+{
+    for (uint32_t i = 0; i < R->tiles && !lw->failed; i++) {
+        uint64_t n = R->h[i] - R->l[i];
+        if (!n)
+            continue;
+        uint32_t tile = R->tile[i] = lw_tile_of(lw, i);
+        R->src[i] = lw_scratch_alloc(lw, tile, n * R->cl * 4, PREFER_REGION1, 8, R->what);
+        R->part[i] = R->src[i] ? lw_scratch_alloc(lw, tile, (n + 2) * 4, PREFER_REGION1, 8, R->what) : 0;
+        for (uint64_t u = R->l[i]; R->part[i] && u < R->h[i] && !lw->failed; u++) {
+            uint64_t j = u / R->rows, r = u % R->rows;
+            fetch_view_span(lw, R->in, R->dims, R->mul, R->rank, r * R->cols + j * R->cl,
+                            u < R->full ? R->cl : R->last, tile, R->src[i] + (uint32_t)((u - R->l[i]) * R->cl * 4));
         }
     }
+    if (!lw->failed)
+        lw_end_phase(lw);
+    for (uint32_t i = 0; i < R->tiles && !lw->failed; i++) {
+        uint64_t l = R->l[i], h = R->h[i];
+        if (h == l)
+            continue;
+        uint32_t tile = R->tile[i];
+        worker_set ws;
+        if (R->pre >= 0) {
+            /* In place, the padding of the last chunks included (never read
+             * into a result). */
+            if (!lw_workers_begin(lw, tile, KERNEL_UNARY_WORDS, (h - l) * R->cl / 2, &ws))
+                return false;
+            for (int w = 0; w < CODELET_WORKERS; w++)
+                kernel_unary_record(ws.rec[w], R->src[i] + (uint32_t)(ws.lo[w] * 8), R->src[i] + (uint32_t)(ws.lo[w] * 8),
+                                    (uint32_t)((ws.hi[w] - ws.lo[w]) * 2), R->pre, 0, 0);
+            lw_workers_run(lw, tile, lw->kernels.vtx_unary_f32, &ws);
+        }
+        /* The run of full chunks, then the run of last chunks. */
+        uint64_t cut = h < R->full ? h : (l > R->full ? l : R->full);
+        uint64_t run0[2] = { l, cut }, run1[2] = { cut, h };
+        for (int k = 0; k < 2 && !lw->failed; k++) {
+            uint64_t a = run0[k], n = run1[k] - a, len = k ? R->last : R->cl;
+            if (!n)
+                continue;
+            uint32_t in0 = R->src[i] + (uint32_t)((a - l) * R->cl * 4), out0 = lr_part_addr(R, i, a);
+            if (!lw_workers_begin(lw, tile, KERNEL_REDUCE_WORDS, (n + 1) / 2, &ws))
+                return false;
+            for (int w = 0; w < CODELET_WORKERS; w++) {
+                uint64_t c0 = ws.lo[w] * 2, c1 = ws.hi[w] * 2 < n ? ws.hi[w] * 2 : n;
+                kernel_reduce_record(ws.rec[w], in0 + (uint32_t)(c0 * R->cl * 4), out0 + (uint32_t)(c0 * 4),
+                                     (uint32_t)(c1 > c0 ? c1 - c0 : 0), (uint32_t)len, (uint32_t)R->cl * 4, R->op1, 1);
+            }
+            lw_workers_run(lw, tile, lw->kernels.vtx_reduce_rows_f32, &ws);
+        }
+    }
+    return !lw->failed;
+}
+
+/* Pass 2: output rows [l2, l2 + n) on `tile`: their partials received as
+ * nc rows of n (chunk j's partials of the rows), a scratch block of
+ * n nc words; returns it (0 when it did not fit). */
+static uint32_t lr_gather_partials(lowering *lw, const long_reduce *R, uint64_t l2, uint64_t n, uint32_t tile)
+{
+    uint32_t q = lw_scratch_alloc(lw, tile, n * R->nc * 4, PREFER_REGION1, 8, R->what);
+    for (uint64_t j = 0; q && j < R->nc && !lw->failed; j++) {
+        uint64_t u0 = j * R->rows + l2, u1 = u0 + n;
+        for (uint32_t i = 0; i < R->tiles && !lw->failed; i++) {
+            uint64_t a = R->l[i] > u0 ? R->l[i] : u0, b = R->h[i] < u1 ? R->h[i] : u1;
+            if (a >= b)
+                continue;
+            uint32_t src = lr_part_addr(R, i, a), dst = q + (uint32_t)((j * n + a - u0) * 4);
+            if (R->tile[i] == tile)
+                lw_add_local_copy(lw, tile, src, dst, (uint32_t)((b - a) * 4));
+            else
+                lw_add_transfer(lw, R->tile[i], src, tile, dst, (uint32_t)((b - a) * 4));
+        }
+    }
+    return lw->failed ? 0 : q;
+}
+
+/* The two passes, then the unary after the reduction (post, -1 none). */
+static bool lr_lower(lowering *lw, long_reduce *R, int post, float scale)
+{
+    if (!lr_partials(lw, R))
+        return false;
+    uint32_t tiles2 = lw_plan_tiles(lw, R->rows, 2, (double)R->nc * 1.5, 300);
+    uint64_t *l2 = malloc(tiles2 * sizeof *l2), *h2 = malloc(tiles2 * sizeof *h2);
+    uint32_t *q = calloc(tiles2, sizeof *q), *o = calloc(tiles2, sizeof *o);
+    if (!l2 || !h2 || !q || !o) {
+        free(l2); free(h2); free(q); free(o);
+        return lw_fail(lw, "out of host memory");
+    }
+    lw_linear_split(R->rows, 2, tiles2, l2, h2);
+    for (uint32_t k = 0; k < tiles2 && !lw->failed; k++) {
+        uint64_t n = h2[k] - l2[k];
+        if (!n)
+            continue;
+        uint32_t tile = lw_tile_of(lw, k);
+        o[k] = lw_tensor_alloc(lw, R->out, tile, n * 4, PREFER_REGION1, 8, false, R->what);
+        if (o[k] && lw_add_piece(lw, R->out, tile, o[k], l2[k], n))
+            q[k] = lr_gather_partials(lw, R, l2[k], n, tile);
+    }
+    if (!lw->failed)
+        lw_end_phase(lw);
+    for (uint32_t k = 0; k < tiles2 && !lw->failed; k++) {
+        uint64_t n = h2[k] - l2[k];
+        if (!n)
+            continue;
+        uint32_t tile = lw_tile_of(lw, k);
+        worker_set ws;
+        if (!lw_workers_begin(lw, tile, KERNEL_REDUCE_COLS_WORDS, (n + 1) / 2, &ws))
+            break;
+        for (int w = 0; w < CODELET_WORKERS; w++) {
+            uint64_t c0 = ws.lo[w] * 2, c1 = ws.hi[w] * 2 < n ? ws.hi[w] * 2 : n;
+            kernel_reduce_cols_record(ws.rec[w], q[k] + (uint32_t)(c0 * 4), o[k] + (uint32_t)(c0 * 4), (uint32_t)R->nc,
+                                      (uint32_t)(c1 > c0 ? c1 - c0 : 0), (uint32_t)n * 4, R->op2, scale, false);
+        }
+        lw_workers_run(lw, tile, lw->kernels.vtx_reduce_cols_f32, &ws);
+        if (post < 0)
+            continue;
+        if (!lw_workers_begin(lw, tile, KERNEL_UNARY_WORDS, (n + 1) / 2, &ws))
+            break;
+        for (int w = 0; w < CODELET_WORKERS; w++) {
+            uint64_t e0 = ws.lo[w] * 2, e1 = ws.hi[w] * 2 < n ? ws.hi[w] * 2 : n;
+            kernel_unary_record(ws.rec[w], o[k] + (uint32_t)(e0 * 4), o[k] + (uint32_t)(e0 * 4),
+                                (uint32_t)(e1 > e0 ? e1 - e0 : 0), post, 0, 0);
+        }
+        lw_workers_run(lw, tile, lw->kernels.vtx_unary_f32, &ws);
+    }
+    free(l2); free(h2); free(q); free(o);
+    return !lw->failed;
+}
+
+/* A reduction of rows x cols (the view dims/mul) with rows longer than the
+ * reduce codelet takes: the chunking, the ops of the two levels (a sum of
+ * squares or of magnitudes sums its partials; a mean sums, then scales by
+ * 1 / cols), and the passes. */
+static bool reduce_long_rows(lowering *lw, const graph_node *n, int index, const int64_t *dims, const int64_t *mul,
+                             int rank, uint64_t rows, uint64_t cols, int op, int pre, int post, const char *what)
+{
+    const uint64_t max_cols = KERNEL_REDUCE_MAX_COLS & ~1u;
+    long_reduce R = { .dims = dims, .mul = mul, .rank = rank, .in = n->inputs[0], .out = n->outputs[0],
+                      .op1 = op, .op2 = op, .pre = pre, .rows = rows, .cols = cols, .what = what };
+    R.nc = (cols + max_cols - 1) / max_cols;
+    R.cl = ((cols + R.nc - 1) / R.nc + 1) & ~(uint64_t)1;
+    if (R.nc > KERNEL_REDUCE_COLS_MAX_ROWS || (R.nc - 1) * R.cl >= cols)
+        return lw_unsupported(lw, n, index, "rows longer than two levels of the reduce codelets take");
+    R.last = cols - (R.nc - 1) * R.cl;
+    R.units = R.nc * rows;
+    R.full = (R.nc - 1) * rows;
+    float scale = 1;
+    if (op == KERNEL_REDUCE_MEAN) {
+        R.op1 = KERNEL_REDUCE_SUM;
+        scale = 1.0f / (float)cols;
+    } else if (op == KERNEL_REDUCE_SUMSQ || op == KERNEL_REDUCE_ABS_SUM) {
+        R.op2 = KERNEL_REDUCE_SUM;
+    }
+    R.tiles = lw_plan_tiles(lw, R.units, 2, (double)R.cl * 2.0, 300);
+    R.l = malloc(R.tiles * sizeof *R.l);
+    R.h = malloc(R.tiles * sizeof *R.h);
+    R.tile = calloc(R.tiles, sizeof *R.tile);
+    R.src = calloc(R.tiles, sizeof *R.src);
+    R.part = calloc(R.tiles, sizeof *R.part);
+    bool ok = R.l && R.h && R.tile && R.src && R.part;
+    if (ok) {
+        lw_linear_split(R.units, 2, R.tiles, R.l, R.h);
+        ok = lr_lower(lw, &R, post, scale);
+    } else {
+        lw_fail(lw, "out of host memory");
+    }
+    free(R.l); free(R.h); free(R.tile); free(R.src); free(R.part);
+    return ok && !lw->failed;
 }
 
 /* Reductions over any axes (ReduceSum, Mean, Max, Min, Prod, SumSquare,
@@ -354,8 +562,6 @@ bool lw_lower_reduce(lowering *lw, const graph_node *n, int index)
                 else
                     rows *= (uint64_t)s->dims[d];
             }
-    if (cols > KERNEL_REDUCE_MAX_COLS)
-        return lw_unsupported(lw, n, index, "rows longer than the reduce codelet takes");
     if (!rows)
         return lw_unsupported(lw, n, index, "an empty output");
     if (!cols)
@@ -365,6 +571,8 @@ bool lw_lower_reduce(lowering *lw, const graph_node *n, int index)
     const bool direct = trailing && padded == cols && pre < 0;
     char what[96];
     snprintf(what, sizeof what, "tensor '%s'", g->tensors[out].name);
+    if (cols > KERNEL_REDUCE_MAX_COLS)
+        return reduce_long_rows(lw, n, index, dims, mul, rank, rows, cols, op, pre, post, what);
     /* Whole rows per tile, two rows at least (8-byte aligned outputs). */
     uint32_t tiles = lw_plan_tiles(lw, rows, 2, (double)cols * (direct ? 0.6 : 2.0), 300);
     uint64_t *l = malloc(tiles * sizeof *l), *h = malloc(tiles * sizeof *h);

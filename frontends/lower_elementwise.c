@@ -41,16 +41,48 @@ bool lw_lower_unary(lowering *lw, const graph_node *n, int index)
     return lw_lower_unary_fn(lw, n, index, lw_op_rules[n->op].function);
 }
 
-bool lw_lower_unary_fn(lowering *lw, const graph_node *n, int index, int function)
+/* Output `out` of node `index` in the storage of its input `in` when this
+ * node is the last to read that storage (the codelets write out over in0
+ * element by element: vtx_unary_f32 and vtx_binary_f32 allow out = in):
+ * the same pieces, and the blocks handed from in's storage to out, so
+ * that they go back to the tiles after out's last reader (counted as
+ * reused storage).  Not for the graph's inputs, outputs, variables and
+ * constants, nor when the other operand (-1 none) reads the same storage.  False when it may not. */
+static bool place_in_place(lowering *lw, int out, int in, int other, int index)
 {
-    int in = n->inputs[0], out = n->outputs[0];
+    int r = lw->tensor[in].root;
+    ltensor *li = &lw->tensor[in], *root = &lw->tensor[r], *lo = &lw->tensor[out];
+    const graph_tensor *gr = lw_gt(lw, r);
+    if (lw->last_reader[r] != index || root->released || !root->n_blocks || lo->root != out || lo->n ||
+        gr->is_input || gr->is_output || gr->is_variable || gr->data ||
+        li->element_bytes != lo->element_bytes || !li->placed || (other >= 0 && lw->tensor[other].root == r) ||
+        graph_shape_numel(&lw_gt(lw, in)->shape) != graph_shape_numel(&lw_gt(lw, out)->shape))
+        return false;
+    for (size_t k = 0; k < li->n; k++)
+        if (!lw_add_piece(lw, out, li->p[k].tile, li->p[k].addr, li->p[k].first, li->p[k].count))
+            return false;
+    if (!lw_grow((void **)&lo->blocks, &lo->cap_blocks, lo->n_blocks + root->n_blocks, sizeof *lo->blocks))
+        return lw_fail(lw, "out of host memory");
+    memcpy(lo->blocks + lo->n_blocks, root->blocks, root->n_blocks * sizeof *root->blocks);
+    for (size_t b = 0; b < root->n_blocks; b++)
+        lw->rep->reused_bytes += root->blocks[b].size;
+    lo->n_blocks += root->n_blocks;
+    root->n_blocks = 0;
+    return true;
+}
+
+/* The codelet function of the unary op on tensor `in` (a and b: its scale
+ * and shift, for ELEMENTWISE_SCALE_SHIFT) into the node's output. */
+static bool unary_of(lowering *lw, const graph_node *n, int index, int in, int function, float a, float b)
+{
+    int out = n->outputs[0];
     if (lw_gt(lw, in)->dtype != GDT_F32)
         return lw_unsupported(lw, n, index, "only f32 is supported");
     uint64_t total = (uint64_t)graph_shape_numel(&lw_gt(lw, out)->shape);
     char what[96];
     snprintf(what, sizeof what, "tensor '%s'", lw_gt(lw, out)->name);
     if (lw->tensor[in].placed && lw->tensor[in].n) {
-        if (!lw_place_like(lw, out, in, what))
+        if (!place_in_place(lw, out, in, -1, index) && !lw->failed && !lw_place_like(lw, out, in, what))
             return false;
     } else {
         uint32_t tiles = lw_plan_tiles(lw, total, 2, KERNEL_UNARY_CYCLES_PER_ELEMENT, 200);
@@ -74,12 +106,17 @@ bool lw_lower_unary_fn(lowering *lw, const graph_node *n, int index, int functio
         for (int w = 0; w < CODELET_WORKERS; w++) {
             uint64_t e0 = ws.lo[w] * 2, e1 = ws.hi[w] * 2 < p->count ? ws.hi[w] * 2 : p->count;
             kernel_unary_record_fn(ws.rec[w], src[k] + (uint32_t)(e0 * 4), p->addr + (uint32_t)(e0 * 4),
-                                   (uint32_t)(e1 > e0 ? e1 - e0 : 0), (uint32_t)function, 0.0f, 0.0f);
+                                   (uint32_t)(e1 > e0 ? e1 - e0 : 0), (uint32_t)function, a, b);
         }
         lw_workers_run(lw, p->tile, lw->kernels.vtx_unary_f32, &ws);
     }
     free(src);
     return !lw->failed;
+}
+
+bool lw_lower_unary_fn(lowering *lw, const graph_node *n, int index, int function)
+{
+    return unary_of(lw, n, index, n->inputs[0], function, 0.0f, 0.0f);
 }
 
 /* Binary element-wise with numpy broadcasting.  The output is seen as rows
@@ -92,6 +129,7 @@ typedef struct binary_plan {
     int64_t cols;
     int64_t stride1[GRAPH_MAX_RANK];   /* in1's broadcast strides against the output */
     bool same, scalar, flat;           /* in1 the output's shape, one value; either */
+    bool split;                        /* rows longer than KERNEL_ROW_MAX_COLS, split over tiles */
     uint64_t row_len, gran;
     uint32_t *a0, *a1;                 /* per output piece: where its in0 and in1 elements are */
     int64_t *base1;                    /* ... and in1's first element fetched */
@@ -122,24 +160,29 @@ static bool binary_operands(lowering *lw, const graph_node *n, int index, binary
     bp->same = graph_shape_equal(&lw_gt(lw, bp->in1)->shape, so);
     bp->scalar = graph_shape_numel(&lw_gt(lw, bp->in1)->shape) == 1;
     bp->flat = bp->same || bp->scalar;
+    /* Rows too long to keep whole on a tile (a row of the 30522 words of
+     * BERT's vocabulary) are split at even elements; a piece is then a
+     * part row, whole rows and a part row. */
+    bp->split = !bp->flat && bp->cols % 2 == 0 && (uint64_t)bp->cols > KERNEL_ROW_MAX_COLS;
     bp->row_len = bp->flat ? bp->total : (uint64_t)bp->cols;
-    bp->gran = bp->flat ? 2 : (uint64_t)bp->cols;
+    bp->gran = bp->flat || bp->split ? 2 : (uint64_t)bp->cols;
     return true;
 }
 
 /* The output's pieces: in0's when they hold whole rows, else a linear
  * split; stored in the order of a channels-last operand. */
-static bool place_binary_output(lowering *lw, const binary_plan *bp)
+static bool place_binary_output(lowering *lw, const binary_plan *bp, int index)
 {
     const ltensor *l0 = &lw->tensor[bp->in0];
     char what[96];
     snprintf(what, sizeof what, "tensor '%s'", lw_gt(lw, bp->out)->name);
     bool like_in0 = l0->placed && l0->n && (bp->flat || l0->n <= lw->tiles);
     for (size_t k = 0; like_in0 && k < l0->n && !bp->flat; k++)
-        if (l0->p[k].first % (uint64_t)bp->cols || l0->p[k].count % (uint64_t)bp->cols)
+        if (l0->p[k].first % bp->gran || l0->p[k].count % bp->gran)
             like_in0 = false;
     if (like_in0) {
-        if (!lw_place_like(lw, bp->out, bp->in0, what))
+        if (!place_in_place(lw, bp->out, bp->in0, bp->in1, index) && !lw->failed &&
+            !lw_place_like(lw, bp->out, bp->in0, what))
             return false;
     } else {
         uint32_t tiles = lw_plan_tiles(lw, bp->total, bp->gran, KERNEL_BINARY_CYCLES_PER_ELEMENT, 200);
@@ -166,14 +209,19 @@ static void in1_range(const binary_plan *bp, const piece *p, int64_t *lo1, int64
         *lo1 = 0;
         *hi1 = 1;
     } else {
-        uint64_t cols = (uint64_t)bp->cols;
-        int64_t r0 = (int64_t)(p->first / cols), r1 = (int64_t)((p->first + p->count) / cols);
+        /* Row r's columns [c0, c1) of the piece (whole rows unless split). */
+        uint64_t cols = (uint64_t)bp->cols, end = p->first + p->count;
+        int64_t r0 = (int64_t)(p->first / cols), r1 = (int64_t)((end + cols - 1) / cols);
+        int64_t col_step = bp->stride1[bp->so->rank - 1] ? 1 : 0;
         *lo1 = INT64_MAX;
         *hi1 = 0;
         for (int64_t r = r0; r < r1; r++) {
+            uint64_t row0 = (uint64_t)r * cols;
+            int64_t c0 = row0 < p->first ? (int64_t)(p->first - row0) : 0;
+            int64_t c1 = row0 + cols > end ? (int64_t)(end - row0) : (int64_t)cols;
             int64_t o = lw_row_offset(bp->so, bp->stride1, r);
-            int64_t e = o + (bp->stride1[bp->so->rank - 1] ? bp->cols : 1);
-            if (o < *lo1) *lo1 = o;
+            int64_t b = o + c0 * col_step, e = col_step ? o + c1 : o + 1;
+            if (b < *lo1) *lo1 = b;
             if (e > *hi1) *hi1 = e;
         }
         *lo1 &= ~(int64_t)1;
@@ -246,12 +294,49 @@ static void binary_run_record(const binary_plan *bp, size_t k, const piece *p, u
                             row_bytes, (uint32_t)(step * 4), col_step1, (uint32_t)bp->function);
 }
 
+/* A split piece (rows longer than a tile takes): where the segment starting
+ * at element pos of piece p ends (before `end`): the rest of a part row,
+ * or whole rows whose in1 rows are a constant step apart. */
+static uint64_t split_segment_end(const binary_plan *bp, const piece *p, uint64_t pos, uint64_t end)
+{
+    uint64_t cols = (uint64_t)bp->cols, at = p->first + pos, c = at % cols;
+    if (c || end - pos < cols)
+        return end < pos + cols - c ? end : pos + cols - c;
+    int64_t row = (int64_t)(at / cols), o0 = lw_row_offset(bp->so, bp->stride1, row);
+    uint64_t rows = (end - pos) / cols, n = 1;
+    if (rows > 1) {
+        int64_t step = lw_row_offset(bp->so, bp->stride1, row + 1) - o0;
+        while (n < rows && lw_row_offset(bp->so, bp->stride1, row + (int64_t)n) == o0 + step * (int64_t)n)
+            n++;
+    }
+    return pos + n * cols;
+}
+
+/* The record for elements [pos, seg_end) of split piece k: one part row,
+ * or whole rows. */
+static void split_segment_record(const binary_plan *bp, size_t k, const piece *p, uint32_t *rec, uint64_t pos,
+                                 uint64_t seg_end)
+{
+    const graph_shape *so = bp->so;
+    uint64_t cols = (uint64_t)bp->cols, at = p->first + pos, c = at % cols, len = seg_end - pos;
+    int64_t row = (int64_t)(at / cols), o0 = lw_row_offset(so, bp->stride1, row);
+    int64_t col_step = bp->stride1[so->rank - 1] ? 1 : 0;
+    bool part = c || len < cols;
+    uint64_t rows = part ? 1 : len / cols;
+    int64_t step = rows > 1 ? lw_row_offset(so, bp->stride1, row + 1) - o0 : 0;
+    uint32_t in1_addr = bp->a1[k] + (uint32_t)((o0 + (int64_t)c * col_step - bp->base1[k]) * 4);
+    kernel_binary_record_op(rec, bp->a0[k] + (uint32_t)(pos * 4), in1_addr, p->addr + (uint32_t)(pos * 4),
+                            (uint32_t)rows, (uint32_t)(part ? len : cols), (uint32_t)cols * 4, (uint32_t)(step * 4),
+                            (uint32_t)(col_step * 4), (uint32_t)bp->function);
+}
+
 /* Output piece k's compute sets: each worker's rows in runs of a constant
  * in1 row step, one record per run, one compute set per round of runs. */
 static bool binary_piece_compute_sets(lowering *lw, const binary_plan *bp, size_t k)
 {
     const piece *p = &lw->tensor[bp->out].p[k];
-    uint64_t units = bp->flat ? (p->count + 1) / 2 : (p->count / bp->row_len ? p->count / bp->row_len : 1);
+    uint64_t units = bp->flat || bp->split ? (p->count + 1) / 2
+                                           : (p->count / bp->row_len ? p->count / bp->row_len : 1);
     uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
     lw_worker_split(units, wl, wh);
     for (int round = 0;; round++) {
@@ -262,9 +347,11 @@ static bool binary_piece_compute_sets(lowering *lw, const binary_plan *bp, size_
         for (int w = 0; w < CODELET_WORKERS; w++) {
             /* Find worker w's round-th run. */
             idle[w] = true;
-            uint64_t r = wl[w];
-            for (int seen = 0; r < wh[w]; seen++) {
-                uint64_t run_end = binary_run_end(bp, p, r, wh[w]);
+            /* Units of rows, or of elements when split. */
+            uint64_t r = bp->split ? wl[w] * 2 : wl[w];
+            uint64_t end = bp->split ? (wh[w] * 2 < p->count ? wh[w] * 2 : p->count) : wh[w];
+            for (int seen = 0; r < end; seen++) {
+                uint64_t run_end = bp->split ? split_segment_end(bp, p, r, end) : binary_run_end(bp, p, r, end);
                 if (seen == round) {
                     idle[w] = false;
                     if (!any) {
@@ -273,7 +360,10 @@ static bool binary_piece_compute_sets(lowering *lw, const binary_plan *bp, size_
                             return false;
                         any = true;
                     }
-                    binary_run_record(bp, k, p, recs[w], r, run_end);
+                    if (bp->split)
+                        split_segment_record(bp, k, p, recs[w], r, run_end);
+                    else
+                        binary_run_record(bp, k, p, recs[w], r, run_end);
                     break;
                 }
                 r = run_end;
@@ -289,16 +379,48 @@ static bool binary_piece_compute_sets(lowering *lw, const binary_plan *bp, size_
     }
 }
 
+/* Which input of an Add, Sub or Mul is one constant f32 value while the
+ * other has the output's shape (-1 none). */
+static int scalar_operand(const lowering *lw, const graph_node *n)
+{
+    if (n->op != GRAPH_OP_ADD && n->op != GRAPH_OP_SUB && n->op != GRAPH_OP_MUL)
+        return -1;
+    for (int k = 0; k < 2; k++) {
+        const graph_tensor *c = lw_gt(lw, n->inputs[k]), *x = lw_gt(lw, n->inputs[1 - k]);
+        if (c->data && c->dtype == GDT_F32 && graph_shape_numel(&c->shape) == 1 && x->dtype == GDT_F32 &&
+            !lw->tensor[n->inputs[k]].placed && graph_shape_equal(&x->shape, &lw_gt(lw, n->outputs[0])->shape))
+            return k;
+    }
+    return -1;
+}
+
 /* An element-wise op of two operands, the codelet function of its row. */
 bool lw_lower_binary(lowering *lw, const graph_node *n, int index)
 {
+    /* One operand a constant f32 value c and the other the output's shape:
+     * a x + b on the vertex records' constants, no block of c on the tiles.
+     * Each is exact as the binary op rounds: c - x = (-1) x + c and
+     * x - c = 1 x + (-c) (the product exact, the sum the subtraction's
+     * rounding), x + c = 1 x + c, x c = c x + (-0) (the product's rounding;
+     * adding -0 changes no value, not even a zero's sign). */
+    int k = scalar_operand(lw, n);
+    if (k >= 0) {
+        float c = *(const float *)lw_gt(lw, n->inputs[k])->data;
+        int x = n->inputs[1 - k];
+        switch (n->op) {
+        case GRAPH_OP_ADD: return unary_of(lw, n, index, x, ELEMENTWISE_SCALE_SHIFT, 1.0f, c);
+        case GRAPH_OP_SUB: return unary_of(lw, n, index, x, ELEMENTWISE_SCALE_SHIFT, k ? 1.0f : -1.0f, k ? -c : c);
+        case GRAPH_OP_MUL: return unary_of(lw, n, index, x, ELEMENTWISE_SCALE_SHIFT, c, -0.0f);
+        default: break;
+        }
+    }
     return lw_lower_binary_fn(lw, n, index, lw_op_rules[n->op].function, n->inputs[0], n->inputs[1]);
 }
 
 bool lw_lower_binary_fn(lowering *lw, const graph_node *n, int index, int function, int in0, int in1)
 {
     binary_plan bp = { .in0 = in0, .in1 = in1, .function = function };
-    if (binary_operands(lw, n, index, &bp) && place_binary_output(lw, &bp) && fetch_binary_operands(lw, &bp))
+    if (binary_operands(lw, n, index, &bp) && place_binary_output(lw, &bp, index) && fetch_binary_operands(lw, &bp))
         for (size_t k = 0; k < lw->tensor[bp.out].n && !lw->failed; k++)
             if (!binary_piece_compute_sets(lw, &bp, k))
                 break;

@@ -54,6 +54,8 @@
 #define GATHER_STEP_CYCLES 42.0
 /* A compute set's supervisor start-up and its workers' record loads. */
 #define GATHER_SET_CYCLES 100.0
+/* The table block a tile may take beyond its share of the table. */
+#define GATHER_BLOCK_BYTES 32768u
 
 typedef struct gather_plan {
     uint64_t w;            /* slice width in elements (the last slice may be narrower) */
@@ -141,6 +143,13 @@ static bool choose_plan(const gather_shape *s, uint32_t tiles, uint64_t avail, u
         uint64_t fixed = s->n * w * s->eb + index_bytes(s) + 4 * CODELET_READ_SLACK_BYTES;
         uint64_t room = block_avail * 9 / 10 > fixed ? block_avail * 9 / 10 - fixed : 0;
         uint64_t rows = room / (w * s->eb);
+        /* No more rows than spreading the table over every tile needs, or
+         * than a block of GATHER_BLOCK_BYTES holds if that is more: a
+         * scratch block stays a floor under every later persistent block
+         * of its tile (lower_internal.h), so a large table is spread thin. */
+        uint64_t spread = ceil_div(s->v, tiles / p.c ? tiles / p.c : 1), small = GATHER_BLOCK_BYTES / (w * s->eb);
+        if (rows > spread && rows > small)
+            rows = spread > small ? spread : small;
         p.r = rows ? (uint32_t)min_u64(ceil_div(s->v, rows), UINT32_MAX) : UINT32_MAX;
         if (p.r == 0)
             p.r = 1;

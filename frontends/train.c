@@ -146,7 +146,11 @@ static int label_input(builder *b, const char *name, graph_dtype dt, const graph
 }
 
 /* -mean over samples of the log-probability lp [.., C] picks at labels [..]:
- * the one-hot of each label against 0..C-1 selects it. */
+ * lp seen as a table of M C one-element rows, looked up at row
+ * m C + label[m] (a Gather on axis 0: its gradient is the scatter-add of
+ * the embedding gradient, and no [M, C] one-hot or [C] class range is
+ * made, which for a vocabulary of 30522 words would be tensors of whole
+ * rows of classes). */
 static int pick_nll(builder *b, int lp, const char *labels_name)
 {
     graph *g = b->g;
@@ -162,19 +166,18 @@ static int pick_nll(builder *b, int lp, const char *labels_name)
         snprintf(info->label_name[info->n_labels], sizeof info->label_name[0], "%s", labels_name);
         info->label_classes[info->n_labels++] = classes;
     }
-    int32_t *range = malloc((size_t)classes * sizeof *range);
-    for (int64_t i = 0; i < classes; i++)
-        range[i] = (int32_t)i;
-    graph_shape rs = { .rank = 1, .dims = { classes } };
-    int r = graph_add_constant(g, "train_classes", GDT_I32, &rs, range);
-    free(range);
-    graph_shape col = ls;
-    col.dims[col.rank++] = 1;
-    int lab = op2(b, GRAPH_OP_RESHAPE, labels, ints(b, col.dims, col.rank));
-    int onehot = op2(b, GRAPH_OP_EQUAL, lab, r);
-    int in[3] = { onehot, lp, scalar(b, 0) };
-    int picked = finish(b, op_n(b, GRAPH_OP_WHERE, in, 3));
     int64_t samples = graph_shape_numel(&ls);
+    int32_t *starts = malloc((size_t)samples * sizeof *starts + 1);
+    if (!starts)
+        panic("out of host memory");
+    for (int64_t i = 0; i < samples; i++)
+        starts[i] = (int32_t)(i * classes);
+    graph_shape rs = { .rank = 1, .dims = { samples } };
+    int row0 = graph_add_constant(g, "train_sample_rows", GDT_I32, &rs, starts);
+    free(starts);
+    int64_t flat_labels[1] = { samples }, table[2] = { samples * classes, 1 };
+    int rows = op2(b, GRAPH_OP_ADD, op2(b, GRAPH_OP_RESHAPE, labels, ints(b, flat_labels, 1)), row0);
+    int picked = op2(b, GRAPH_OP_GATHER, op2(b, GRAPH_OP_RESHAPE, lp, ints(b, table, 2)), rows);
     return op2(b, GRAPH_OP_MUL, reduce_all(b, GRAPH_OP_REDUCESUM, picked), scalar(b, -1.0 / (double)samples));
 }
 
@@ -319,8 +322,10 @@ static int update_weight(builder *b, const train_options *o, int w, int g, const
             int trust = scaled(b, ratio_or_one(b, wn, add(b, gn, scaled(b, wn, o->weight_decay))), o->lars_eta);
             gw = mul(b, gw, trust);
         }
+        /* w + (-lr) g: the step's product first, so that the sum may
+         * take its storage (equal to w - lr g in f32: negation is exact) */
         if (!o->momentum)
-            return sub(b, w, scaled(b, gw, o->lr));
+            return add(b, scaled(b, gw, -o->lr), w);
         int v = state_of(b, w, "momentum", info);
         int vn = add(b, scaled(b, v, o->momentum), gw);
         graph_set_update(gr, v, vn);

@@ -305,17 +305,14 @@ static int bert_mlm_head(model_builder *b, int h, int positions, int64_t p, int 
     return bert_reshape(b, "mlm_logits", t, 3, per_sequence);
 }
 
-/* The next-sentence head: each sequence's first ([CLS]) row, the pooler
- * (dense + Tanh) and the classifier: nsp_logits [batch, 2]. */
+/* The next-sentence head: each sequence's first ([CLS]) row of h
+ * [batch * seq, hidden] (rows 0, seq, 2 seq, ..: a lookup on axis 0, whose
+ * gradient is the embedding gradient's scatter-add), the pooler (dense +
+ * Tanh) and the classifier: nsp_logits [batch, 2]. */
 static int bert_nsp_head(model_builder *b, int h)
 {
-    int64_t seqs[3] = { b->batch, b->seq, b->hidden };
-    int t = bert_reshape(b, "pooler.sequences", h, 3, seqs);
-    int64_t zero = 0;
-    graph_shape scalar = { 0, { 0 } };
-    int first = graph_add_constant(b->g, "cls_position", GDT_I64, &scalar, &zero);
-    t = bert_binary(b, GRAPH_OP_GATHER, "pooler.first_token", t, first);              /* [batch, hidden] */
-    graph_set_attr_int(last_node(b), "axis", 1);
+    int first = bert_i32_ramp(b, "cls_rows", (graph_shape){ 1, { b->batch } }, (int32_t)b->seq);
+    int t = bert_binary(b, GRAPH_OP_GATHER, "pooler.first_token", h, first);          /* [batch, hidden] */
     t = bert_dense(b, "pooler.dense", t, b->hidden, b->hidden, "none");
     t = model_node(b, GRAPH_OP_TANH, "pooler", &t, 1);
     return bert_dense(b, "nsp_logits", t, b->hidden, 2, "none");

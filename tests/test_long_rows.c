@@ -1,0 +1,167 @@
+/*
+ * test_long_rows.c — ops over rows longer than the row codelets take
+ * (ROWWISE_MAX_COLS, 8191 columns), as a vocabulary of 30522 words makes
+ * them: reductions in two levels (a partial per chunk, then the partials
+ * folded) and element-wise ops whose rows are split over tiles; also the
+ * element-wise ops by one constant value done as a x + b.  Each case is
+ * compiled for a few tiles of a GC200, simulated, and held against the
+ * host evaluator.
+ *
+ * Inputs are multiples of 1/8 in [-2, 2): a sum of up to 30522 of them
+ * (|sum| < 2^16, 3 fraction bits) and a sum of their squares (< 2^17, 6
+ * fraction bits) are exact in f32 in any order, so sums, sums of squares,
+ * maxima and minima must equal the evaluator's bit for bit; a mean is the
+ * exact sum times the f32 1 / C (two roundings against the evaluator's
+ * one: within 2 ulp); a log-sum-exp adds C values of e^x, each within a
+ * few ulp (f32exp), with C - 1 roundings: within (C + 4) 2^-24 of its
+ * log.  A chunk lost or counted twice moves any of them far more.
+ */
+#include <CUnit/CUnit.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frontends/graph_eval.h"
+#include "frontends/lower.h"
+#include "frontends/simulate.h"
+#include "graph_fixture.h"
+#include "test_util.h"
+
+#define TILES 16
+
+/* Values k / 8 in [-2, 2). */
+static float *eighths(size_t n)
+{
+    float *x = malloc(n * sizeof *x + 4);
+    CU_ASSERT_FATAL(x != NULL);
+    for (size_t i = 0; i < n; i++)
+        x[i] = (float)((int)(rnd() * 4.0f)) / 8.0f;
+    return x;
+}
+
+/* g (one input x) simulated on TILES tiles and evaluated on the host:
+ * *got and *want; false (and a CUnit failure) when either fails. */
+static bool run_both(const graph *g, float *x, graph_value *got, graph_value *want)
+{
+    graph_value in = { .dtype = GDT_F32, .shape = g->tensors[g->inputs[0]].shape, .data = x };
+    lower_options lo = { .machine = gc200(), .tiles = TILES };
+    simulate_result r;
+    char err[1024];
+    bool ok = simulate_graph(g, &lo, &in, got, &r, err, sizeof err);
+    if (!ok)
+        fprintf(stderr, "\n  %s\n", err);
+    CU_ASSERT_TRUE(ok);
+    bool ev = ok && graph_eval(g, &in, want, err, sizeof err);
+    CU_ASSERT_TRUE(!ok || ev);
+    return ok && ev;
+}
+
+/* Elements of got farther from want than tol (relative to |want|, plus abs). */
+static size_t count_off(const graph_value *got, const graph_value *want, double rel, double abs_tol)
+{
+    size_t n = (size_t)graph_shape_numel(&want->shape), bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        double a = ((const float *)got->data)[i], b = ((const float *)want->data)[i];
+        if (!(fabs(a - b) <= rel * fabs(b) + abs_tol))
+            bad++;
+    }
+    return bad;
+}
+
+/* op over axis `axis` (keepdims) of x [rows, cols]. */
+static graph *reduce_graph(graph_op op, int64_t rows, int64_t cols, int64_t axis)
+{
+    const int64_t d[2] = { rows, cols };
+    graph *g = graph_new("long_reduce", 11);      /* opset 11: axes an attribute */
+    input(g, "x", 2, d);
+    graph_set_attr_ints(node(g, op, "x", "y"), "axes", &axis, 1);
+    finish(g, "y");
+    return g;
+}
+
+/* Each reduction over rows of lengths around the codelet's limit and
+ * BERT's vocabulary: within the tolerance above. */
+static void test_long_reductions(void)
+{
+    static const int64_t lengths[] = { 8191, 8192, 8193, 16382, 16383, 24574, 30522 };
+    static const struct { graph_op op; double rel; bool lse; } ops[] = {
+        { GRAPH_OP_REDUCESUM, 0, false },       { GRAPH_OP_REDUCEMAX, 0, false },
+        { GRAPH_OP_REDUCEMIN, 0, false },       { GRAPH_OP_REDUCESUMSQUARE, 0, false },
+        { GRAPH_OP_REDUCEMEAN, 2.4e-7, false }, { GRAPH_OP_REDUCELOGSUMEXP, 0, true },
+    };
+    for (size_t li = 0; li < sizeof lengths / sizeof *lengths; li++)
+        for (size_t oi = 0; oi < sizeof ops / sizeof *ops; oi++) {
+            int64_t cols = lengths[li];
+            graph *g = reduce_graph(ops[oi].op, 3, cols, 1);
+            float *x = eighths((size_t)(3 * cols));
+            graph_value got = { 0 }, want = { 0 };
+            if (run_both(g, x, &got, &want)) {
+                double abs_tol = ops[oi].lse ? (double)(cols + 4) * ldexp(1, -24) : 0;
+                size_t bad = count_off(&got, &want, ops[oi].rel, abs_tol);
+                if (bad)
+                    fprintf(stderr, "\n  %s over %lld: %zu rows off\n", graph_ops[ops[oi].op].name, (long long)cols,
+                            bad);
+                CU_ASSERT_EQUAL(bad, 0);
+            }
+            graph_value_free(&got);
+            graph_value_free(&want);
+            free(x);
+            graph_free(g);
+        }
+}
+
+/* A reduction over the first axis (the rows fetched as a strided view),
+ * 9001 long, of 5 columns: exact sums and maxima. */
+static void test_long_strided_reduction(void)
+{
+    static const graph_op ops[] = { GRAPH_OP_REDUCESUM, GRAPH_OP_REDUCEMAX };
+    for (int k = 0; k < 2; k++) {
+        graph *g = reduce_graph(ops[k], 9001, 5, 0);
+        float *x = eighths(9001 * 5);
+        graph_value got = { 0 }, want = { 0 };
+        if (run_both(g, x, &got, &want))
+            CU_ASSERT_EQUAL(count_off(&got, &want, 0, 0), 0);
+        graph_value_free(&got);
+        graph_value_free(&want);
+        free(x);
+        graph_free(g);
+    }
+}
+
+/* x [3, 30522] less its rows' maxima [3, 1], plus a bias [30522], then
+ * 1 - that, times 0.5 (the long rows split over the tiles, the constant
+ * operands in the records): every step exact against the evaluator (the
+ * same f32 roundings). */
+static void test_long_rows_elementwise(void)
+{
+    const int64_t d[2] = { 3, 30522 }, bd[1] = { 30522 };
+    graph *g = graph_new("long_binary", 11);
+    input(g, "x", 2, d);
+    cnst(g, "bias", 1, bd, NULL);
+    scalar(g, "one", 1.0f);
+    scalar(g, "half", 0.5f);
+    int64_t axis = 1;
+    graph_set_attr_ints(node(g, GRAPH_OP_REDUCEMAX, "x", "m"), "axes", &axis, 1);
+    node(g, GRAPH_OP_SUB, "x,m", "d");
+    node(g, GRAPH_OP_ADD, "d,bias", "b");
+    node(g, GRAPH_OP_SUB, "one,b", "c");
+    node(g, GRAPH_OP_MUL, "c,half", "y");
+    finish(g, "y");
+    float *x = eighths(3 * 30522);
+    graph_value got = { 0 }, want = { 0 };
+    if (run_both(g, x, &got, &want))
+        CU_ASSERT_EQUAL(count_off(&got, &want, 0, 0), 0);
+    graph_value_free(&got);
+    graph_value_free(&want);
+    free(x);
+    graph_free(g);
+}
+
+void test_register(void)
+{
+    ADD_SUITE("lowering: rows longer than the row codelets take",
+              { "reductions in two levels", test_long_reductions },
+              { "a long reduction over the first axis", test_long_strided_reduction },
+              { "element-wise ops on long rows and by constants", test_long_rows_elementwise });
+}
