@@ -926,22 +926,22 @@ is 'error: slice 0:65 is out of range for dimension 1 (size 64)'
 cmd 'c'
 is 'Breakpoint 1, superstep 3 of chip 0 ended (sync 1) at cycle 5724'
 cmd 'tile 7'
-is 'tile 7, supervisor, pc 0x4fd58 <ctl_sync_chip>, cycle 5724
-   0x4fd58:  sync 1'
+is 'tile 7, supervisor, pc 0x50398 <ctl_sync_chip>, cycle 5724
+   0x50398:  sync 1'
 cmd 'x/4i $pc'
-is '=>  0x4fd58 <ctl_sync_chip>:  sync 1
-    0x4fd5c <ctl_sync_chip+0x4>:  add $m9, $m9, 4
-    0x4fd60 <ctl_sync_chip+0x8>:  ld32 $m1, $m9, $mzero, 0
-    0x4fd64 <ctl_sync_chip+0xc>:  br $m1'
+is '=>  0x50398 <ctl_sync_chip>:  sync 1
+    0x5039c <ctl_sync_chip+0x4>:  add $m9, $m9, 4
+    0x503a0 <ctl_sync_chip+0x8>:  ld32 $m1, $m9, $mzero, 0
+    0x503a4 <ctl_sync_chip+0xc>:  br $m1'
 cmd 'info tiles'
-has '*      7         5724   0x4fd58  ctl_sync_chip            runnable'
+has '*      7         5724   0x50398  ctl_sync_chip            runnable'
 has '  ... 953 more tiles: info tiles 64 [COUNT]'
 lacks '^ +64 '
 cmd 'info tiles 1010 3'
 is '    tile        cycle        pc  symbol                   status
-    1010         5724   0x4fd58  ctl_sync_chip            runnable
-    1011         5724   0x4fd58  ctl_sync_chip            runnable
-    1012         5724   0x4fd58  ctl_sync_chip            runnable
+    1010         5724   0x50398  ctl_sync_chip            runnable
+    1011         5724   0x50398  ctl_sync_chip            runnable
+    1012         5724   0x50398  ctl_sync_chip            runnable
   ... 4 more tiles: info tiles 1013 [COUNT]'
 cmd 'tile 0'
 cmd 'info memory'
