@@ -28,6 +28,7 @@
 #include "sim/engine/engine.h"
 #include "sim/engine/program_io.h"
 #include "test_util.h"
+#include "train_fixture.h"
 
 #define D(...) ((const int64_t[]){ __VA_ARGS__ })
 
@@ -319,17 +320,8 @@ static graph *cnn_trained(const train_options *o, train_info *info)
 /* Within test_train.c's bound: f32 sums of at most 144 products of values
  * below 4 on the AMP's f32 path and the evaluator's f64 differ by a few
  * f32 ulps of the partial sums; a wrong gradient is off by far more. */
-static void expect_close(const graph_value *got, const graph_value *want, const char *what)
-{
-    CU_ASSERT_FATAL(graph_shape_equal(&got->shape, &want->shape) && got->dtype == GDT_F32);
-    int64_t n = graph_shape_numel(&got->shape), bad = 0;
-    for (int64_t i = 0; i < n; i++) {
-        double a = ((float *)got->data)[i], b = ((float *)want->data)[i];
-        if (!(fabs(a - b) <= 1e-4 + 1e-3 * fabs(b)) && bad++ < 3)
-            fprintf(stderr, "\n  %s[%lld]: simulated %.8g, reference %.8g\n", what, (long long)i, a, b);
-    }
-    CU_ASSERT_EQUAL(bad, 0);
-}
+#define CNN_ATOL 1e-4
+#define CNN_RTOL 1e-3
 
 /* One SGD step (momentum, weight decay) simulated against the evaluator's:
  * the loss, the anchored gradients, every variable after the step. */
@@ -347,35 +339,10 @@ static void test_cnn_step(void)
     CU_ASSERT_EQUAL(info.weights, 4);
     CU_ASSERT_EQUAL(info.state, 4);
     CU_ASSERT_EQUAL_FATAL(sim->n_outputs, 5);
-    graph_value in[2], out_sim[5], out_ref[5];
+    graph_value in[2];
     cnn_data(in, sim);
-    char err[800];
-    simulate_result r;
     lower_options lo = { .machine = gc200(), .tiles = 32 };
-    bool ok = simulate_training(sim, &lo, in, 1, out_sim, &r, NULL, NULL, err, sizeof err);
-    if (!ok)
-        fprintf(stderr, "\n  %s\n", err);
-    CU_ASSERT_TRUE_FATAL(ok);
-    CU_ASSERT_TRUE_FATAL(graph_eval_step(ref, in, out_ref, err, sizeof err));
-    for (int i = 0; i < 5; i++)
-        expect_close(&out_sim[i], &out_ref[i], sim->tensors[sim->outputs[i]].name);
-    int vars = 0;
-    for (int t = 0; t < sim->n_tensors; t++) {
-        const graph_tensor *x = &sim->tensors[t];
-        if (!x->is_variable)
-            continue;
-        int rt = graph_find_tensor(ref, x->name);
-        CU_ASSERT_FATAL(rt >= 0);
-        graph_value a = { .dtype = x->dtype, .shape = x->shape, .data = x->init },
-                    b = { .dtype = x->dtype, .shape = x->shape, .data = ref->tensors[rt].init };
-        expect_close(&a, &b, x->name);
-        vars++;
-    }
-    CU_ASSERT_EQUAL(vars, 8);
-    for (int i = 0; i < 5; i++) {
-        graph_value_free(&out_sim[i]);
-        graph_value_free(&out_ref[i]);
-    }
+    CU_ASSERT_EQUAL(train_check_step(sim, ref, in, &lo, CNN_ATOL, CNN_RTOL), 8);
     graph_free(sim);
     graph_free(ref);
 }
@@ -390,22 +357,11 @@ static void test_cnn_loss_falls(void)
     o.momentum = 0.9;
     train_info info;
     graph *g = cnn_trained(&o, &info);
-    graph_value in[2], out[1];
+    graph_value in[2];
     cnn_data(in, g);
-    char err[800];
     lower_options lo = { .machine = gc200(), .tiles = 32 };
-    simulate_result r;
-    bool ok = simulate_training(g, &lo, in, 1, out, &r, NULL, NULL, err, sizeof err);
-    double first = ok ? ((float *)out[0].data)[0] : 0;
-    if (ok) {
-        graph_value_free(&out[0]);
-        ok = simulate_training(g, &lo, in, 19, out, &r, NULL, NULL, err, sizeof err);
-    }
-    if (!ok)
-        fprintf(stderr, "\n  %s\n", err);
-    CU_ASSERT_TRUE_FATAL(ok);
-    double last = ((float *)out[0].data)[0];
-    graph_value_free(&out[0]);
+    double first = 0, last = 0;
+    train_loss_first_last(g, &lo, in, 20, &first, &last);
     if (!(last < 0.5 * first))
         fprintf(stderr, "\n  loss %.4f -> %.4f\n", first, last);
     CU_ASSERT_TRUE(first > 0.5 && last < 0.5 * first);

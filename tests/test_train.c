@@ -23,6 +23,7 @@
 #include "frontends/simulate.h"
 #include "graph_fixture.h"
 #include "test_util.h"
+#include "train_fixture.h"
 
 #define D(...) ((const int64_t[]){ __VA_ARGS__ })
 
@@ -72,18 +73,6 @@ static graph *trained(const train_options *o, train_info *info)
     return g;
 }
 
-static void expect_close(const graph_value *got, const graph_value *want, const char *what)
-{
-    CU_ASSERT_FATAL(graph_shape_equal(&got->shape, &want->shape) && got->dtype == GDT_F32);
-    int64_t n = graph_shape_numel(&got->shape), bad = 0;
-    for (int64_t i = 0; i < n; i++) {
-        double a = ((float *)got->data)[i], b = ((float *)want->data)[i];
-        if (!(fabs(a - b) <= 1e-4 + 1e-3 * fabs(b)) && bad++ < 3)
-            fprintf(stderr, "\n  %s[%lld]: simulated %.8g, reference %.8g\n", what, (long long)i, a, b);
-    }
-    CU_ASSERT_EQUAL(bad, 0);
-}
-
 /* One SGD step simulated against the evaluator's: loss, gradients, weights. */
 static void test_step_matches_reference(void)
 {
@@ -100,40 +89,10 @@ static void test_step_matches_reference(void)
     CU_ASSERT_EQUAL(info.weight_elements, 4 * 8 + 8 + 8 * 3 + 3);
     CU_ASSERT_EQUAL(info.state, 4);
     CU_ASSERT_EQUAL(sim->n_outputs, 5);
-    graph_value in[2], out_sim[5], out_ref[5];
+    graph_value in[2];
     data(in, sim);
-    char err[800];
-    simulate_result r;
     lower_options lo = { .machine = gc200(), .tiles = 16 };
-    bool ok = simulate_training(sim, &lo, in, 1, out_sim, &r, NULL, NULL, err, sizeof err);
-    if (!ok)
-        fprintf(stderr, "\n  %s\n", err);
-    CU_ASSERT_TRUE_FATAL(ok);
-    ok = graph_eval_step(ref, in, out_ref, err, sizeof err);
-    CU_ASSERT_TRUE_FATAL(ok);
-    for (int i = 0; i < 5; i++)
-        expect_close(&out_sim[i], &out_ref[i], sim->tensors[sim->outputs[i]].name);
-    /* ln 3 for an untrained classifier is about 1.1; the loss is positive and finite */
-    double loss = ((float *)out_ref[0].data)[0];
-    CU_ASSERT_TRUE(loss > 0.2 && loss < 5);
-    int vars = 0;
-    for (int t = 0; t < sim->n_tensors; t++) {
-        const graph_tensor *x = &sim->tensors[t];
-        if (!x->is_variable)
-            continue;
-        int rt = graph_find_tensor(ref, x->name);
-        CU_ASSERT_FATAL(rt >= 0);
-        graph_value a = { .dtype = x->dtype, .shape = x->shape, .data = x->init },
-                    b = { .dtype = x->dtype, .shape = x->shape, .data = ref->tensors[rt].init };
-        expect_close(&a, &b, x->name);
-        vars++;
-    }
-    CU_ASSERT_EQUAL(vars, 8);
-    CU_ASSERT_TRUE(r.cycles > 0);
-    for (int i = 0; i < 5; i++) {
-        graph_value_free(&out_sim[i]);
-        graph_value_free(&out_ref[i]);
-    }
+    CU_ASSERT_EQUAL(train_check_step(sim, ref, in, &lo, 1e-4, 1e-3), 8);
     graph_free(sim);
     graph_free(ref);
 }
@@ -195,24 +154,11 @@ static void test_loss_falls(void)
         o.momentum = runs[k].opt == TRAIN_LARS ? 0.9 : 0;
         train_info info;
         graph *g = trained(&o, &info);
-        graph_value in[2], out[1];
+        graph_value in[2];
         data(in, g);
-        char err[800];
         lower_options lo = { .machine = gc200(), .tiles = 8 };
         double first = 0, last = 0;
-        simulate_result r;
-        /* step 1, then 19 more on the weights it left */
-        bool ok = simulate_training(g, &lo, in, 1, out, &r, NULL, NULL, err, sizeof err);
-        if (ok) {
-            first = ((float *)out[0].data)[0];
-            graph_value_free(&out[0]);
-            ok = simulate_training(g, &lo, in, 19, out, &r, NULL, NULL, err, sizeof err);
-        }
-        if (!ok)
-            fprintf(stderr, "\n  %s: %s\n", train_optimizer_name(runs[k].opt), err);
-        CU_ASSERT_TRUE_FATAL(ok);
-        last = ((float *)out[0].data)[0];
-        graph_value_free(&out[0]);
+        train_loss_first_last(g, &lo, in, 20, &first, &last);
         if (!(last < 0.5 * first))
             fprintf(stderr, "\n  %s: loss %.4f -> %.4f\n", train_optimizer_name(runs[k].opt), first, last);
         CU_ASSERT_TRUE(last < 0.5 * first);
