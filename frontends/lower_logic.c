@@ -15,8 +15,12 @@
  * in records, one per run of rows whose inputs step by constant row
  * steps, and one compute set per round of records.
  *
+ * Operands kept channels-last (lower_layout.c: every other operand is one
+ * of the same shape or a single value) pair up element by element in
+ * their stored order, which the result keeps.
+ *
  * Not lowered: i64 (and other integer widths) arithmetic and comparisons,
- * Where on elements other than 32 bits, channels-last operands.
+ * Where on elements other than 32 bits.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -184,7 +188,7 @@ static bool place_output(lowering *lw, int out, const logic_in *ins, int n_in, c
     ltensor *lo = &lw->tensor[out];
     for (int k = 0; k < n_in; k++) {
         const ltensor *li = &lw->tensor[ins[k].t];
-        if (!li->placed || !li->n || li->permuted || !graph_shape_equal(&lw_gt(lw, ins[k].t)->shape, so))
+        if (!li->placed || !li->n || li->permuted != lo->permuted || !graph_shape_equal(&lw_gt(lw, ins[k].t)->shape, so))
             continue;
         bool ok = true;
         for (size_t j = 0; j < li->n; j++)
@@ -293,10 +297,20 @@ bool lw_lower_logic(lowering *lw, const graph_node *n, int index)
     logic_in ins[LOGIC_MAX_INPUTS];
     memset(ins, 0, sizeof ins);
     for (int k = 0; k < n_in; k++) {
+        const ltensor *li = &lw->tensor[n->inputs[k]];
+        if (!li->permuted)
+            continue;
+        /* Same-shaped operands pair up in any order of the elements they
+         * share; single values are the same in every order. */
+        for (int j = 0; j < n_in; j++)
+            if (!lw->tensor[n->inputs[j]].permuted && graph_shape_numel(&lw_gt(lw, n->inputs[j])->shape) != 1)
+                return lw_unsupported(lw, n, index, "a channels-last operand with one in ONNX order");
+        lw->tensor[out].permuted = true;
+        memcpy(lw->tensor[out].perm, li->perm, sizeof li->perm);
+    }
+    for (int k = 0; k < n_in; k++) {
         ins[k].t = n->inputs[k];
         ins[k].eb = lw->tensor[ins[k].t].element_bytes;
-        if (lw->tensor[ins[k].t].permuted)
-            return lw_unsupported(lw, n, index, "channels-last operands are not supported here");
         lw_broadcast_strides(&lw_gt(lw, ins[k].t)->shape, so, ins[k].stride);
         ins[k].col_stride = so->rank ? ins[k].stride[so->rank - 1] : 0;
     }
