@@ -158,7 +158,26 @@ static graph *trained(const train_options *o, train_info *info)
     return g;
 }
 
-static void step_matches_reference(void)
+/* The per-element bound of validate --train in f32: 2^-18 sqrt(L)
+ * (|want| + rms(want)) + extra, L = 10 (five matmuls and convolutions on
+ * the longest path, doubled by the backward pass). */
+static int count_outside(const float *got, const float *want, int64_t n, const float *extra, const char *what)
+{
+    double rms = 0, c = ldexp(1, -18) * sqrt(10.0);
+    for (int64_t i = 0; i < n; i++)
+        rms += (double)want[i] * want[i];
+    rms = n ? sqrt(rms / (double)n) : 0;
+    int bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double bound = c * (fabs(want[i]) + rms) + (extra ? extra[i] : 0) + 1e-30;
+        if (!(fabs((double)got[i] - want[i]) <= bound) && bad++ < 3)
+            fprintf(stderr, "\n  %s[%lld]: simulated %.9g, reference %.9g (bound %.3g)\n", what, (long long)i,
+                    got[i], want[i], bound);
+    }
+    return bad;
+}
+
+static train_options sgd_options(void)
 {
     train_options o;
     train_options_default(&o);
@@ -166,11 +185,32 @@ static void step_matches_reference(void)
     o.lr = 0.1;
     o.momentum = 0.9;
     o.anchor_gradients = true;
+    return o;
+}
+
+/* One SGD step with momentum simulated against the evaluator's: the loss,
+ * every anchored gradient, every variable's change (weights, momenta,
+ * running statistics); the running mean is momentum old + (1 - momentum)
+ * batch mean. */
+static void step_matches_reference(void)
+{
+    train_options o = sgd_options();
     train_info info;
-    graph *sim = trained(&o, &info);
-    if (getenv("DUMP")) { char *s = graph_dump_string(sim); fputs(s, stderr); free(s); }
-    graph_value in[2], out_sim[64];
+    graph *sim = trained(&o, &info), *ref = trained(&o, &info);
+    /* 5 convolutions, 5 BN scales and biases, the classifier's 2 */
+    CU_ASSERT_EQUAL(info.weights, 17);
+    CU_ASSERT_EQUAL(sim->n_outputs, 18);
+    graph_value in[2], out_sim[18], out_ref[18];
     data(in, sim);
+    /* The weights before the step, and stem's batch mean by hand. */
+    int nt = sim->n_tensors;
+    float **before = calloc((size_t)nt, sizeof *before);
+    for (int t = 0; t < nt; t++)
+        if (sim->tensors[t].is_variable) {
+            size_t bytes = (size_t)graph_shape_numel(&sim->tensors[t].shape) * 4;
+            before[t] = malloc(bytes);
+            memcpy(before[t], sim->tensors[t].init, bytes);
+        }
     char err[800];
     simulate_result r;
     lower_options lo = { .machine = gc200(), .tiles = 64 };
@@ -178,10 +218,104 @@ static void step_matches_reference(void)
     if (!ok)
         fprintf(stderr, "\n  %s\n", err);
     CU_ASSERT_TRUE_FATAL(ok);
+    CU_ASSERT_TRUE_FATAL(graph_eval_step(ref, in, out_ref, err, sizeof err));
+    double loss = ((float *)out_ref[0].data)[0];
+    /* ln 10 for an untrained classifier of 10 classes is about 2.3 */
+    CU_ASSERT_TRUE(loss > 1.0 && loss < 5.0);
+    for (int i = 0; i < sim->n_outputs; i++) {
+        CU_ASSERT_FATAL(graph_shape_equal(&out_sim[i].shape, &out_ref[i].shape));
+        CU_ASSERT_EQUAL(count_outside(out_sim[i].data, out_ref[i].data, graph_shape_numel(&out_ref[i].shape), NULL,
+                                      sim->tensors[sim->outputs[i]].name), 0);
+    }
+    /* Each variable's change, with the rounding of the new value, 2u|w|. */
+    int vars = 0, stats = 0;
+    for (int t = 0; t < nt; t++) {
+        const graph_tensor *x = &sim->tensors[t];
+        if (!x->is_variable)
+            continue;
+        int rt = graph_find_tensor(ref, x->name);
+        CU_ASSERT_FATAL(rt >= 0);
+        int64_t n = graph_shape_numel(&x->shape);
+        float *ds = malloc((size_t)n * 4), *dr = malloc((size_t)n * 4), *extra = malloc((size_t)n * 4);
+        for (int64_t i = 0; i < n; i++) {
+            ds[i] = ((float *)x->init)[i] - before[t][i];
+            dr[i] = ((float *)ref->tensors[rt].init)[i] - before[t][i];
+            extra[i] = (float)(2 * ldexp(1, -24) * fabs(before[t][i]));
+        }
+        CU_ASSERT_EQUAL(count_outside(ds, dr, n, extra, x->name), 0);
+        free(ds);
+        free(dr);
+        free(extra);
+        vars++;
+        stats += strstr(x->name, "running_") != NULL || strstr(x->name, ".bn.mean") || strstr(x->name, ".bn.var");
+    }
+    /* weights, their momenta, and the running mean and variance of each of the 5 BNs */
+    CU_ASSERT_EQUAL(vars, 17 + 17 + 10);
+    CU_ASSERT_EQUAL(stats, 10);
+    /* stem's running mean: 0.9 old + 0.1 mean over N, H, W of stem's convolution (the evaluator's) */
+    graph *fwd = mini_resnet();
+    graph_add_output(fwd, graph_find_tensor(fwd, "stem.conv"));
+    graph_value fo[2];
+    CU_ASSERT_TRUE_FATAL(graph_eval(fwd, in, fo, err, sizeof err));
+    int rm = graph_find_tensor(sim, "stem.bn.mean");
+    CU_ASSERT_FATAL(rm >= 0 && sim->tensors[rm].is_variable);
+    const float *conv = fo[1].data;
+    int64_t px = SIZE / 2 * SIZE / 2;
+    for (int ch = 0; ch < 16; ch++) {
+        double mean = 0;
+        for (int b = 0; b < BATCH; b++)
+            for (int64_t i = 0; i < px; i++)
+                mean += conv[(b * 16 + ch) * px + i];
+        mean /= (double)(BATCH * px);
+        double want = MOMENTUM * before[rm][ch] + (1 - MOMENTUM) * mean;
+        CU_ASSERT_DOUBLE_EQUAL(((float *)sim->tensors[rm].init)[ch], want, 1e-5 * (1 + fabs(want)));
+    }
+    CU_ASSERT_TRUE(fabs(((float *)sim->tensors[rm].init)[0] - before[rm][0]) > 1e-4);
+    for (int i = 0; i < 2; i++)
+        graph_value_free(&fo[i]);
+    graph_free(fwd);
+    for (int t = 0; t < nt; t++)
+        free(before[t]);
+    free(before);
+    for (int i = 0; i < sim->n_outputs; i++) {
+        graph_value_free(&out_sim[i]);
+        graph_value_free(&out_ref[i]);
+    }
     graph_free(sim);
+    graph_free(ref);
+}
+
+/* The loss falls over 20 simulated steps of SGD with momentum. */
+static void loss_falls(void)
+{
+    train_options o = sgd_options();
+    o.anchor_gradients = false;
+    train_info info;
+    graph *g = trained(&o, &info);
+    graph_value in[2], out[1];
+    data(in, g);
+    char err[800];
+    lower_options lo = { .machine = gc200(), .tiles = 64 };
+    simulate_result r;
+    bool ok = simulate_training(g, &lo, in, 1, out, &r, NULL, NULL, err, sizeof err);
+    double first = ok ? ((float *)out[0].data)[0] : 0, last = 0;
+    if (ok) {
+        graph_value_free(&out[0]);
+        ok = simulate_training(g, &lo, in, 19, out, &r, NULL, NULL, err, sizeof err);
+    }
+    if (!ok)
+        fprintf(stderr, "\n  %s\n", err);
+    CU_ASSERT_TRUE_FATAL(ok);
+    last = ((float *)out[0].data)[0];
+    graph_value_free(&out[0]);
+    if (getenv("RN_VERBOSE"))
+        fprintf(stderr, "\n  loss %.4f -> %.4f, %llu cycles a step\n", first, last, (unsigned long long)r.cycles);
+    CU_ASSERT_TRUE(last < 0.5 * first);
+    graph_free(g);
 }
 
 void test_register(void)
 {
-    ADD_SUITE("resnet_train", { "a step of a small ResNet simulated against the evaluator's", step_matches_reference });
+    ADD_SUITE("resnet_train", { "a step of a small ResNet simulated against the evaluator's", step_matches_reference },
+              { "the loss of a small ResNet falls over 20 simulated steps", loss_falls });
 }
