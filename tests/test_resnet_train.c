@@ -314,8 +314,72 @@ static void loss_falls(void)
     graph_free(g);
 }
 
+/* x [2, 64, 56, 56] (res2's activations at batch 2, 224 pixels) through
+ * a 1x1 MaxPool of stride 1 (the same values, kept channels-last) and, when
+ * reduce, BatchNormalization's mean over N, H and W; its cycles. */
+static uint64_t stats_cycles(bool nhwc, bool reduce, float *mean_out)
+{
+    graph *g = graph_new("bn_stats", 15);
+    input(g, "x", 4, D(2, 64, 56, 56));
+    const char *src = "x";
+    if (nhwc) {
+        graph_node *mp = node(g, GRAPH_OP_MAXPOOL, "x", "y");
+        graph_set_attr_ints(mp, "kernel_shape", D(1, 1), 2);
+        src = "y";
+    }
+    if (reduce) {
+        graph_node *r = node(g, GRAPH_OP_REDUCEMEAN, src, "mean");
+        graph_set_attr_ints(r, "axes", D(0, 2, 3), 3);
+    }
+    finish(g, reduce ? "mean" : "y");
+    size_t n = 2 * 64 * 56 * 56;
+    float *x = malloc(n * sizeof *x);
+    for (size_t i = 0; i < n; i++)
+        x[i] = (float)((i * 13) % 29) / 7.0f - 2.0f + (float)(i / 3136 % 64) / 16.0f;
+    graph_value in = { GDT_F32, g->tensors[g->inputs[0]].shape, x }, out, want;
+    char err[800];
+    simulate_result r;
+    lower_options lo = { .machine = gc200() };
+    bool ok = simulate_graph(g, &lo, &in, &out, &r, err, sizeof err);
+    if (!ok)
+        fprintf(stderr, "\n  %s\n", err);
+    CU_ASSERT_TRUE_FATAL(ok);
+    if (reduce) {
+        CU_ASSERT_TRUE_FATAL(graph_eval(g, &in, &want, err, sizeof err));
+        /* a sum of 6272 values below 4 in f32: within 6272 u of their magnitude */
+        CU_ASSERT_EQUAL(count_outside(out.data, want.data, 64, NULL, "mean"), 0);
+        memcpy(mean_out, out.data, 64 * sizeof *mean_out);
+        graph_value_free(&want);
+    }
+    graph_value_free(&out);
+    free(x);
+    graph_free(g);
+    /* on the chip: less the input's superstep and the output's */
+    return r.cycles - r.input_cycles - r.output_cycles;
+}
+
+/* The per-channel mean of a channels-last image costs about what the same
+ * mean over rows of an image in ONNX order does (cycles on the chip,
+ * less the supersteps of the input and of the outputs). */
+static void channels_last_stats_speed(void)
+{
+    float a[64], b[64];
+    uint64_t rows = stats_cycles(false, true, a);
+    uint64_t pool = stats_cycles(true, false, NULL), both = stats_cycles(true, true, b);
+    uint64_t cols = both > pool ? both - pool : 0;
+    if (getenv("RN_VERBOSE"))
+        fprintf(stderr, "\n  mean of [2,64,56,56]: %llu cycles over rows (ONNX order), "
+                "channels-last: pool %llu, pool + mean %llu, the mean %llu\n", (unsigned long long)rows,
+                (unsigned long long)pool, (unsigned long long)both, (unsigned long long)cols);
+    for (int c = 0; c < 64; c++)
+        CU_ASSERT_DOUBLE_EQUAL(a[c], b[c], 1e-5 * (1 + fabs(a[c])));
+    CU_ASSERT(cols > 0 && cols < rows + rows / 2);
+}
+
 void test_register(void)
 {
     ADD_SUITE("resnet_train", { "a step of a small ResNet simulated against the evaluator's", step_matches_reference },
-              { "the loss of a small ResNet falls over 20 simulated steps", loss_falls });
+              { "the loss of a small ResNet falls over 20 simulated steps", loss_falls },
+              { "BatchNormalization's mean of a channels-last image at the speed of one over rows",
+                channels_last_stats_speed });
 }
