@@ -27,7 +27,8 @@
  *     dY's channels-last rows are taken as A given transposed and turned
  *     on the tile, X's im2col rows are B, gathered by the exchange as the
  *     forward Conv gathers its A.  dW is kept as [Cout, KH, KW, C] (the
- *     channels-last order of a Conv's result).
+ *     channels-last order of a Conv's result), or turned into ONNX order
+ *     where its readers need that (lower_layout.c).
  * Both take 2-D convolutions of group 1 without dilation, f16 or f32
  * (--f16-matmul computes an f32 one in f16 as Conv does).  ConvTranspose's
  * weights, when computed at run time, are read in runs where they are kept
@@ -157,5 +158,5 @@ bool lw_lower_conv_weight_grad(lowering *lw, const graph_node *n, int index)
     const char *why;
     if (!describe_weight_grad(lw->g, n, &cg, &why))
         return lw_unsupported(lw, n, index, why);
-    return lw_lower_conv_grad(lw, n, index, &cg);
+    return lw_lower_conv_grad(lw, n, index, &cg) && lw_weight_grad_to_onnx_order(lw, n, index);
 }

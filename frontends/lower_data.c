@@ -131,6 +131,17 @@ static bool build_map(lowering *lw, const graph_node *n, int index, run_map *m, 
         int off = m->rank - in->shape.rank;
         for (int d = 0; d < m->rank; d++)
             m->mul[d] = d < off || in->shape.dims[d - off] == 1 ? 0 : st[d - off];
+        const ltensor *lo = &lw->tensor[n->outputs[0]];
+        if (lo->permuted) {
+            /* Written channels-last: output element e counts in the stored
+             * order of the axes, perm[]. */
+            int64_t mul[GRAPH_MAX_RANK];
+            memcpy(mul, m->mul, sizeof mul);
+            for (int d = 0; d < m->rank; d++) {
+                m->out_dims[d] = out->shape.dims[lo->perm[d]];
+                m->mul[d] = mul[lo->perm[d]];
+            }
+        }
         return true;
     }
     case GRAPH_OP_CONCAT: {
@@ -188,6 +199,18 @@ bool lw_lower_runs(lowering *lw, const graph_node *n, int index)
     uint32_t eb = lw->tensor[out].element_bytes;
     if (eb == 0 || (eb < 4 && eb != 2))
         return lw_unsupported(lw, n, index, "elements of this type are not moved by the exchange yet");
+    if (n->op == GRAPH_OP_EXPAND && g->tensors[out].shape.rank == 4) {
+        /* An image its readers take channels-last (lower_layout.c). */
+        bool *nhwc = lw_nhwc_set(g);
+        if (!nhwc)
+            return lw_fail(lw, "out of host memory");
+        if (nhwc[out]) {
+            static const uint32_t perm[4] = { 0, 2, 3, 1 };
+            lw->tensor[out].permuted = true;
+            memcpy(lw->tensor[out].perm, perm, sizeof perm);
+        }
+        free(nhwc);
+    }
     run_map m;
     int64_t *owned = NULL;
     if (!build_map(lw, n, index, &m, &owned)) {
@@ -513,6 +536,157 @@ static bool reduce_long_rows(lowering *lw, const graph_node *n, int index, const
     return ok && !lw->failed;
 }
 
+/* A block of whole pixels of a channels-last image on one tile: rows of C
+ * f32 at addr, and where its fold leaves its partial row. */
+typedef struct pixel_block {
+    uint32_t tile, addr, rows, partial;
+} pixel_block;
+
+/* The image's pixels as blocks on the tiles that hold them: the whole
+ * pixels of each piece in place, a pixel split between pieces fetched
+ * whole onto the tile of its first element; a block of at most `most`
+ * rows.  NULL (lw failed) on no host memory. */
+static pixel_block *pixel_blocks(lowering *lw, int in, uint64_t c, uint64_t most, size_t *n_out)
+{
+    const ltensor *lt = &lw->tensor[in];
+    size_t n = 0, cap = lt->n * 2 + 8;
+    pixel_block *b = malloc(cap * sizeof *b);
+    if (!b) {
+        lw_fail(lw, "out of host memory");
+        return NULL;
+    }
+    for (size_t k = 0; k < lt->n && !lw->failed; k++) {
+        const piece *p = &lt->p[k];
+        uint64_t r0 = (p->first + c - 1) / c, r1 = (p->first + p->count) / c;
+        for (uint64_t r = r0; r < r1; r += most) {
+            if (n + 2 > cap && !(b = realloc(b, (cap *= 2) * sizeof *b))) {
+                lw_fail(lw, "out of host memory");
+                return NULL;
+            }
+            uint64_t rows = r1 - r < most ? r1 - r : most;
+            b[n++] = (pixel_block){ p->tile, p->addr + (uint32_t)((r * c - p->first) * 4), (uint32_t)rows, 0 };
+        }
+        /* The pixel that starts in this piece and ends in a later one. */
+        uint64_t end = p->first + p->count;
+        if (end % c && end / c * c >= p->first) {
+            if (n + 2 > cap && !(b = realloc(b, (cap *= 2) * sizeof *b))) {
+                lw_fail(lw, "out of host memory");
+                return NULL;
+            }
+            uint32_t a = lw_fetch(lw, in, end / c * c, c, p->tile, PREFER_REGION1);
+            if (a)
+                b[n++] = (pixel_block){ p->tile, a, 1, 0 };
+        }
+    }
+    *n_out = n;
+    return b;
+}
+
+/* Worker records of vtx_reduce_cols_f32 over columns [0, c) of `rows`
+ * rows at in (step c f32), into out: the workers share the columns in
+ * pairs. */
+static void fold_columns(lowering *lw, uint32_t tile, uint32_t in, uint32_t out, uint32_t rows, uint64_t c,
+                         uint32_t in_step_bytes, int op, float scale)
+{
+    worker_set ws;
+    if (!lw_workers_begin(lw, tile, KERNEL_REDUCE_COLS_WORDS, (c + 1) / 2, &ws))
+        return;
+    for (int w = 0; w < CODELET_WORKERS; w++) {
+        uint64_t c0 = ws.lo[w] * 2, c1 = ws.hi[w] * 2 < c ? ws.hi[w] * 2 : c;
+        kernel_reduce_cols_record(ws.rec[w], in + (uint32_t)(c0 * 4), out + (uint32_t)(c0 * 4), rows,
+                                  (uint32_t)(c1 > c0 ? c1 - c0 : 0), in_step_bytes, op, scale, false);
+    }
+    lw_workers_run(lw, tile, lw->kernels.vtx_reduce_cols_f32, &ws);
+}
+
+/* Stage 1: each block folded on its tile into a partial row of C: the six
+ * workers a share of its pixels each (a partial row each), then those rows
+ * folded into one. */
+static void fold_blocks(lowering *lw, pixel_block *b, size_t nb, uint64_t c, int op, int combine, const char *what)
+{
+    for (size_t k = 0; k < nb && !lw->failed; k++) {
+        uint32_t nw = b[k].rows < CODELET_WORKERS ? b[k].rows : CODELET_WORKERS;
+        uint32_t part = lw_scratch_alloc(lw, b[k].tile, nw * c * 4, PREFER_REGION1, 8, what);
+        worker_set ws;
+        if (!part || !lw_workers_begin(lw, b[k].tile, KERNEL_REDUCE_COLS_WORDS, b[k].rows, &ws))
+            return;
+        for (int w = 0; w < CODELET_WORKERS; w++)
+            kernel_reduce_cols_record(ws.rec[w], b[k].addr + (uint32_t)(ws.lo[w] * c * 4),
+                                      part + (uint32_t)((uint64_t)w * c * 4), (uint32_t)(ws.hi[w] - ws.lo[w]),
+                                      (uint32_t)c, (uint32_t)c * 4, op, 1.0f, false);
+        lw_workers_run(lw, b[k].tile, lw->kernels.vtx_reduce_cols_f32, &ws);
+        b[k].partial = part;
+        if (nw > 1) {
+            b[k].partial = lw_scratch_alloc(lw, b[k].tile, c * 4, PREFER_REGION1, 8, what);
+            if (b[k].partial)
+                fold_columns(lw, b[k].tile, part, b[k].partial, nw, c, (uint32_t)c * 4, combine, 1.0f);
+        }
+    }
+}
+
+/* A reduction over N, H and W of an image kept channels-last
+ * (lower_layout.c): in the stored order, the columns of an [N H W, C]
+ * matrix folded over its rows, at the speed of a reduction over rows.
+ * Stage 1 where the image lies, no exchange (fold_blocks); stage 2 splits
+ * the C results over tiles, each receiving its columns of every partial
+ * row and folding them (a mean scales by 1 / N H W there). */
+static bool reduce_channels_last(lowering *lw, const graph_node *n, int index, int op)
+{
+    const graph *g = lw->g;
+    int in = n->inputs[0], out = n->outputs[0];
+    const graph_shape *s = &g->tensors[in].shape;
+    uint64_t c = (uint64_t)s->dims[1], m = (uint64_t)(graph_shape_numel(s) / s->dims[1]);
+    if (!lw_reduce_reads_nhwc(g, n) || c == 0 || m == 0)
+        return lw_unsupported(lw, n, index, "a reduction of a channels-last image other than over N, H and W");
+    int first = op == KERNEL_REDUCE_MEAN ? KERNEL_REDUCE_SUM : op;
+    int combine = op == KERNEL_REDUCE_MAX || op == KERNEL_REDUCE_MIN ? op : KERNEL_REDUCE_SUM;
+    char what[96];
+    snprintf(what, sizeof what, "tensor '%s'", g->tensors[out].name);
+    size_t nb = 0;
+    pixel_block *b = pixel_blocks(lw, in, c, (uint64_t)KERNEL_REDUCE_COLS_MAX_ROWS * CODELET_WORKERS, &nb);
+    if (!b)
+        return false;
+    if (nb > KERNEL_REDUCE_COLS_MAX_ROWS) {
+        free(b);
+        return lw_unsupported(lw, n, index, "a channels-last image in more blocks than the reduce codelet folds");
+    }
+    if (!lw->failed)
+        lw_end_phase(lw);
+    fold_blocks(lw, b, nb, c, first, combine, what);
+    /* Stage 2: a tile's columns of every partial row received, then folded. */
+    uint32_t tiles = lw_plan_tiles(lw, c, 2, (double)nb * 2.0, 300);
+    uint64_t lo[tiles], hi[tiles];
+    uint32_t buf[tiles];
+    lw_linear_split(c, 2, tiles, lo, hi);
+    for (uint32_t q = 0; q < tiles && !lw->failed; q++) {
+        uint64_t cw = hi[q] - lo[q];
+        uint32_t tile = lw_tile_of(lw, q);
+        buf[q] = cw ? lw_scratch_alloc(lw, tile, nb * cw * 4, PREFER_REGION1, 8, what) : 0;
+        for (size_t k = 0; k < nb && buf[q]; k++) {
+            uint32_t src = b[k].partial + (uint32_t)(lo[q] * 4), dst = buf[q] + (uint32_t)(k * cw * 4);
+            if (b[k].tile == tile)
+                lw_add_local_copy(lw, tile, src, dst, (uint32_t)cw * 4);
+            else
+                lw_add_transfer(lw, b[k].tile, src, tile, dst, (uint32_t)cw * 4);
+        }
+    }
+    if (!lw->failed)
+        lw_end_phase(lw);
+    for (uint32_t q = 0; q < tiles && !lw->failed; q++) {
+        uint64_t cw = hi[q] - lo[q];
+        if (!cw)
+            continue;
+        uint32_t tile = lw_tile_of(lw, q);
+        uint32_t o = lw_tensor_alloc(lw, out, tile, cw * 4, PREFER_REGION1, 8, false, what);
+        if (!o || !lw_add_piece(lw, out, tile, o, lo[q], cw))
+            break;
+        fold_columns(lw, tile, buf[q], o, (uint32_t)nb, cw, (uint32_t)cw * 4,
+                     op == KERNEL_REDUCE_MEAN ? KERNEL_REDUCE_MEAN : combine, 1.0f / (float)m);
+    }
+    free(b);
+    return !lw->failed;
+}
+
 /* Reductions over any axes (ReduceSum, Mean, Max, Min, Prod, SumSquare,
  * L1, L2, LogSum, LogSumExp): the input seen with the kept axes first and
  * the reduced ones last is fetched as rows of the reduced elements (a row
@@ -543,6 +717,11 @@ bool lw_lower_reduce(lowering *lw, const graph_node *n, int index)
     case GRAPH_OP_REDUCELOGSUM: op = KERNEL_REDUCE_SUM, post = KERNEL_UNARY_LOG; break;
     case GRAPH_OP_REDUCELOGSUMEXP: op = KERNEL_REDUCE_SUM, pre = KERNEL_UNARY_EXP, post = KERNEL_UNARY_LOG; break;
     default: return lw_unsupported(lw, n, index, "no lowering for this reduction yet");
+    }
+    if (lw->tensor[in].permuted) {
+        if (pre >= 0 || post >= 0)
+            return lw_unsupported(lw, n, index, "this reduction of a channels-last image");
+        return reduce_channels_last(lw, n, index, op);
     }
     /* The view: kept axes, then reduced axes. */
     int64_t st[GRAPH_MAX_RANK], dims[GRAPH_MAX_RANK], mul[GRAPH_MAX_RANK];

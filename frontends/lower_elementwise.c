@@ -130,6 +130,8 @@ typedef struct binary_plan {
     int64_t stride1[GRAPH_MAX_RANK];   /* in1's broadcast strides against the output */
     bool same, scalar, flat;           /* in1 the output's shape, one value; either */
     bool split;                        /* rows longer than KERNEL_ROW_MAX_COLS, split over tiles */
+    graph_shape pixels;                /* in0 channels-last, in1 per channel: the output
+                                          as stored, [N H W, C] (so points here) */
     uint64_t row_len, gran;
     uint32_t *a0, *a1;                 /* per output piece: where its in0 and in1 elements are */
     int64_t *base1;                    /* ... and in1's first element fetched */
@@ -155,8 +157,16 @@ static bool binary_operands(lowering *lw, const graph_node *n, int index, binary
         }
     }
     bp->total = (uint64_t)graph_shape_numel(so);
+    if (lw->tensor[bp->in0].permuted && lw_per_channel(&lw_gt(lw, bp->in1)->shape, so)) {
+        /* A row of C values broadcast over the stored pixels (lower_layout.c). */
+        bp->pixels = (graph_shape){ .rank = 2, .dims = { (int64_t)bp->total / so->dims[1], so->dims[1] } };
+        so = bp->so = &bp->pixels;
+        graph_shape row = { .rank = 1, .dims = { so->dims[1] } };
+        lw_broadcast_strides(&row, so, bp->stride1);
+    } else {
+        lw_broadcast_strides(&lw_gt(lw, bp->in1)->shape, so, bp->stride1);
+    }
     bp->cols = so->rank ? so->dims[so->rank - 1] : 1;
-    lw_broadcast_strides(&lw_gt(lw, bp->in1)->shape, so, bp->stride1);
     bp->same = graph_shape_equal(&lw_gt(lw, bp->in1)->shape, so);
     bp->scalar = graph_shape_numel(&lw_gt(lw, bp->in1)->shape) == 1;
     bp->flat = bp->same || bp->scalar;
@@ -192,7 +202,9 @@ static bool place_binary_output(lowering *lw, const binary_plan *bp, int index)
     /* A channels-last operand: every other operand is one too or a single
      * value (lower_layout.c), so the elements pair up in stored order. */
     if (lw->tensor[bp->in0].permuted || lw->tensor[bp->in1].permuted) {
-        if (!bp->flat || (!bp->scalar && lw->tensor[bp->in0].permuted != lw->tensor[bp->in1].permuted))
+        bool per_channel = bp->so == &bp->pixels;
+        if ((!bp->flat && !per_channel) ||
+            (!bp->scalar && !per_channel && lw->tensor[bp->in0].permuted != lw->tensor[bp->in1].permuted))
             return lw_fail(lw, "internal: '%s' mixes channels-last and plain operands", lw_gt(lw, bp->out)->name);
         lw_same_layout(lw, bp->out, lw->tensor[bp->in0].permuted ? bp->in0 : bp->in1);
     }

@@ -281,6 +281,15 @@ bool lw_channels_last_op(graph_op op);
 /* The tensors kept channels-last (lower_layout.c), per tensor; malloc'd. */
 bool *lw_nhwc_set(const graph *g);
 bool lw_channels_last_ok(const graph *g, const graph_node *n, const char **why);
+/* Shape s is one value per channel of the rank-4 image shape img ([C, 1, 1]
+ * or [1, C, 1, 1]), which element-wise ops broadcast over an image kept
+ * channels-last as a row of C over its pixels. */
+bool lw_per_channel(const graph_shape *s, const graph_shape *img);
+/* After ConvWeightGrad n: its result, computed as [Cout, KH, KW, C], turned
+ * into ONNX order where its readers need that (lower_layout.c). */
+bool lw_weight_grad_to_onnx_order(lowering *lw, const graph_node *n, int index);
+/* Reduction n reads its rank-4 image channels-last (over N, H and W). */
+bool lw_reduce_reads_nhwc(const graph *g, const graph_node *n);
 
 /* Geometry and compute sets for the files that lower one kind of op. */
 /* Broadcast strides (elements) of an input of shape `in` against the output

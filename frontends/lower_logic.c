@@ -15,8 +15,12 @@
  * in records, one per run of rows whose inputs step by constant row
  * steps, and one compute set per round of records.
  *
+ * Operands kept channels-last (lower_layout.c: every other operand is one
+ * of the same shape or a single value) pair up element by element in
+ * their stored order, which the result keeps.
+ *
  * Not lowered: i64 (and other integer widths) arithmetic and comparisons,
- * Where on elements other than 32 bits, channels-last operands.
+ * Where on elements other than 32 bits.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -6,6 +6,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "models_internal.h"
@@ -15,7 +16,7 @@
  * into the weights and the Relu into the convolution's epilogue
  * (frontends/fusion.h); with training_mode 1 it normalises with the
  * batch's mean and variance over N, H and W (the mean and var inputs are
- * the running statistics, which only its optional outputs update). */
+ * the running statistics, which its outputs 1 and 2 update). */
 static int rn_conv_bn(model_builder *b, const char *name, int x, int64_t cin, int64_t cout, int64_t k, int64_t stride,
                       bool relu, bool training)
 {
@@ -37,11 +38,24 @@ static int rn_conv_bn(model_builder *b, const char *name, int x, int64_t cin, in
         snprintf(nm, sizeof nm, "%s.bn.%s", name, part[q]);
         bn_in[q + 1] = model_const(b, nm, 1, cd, spread[q], centre[q]);
     }
+    /* In training the running mean and variance are outputs 1 and 2,
+     * updated with momentum 0.9 as the MLPerf reference does (training
+     * turns them into variables, frontends/autodiff.h). */
+    int outs[3];
+    for (int q = 0; q < (training ? 3 : 1); q++) {
+        snprintf(nm, sizeof nm, "%s.bn%s", name, q == 0 ? "" : q == 1 ? ".running_mean" : ".running_var");
+        char *unique = graph_unique_name(b->g, nm);
+        outs[q] = graph_add_tensor(b->g, unique);
+        free(unique);
+    }
     snprintf(nm, sizeof nm, "%s.bn", name);
-    t = model_node(b, GRAPH_OP_BATCHNORM, nm, bn_in, 5);
-    graph_set_attr_float(&b->g->nodes[b->g->n_nodes - 1], "epsilon", 1e-5);
-    if (training)
-        graph_set_attr_int(&b->g->nodes[b->g->n_nodes - 1], "training_mode", 1);
+    int k_bn = graph_add_node(b->g, GRAPH_OP_BATCHNORM, nm, bn_in, 5, outs, training ? 3 : 1);
+    graph_set_attr_float(&b->g->nodes[k_bn], "epsilon", 1e-5);
+    if (training) {
+        graph_set_attr_int(&b->g->nodes[k_bn], "training_mode", 1);
+        graph_set_attr_float(&b->g->nodes[k_bn], "momentum", 0.9);
+    }
+    t = outs[0];
     if (relu) {
         snprintf(nm, sizeof nm, "%s.relu", name);
         t = model_node(b, GRAPH_OP_RELU, nm, &t, 1);
