@@ -71,6 +71,228 @@ static bool place_in_place(lowering *lw, int out, int in, int other, int index)
     return true;
 }
 
+
+/* ---- tiles that hold many pieces of the output ----------------------------
+ * A matmul's output comes as a piece per row of each block, so a tile may
+ * hold hundreds of pieces of one tensor.  There the six workers share the
+ * tile's pieces in one compute set a round instead of one compute set a
+ * piece: the pieces become items of work (a record each), neighbours that
+ * continue each other at a constant step are merged into one strided
+ * record, and the items are dealt out in order, split where a worker's
+ * share ends. */
+
+/* One record's work: rows of cols elements (unary: one row, in1 unused). */
+typedef struct ew_item {
+    uint32_t in0, in1, out, rows, cols, row_step, in1_row_step, in1_col_step;
+} ew_item;
+
+/* The items of a tile, and each worker's. */
+typedef struct ew_batch {
+    ew_item *it;
+    size_t n, cap;
+    ew_item *w[CODELET_WORKERS];
+    size_t wn[CODELET_WORKERS], wcap[CODELET_WORKERS];
+} ew_batch;
+
+/* Whether an op on a tile that holds `pieces` pieces of its output deals
+ * them out to the workers together: in the backward pass and the update,
+ * where the weight gradients are (the forward pass, and so every inference
+ * program, keeps a compute set a piece). */
+static bool batched(const graph_node *n, size_t pieces)
+{
+    return n->phase != GRAPH_PHASE_FORWARD && pieces > CODELET_WORKERS;
+}
+
+static bool item_push(lowering *lw, ew_item **v, size_t *n, size_t *cap, const ew_item *x)
+{
+    if (!lw_grow((void **)v, cap, *n + 1, sizeof **v))
+        return lw_fail(lw, "out of host memory");
+    (*v)[(*n)++] = *x;
+    return true;
+}
+
+/* Item b continued into item a when it follows it: the same row continued
+ * (a single even row and b's elements right after it), or the next rows
+ * at a's row steps (8-byte multiples, keeping the rows paired). */
+static bool item_merge(ew_item *a, const ew_item *b, bool unary)
+{
+    if (!b->rows || !b->cols)
+        return true;
+    if (a->rows == 1 && b->rows == 1 && a->cols % 2 == 0 && b->in0 == a->in0 + a->cols * 4 &&
+        b->out == a->out + a->cols * 4 && (unary || (b->in1_col_step == a->in1_col_step &&
+                                                     b->in1 == a->in1 + a->cols * a->in1_col_step))) {
+        a->cols += b->cols;
+        return true;
+    }
+    if (unary || b->cols != a->cols || b->in1_col_step != a->in1_col_step)
+        return false;
+    uint32_t step = a->row_step, step1 = a->in1_row_step;
+    if (a->rows == 1) {
+        step = b->out - a->out;
+        step1 = b->in1 - a->in1;
+        if (b->out < a->out + a->cols * 4 || b->in1 < a->in1)
+            return false;
+    }
+    if (step % 8 || step1 % 8 || step < a->cols * 4 || b->out != a->out + a->rows * step ||
+        b->in0 != a->in0 + a->rows * step || b->in1 != a->in1 + a->rows * step1 ||
+        (b->rows > 1 && (b->row_step != step || b->in1_row_step != step1)))
+        return false;
+    a->row_step = step;
+    a->in1_row_step = step1;
+    a->rows += b->rows;
+    return true;
+}
+
+/* Add an item to the tile's list, merged into the last where it follows it. */
+static bool batch_add(lowering *lw, ew_batch *b, const ew_item *x, bool unary)
+{
+    if (b->n && item_merge(&b->it[b->n - 1], x, unary))
+        return true;
+    return item_push(lw, &b->it, &b->n, &b->cap, x);
+}
+
+/* The first `units` of item x (rows, or elements of a single row) split
+ * off into *head, x keeping the rest. */
+static void item_split(ew_item *x, uint64_t units, ew_item *head)
+{
+    *head = *x;
+    if (x->rows > 1) {
+        head->rows = (uint32_t)units;
+        x->rows -= (uint32_t)units;
+        x->in0 += (uint32_t)units * x->row_step;
+        x->out += (uint32_t)units * x->row_step;
+        x->in1 += (uint32_t)units * x->in1_row_step;
+    } else {
+        head->cols = (uint32_t)units;
+        x->cols -= (uint32_t)units;
+        x->in0 += (uint32_t)units * 4;
+        x->out += (uint32_t)units * 4;
+        x->in1 += (uint32_t)units * x->in1_col_step;
+    }
+}
+
+/* Deal the items out to the workers in order, about the same number of
+ * elements each; an item is split (at whole rows, or at an even element
+ * of a single row) where a worker's share ends. */
+static bool batch_deal(lowering *lw, ew_batch *b)
+{
+    uint64_t total = 0, done = 0;
+    for (size_t i = 0; i < b->n; i++)
+        total += (uint64_t)b->it[i].rows * b->it[i].cols;
+    int w = 0;
+    for (size_t i = 0; i < b->n && !lw->failed; i++) {
+        ew_item x = b->it[i];
+        while (!lw->failed) {
+            uint64_t work = (uint64_t)x.rows * x.cols, target = total * (uint64_t)(w + 1) / CODELET_WORKERS;
+            if (w == CODELET_WORKERS - 1 || done + work <= target) {
+                item_push(lw, &b->w[w], &b->wn[w], &b->wcap[w], &x);
+                done += work;
+                break;
+            }
+            uint64_t room = target > done ? target - done : 0;
+            uint64_t units = x.rows > 1 ? (room + x.cols / 2) / x.cols : room & ~(uint64_t)1;
+            if (units >= (x.rows > 1 ? x.rows : x.cols)) {
+                item_push(lw, &b->w[w], &b->wn[w], &b->wcap[w], &x);
+                done += work;
+                break;
+            }
+            if (units) {
+                ew_item head;
+                item_split(&x, units, &head);
+                item_push(lw, &b->w[w], &b->wn[w], &b->wcap[w], &head);
+                done += (uint64_t)head.rows * head.cols;
+            }
+            w++;
+        }
+    }
+    return !lw->failed;
+}
+
+/* The tile's compute sets: round r runs each worker's r-th item (a worker
+ * without one gets an empty record). */
+static bool batch_run(lowering *lw, ew_batch *b, uint32_t tile, bool unary, uint32_t fn, float ua, float ub)
+{
+    if (!batch_deal(lw, b))
+        return false;
+    size_t rounds = 0;
+    for (int w = 0; w < CODELET_WORKERS; w++)
+        if (b->wn[w] > rounds)
+            rounds = b->wn[w];
+    uint32_t words = unary ? KERNEL_UNARY_WORDS : KERNEL_BINARY_WORDS;
+    for (size_t r = 0; r < rounds && !lw->failed; r++) {
+        uint32_t *recs[CODELET_WORKERS];
+        uint32_t off = lw_six_records(lw, tile, words, recs);
+        if (lw->failed)
+            return false;
+        for (int w = 0; w < CODELET_WORKERS; w++) {
+            ew_item x = r < b->wn[w] ? b->w[w][r] : (ew_item){ b->it[0].in0, b->it[0].in1, b->it[0].out, 0, 0, 0, 0, 0 };
+            if (unary)
+                kernel_unary_record_fn(recs[w], x.in0, x.out, x.rows ? x.cols : 0, fn, ua, ub);
+            else
+                kernel_binary_record_op(recs[w], x.in0, x.in1, x.out, x.rows, x.cols, x.row_step, x.in1_row_step,
+                                        x.in1_col_step, fn);
+        }
+        lw_step_run(lw, tile, unary ? lw->kernels.vtx_unary_f32 : lw->kernels.vtx_binary_f32, off, words);
+    }
+    return !lw->failed;
+}
+
+static void batch_free(ew_batch *b)
+{
+    free(b->it);
+    for (int w = 0; w < CODELET_WORKERS; w++)
+        free(b->w[w]);
+    memset(b, 0, sizeof *b);
+}
+
+/* The output's pieces grouped by tile (each tile's in order): order[] the
+ * piece indices, start[t]..start[t + 1] those of the t-th tile met;
+ * malloc'd, NULL when out of host memory. */
+static size_t *pieces_by_tile(lowering *lw, const ltensor *lo, size_t **start, size_t *groups)
+{
+    size_t *order = malloc((lo->n + 1) * sizeof *order), *st = malloc((lo->n + 2) * sizeof *st);
+    size_t *count = calloc(lw->tiles + 1, sizeof *count), *slot = malloc((lw->tiles + 1) * sizeof *slot);
+    if (!order || !st || !count || !slot) {
+        free(order); free(st); free(count); free(slot);
+        lw_fail(lw, "out of host memory");
+        return NULL;
+    }
+    for (size_t k = 0; k < lo->n; k++)
+        count[lo->p[k].tile]++;
+    size_t g = 0, at = 0;
+    for (size_t k = 0; k < lo->n; k++) {
+        uint32_t t = lo->p[k].tile;
+        if (count[t]) {
+            slot[t] = at;
+            st[g++] = at;
+            at += count[t];
+            count[t] = 0;
+        }
+        order[slot[t]++] = k;
+    }
+    st[g] = at;
+    free(count);
+    free(slot);
+    *start = st;
+    *groups = g;
+    return order;
+}
+
+/* One compute set of the unary op on output piece p (its input at src):
+ * the six workers' shares of its pairs. */
+static void unary_piece(lowering *lw, const piece *p, uint32_t src, int function, float a, float b)
+{
+    worker_set ws;
+    if (!lw_workers_begin(lw, p->tile, KERNEL_UNARY_WORDS, (p->count + 1) / 2, &ws))
+        return;
+    for (int w = 0; w < CODELET_WORKERS; w++) {
+        uint64_t e0 = ws.lo[w] * 2, e1 = ws.hi[w] * 2 < p->count ? ws.hi[w] * 2 : p->count;
+        kernel_unary_record_fn(ws.rec[w], src + (uint32_t)(e0 * 4), p->addr + (uint32_t)(e0 * 4),
+                               (uint32_t)(e1 > e0 ? e1 - e0 : 0), (uint32_t)function, a, b);
+    }
+    lw_workers_run(lw, p->tile, lw->kernels.vtx_unary_f32, &ws);
+}
+
 /* The codelet function of the unary op on tensor `in` (a and b: its scale
  * and shift, for ELEMENTWISE_SCALE_SHIFT) into the node's output. */
 static bool unary_of(lowering *lw, const graph_node *n, int index, int in, int function, float a, float b)
@@ -98,18 +320,25 @@ static bool unary_of(lowering *lw, const graph_node *n, int index, int in, int f
         src[k] = lw_fetch(lw, in, lo->p[k].first, lo->p[k].count, lo->p[k].tile, PREFER_REGION1);
     if (!lw->failed)
         lw_end_phase(lw);
-    for (size_t k = 0; k < lo->n && !lw->failed; k++) {
-        const piece *p = &lo->p[k];
-        worker_set ws;
-        if (!lw_workers_begin(lw, p->tile, KERNEL_UNARY_WORDS, (p->count + 1) / 2, &ws))
-            break;
-        for (int w = 0; w < CODELET_WORKERS; w++) {
-            uint64_t e0 = ws.lo[w] * 2, e1 = ws.hi[w] * 2 < p->count ? ws.hi[w] * 2 : p->count;
-            kernel_unary_record_fn(ws.rec[w], src[k] + (uint32_t)(e0 * 4), p->addr + (uint32_t)(e0 * 4),
-                                   (uint32_t)(e1 > e0 ? e1 - e0 : 0), (uint32_t)function, a, b);
+    size_t *start = NULL, groups = 0, *order = lw->failed ? NULL : pieces_by_tile(lw, lo, &start, &groups);
+    for (size_t g = 0; order && g < groups && !lw->failed; g++) {
+        if (!batched(n, start[g + 1] - start[g])) {
+            for (size_t i = start[g]; i < start[g + 1] && !lw->failed; i++)
+                unary_piece(lw, &lo->p[order[i]], src[order[i]], function, a, b);
+            continue;
         }
-        lw_workers_run(lw, p->tile, lw->kernels.vtx_unary_f32, &ws);
+        ew_batch bt = { 0 };
+        for (size_t i = start[g]; i < start[g + 1] && !lw->failed; i++) {
+            const piece *p = &lo->p[order[i]];
+            ew_item x = { src[order[i]], 0, p->addr, 1, (uint32_t)p->count, 0, 0, 0 };
+            batch_add(lw, &bt, &x, true);
+        }
+        if (!lw->failed)
+            batch_run(lw, &bt, lo->p[order[start[g]]].tile, true, (uint32_t)function, a, b);
+        batch_free(&bt);
     }
+    free(order);
+    free(start);
     free(src);
     return !lw->failed;
 }
@@ -391,6 +620,30 @@ static bool binary_piece_compute_sets(lowering *lw, const binary_plan *bp, size_
     }
 }
 
+/* Output piece k's records (runs of a constant in1 row step, or the
+ * segments of a split piece) as items of the tile's batch. */
+static bool binary_piece_items(lowering *lw, const binary_plan *bp, size_t k, ew_batch *bt)
+{
+    const piece *p = &lw->tensor[bp->out].p[k];
+    uint64_t end = bp->flat ? (p->count + 1) / 2
+                 : bp->split ? p->count
+                             : (p->count / bp->row_len ? p->count / bp->row_len : 1);
+    for (uint64_t r = 0; r < end && !lw->failed;) {
+        uint64_t run_end = bp->split ? split_segment_end(bp, p, r, end) : binary_run_end(bp, p, r, end);
+        uint32_t rec[BINARY_F32_V_WORDS];
+        if (bp->split)
+            split_segment_record(bp, k, p, rec, r, run_end);
+        else
+            binary_run_record(bp, k, p, rec, r, run_end);
+        ew_item x = { rec[BINARY_F32_V_IN0], rec[BINARY_F32_V_IN1], rec[BINARY_F32_V_OUT], rec[BINARY_F32_V_ROWS],
+                      rec[BINARY_F32_V_COLS], rec[BINARY_F32_V_ROW_STEP], rec[BINARY_F32_V_IN1_ROW_STEP],
+                      rec[BINARY_F32_V_IN1_COL_STEP] };
+        batch_add(lw, bt, &x, false);
+        r = run_end;
+    }
+    return !lw->failed;
+}
+
 /* Which input of an Add, Sub or Mul is one constant f32 value while the
  * other has the output's shape (-1 none). */
 static int scalar_operand(const lowering *lw, const graph_node *n)
@@ -432,10 +685,25 @@ bool lw_lower_binary(lowering *lw, const graph_node *n, int index)
 bool lw_lower_binary_fn(lowering *lw, const graph_node *n, int index, int function, int in0, int in1)
 {
     binary_plan bp = { .in0 = in0, .in1 = in1, .function = function };
-    if (binary_operands(lw, n, index, &bp) && place_binary_output(lw, &bp, index) && fetch_binary_operands(lw, &bp))
-        for (size_t k = 0; k < lw->tensor[bp.out].n && !lw->failed; k++)
-            if (!binary_piece_compute_sets(lw, &bp, k))
-                break;
+    if (binary_operands(lw, n, index, &bp) && place_binary_output(lw, &bp, index) && fetch_binary_operands(lw, &bp)) {
+        const ltensor *lo = &lw->tensor[bp.out];
+        size_t *start = NULL, groups = 0, *order = pieces_by_tile(lw, lo, &start, &groups);
+        for (size_t g = 0; order && g < groups && !lw->failed; g++) {
+            if (!batched(n, start[g + 1] - start[g])) {
+                for (size_t i = start[g]; i < start[g + 1] && !lw->failed; i++)
+                    binary_piece_compute_sets(lw, &bp, order[i]);
+                continue;
+            }
+            ew_batch bt = { 0 };
+            for (size_t i = start[g]; i < start[g + 1] && !lw->failed; i++)
+                binary_piece_items(lw, &bp, order[i], &bt);
+            if (!lw->failed)
+                batch_run(lw, &bt, lo->p[order[start[g]]].tile, false, (uint32_t)bp.function, 0, 0);
+            batch_free(&bt);
+        }
+        free(order);
+        free(start);
+    }
     free(bp.a0);
     free(bp.a1);
     free(bp.base1);

@@ -158,10 +158,74 @@ static void test_long_rows_elementwise(void)
     graph_free(g);
 }
 
+/* The element-wise ops of a backward pass on a matmul's output, which
+ * comes as a piece per row of each block (many pieces a tile): y = (x w)
+ * / 2 + x v + bias, the Mul by 1/2 a x + b on the pieces of x w, the Add
+ * of x v to them (two tensors of one shape, x v fetched piece by piece),
+ * then the bias broadcast by rows.  backward false puts the same
+ * nodes in the forward pass (a compute set a piece).  x, w, v and bias
+ * are multiples of 1/8 in [-2, 2) and K is 8: every product, sum and half
+ * is exact in f32, so the result must equal the evaluator's bit for bit.
+ * *compute_sets: the plan's. */
+static void matmul_pieces_case(bool backward, uint64_t *compute_sets)
+{
+    const int64_t M = 48, K = 8, N = 512;
+    const int64_t xd[2] = { M, K }, wd[2] = { K, N }, bd[1] = { N };
+    float *w = eighths((size_t)(K * N)), *v = eighths((size_t)(K * N)), *b = eighths((size_t)N);
+    graph *g = graph_new("matmul_pieces", 13);
+    input(g, "x", 2, xd);
+    cnst(g, "w", 2, wd, w);
+    cnst(g, "v", 2, wd, v);
+    cnst(g, "bias", 1, bd, b);
+    scalar(g, "half", 0.5f);
+    node(g, GRAPH_OP_MATMUL, "x,w", "p");
+    node(g, GRAPH_OP_MATMUL, "x,v", "q");
+    if (backward)
+        g->phase = GRAPH_PHASE_BACKWARD;
+    node(g, GRAPH_OP_MUL, "p,half", "h");
+    node(g, GRAPH_OP_ADD, "h,q", "hq");
+    node(g, GRAPH_OP_ADD, "hq,bias", "y");
+    finish(g, "y");
+    float *x = eighths((size_t)(M * K));
+    graph_value got = { 0 }, want = { 0 };
+    graph_value in = { .dtype = GDT_F32, .shape = g->tensors[g->inputs[0]].shape, .data = x };
+    lower_options lo = { .machine = gc200(), .tiles = TILES };
+    simulate_result r;
+    char err[1024];
+    bool ok = simulate_graph(g, &lo, &in, &got, &r, err, sizeof err);
+    if (!ok)
+        fprintf(stderr, "\n  %s\n", err);
+    CU_ASSERT_TRUE(ok);
+    if (ok) {
+        *compute_sets = r.plan.compute_sets;
+        CU_ASSERT_TRUE_FATAL(graph_eval(g, &in, &want, err, sizeof err));
+        CU_ASSERT_EQUAL(count_off(&got, &want, 0, 0), 0);
+    }
+    graph_value_free(&got);
+    graph_value_free(&want);
+    free(x);
+    free(w);
+    free(v);
+    free(b);
+    graph_free(g);
+}
+
+/* In the backward pass the six workers share a tile's pieces: the same
+ * values as the forward pass's compute set a piece, in fewer compute sets. */
+static void test_backward_elementwise_pieces(void)
+{
+    uint64_t fwd = 0, bwd = 0;
+    matmul_pieces_case(false, &fwd);
+    matmul_pieces_case(true, &bwd);
+    CU_ASSERT_TRUE(bwd > 0 && bwd * 2 < fwd);
+    printf("(compute sets: %llu a piece, %llu shared) ", (unsigned long long)fwd, (unsigned long long)bwd);
+}
+
 void test_register(void)
 {
     ADD_SUITE("lowering: rows longer than the row codelets take",
               { "reductions in two levels", test_long_reductions },
               { "a long reduction over the first axis", test_long_strided_reduction },
-              { "element-wise ops on long rows and by constants", test_long_rows_elementwise });
+              { "element-wise ops on long rows and by constants", test_long_rows_elementwise },
+              { "backward element-wise ops share a tile's pieces", test_backward_elementwise_pieces });
 }
