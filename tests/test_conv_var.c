@@ -299,22 +299,12 @@ static void cnn_data(graph_value *in, const graph *g)
         cnn_x[i] = (float)((i * 7) % 13) / 6.0f - 1.0f;
     for (int i = 0; i < 4; i++)
         cnn_labels[i] = (i * 2) % 3;
-    for (int i = 0; i < g->n_inputs; i++) {
-        const graph_tensor *t = &g->tensors[g->inputs[i]];
-        in[i] = (graph_value){ .dtype = t->dtype, .shape = t->shape,
-                               .data = !strcmp(t->name, "x") ? (void *)cnn_x : (void *)cnn_labels };
-    }
+    train_inputs(in, g, cnn_x, cnn_labels);
 }
 
 static graph *cnn_trained(const train_options *o, train_info *info)
 {
-    graph *g = cnn();
-    char err[800];
-    bool ok = train_prepare(g, o, true, info, err, sizeof err);
-    if (!ok)
-        fprintf(stderr, "\n  %s\n", err);
-    CU_ASSERT_TRUE_FATAL(ok);
-    return g;
+    return train_built(cnn(), o, info);
 }
 
 /* Within test_train.c's bound: f32 sums of at most 144 products of values

@@ -27,6 +27,7 @@
 #include "frontends/simulate.h"
 #include "graph_fixture.h"
 #include "test_util.h"
+#include "train_fixture.h"
 
 #define D(...) ((const int64_t[]){ __VA_ARGS__ })
 #define BATCH 2
@@ -140,22 +141,12 @@ static void data(graph_value *in, const graph *g)
 {
     for (size_t i = 0; i < sizeof x_data / sizeof x_data[0]; i++)
         x_data[i] = (float)((i * 37) % 23) / 11.0f - 1.0f;
-    for (int i = 0; i < g->n_inputs; i++) {
-        const graph_tensor *t = &g->tensors[g->inputs[i]];
-        in[i] = (graph_value){ .dtype = t->dtype, .shape = t->shape,
-                               .data = !strcmp(t->name, "x") ? (void *)x_data : (void *)label_data };
-    }
+    train_inputs(in, g, x_data, label_data);
 }
 
 static graph *trained(const train_options *o, train_info *info)
 {
-    graph *g = mini_resnet();
-    char err[800];
-    bool ok = train_prepare(g, o, true, info, err, sizeof err);
-    if (!ok)
-        fprintf(stderr, "\n  %s\n", err);
-    CU_ASSERT_TRUE_FATAL(ok);
-    return g;
+    return train_built(mini_resnet(), o, info);
 }
 
 /* The per-element bound of validate --train in f32: 2^-18 sqrt(L)

@@ -55,22 +55,12 @@ static void data(graph_value *in, const graph *g)
         x_data[i] = (float)((i * 7) % 11) / 5.0f - 1.0f;
     for (int i = 0; i < 8; i++)
         label_data[i] = (i * 5) % 3;
-    for (int i = 0; i < g->n_inputs; i++) {
-        const graph_tensor *t = &g->tensors[g->inputs[i]];
-        in[i] = (graph_value){ .dtype = t->dtype, .shape = t->shape,
-                               .data = !strcmp(t->name, "x") ? (void *)x_data : (void *)label_data };
-    }
+    train_inputs(in, g, x_data, label_data);
 }
 
 static graph *trained(const train_options *o, train_info *info)
 {
-    graph *g = mlp();
-    char err[800];
-    bool ok = train_prepare(g, o, true, info, err, sizeof err);
-    if (!ok)
-        fprintf(stderr, "\n  %s\n", err);
-    CU_ASSERT_TRUE_FATAL(ok);
-    return g;
+    return train_built(mlp(), o, info);
 }
 
 /* One SGD step simulated against the evaluator's: loss, gradients, weights. */

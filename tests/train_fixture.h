@@ -13,8 +13,29 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "frontends/autodiff.h"
 #include "frontends/graph_eval.h"
 #include "frontends/simulate.h"
+
+/* g (an inference graph) made one training step (train_prepare), fused. */
+static inline graph *train_built(graph *g, const train_options *o, train_info *info)
+{
+    char err[800];
+    bool ok = train_prepare(g, o, true, info, err, sizeof err);
+    if (!ok)
+        fprintf(stderr, "\n  %s\n", err);
+    CU_ASSERT_TRUE_FATAL(ok);
+    return g;
+}
+
+/* The step's inputs: "x" takes x, every other input (the labels) labels. */
+static inline void train_inputs(graph_value *in, const graph *g, void *x, void *labels)
+{
+    for (int i = 0; i < g->n_inputs; i++) {
+        const graph_tensor *t = &g->tensors[g->inputs[i]];
+        in[i] = (graph_value){ .dtype = t->dtype, .shape = t->shape, .data = !strcmp(t->name, "x") ? x : labels };
+    }
+}
 
 /* got within atol + rtol |want| of want, element by element (f32). */
 static inline void train_expect_close(const graph_value *got, const graph_value *want, const char *what, double atol,
