@@ -251,7 +251,8 @@ static void batch_free(ew_batch *b)
 static size_t *pieces_by_tile(lowering *lw, const ltensor *lo, size_t **start, size_t *groups)
 {
     size_t *order = malloc((lo->n + 1) * sizeof *order), *st = malloc((lo->n + 2) * sizeof *st);
-    size_t *count = calloc(lw->tiles + 1, sizeof *count), *slot = malloc((lw->tiles + 1) * sizeof *slot);
+    /* pieces name program tiles: every pipeline stage's, not only chip 0's */
+    size_t *count = calloc(lw->program_tiles + 1, sizeof *count), *slot = malloc((lw->program_tiles + 1) * sizeof *slot);
     if (!order || !st || !count || !slot) {
         free(order); free(st); free(count); free(slot);
         lw_fail(lw, "out of host memory");
