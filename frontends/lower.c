@@ -173,11 +173,13 @@ static void lower_variables(lowering *lw)
                 lw_fail(lw, "out of host memory");
                 break;
             }
-            for (int64_t o = 0, e = 0; o < d[0]; o++)
-                for (int64_t c = 0; c < d[1]; c++)
-                    for (int64_t yx = 0; yx < d[2] * d[3]; yx++, e++)
-                        memcpy(stored + ((o * d[2] * d[3] + yx) * d[1] + c) * eb, (const uint8_t *)x->init + e * eb,
-                               eb);
+            /* the initial values in the stored order, as the tensor map reorders them */
+            tmap_tensor view = { .element_bytes = eb, .rank = 4 };
+            for (uint32_t a = 0; a < 4; a++) {
+                view.dims[a] = (uint64_t)d[a];
+                view.perm[a] = lt->perm[a];
+            }
+            tmap_permute(&view, x->init, stored, true);
         }
         /* (a weight's row of K: whole rows up to ResNet's 3 x 3 x 512) */
         if (cols && (cols * eb) % 8 == 0 && cols <= (stored ? 8192u : 4096u))
