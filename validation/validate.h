@@ -64,6 +64,9 @@ void validate_free_names(char **names, size_t count);
  * err when the simulation or the reference evaluator fails. */
 int validate_model(const char *model, graph *g, const lower_options *o, FILE *out, char *err, size_t err_size);
 
+/* n values of type dt as f32 (malloc'd; fatal when out of memory). */
+float *validate_as_f32(graph_dtype dt, const void *data, size_t n);
+
 /* The most matmuls and convolutions on one path through g. */
 int validate_matmul_depth(const graph *g);
 

@@ -38,14 +38,19 @@ static const graph_node *producer(const graph *g, int t)
     return p >= 0 && p < g->n_nodes ? &g->nodes[p] : NULL;
 }
 
-static float *as_f32(const graph_value *v, size_t n)
+float *validate_as_f32(graph_dtype dt, const void *data, size_t n)
 {
     float *f = malloc((n ? n : 1) * sizeof *f);
     if (!f)
         fatal("out of memory");
     for (size_t i = 0; i < n; i++)
-        f[i] = (float)graph_load_f64(v->dtype, v->data, i);
+        f[i] = (float)graph_load_f64(dt, data, i);
     return f;
+}
+
+static float *as_f32(const graph_value *v, size_t n)
+{
+    return validate_as_f32(v->dtype, v->data, n);
 }
 
 /* The per-element bounds of a matmul's result against cblas_sgemm:

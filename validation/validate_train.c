@@ -54,22 +54,12 @@ typedef struct train_check {
     double *first_rms;            /* per tensor of sim: the rms of its first step's reference (0: not yet) */
 } train_check;
 
-static float *as_f32(graph_dtype dt, const void *data, size_t n)
-{
-    float *f = malloc((n ? n : 1) * sizeof *f);
-    if (!f)
-        fatal("out of memory");
-    for (size_t i = 0; i < n; i++)
-        f[i] = (float)graph_load_f64(dt, data, i);
-    return f;
-}
-
 /* got against want with the per-element bound c sqrt(L) (|want| + rms),
  * plus extra[k] when given; one report line. */
 static void compare(train_check *tc, int key, const char *what, graph_dtype dt, const void *got, const void *want,
                     size_t n, const double *extra)
 {
-    float *g = as_f32(dt, got, n), *w = as_f32(dt, want, n);
+    float *g = validate_as_f32(dt, got, n), *w = validate_as_f32(dt, want, n);
     double *bound = malloc((n ? n : 1) * sizeof *bound), rms = 0;
     if (!bound)
         fatal("out of memory");
