@@ -69,6 +69,20 @@ static size_t count_off(const graph_value *got, const graph_value *want, double 
     return bad;
 }
 
+/* g simulated and evaluated on n eighths as its input: the elements off
+ * by more than rel |want| + abs_tol (0 when either run failed, which the
+ * runs assert). */
+static size_t off_on_eighths(const graph *g, size_t n, double rel, double abs_tol)
+{
+    float *x = eighths(n);
+    graph_value got = { 0 }, want = { 0 };
+    size_t bad = run_both(g, x, &got, &want) ? count_off(&got, &want, rel, abs_tol) : 0;
+    graph_value_free(&got);
+    graph_value_free(&want);
+    free(x);
+    return bad;
+}
+
 /* op over axis `axis` (keepdims) of x [rows, cols]. */
 static graph *reduce_graph(graph_op op, int64_t rows, int64_t cols, int64_t axis)
 {
@@ -94,19 +108,11 @@ static void test_long_reductions(void)
         for (size_t oi = 0; oi < sizeof ops / sizeof *ops; oi++) {
             int64_t cols = lengths[li];
             graph *g = reduce_graph(ops[oi].op, 3, cols, 1);
-            float *x = eighths((size_t)(3 * cols));
-            graph_value got = { 0 }, want = { 0 };
-            if (run_both(g, x, &got, &want)) {
-                double abs_tol = ops[oi].lse ? (double)(cols + 4) * ldexp(1, -24) : 0;
-                size_t bad = count_off(&got, &want, ops[oi].rel, abs_tol);
-                if (bad)
-                    fprintf(stderr, "\n  %s over %lld: %zu rows off\n", graph_ops[ops[oi].op].name, (long long)cols,
-                            bad);
-                CU_ASSERT_EQUAL(bad, 0);
-            }
-            graph_value_free(&got);
-            graph_value_free(&want);
-            free(x);
+            double abs_tol = ops[oi].lse ? (double)(cols + 4) * ldexp(1, -24) : 0;
+            size_t bad = off_on_eighths(g, (size_t)(3 * cols), ops[oi].rel, abs_tol);
+            if (bad)
+                fprintf(stderr, "\n  %s over %lld: %zu rows off\n", graph_ops[ops[oi].op].name, (long long)cols, bad);
+            CU_ASSERT_EQUAL(bad, 0);
             graph_free(g);
         }
 }
@@ -118,13 +124,7 @@ static void test_long_strided_reduction(void)
     static const graph_op ops[] = { GRAPH_OP_REDUCESUM, GRAPH_OP_REDUCEMAX };
     for (int k = 0; k < 2; k++) {
         graph *g = reduce_graph(ops[k], 9001, 5, 0);
-        float *x = eighths(9001 * 5);
-        graph_value got = { 0 }, want = { 0 };
-        if (run_both(g, x, &got, &want))
-            CU_ASSERT_EQUAL(count_off(&got, &want, 0, 0), 0);
-        graph_value_free(&got);
-        graph_value_free(&want);
-        free(x);
+        CU_ASSERT_EQUAL(off_on_eighths(g, 9001 * 5, 0, 0), 0);
         graph_free(g);
     }
 }
@@ -148,13 +148,7 @@ static void test_long_rows_elementwise(void)
     node(g, GRAPH_OP_SUB, "one,b", "c");
     node(g, GRAPH_OP_MUL, "c,half", "y");
     finish(g, "y");
-    float *x = eighths(3 * 30522);
-    graph_value got = { 0 }, want = { 0 };
-    if (run_both(g, x, &got, &want))
-        CU_ASSERT_EQUAL(count_off(&got, &want, 0, 0), 0);
-    graph_value_free(&got);
-    graph_value_free(&want);
-    free(x);
+    CU_ASSERT_EQUAL(off_on_eighths(g, 3 * 30522, 0, 0), 0);
     graph_free(g);
 }
 
