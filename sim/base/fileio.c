@@ -28,7 +28,30 @@ static const int cleanup_signals[] = { SIGINT, SIGTERM, SIGHUP };
 static struct sigaction previous_action[N_CLEANUP_SIGNALS];
 static atomic_flag handlers_installed = ATOMIC_FLAG_INIT;
 
-/* Async-signal-safe: unlink, sigaction and raise only. */
+/* A cleanup signal that came while a temporary was being created in some
+ * thread (its slot claimed, the file perhaps made but its name not yet
+ * recorded).  The thread that creates it has the signals blocked, so another
+ * thread took the signal; it leaves the signal here and the creating thread,
+ * once the name is recorded, cleans up and ends by it. */
+static atomic_int deferred_signal;
+
+/* Async-signal-safe: unlink, sigaction and raise only.  Every recorded
+ * temporary is removed and the program ends by sig, as without a handler:
+ * the default action, delivered when the handler returns and the signal is
+ * unblocked. */
+static void remove_temporaries_and_end(int sig)
+{
+    for (size_t i = 0; i < MAX_RECORDED_TEMPORARIES; i++)
+        if (atomic_load(&temp_state[i]) == SLOT_IN_USE)
+            unlink(temp_paths[i]);
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    sigaction(sig, &dfl, NULL);
+    raise(sig);
+}
+
 static void on_cleanup_signal(int sig, siginfo_t *info, void *context)
 {
     size_t k = 0;
@@ -49,16 +72,13 @@ static void on_cleanup_signal(int sig, siginfo_t *info, void *context)
     }
     int saved_errno = errno;
     for (size_t i = 0; i < MAX_RECORDED_TEMPORARIES; i++)
-        if (atomic_load(&temp_state[i]) == SLOT_IN_USE)
-            unlink(temp_paths[i]);
-    /* End by the signal, as without the handler: the default action,
-     * delivered when the handler returns and the signal is unblocked. */
-    struct sigaction dfl;
-    memset(&dfl, 0, sizeof dfl);
-    dfl.sa_handler = SIG_DFL;
-    sigemptyset(&dfl.sa_mask);
-    sigaction(sig, &dfl, NULL);
-    raise(sig);
+        if (atomic_load(&temp_state[i]) == SLOT_CLAIMED) {
+            int none = 0;
+            atomic_compare_exchange_strong(&deferred_signal, &none, sig);
+            errno = saved_errno;
+            return;
+        }
+    remove_temporaries_and_end(sig);
     errno = saved_errno;
 }
 
@@ -80,20 +100,37 @@ static void install_cleanup_handlers(void)
     }
 }
 
-static int record_temporary(const char *path)
+/* A free slot, claimed before the temporary is created: a signal taken by
+ * another thread meanwhile waits for the name (deferred_signal). */
+static int claim_slot(void)
 {
-    size_t n = strlen(path) + 1;
-    if (n > MAX_RECORDED_PATH)
-        return -1;
     for (int i = 0; i < MAX_RECORDED_TEMPORARIES; i++) {
         int expected = SLOT_FREE;
-        if (!atomic_compare_exchange_strong(&temp_state[i], &expected, SLOT_CLAIMED))
-            continue;
-        memcpy(temp_paths[i], path, n);
-        atomic_store(&temp_state[i], SLOT_IN_USE);
-        return i;
+        if (atomic_compare_exchange_strong(&temp_state[i], &expected, SLOT_CLAIMED))
+            return i;
     }
     return -1;
+}
+
+/* The name of the temporary just created into the claimed slot (or, when
+ * it was not created, the slot freed); then a signal deferred meanwhile
+ * ends the program, this temporary removed with the others. */
+static int record_temporary(int slot, const char *path, bool created)
+{
+    if (slot >= 0) {
+        size_t n = strlen(path) + 1;
+        if (created && n <= MAX_RECORDED_PATH) {
+            memcpy(temp_paths[slot], path, n);
+            atomic_store(&temp_state[slot], SLOT_IN_USE);
+        } else {
+            atomic_store(&temp_state[slot], SLOT_FREE);
+            slot = -1;
+        }
+    }
+    int sig = atomic_exchange(&deferred_signal, 0);
+    if (sig)
+        remove_temporaries_and_end(sig);
+    return slot;
 }
 
 static void forget_temporary(int slot)
@@ -159,9 +196,9 @@ bool afile_open(atomic_file *f, const char *path, char *err, size_t err_size)
     install_cleanup_handlers();
     sigset_t old_mask;
     block_cleanup_signals(&old_mask);
+    int slot = claim_slot();
     int fd = mkstemp(f->tmp_path);
-    if (fd >= 0)
-        f->slot = record_temporary(f->tmp_path);
+    f->slot = record_temporary(slot, f->tmp_path, fd >= 0);
     pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
     if (fd < 0) {
         snprintf(err, err_size, "%s: cannot create: %s", path, strerror(errno));
