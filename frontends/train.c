@@ -17,6 +17,7 @@
 #include "autodiff.h"
 #include "decompose.h"
 #include "fusion.h"
+#include "merge_common.h"
 #include "ops_impl.h"
 #include "sim/base/diag.h"
 
@@ -499,6 +500,9 @@ bool train_prepare(graph *g, const train_options *o, bool fuse, train_info *info
         return false;
     if (!decompose_graph(g, NULL, err, err_size))
         return false;
+    /* What the backward pass recomputes of the forward pass (a
+     * normalisation's statistics) is taken from the forward pass. */
+    merge_common_nodes(g);
     g->phase = GRAPH_PHASE_FORWARD;
     order_by_phase(g);
     return true;
