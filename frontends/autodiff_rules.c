@@ -576,13 +576,22 @@ bool grad_log_softmax(grad_ctx *c, int k, const int *dy)
 }
 
 /* The normalised x over axes (kept), recomputed: xhat and 1 / sqrt(var + eps). */
-static int normalise(grad_ctx *c, int x, const int64_t *axes, int na, double eps, int *invstd)
+/* The centred input x - mean(x) and 1 / sqrt(var(x) + eps) over axes, in
+ * the ops the forward pass is decomposed into (so that merge_common.c
+ * takes them from the forward pass). */
+static int centre(grad_ctx *c, int x, const int64_t *axes, int na, double eps, int *invstd)
 {
     int mean = grad_reduce(c, GRAPH_OP_REDUCEMEAN, x, axes, na, true);
     int xc = sub(c, x, mean);
     int var = grad_reduce(c, GRAPH_OP_REDUCEMEAN, mul(c, xc, xc), axes, na, true);
     *invstd = grad_unary(c, GRAPH_OP_RECIPROCAL,
                          grad_unary(c, GRAPH_OP_SQRT, add(c, var, scalar_like(c, eps, var))));
+    return xc;
+}
+
+static int normalise(grad_ctx *c, int x, const int64_t *axes, int na, double eps, int *invstd)
+{
+    int xc = centre(c, x, axes, na, eps, invstd);
     return mul(c, xc, *invstd);
 }
 
@@ -615,6 +624,37 @@ bool grad_layernorm(grad_ctx *c, int k, const int *dy)
     return true;
 }
 
+/* BatchNormalization in training mode, in the fewest passes over the
+ * image (as popnn's batch-norm gradients: two per-channel sums, then one
+ * affine combination).  With xc = x - mean and s = 1 / sqrt(var + eps)
+ * from the forward pass, g the scale [1, C, 1, ...] and M the elements a
+ * channel:
+ *   dbias = sum(dy),  dscale = s sum(dy xc),
+ *   dx = g s dy - (g s / M) (dbias + s xc dscale)
+ *      = dy (g s) + xc (-g s^3 sum(dy xc) / M) + (-g s sum(dy) / M),
+ * the three factors per channel. */
+static bool grad_batchnorm_training(grad_ctx *c, const graph_node *n, int dy, int g, const int64_t *axes, int na)
+{
+    int x = n->inputs[0], scale = n->inputs[1], bias = n->inputs[2];
+    int64_t channels = SHAPE(x)->dims[1];
+    double m = (double)graph_shape_numel(SHAPE(x)) / (double)channels;
+    int invstd, xc = centre(c, x, axes, na, graph_attr_float(n, "epsilon"), &invstd);
+    int sum_dy = grad_reduce(c, GRAPH_OP_REDUCESUM, dy, axes, na, true);
+    int sum_dy_xc = grad_reduce(c, GRAPH_OP_REDUCESUM, mul(c, dy, xc), axes, na, true);
+    graph_shape vec = { .rank = 1, .dims = { channels } };
+    if (grad_wanted(c, scale))
+        grad_add(c, scale, grad_reshape(c, mul(c, sum_dy_xc, invstd), &vec));
+    if (grad_wanted(c, bias))
+        grad_add(c, bias, grad_reshape(c, sum_dy, &vec));
+    if (grad_wanted(c, x)) {
+        int gs = mul(c, g, invstd);
+        int k_xc = mul(c, mul(c, gs, mul(c, invstd, invstd)), mul(c, sum_dy_xc, scalar_like(c, -1.0 / m, x)));
+        int k_0 = mul(c, gs, mul(c, sum_dy, scalar_like(c, -1.0 / m, x)));
+        grad_add(c, x, add(c, add(c, mul(c, dy, gs), mul(c, xc, k_xc)), k_0));
+    }
+    return true;
+}
+
 /* BatchNormalization over N and the spatial axes per channel (axis 1):
  * in training mode with the batch's statistics, else with the constant
  * running ones. */
@@ -633,22 +673,17 @@ bool grad_batchnorm(grad_ctx *c, int k, const int *dy)
             axes[na++] = d;
     }
     double eps = graph_attr_float(&n, "epsilon");
-    int s = grad_reshape(c, scale, &chan), xhat, invstd;
-    if (graph_attr_int(&n, "training_mode")) {
-        xhat = normalise(c, x, axes, na, eps, &invstd);
-    } else {
-        invstd = grad_reshape(c, grad_unary(c, GRAPH_OP_RECIPROCAL, grad_unary(c, GRAPH_OP_SQRT,
+    int s = grad_reshape(c, scale, &chan);
+    if (graph_attr_int(&n, "training_mode"))
+        return grad_batchnorm_training(c, &n, dy[0], s, axes, na);
+    int invstd = grad_reshape(c, grad_unary(c, GRAPH_OP_RECIPROCAL, grad_unary(c, GRAPH_OP_SQRT,
                                             add(c, var_in, scalar_like(c, eps, var_in)))), &chan);
-        xhat = mul(c, sub(c, x, grad_reshape(c, n.inputs[3], &chan)), invstd);
-    }
+    int xhat = mul(c, sub(c, x, grad_reshape(c, n.inputs[3], &chan)), invstd);
     if (grad_wanted(c, scale))
         grad_add(c, scale, grad_reduce(c, GRAPH_OP_REDUCESUM, mul(c, dy[0], xhat), axes, na, false));
     if (grad_wanted(c, bias))
         grad_add(c, bias, grad_reduce(c, GRAPH_OP_REDUCESUM, dy[0], axes, na, false));
-    if (grad_wanted(c, x)) {
-        int dxhat = mul(c, dy[0], s);
-        grad_add(c, x, graph_attr_int(&n, "training_mode") ? normalise_back(c, dxhat, xhat, invstd, axes, na)
-                                                            : mul(c, dxhat, invstd));
-    }
+    if (grad_wanted(c, x))
+        grad_add(c, x, mul(c, mul(c, dy[0], s), invstd));
     return true;
 }
