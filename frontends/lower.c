@@ -199,7 +199,8 @@ static void lower_variables(lowering *lw)
 
 /* The end of a step: each variable takes its update's value, copied into
  * its pieces (the exchange brings what another tile computed), in one
- * phase after the last op.  Both are kept in the same order (lower_layout.c
+ * phase after the last op; an update written over its variable's pieces
+ * (the optimizer's last op, in place) has nothing to copy.  Both are kept in the same order (lower_layout.c
  * pairs a channels-last variable with a channels-last update), so the copy
  * is of the stored elements. */
 static void lower_updates(lowering *lw)
@@ -217,6 +218,15 @@ static void lower_updates(lowering *lw)
                     g->tensors[x->update].name, lu->permuted ? "channels-last" : "in its own order");
             break;
         }
+        bool in_place = lu->n == lv->n;
+        for (size_t k = 0; k < lv->n && in_place; k++)
+            in_place = lu->p[k].tile == lv->p[k].tile && lu->p[k].addr == lv->p[k].addr &&
+                       lu->p[k].first == lv->p[k].first && lu->p[k].count == lv->p[k].count;
+        if (in_place) {                     /* written over the variable (lower_elementwise.c) */
+            lw->rep->updates_in_place++;
+            continue;
+        }
+        lw->rep->updates_copied++;
         for (size_t k = 0; k < lv->n && !lw->failed; k++)
             lw_fetch_into(lw, x->update, lv->p[k].first, lv->p[k].count, lv->p[k].tile, lv->p[k].addr);
     }

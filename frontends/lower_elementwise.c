@@ -41,26 +41,48 @@ bool lw_lower_unary(lowering *lw, const graph_node *n, int index)
     return lw_lower_unary_fn(lw, n, index, lw_op_rules[n->op].function);
 }
 
+/* Variable r's new value `out` (its update, or a view of it) computed by
+ * node `index` from r itself, with no later node reading r: written over
+ * r's pieces, the optimizer updating the weight in place, as Poplar's
+ * do; the end of the step then has nothing to copy (lower_updates). */
+static bool variable_updated_in_place(lowering *lw, int r, int out, int index)
+{
+    const graph *g = lw->g;
+    const graph_tensor *v = &g->tensors[r];
+    if (!v->is_variable || v->update < 0 || lw->tensor[v->update].root != out)
+        return false;
+    for (int k = index + 1; k < g->n_nodes; k++)
+        for (int i = 0; i < g->nodes[k].n_inputs; i++)
+            if (g->nodes[k].inputs[i] >= 0 && lw->tensor[g->nodes[k].inputs[i]].root == r)
+                return false;
+    return true;
+}
+
 /* Output `out` of node `index` in the storage of its input `in` when this
  * node is the last to read that storage (the codelets write out over in0
  * element by element: vtx_unary_f32 and vtx_binary_f32 allow out = in):
  * the same pieces, and the blocks handed from in's storage to out, so
  * that they go back to the tiles after out's last reader (counted as
- * reused storage).  Not for the graph's inputs, outputs, variables and
- * constants, nor when the other operand (-1 none) reads the same storage.  False when it may not. */
+ * reused storage).  Not for the graph's inputs, outputs and constants,
+ * nor when the other operand (-1 none) reads the same storage; a variable
+ * only for its update (variable_updated_in_place), its storage staying
+ * its own.  False when it may not. */
 static bool place_in_place(lowering *lw, int out, int in, int other, int index)
 {
     int r = lw->tensor[in].root;
     ltensor *li = &lw->tensor[in], *root = &lw->tensor[r], *lo = &lw->tensor[out];
     const graph_tensor *gr = lw_gt(lw, r);
-    if (lw->last_reader[r] != index || root->released || !root->n_blocks || lo->root != out || lo->n ||
-        gr->is_input || gr->is_output || gr->is_variable || gr->data ||
+    bool variable = gr->is_variable && variable_updated_in_place(lw, r, out, index);
+    if ((!variable && (lw->last_reader[r] != index || root->released || !root->n_blocks || gr->is_variable)) ||
+        lo->root != out || lo->n || gr->is_input || gr->is_output || gr->data ||
         li->element_bytes != lo->element_bytes || !li->placed || (other >= 0 && lw->tensor[other].root == r) ||
         graph_shape_numel(&lw_gt(lw, in)->shape) != graph_shape_numel(&lw_gt(lw, out)->shape))
         return false;
     for (size_t k = 0; k < li->n; k++)
         if (!lw_add_piece(lw, out, li->p[k].tile, li->p[k].addr, li->p[k].first, li->p[k].count))
             return false;
+    if (variable)
+        return true;
     if (!lw_grow((void **)&lo->blocks, &lo->cap_blocks, lo->n_blocks + root->n_blocks, sizeof *lo->blocks))
         return lw_fail(lw, "out of host memory");
     memcpy(lo->blocks + lo->n_blocks, root->blocks, root->n_blocks * sizeof *root->blocks);
@@ -70,7 +92,6 @@ static bool place_in_place(lowering *lw, int out, int in, int other, int index)
     root->n_blocks = 0;
     return true;
 }
-
 
 /* ---- tiles that hold many pieces of the output ----------------------------
  * A matmul's output comes as a piece per row of each block, so a tile may

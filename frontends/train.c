@@ -323,10 +323,10 @@ static int update_weight(builder *b, const train_options *o, int w, int g, const
             int trust = scaled(b, ratio_or_one(b, wn, add(b, gn, scaled(b, wn, o->weight_decay))), o->lars_eta);
             gw = mul(b, gw, trust);
         }
-        /* w + (-lr) g: the step's product first, so that the sum may
-         * take its storage (equal to w - lr g in f32: negation is exact) */
+        /* w + (-lr) g (equal to w - lr g in f32: negation is exact), w
+         * first, so that the sum is written over w (lower_elementwise.c) */
         if (!o->momentum)
-            return add(b, scaled(b, gw, -o->lr), w);
+            return add(b, w, scaled(b, gw, -o->lr));
         int v = state_of(b, w, "momentum", info);
         int vn = add(b, scaled(b, v, o->momentum), gw);
         graph_set_update(gr, v, vn);

@@ -20,6 +20,7 @@
 
 #include "frontends/autodiff.h"
 #include "frontends/graph_eval.h"
+#include "frontends/lower.h"
 #include "frontends/simulate.h"
 #include "graph_fixture.h"
 #include "test_util.h"
@@ -85,6 +86,32 @@ static void test_step_matches_reference(void)
     CU_ASSERT_EQUAL(train_check_step(sim, ref, in, &lo, 1e-4, 1e-3), 8);
     graph_free(sim);
     graph_free(ref);
+}
+
+/* The optimizer's last op writes each weight's new value over the weight
+ * (SGD: w + (-lr) g; with momentum: w - lr v), so the end of the step
+ * copies only the momentum states; either way the step matches the
+ * evaluator's (the plain SGD step: test_sgd_update_formula). */
+static void test_weights_updated_in_place(void)
+{
+    for (int momentum = 0; momentum < 2; momentum++) {
+        train_options o;
+        train_options_default(&o);
+        o.loss = "softmax-ce:logits:labels";
+        o.lr = 0.5;
+        o.momentum = momentum ? 0.9 : 0;
+        train_info info;
+        graph *g = trained(&o, &info);
+        lower_options lo = { .machine = gc200(), .tiles = 16 };
+        lower_report rep;
+        char err[512];
+        ipu_exe *e = lower_graph(g, &lo, &rep, err, sizeof err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+        CU_ASSERT_EQUAL(rep.updates_in_place, 4);
+        CU_ASSERT_EQUAL(rep.updates_copied, momentum ? 4 : 0);
+        exe_free(e);
+        graph_free(g);
+    }
 }
 
 /* Plain SGD: the new weight is w - lr g exactly as the evaluator's gradient says. */
@@ -182,6 +209,7 @@ void test_register(void)
     ADD_SUITE("train",
               { "an SGD step simulated against the evaluator's", test_step_matches_reference },
               { "SGD: w - lr g", test_sgd_update_formula },
+              { "weights updated in place by the optimizer", test_weights_updated_in_place },
               { "the loss falls over 20 simulated steps (SGD, Adam, LAMB, LARS)", test_loss_falls },
               { "bad loss specs", test_bad_loss_specs });
 }

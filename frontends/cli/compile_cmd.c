@@ -250,6 +250,9 @@ int cmd_compile(int argc, char **argv, const command *self)
            100.0 * (double)rep.max_tile_bytes / (double)rep.memory_bytes, rep.input_streams, rep.output_streams);
     printf("tensor storage: %.3g MB a chip placed where dead tensors were (a tensor's memory goes back to its "
            "tiles after its last reader)\n", (double)rep.reused_bytes / 1e6);
+    if (rep.updates_in_place + rep.updates_copied)
+        printf("variables: %u updated in place by the optimizer's last op, %u copied in at the end of the step\n",
+               rep.updates_in_place, rep.updates_copied);
     if (rep.split_programs)
         printf("control programs in two blocks (no region had room for one): %u tiles\n", rep.split_programs);
     printf("compile time: %.2f s\n", t1 - t0);
