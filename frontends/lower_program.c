@@ -329,6 +329,11 @@ bool lw_write_executable(lowering *lw, ipu_exe *e)
 {
     map_tensors(lw, e);
     if (lw->phases.n > 1) {
+        /* A training step takes a batch: the leading dimension of the
+         * model's first input (images, token sequences), on each replica. */
+        const graph *g = lw->g;
+        if (g->n_inputs && g->tensors[g->inputs[0]].shape.rank)
+            lw->phases.samples = (uint64_t)g->tensors[g->inputs[0]].shape.dims[0] * lw->replicas;
         size_t size;
         char *text = phases_encode(&lw->phases, &size);
         if (!text || !exe_set_blob(&e->bsp, text, size))

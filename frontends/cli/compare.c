@@ -384,16 +384,24 @@ int cmd_compare(int argc, char **argv, const command *self)
                    machine_get(&b->m, MP_tile_clock_hz) / 1e9);
         row_number("cycles (chip that ends last)", "%.0f", (double)a->cycles, (double)b->cycles);
         row_seconds("time", a->seconds, b->seconds);
+        program_phases ph;
+        if (!phase_stats_read(e, &ph, err, sizeof err))
+            fatal("%s: %s", input, err);
+        /* A training step counts its samples (the batch of every replica)
+         * unless --items says otherwise. */
+        if (!(items > 0) && ph.samples) {
+            items = (double)ph.samples;
+            item_name = "samples";
+        }
         if (items > 0) {
             char label[96];
             snprintf(label, sizeof label, "throughput (%s/s)", item_name);
             row_number(label, "%.4g", items / a->seconds, items / b->seconds);
         }
-        program_phases ph;
-        if (!phase_stats_read(e, &ph, err, sizeof err))
-            fatal("%s: %s", input, err);
         if (ph.n)
             print_phases(&ph, a, b);
+        if (ph.samples && machine_get(&a->m, MP_chips) > 1)
+            printf("    (each chip's replica steps alone: no gradient all-reduce between them yet)\n");
         printf("\n  critical path (busiest tile of each superstep):\n");
         row_seconds("  compute", a->compute_s, b->compute_s);
         row_seconds("  exchange", a->exchange_s, b->exchange_s);

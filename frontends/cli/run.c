@@ -578,6 +578,16 @@ static void print_phases(const run_program *p, const engine_stats *st)
                pct(k->cycles, all), (unsigned long long)k->compute_cycles, (unsigned long long)k->exchange_cycles,
                (unsigned long long)k->sync_cycles, (unsigned long long)k->wait_cycles, tot[i].supersteps);
     }
+    if (ph.samples) {
+        /* the step ends when the chip that ends last does */
+        double step_s = (double)st->end_ps * 1e-12;
+        uint32_t chips_used = 0;
+        for (uint32_t c = 0; c < st->n_chips; c++)
+            chips_used += st->chips[c].tiles > 0;
+        printf("samples: %llu a step (all replicas), %.4g samples/s%s\n", (unsigned long long)ph.samples,
+               step_s > 0 ? (double)ph.samples / step_s : 0.0,
+               chips_used > 1 ? " (each chip's replica steps alone: no gradient all-reduce between them yet)" : "");
+    }
 }
 
 static void print_report(const run_options *o, run_program *p)

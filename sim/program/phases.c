@@ -23,11 +23,13 @@ bool phases_add(program_phases *ph, uint32_t first, const char *name)
 
 char *phases_encode(const program_phases *ph, size_t *size)
 {
-    size_t cap = (size_t)ph->n * 48 + 1, len = 0;
+    size_t cap = (size_t)ph->n * 48 + 32, len = 0;
     char *s = malloc(cap);
     if (!s)
         return NULL;
     s[0] = 0;
+    if (ph->samples)
+        len += (size_t)snprintf(s, cap, "samples %llu\n", (unsigned long long)ph->samples);
     for (uint32_t i = 0; i < ph->n; i++)
         len += (size_t)snprintf(s + len, cap - len, "superstep %u %s\n", ph->p[i].first_superstep, ph->p[i].name);
     *size = len;
@@ -65,6 +67,18 @@ bool phases_decode(const void *bytes, size_t size, program_phases *ph, char *err
         }
         memcpy(buf, s, n);
         buf[n] = 0;
+        unsigned long long samples;
+        if (line == 1 && n > 8 && buf[8] >= '0' && buf[8] <= '9' && sscanf(buf, "samples %llu%n", &samples, &used) == 1 &&
+            (size_t)used == n) {
+            if (!samples) {
+                snprintf(err, err_size, "phases: line 1: no samples");
+                return false;
+            }
+            ph->samples = samples;
+            s = nl + 1;
+            continue;
+        }
+        used = 0;
         if (sscanf(buf, "superstep %lu %n", &first, &used) != 1 || used == 0 || first > UINT32_MAX ||
             !name_ok(buf + used, n - (size_t)used)) {
             snprintf(err, err_size, "phases: line %u: expected \"superstep N NAME\"", line);

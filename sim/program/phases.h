@@ -8,7 +8,10 @@
  * inference program has one phase, or none recorded.
  *
  * Encoding: text, one line per phase in order, "superstep N NAME\n"
- * (NAME: letters, digits, '_' and '-', at most 15 bytes).
+ * (NAME: letters, digits, '_' and '-', at most 15 bytes), after an
+ * optional first line "samples N\n": the samples one run of the program
+ * (one training step) takes, all replicas together, for samples per
+ * second.
  *
  * Models what PopVision's execution trace shows of a PopART training step
  * (the forward, backward and optimizer programs).  Pipelined steps with
@@ -25,6 +28,7 @@
 
 typedef struct program_phases {
     uint32_t n;
+    uint64_t samples;             /* samples a step, all replicas (0: not recorded) */
     struct program_phase {
         uint32_t first_superstep;
         char name[16];
