@@ -624,12 +624,75 @@ static void fold_blocks(lowering *lw, pixel_block *b, size_t nb, uint64_t c, int
     }
 }
 
+/* The most pieces one tile receives, and the most it sends, in one stage
+ * of a per-channel reduction's combine (PopLibs adds intermediate stages
+ * to a reduction with many partials the same way). */
+#define COMBINE_FAN_IN 64
+/* The most bytes of partial rows a group's tile receives in one stage. */
+#define COMBINE_GROUP_BYTES 65536u
+
+/* Blocks in a group of one stage of the combine tree: enough that at most
+ * COMBINE_FAN_IN groups are left, fewer where the group's rows would take
+ * more than COMBINE_GROUP_BYTES (then a further stage folds the groups). */
+static uint64_t combine_group_size(size_t nb, uint64_t c)
+{
+    uint64_t g = (nb + COMBINE_FAN_IN - 1) / COMBINE_FAN_IN, most = COMBINE_GROUP_BYTES / (c * 4);
+    if (g > most)
+        g = most;
+    if (g > COMBINE_FAN_IN)
+        g = COMBINE_FAN_IN;
+    return g < 2 ? 2 : g;
+}
+
+/* One stage of the combine tree: groups of consecutive blocks, each
+ * block's whole partial row sent to the tile of its group's first block
+ * (one piece a block), where the group's rows are folded (combine) into
+ * one partial row; the groups become the blocks (*nb of them). */
+static void combine_groups(lowering *lw, pixel_block *b, size_t *nb, uint64_t c, int combine, const char *what)
+{
+    size_t n = *nb, groups = (n + combine_group_size(n, c) - 1) / combine_group_size(n, c);
+    uint32_t *buf = calloc(groups, sizeof *buf), *head = calloc(groups, sizeof *head);
+    if (!buf || !head) {
+        free(buf); free(head);
+        lw_fail(lw, "out of host memory");
+        return;
+    }
+    for (size_t j = 0; j < groups && !lw->failed; j++) {
+        size_t k0 = j * n / groups, k1 = (j + 1) * n / groups;
+        head[j] = b[k0].tile;
+        buf[j] = lw_scratch_alloc(lw, head[j], (k1 - k0) * c * 4, PREFER_REGION1, 8, what);
+        for (size_t k = k0; k < k1 && buf[j]; k++) {
+            uint32_t dst = buf[j] + (uint32_t)((k - k0) * c * 4);
+            if (b[k].tile == head[j])
+                lw_add_local_copy(lw, head[j], b[k].partial, dst, (uint32_t)c * 4);
+            else
+                lw_add_transfer(lw, b[k].tile, b[k].partial, head[j], dst, (uint32_t)c * 4);
+        }
+    }
+    if (!lw->failed)
+        lw_end_phase(lw);
+    for (size_t j = 0; j < groups && !lw->failed; j++) {
+        size_t k0 = j * n / groups, k1 = (j + 1) * n / groups;
+        uint32_t row = lw_scratch_alloc(lw, head[j], c * 4, PREFER_REGION1, 8, what);
+        if (!row)
+            break;
+        fold_columns(lw, head[j], buf[j], row, (uint32_t)(k1 - k0), c, (uint32_t)c * 4, combine, 1.0f);
+        b[j] = (pixel_block){ head[j], 0, 0, row };
+    }
+    *nb = groups;
+    free(buf);
+    free(head);
+}
+
 /* A reduction over N, H and W of an image kept channels-last
  * (lower_layout.c): in the stored order, the columns of an [N H W, C]
  * matrix folded over its rows, at the speed of a reduction over rows.
- * Stage 1 where the image lies, no exchange (fold_blocks); stage 2 splits
- * the C results over tiles, each receiving its columns of every partial
- * row and folding them (a mean scales by 1 / N H W there). */
+ * Stage 1 where the image lies, no exchange (fold_blocks); with more
+ * partial rows than COMBINE_FAN_IN, stages of groups of them folded on
+ * one tile of each group (combine_groups); the last stage splits the C
+ * results over at most COMBINE_FAN_IN tiles, each receiving its columns
+ * of every partial row and folding them (a mean scales by 1 / N H W
+ * there). */
 static bool reduce_channels_last(lowering *lw, const graph_node *n, int index, int op)
 {
     const graph *g = lw->g;
@@ -653,8 +716,12 @@ static bool reduce_channels_last(lowering *lw, const graph_node *n, int index, i
     if (!lw->failed)
         lw_end_phase(lw);
     fold_blocks(lw, b, nb, c, first, combine, what);
-    /* Stage 2: a tile's columns of every partial row received, then folded. */
+    while (nb > COMBINE_FAN_IN && !lw->failed)
+        combine_groups(lw, b, &nb, c, combine, what);
+    /* The last stage: a tile's columns of every partial row received, then folded. */
     uint32_t tiles = lw_plan_tiles(lw, c, 2, (double)nb * 2.0, 300);
+    if (tiles > COMBINE_FAN_IN)
+        tiles = COMBINE_FAN_IN;
     uint64_t lo[tiles], hi[tiles];
     uint32_t buf[tiles];
     lw_linear_split(c, 2, tiles, lo, hi);
