@@ -224,9 +224,9 @@ static void test_wide_rows(void)
     eighths_case(4, 512, 14, 14);
 }
 
-/* 2048 channels of 576 pixels: a group's rows bounded by their bytes,
- * so more than one stage of groups. */
-static void test_two_stages(void)
+/* 2048 channels of 576 pixels: each group's columns split over several
+ * of its tiles, each folding the group's rows of its columns. */
+static void test_split_groups(void)
 {
     eighths_case(1, 2048, 24, 24);
 }
@@ -261,6 +261,6 @@ void test_register(void)
     ADD_SUITE("lowering: per-channel reductions combined in a tree",
               { "many partial rows of a few channels", test_many_small_rows },
               { "partial rows of 512 channels", test_wide_rows },
-              { "2048 channels in two stages of groups", test_two_stages },
+              { "2048 channels: groups split over several tiles", test_split_groups },
               { "sums of rounded values within the f32 summation bound", test_rounded_sums });
 }
