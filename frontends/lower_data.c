@@ -624,12 +624,162 @@ static void fold_blocks(lowering *lw, pixel_block *b, size_t nb, uint64_t c, int
     }
 }
 
+/* The most pieces one tile receives, and the most it sends, in one
+ * exchange phase of a per-channel reduction's combine: with more partial
+ * rows than this they are first folded in groups (PopLibs adds
+ * intermediate stages to a reduction with many partials the same way). */
+#define COMBINE_FAN_IN 64u
+/* The fewest columns a tile of a group folds: narrower rows are folded
+ * whole on one tile of the group, wider ones split over a few. */
+#define COMBINE_MIN_SPAN 128u
+
+/* The combine of the partial rows: the last stage's ranges of columns
+ * (one a tile), and where range q of partial row j lies when that stage
+ * begins (tile[j * tiles + q], its first column at addr[...]). */
+typedef struct combine_plan {
+    uint32_t tiles;
+    uint64_t lo[COMBINE_FAN_IN], hi[COMBINE_FAN_IN];
+    size_t rows;
+    uint32_t *tile, *addr;
+} combine_plan;
+
+/* The group stage, for more blocks than COMBINE_FAN_IN: groups of
+ * consecutive blocks (at most COMBINE_FAN_IN groups of at most
+ * COMBINE_FAN_IN blocks: there are at most KERNEL_REDUCE_COLS_MAX_ROWS,
+ * 64 x 64, blocks), each group's columns split over up to H of its
+ * tiles along the last stage's ranges (H by COMBINE_MIN_SPAN, at most one
+ * a block and one a range): every block sends each of them its columns
+ * (one piece each), and each folds the group's rows of its columns
+ * (combine).  P->rows are the groups. */
+static void combine_in_groups(lowering *lw, const pixel_block *b, size_t nb, uint64_t c, combine_plan *P,
+                              int combine, const char *what)
+{
+    const uint32_t T = P->tiles;
+    const size_t groups = P->rows;
+    const uint64_t by_width = (c + COMBINE_MIN_SPAN - 1) / COMBINE_MIN_SPAN;
+    uint32_t *buf = calloc(groups * T, sizeof *buf);    /* holder i of group j: [j * T + i] */
+    if (!buf) {
+        lw_fail(lw, "out of host memory");
+        return;
+    }
+    for (int pass = 0; pass < 2 && !lw->failed; pass++) {
+        for (size_t j = 0; j < groups && !lw->failed; j++) {
+            size_t k0 = j * nb / groups, k1 = (j + 1) * nb / groups, gj = k1 - k0;
+            uint64_t h = gj < T ? gj : T;
+            h = h < by_width ? h : by_width;
+            for (uint32_t i = 0; i < h && !lw->failed; i++) {
+                uint32_t qa = (uint32_t)(i * T / h), qb = (uint32_t)((i + 1) * T / h);
+                uint64_t c0 = P->lo[qa], w = P->hi[qb - 1] - c0;
+                uint32_t tile = b[k0 + i * gj / h].tile, *q = &buf[j * T + i];
+                if (!w)
+                    continue;
+                if (pass == 0) {
+                    /* the group's rows of columns [c0, c0 + w) received */
+                    *q = lw_scratch_alloc(lw, tile, gj * w * 4, PREFER_REGION1, 8, what);
+                    for (size_t k = k0; k < k1 && *q; k++) {
+                        uint32_t src = b[k].partial + (uint32_t)(c0 * 4), dst = *q + (uint32_t)((k - k0) * w * 4);
+                        if (b[k].tile == tile)
+                            lw_add_local_copy(lw, tile, src, dst, (uint32_t)w * 4);
+                        else
+                            lw_add_transfer(lw, b[k].tile, src, tile, dst, (uint32_t)w * 4);
+                    }
+                    continue;
+                }
+                /* ... then folded into the group's partial of those columns */
+                uint32_t row = lw_scratch_alloc(lw, tile, w * 4, PREFER_REGION1, 8, what);
+                if (!row)
+                    break;
+                fold_columns(lw, tile, *q, row, (uint32_t)gj, w, (uint32_t)w * 4, combine, 1.0f);
+                for (uint32_t r = qa; r < qb; r++) {
+                    P->tile[j * T + r] = tile;
+                    P->addr[j * T + r] = row + (uint32_t)((P->lo[r] - c0) * 4);
+                }
+            }
+        }
+        if (pass == 0 && !lw->failed)
+            lw_end_phase(lw);
+    }
+    free(buf);
+}
+
+/* The last stage: each tile receives its range of columns of every
+ * partial row and folds them into its piece of the output (a mean scales
+ * by 1 / m there). */
+static void combine_last(lowering *lw, const combine_plan *P, int out, int op, uint64_t m, const char *what)
+{
+    uint32_t buf[COMBINE_FAN_IN];
+    for (uint32_t q = 0; q < P->tiles && !lw->failed; q++) {
+        uint64_t cw = P->hi[q] - P->lo[q];
+        uint32_t tile = lw_tile_of(lw, q);
+        buf[q] = cw ? lw_scratch_alloc(lw, tile, P->rows * cw * 4, PREFER_REGION1, 8, what) : 0;
+        for (size_t j = 0; j < P->rows && buf[q]; j++) {
+            uint32_t from = P->tile[j * P->tiles + q], src = P->addr[j * P->tiles + q];
+            uint32_t dst = buf[q] + (uint32_t)(j * cw * 4);
+            if (from == tile)
+                lw_add_local_copy(lw, tile, src, dst, (uint32_t)cw * 4);
+            else
+                lw_add_transfer(lw, from, src, tile, dst, (uint32_t)cw * 4);
+        }
+    }
+    if (!lw->failed)
+        lw_end_phase(lw);
+    int combine = op == KERNEL_REDUCE_MAX || op == KERNEL_REDUCE_MIN ? op : KERNEL_REDUCE_SUM;
+    for (uint32_t q = 0; q < P->tiles && !lw->failed; q++) {
+        uint64_t cw = P->hi[q] - P->lo[q];
+        if (!cw)
+            continue;
+        uint32_t tile = lw_tile_of(lw, q);
+        uint32_t o = lw_tensor_alloc(lw, out, tile, cw * 4, PREFER_REGION1, 8, false, what);
+        if (!o || !lw_add_piece(lw, out, tile, o, P->lo[q], cw))
+            break;
+        fold_columns(lw, tile, buf[q], o, (uint32_t)P->rows, cw, (uint32_t)cw * 4,
+                     op == KERNEL_REDUCE_MEAN ? KERNEL_REDUCE_MEAN : combine, 1.0f / (float)m);
+    }
+}
+
+/* The combine of nb partial rows of c columns: the last stage's ranges
+ * (at most COMBINE_FAN_IN tiles), the group stage first when there are
+ * more rows than COMBINE_FAN_IN, then the last stage. */
+static void combine_partials(lowering *lw, const pixel_block *b, size_t nb, uint64_t c, int out, int op,
+                             uint64_t m, const char *what)
+{
+    combine_plan P = { .rows = nb };
+    if (nb > COMBINE_FAN_IN) {
+        size_t per = (nb + COMBINE_FAN_IN - 1) / COMBINE_FAN_IN;
+        P.rows = (nb + per - 1) / per;
+    }
+    P.tiles = lw_plan_tiles(lw, c, 2, (double)P.rows * 2.0, 300);
+    if (P.tiles > COMBINE_FAN_IN)
+        P.tiles = COMBINE_FAN_IN;
+    lw_linear_split(c, 2, P.tiles, P.lo, P.hi);
+    P.tile = calloc(P.rows * P.tiles, sizeof *P.tile);
+    P.addr = calloc(P.rows * P.tiles, sizeof *P.addr);
+    if (!P.tile || !P.addr) {
+        lw_fail(lw, "out of host memory");
+    } else if (nb > COMBINE_FAN_IN) {
+        int combine = op == KERNEL_REDUCE_MAX || op == KERNEL_REDUCE_MIN ? op : KERNEL_REDUCE_SUM;
+        combine_in_groups(lw, b, nb, c, &P, combine, what);
+    } else {
+        for (size_t k = 0; k < nb; k++)
+            for (uint32_t q = 0; q < P.tiles; q++) {
+                P.tile[k * P.tiles + q] = b[k].tile;
+                P.addr[k * P.tiles + q] = b[k].partial + (uint32_t)(P.lo[q] * 4);
+            }
+    }
+    if (!lw->failed)
+        combine_last(lw, &P, out, op, m, what);
+    free(P.tile);
+    free(P.addr);
+}
+
 /* A reduction over N, H and W of an image kept channels-last
  * (lower_layout.c): in the stored order, the columns of an [N H W, C]
  * matrix folded over its rows, at the speed of a reduction over rows.
- * Stage 1 where the image lies, no exchange (fold_blocks); stage 2 splits
- * the C results over tiles, each receiving its columns of every partial
- * row and folding them (a mean scales by 1 / N H W there). */
+ * Stage 1 where the image lies, no exchange (fold_blocks); then the
+ * blocks' partial rows combined (combine_partials): with more of them
+ * than COMBINE_FAN_IN, folded in groups first; the last stage splits the
+ * C results over at most COMBINE_FAN_IN tiles, each receiving its columns
+ * of every partial row and folding them. */
 static bool reduce_channels_last(lowering *lw, const graph_node *n, int index, int op)
 {
     const graph *g = lw->g;
@@ -653,36 +803,8 @@ static bool reduce_channels_last(lowering *lw, const graph_node *n, int index, i
     if (!lw->failed)
         lw_end_phase(lw);
     fold_blocks(lw, b, nb, c, first, combine, what);
-    /* Stage 2: a tile's columns of every partial row received, then folded. */
-    uint32_t tiles = lw_plan_tiles(lw, c, 2, (double)nb * 2.0, 300);
-    uint64_t lo[tiles], hi[tiles];
-    uint32_t buf[tiles];
-    lw_linear_split(c, 2, tiles, lo, hi);
-    for (uint32_t q = 0; q < tiles && !lw->failed; q++) {
-        uint64_t cw = hi[q] - lo[q];
-        uint32_t tile = lw_tile_of(lw, q);
-        buf[q] = cw ? lw_scratch_alloc(lw, tile, nb * cw * 4, PREFER_REGION1, 8, what) : 0;
-        for (size_t k = 0; k < nb && buf[q]; k++) {
-            uint32_t src = b[k].partial + (uint32_t)(lo[q] * 4), dst = buf[q] + (uint32_t)(k * cw * 4);
-            if (b[k].tile == tile)
-                lw_add_local_copy(lw, tile, src, dst, (uint32_t)cw * 4);
-            else
-                lw_add_transfer(lw, b[k].tile, src, tile, dst, (uint32_t)cw * 4);
-        }
-    }
     if (!lw->failed)
-        lw_end_phase(lw);
-    for (uint32_t q = 0; q < tiles && !lw->failed; q++) {
-        uint64_t cw = hi[q] - lo[q];
-        if (!cw)
-            continue;
-        uint32_t tile = lw_tile_of(lw, q);
-        uint32_t o = lw_tensor_alloc(lw, out, tile, cw * 4, PREFER_REGION1, 8, false, what);
-        if (!o || !lw_add_piece(lw, out, tile, o, lo[q], cw))
-            break;
-        fold_columns(lw, tile, buf[q], o, (uint32_t)nb, cw, (uint32_t)cw * 4,
-                     op == KERNEL_REDUCE_MEAN ? KERNEL_REDUCE_MEAN : combine, 1.0f / (float)m);
-    }
+        combine_partials(lw, b, nb, c, out, op, m, what);
     free(b);
     return !lw->failed;
 }

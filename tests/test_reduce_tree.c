@@ -1,0 +1,266 @@
+/*
+ * test_reduce_tree.c — per-channel reductions (ReduceSum, ReduceMean,
+ * ReduceMax, ReduceMin over N, H and W) of images kept channels-last on
+ * all 1472 tiles of a GC200, with far more partial rows than one tile
+ * should take: the partials are combined in stages of bounded fan-in.
+ * Each case is compiled, simulated and held against the host evaluator,
+ * and its control programs are read back: in no exchange phase does a
+ * tile receive more than COMBINE_FAN_IN pieces from other tiles, or send
+ * more than that.
+ *
+ * Tolerance.  With inputs multiples of 1/8 in [-2, 2) every partial sum
+ * of up to 2^13 of them is a multiple of 1/8 below 2^14 in magnitude:
+ * exact in f32 in any order, so sums, maxima and minima must equal the
+ * evaluator's bit for bit; a mean is that exact sum times the f32 1 / m
+ * (two roundings against the evaluator's one: within 2 ulp, 2.4e-7
+ * relative).  With inputs of 16 fraction bits the sums round: any order
+ * of adding m terms in f32 (a tree of any shape included) is within
+ * (m - 1) 2^-24 sum |x| of the exact sum (each of the m - 1 additions
+ * rounds a partial sum bounded by sum |x| once), plus the evaluator's
+ * own rounding (2^-24 |sum|).  A partial row lost or counted twice moves
+ * a sum of eighths by at least 1/8 and a maximum or minimum for most
+ * channels.
+ */
+#include <CUnit/CUnit.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frontends/graph_eval.h"
+#include "frontends/lower.h"
+#include "frontends/simulate.h"
+#include "isa/elf/executable.h"
+#include "isa/exchange_port.h"
+#include "graph_fixture.h"
+#include "test_util.h"
+
+#define D(...) ((const int64_t[]){ __VA_ARGS__ })
+/* The most pieces a tile takes or gives in one exchange phase of the
+ * reduction (lower_data.c). */
+#define COMBINE_FAN_IN 64
+
+/* x [n, c, h, w] through a 1x1 MaxPool of stride 1 (the same values, kept
+ * channels-last) and op over N, H and W (kept dims: [1, c, 1, 1]). */
+static graph *stats_graph(graph_op op, int64_t n, int64_t c, int64_t h, int64_t w)
+{
+    graph *g = graph_new("reduce_tree", 15);
+    input(g, "x", 4, D(n, c, h, w));
+    graph_set_attr_ints(node(g, GRAPH_OP_MAXPOOL, "x", "y"), "kernel_shape", D(1, 1), 2);
+    graph_set_attr_ints(node(g, op, "y", "r"), "axes", D(0, 2, 3), 3);
+    finish(g, "r");
+    return g;
+}
+
+/* The step words of tile `tile`'s control program (the .control block
+ * and, when split, .control.1 after it), allocated; *n their count. */
+static uint32_t *control_words(const ipu_exe *e, uint32_t tile, size_t *n)
+{
+    const exe_section *blk[2] = { NULL, NULL };
+    for (size_t s = 0; s < e->n_sections; s++) {
+        const exe_section *sec = &e->sections[s];
+        if (sec->tile == tile && !strcmp(sec->name, ".control"))
+            blk[0] = sec;
+        if (sec->tile == tile && !strcmp(sec->name, ".control.1"))
+            blk[1] = sec;
+    }
+    size_t total = (blk[0] ? blk[0]->size : 0) + (blk[1] ? blk[1]->size : 0);
+    uint32_t *w = malloc(total + 4);
+    CU_ASSERT_FATAL(w != NULL);
+    *n = 0;
+    for (int b = 0; b < 2; b++)
+        if (blk[b] && blk[b]->bytes) {
+            memcpy(w + *n, blk[b]->bytes, blk[b]->size);
+            *n += blk[b]->size / 4;
+        }
+    return w;
+}
+
+/* The most receives from other tiles (*recv) and sends to other tiles
+ * (*send) a tile's control program has between two syncs: its steps
+ * walked one by one (run 4 words, call 3, send and receive 4, jump 2,
+ * sync and end 1). */
+static void tile_fan(const ipu_exe *e, uint32_t tile, uint32_t *recv, uint32_t *send)
+{
+    uint32_t sym[8];
+    static const char *const names[8] = { "ctl_run",  "ctl_call", "ctl_send", "ctl_recv",
+                                          "ctl_sync_chip", "ctl_jump", "ctl_end",  "ctl_sync_system" };
+    for (int k = 0; k < 8; k++) {
+        const exe_symbol *s = exe_find_symbol(e, names[k]);
+        CU_ASSERT_FATAL(s != NULL);
+        sym[k] = s->addr;
+    }
+    size_t n = 0;
+    uint32_t *w = control_words(e, tile, &n);
+    uint32_t r = 0, s = 0;
+    for (size_t i = 0; i < n;) {
+        uint32_t op = w[i];
+        if (op == sym[0]) {
+            i += 4;
+        } else if (op == sym[1]) {
+            i += 3;
+        } else if (op == sym[2] || op == sym[3]) {
+            uint32_t peer = i + 3 < n ? w[i + 3] : XCH_HOST;
+            bool to_tile = peer == XCH_BROADCAST || !(peer & (XCH_HOST | XCH_STREAM_MEMORY));
+            if (to_tile && op == sym[2] && ++s > *send)
+                *send = s;
+            if (to_tile && op == sym[3] && ++r > *recv)
+                *recv = r;
+            i += 4;
+        } else if (op == sym[5]) {
+            i += 2;                 /* the second block follows in w */
+        } else if (op == sym[4] || op == sym[6] || op == sym[7]) {
+            r = s = 0;
+            i++;
+        } else {
+            CU_FAIL("a control step of an unknown kind");
+            break;
+        }
+    }
+    free(w);
+}
+
+/* g compiled for the whole chip: the most pieces any tile receives from
+ * (*recv) or sends to (*send) other tiles in one exchange phase. */
+static void program_fan(const graph *g, uint32_t *recv, uint32_t *send)
+{
+    lower_options lo = { .machine = gc200() };
+    lower_report rep;
+    char err[1024];
+    ipu_exe *e = lower_graph(g, &lo, &rep, err, sizeof err);
+    if (!e)
+        fprintf(stderr, "\n  %s\n", err);
+    CU_ASSERT_FATAL(e != NULL);
+    *recv = *send = 0;
+    for (size_t t = 0; t < e->n_tiles; t++)
+        tile_fan(e, e->tiles[t].tile, recv, send);
+    exe_free(e);
+}
+
+/* g simulated on the whole chip and evaluated on the host with input x:
+ * *got and *want; its cycles on the chip (less the supersteps of the
+ * input and of the output). */
+static uint64_t run_both(const graph *g, float *x, graph_value *got, graph_value *want)
+{
+    graph_value in = { .dtype = GDT_F32, .shape = g->tensors[g->inputs[0]].shape, .data = x };
+    lower_options lo = { .machine = gc200() };
+    simulate_result r;
+    char err[1024];
+    bool ok = simulate_graph(g, &lo, &in, got, &r, err, sizeof err);
+    if (!ok)
+        fprintf(stderr, "\n  %s\n", err);
+    CU_ASSERT_TRUE_FATAL(ok);
+    CU_ASSERT_TRUE_FATAL(graph_eval(g, &in, want, err, sizeof err));
+    return r.cycles - r.input_cycles - r.output_cycles;
+}
+
+/* Channels of got farther from want than rel |want| + abs_tol[c]
+ * (abs_tol NULL: 0). */
+static size_t channels_off(const graph_value *got, const graph_value *want, size_t c, double rel,
+                           const double *abs_tol)
+{
+    size_t bad = 0;
+    for (size_t k = 0; k < c; k++) {
+        double a = ((const float *)got->data)[k], b = ((const float *)want->data)[k];
+        if (!(fabs(a - b) <= rel * fabs(b) + (abs_tol ? abs_tol[k] : 0)))
+            bad++;
+    }
+    return bad;
+}
+
+/* Multiples of 1/8 in [-2, 2), a different pattern in every channel. */
+static float *eighths(size_t n)
+{
+    float *x = malloc(n * sizeof *x);
+    CU_ASSERT_FATAL(x != NULL);
+    for (size_t i = 0; i < n; i++)
+        x[i] = (float)((int)(rnd() * 4.0f)) / 8.0f;
+    return x;
+}
+
+/* Each op over an image of [n, c, h, w] of eighths: exact (a mean within
+ * 2 ulp), and within the fan-in in every exchange phase. */
+static void eighths_case(int64_t n, int64_t c, int64_t h, int64_t w)
+{
+    static const struct { graph_op op; double rel; } ops[] = {
+        { GRAPH_OP_REDUCESUM, 0 }, { GRAPH_OP_REDUCEMEAN, 2.4e-7 },
+        { GRAPH_OP_REDUCEMAX, 0 }, { GRAPH_OP_REDUCEMIN, 0 },
+    };
+    size_t numel = (size_t)(n * c * h * w);
+    float *x = eighths(numel);
+    for (size_t k = 0; k < sizeof ops / sizeof *ops; k++) {
+        graph *g = stats_graph(ops[k].op, n, c, h, w);
+        graph_value got = { 0 }, want = { 0 };
+        uint64_t cycles = run_both(g, x, &got, &want);
+        size_t bad = channels_off(&got, &want, (size_t)c, ops[k].rel, NULL);
+        uint32_t recv = 0, send = 0;
+        program_fan(g, &recv, &send);
+        if (bad || getenv("REDUCE_TREE_VERBOSE"))
+            fprintf(stderr, "\n  %s of [%lld,%lld,%lld,%lld]: %zu channels off, %llu cycles, "
+                    "at most %u receives and %u sends a tile in a phase", graph_ops[ops[k].op].name,
+                    (long long)n, (long long)c, (long long)h, (long long)w, bad, (unsigned long long)cycles,
+                    recv, send);
+        CU_ASSERT_EQUAL(bad, 0);
+        CU_ASSERT_TRUE(recv >= 2 && recv <= COMBINE_FAN_IN);
+        CU_ASSERT_TRUE(send >= 1 && send <= COMBINE_FAN_IN);
+        graph_value_free(&got);
+        graph_value_free(&want);
+        graph_free(g);
+    }
+    free(x);
+}
+
+/* res2's activations at batch 2 of 224 pixels: 6272 pixels of 64
+ * channels, a few pixels a tile (about 1500 partial rows). */
+static void test_many_small_rows(void)
+{
+    eighths_case(2, 64, 56, 56);
+}
+
+/* 512 channels of 784 pixels: a pixel spans tiles, so a partial row a
+ * pixel (784 of them, 2 KB each). */
+static void test_wide_rows(void)
+{
+    eighths_case(4, 512, 14, 14);
+}
+
+/* 2048 channels of 576 pixels: each group's columns split over several
+ * of its tiles, each folding the group's rows of its columns. */
+static void test_split_groups(void)
+{
+    eighths_case(1, 2048, 24, 24);
+}
+
+/* ReduceSum of values with 16 fraction bits over [2, 64, 56, 56]: within
+ * the bound of f32 summation in any order (the file's comment). */
+static void test_rounded_sums(void)
+{
+    const int64_t n = 2, c = 64, h = 56, w = 56, m = n * h * w;
+    size_t numel = (size_t)(n * c * h * w);
+    float *x = malloc(numel * sizeof *x);
+    CU_ASSERT_FATAL(x != NULL);
+    double abs_sum[64] = { 0 }, tol[64];
+    for (size_t i = 0; i < numel; i++) {
+        x[i] = rnd();
+        abs_sum[i / (size_t)(h * w) % (size_t)c] += fabs(x[i]);
+    }
+    for (int k = 0; k < c; k++)
+        tol[k] = (double)(m - 1) * ldexp(abs_sum[k], -24);
+    graph *g = stats_graph(GRAPH_OP_REDUCESUM, n, c, h, w);
+    graph_value got = { 0 }, want = { 0 };
+    run_both(g, x, &got, &want);
+    CU_ASSERT_EQUAL(channels_off(&got, &want, (size_t)c, ldexp(1, -24), tol), 0);
+    graph_value_free(&got);
+    graph_value_free(&want);
+    graph_free(g);
+    free(x);
+}
+
+void test_register(void)
+{
+    ADD_SUITE("lowering: per-channel reductions combined in a tree",
+              { "many partial rows of a few channels", test_many_small_rows },
+              { "partial rows of 512 channels", test_wide_rows },
+              { "2048 channels: groups split over several tiles", test_split_groups },
+              { "sums of rounded values within the f32 summation bound", test_rounded_sums });
+}
