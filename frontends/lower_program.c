@@ -71,6 +71,40 @@ static bool place_steps(lowering *lw, uint32_t i)
     return t->step_base && t->step_base2;
 }
 
+/* After tile i's vertex records or control program found no room: what
+ * the tile holds, appended to the message, so that a model that does not
+ * fit shows what fills the tile (the control program and the records grow
+ * with the exchanges and compute sets the tile takes part in). */
+static void explain_control(lowering *lw, uint32_t i)
+{
+    const ltile *t = &lw->tile[i];
+    const kernel_symbols *k = &lw->kernels;
+    uint64_t runs = 0, recvs = 0, sends = 0, syncs = 0;
+    for (size_t w = 0; w < t->steps.n;) {
+        uint32_t h = t->steps.w[w];
+        size_t n = step_words(lw, h);
+        if (!n)
+            return;
+        runs += h == k->ctl_run || h == k->ctl_call;
+        recvs += h == k->ctl_recv;
+        sends += h == k->ctl_send;
+        syncs += h == k->ctl_sync_chip || h == k->ctl_sync_system;
+        w += n;
+    }
+    size_t len = strlen(lw->err);
+    uint64_t kept = (t->region0_kept_end - lw->region0_start) + (t->region1_kept_end - lw->region1_start);
+    uint64_t rec_bytes = t->records.n * 4;
+    if (t->rec_base && kept >= rec_bytes)
+        kept -= rec_bytes;                          /* the records were placed before the program failed */
+    snprintf(lw->err + len, lw->err_size > len ? lw->err_size - len : 0,
+             "; tile %u holds %llu bytes kept for the run (tensors and variables), %llu of vertex records and "
+             "%llu of control program: %llu compute sets, %llu receives and %llu sends of the exchange "
+             "(16 bytes each), %llu syncs",
+             i, (unsigned long long)kept, (unsigned long long)rec_bytes,
+             (unsigned long long)(t->steps.n * 4), (unsigned long long)runs, (unsigned long long)recvs,
+             (unsigned long long)sends, (unsigned long long)syncs);
+}
+
 static int cmp_alloc(const void *a, const void *b)
 {
     const data_item *x = a, *y = b;
@@ -102,8 +136,10 @@ static bool close_tile(lowering *lw, uint32_t i)
         return false;
     uint32_t rec_bytes = (uint32_t)(t->records.n * 4);
     t->rec_base = rec_bytes ? lw_tile_alloc(lw, i, rec_bytes, PREFER_REGION1, 8, "vertex records") : 0;
-    if (lw->failed || !place_steps(lw, i))
+    if (lw->failed || !place_steps(lw, i)) {
+        explain_control(lw, i);
         return false;
+    }
     for (size_t k = 0; k < t->n_patch; k++)
         t->steps.w[t->patch[k]] += t->rec_base;
     return true;

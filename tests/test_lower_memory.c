@@ -113,6 +113,10 @@ static void test_control_program_in_two_blocks(void)
         ipu_exe *e = lower_graph(g, &lo, &plan, err, sizeof err);
         if (!e) {
             CU_ASSERT(strstr(err, "does not fit: tile") && strstr(err, "for the control program"));
+            /* and what fills the tile */
+            CU_ASSERT(strstr(err, "bytes kept for the run (tensors and variables)") &&
+                      strstr(err, "of control program: ") && strstr(err, " receives and ") &&
+                      strstr(err, " compute sets, "));
             continue;
         }
         exe_free(e);
