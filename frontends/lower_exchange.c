@@ -294,6 +294,99 @@ static int cmp_multicast_recv(const void *a, const void *b)
     return x->order < y->order ? -1 : x->order > y->order;
 }
 
+/* The endpoint word of receive rv on tile i, noted for the replicas. */
+static uint32_t receive_endpoint(lowering *lw, const xfer *rv, enum peer_kind *kind)
+{
+    if (rv->group >= 0) {
+        *kind = PEER_TILE;
+        return xch_multicast_recv((uint32_t)rv->group, lw_global_tile(lw, rv->peer));
+    }
+    bool host = rv->peer & XCH_HOST;
+    *kind = host ? PEER_HOST_IN : PEER_TILE;
+    return host ? rv->peer : lw_global_tile(lw, rv->peer);
+}
+
+/* Tile i's receives in the order they are posted: a run of two or more
+ * from tiles, of the same size into consecutive blocks (a block gathered
+ * from many tiles: a row a tile), as one ctl_recvs step of an endpoint a
+ * receive; the others a ctl_recv each. */
+static void emit_receives(lowering *lw, uint32_t i, const xfer *const *rv, size_t n)
+{
+    ltile *t = &lw->tile[i];
+    for (size_t k = 0; k < n && !lw->failed;) {
+        uint32_t bytes = (rv[k]->bytes + 3u) & ~3u;
+        size_t run = 1;
+        while (k + run < n && !(rv[k]->peer & XCH_HOST) && !(rv[k + run]->peer & XCH_HOST) &&
+               ((rv[k + run]->bytes + 3u) & ~3u) == bytes &&
+               rv[k + run]->addr == rv[k + run - 1]->addr + bytes)
+            run++;
+        enum peer_kind kind;
+        if (run == 1) {
+            lw_push_word(lw, &t->steps, lw->kernels.ctl_recv);
+            lw_push_word(lw, &t->steps, rv[k]->addr);
+            lw_push_word(lw, &t->steps, bytes);
+            lw_push_word(lw, &t->steps, receive_endpoint(lw, rv[k], &kind));
+            lw_note_peer(lw, i, kind);
+        } else {
+            lw_push_word(lw, &t->steps, lw->kernels.ctl_recvs);
+            lw_push_word(lw, &t->steps, rv[k]->addr);
+            lw_push_word(lw, &t->steps, bytes);
+            lw_push_word(lw, &t->steps, (uint32_t)(run - 1));
+            for (size_t j = 0; j < run; j++) {
+                lw_push_word(lw, &t->steps, receive_endpoint(lw, rv[k + j], &kind));
+                lw_note_peer(lw, i, kind);
+            }
+        }
+        k += run;
+    }
+}
+
+/* Tile i's sends in order (the first `groups` as broadcasts when the
+ * tile broadcasts, else those issued): a run of two or more of the same
+ * size from consecutive blocks as one ctl_sends step of an endpoint a
+ * send; the others a ctl_send each. */
+static void emit_sends(lowering *lw, uint32_t i, size_t groups)
+{
+    ltile *t = &lw->tile[i];
+    size_t n = groups ? groups : t->n_sends, k = 0;
+    while (k < n && !lw->failed) {
+        if (!groups && !t->sends[k].emit) {
+            k++;
+            continue;
+        }
+        const xfer *first = &t->sends[k];
+        uint32_t bytes = (first->bytes + 3u) & ~3u, addr_end = first->addr + bytes;
+        size_t run[64], m = 1, j = k + 1;
+        run[0] = k;
+        for (; j < n && m < 64; j++) {
+            const xfer *sd = &t->sends[j];
+            if (!groups && !sd->emit)
+                continue;
+            if (((sd->bytes + 3u) & ~3u) != bytes || sd->addr != addr_end)
+                break;
+            run[m++] = j;
+            addr_end += bytes;
+        }
+        lw_push_word(lw, &t->steps, m == 1 ? lw->kernels.ctl_send : lw->kernels.ctl_sends);
+        lw_push_word(lw, &t->steps, first->addr);
+        lw_push_word(lw, &t->steps, bytes);
+        if (m > 1)
+            lw_push_word(lw, &t->steps, (uint32_t)(m - 1));
+        for (size_t q = 0; q < m; q++) {
+            const xfer *sd = &t->sends[run[q]];
+            if (groups) {
+                lw_push_word(lw, &t->steps, XCH_BROADCAST);
+            } else if (sd->group >= 0) {
+                lw_push_word(lw, &t->steps, xch_multicast_send((uint32_t)sd->group));
+            } else {
+                lw_push_word(lw, &t->steps, lw_global_tile(lw, sd->peer));
+                lw_note_peer(lw, i, PEER_TILE);
+            }
+        }
+        k = run[m - 1] + 1;
+    }
+}
+
 /* End the exchange phase under construction: on every tile the receives
  * (posted first, so no stream waits for its xrecv), the sends, and a chip
  * sync; then the local copies.  A sender whose pieces all go to the same
@@ -310,58 +403,37 @@ bool lw_end_phase(lowering *lw)
             if (!bcast[i] && lw->tile[i].n_sends > 1)
                 multicast_groups(lw, i);
         }
-        const xfer **mc = NULL;
-        size_t cap_mc = 0;
+        const xfer **mc = NULL, **order = NULL;
+        size_t cap_mc = 0, cap_order = 0;
         for (uint32_t i = 0; i < lw->program_tiles && !lw->failed; i++) {
             ltile *t = &lw->tile[i];
-            size_t n_mc = 0;
+            size_t n_mc = 0, n_order = 0;
             for (size_t k = 0; k < t->n_recvs; k++) {
                 const xfer *rv = &t->recvs[k];
+                if (!lw_grow((void **)&order, &cap_order, n_order + 1, sizeof *order))
+                    break;
                 if (rv->group >= 0) {
                     if (!lw_grow((void **)&mc, &cap_mc, n_mc + 1, sizeof *mc))
                         break;
                     mc[n_mc++] = rv;
                     continue;
                 }
-                lw_push_word(lw, &t->steps, lw->kernels.ctl_recv);
-                lw_push_word(lw, &t->steps, rv->addr);
-                lw_push_word(lw, &t->steps, (rv->bytes + 3u) & ~3u);
-                bool host = rv->peer & XCH_HOST;
-                lw_push_word(lw, &t->steps, host ? rv->peer : lw_global_tile(lw, rv->peer));
-                lw_note_peer(lw, i, host ? PEER_HOST_IN : PEER_TILE);
+                order[n_order++] = rv;
             }
             if (n_mc > 1)
                 qsort(mc, n_mc, sizeof *mc, cmp_multicast_recv);
-            for (size_t k = 0; k < n_mc; k++) {
-                lw_push_word(lw, &t->steps, lw->kernels.ctl_recv);
-                lw_push_word(lw, &t->steps, mc[k]->addr);
-                lw_push_word(lw, &t->steps, (mc[k]->bytes + 3u) & ~3u);
-                lw_push_word(lw, &t->steps,
-                             xch_multicast_recv((uint32_t)mc[k]->group, lw_global_tile(lw, mc[k]->peer)));
-                lw_note_peer(lw, i, PEER_TILE);
+            if (n_mc && lw_grow((void **)&order, &cap_order, n_order + n_mc, sizeof *order)) {
+                memcpy(order + n_order, mc, n_mc * sizeof *mc);
+                n_order += n_mc;
             }
-            size_t groups = bcast[i];
-            for (size_t k = 0; k < (groups ? groups : t->n_sends); k++) {
-                const xfer *sd = &t->sends[k];
-                if (!groups && !sd->emit)
-                    continue;
-                lw_push_word(lw, &t->steps, lw->kernels.ctl_send);
-                lw_push_word(lw, &t->steps, sd->addr);
-                lw_push_word(lw, &t->steps, (sd->bytes + 3u) & ~3u);
-                if (groups) {
-                    lw_push_word(lw, &t->steps, XCH_BROADCAST);
-                } else if (sd->group >= 0) {
-                    lw_push_word(lw, &t->steps, xch_multicast_send((uint32_t)sd->group));
-                } else {
-                    lw_push_word(lw, &t->steps, lw_global_tile(lw, sd->peer));
-                    lw_note_peer(lw, i, PEER_TILE);
-                }
-            }
+            emit_receives(lw, i, order, n_order);
+            emit_sends(lw, i, bcast[i]);
             lw_push_word(lw, &t->steps, lw->sync_step);
         }
         for (uint32_t i = 0; i < lw->program_tiles; i++)
             lw->tile[i].n_sends = lw->tile[i].n_recvs = 0;
         free(mc);
+        free(order);
         free(bcast);
         lw->rep->exchange_phases++;
         lw->syncs++;

@@ -17,11 +17,16 @@
 
 /* Words of the control-program step whose handler is h (supervisor.S);
  * 0 for a word that is no handler. */
-static size_t step_words(const lowering *lw, uint32_t h)
+/* The words of the step at w (n words left in the program); 0 when w is
+ * not the start of one. */
+static size_t step_words(const lowering *lw, const uint32_t *w, size_t n)
 {
     const kernel_symbols *k = &lw->kernels;
+    uint32_t h = w[0];
     if (h == k->ctl_run || h == k->ctl_send || h == k->ctl_recv)
         return 4;
+    if (h == k->ctl_recvs || h == k->ctl_sends)
+        return n >= 4 ? 5 + (size_t)w[3] : 0;
     if (h == k->ctl_call)
         return 3;
     if (h == k->ctl_jump)
@@ -56,7 +61,7 @@ static bool place_steps(lowering *lw, uint32_t i)
     size_t w = 0, split = 0;
     while (w < t->steps.n && (w + 2) * 4 + slack <= first_room) {
         split = w;
-        size_t n = step_words(lw, t->steps.w[w]);
+        size_t n = step_words(lw, t->steps.w + w, t->steps.n - w);
         if (!n)
             return lw_fail(lw, "internal: tile %u: word %zu of the control program is no step", i, w);
         w += n;
@@ -82,12 +87,12 @@ static void explain_control(lowering *lw, uint32_t i)
     uint64_t runs = 0, recvs = 0, sends = 0, syncs = 0;
     for (size_t w = 0; w < t->steps.n;) {
         uint32_t h = t->steps.w[w];
-        size_t n = step_words(lw, h);
+        size_t n = step_words(lw, t->steps.w + w, t->steps.n - w);
         if (!n)
             return;
         runs += h == k->ctl_run || h == k->ctl_call;
-        recvs += h == k->ctl_recv;
-        sends += h == k->ctl_send;
+        recvs += h == k->ctl_recv ? 1 : h == k->ctl_recvs ? n - 4 : 0;
+        sends += h == k->ctl_send ? 1 : h == k->ctl_sends ? n - 4 : 0;
         syncs += h == k->ctl_sync_chip || h == k->ctl_sync_system;
         w += n;
     }
@@ -99,7 +104,7 @@ static void explain_control(lowering *lw, uint32_t i)
     snprintf(lw->err + len, lw->err_size > len ? lw->err_size - len : 0,
              "; tile %u holds %llu bytes kept for the run (tensors and variables), %llu of vertex records and "
              "%llu of control program: %llu compute sets, %llu receives and %llu sends of the exchange "
-             "(16 bytes each), %llu syncs",
+             "(16 bytes each; 4 in a run into consecutive blocks), %llu syncs",
              i, (unsigned long long)kept, (unsigned long long)rec_bytes,
              (unsigned long long)(t->steps.n * 4), (unsigned long long)runs, (unsigned long long)recvs,
              (unsigned long long)sends, (unsigned long long)syncs);

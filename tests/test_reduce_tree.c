@@ -78,14 +78,15 @@ static uint32_t *control_words(const ipu_exe *e, uint32_t tile, size_t *n)
 
 /* The most receives from other tiles (*recv) and sends to other tiles
  * (*send) a tile's control program has between two syncs: its steps
- * walked one by one (run 4 words, call 3, send and receive 4, jump 2,
- * sync and end 1). */
+ * walked one by one (run 4 words, call 3, send and receive 4, a run of
+ * n sends or receives 4 + n, jump 2, sync and end 1). */
 static void tile_fan(const ipu_exe *e, uint32_t tile, uint32_t *recv, uint32_t *send)
 {
-    uint32_t sym[8];
-    static const char *const names[8] = { "ctl_run",  "ctl_call", "ctl_send", "ctl_recv",
-                                          "ctl_sync_chip", "ctl_jump", "ctl_end",  "ctl_sync_system" };
-    for (int k = 0; k < 8; k++) {
+    uint32_t sym[10];
+    static const char *const names[10] = { "ctl_run",  "ctl_call", "ctl_send", "ctl_recv",
+                                           "ctl_sync_chip", "ctl_jump", "ctl_end",  "ctl_sync_system",
+                                           "ctl_recvs", "ctl_sends" };
+    for (int k = 0; k < 10; k++) {
         const exe_symbol *s = exe_find_symbol(e, names[k]);
         CU_ASSERT_FATAL(s != NULL);
         sym[k] = s->addr;
@@ -107,6 +108,16 @@ static void tile_fan(const ipu_exe *e, uint32_t tile, uint32_t *recv, uint32_t *
             if (to_tile && op == sym[3] && ++r > *recv)
                 *recv = r;
             i += 4;
+        } else if ((op == sym[8] || op == sym[9]) && i + 3 < n) {
+            for (uint32_t k = 0; k <= w[i + 3] && i + 4 + k < n; k++) {
+                uint32_t peer = w[i + 4 + k];
+                bool to_tile = peer == XCH_BROADCAST || !(peer & (XCH_HOST | XCH_STREAM_MEMORY));
+                if (to_tile && op == sym[8] && ++r > *recv)
+                    *recv = r;
+                if (to_tile && op == sym[9] && ++s > *send)
+                    *send = s;
+            }
+            i += 5 + w[i + 3];
         } else if (op == sym[5]) {
             i += 2;                 /* the second block follows in w */
         } else if (op == sym[4] || op == sym[6] || op == sym[7]) {

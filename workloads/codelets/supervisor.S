@@ -21,6 +21,17 @@
 //   ctl_call, entry, record                     a supervisor codelet (abi.h)
 //   ctl_send, addr, bytes, endpoint             xsend
 //   ctl_recv, addr, bytes, endpoint             xrecv
+//   ctl_sends, addr, bytes, n - 1, endpoint 1 .. endpoint n
+//                                               n xsend of `bytes` each
+//                                               from consecutive blocks
+//                                               from addr, one to each
+//                                               endpoint in turn
+//   ctl_recvs, addr, bytes, n - 1, endpoint 1 .. endpoint n
+//                                               n xrecv of `bytes` each
+//                                               into consecutive blocks
+//                                               from addr, one from each
+//                                               endpoint in turn (a block
+//                                               gathered from many tiles)
 //   ctl_sync_chip                               sync 1: the chip's barrier,
 //                                               ends an exchange phase
 //   ctl_sync_system                             sync 2: every chip's barrier
@@ -92,6 +103,38 @@ ctl_recv:
     ld32    $m3, $m9, $mzero, 3
     xrecv   $m1, $m2, $m3
     add     $m9, $m9, 16
+    ld32    $m1, $m9, $mzero, 0
+    br      $m1
+
+    .align 8
+    .globl ctl_sends
+ctl_sends:
+    ld32    $m5, $m9, $mzero, 1
+    ld32    $m6, $m9, $mzero, 2
+    ld32    $m7, $m9, $mzero, 3
+    add     $m9, $m9, 16
+ctl_sends_next:
+    ld32    $m3, $m9, $mzero, 0
+    xsend   $m5, $m6, $m3
+    add     $m5, $m5, $m6
+    add     $m9, $m9, 4
+    brnzdec $m7, ctl_sends_next
+    ld32    $m1, $m9, $mzero, 0
+    br      $m1
+
+    .align 8
+    .globl ctl_recvs
+ctl_recvs:
+    ld32    $m5, $m9, $mzero, 1
+    ld32    $m6, $m9, $mzero, 2
+    ld32    $m7, $m9, $mzero, 3
+    add     $m9, $m9, 16
+ctl_recvs_next:
+    ld32    $m3, $m9, $mzero, 0
+    xrecv   $m5, $m6, $m3
+    add     $m5, $m5, $m6
+    add     $m9, $m9, 4
+    brnzdec $m7, ctl_recvs_next
     ld32    $m1, $m9, $mzero, 0
     br      $m1
 
