@@ -494,6 +494,7 @@ static void free_lowering(lowering *lw)
             ltile *t = &lw->tile[i];
             free(t->steps.w);
             free(t->records.w);
+            free(t->shared);
             free(t->patch);
             free(t->sends);
             free(t->recvs);

@@ -45,12 +45,67 @@ static bool lw_patch_here(lowering *lw, uint32_t tile)
     return true;
 }
 
+static uint64_t hash_words(const uint32_t *w, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ w[i]) * 1099511628211ull;
+    return h;
+}
+
+/* The six records just made at rec0 (bytes of them, the last on the tile)
+ * when the tile already holds the same words for an earlier compute set:
+ * that one's offset, the new ones given back; else rec0, remembered.
+ * Worker records are read-only, except vtx_maxpool_grad_nhwc_f32's (it
+ * keeps its place in them), which are never shared.  Poplar likewise
+ * keeps one copy of identical vertex state. */
+static uint32_t share_records(lowering *lw, uint32_t tile, uint32_t entry, uint32_t rec0, uint32_t bytes)
+{
+    ltile *t = &lw->tile[tile];
+    if (entry == lw->kernels.vtx_maxpool_grad_nhwc_f32 || (size_t)rec0 + bytes != t->records.n * 4)
+        return rec0;
+    const uint32_t *w = t->records.w + rec0 / 4;
+    uint64_t h = hash_words(w, bytes / 4) ^ bytes;
+    if (t->n_shared * 2 >= t->cap_shared) {
+        size_t cap = t->cap_shared ? t->cap_shared * 2 : 64;
+        shared_records *n = calloc(cap, sizeof *n);
+        if (!n) {
+            lw_fail(lw, "out of host memory");
+            return rec0;
+        }
+        for (size_t i = 0; i < t->cap_shared; i++)
+            if (t->shared[i].bytes) {
+                size_t at = (size_t)t->shared[i].hash & (cap - 1);
+                while (n[at].bytes)
+                    at = (at + 1) & (cap - 1);
+                n[at] = t->shared[i];
+            }
+        free(t->shared);
+        t->shared = n;
+        t->cap_shared = cap;
+    }
+    size_t at = (size_t)h & (t->cap_shared - 1);
+    for (; t->shared[at].bytes; at = (at + 1) & (t->cap_shared - 1)) {
+        const shared_records *e = &t->shared[at];
+        if (e->hash == h && e->bytes == bytes && !memcmp(t->records.w + e->off / 4, w, bytes)) {
+            t->records.n = rec0 / 4;
+            lw->rep->shared_record_bytes += bytes;
+            return e->off;
+        }
+    }
+    t->shared[at] = (shared_records){ h, rec0, bytes };
+    t->n_shared++;
+    return rec0;
+}
+
 /* runall of `entry` on the six records of lw_six_records at offset rec0,
- * each of record_words words. */
+ * each of record_words words (the tile's earlier copy of the same records
+ * when it has one). */
 bool lw_step_run(lowering *lw, uint32_t tile, uint32_t entry, uint32_t rec0, uint32_t record_words)
 {
     ltile *t = &lw->tile[tile];
     uint32_t rec_bytes = padded_words(record_words) * 4;
+    rec0 = share_records(lw, tile, entry, rec0, rec_bytes * CODELET_WORKERS);
     lw_push_word(lw, &t->steps, lw->kernels.ctl_run);
     lw_push_word(lw, &t->steps, entry);
     lw_patch_here(lw, tile);

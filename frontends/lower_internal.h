@@ -78,8 +78,17 @@ typedef struct data_item {
     char name[24];
 } data_item;
 
+/* A compute set's worker records already on a tile (lw_step_run shares
+ * them): where they start, their bytes and a hash of them. */
+typedef struct shared_records {
+    uint64_t hash;
+    uint32_t off, bytes;
+} shared_records;
+
 typedef struct ltile {
     word_vec steps, records;
+    shared_records *shared;           /* open addressing by hash (size a power of two) */
+    size_t n_shared, cap_shared;
     size_t *patch;                    /* step words holding record offsets */
     size_t n_patch, cap_patch;
     xfer *sends, *recvs;

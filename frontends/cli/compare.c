@@ -295,6 +295,20 @@ static cJSON *side_json(const compare_side *s, double items, const char *item_na
     return o;
 }
 
+/* The program's phases; a training step counts its samples (the batch of
+ * every replica) as the items unless --items gave them. */
+static void read_phases(const ipu_exe *e, const char *input, program_phases *ph, double *items,
+                        const char **item_name)
+{
+    char err[256];
+    if (!phase_stats_read(e, ph, err, sizeof err))
+        fatal("%s: %s", input, err);
+    if (!(*items > 0) && ph->samples) {
+        *items = (double)ph->samples;
+        *item_name = "samples";
+    }
+}
+
 int cmd_compare(int argc, char **argv, const command *self)
 {
     char err[2048];
@@ -385,14 +399,7 @@ int cmd_compare(int argc, char **argv, const command *self)
         row_number("cycles (chip that ends last)", "%.0f", (double)a->cycles, (double)b->cycles);
         row_seconds("time", a->seconds, b->seconds);
         program_phases ph;
-        if (!phase_stats_read(e, &ph, err, sizeof err))
-            fatal("%s: %s", input, err);
-        /* A training step counts its samples (the batch of every replica)
-         * unless --items says otherwise. */
-        if (!(items > 0) && ph.samples) {
-            items = (double)ph.samples;
-            item_name = "samples";
-        }
+        read_phases(e, input, &ph, &items, &item_name);
         if (items > 0) {
             char label[96];
             snprintf(label, sizeof label, "throughput (%s/s)", item_name);
