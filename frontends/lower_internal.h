@@ -219,6 +219,9 @@ bool lw_place_linear(lowering *lw, int out, uint64_t gran, uint32_t tiles, const
 uint64_t lw_gran_of(uint32_t eb);
 
 /* Planning. */
+/* The most bytes any tile of the current stage keeps for the run now (the
+ * high-water mark of its kept blocks, those given back since included). */
+uint64_t lw_most_kept(const lowering *lw);
 uint32_t lw_plan_tiles(const lowering *lw, uint64_t n, uint64_t gran, double cycles_per_element,
                        double fixed_cycles);
 void lw_linear_split(uint64_t n, uint64_t gran, uint32_t tiles, uint64_t *lo, uint64_t *hi);

@@ -457,6 +457,10 @@ static bool plan_grid(const lowering *lw, const mm_shape *s, const mm_kind *kd, 
     const uint32_t in_eb = s->f32_inputs ? 4 : 2;
     uint64_t avail = lw->mem_end - ISA_MEMORY_BASE;
     avail = avail > 96 * 1024 ? avail - 96 * 1024 : 0;   /* library, records, control, slack */
+    /* less what the fullest tile keeps already (weights, variables, tensors
+     * still to be read): the op's blocks go beside it */
+    uint64_t kept = lw_most_kept(lw);
+    avail = avail > kept ? avail - kept : 0;
     const uint64_t ngroups = (s->n + kd->n_group - 1) / kd->n_group;
     const bool b_turn = kd->f32 && s->b_act && s->b_transposed;   /* B^T turned on the tile */
     const bool w_parts = s->w_rows && !kd->f32;   /* packed in parts down the column (gather_weight_parts) */

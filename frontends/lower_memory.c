@@ -95,6 +95,18 @@ uint32_t lw_bump_alloc(lowering *lw, uint32_t tile, uint64_t bytes, uint64_t nee
     return note_block(lw, t, (uint32_t)at, bytes) ? (uint32_t)at : 0;
 }
 
+uint64_t lw_most_kept(const lowering *lw)
+{
+    uint64_t most = 0;
+    for (uint32_t i = 0; i < lw->tiles; i++) {
+        const ltile *t = &lw->tile[lw->stage * lw->tiles + i];
+        uint64_t kept = (uint64_t)(t->region0_kept_end - lw->region0_start) + (t->region1_kept_end - lw->region1_start);
+        if (kept > most)
+            most = kept;
+    }
+    return most;
+}
+
 uint32_t lw_tile_alloc(lowering *lw, uint32_t tile, uint64_t bytes, enum region_pref pref, uint32_t align,
                            const char *what)
 {
