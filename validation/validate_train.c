@@ -243,6 +243,12 @@ int validate_training(const char *model, graph *g, const lower_options *o, const
     fprintf(out, "tolerance: 2^%d sqrt(%d) (|want| + rms(want)) per element: %d matmuls and convolutions on the "
                  "longest path of the step, in %s; a weight's change compared, not the weight\n", c_exp,
             tc.depth ? tc.depth : 1, tc.depth, o->f16_matmul ? "f16 (--f16-matmul)" : "f32");
+    bool gradients = false;
+    for (int i = 0; i < g->n_outputs; i++)
+        gradients |= !strncmp(g->tensors[g->outputs[i]].name, "Gradient___", 11);
+    if (!gradients)
+        fprintf(out, "gradients: not outputs of this step; each weight's change (-lr times its gradient under plain "
+                     "SGD) checks them\n");
     graph_value *outs = calloc((size_t)g->n_outputs + 1, sizeof *outs);
     simulate_result r;
     err[0] = 0;
