@@ -606,7 +606,9 @@ static void fold_blocks(lowering *lw, pixel_block *b, size_t nb, uint64_t c, int
 {
     for (size_t k = 0; k < nb && !lw->failed; k++) {
         uint32_t nw = b[k].rows < CODELET_WORKERS ? b[k].rows : CODELET_WORKERS;
-        uint32_t part = lw_scratch_alloc(lw, b[k].tile, nw * c * 4, PREFER_REGION1, 8, what);
+        /* one worker: its partial row is the block's, in the block's slot */
+        uint32_t part = nw == 1 && b[k].partial ? b[k].partial
+                                                : lw_scratch_alloc(lw, b[k].tile, nw * c * 4, PREFER_REGION1, 8, what);
         worker_set ws;
         if (!part || !lw_workers_begin(lw, b[k].tile, KERNEL_REDUCE_COLS_WORDS, b[k].rows, &ws))
             return;
@@ -615,13 +617,63 @@ static void fold_blocks(lowering *lw, pixel_block *b, size_t nb, uint64_t c, int
                                       part + (uint32_t)((uint64_t)w * c * 4), (uint32_t)(ws.hi[w] - ws.lo[w]),
                                       (uint32_t)c, (uint32_t)c * 4, op, 1.0f, false);
         lw_workers_run(lw, b[k].tile, lw->kernels.vtx_reduce_cols_f32, &ws);
-        b[k].partial = part;
         if (nw > 1) {
-            b[k].partial = lw_scratch_alloc(lw, b[k].tile, c * 4, PREFER_REGION1, 8, what);
+            if (!b[k].partial)
+                b[k].partial = lw_scratch_alloc(lw, b[k].tile, c * 4, PREFER_REGION1, 8, what);
             if (b[k].partial)
                 fold_columns(lw, b[k].tile, part, b[k].partial, nw, c, (uint32_t)c * 4, combine, 1.0f);
+        } else {
+            b[k].partial = part;
         }
     }
+}
+
+static int cmp_block_tile(const void *x, const void *y)
+{
+    const pixel_block *a = x, *b = y;
+    return a->tile != b->tile ? (a->tile < b->tile ? -1 : 1) : (a->addr < b->addr ? -1 : a->addr > b->addr);
+}
+
+/* The blocks of one tile given adjacent slots for their partial rows
+ * (b[k].partial set, the blocks sorted by tile), so that fold_blocks'
+ * rows of a tile fold into one there (merge_tile_partials). */
+static void tile_slots(lowering *lw, pixel_block *b, size_t nb, uint64_t c, const char *what)
+{
+    qsort(b, nb, sizeof *b, cmp_block_tile);
+    for (size_t k = 0; k < nb && !lw->failed;) {
+        size_t e = k + 1;
+        while (e < nb && b[e].tile == b[k].tile)
+            e++;
+        if (e - k > 1) {
+            uint32_t rows = lw_scratch_alloc(lw, b[k].tile, (e - k) * c * 4, PREFER_REGION1, 8, what);
+            for (size_t j = k; j < e && rows; j++)
+                b[j].partial = rows + (uint32_t)((j - k) * c * 4);
+        }
+        k = e;
+    }
+}
+
+/* A tile's partial rows (adjacent, tile_slots) folded into its first
+ * block's: one block a tile is left; returns how many. */
+static size_t merge_tile_partials(lowering *lw, pixel_block *b, size_t nb, uint64_t c, int combine,
+                                  const char *what)
+{
+    size_t out = 0;
+    for (size_t k = 0; k < nb && !lw->failed;) {
+        size_t e = k + 1;
+        while (e < nb && b[e].tile == b[k].tile)
+            e++;
+        pixel_block m = b[k];
+        if (e - k > 1) {
+            m.partial = lw_scratch_alloc(lw, b[k].tile, c * 4, PREFER_REGION1, 8, what);
+            if (m.partial)
+                fold_columns(lw, b[k].tile, b[k].partial, m.partial, (uint32_t)(e - k), c, (uint32_t)c * 4, combine,
+                             1.0f);
+        }
+        b[out++] = m;
+        k = e;
+    }
+    return out;
 }
 
 /* The most pieces one tile receives, and the most it sends, in one
@@ -796,13 +848,16 @@ static bool reduce_channels_last(lowering *lw, const graph_node *n, int index, i
     pixel_block *b = pixel_blocks(lw, in, c, (uint64_t)KERNEL_REDUCE_COLS_MAX_ROWS * CODELET_WORKERS, &nb);
     if (!b)
         return false;
-    if (nb > KERNEL_REDUCE_COLS_MAX_ROWS) {
-        free(b);
-        return lw_unsupported(lw, n, index, "a channels-last image in more blocks than the reduce codelet folds");
-    }
     if (!lw->failed)
         lw_end_phase(lw);
+    /* a tile's blocks folded into one partial row: a block a tile */
+    tile_slots(lw, b, nb, c, what);
     fold_blocks(lw, b, nb, c, first, combine, what);
+    nb = merge_tile_partials(lw, b, nb, c, combine, what);
+    if (nb > KERNEL_REDUCE_COLS_MAX_ROWS) {
+        free(b);
+        return lw_unsupported(lw, n, index, "a channels-last image on more tiles than the reduce codelet folds");
+    }
     if (!lw->failed)
         combine_partials(lw, b, nb, c, out, op, m, what);
     free(b);
