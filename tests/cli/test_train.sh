@@ -55,6 +55,7 @@ expect 0 "variables: 4 updated in place by the optimizer's last op, 4 copied in 
 # compare counts a step's samples itself (the batch of x, 32, on each of m2000's 4 replicas)
 "$IPUSIM" compile mlp.onnx --train --loss softmax-ce:logits:labels --lr 0.1 --machine m2000 -o mlp4.elf >/dev/null 2>&1
 expect 0 "throughput \(samples/s\) +[0-9.e+]+ +[0-9.e+]+ +[0-9.]+$" -- "$IPUSIM" compare mlp4.elf
+expect 0 "each chip's replica steps alone: no gradient all-reduce" -- "$IPUSIM" compare mlp4.elf
 expect 0 "^samples: 128 a step \(all replicas\)" -- "$IPUSIM" run mlp4.elf
 expect 0 "updated by adam, lr 0.001" -- "$IPUSIM" compile cnn.onnx --train --loss softmax-ce:logits:labels --optimizer adam --lr 0.001 -o cnn.elf
 
