@@ -951,9 +951,9 @@ static bool fail_no_grid(lowering *lw, const graph_node *n, const mm_shape *s, c
     uint64_t need = kd->k_block * kd->a_eb + kd->k_block * kd->n_group * kd->w_eb + kd->n_group * 4 + 96 * 1024;
     return lw_fail(lw, "%s: node '%s' (%s): does not fit: a tile needs at least %llu bytes for one row of A, "
                    "%u rows and %u columns of B and the row of C, with the library and its records, a tile has "
-                   "%llu", g->source, n->name && n->name[0] ? n->name : "?", graph_ops[n->op].name,
-                   (unsigned long long)need, kd->k_block, kd->n_group,
-                   (unsigned long long)(lw->mem_end - ISA_MEMORY_BASE));
+                   "%llu, of which the fullest keeps %llu already", g->source, n->name && n->name[0] ? n->name : "?",
+                   graph_ops[n->op].name, (unsigned long long)need, kd->k_block, kd->n_group,
+                   (unsigned long long)(lw->mem_end - ISA_MEMORY_BASE), (unsigned long long)lw_most_kept(lw));
 }
 
 static bool plan_described(lowering *lw, const graph_node *n, int index, mm_plan *P);

@@ -107,38 +107,6 @@ ctl_recv:
     br      $m1
 
     .align 8
-    .globl ctl_sends
-ctl_sends:
-    ld32    $m5, $m9, $mzero, 1
-    ld32    $m6, $m9, $mzero, 2
-    ld32    $m7, $m9, $mzero, 3
-    add     $m9, $m9, 16
-ctl_sends_next:
-    ld32    $m3, $m9, $mzero, 0
-    xsend   $m5, $m6, $m3
-    add     $m5, $m5, $m6
-    add     $m9, $m9, 4
-    brnzdec $m7, ctl_sends_next
-    ld32    $m1, $m9, $mzero, 0
-    br      $m1
-
-    .align 8
-    .globl ctl_recvs
-ctl_recvs:
-    ld32    $m5, $m9, $mzero, 1
-    ld32    $m6, $m9, $mzero, 2
-    ld32    $m7, $m9, $mzero, 3
-    add     $m9, $m9, 16
-ctl_recvs_next:
-    ld32    $m3, $m9, $mzero, 0
-    xrecv   $m5, $m6, $m3
-    add     $m5, $m5, $m6
-    add     $m9, $m9, 4
-    brnzdec $m7, ctl_recvs_next
-    ld32    $m1, $m9, $mzero, 0
-    br      $m1
-
-    .align 8
     .globl ctl_sync_chip
 ctl_sync_chip:
     sync    1
@@ -173,3 +141,35 @@ ctl_jump:
     .globl ctl_end
 ctl_end:
     exitz   $mzero
+
+    .align 8
+    .globl ctl_sends
+ctl_sends:
+    ld32    $m5, $m9, $mzero, 1
+    ld32    $m6, $m9, $mzero, 2
+    ld32    $m7, $m9, $mzero, 3
+    add     $m9, $m9, 16
+ctl_sends_next:
+    ld32    $m3, $m9, $mzero, 0
+    xsend   $m5, $m6, $m3
+    add     $m5, $m5, $m6
+    add     $m9, $m9, 4
+    brnzdec $m7, ctl_sends_next
+    ld32    $m1, $m9, $mzero, 0
+    br      $m1
+
+    .align 8
+    .globl ctl_recvs
+ctl_recvs:
+    ld32    $m5, $m9, $mzero, 1
+    ld32    $m6, $m9, $mzero, 2
+    ld32    $m7, $m9, $mzero, 3
+    add     $m9, $m9, 16
+ctl_recvs_next:
+    ld32    $m3, $m9, $mzero, 0
+    xrecv   $m5, $m6, $m3
+    add     $m5, $m5, $m6
+    add     $m9, $m9, 4
+    brnzdec $m7, ctl_recvs_next
+    ld32    $m1, $m9, $mzero, 0
+    br      $m1
