@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph_eval.h"
 #include "sim/base/diag.h"
 
 /* Constants compared by value up to this size; larger ones (weights) only
