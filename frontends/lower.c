@@ -107,11 +107,7 @@ static bool lower_input(lowering *lw, int t)
          * the several tiles whose output rows need them (im2col), so the
          * fewer pixels a tile sends from, the sooner the exchange ends. */
         ltensor *lt = &lw->tensor[t];
-        lt->permuted = true;
-        lt->perm[0] = 0;
-        lt->perm[1] = 2;
-        lt->perm[2] = 3;
-        lt->perm[3] = 1;
+        lw_keep_channels_last(lt, true);
         uint64_t pixel = (uint64_t)g->shape.dims[1];
         while ((pixel * eb) % 8)
             pixel *= 2;
@@ -165,8 +161,7 @@ static void lower_variables(lowering *lw)
         uint8_t *stored = NULL;
         if (lw_weights_channels_last(g, t)) {
             const int64_t *d = x->shape.dims;
-            lt->permuted = true;
-            lt->perm[0] = 0, lt->perm[1] = 2, lt->perm[2] = 3, lt->perm[3] = 1;
+            lw_keep_channels_last(lt, true);
             cols = (uint64_t)(d[1] * d[2] * d[3]);
             stored = malloc(total * eb + 1);
             if (!stored) {

@@ -1312,12 +1312,7 @@ bool lw_lower_pool(lowering *lw, const graph_node *n, int index)
     if ((uint64_t)win.kernel[1] > KERNEL_POOL_MAX_KW)
         return lw_unsupported(lw, n, index, "a window wider than the pool codelet takes");
     bool count_pad = avg && graph_attr_find(n, "count_include_pad") && graph_attr_int(n, "count_include_pad");
-    ltensor *lo = &lw->tensor[out];
-    lo->permuted = oh * ow != 1;      /* 1 x 1 pixels: the same in either order */
-    lo->perm[0] = 0;
-    lo->perm[1] = 2;
-    lo->perm[2] = 3;
-    lo->perm[3] = 1;
+    lw_keep_channels_last(&lw->tensor[out], oh * ow != 1);   /* 1 x 1 pixels: the same in either order */
     char what[96];
     snprintf(what, sizeof what, "tensor '%s'", g->tensors[out].name);
     if (oh * ow == 1)

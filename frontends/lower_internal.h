@@ -290,6 +290,9 @@ bool lw_lower_maxpool_grad(lowering *lw, const graph_node *n, int index);
 bool lw_lower_gather_grad(lowering *lw, const graph_node *n, int index);
 /* Ops that keep their image channels-last (NHWC): convolutions and pools. */
 bool lw_channels_last_op(graph_op op);
+/* Tensor t's storage order: NCHW seen as NHWC (perm 0, 2, 3, 1) when
+ * permuted, else its own (the perm still set, for the views that copy it). */
+void lw_keep_channels_last(ltensor *t, bool permuted);
 /* The tensors kept channels-last (lower_layout.c), per tensor; malloc'd. */
 bool *lw_nhwc_set(const graph *g);
 bool lw_channels_last_ok(const graph *g, const graph_node *n, const char **why);

@@ -336,3 +336,12 @@ bool lw_weight_grad_to_onnx_order(lowering *lw, const graph_node *n, int index)
     free(src);
     return !lw->failed;
 }
+
+void lw_keep_channels_last(ltensor *t, bool permuted)
+{
+    t->permuted = permuted;
+    t->perm[0] = 0;
+    t->perm[1] = 2;
+    t->perm[2] = 3;
+    t->perm[3] = 1;
+}

@@ -1427,14 +1427,9 @@ static bool lower_planned(lowering *lw, mm_plan *P)
     for_each_tile(lw, P, finish_share);
     if (P->s.conv || P->s.wgrad) {
         /* The result is kept channels-last: NCHW seen as NHWC (dW
-         * [Cout, C, KH, KW] as [Cout, KH, KW, C]). */
-        ltensor *lo = &lw->tensor[P->s.out];
-        lo->perm[0] = 0;
-        lo->perm[1] = 2;
-        lo->perm[2] = 3;
-        lo->perm[3] = 1;
-        /* 1 x 1 pixels: the same in either order */
-        lo->permuted = P->s.wgrad ? P->s.kh * P->s.kw != 1 : P->s.oh * P->s.ow != 1;
+         * [Cout, C, KH, KW] as [Cout, KH, KW, C]); 1 x 1 pixels are the
+         * same in either order. */
+        lw_keep_channels_last(&lw->tensor[P->s.out], P->s.wgrad ? P->s.kh * P->s.kw != 1 : P->s.oh * P->s.ow != 1);
     }
     free_plan(P);
     return !lw->failed;

@@ -237,12 +237,7 @@ bool lw_lower_maxpool_grad(lowering *lw, const graph_node *n, int index)
     if (!lw->tensor[x].permuted && !one_pixel)
         return lw_unsupported(lw, n, index, "X must be kept channels-last");
     G.dy_nhwc = lw->tensor[dy].permuted || G.oh * G.ow == 1;
-    ltensor *lo = &lw->tensor[out];
-    lo->permuted = !one_pixel;
-    lo->perm[0] = 0;
-    lo->perm[1] = 2;
-    lo->perm[2] = 3;
-    lo->perm[3] = 1;
+    lw_keep_channels_last(&lw->tensor[out], !one_pixel);
     char what[96];
     snprintf(what, sizeof what, "tensor '%s'", g->tensors[out].name);
     size_t nbl = 0;
