@@ -17,16 +17,6 @@
 #include "ops_impl.h"
 #include "sim/base/diag.h"
 
-static void set_output(graph *g, const graph_node *n, int i, graph_dtype t, const graph_shape *s)
-{
-    if (i >= n->n_outputs || n->outputs[i] < 0)
-        return;
-    graph_tensor *x = &g->tensors[n->outputs[i]];
-    x->dtype = t;
-    x->shape = *s;
-    x->shape_known = true;
-}
-
 static const char *shape_s(const graph_shape *s, char *buf, size_t size)
 {
     return graph_shape_str(s, buf, size);
@@ -182,7 +172,7 @@ bool graph_infer_unary(graph *g, graph_node *n, char *err, size_t err_size)
     const graph_tensor *x = ops_input(g, n, 0);
     if (n->op != GRAPH_OP_IDENTITY && !need_numeric(g, n, 0, err, err_size))
         return false;
-    set_output(g, n, 0, x->dtype, &x->shape);
+    ops_set_output(g, n, 0, x->dtype, &x->shape);
     return true;
 }
 
@@ -199,7 +189,7 @@ bool graph_infer_unary_bool(graph *g, graph_node *n, char *err, size_t err_size)
     if (x->dtype != GDT_BOOL)
         return graph_node_error(g, n, err, err_size, "input '%s' is %s; %s takes bool", x->name,
                                 graph_dtype_name(x->dtype), graph_ops[n->op].name);
-    set_output(g, n, 0, GDT_BOOL, &x->shape);
+    ops_set_output(g, n, 0, GDT_BOOL, &x->shape);
     return true;
 }
 
@@ -210,7 +200,7 @@ bool graph_infer_cast(graph *g, graph_node *n, char *err, size_t err_size)
     if (to <= 0 || to > GDT_BF16 || !graph_dtype_size((graph_dtype)to))
         return graph_node_unsupported(g, n, err, err_size, "cast to %s is not supported",
                                       to > 0 && to <= GDT_BF16 ? graph_dtype_name((graph_dtype)to) : "an unknown type");
-    set_output(g, n, 0, (graph_dtype)to, &x->shape);
+    ops_set_output(g, n, 0, (graph_dtype)to, &x->shape);
     return true;
 }
 
@@ -224,8 +214,8 @@ bool graph_infer_dropout(graph *g, graph_node *n, char *err, size_t err_size)
     if (training && r != 0)
         return graph_node_unsupported(g, n, err, err_size,
                                       "training-mode Dropout (random masks) is not supported");
-    set_output(g, n, 0, x->dtype, &x->shape);
-    set_output(g, n, 1, GDT_BOOL, &x->shape);
+    ops_set_output(g, n, 0, x->dtype, &x->shape);
+    ops_set_output(g, n, 1, GDT_BOOL, &x->shape);
     return true;
 }
 
@@ -252,7 +242,7 @@ bool graph_infer_binary(graph *g, graph_node *n, char *err, size_t err_size)
     if (!need_numeric(g, n, 0, err, err_size) || !same_dtype(g, n, 0, 1, err, err_size) ||
         !broadcast_inputs(g, n, 0, 2, &s, err, err_size))
         return false;
-    set_output(g, n, 0, ops_input(g, n, 0)->dtype, &s);
+    ops_set_output(g, n, 0, ops_input(g, n, 0)->dtype, &s);
     return true;
 }
 
@@ -262,7 +252,7 @@ bool graph_infer_pow(graph *g, graph_node *n, char *err, size_t err_size)
     if (!need_numeric(g, n, 0, err, err_size) || !need_numeric(g, n, 1, err, err_size) ||
         !broadcast_inputs(g, n, 0, 2, &s, err, err_size))
         return false;
-    set_output(g, n, 0, ops_input(g, n, 0)->dtype, &s);
+    ops_set_output(g, n, 0, ops_input(g, n, 0)->dtype, &s);
     return true;
 }
 
@@ -271,7 +261,7 @@ bool graph_infer_compare(graph *g, graph_node *n, char *err, size_t err_size)
     graph_shape s;
     if (!same_dtype(g, n, 0, 1, err, err_size) || !broadcast_inputs(g, n, 0, 2, &s, err, err_size))
         return false;
-    set_output(g, n, 0, GDT_BOOL, &s);
+    ops_set_output(g, n, 0, GDT_BOOL, &s);
     return true;
 }
 
@@ -284,7 +274,7 @@ bool graph_infer_logical(graph *g, graph_node *n, char *err, size_t err_size)
                                     graph_dtype_name(ops_input(g, n, i)->dtype), graph_ops[n->op].name);
     if (!broadcast_inputs(g, n, 0, 2, &s, err, err_size))
         return false;
-    set_output(g, n, 0, GDT_BOOL, &s);
+    ops_set_output(g, n, 0, GDT_BOOL, &s);
     return true;
 }
 
@@ -298,7 +288,7 @@ bool graph_infer_variadic(graph *g, graph_node *n, char *err, size_t err_size)
             return false;
     if (!broadcast_inputs(g, n, 0, n->n_inputs, &s, err, err_size))
         return false;
-    set_output(g, n, 0, ops_input(g, n, 0)->dtype, &s);
+    ops_set_output(g, n, 0, ops_input(g, n, 0)->dtype, &s);
     return true;
 }
 
@@ -311,7 +301,7 @@ bool graph_infer_where(graph *g, graph_node *n, char *err, size_t err_size)
                                 graph_dtype_name(c->dtype));
     if (!same_dtype(g, n, 1, 2, err, err_size) || !broadcast_inputs(g, n, 0, 3, &s, err, err_size))
         return false;
-    set_output(g, n, 0, ops_input(g, n, 1)->dtype, &s);
+    ops_set_output(g, n, 0, ops_input(g, n, 1)->dtype, &s);
     return true;
 }
 
@@ -354,7 +344,7 @@ bool graph_infer_matmul(graph *g, graph_node *n, char *err, size_t err_size)
     if (!need_numeric(g, n, 0, err, err_size) || !same_dtype(g, n, 0, 1, err, err_size) ||
         !matmul_shape(g, n, &ops_input(g, n, 0)->shape, &ops_input(g, n, 1)->shape, &s, err, err_size))
         return false;
-    set_output(g, n, 0, ops_input(g, n, 0)->dtype, &s);
+    ops_set_output(g, n, 0, ops_input(g, n, 0)->dtype, &s);
     return true;
 }
 
@@ -393,7 +383,7 @@ bool graph_infer_gemm(graph *g, graph_node *n, char *err, size_t err_size)
     graph_shape o = { .rank = 2, .dims = { m, nn } };
     if (!bias_fits(g, n, 2, &o, err, err_size))
         return false;
-    set_output(g, n, 0, a->dtype, &o);
+    ops_set_output(g, n, 0, a->dtype, &o);
     return true;
 }
 
@@ -438,7 +428,7 @@ bool graph_infer_fused_matmul(graph *g, graph_node *n, char *err, size_t err_siz
     }
     if (!matmul_shape(g, n, &a->shape, &bs, &s, err, err_size) || !bias_fits(g, n, 2, &s, err, err_size))
         return false;
-    set_output(g, n, 0, a->dtype, &s);
+    ops_set_output(g, n, 0, a->dtype, &s);
     return true;
 }
 
@@ -477,7 +467,7 @@ bool graph_infer_conv(graph *g, graph_node *n, char *err, size_t err_size)
     graph_shape o = { .rank = x->shape.rank, .dims = { x->shape.dims[0], m } };
     for (int i = 0; i < win.n_spatial; i++)
         o.dims[2 + i] = win.out[i];
-    set_output(g, n, 0, x->dtype, &o);
+    ops_set_output(g, n, 0, x->dtype, &o);
     return true;
 }
 
@@ -513,9 +503,9 @@ bool graph_infer_batchnorm(graph *g, graph_node *n, char *err, size_t err_size)
     if (n->n_outputs > 3)
         return graph_node_error(g, n, err, err_size, "has %d outputs, at most 3 from opset 14", n->n_outputs);
     graph_shape cs = { .rank = 1, .dims = { c } };
-    set_output(g, n, 0, x->dtype, &x->shape);
-    set_output(g, n, 1, ops_input(g, n, 3)->dtype, &cs);
-    set_output(g, n, 2, ops_input(g, n, 4)->dtype, &cs);
+    ops_set_output(g, n, 0, x->dtype, &x->shape);
+    ops_set_output(g, n, 1, ops_input(g, n, 3)->dtype, &cs);
+    ops_set_output(g, n, 2, ops_input(g, n, 4)->dtype, &cs);
     return true;
 }
 
@@ -572,9 +562,9 @@ bool graph_infer_layernorm(graph *g, graph_node *n, char *err, size_t err_size)
     graph_shape stat = x->shape;
     for (int i = from; i < stat.rank; i++)
         stat.dims[i] = 1;
-    set_output(g, n, 0, x->dtype, &x->shape);
-    set_output(g, n, 1, (graph_dtype)stash, &stat);
-    set_output(g, n, 2, (graph_dtype)stash, &stat);
+    ops_set_output(g, n, 0, x->dtype, &x->shape);
+    ops_set_output(g, n, 1, (graph_dtype)stash, &stat);
+    ops_set_output(g, n, 2, (graph_dtype)stash, &stat);
     return true;
 }
 
@@ -592,7 +582,7 @@ bool graph_infer_clip(graph *g, graph_node *n, char *err, size_t err_size)
             return graph_node_error(g, n, err, err_size, "%s '%s' must be a scalar of the input's type (%s)",
                                     i == 1 ? "min" : "max", b->name, graph_dtype_name(x->dtype));
     }
-    set_output(g, n, 0, x->dtype, &x->shape);
+    ops_set_output(g, n, 0, x->dtype, &x->shape);
     return true;
 }
 
@@ -605,7 +595,7 @@ bool graph_infer_softmax(graph *g, graph_node *n, char *err, size_t err_size)
     if (!ops_softmax_range(g, n, &from, &to))
         return graph_node_error(g, n, err, err_size, "axis %lld is out of range for rank %d",
                                 (long long)graph_attr_int(n, "axis"), x->shape.rank);
-    set_output(g, n, 0, x->dtype, &x->shape);
+    ops_set_output(g, n, 0, x->dtype, &x->shape);
     return true;
 }
 
@@ -637,8 +627,8 @@ bool graph_infer_pool(graph *g, graph_node *n, char *err, size_t err_size)
     graph_shape o = x->shape;
     for (int i = 0; i < w.n_spatial; i++)
         o.dims[2 + i] = w.out[i];
-    set_output(g, n, 0, x->dtype, &o);
-    set_output(g, n, 1, GDT_I64, &o);
+    ops_set_output(g, n, 0, x->dtype, &o);
+    ops_set_output(g, n, 1, GDT_I64, &o);
     return true;
 }
 
@@ -652,7 +642,7 @@ bool graph_infer_global_pool(graph *g, graph_node *n, char *err, size_t err_size
     graph_shape o = x->shape;
     for (int i = 2; i < o.rank; i++)
         o.dims[i] = 1;
-    set_output(g, n, 0, x->dtype, &o);
+    ops_set_output(g, n, 0, x->dtype, &o);
     return true;
 }
 
@@ -714,7 +704,7 @@ bool graph_infer_reduce(graph *g, graph_node *n, char *err, size_t err_size)
             o.dims[o.rank++] = x->shape.dims[d];
         else if (keep)
             o.dims[o.rank++] = 1;
-    set_output(g, n, 0, x->dtype, &o);
+    ops_set_output(g, n, 0, x->dtype, &o);
     return true;
 }
 
@@ -741,7 +731,7 @@ bool graph_infer_transpose(graph *g, graph_node *n, char *err, size_t err_size)
             o.dims[i] = x->shape.dims[perm[i]];
         }
     }
-    set_output(g, n, 0, x->dtype, &o);
+    ops_set_output(g, n, 0, x->dtype, &o);
     return true;
 }
 
@@ -785,7 +775,7 @@ bool graph_infer_reshape(graph *g, graph_node *n, char *err, size_t err_size)
     }
     if (graph_shape_numel(&o) != total)
         goto mismatch;
-    set_output(g, n, 0, x->dtype, &o);
+    ops_set_output(g, n, 0, x->dtype, &o);
     return true;
 mismatch:
     for (int i = 0; i < o.rank; i++)
@@ -809,7 +799,7 @@ bool graph_infer_flatten(graph *g, graph_node *n, char *err, size_t err_size)
     graph_shape o = { .rank = 2, .dims = { 1, 1 } };
     for (int i = 0; i < r; i++)
         o.dims[i < axis ? 0 : 1] *= x->shape.dims[i];
-    set_output(g, n, 0, x->dtype, &o);
+    ops_set_output(g, n, 0, x->dtype, &o);
     return true;
 }
 
@@ -859,7 +849,7 @@ bool graph_infer_squeeze(graph *g, graph_node *n, char *err, size_t err_size)
     for (int d = 0; d < x->shape.rank; d++)
         if (!(count ? drop[d] : x->shape.dims[d] == 1))
             o.dims[o.rank++] = x->shape.dims[d];
-    set_output(g, n, 0, x->dtype, &o);
+    ops_set_output(g, n, 0, x->dtype, &o);
     return true;
 }
 
@@ -886,7 +876,7 @@ bool graph_infer_unsqueeze(graph *g, graph_node *n, char *err, size_t err_size)
     graph_shape o = { .rank = r };
     for (int d = 0, k = 0; d < r; d++)
         o.dims[d] = add[d] ? 1 : x->shape.dims[k++];
-    set_output(g, n, 0, x->dtype, &o);
+    ops_set_output(g, n, 0, x->dtype, &o);
     return true;
 }
 
@@ -905,7 +895,7 @@ bool graph_infer_expand(graph *g, graph_node *n, char *err, size_t err_size)
         return graph_node_error(g, n, err, err_size, "cannot expand %s to %s", shape_s(&x->shape, s1, sizeof s1),
                                 shape_s(&want, s2, sizeof s2));
     }
-    set_output(g, n, 0, x->dtype, &o);
+    ops_set_output(g, n, 0, x->dtype, &o);
     return true;
 }
 
@@ -935,7 +925,7 @@ bool graph_infer_concat(graph *g, graph_node *n, char *err, size_t err_size)
                                     shape_s(&x0->shape, s1, sizeof s1), shape_s(&x->shape, s2, sizeof s2), a);
         o.dims[a] += x->shape.dims[a];
     }
-    set_output(g, n, 0, x0->dtype, &o);
+    ops_set_output(g, n, 0, x0->dtype, &o);
     return true;
 }
 
@@ -1002,7 +992,7 @@ bool graph_infer_slice(graph *g, graph_node *n, char *err, size_t err_size)
     ops_slice s;
     if (!ops_slice_init(g, n, &s, err, err_size))
         return false;
-    set_output(g, n, 0, ops_input(g, n, 0)->dtype, &s.out);
+    ops_set_output(g, n, 0, ops_input(g, n, 0)->dtype, &s.out);
     return true;
 }
 
@@ -1025,7 +1015,7 @@ bool graph_infer_gather(graph *g, graph_node *n, char *err, size_t err_size)
         o.dims[o.rank++] = idx->shape.dims[d];
     for (int d = a + 1; d < x->shape.rank; d++)
         o.dims[o.rank++] = x->shape.dims[d];
-    set_output(g, n, 0, x->dtype, &o);
+    ops_set_output(g, n, 0, x->dtype, &o);
     return true;
 }
 
@@ -1052,7 +1042,7 @@ bool graph_infer_shape(graph *g, graph_node *n, char *err, size_t err_size)
     int64_t v[GRAPH_MAX_RANK];
     for (int64_t i = 0; i < o.dims[0]; i++)
         v[i] = x->shape.dims[start + i];
-    set_output(g, n, 0, GDT_I64, &o);
+    ops_set_output(g, n, 0, GDT_I64, &o);
     set_output_data(g, n, v);
     return true;
 }
@@ -1063,7 +1053,7 @@ bool graph_infer_size(graph *g, graph_node *n, char *err, size_t err_size)
     (void)err_size;
     int64_t v = graph_shape_numel(&ops_input(g, n, 0)->shape);
     graph_shape o = { 0 };
-    set_output(g, n, 0, GDT_I64, &o);
+    ops_set_output(g, n, 0, GDT_I64, &o);
     set_output_data(g, n, &v);
     return true;
 }
@@ -1104,7 +1094,7 @@ bool graph_infer_constant(graph *g, graph_node *n, char *err, size_t err_size)
             fs[i] = (float)a->floats[i];
         data = fs;
     }
-    set_output(g, n, 0, t, &s);
+    ops_set_output(g, n, 0, t, &s);
     set_output_data(g, n, data);
     free(fs);
     return true;
@@ -1132,7 +1122,7 @@ bool graph_infer_constant_of_shape(graph *g, graph_node *n, char *err, size_t er
             return graph_node_error(g, n, err, err_size, "value must hold one element");
         t = val->tensor->dtype;
     }
-    set_output(g, n, 0, t, &o);
+    ops_set_output(g, n, 0, t, &o);
     return true;
 }
 
@@ -1150,6 +1140,6 @@ bool graph_infer_range(graph *g, graph_node *n, char *err, size_t err_size)
         return graph_node_error(g, n, err, err_size, "delta is 0");
     double count = ceil((v[1] - v[0]) / v[2]);
     graph_shape o = { .rank = 1, .dims = { count > 0 ? (int64_t)count : 0 } };
-    set_output(g, n, 0, t0->dtype, &o);
+    ops_set_output(g, n, 0, t0->dtype, &o);
     return true;
 }

@@ -151,12 +151,10 @@ bool graph_infer_conv_transpose(graph *g, graph_node *n, char *err, size_t err_s
         return graph_node_error(g, n, err, err_size, "inputs must be of one dtype");
     if (b && (b->shape.rank != 1 || b->shape.dims[0] != w.c_x))
         return graph_node_error(g, n, err, err_size, "bias is not [%lld]", (long long)w.c_x);
-    graph_tensor *o = &g->tensors[n->outputs[0]];
-    o->dtype = x->dtype;
-    o->shape = (graph_shape){ .rank = x->shape.rank, .dims = { w.batch, w.c_x } };
+    graph_shape s = { .rank = x->shape.rank, .dims = { w.batch, w.c_x } };
     for (int i = 0; i < w.n_spatial; i++)
-        o->shape.dims[2 + i] = w.x[i];
-    o->shape_known = true;
+        s.dims[2 + i] = w.x[i];
+    ops_set_output(g, n, 0, x->dtype, &s);
     return true;
 }
 
@@ -168,12 +166,10 @@ bool graph_infer_conv_weight_grad(graph *g, graph_node *n, char *err, size_t err
         return false;
     if (ops_input(g, n, 1)->dtype != x->dtype)
         return graph_node_error(g, n, err, err_size, "X and dY must be of one dtype");
-    graph_tensor *o = &g->tensors[n->outputs[0]];
-    o->dtype = x->dtype;
-    o->shape = (graph_shape){ .rank = x->shape.rank, .dims = { w.c_y, w.c_x / w.group } };
+    graph_shape s = { .rank = x->shape.rank, .dims = { w.c_y, w.c_x / w.group } };
     for (int i = 0; i < w.n_spatial; i++)
-        o->shape.dims[2 + i] = w.kernel[i];
-    o->shape_known = true;
+        s.dims[2 + i] = w.kernel[i];
+    ops_set_output(g, n, 0, x->dtype, &s);
     return true;
 }
 

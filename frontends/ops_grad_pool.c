@@ -27,16 +27,6 @@
 #include "graph_eval.h"
 #include "ops_impl.h"
 
-static void set_output(graph *g, const graph_node *n, graph_dtype t, const graph_shape *s)
-{
-    if (n->n_outputs < 1 || n->outputs[0] < 0)
-        return;
-    graph_tensor *x = &g->tensors[n->outputs[0]];
-    x->dtype = t;
-    x->shape = *s;
-    x->shape_known = true;
-}
-
 /* ---- MaxPoolGrad --------------------------------------------------------------- */
 
 /* The forward pool's window over X (kernel_shape, pads, strides...). */
@@ -74,7 +64,7 @@ bool graph_infer_maxpool_grad(graph *g, graph_node *n, char *err, size_t err_siz
                                 graph_shape_str(&dy->shape, a, sizeof a), graph_shape_str(&x->shape, b, sizeof b),
                                 graph_shape_str(&want, a, sizeof a));
     }
-    set_output(g, n, x->dtype, &x->shape);
+    ops_set_output(g, n, 0, x->dtype, &x->shape);
     return true;
 }
 
@@ -189,7 +179,7 @@ bool graph_infer_gather_grad(graph *g, graph_node *n, char *err, size_t err_size
                                 graph_shape_str(&dy->shape, s1, sizeof s1), a,
                                 graph_shape_str(&table, s2, sizeof s2), graph_shape_str(&want, s1, sizeof s1));
     }
-    set_output(g, n, dy->dtype, &table);
+    ops_set_output(g, n, 0, dy->dtype, &table);
     return true;
 }
 

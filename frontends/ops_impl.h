@@ -33,6 +33,17 @@ static inline const graph_tensor *ops_output(const graph *g, const graph_node *n
     return i < n->n_outputs && n->outputs[i] >= 0 ? &g->tensors[n->outputs[i]] : NULL;
 }
 
+/* Output i of n (when present) becomes of type t and shape s, inferred. */
+static inline void ops_set_output(graph *g, const graph_node *n, int i, graph_dtype t, const graph_shape *s)
+{
+    if (i >= n->n_outputs || n->outputs[i] < 0)
+        return;
+    graph_tensor *x = &g->tensors[n->outputs[i]];
+    x->dtype = t;
+    x->shape = *s;
+    x->shape_known = true;
+}
+
 /* An axis in [-rank, rank) as an index in [0, rank); -1 if out of range. */
 int ops_norm_axis(int64_t axis, int rank);
 

@@ -19,16 +19,6 @@
 #include "ops_impl.h"
 #include "sim/base/diag.h"
 
-static void set_output(graph *g, const graph_node *n, int i, graph_dtype t, const graph_shape *s)
-{
-    if (i >= n->n_outputs || n->outputs[i] < 0)
-        return;
-    graph_tensor *x = &g->tensors[n->outputs[i]];
-    x->dtype = t;
-    x->shape = *s;
-    x->shape_known = true;
-}
-
 /* ---- SoftmaxCrossEntropyLoss, NegativeLogLikelihoodLoss ----------------------------------------- */
 
 /* The reduction attribute as 0 (none), 1 (sum) or 2 (mean); -1 otherwise. */
@@ -70,8 +60,8 @@ bool ops_infer_class_loss(graph *g, graph_node *n, char *err, size_t err_size)
         return graph_node_error(g, n, err, err_size, "reduction '%s' is not none, sum or mean",
                                 graph_attr_string(n, "reduction"));
     graph_shape scalar = { .rank = 0 };
-    set_output(g, n, 0, x->dtype, red ? &scalar : &want);
-    set_output(g, n, 1, x->dtype, &x->shape);
+    ops_set_output(g, n, 0, x->dtype, red ? &scalar : &want);
+    ops_set_output(g, n, 1, x->dtype, &x->shape);
     return true;
 }
 
@@ -187,7 +177,7 @@ bool ops_infer_optimizer(graph *g, graph_node *n, char *err, size_t err_size)
                                         x->name, graph_dtype_name(x->dtype), graph_shape_str(&x->shape, s2, sizeof s2));
         }
         for (int k = 0; k * tensors < n->n_outputs; k++)
-            set_output(g, n, k * tensors + i, x->dtype, &x->shape);
+            ops_set_output(g, n, k * tensors + i, x->dtype, &x->shape);
     }
     return true;
 }
