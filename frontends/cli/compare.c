@@ -407,10 +407,7 @@ int cmd_compare(int argc, char **argv, const command *self)
         }
         if (ph.n)
             print_phases(&ph, a, b);
-        uint32_t chips_used = 0;
-        for (uint32_t c = 0; c < a->stats->n_chips; c++)
-            chips_used += a->stats->chips[c].tiles > 0;
-        if (ph.samples && chips_used > 1)
+        if (ph.samples && engine_chips_used(a->stats) > 1)
             printf("    (each chip's replica steps alone: no gradient all-reduce between them yet)\n");
         printf("\n  critical path (busiest tile of each superstep):\n");
         row_seconds("  compute", a->compute_s, b->compute_s);

@@ -581,12 +581,9 @@ static void print_phases(const run_program *p, const engine_stats *st)
     if (ph.samples) {
         /* the step ends when the chip that ends last does */
         double step_s = (double)st->end_ps * 1e-12;
-        uint32_t chips_used = 0;
-        for (uint32_t c = 0; c < st->n_chips; c++)
-            chips_used += st->chips[c].tiles > 0;
         printf("samples: %llu a step (all replicas), %.4g samples/s%s\n", (unsigned long long)ph.samples,
                step_s > 0 ? (double)ph.samples / step_s : 0.0,
-               chips_used > 1 ? " (each chip's replica steps alone: no gradient all-reduce between them yet)" : "");
+               engine_chips_used(st) > 1 ? " (each chip's replica steps alone: no gradient all-reduce between them yet)" : "");
     }
 }
 
@@ -595,9 +592,7 @@ static void print_report(const run_options *o, run_program *p)
     const machine *m = &o->m;
     const engine_stats *st = engine_get_stats(p->g);
     size_t n = engine_tile_count(p->g);
-    uint32_t chips_used = 0;
-    for (uint32_t c = 0; c < st->n_chips; c++)
-        chips_used += st->chips[c].tiles > 0;
+    uint32_t chips_used = engine_chips_used(st);
     printf("%s on %s (%u chip%s x %u tiles, tile clock %.4g GHz; %zu tile%s with code on %u chip%s)\n\n", o->input,
            m->name, st->n_chips, st->n_chips == 1 ? "" : "s", machine_u32(m, MP_tiles_per_chip),
            machine_get(m, MP_tile_clock_hz) / 1e9, n, n == 1 ? "" : "s", chips_used, chips_used == 1 ? "" : "s");

@@ -248,6 +248,14 @@ const uint8_t *engine_stream_buffer(const engine *g, uint32_t n, size_t *size)
 
 const char *engine_message(const engine *g) { return g->message; }
 const engine_stats *engine_get_stats(const engine *g) { return &g->stats; }
+
+uint32_t engine_chips_used(const engine_stats *st)
+{
+    uint32_t used = 0;
+    for (uint32_t c = 0; c < st->n_chips; c++)
+        used += st->chips[c].tiles > 0;
+    return used;
+}
 size_t engine_tile_count(const engine *g) { return g->n_tiles; }
 const ipu_tile *engine_tile_at(const engine *g, size_t i) { return i < g->n_tiles ? &g->tile_state[i].t : NULL; }
 uint64_t engine_chip_clock_hz(const engine *g, uint32_t chip) { return chip < g->chips ? g->chip[chip].hz : 0; }

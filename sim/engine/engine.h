@@ -393,6 +393,8 @@ bool engine_checkpoint_finished(const engine_checkpoint *c);
 /* After engine_run: what stopped it ("" when ENGINE_DONE). */
 const char *engine_message(const engine *g);
 const engine_stats *engine_get_stats(const engine *g);
+/* The chips of st with code on them (a replica or a stage each). */
+uint32_t engine_chips_used(const engine_stats *st);
 /* Host output stream n, or NULL when nothing was sent to it. */
 const uint8_t *engine_host_output(const engine *g, uint32_t stream, size_t *size);
 const uint8_t *engine_stream_buffer(const engine *g, uint32_t n, size_t *size);
