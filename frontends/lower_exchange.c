@@ -11,6 +11,7 @@
 
 #include "lower_ops.h"
 #include "exchange/exchange.h"
+#include "sim/base/hash.h"
 
 /* ---- steps --------------------------------------------------------------- */
 
@@ -45,14 +46,6 @@ static bool lw_patch_here(lowering *lw, uint32_t tile)
     return true;
 }
 
-static uint64_t hash_words(const uint32_t *w, size_t n)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ w[i]) * 1099511628211ull;
-    return h;
-}
-
 /* The six records just made at rec0 (bytes of them, the last on the tile)
  * when the tile already holds the same words for an earlier compute set:
  * that one's offset, the new ones given back; else rec0, remembered.
@@ -65,7 +58,7 @@ static uint32_t share_records(lowering *lw, uint32_t tile, uint32_t entry, uint3
     if (entry == lw->kernels.vtx_maxpool_grad_nhwc_f32 || (size_t)rec0 + bytes != t->records.n * 4)
         return rec0;
     const uint32_t *w = t->records.w + rec0 / 4;
-    uint64_t h = hash_words(w, bytes / 4) ^ bytes;
+    uint64_t h = hash_fnv1a(w, bytes) ^ bytes;
     if (t->n_shared * 2 >= t->cap_shared) {
         size_t cap = t->cap_shared ? t->cap_shared * 2 : 64;
         shared_records *n = calloc(cap, sizeof *n);

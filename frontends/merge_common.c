@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "sim/base/diag.h"
+#include "sim/base/hash.h"
 
 /* Constants compared by value up to this size; larger ones (weights) only
  * by tensor. */
@@ -24,16 +25,6 @@
 static uint64_t mix(uint64_t h, uint64_t v)
 {
     h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-    return h;
-}
-
-/* FNV-1a of n bytes. */
-static uint64_t hash_bytes(const void *p, size_t n)
-{
-    const uint8_t *b = p;
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ b[i]) * 1099511628211ull;
     return h;
 }
 
@@ -172,7 +163,7 @@ static int *constant_representatives(const graph *g)
         if (!x->data || x->is_variable || x->is_input || x->is_output || x->dtype == GDT_UNDEFINED ||
             constant_bytes(x) > MERGE_CONSTANT_MAX_BYTES)
             continue;
-        uint64_t h = mix(hash_bytes(x->data, constant_bytes(x)), (uint64_t)x->dtype);
+        uint64_t h = mix(hash_fnv1a(x->data, constant_bytes(x)), (uint64_t)x->dtype);
         int first = table_find_or_add(&t, h, i, equal_constants, g);
         if (first >= 0)
             rep[i] = first;
