@@ -142,34 +142,25 @@ ctl_jump:
 ctl_end:
     exitz   $mzero
 
+// A run of n sends or receives (ctl_sends, ctl_recvs): \insn of `bytes`
+// from consecutive blocks at addr, to or from endpoint 1 .. n in turn.
+    .macro CTL_RUN_OF name, insn
     .align 8
-    .globl ctl_sends
-ctl_sends:
+    .globl \name
+\name:
     ld32    $m5, $m9, $mzero, 1
     ld32    $m6, $m9, $mzero, 2
     ld32    $m7, $m9, $mzero, 3
     add     $m9, $m9, 16
-ctl_sends_next:
+1:
     ld32    $m3, $m9, $mzero, 0
-    xsend   $m5, $m6, $m3
+    \insn   $m5, $m6, $m3
     add     $m5, $m5, $m6
     add     $m9, $m9, 4
-    brnzdec $m7, ctl_sends_next
+    brnzdec $m7, 1b
     ld32    $m1, $m9, $mzero, 0
     br      $m1
+    .endm
 
-    .align 8
-    .globl ctl_recvs
-ctl_recvs:
-    ld32    $m5, $m9, $mzero, 1
-    ld32    $m6, $m9, $mzero, 2
-    ld32    $m7, $m9, $mzero, 3
-    add     $m9, $m9, 16
-ctl_recvs_next:
-    ld32    $m3, $m9, $mzero, 0
-    xrecv   $m5, $m6, $m3
-    add     $m5, $m5, $m6
-    add     $m9, $m9, 4
-    brnzdec $m7, ctl_recvs_next
-    ld32    $m1, $m9, $mzero, 0
-    br      $m1
+    CTL_RUN_OF ctl_sends, xsend
+    CTL_RUN_OF ctl_recvs, xrecv
