@@ -217,12 +217,56 @@ static void copy_elem(void *dst, size_t di, const void *src, size_t si, size_t e
     }
 }
 
+/* ---- Monte Carlo arithmetic ---------------------------------------------------------- */
+
+/* Ops whose floating results are their inputs' values moved, selected or
+ * converted, with no arithmetic of their own to perturb. */
+static bool moves_values(const graph_node *n)
+{
+    graph_eval_fn f = graph_ops[n->op].eval;
+    return f == graph_eval_copy || f == graph_eval_identity || f == graph_eval_transpose || f == graph_eval_slice ||
+           f == graph_eval_concat || f == graph_eval_expand || f == graph_eval_gather || f == graph_eval_where ||
+           f == graph_eval_cast || f == graph_eval_constant || f == graph_eval_constant_of_shape ||
+           f == graph_eval_shape || f == graph_eval_size || f == graph_eval_range;
+}
+
+/* splitmix64: the k-th draw of a stream, the same whatever order the
+ * elements are visited in. */
+static uint64_t mix64(uint64_t z)
+{
+    z += 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* Each element of a floating result times 1 + d, d uniform in [-u, u]
+ * (u: the unit roundoff of its type), rounded to its type again: the
+ * rounding of one arithmetic result made random (Monte Carlo arithmetic,
+ * Parker 1997, with the type's own precision). */
+static void perturb(const graph_tensor *t, void *data, uint64_t stream)
+{
+    double u;
+    switch (t->dtype) {
+    case GDT_F32: u = ldexp(1, -24); break;
+    case GDT_F16: u = ldexp(1, -11); break;
+    case GDT_BF16: u = ldexp(1, -8); break;
+    default: return;
+    }
+    size_t n = numel(t);
+    for (size_t i = 0; i < n; i++) {
+        double r = (double)(mix64(stream ^ mix64(i)) >> 11) * 0x1p-53;
+        graph_store_f64(t->dtype, data, i, graph_load_f64(t->dtype, data, i) * (1 + u * (2 * r - 1)));
+    }
+}
+
 /* ---- the graph walk ------------------------------------------------------------------ */
 
 /* Evaluate g; with advance (g itself, writable), each variable then takes
- * its update's value. */
-static bool eval_graph(const graph *g, const graph_value *inputs, graph_value *outputs, graph *advance, char *err,
-                       size_t err_size)
+ * its update's value; with mca_seed non-zero, each op's floating results
+ * are perturbed (perturb). */
+static bool eval_graph(const graph *g, const graph_value *inputs, graph_value *outputs, graph *advance,
+                       uint64_t mca_seed, char *err, size_t err_size)
 {
     size_t nt = (size_t)g->n_tensors;
     void **val = calloc(nt + 1, sizeof *val);
@@ -287,6 +331,10 @@ static bool eval_graph(const graph *g, const graph_value *inputs, graph_value *o
         }
         if (ok)
             ok = graph_ops[n->op].eval(g, n, in, out, err, err_size);
+        if (ok && mca_seed && !moves_values(n))
+            for (int i = 0; i < n->n_outputs; i++)
+                if (out[i])
+                    perturb(out_t(g, n, i), out[i], mix64(mca_seed ^ mix64(((uint64_t)k << 8) | (uint64_t)i)));
         for (int i = 0; i < n->n_inputs; i++) {
             int t = n->inputs[i];
             if (t >= 0 && last_use[t] == k && owned[t]) {
@@ -332,12 +380,19 @@ done:
 
 bool graph_eval(const graph *g, const graph_value *inputs, graph_value *outputs, char *err, size_t err_size)
 {
-    return eval_graph(g, inputs, outputs, NULL, err, err_size);
+    return eval_graph(g, inputs, outputs, NULL, 0, err, err_size);
 }
 
 bool graph_eval_step(graph *g, const graph_value *inputs, graph_value *outputs, char *err, size_t err_size)
 {
-    return eval_graph(g, inputs, outputs, g, err, err_size);
+    return eval_graph(g, inputs, outputs, g, 0, err, err_size);
+}
+
+bool graph_eval_step_mca(graph *g, const graph_value *inputs, uint64_t seed, graph_value *outputs, char *err,
+                         size_t err_size)
+{
+    ALWAYS(seed != 0);
+    return eval_graph(g, inputs, outputs, g, seed, err, err_size);
 }
 
 /* ---- elementwise ------------------------------------------------------------------------ */

@@ -51,6 +51,16 @@ bool graph_eval(const graph *g, const graph_value *inputs, graph_value *outputs,
  * with an update takes that tensor's value, ready for the next step. */
 bool graph_eval_step(graph *g, const graph_value *inputs, graph_value *outputs, char *err, size_t err_size);
 
+/* graph_eval_step with Monte Carlo arithmetic: every op that computes
+ * (not one that only moves, selects or converts values) has each element
+ * of its floating results multiplied by 1 + d, d uniform in [-u, u] for
+ * the result type's unit roundoff u, and rounded again.  Runs with
+ * different seeds (non-zero) spread as far apart as the rounding of the
+ * arithmetic can move the results: how well the step's results are
+ * conditioned, measured.  The same seed gives the same results. */
+bool graph_eval_step_mca(graph *g, const graph_value *inputs, uint64_t seed, graph_value *outputs, char *err,
+                         size_t err_size);
+
 /* Element access in any dtype the IR holds. */
 double graph_load_f64(graph_dtype t, const void *data, size_t i);
 void graph_store_f64(graph_dtype t, void *data, size_t i, double v);

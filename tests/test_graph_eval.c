@@ -3,7 +3,8 @@
  * ONNX node tests do not reach: topological sorting, attribute checks,
  * grouped and dilated convolution and batched matmul broadcasting against
  * direct loops, integer edge cases (wrapping, division by zero,
- * saturating casts), f16 and bf16 rounding bit patterns.
+ * saturating casts), f16 and bf16 rounding bit patterns, the Monte Carlo
+ * arithmetic runs validate --train measures conditioning with.
  */
 #include <CUnit/CUnit.h>
 #include <math.h>
@@ -303,6 +304,56 @@ static void test_eval_checks_inputs(void)
     graph_free(g);
 }
 
+/* Monte Carlo arithmetic: an op that computes has each result moved by at
+ * most its type's rounding, the same seed gives the same bits, different
+ * seeds different ones, and an op that only moves values is left alone. */
+static void test_monte_carlo_arithmetic(void)
+{
+    static const int64_t d[] = { 64, 48 };
+    graph *g = graph_new("mca", 13);
+    int x = input(g, "x", GDT_F32, 2, d);
+    int xx[2] = { x, x };
+    node1(g, GRAPH_OP_MUL, "m", xx, 2);
+    int m = graph_find_tensor(g, "m");
+    node1(g, GRAPH_OP_TRANSPOSE, "t", &m, 1);
+    graph_add_output(g, m);
+    prepare_ok(g, "t");
+    float v[64 * 48];
+    uint32_t seed = 7;
+    for (int i = 0; i < 64 * 48; i++)
+        v[i] = frand(&seed);
+    graph_value in = { .dtype = GDT_F32, .shape = g->tensors[x].shape, .data = v }, plain[2], a[2], b[2], c[2];
+    char err[256];
+    CU_ASSERT_TRUE_FATAL(graph_eval_step(g, &in, plain, err, sizeof err));
+    CU_ASSERT_TRUE_FATAL(graph_eval_step_mca(g, &in, 1, a, err, sizeof err));
+    CU_ASSERT_TRUE_FATAL(graph_eval_step_mca(g, &in, 1, b, err, sizeof err));
+    CU_ASSERT_TRUE_FATAL(graph_eval_step_mca(g, &in, 2, c, err, sizeof err));
+    const float *pm = plain[0].data, *am = a[0].data, *at = a[1].data, *cm = c[0].data;
+    CU_ASSERT_EQUAL(memcmp(a[0].data, b[0].data, sizeof v), 0);
+    CU_ASSERT_EQUAL(memcmp(a[1].data, b[1].data, sizeof v), 0);
+    int moved = 0, differ = 0, over = 0, not_moved_by_t = 0;
+    for (int i = 0; i < 64; i++)
+        for (int j = 0; j < 48; j++) {
+            int k = i * 48 + j;
+            moved += am[k] != pm[k];
+            differ += am[k] != cm[k];
+            /* x(1 + d) with |d| <= 2^-24, then rounded: within 2 ulps of x */
+            over += fabs((double)am[k] - pm[k]) > 2.5 * ldexp(1, -24) * fabs((double)pm[k]);
+            not_moved_by_t += at[j * 64 + i] == am[k];
+        }
+    CU_ASSERT_TRUE(moved > 64 * 48 / 4);
+    CU_ASSERT_TRUE(differ > 64 * 48 / 4);
+    CU_ASSERT_EQUAL(over, 0);
+    CU_ASSERT_EQUAL(not_moved_by_t, 64 * 48);
+    for (int i = 0; i < 2; i++) {
+        graph_value_free(&plain[i]);
+        graph_value_free(&a[i]);
+        graph_value_free(&b[i]);
+        graph_value_free(&c[i]);
+    }
+    graph_free(g);
+}
+
 void test_register(void)
 {
     ADD_SUITE("graph_eval",
@@ -312,5 +363,6 @@ void test_register(void)
               { "matmul batch broadcasting", test_matmul_batch_broadcast },
               { "integer wrap, truncation, division by zero, saturation", test_integer_edges },
               { "bf16 and f16 rounding bit patterns", test_half_precision_rounding },
-              { "evaluation checks its inputs", test_eval_checks_inputs });
+              { "evaluation checks its inputs", test_eval_checks_inputs },
+              { "Monte Carlo arithmetic: bounded, repeatable, values moved untouched", test_monte_carlo_arithmetic });
 }
