@@ -74,7 +74,9 @@
  *                             as the logits without their last axis).
  *   resnet50[:bN][:sSIZE]     the whole ResNet-50 v1.5 as for inference, but
  *                             every BatchNormalization with training_mode=1
- *                             (the batch's statistics); inputs x and labels
+ *                             (the batch's statistics) and each block's last
+ *                             one's scale starting at zero (the MLPerf
+ *                             reference's initialisation); inputs x and labels
  *                             [N] i32, output fc; loss "softmax-ce:fc:labels".
  * Precision: activations are f32 (the element-wise codelets are f32 only)
  * and the matmuls and convolutions are computed in f16 on the AMP with f32

@@ -11,6 +11,10 @@
 
 #include "models_internal.h"
 
+/* How a BatchNormalization's scale starts: 1 +- 0.1, or 0 (the last of
+ * a bottleneck block's in training). */
+enum rn_scale { RN_SCALE_ONE, RN_SCALE_ZERO };
+
 /* Conv (no bias) -> BatchNormalization [-> Relu], as exported.  For
  * inference (training_mode 0) the compiler folds the BatchNormalization
  * into the weights and the Relu into the convolution's epilogue
@@ -18,7 +22,7 @@
  * batch's mean and variance over N, H and W (the mean and var inputs are
  * the running statistics, which its outputs 1 and 2 update). */
 static int rn_conv_bn(model_builder *b, const char *name, int x, int64_t cin, int64_t cout, int64_t k, int64_t stride,
-                      bool relu, bool training)
+                      bool relu, bool training, enum rn_scale scale)
 {
     char w[96], nm[96];
     snprintf(w, sizeof w, "%s.weight", name);
@@ -36,7 +40,8 @@ static int rn_conv_bn(model_builder *b, const char *name, int x, int64_t cin, in
     int bn_in[5] = { t, 0, 0, 0, 0 };
     for (int q = 0; q < 4; q++) {
         snprintf(nm, sizeof nm, "%s.bn.%s", name, part[q]);
-        bn_in[q + 1] = model_const(b, nm, 1, cd, spread[q], centre[q]);
+        bool zero = q == 0 && scale == RN_SCALE_ZERO;
+        bn_in[q + 1] = model_const(b, nm, 1, cd, zero ? 0 : spread[q], zero ? 0 : centre[q]);
     }
     /* In training the running mean and variance are outputs 1 and 2,
      * updated with momentum 0.9 as the MLPerf reference does (training
@@ -65,21 +70,26 @@ static int rn_conv_bn(model_builder *b, const char *name, int x, int64_t cin, in
 
 /* A bottleneck block: 1x1 (mid), 3x3 (mid, the block's stride: v1.5),
  * 1x1 (out), plus the shortcut (a 1x1 projection where the shape
- * changes), then Relu. */
+ * changes), then Relu.  For training the last BatchNormalization's scale
+ * starts at zero, as the MLPerf reference initialises it (Goyal et al.,
+ * "Accurate, Large Minibatch SGD", 2017, section 5.1; the reference's
+ * bn_output_scale 0): each block starts as its shortcut, which keeps
+ * the first steps of a deep network from amplifying the rounding of the
+ * arithmetic (batch statistics over few values a channel do). */
 static int rn_block(model_builder *b, const char *name, int x, int64_t cin, int64_t mid, int64_t cout, int64_t stride,
                     bool training)
 {
     char nm[96];
     snprintf(nm, sizeof nm, "%s.conv1", name);
-    int t = rn_conv_bn(b, nm, x, cin, mid, 1, 1, true, training);
+    int t = rn_conv_bn(b, nm, x, cin, mid, 1, 1, true, training, RN_SCALE_ONE);
     snprintf(nm, sizeof nm, "%s.conv2", name);
-    t = rn_conv_bn(b, nm, t, mid, mid, 3, stride, true, training);
+    t = rn_conv_bn(b, nm, t, mid, mid, 3, stride, true, training, RN_SCALE_ONE);
     snprintf(nm, sizeof nm, "%s.conv3", name);
-    t = rn_conv_bn(b, nm, t, mid, cout, 1, 1, false, training);
+    t = rn_conv_bn(b, nm, t, mid, cout, 1, 1, false, training, training ? RN_SCALE_ZERO : RN_SCALE_ONE);
     int sc = x;
     if (cin != cout || stride != 1) {
         snprintf(nm, sizeof nm, "%s.downsample", name);
-        sc = rn_conv_bn(b, nm, x, cin, cout, 1, stride, false, training);
+        sc = rn_conv_bn(b, nm, x, cin, cout, 1, stride, false, training, RN_SCALE_ONE);
     }
     int in2[2] = { t, sc };
     snprintf(nm, sizeof nm, "%s.add", name);
@@ -93,7 +103,7 @@ static int rn_block(model_builder *b, const char *name, int x, int64_t cin, int6
  * classifier; returns the logits "fc" [batch, 1000]. */
 static int rn_network(model_builder *b, int x, bool training)
 {
-    int t = rn_conv_bn(b, "conv1", x, 3, 64, 7, 2, true, training);
+    int t = rn_conv_bn(b, "conv1", x, 3, 64, 7, 2, true, training, RN_SCALE_ONE);
     t = model_node(b, GRAPH_OP_MAXPOOL, "maxpool", &t, 1);
     graph_node *mp = &b->g->nodes[b->g->n_nodes - 1];
     int64_t k2[2] = { 3, 3 }, st[2] = { 2, 2 }, pads[4] = { 1, 1, 1, 1 };
