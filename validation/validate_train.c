@@ -25,6 +25,20 @@
  * The optimizers' own arithmetic is element-wise and adds a few f32
  * roundings, far inside that; a weight's change also carries the rounding
  * of the new weight to its type, 2u |w| (u = 2^-24 in f32).
+ *
+ * That bound assumes the step is well conditioned, and a deep network's
+ * step need not be: batch statistics over a few values a channel amplify
+ * a rounding, and a Relu whose input is that close to zero flips, which
+ * moves every gradient below it (in ResNet-50 b2:s64 with every block's
+ * last BatchNormalization scale at 1, a change of one ulp in the input
+ * image moves the weights' changes by 1% rel L2).  So each step the
+ * reference is also run MCA_RUNS times in Monte Carlo arithmetic
+ * (graph_eval_step_mca: every op's result perturbed at its type's
+ * rounding), and a tensor outside its per-element bound passes when its
+ * relative L2 error is within SPREAD_FACTOR times the farthest of those
+ * runs from the reference: as close as the arithmetic lets anything
+ * computed in that precision come.  The report says which tensors passed
+ * that way and by what margin.
  */
 #include <math.h>
 #include <stdio.h>
@@ -37,6 +51,13 @@
 #include "reference.h"
 #include "sim/base/diag.h"
 #include "validate.h"
+
+/* Monte Carlo arithmetic runs of the reference a step, and how many
+ * times the farthest of them the simulation may be from the reference
+ * (the simulation is one more draw of the rounding, and the farthest of
+ * two draws underestimates how far a third may land). */
+enum { MCA_RUNS = 2 };
+#define SPREAD_FACTOR 2.0
 
 typedef struct train_check {
     const char *model;
@@ -51,13 +72,33 @@ typedef struct train_check {
     char *err;
     size_t err_size;
     void **before;                /* per tensor of sim: its variable's value before the step */
+    graph *mca[MCA_RUNS];         /* the reference's step in Monte Carlo arithmetic (graph_eval_step_mca) */
+    graph_value *mca_out[MCA_RUNS];
+    int by_spread;                /* tensors outside the per-element bound, within the spread */
     double *first_rms;            /* per tensor of sim: the rms of its first step's reference (0: not yet) */
 } train_check;
 
+/* ||a - b|| / ||want - base|| (base NULL: ||want||) over n elements of
+ * dtype dt (a, b, want) and base_dt (base). */
+static double rel_l2(graph_dtype dt, const void *a, const void *b, const void *want, graph_dtype base_dt,
+                     const void *base, size_t n)
+{
+    double d2 = 0, w2 = 0;
+    for (size_t k = 0; k < n; k++) {
+        double d = graph_load_f64(dt, a, k) - graph_load_f64(dt, b, k);
+        double w = graph_load_f64(dt, want, k) - (base ? graph_load_f64(base_dt, base, k) : 0);
+        d2 += d * d;
+        w2 += w * w;
+    }
+    return w2 > 0 ? sqrt(d2 / w2) : d2 > 0 ? INFINITY : 0;
+}
+
 /* got against want with the per-element bound c sqrt(L) (|want| + rms),
- * plus extra[k] when given; one report line. */
+ * plus extra[k] when given; failing that, against the reference's own
+ * spread (spread: the largest relative L2 distance of a Monte Carlo
+ * arithmetic run from the reference); one report line. */
 static void compare(train_check *tc, int key, const char *what, graph_dtype dt, const void *got, const void *want,
-                    size_t n, const double *extra)
+                    size_t n, const double *extra, double spread)
 {
     float *g = validate_as_f32(dt, got, n), *w = validate_as_f32(dt, want, n);
     double *bound = malloc((n ? n : 1) * sizeof *bound), rms = 0;
@@ -77,8 +118,15 @@ static void compare(train_check *tc, int key, const char *what, graph_dtype dt, 
     ref_error_stats st = ref_compare(g, w, bound, n);
     fprintf(tc->out, "  ");
     ref_print_report(tc->out, what, &st);
-    if (st.over_bound || st.nonfinite)
+    bool conditioned = !st.nonfinite && st.over_bound && st.rel_l2 <= SPREAD_FACTOR * spread;
+    if (st.over_bound && !st.nonfinite)
+        fprintf(tc->out, "    the reference's own spread (Monte Carlo arithmetic, %d runs): rel L2 %.3e; this error "
+                         "%.2f times it, %s %g times\n", MCA_RUNS, spread,
+                spread > 0 ? st.rel_l2 / spread : INFINITY, conditioned ? "within" : "beyond", SPREAD_FACTOR);
+    if ((st.over_bound && !conditioned) || st.nonfinite)
         tc->failed++;
+    else if (st.over_bound)
+        tc->by_spread++;
     free(g);
     free(w);
     free(bound);
@@ -107,7 +155,13 @@ static void compare_updates(train_check *tc, void **ref_before)
         }
         char what[300];
         snprintf(what, sizeof what, "change of %s", x->name);
-        compare(tc, t, what, GDT_F64, ds, dr, n, round);
+        double spread = 0;
+        for (int i = 0; i < MCA_RUNS; i++) {
+            double d = rel_l2(x->dtype, tc->mca[i]->tensors[t].init, tc->ref->tensors[t].init,
+                              tc->ref->tensors[t].init, x->dtype, ref_before[t], n);
+            spread = d > spread ? d : spread;
+        }
+        compare(tc, t, what, GDT_F64, ds, dr, n, round, spread);
         free(ds);
         free(dr);
         free(round);
@@ -160,7 +214,16 @@ static bool each_step(int step, const graph_value *outputs, const simulate_resul
     graph_value *rout = calloc((size_t)ref->n_outputs + 1, sizeof *rout);
     void **ref_before = save_variables(ref);
     char msg[1024];
-    bool ok = graph_eval_step(ref, tc->inputs, rout, msg, sizeof msg);
+    bool ok = true;
+    for (int i = 0; i < MCA_RUNS && ok; i++) {
+        tc->mca[i] = graph_clone(ref);
+        tc->mca_out[i] = calloc((size_t)ref->n_outputs + 1, sizeof *tc->mca_out[i]);
+        if (!tc->mca_out[i])
+            fatal("out of memory");
+        ok = graph_eval_step_mca(tc->mca[i], tc->inputs, (uint64_t)step * MCA_RUNS + (uint64_t)i + 1, tc->mca_out[i],
+                                 msg, sizeof msg);
+    }
+    ok = ok && graph_eval_step(ref, tc->inputs, rout, msg, sizeof msg);
     if (!ok) {
         snprintf(tc->err, tc->err_size, "reference evaluator: %s", msg);
     } else {
@@ -173,8 +236,13 @@ static bool each_step(int step, const graph_value *outputs, const simulate_resul
         print_phases(tc->out, r, hz);
         for (int i = 0; i < tc->sim->n_outputs; i++) {
             const graph_tensor *t = &tc->sim->tensors[tc->sim->outputs[i]];
-            compare(tc, tc->sim->outputs[i], t->name, t->dtype, outputs[i].data, rout[i].data,
-                    (size_t)graph_shape_numel(&t->shape), NULL);
+            size_t n = (size_t)graph_shape_numel(&t->shape);
+            double spread = 0;
+            for (int m = 0; m < MCA_RUNS; m++) {
+                double d = rel_l2(t->dtype, tc->mca_out[m][i].data, rout[i].data, rout[i].data, t->dtype, NULL, n);
+                spread = d > spread ? d : spread;
+            }
+            compare(tc, tc->sim->outputs[i], t->name, t->dtype, outputs[i].data, rout[i].data, n, NULL, spread);
         }
         compare_updates(tc, ref_before);
         /* the next reference step starts where the simulation is */
@@ -187,6 +255,15 @@ static bool each_step(int step, const graph_value *outputs, const simulate_resul
     for (int i = 0; i < ref->n_outputs; i++)
         graph_value_free(&rout[i]);
     free(rout);
+    for (int m = 0; m < MCA_RUNS; m++) {
+        for (int i = 0; tc->mca_out[m] && i < ref->n_outputs; i++)
+            graph_value_free(&tc->mca_out[m][i]);
+        free(tc->mca_out[m]);
+        if (tc->mca[m])
+            graph_free(tc->mca[m]);
+        tc->mca[m] = NULL;
+        tc->mca_out[m] = NULL;
+    }
     free_saved(ref_before, ref->n_tensors);
     /* the next step's "before" is this step's result */
     free_saved(tc->before, tc->sim->n_tensors);
@@ -255,8 +332,9 @@ int validate_training(const char *model, graph *g, const lower_options *o, const
     bool ok = simulate_training(g, o, in, steps, outs, &r, each_step, &tc, err, err_size);
     int failed = ok ? tc.failed : -1;
     if (ok)
-        fprintf(out, "\n%s: %d step%s of %s within tolerance (%d tensors outside)\n", tc.failed ? "FAIL" : "PASS",
-                steps, steps == 1 ? "" : "s", model, tc.failed);
+        fprintf(out, "\n%s: %d step%s of %s within tolerance (%d tensors outside; %d outside the per-element bound "
+                     "within the reference's spread)\n", tc.failed ? "FAIL" : "PASS", steps, steps == 1 ? "" : "s",
+                model, tc.failed, tc.by_spread);
     for (int i = 0; ok && i < g->n_outputs; i++)
         graph_value_free(&outs[i]);
     free(outs);
