@@ -62,11 +62,42 @@ uint32_t lw_no_room(lowering *lw, uint32_t tile, uint64_t need, const char *what
         free_bytes += t->free[k].size;
     }
     int big = largest[1] > largest[0];
+    /* what holds the tile: the live tensors with the most bytes there */
+    enum { SHOWN = 4 };
+    int top[SHOWN];
+    uint64_t top_bytes[SHOWN] = { 0 }, live = 0;
+    for (int x = 0; x < lw->g->n_tensors; x++) {
+        const ltensor *r = &lw->tensor[x];
+        uint64_t b = 0;
+        for (size_t k = 0; r->root == x && !r->released && k < r->n_blocks; k++)
+            b += r->blocks[k].tile == tile ? r->blocks[k].size : 0;
+        live += b;
+        for (int k = 0; k < SHOWN && b; k++)
+            if (b > top_bytes[k]) {
+                memmove(&top[k + 1], &top[k], (size_t)(SHOWN - 1 - k) * sizeof *top);
+                memmove(&top_bytes[k + 1], &top_bytes[k], (size_t)(SHOWN - 1 - k) * sizeof *top_bytes);
+                top[k] = x;
+                top_bytes[k] = b;
+                break;
+            }
+    }
+    char held[512];
+    uint64_t kept = (uint64_t)(t->region0_kept_end - lw->region0_start) + (t->region1_kept_end - lw->region1_start);
+    uint64_t scratch = (uint64_t)(ISA_REGION1_BASE - t->region0_scratch_floor) + (lw->mem_end - t->region1_scratch_floor);
+    held[0] = 0;
+    int len = kept || scratch || live
+                  ? snprintf(held, sizeof held, "; %llu bytes kept for the run, %llu the ops' scratch; live tensors "
+                             "hold %llu bytes there", (unsigned long long)kept, (unsigned long long)scratch,
+                             (unsigned long long)live)
+                  : 0;
+    for (int k = 0; k < SHOWN && top_bytes[k] && len > 0 && (size_t)len < sizeof held; k++)
+        len += snprintf(held + len, sizeof held - (size_t)len, "%s'%s' %llu", k ? ", " : ", the most ",
+                        lw->g->tensors[top[k]].name, (unsigned long long)top_bytes[k]);
     lw_fail(lw, "%s: does not fit: tile %u has no room for a block of %llu bytes for %s in region 0 or 1 "
-            "(largest free block %llu bytes, in region %d; %llu bytes free in all, %u bytes are the kernel library)",
+            "(largest free block %llu bytes, in region %d; %llu bytes free in all, %u bytes are the kernel library%s)",
             lw->g->source, tile, (unsigned long long)need, what, (unsigned long long)largest[big], big,
             (unsigned long long)free_bytes,
-            (lw->region0_start - ISA_MEMORY_BASE) + (lw->region1_start - ISA_REGION1_BASE));
+            (lw->region0_start - ISA_MEMORY_BASE) + (lw->region1_start - ISA_REGION1_BASE), held);
     return 0;
 }
 
