@@ -91,6 +91,7 @@ typedef struct lower_report {
     uint32_t max_tile;            /* ... and which tile that is */
     uint32_t updates_in_place;    /* variables whose new value the optimizer wrote over them */
     uint32_t updates_copied;      /* ... and those copied into them at the end of the step */
+    uint32_t scatters_in_place;   /* GatherGrads added into their initial gradient's storage */
     uint64_t shared_record_bytes; /* worker records not stored twice on a tile (all tiles) */
     uint64_t memory_bytes;        /* tile memory of one tile */
     uint64_t estimated_cycles;    /* the planner's estimate for the whole program */

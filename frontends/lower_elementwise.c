@@ -67,7 +67,7 @@ static bool variable_updated_in_place(lowering *lw, int r, int out, int index)
  * nor when the other operand (-1 none) reads the same storage; a variable
  * only for its update (variable_updated_in_place), its storage staying
  * its own.  False when it may not. */
-static bool place_in_place(lowering *lw, int out, int in, int other, int index)
+bool lw_place_in_place(lowering *lw, int out, int in, int other, int index)
 {
     int r = lw->tensor[in].root;
     ltensor *li = &lw->tensor[in], *root = &lw->tensor[r], *lo = &lw->tensor[out];
@@ -326,7 +326,7 @@ static bool unary_of(lowering *lw, const graph_node *n, int index, int in, int f
     char what[96];
     snprintf(what, sizeof what, "tensor '%s'", lw_gt(lw, out)->name);
     if (lw->tensor[in].placed && lw->tensor[in].n) {
-        if (!place_in_place(lw, out, in, -1, index) && !lw->failed && !lw_place_like(lw, out, in, what))
+        if (!lw_place_in_place(lw, out, in, -1, index) && !lw->failed && !lw_place_like(lw, out, in, what))
             return false;
     } else {
         uint32_t tiles = lw_plan_tiles(lw, total, 2, KERNEL_UNARY_CYCLES_PER_ELEMENT, 200);
@@ -442,7 +442,7 @@ static bool place_binary_output(lowering *lw, const binary_plan *bp, int index)
         if (l0->p[k].first % bp->gran || l0->p[k].count % bp->gran)
             like_in0 = false;
     if (like_in0) {
-        if (!place_in_place(lw, bp->out, bp->in0, bp->in1, index) && !lw->failed &&
+        if (!lw_place_in_place(lw, bp->out, bp->in0, bp->in1, index) && !lw->failed &&
             !lw_place_like(lw, bp->out, bp->in0, what))
             return false;
     } else {

@@ -603,6 +603,10 @@ static bool place_scatter_tile(lowering *lw, const graph_node *n, const gather_s
     *blk = lw_tensor_alloc(lw, out, tile, rows * wc * 4, PREFER_REGION1, 8, false, what);
     if (!*blk)
         return false;
+    /* with an initial gradient, the block starts as its rows of it */
+    int init = n->n_inputs > 2 ? n->inputs[2] : -1;
+    for (uint64_t i = 0; init >= 0 && i < rows && !lw->failed; i++)
+        lw_fetch_into(lw, init, (rl[r] + i) * s->d + c0, wc, tile, *blk + (uint32_t)(i * wc * 4));
     if (p->c == 1)
         lw_add_piece(lw, out, tile, *blk, rl[r] * s->d, rows * s->d);
     else
@@ -631,7 +635,7 @@ static bool place_scatter_tile(lowering *lw, const graph_node *n, const gather_s
  * workers sharing the block's rows. */
 static void run_scatter_tile(lowering *lw, const gather_shape *s, const scatter_plan *p, uint32_t k,
                              const uint64_t *rl, const uint64_t *rh, uint32_t blk, uint32_t raw, uint32_t idx,
-                             uint32_t dy)
+                             uint32_t dy, bool zero)
 {
     uint32_t c = k / p->r, r = k % p->r, tile = lw_tile_of(lw, k);
     uint64_t wc = min_u64(p->w, s->d - (uint64_t)c * p->w), even_n = (s->n + 1) & ~(uint64_t)1;
@@ -649,8 +653,162 @@ static void run_scatter_tile(lowering *lw, const gather_shape *s, const scatter_
     for (int w = 0; w < CODELET_WORKERS; w++)
         kernel_scatter_add_record(ws.rec[w], blk + (uint32_t)(ws.lo[w] * wc * 4), idx, dy, (uint32_t)s->n,
                                   (uint32_t)(wc * 4), (uint32_t)(wc * 4), (uint32_t)(rl[r] + ws.lo[w]),
-                                  (uint32_t)(ws.hi[w] - ws.lo[w]), (uint32_t)s->v, true);
+                                  (uint32_t)(ws.hi[w] - ws.lo[w]), (uint32_t)s->v, zero);
     lw_workers_run(lw, tile, lw->kernels.vtx_scatter_add_range_f32, &ws);
+}
+
+/* ---- GatherGrad into an initial gradient's storage ----
+ * With an initial gradient G (GatherGrad's third input) that no later
+ * node reads, the scatter-add goes into G's storage as it lies: each tile
+ * holding rows of G in rectangles (consecutive rows of one column range,
+ * one after the other in memory: a matmul's output block) receives the
+ * indices and dY's columns of each of its column ranges, and adds into
+ * every rectangle in place, zeroing nothing.  No table-sized block beside
+ * G; taken when every tile's dY columns fit beside what it keeps. */
+
+typedef struct scatter_rect {
+    uint32_t tile, addr;
+    uint64_t row, col, width, rows;
+} scatter_rect;
+
+static int cmp_rect(const void *a, const void *b)
+{
+    const scatter_rect *x = a, *y = b;
+    if (x->tile != y->tile)
+        return x->tile < y->tile ? -1 : 1;
+    if (x->col != y->col || x->width != y->width)
+        return x->col != y->col ? (x->col < y->col ? -1 : 1) : (x->width < y->width ? -1 : 1);
+    return x->row < y->row ? -1 : x->row > y->row;
+}
+
+/* G's pieces as rectangles, sorted by tile and column range; NULL with
+ * *n 0 when there are none (or no host memory). */
+static scatter_rect *rectangles(const lowering *lw, int t, uint64_t d, size_t *n)
+{
+    const ltensor *lt = &lw->tensor[t];
+    size_t segs = 0, cap = lt->n + 16;
+    scatter_rect *r = malloc(cap * sizeof *r);
+    for (size_t k = 0; r && k < lt->n; k++)
+        for (uint64_t e = lt->p[k].first, end = e + lt->p[k].count; e < end && r;) {
+            uint64_t col = e % d, w = min_u64(d - col, end - e);
+            if (segs == cap) {
+                scatter_rect *m = realloc(r, (cap *= 2) * sizeof *r);
+                if (!m)
+                    free(r);
+                r = m;
+                if (!r)
+                    break;
+            }
+            r[segs++] = (scatter_rect){ lt->p[k].tile, lt->p[k].addr + (uint32_t)((e - lt->p[k].first) * 4), e / d,
+                                        col, w, 1 };
+            e += w;
+        }
+    if (!r) {
+        *n = 0;
+        return NULL;
+    }
+    qsort(r, segs, sizeof *r, cmp_rect);
+    size_t m = 0;
+    for (size_t k = 0; k < segs; k++) {
+        scatter_rect *q = m ? &r[m - 1] : NULL;
+        if (q && q->tile == r[k].tile && q->col == r[k].col && q->width == r[k].width &&
+            q->row + q->rows == r[k].row && q->addr + q->rows * q->width * 4 == r[k].addr)
+            q->rows++;
+        else
+            r[m++] = r[k];
+    }
+    *n = m;
+    return r;
+}
+
+/* The scatter-add in place; false (nothing done, no failure) where a
+ * tile's dY columns would not fit. */
+static bool scatter_in_place(lowering *lw, const graph_node *n, int index, const gather_shape *s)
+{
+    int dyt = n->inputs[0], ix = n->inputs[1], init = n->inputs[2], out = n->outputs[0];
+    size_t nr;
+    scatter_rect *r = rectangles(lw, init, s->d, &nr);
+    if (!r)
+        return false;
+    /* each tile's scratch: the indices, and dY's columns of each of its
+     * column ranges, within what lies above the blocks it keeps (the
+     * scratch of earlier ops there is free again) */
+    bool fits = true;
+    for (size_t k = 0; k < nr && fits;) {
+        const ltile *t = &lw->tile[r[k].tile];
+        uint64_t room0 = ISA_REGION1_BASE - ALIGN8(t->region0_kept_end), room1 = lw->mem_end - ALIGN8(t->region1_kept_end);
+        uint64_t bytes = 2 * (index_bytes(s) + CODELET_READ_SLACK_BYTES), widest = 0;
+        size_t j = k;
+        for (; j < nr && r[j].tile == r[k].tile; j++)
+            if (j == k || r[j].col != r[j - 1].col || r[j].width != r[j - 1].width) {
+                uint64_t b = s->n * r[j].width * 4 + CODELET_READ_SLACK_BYTES;
+                bytes += b;
+                widest = b > widest ? b : widest;
+            }
+        fits = bytes <= (room0 + room1) * 9 / 10 && widest <= (room0 > room1 ? room0 : room1);
+        k = j;
+    }
+    if (!fits || !lw_place_in_place(lw, out, init, dyt, index)) {
+        free(r);
+        return false;
+    }
+    lw->tensor[out].placed = true;
+    /* phase 1: indices and dY columns in; per rectangle its dY block */
+    uint32_t *dy = calloc(nr + 1, sizeof *dy), *raw = calloc(nr + 1, sizeof *raw), *idx = calloc(nr + 1, sizeof *idx);
+    if (!dy || !raw || !idx) {
+        free(r); free(dy); free(raw); free(idx);
+        return lw_fail(lw, "out of host memory");
+    }
+    uint64_t even_n = (s->n + 1) & ~(uint64_t)1;
+    for (size_t k = 0; k < nr && !lw->failed && s->n; k++) {
+        uint32_t tile = r[k].tile;
+        if (k && r[k].tile == r[k - 1].tile) {
+            raw[k] = raw[k - 1];
+            idx[k] = idx[k - 1];
+            if (r[k].col == r[k - 1].col && r[k].width == r[k - 1].width) {
+                dy[k] = dy[k - 1];
+                continue;
+            }
+        } else {
+            raw[k] = lw_fetch(lw, ix, 0, s->n, tile, PREFER_REGION1);
+            idx[k] = s->ieb == 8 ? lw_scratch_alloc(lw, tile, even_n * 8, PREFER_REGION1, 8, "narrowed indices")
+                                 : raw[k];
+        }
+        if (r[k].width == s->d) {
+            dy[k] = lw_fetch(lw, dyt, 0, s->n * s->d, tile, PREFER_REGION1);
+            continue;
+        }
+        dy[k] = lw_scratch_alloc(lw, tile, s->n * r[k].width * 4, PREFER_REGION1, 8, "gradient slices");
+        for (uint64_t i = 0; i < s->n && dy[k] && !lw->failed; i++)
+            lw_fetch_into(lw, dyt, i * s->d + r[k].col, r[k].width, tile, dy[k] + (uint32_t)(i * r[k].width * 4));
+    }
+    if (!lw->failed)
+        lw_end_phase(lw);
+    /* phase 2: each tile's indices narrowed once, then a compute set a rectangle */
+    for (size_t k = 0; k < nr && !lw->failed && s->n; k++) {
+        uint32_t tile = r[k].tile;
+        worker_set ws;
+        if (s->ieb == 8 && (!k || r[k].tile != r[k - 1].tile)) {
+            if (!lw_workers_begin(lw, tile, KERNEL_TRANSPOSE_WORDS, s->n, &ws))
+                break;
+            for (int w = 0; w < CODELET_WORKERS; w++)
+                kernel_transpose_record(ws.rec[w], raw[k] + (uint32_t)(ws.lo[w] * 8),
+                                        idx[k] + (uint32_t)(ws.lo[w] * 4), (uint32_t)(ws.hi[w] - ws.lo[w]), 2, 8,
+                                        (uint32_t)(even_n * 4));
+            lw_workers_run(lw, tile, lw->kernels.vtx_transpose_f32, &ws);
+        }
+        if (!lw_workers_begin(lw, tile, KERNEL_SCATTER_ADD_WORDS, r[k].rows, &ws))
+            break;
+        uint32_t row_bytes = (uint32_t)(r[k].width * 4);
+        for (int w = 0; w < CODELET_WORKERS; w++)
+            kernel_scatter_add_record(ws.rec[w], r[k].addr + (uint32_t)(ws.lo[w] * row_bytes), idx[k], dy[k],
+                                      (uint32_t)s->n, row_bytes, row_bytes, (uint32_t)(r[k].row + ws.lo[w]),
+                                      (uint32_t)(ws.hi[w] - ws.lo[w]), (uint32_t)s->v, false);
+        lw_workers_run(lw, tile, lw->kernels.vtx_scatter_add_range_f32, &ws);
+    }
+    lw->rep->scatters_in_place++;
+    free(r); free(dy); free(raw); free(idx);
+    return true;
 }
 
 bool lw_lower_gather_grad(lowering *lw, const graph_node *n, int index)
@@ -681,6 +839,11 @@ bool lw_lower_gather_grad(lowering *lw, const graph_node *n, int index)
     s.d = total / s.v;
     if (s.v > (1ull << 31))
         return lw_unsupported(lw, n, index, "a table of more than 2^31 rows (the codelet's indices are i32)");
+    int init = n->n_inputs > 2 ? n->inputs[2] : -1;
+    if (init >= 0 && lw->tensor[init].permuted)
+        return lw_unsupported(lw, n, index, "an initial gradient kept channels-last");
+    if (init >= 0 && (scatter_in_place(lw, n, index, &s) || lw->failed))
+        return !lw->failed;
     uint64_t avail, block;
     free_bytes(lw, &avail, &block);
     scatter_plan p = choose_scatter_plan(&s, lw->tiles, block < avail ? block : avail);
@@ -703,7 +866,8 @@ bool lw_lower_gather_grad(lowering *lw, const graph_node *n, int index)
     if (!lw->failed)
         lw_end_phase(lw);
     for (uint32_t k = 0; k < tiles && !lw->failed; k++)
-        run_scatter_tile(lw, &s, &p, k, rl, rh, addr[4 * k], addr[4 * k + 1], addr[4 * k + 2], addr[4 * k + 3]);
+        run_scatter_tile(lw, &s, &p, k, rl, rh, addr[4 * k], addr[4 * k + 1], addr[4 * k + 2], addr[4 * k + 3],
+                         init < 0);
     free(rl); free(rh); free(addr);
     return !lw->failed;
 }

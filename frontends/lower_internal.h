@@ -288,6 +288,10 @@ bool lw_lower_pool(lowering *lw, const graph_node *n, int index);
  * lookup, a scatter-add into the table's rows (lower_gather.c). */
 bool lw_lower_maxpool_grad(lowering *lw, const graph_node *n, int index);
 bool lw_lower_gather_grad(lowering *lw, const graph_node *n, int index);
+/* Output `out` of node `index` in the storage of its input `in` where this
+ * node is the last to read it (`other`: another operand, -1 none, that
+ * must not share it); false when it may not (lower_elementwise.c). */
+bool lw_place_in_place(lowering *lw, int out, int in, int other, int index);
 /* Ops that keep their image channels-last (NHWC): convolutions and pools. */
 bool lw_channels_last_op(graph_op op);
 /* Tensor t's storage order: NCHW seen as NHWC (perm 0, 2, 3, 1) when

@@ -10,12 +10,13 @@
  *       values of overlapping windows that land on one input position are
  *       summed.  A window whose first position is a NaN, or whose values
  *       are all NaN, gives its dY to the first NaN (as MaxPool's Indices).
- *   GatherGrad(dY, indices) -> dTable   (ipusim domain; axis, shape)
+ *   GatherGrad(dY, indices[, initial]) -> dTable   (ipusim domain; axis, shape)
  *       the gradient of Gather(table, indices, axis) with respect to the
- *       table, of the `shape` attribute: zeros with dY's slices added at
- *       their indices (a scatter-add, PopLibs' multiUpdateAdd); repeated
- *       indices accumulate; negative indices count from the end of the
- *       axis, as Gather's.
+ *       table, of the `shape` attribute: zeros (or `initial`, the table's
+ *       shape and dY's dtype: a gradient the table has from elsewhere)
+ *       with dY's slices added at their indices (a scatter-add, PopLibs'
+ *       multiUpdateAdd); repeated indices accumulate; negative indices
+ *       count from the end of the axis, as Gather's.
  *
  * Arithmetic: f64 sums, one rounding to the dtype (graph_eval.h), so an
  * evaluation does not depend on the order of the windows or indices.
@@ -179,6 +180,15 @@ bool graph_infer_gather_grad(graph *g, graph_node *n, char *err, size_t err_size
                                 graph_shape_str(&dy->shape, s1, sizeof s1), a,
                                 graph_shape_str(&table, s2, sizeof s2), graph_shape_str(&want, s1, sizeof s1));
     }
+    if (n->n_inputs > 2 && n->inputs[2] >= 0) {
+        const graph_tensor *init = ops_input(g, n, 2);
+        if (init->dtype != dy->dtype || !graph_shape_equal(&init->shape, &table)) {
+            char s1[200], s2[200];
+            return graph_node_error(g, n, err, err_size, "initial '%s' is %s%s, not the table's %s%s", init->name,
+                                    graph_dtype_name(init->dtype), graph_shape_str(&init->shape, s1, sizeof s1),
+                                    graph_dtype_name(dy->dtype), graph_shape_str(&table, s2, sizeof s2));
+        }
+    }
     ops_set_output(g, n, 0, dy->dtype, &table);
     return true;
 }
@@ -204,6 +214,9 @@ bool graph_eval_gather_grad(const graph *g, const graph_node *n, const void *con
     double *acc = calloc(total ? total : 1, sizeof *acc);
     if (!acc)
         return graph_node_error(g, n, err, err_size, "out of host memory");
+    if (n->n_inputs > 2 && in[2])
+        for (size_t i = 0; i < total; i++)
+            acc[i] = graph_load_f64(dt->dtype, in[2], i);
     for (size_t o = 0; o < outer; o++)
         for (size_t j = 0; j < ni; j++) {
             int64_t k = graph_load_i64(idx->dtype, in[1], j);

@@ -491,6 +491,52 @@ static void order_by_phase(graph *g)
                 g->tensors[g->nodes[k].outputs[i]].producer = k;
 }
 
+/* A table's gradient summed from a scatter-add and another term (BERT's
+ * word embeddings, tied to the masked-LM decoder: the decoder's weight
+ * gradient plus the lookup's): Add(a, GatherGrad(dY, ids)), the
+ * GatherGrad's result read by the Add alone, becomes GatherGrad(dY, ids,
+ * a) in the Add's place, which the lowering scatters into a's storage
+ * where a is not read later (PopLibs' multiUpdateAdd into the gradient):
+ * no table-sized temporary beside the sum.  Returns how many. */
+static int scatter_into_sums(graph *g)
+{
+    int *readers = calloc((size_t)g->n_tensors + 1, sizeof *readers), fused = 0;
+    if (!readers)
+        panic("out of host memory");
+    for (int k = 0; k < g->n_nodes; k++)
+        for (int i = 0; i < g->nodes[k].n_inputs; i++)
+            if (g->nodes[k].inputs[i] >= 0)
+                readers[g->nodes[k].inputs[i]]++;
+    for (int i = 0; i < g->n_outputs; i++)
+        readers[g->outputs[i]]++;
+    for (int t = 0; t < g->n_tensors; t++)
+        if (g->tensors[t].is_variable && g->tensors[t].update >= 0)
+            readers[g->tensors[t].update]++;
+    for (int k = 0; k < g->n_nodes; k++) {
+        graph_node *n = &g->nodes[k];
+        if (n->removed || n->op != GRAPH_OP_ADD || n->n_inputs != 2 || n->inputs[0] < 0 || n->inputs[1] < 0)
+            continue;
+        for (int side = 0; side < 2; side++) {
+            int s = n->inputs[side], a = n->inputs[1 - side], p = g->tensors[s].producer;
+            const graph_tensor *ts = &g->tensors[s], *ta = &g->tensors[a], *to = &g->tensors[n->outputs[0]];
+            if (p < 0 || g->nodes[p].removed || g->nodes[p].op != GRAPH_OP_GATHERGRAD || g->nodes[p].n_inputs != 2 ||
+                readers[s] != 1 || s == a || ta->dtype != ts->dtype || to->dtype != ts->dtype ||
+                !graph_shape_equal(&ta->shape, &ts->shape) || !graph_shape_equal(&to->shape, &ts->shape))
+                continue;
+            int ins[3] = { g->nodes[p].inputs[0], g->nodes[p].inputs[1], a }, out = n->outputs[0];
+            graph_replace_node(g, k, GRAPH_OP_GATHERGRAD, NULL, ins, 3, &out, 1);
+            graph_copy_attrs(&g->nodes[k], &g->nodes[p]);
+            g->nodes[p].removed = true;
+            fused++;
+            break;
+        }
+    }
+    free(readers);
+    if (fused)
+        graph_compact(g);
+    return fused;
+}
+
 bool train_prepare(graph *g, const train_options *o, bool fuse, train_info *info, char *err, size_t err_size)
 {
     if (!train_graph(g, o, info, err, err_size) || !graph_sort(g, err, err_size) ||
@@ -503,6 +549,7 @@ bool train_prepare(graph *g, const train_options *o, bool fuse, train_info *info
     /* What the backward pass recomputes of the forward pass (a
      * normalisation's statistics) is taken from the forward pass. */
     merge_common_nodes(g);
+    scatter_into_sums(g);
     g->phase = GRAPH_PHASE_FORWARD;
     order_by_phase(g);
     return true;

@@ -26,6 +26,7 @@
 #include "frontends/graph_eval.h"
 #include "frontends/lower.h"
 #include "frontends/simulate.h"
+#include "frontends/autodiff.h"
 #include "graph_fixture.h"
 #include "test_util.h"
 
@@ -256,6 +257,109 @@ static void test_sim_gather_grad(void)
     run_gather_grad(50, 10, 30, GDT_I64, 200, 4, NULL);
 }
 
+/* GatherGrad(dY, idx, G): the scatter-add into an initial gradient G.  G a
+ * matmul's result read by nothing else (P [v, k] x Q [k, d]): added into
+ * G's storage, the matmul's blocks (many tiles: column slices; few: whole
+ * rows); G an input of the graph: into blocks of the scatter's own plan
+ * that start as G's rows.  Repeated and negative indices as above. */
+static void run_gather_grad_into(int64_t v, int64_t d, int64_t n, int64_t k, bool computed, uint32_t tiles,
+                                 uint32_t seed)
+{
+    graph *g = graph_new("gather_grad_into", 13);
+    const int64_t yd[2] = { n, d }, id[1] = { n }, pd[2] = { v, k }, qd[2] = { k, d }, gd[2] = { v, d };
+    input(g, "dy", 2, yd);
+    int ix = input(g, "idx", 1, id);
+    g->tensors[ix].dtype = GDT_I64;
+    if (computed) {
+        input(g, "p", 2, pd);
+        input(g, "q", 2, qd);
+        node(g, GRAPH_OP_MATMUL, "p,q", "g0");
+    } else {
+        input(g, "g0", 2, gd);
+    }
+    graph_node *nd = node(g, GRAPH_OP_GATHERGRAD, "dy,idx,g0", "dt");
+    graph_set_attr_ints(nd, "shape", gd, 2);
+    finish(g, "dt");
+    size_t ny = (size_t)(n * d), np = (size_t)(v * k), nq = (size_t)(k * d), ng = (size_t)(v * d);
+    float *dy = malloc(ny * 4), *dya = malloc(ny * 4), *a = malloc((np + nq + ng) * 4), *aa = malloc((np + nq + ng) * 4);
+    int64_t *idx = malloc((size_t)n * 8);
+    for (size_t i = 0; i < ny; i++) {
+        dy[i] = rnd() * ldexpf(1.0f, (int)(i % 9) - 4);
+        dya[i] = fabsf(dy[i]);
+    }
+    for (size_t i = 0; i < np + nq + ng; i++) {
+        a[i] = rnd();
+        aa[i] = fabsf(a[i]);
+    }
+    rng = rng * 1664525u + seed;
+    int *count = calloc((size_t)v, sizeof *count), kmax = 1;
+    for (int64_t i = 0; i < n; i++) {
+        rng = rng * 1664525u + 1013904223u;
+        int64_t t = (int64_t)((rng >> 8) % (uint32_t)(i % 3 == 0 ? 5 : v));
+        kmax = ++count[t] > kmax ? count[t] : kmax;
+        idx[i] = i % 4 == 1 ? t - v : t;
+    }
+    graph_value in[4] = { { GDT_F32, g->tensors[g->inputs[0]].shape, dy },
+                          { GDT_I64, g->tensors[g->inputs[1]].shape, idx },
+                          { GDT_F32, g->tensors[g->inputs[2]].shape, a } };
+    if (computed)
+        in[3] = (graph_value){ GDT_F32, g->tensors[g->inputs[3]].shape, a + np };
+    else
+        in[2].data = a + np + nq;
+    graph_value in_abs[4] = { in[0], in[1], in[2], in[3] };
+    in_abs[0].data = dya;
+    in_abs[2].data = aa + ((char *)in[2].data - (char *)a) / 4;
+    if (computed)
+        in_abs[3].data = aa + np;
+    /* G's own rounding (a k-term dot product) and the sums into it */
+    simulate_result r = sim_vs_eval(g, in, in_abs, tiles, (double)(kmax + (computed ? k : 0) + 1));
+    CU_ASSERT_EQUAL(r.plan.scatters_in_place, computed ? 1u : 0u);
+    free(dy); free(dya); free(a); free(aa); free(idx); free(count);
+    graph_free(g);
+}
+
+static void test_sim_gather_grad_into(void)
+{
+    run_gather_grad_into(600, 96, 48, 16, true, 0, 5);      /* many tiles: column slices of the matmul */
+    run_gather_grad_into(300, 32, 40, 8, true, 4, 6);       /* few tiles: whole rows */
+    run_gather_grad_into(300, 16, 40, 8, false, 8, 7);      /* an input: the scatter's own blocks */
+}
+
+/* Add(G, GatherGrad(dY, idx)) in a training step: train_prepare makes it
+ * one GatherGrad into G. */
+static void test_train_fuses_scatter_add(void)
+{
+    graph *g = graph_new("tied", 13);
+    const int64_t xd[2] = { 6, 8 }, wd[2] = { 20, 8 }, id[1] = { 6 };
+    int ix = input(g, "ids", 1, id);
+    g->tensors[ix].dtype = GDT_I64;
+    input(g, "x", 2, xd);
+    float w[160];
+    for (int i = 0; i < 160; i++)
+        w[i] = rnd();
+    cnst(g, "table", 2, wd, w);
+    node(g, GRAPH_OP_GATHER, "table,ids", "emb");
+    node(g, GRAPH_OP_ADD, "emb,x", "h");
+    graph_node *mm = node(g, GRAPH_OP_GEMM, "h,table", "logits");
+    graph_set_attr_int(mm, "transB", 1);
+    finish(g, "logits");
+    train_options o;
+    train_options_default(&o);
+    o.loss = "mse:logits:target";
+    train_info info;
+    char err[512];
+    bool ok = train_prepare(g, &o, true, &info, err, sizeof err);
+    if (!ok)
+        fprintf(stderr, "\n  %s\n", err);
+    CU_ASSERT_TRUE_FATAL(ok);
+    int fused = 0, plain = 0;
+    for (int k = 0; k < g->n_nodes; k++)
+        if (g->nodes[k].op == GRAPH_OP_GATHERGRAD)
+            *(g->nodes[k].n_inputs == 3 ? &fused : &plain) += 1;
+    CU_ASSERT_EQUAL(fused, 1);
+    CU_ASSERT_EQUAL(plain, 0);
+    graph_free(g);
+}
 
 void test_register(void)
 {
@@ -263,5 +367,7 @@ void test_register(void)
               {"MaxPoolGrad evaluator: ties, overlap, padding", test_eval_maxpool_grad},
               {"GatherGrad evaluator: repeated and negative indices", test_eval_gather_grad},
               {"MaxPoolGrad compiled and simulated vs evaluator", test_sim_maxpool_grad},
-              {"GatherGrad compiled and simulated vs evaluator", test_sim_gather_grad});
+              {"GatherGrad compiled and simulated vs evaluator", test_sim_gather_grad},
+              {"GatherGrad into an initial gradient, in place and not", test_sim_gather_grad_into},
+              {"training: the tied table's gradient sum scatters into the other term", test_train_fuses_scatter_add});
 }
