@@ -591,6 +591,64 @@ static scatter_plan choose_scatter_plan(const gather_shape *s, uint32_t tiles, u
     return found ? best : smallest;
 }
 
+/* The indices on `tile`: *raw where they arrive, *idx where the scatter
+ * reads them as i32 (raw itself, or room for i64 ones narrowed). */
+static bool fetch_indices(lowering *lw, int ix, const gather_shape *s, uint32_t tile, uint32_t *raw, uint32_t *idx)
+{
+    *raw = lw_fetch(lw, ix, 0, s->n, tile, PREFER_REGION1);
+    if (!*raw)
+        return false;
+    uint64_t even_n = (s->n + 1) & ~(uint64_t)1;
+    *idx = s->ieb == 8 ? lw_scratch_alloc(lw, tile, even_n * 8, PREFER_REGION1, 8, "narrowed indices") : *raw;
+    return *idx != 0;
+}
+
+/* dY's columns [c0, c0 + wc) of every row on `tile` (all of dY when wc is
+ * the row), wc apart; their address, 0 on failure. */
+static uint32_t fetch_dy_columns(lowering *lw, int dyt, const gather_shape *s, uint64_t c0, uint64_t wc,
+                                 uint32_t tile)
+{
+    if (wc == s->d)
+        return lw_fetch(lw, dyt, 0, s->n * s->d, tile, PREFER_REGION1);
+    uint32_t dy = lw_scratch_alloc(lw, tile, s->n * wc * 4, PREFER_REGION1, 8, "gradient slices");
+    for (uint64_t i = 0; i < s->n && dy && !lw->failed; i++)
+        lw_fetch_into(lw, dyt, i * s->d + c0, wc, tile, dy + (uint32_t)(i * wc * 4));
+    return lw->failed ? 0 : dy;
+}
+
+/* i64 indices at raw narrowed to i32 at idx on `tile` (i32 ones as they are). */
+static void narrow_indices(lowering *lw, const gather_shape *s, uint32_t tile, uint32_t raw, uint32_t idx)
+{
+    if (s->ieb != 8 || !s->n)
+        return;
+    uint64_t even_n = (s->n + 1) & ~(uint64_t)1;
+    worker_set ws;
+    if (!lw_workers_begin(lw, tile, KERNEL_TRANSPOSE_WORDS, s->n, &ws))
+        return;
+    for (int w = 0; w < CODELET_WORKERS; w++)
+        kernel_transpose_record(ws.rec[w], raw + (uint32_t)(ws.lo[w] * 8), idx + (uint32_t)(ws.lo[w] * 4),
+                                (uint32_t)(ws.hi[w] - ws.lo[w]), 2, 8, (uint32_t)(even_n * 4));
+    lw_workers_run(lw, tile, lw->kernels.vtx_transpose_f32, &ws);
+}
+
+/* One compute set on `tile`: the table rows [row0, row0 + rows), wc wide
+ * and one after the other from blk (zeroed first when zero), += the dY
+ * rows (wc apart from dy) whose indices name them, the six workers
+ * sharing the rows. */
+static void scatter_rows(lowering *lw, const gather_shape *s, uint32_t tile, uint32_t blk, uint64_t row0,
+                         uint64_t rows, uint64_t wc, uint32_t idx, uint32_t dy, bool zero)
+{
+    worker_set ws;
+    if (!lw_workers_begin(lw, tile, KERNEL_SCATTER_ADD_WORDS, rows, &ws))
+        return;
+    uint32_t row_bytes = (uint32_t)(wc * 4);
+    for (int w = 0; w < CODELET_WORKERS; w++)
+        kernel_scatter_add_record(ws.rec[w], blk + (uint32_t)(ws.lo[w] * row_bytes), idx, dy, (uint32_t)s->n,
+                                  row_bytes, row_bytes, (uint32_t)(row0 + ws.lo[w]), (uint32_t)(ws.hi[w] - ws.lo[w]),
+                                  (uint32_t)s->v, zero);
+    lw_workers_run(lw, tile, lw->kernels.vtx_scatter_add_range_f32, &ws);
+}
+
 /* Phase 1 on table tile k: dT's block placed, the indices and the dY slice
  * received; *idx, *raw, *dy their addresses. */
 static bool place_scatter_tile(lowering *lw, const graph_node *n, const gather_shape *s, const scatter_plan *p,
@@ -614,21 +672,10 @@ static bool place_scatter_tile(lowering *lw, const graph_node *n, const gather_s
             lw_add_piece(lw, out, tile, *blk + (uint32_t)(i * wc * 4), (rl[r] + i) * s->d + c0, wc);
     if (!s->n)
         return !lw->failed;
-    *raw = lw_fetch(lw, ix, 0, s->n, tile, PREFER_REGION1);
-    if (!*raw)
+    if (!fetch_indices(lw, ix, s, tile, raw, idx))
         return false;
-    uint64_t even_n = (s->n + 1) & ~(uint64_t)1;
-    *idx = s->ieb == 8 ? lw_scratch_alloc(lw, tile, even_n * 8, PREFER_REGION1, 8, "narrowed indices") : *raw;
-    if (!*idx)
-        return false;
-    if (p->c == 1) {
-        *dy = lw_fetch(lw, dyt, 0, s->n * s->d, tile, PREFER_REGION1);
-        return *dy != 0;
-    }
-    *dy = lw_scratch_alloc(lw, tile, s->n * wc * 4, PREFER_REGION1, 8, "gradient slices");
-    for (uint64_t i = 0; i < s->n && *dy && !lw->failed; i++)
-        lw_fetch_into(lw, dyt, i * s->d + c0, wc, tile, *dy + (uint32_t)(i * wc * 4));
-    return *dy && !lw->failed;
+    *dy = fetch_dy_columns(lw, dyt, s, c0, wc, tile);
+    return *dy != 0;
 }
 
 /* Phase 2 on table tile k: i64 indices narrowed, then the scatter-add, the
@@ -638,23 +685,10 @@ static void run_scatter_tile(lowering *lw, const gather_shape *s, const scatter_
                              uint32_t dy, bool zero)
 {
     uint32_t c = k / p->r, r = k % p->r, tile = lw_tile_of(lw, k);
-    uint64_t wc = min_u64(p->w, s->d - (uint64_t)c * p->w), even_n = (s->n + 1) & ~(uint64_t)1;
-    worker_set ws;
-    if (s->ieb == 8 && s->n) {
-        if (!lw_workers_begin(lw, tile, KERNEL_TRANSPOSE_WORDS, s->n, &ws))
-            return;
-        for (int w = 0; w < CODELET_WORKERS; w++)
-            kernel_transpose_record(ws.rec[w], raw + (uint32_t)(ws.lo[w] * 8), idx + (uint32_t)(ws.lo[w] * 4),
-                                    (uint32_t)(ws.hi[w] - ws.lo[w]), 2, 8, (uint32_t)(even_n * 4));
-        lw_workers_run(lw, tile, lw->kernels.vtx_transpose_f32, &ws);
-    }
-    if (!lw_workers_begin(lw, tile, KERNEL_SCATTER_ADD_WORDS, rh[r] - rl[r], &ws))
-        return;
-    for (int w = 0; w < CODELET_WORKERS; w++)
-        kernel_scatter_add_record(ws.rec[w], blk + (uint32_t)(ws.lo[w] * wc * 4), idx, dy, (uint32_t)s->n,
-                                  (uint32_t)(wc * 4), (uint32_t)(wc * 4), (uint32_t)(rl[r] + ws.lo[w]),
-                                  (uint32_t)(ws.hi[w] - ws.lo[w]), (uint32_t)s->v, zero);
-    lw_workers_run(lw, tile, lw->kernels.vtx_scatter_add_range_f32, &ws);
+    uint64_t wc = min_u64(p->w, s->d - (uint64_t)c * p->w);
+    narrow_indices(lw, s, tile, raw, idx);
+    if (!lw->failed)
+        scatter_rows(lw, s, tile, blk, rl[r], rh[r] - rl[r], wc, idx, dy, zero);
 }
 
 /* ---- GatherGrad into an initial gradient's storage ----
@@ -759,52 +793,26 @@ static bool scatter_in_place(lowering *lw, const graph_node *n, int index, const
         free(r); free(dy); free(raw); free(idx);
         return lw_fail(lw, "out of host memory");
     }
-    uint64_t even_n = (s->n + 1) & ~(uint64_t)1;
     for (size_t k = 0; k < nr && !lw->failed && s->n; k++) {
-        uint32_t tile = r[k].tile;
-        if (k && r[k].tile == r[k - 1].tile) {
+        bool same_tile = k && r[k].tile == r[k - 1].tile;
+        if (same_tile) {
             raw[k] = raw[k - 1];
             idx[k] = idx[k - 1];
-            if (r[k].col == r[k - 1].col && r[k].width == r[k - 1].width) {
-                dy[k] = dy[k - 1];
-                continue;
-            }
-        } else {
-            raw[k] = lw_fetch(lw, ix, 0, s->n, tile, PREFER_REGION1);
-            idx[k] = s->ieb == 8 ? lw_scratch_alloc(lw, tile, even_n * 8, PREFER_REGION1, 8, "narrowed indices")
-                                 : raw[k];
+        } else if (!fetch_indices(lw, ix, s, r[k].tile, &raw[k], &idx[k])) {
+            break;
         }
-        if (r[k].width == s->d) {
-            dy[k] = lw_fetch(lw, dyt, 0, s->n * s->d, tile, PREFER_REGION1);
-            continue;
-        }
-        dy[k] = lw_scratch_alloc(lw, tile, s->n * r[k].width * 4, PREFER_REGION1, 8, "gradient slices");
-        for (uint64_t i = 0; i < s->n && dy[k] && !lw->failed; i++)
-            lw_fetch_into(lw, dyt, i * s->d + r[k].col, r[k].width, tile, dy[k] + (uint32_t)(i * r[k].width * 4));
+        dy[k] = same_tile && r[k].col == r[k - 1].col && r[k].width == r[k - 1].width
+                    ? dy[k - 1]
+                    : fetch_dy_columns(lw, dyt, s, r[k].col, r[k].width, r[k].tile);
     }
     if (!lw->failed)
         lw_end_phase(lw);
     /* phase 2: each tile's indices narrowed once, then a compute set a rectangle */
     for (size_t k = 0; k < nr && !lw->failed && s->n; k++) {
-        uint32_t tile = r[k].tile;
-        worker_set ws;
-        if (s->ieb == 8 && (!k || r[k].tile != r[k - 1].tile)) {
-            if (!lw_workers_begin(lw, tile, KERNEL_TRANSPOSE_WORDS, s->n, &ws))
-                break;
-            for (int w = 0; w < CODELET_WORKERS; w++)
-                kernel_transpose_record(ws.rec[w], raw[k] + (uint32_t)(ws.lo[w] * 8),
-                                        idx[k] + (uint32_t)(ws.lo[w] * 4), (uint32_t)(ws.hi[w] - ws.lo[w]), 2, 8,
-                                        (uint32_t)(even_n * 4));
-            lw_workers_run(lw, tile, lw->kernels.vtx_transpose_f32, &ws);
-        }
-        if (!lw_workers_begin(lw, tile, KERNEL_SCATTER_ADD_WORDS, r[k].rows, &ws))
-            break;
-        uint32_t row_bytes = (uint32_t)(r[k].width * 4);
-        for (int w = 0; w < CODELET_WORKERS; w++)
-            kernel_scatter_add_record(ws.rec[w], r[k].addr + (uint32_t)(ws.lo[w] * row_bytes), idx[k], dy[k],
-                                      (uint32_t)s->n, row_bytes, row_bytes, (uint32_t)(r[k].row + ws.lo[w]),
-                                      (uint32_t)(ws.hi[w] - ws.lo[w]), (uint32_t)s->v, false);
-        lw_workers_run(lw, tile, lw->kernels.vtx_scatter_add_range_f32, &ws);
+        if (!k || r[k].tile != r[k - 1].tile)
+            narrow_indices(lw, s, r[k].tile, raw[k], idx[k]);
+        if (!lw->failed)
+            scatter_rows(lw, s, r[k].tile, r[k].addr, r[k].row, r[k].rows, r[k].width, idx[k], dy[k], false);
     }
     lw->rep->scatters_in_place++;
     free(r); free(dy); free(raw); free(idx);
