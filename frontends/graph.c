@@ -93,6 +93,17 @@ bool graph_dtype_is_float(graph_dtype t)
     return t == GDT_F32 || t == GDT_F16 || t == GDT_BF16 || t == GDT_F64;
 }
 
+double graph_dtype_unit_roundoff(graph_dtype t)
+{
+    switch (t) {
+    case GDT_F16: return 0x1p-11;
+    case GDT_BF16: return 0x1p-8;
+    case GDT_F32: return 0x1p-24;
+    case GDT_F64: return 0x1p-53;
+    default: return 0;
+    }
+}
+
 bool graph_dtype_is_int(graph_dtype t)
 {
     switch (t) {

@@ -53,6 +53,9 @@ const char *graph_dtype_name(graph_dtype t);
 /* Bytes per element; 0 for a dtype the IR cannot hold (string, complex). */
 size_t graph_dtype_size(graph_dtype t);
 bool graph_dtype_is_float(graph_dtype t);   /* f16, bf16, f32, f64 */
+/* A float type's unit roundoff (2^-24 for f32: half an ulp at 1); 0 for
+ * other types. */
+double graph_dtype_unit_roundoff(graph_dtype t);
 bool graph_dtype_is_int(graph_dtype t);     /* signed and unsigned integers, not bool */
 
 typedef struct graph_shape {

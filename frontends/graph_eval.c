@@ -243,16 +243,13 @@ static uint64_t mix64(uint64_t z)
 /* Each element of a floating result times 1 + d, d uniform in [-u, u]
  * (u: the unit roundoff of its type), rounded to its type again: the
  * rounding of one arithmetic result made random (Monte Carlo arithmetic,
- * Parker 1997, with the type's own precision). */
+ * Parker 1997, with the type's own precision).  Not f64, the evaluator's
+ * own arithmetic. */
 static void perturb(const graph_tensor *t, void *data, uint64_t stream)
 {
-    double u;
-    switch (t->dtype) {
-    case GDT_F32: u = ldexp(1, -24); break;
-    case GDT_F16: u = ldexp(1, -11); break;
-    case GDT_BF16: u = ldexp(1, -8); break;
-    default: return;
-    }
+    double u = t->dtype == GDT_F64 ? 0 : graph_dtype_unit_roundoff(t->dtype);
+    if (!u)
+        return;
     size_t n = numel(t);
     for (size_t i = 0; i < n; i++) {
         double r = (double)(mix64(stream ^ mix64(i)) >> 11) * 0x1p-53;
