@@ -491,6 +491,15 @@ static void order_by_phase(graph *g)
                 g->tensors[g->nodes[k].outputs[i]].producer = k;
 }
 
+/* Whether t is some variable's new value. */
+static bool is_update(const graph *g, int t)
+{
+    for (int v = 0; v < g->n_tensors; v++)
+        if (g->tensors[v].is_variable && g->tensors[v].update == t)
+            return true;
+    return false;
+}
+
 /* A table's gradient summed from a scatter-add and another term (BERT's
  * word embeddings, tied to the masked-LM decoder: the decoder's weight
  * gradient plus the lookup's): Add(a, GatherGrad(dY, ids)), the
@@ -500,18 +509,7 @@ static void order_by_phase(graph *g)
  * no table-sized temporary beside the sum.  Returns how many. */
 static int scatter_into_sums(graph *g)
 {
-    int *readers = calloc((size_t)g->n_tensors + 1, sizeof *readers), fused = 0;
-    if (!readers)
-        panic("out of host memory");
-    for (int k = 0; k < g->n_nodes; k++)
-        for (int i = 0; i < g->nodes[k].n_inputs; i++)
-            if (g->nodes[k].inputs[i] >= 0)
-                readers[g->nodes[k].inputs[i]]++;
-    for (int i = 0; i < g->n_outputs; i++)
-        readers[g->outputs[i]]++;
-    for (int t = 0; t < g->n_tensors; t++)
-        if (g->tensors[t].is_variable && g->tensors[t].update >= 0)
-            readers[g->tensors[t].update]++;
+    int fused = 0;
     for (int k = 0; k < g->n_nodes; k++) {
         graph_node *n = &g->nodes[k];
         if (n->removed || n->op != GRAPH_OP_ADD || n->n_inputs != 2 || n->inputs[0] < 0 || n->inputs[1] < 0)
@@ -520,8 +518,9 @@ static int scatter_into_sums(graph *g)
             int s = n->inputs[side], a = n->inputs[1 - side], p = g->tensors[s].producer;
             const graph_tensor *ts = &g->tensors[s], *ta = &g->tensors[a], *to = &g->tensors[n->outputs[0]];
             if (p < 0 || g->nodes[p].removed || g->nodes[p].op != GRAPH_OP_GATHERGRAD || g->nodes[p].n_inputs != 2 ||
-                readers[s] != 1 || s == a || ta->dtype != ts->dtype || to->dtype != ts->dtype ||
-                !graph_shape_equal(&ta->shape, &ts->shape) || !graph_shape_equal(&to->shape, &ts->shape))
+                s == a || ts->is_output || graph_consumers(g, s, NULL, 2) != 1 || ta->dtype != ts->dtype ||
+                to->dtype != ts->dtype || !graph_shape_equal(&ta->shape, &ts->shape) ||
+                !graph_shape_equal(&to->shape, &ts->shape) || is_update(g, s))
                 continue;
             int ins[3] = { g->nodes[p].inputs[0], g->nodes[p].inputs[1], a }, out = n->outputs[0];
             graph_replace_node(g, k, GRAPH_OP_GATHERGRAD, NULL, ins, 3, &out, 1);
@@ -531,7 +530,6 @@ static int scatter_into_sums(graph *g)
             break;
         }
     }
-    free(readers);
     if (fused)
         graph_compact(g);
     return fused;

@@ -26,9 +26,9 @@
 #include "frontends/graph_eval.h"
 #include "frontends/lower.h"
 #include "frontends/simulate.h"
-#include "frontends/autodiff.h"
 #include "graph_fixture.h"
 #include "test_util.h"
+#include "train_fixture.h"
 
 static const double U = 0x1p-24;
 
@@ -347,11 +347,7 @@ static void test_train_fuses_scatter_add(void)
     train_options_default(&o);
     o.loss = "mse:logits:target";
     train_info info;
-    char err[512];
-    bool ok = train_prepare(g, &o, true, &info, err, sizeof err);
-    if (!ok)
-        fprintf(stderr, "\n  %s\n", err);
-    CU_ASSERT_TRUE_FATAL(ok);
+    train_built(g, &o, &info);
     int fused = 0, plain = 0;
     for (int k = 0; k < g->n_nodes; k++)
         if (g->nodes[k].op == GRAPH_OP_GATHERGRAD)
