@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/base/hash.h"
 #include "sim/base/simtime.h"
 
 /* ---- set-up ------------------------------------------------------------------ */
@@ -49,11 +50,13 @@ bool xch_system_init(xch_system *x, const xch_params *p, uint64_t default_hz)
     return true;
 }
 
-static void free_streams(xch_stream *s, size_t n)
+void xch_stream_list_free(xch_stream_list *l)
 {
-    for (size_t i = 0; i < n; i++)
-        free(s[i].data);
-    free(s);
+    for (size_t i = 0; i < l->n; i++)
+        free(l->s[i].data);
+    free(l->s);
+    free(l->slot);
+    memset(l, 0, sizeof *l);
 }
 
 void xch_system_free(xch_system *x)
@@ -67,9 +70,9 @@ void xch_system_free(xch_system *x)
     free(x->party_of);
     free(x->has_code);
     free(x->chip_stats);
-    free_streams(x->host_in, x->n_host_in);
-    free_streams(x->host_out, x->n_host_out);
-    free_streams(x->buffers, x->n_buffers);
+    xch_stream_list_free(&x->host_in);
+    xch_stream_list_free(&x->host_out);
+    xch_stream_list_free(&x->buffers);
     free(x->spans);
     memset(x, 0, sizeof *x);
 }
@@ -82,26 +85,70 @@ void xch_set_has_code(xch_system *x, uint32_t tile)
 
 /* ---- streams and buffers ------------------------------------------------------ */
 
-static xch_stream *find_stream(xch_stream *s, size_t n, uint32_t index)
+static size_t first_slot(uint32_t index, size_t n_slots)
 {
-    for (size_t i = 0; i < n; i++)
-        if (s[i].index == index)
-            return &s[i];
+    return (size_t)hash_fnv1a(&index, sizeof index) & (n_slots - 1);
+}
+
+static xch_stream *find_stream(const xch_stream_list *l, uint32_t index)
+{
+    if (!l->n_slots)
+        return NULL;
+    for (size_t h = first_slot(index, l->n_slots); l->slot[h]; h = (h + 1) & (l->n_slots - 1))
+        if (l->s[l->slot[h] - 1].index == index)
+            return &l->s[l->slot[h] - 1];
     return NULL;
 }
 
-static xch_stream *get_stream(xch_stream **s, size_t *n, uint32_t index)
+/* Stream l->s[i] entered in the index. */
+static void index_stream(xch_stream_list *l, size_t i)
 {
-    xch_stream *f = find_stream(*s, *n, index);
+    size_t h = first_slot(l->s[i].index, l->n_slots);
+    while (l->slot[h])
+        h = (h + 1) & (l->n_slots - 1);
+    l->slot[h] = (uint32_t)(i + 1);
+}
+
+bool xch_stream_list_index(xch_stream_list *l)
+{
+    size_t n_slots = 64;
+    while (n_slots < 2 * l->n + 2)
+        n_slots *= 2;
+    uint32_t *slot = calloc(n_slots, sizeof *slot);
+    if (!slot)
+        return false;
+    free(l->slot);
+    l->slot = slot;
+    l->n_slots = n_slots;
+    for (size_t i = 0; i < l->n; i++)
+        index_stream(l, i);
+    return true;
+}
+
+static xch_stream *get_stream(xch_stream_list *l, uint32_t index)
+{
+    xch_stream *f = find_stream(l, index);
     if (f)
         return f;
-    xch_stream *p = realloc(*s, (*n + 1) * sizeof *p);
-    if (!p)
-        return NULL;
-    *s = p;
-    f = &p[(*n)++];
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 16;
+        xch_stream *p = realloc(l->s, cap * sizeof *p);
+        if (!p)
+            return NULL;
+        l->s = p;
+        l->cap = cap;
+    }
+    f = &l->s[l->n++];
     memset(f, 0, sizeof *f);
     f->index = index;
+    if (2 * l->n + 2 > l->n_slots) {
+        if (!xch_stream_list_index(l)) {
+            l->n--;
+            return NULL;
+        }
+    } else {
+        index_stream(l, l->n - 1);
+    }
     return f;
 }
 
@@ -125,7 +172,7 @@ static bool stream_append(xch_stream *s, const void *data, size_t size)
 
 bool xch_set_host_input(xch_system *x, uint32_t n, const void *data, size_t size)
 {
-    xch_stream *s = get_stream(&x->host_in, &x->n_host_in, n);
+    xch_stream *s = get_stream(&x->host_in, n);
     if (!s)
         return false;
     s->size = s->cursor = 0;
@@ -134,14 +181,14 @@ bool xch_set_host_input(xch_system *x, uint32_t n, const void *data, size_t size
 
 const uint8_t *xch_host_output(const xch_system *x, uint32_t n, size_t *size)
 {
-    const xch_stream *s = find_stream(x->host_out, x->n_host_out, n);
+    const xch_stream *s = find_stream(&x->host_out, n);
     *size = s ? s->size : 0;
     return s ? (s->data ? s->data : (const uint8_t *)"") : NULL;
 }
 
 bool xch_set_stream_buffer(xch_system *x, uint32_t n, const void *data, size_t size, char *err, size_t err_size)
 {
-    xch_stream *old = find_stream(x->buffers, x->n_buffers, n);
+    xch_stream *old = find_stream(&x->buffers, n);
     uint64_t used = x->stream_used_bytes - (old ? old->size : 0);
     if (used + size > x->p.stream_capacity_bytes) {
         snprintf(err, err_size,
@@ -150,7 +197,7 @@ bool xch_set_stream_buffer(xch_system *x, uint32_t n, const void *data, size_t s
                  (unsigned long long)x->p.stream_capacity_bytes);
         return false;
     }
-    xch_stream *s = get_stream(&x->buffers, &x->n_buffers, n);
+    xch_stream *s = get_stream(&x->buffers, n);
     if (!s) {
         snprintf(err, err_size, "out of host memory for streaming-memory buffer %u", n);
         return false;
@@ -166,7 +213,7 @@ bool xch_set_stream_buffer(xch_system *x, uint32_t n, const void *data, size_t s
 
 const uint8_t *xch_stream_buffer(const xch_system *x, uint32_t n, size_t *size)
 {
-    const xch_stream *s = find_stream(x->buffers, x->n_buffers, n);
+    const xch_stream *s = find_stream(&x->buffers, n);
     *size = s ? s->size : 0;
     return s ? (s->data ? s->data : (const uint8_t *)"") : NULL;
 }
@@ -438,7 +485,7 @@ static void serve_read(resolver *r, xch_party *p, const xch_transfer *rv, bool h
     xch_system *x = r->x;
     uint32_t chip = chip_of(x, p->tile);
     uint32_t n = rv->endpoint & XCH_ENDPOINT_INDEX;
-    xch_stream *s = host ? find_stream(x->host_in, x->n_host_in, n) : find_stream(x->buffers, x->n_buffers, n);
+    xch_stream *s = host ? find_stream(&x->host_in, n) : find_stream(&x->buffers, n);
     if (host && (!s || s->size - s->cursor < rv->bytes)) {
         if (!s)
             fault(r, p, ISA_EXC_EXCHANGE, rv->pc,
@@ -509,7 +556,7 @@ static void serve_write(resolver *r, xch_party *p, const xch_transfer *sd, bool 
             return;
         }
     }
-    xch_stream *s = host ? get_stream(&x->host_out, &x->n_host_out, n) : get_stream(&x->buffers, &x->n_buffers, n);
+    xch_stream *s = host ? get_stream(&x->host_out, n) : get_stream(&x->buffers, n);
     if (!s || !stream_append(s, p->log->data + sd->data_offset, sd->bytes)) {
         fault(r, p, ISA_EXC_EXCHANGE, sd->pc, "xsend: the simulator is out of host memory");
         return;

@@ -172,6 +172,22 @@ typedef struct xch_stream {
     size_t cursor;          /* host input / buffer read position */
 } xch_stream;
 
+/* Host streams or streaming-memory buffers by number: in order of first
+ * use, and an open-addressing index from number to place (slot: place +
+ * 1, 0 empty; n_slots a power of two above twice n), so that a transfer
+ * finds its stream in constant time however many there are. */
+typedef struct xch_stream_list {
+    xch_stream *s;
+    size_t n, cap;
+    uint32_t *slot;
+    size_t n_slots;
+} xch_stream_list;
+
+/* The index of l->s[0 .. n) made anew (after l->s was filled whole). */
+bool xch_stream_list_index(xch_stream_list *l);
+/* Every stream's data, the streams and the index. */
+void xch_stream_list_free(xch_stream_list *l);
+
 typedef struct xch_system {
     xch_params p;
     uint64_t *chip_hz;              /* tile clock of each chip, whole Hz */
@@ -183,8 +199,7 @@ typedef struct xch_system {
     int32_t *party_of;              /* global tile -> index in the current resolution, -1 */
     uint8_t *has_code;              /* global tile -> 1 when it has code (xch_set_has_code) */
     xch_chip_stats *chip_stats;
-    xch_stream *host_in, *host_out, *buffers;
-    size_t n_host_in, n_host_out, n_buffers;
+    xch_stream_list host_in, host_out, buffers;
     uint64_t stream_used_bytes;     /* sum of buffer sizes, against the capacity */
     bool record_spans;
     xch_span *spans;

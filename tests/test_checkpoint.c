@@ -506,9 +506,9 @@ static void dump_exchange(dump *d, const engine *g)
         PUT(d, s->busy_ps);
         PUT(d, s->end_ps);
     }
-    dump_streams(d, "host input", x->host_in, x->n_host_in);
-    dump_streams(d, "host output", x->host_out, x->n_host_out);
-    dump_streams(d, "streaming memory", x->buffers, x->n_buffers);
+    dump_streams(d, "host input", x->host_in.s, x->host_in.n);
+    dump_streams(d, "host output", x->host_out.s, x->host_out.n);
+    dump_streams(d, "streaming memory", x->buffers.s, x->buffers.n);
 }
 
 static dump dump_engine(const engine *g)

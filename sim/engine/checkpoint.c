@@ -36,8 +36,8 @@
 
 /* A checkpoint names every field of these: a field added to them must be
  * taken and restored here (or said to need neither). */
-_Static_assert(sizeof(void *) != 8 || sizeof(struct engine) == 5400, "struct engine changed: see checkpoint.c");
-_Static_assert(sizeof(void *) != 8 || sizeof(xch_system) == 256, "xch_system changed: see checkpoint.c");
+_Static_assert(sizeof(void *) != 8 || sizeof(struct engine) == 5472, "struct engine changed: see checkpoint.c");
+_Static_assert(sizeof(void *) != 8 || sizeof(xch_system) == 328, "xch_system changed: see checkpoint.c");
 _Static_assert(sizeof(void *) != 8 || sizeof(engine_stats) == 88, "engine_stats changed: see checkpoint.c");
 _Static_assert(sizeof(void *) != 8 || sizeof(xch_log) == 80, "xch_log changed: see checkpoint.c");
 /* etile, etile_body and ipu_tile are copied whole, all but their pointers
@@ -711,9 +711,8 @@ engine_checkpoint *engine_checkpoint_take(engine *g, const engine_checkpoint *ba
     bool ok = c && c->tiles && take_scalars(g, c) && take_engine_arrays(g, base, c);
     for (int l = 0; ok && l < 3; l++) {
         const xch_system *x = &g->xch;
-        ok = l == 0 ? take_streams(x->host_in, x->n_host_in, base, 0, c)
-           : l == 1 ? take_streams(x->host_out, x->n_host_out, base, 1, c)
-                    : take_streams(x->buffers, x->n_buffers, base, 2, c);
+        const xch_stream_list *sl = l == 0 ? &x->host_in : l == 1 ? &x->host_out : &x->buffers;
+        ok = take_streams(sl->s, sl->n, base, l, c);
     }
     if (ok) {
         /* Tiles share nothing with each other: each is taken on its own. */
@@ -751,10 +750,10 @@ static void *reserve(void *p, size_t *cap, size_t need, size_t elem, bool *ok)
     return q;
 }
 
-/* A new list of streams with the checkpoint's contents (NULL for none). */
-static bool build_streams(const stream_copy *k, size_t n, xch_stream **out)
+/* A new list of streams with the checkpoint's contents, indexed. */
+static bool build_streams(const stream_copy *k, size_t n, xch_stream_list *out)
 {
-    *out = NULL;
+    memset(out, 0, sizeof *out);
     if (!n)
         return true;
     xch_stream *s = calloc(n, sizeof *s);
@@ -772,31 +771,28 @@ static bool build_streams(const stream_copy *k, size_t n, xch_stream **out)
         }
         seq_copy_to(k[i].data, s[i].data);
     }
-    *out = s;
+    *out = (xch_stream_list){ .s = s, .n = n, .cap = n };
+    if (!xch_stream_list_index(out)) {
+        xch_stream_list_free(out);
+        return false;
+    }
     return true;
-}
-
-static void free_stream_list(xch_stream *s, size_t n)
-{
-    for (size_t i = 0; s && i < n; i++)
-        free(s[i].data);
-    free(s);
 }
 
 /* What a restore makes before it changes anything, so that a host out of
  * memory leaves the engine as it was. */
 typedef struct room {
-    xch_stream *streams[3];       /* new stream lists */
+    xch_stream_list streams[3];   /* new stream lists */
     engine_chip_stats *chips;     /* the chip totals (NULL: none yet) */
     uint8_t **built;              /* pages kept as blocks, built whole: tile i's from built_first[i] */
     size_t *built_first;
     size_t n_built;
 } room;
 
-static void free_room(room *r, const engine_checkpoint *c)
+static void free_room(room *r)
 {
     for (int l = 0; l < 3; l++)
-        free_stream_list(r->streams[l], c->n_streams[l]);
+        xch_stream_list_free(&r->streams[l]);
     free(r->chips);
     for (size_t i = 0; r->built && i < r->n_built; i++)
         tmem_page_release(r->built[i]);
@@ -869,7 +865,7 @@ static bool reserve_all(engine *g, const engine_checkpoint *c, room *r)
         seq_copy_to(c->ea[EA_STAT_CHIPS], r->chips);
     ok = ok && (!chip_bytes || r->chips) && build_pages(c, g->n_tiles < 64 ? 1 : g->threads, r);
     if (!ok)
-        free_room(r, c);
+        free_room(r);
     return ok;
 }
 
@@ -926,15 +922,12 @@ static void restore_engine(engine *g, const engine_checkpoint *c, const room *r)
     }
     x->n_spans = seq_bytes(c->xa[XA_SPANS]) / sizeof *x->spans;
     seq_copy_to(c->xa[XA_SPANS], x->spans);
-    free_stream_list(x->host_in, x->n_host_in);
-    free_stream_list(x->host_out, x->n_host_out);
-    free_stream_list(x->buffers, x->n_buffers);
+    xch_stream_list_free(&x->host_in);
+    xch_stream_list_free(&x->host_out);
+    xch_stream_list_free(&x->buffers);
     x->host_in = r->streams[0];
-    x->n_host_in = c->n_streams[0];
     x->host_out = r->streams[1];
-    x->n_host_out = c->n_streams[1];
     x->buffers = r->streams[2];
-    x->n_buffers = c->n_streams[2];
     x->stream_used_bytes = c->stream_used_bytes;
     x->record_spans = c->record_spans;
 }
