@@ -394,6 +394,7 @@ static bool start_lowering(lowering *lw)
         lw->tile[i].region1_kept_end = lw->region1_start;
         lw->tile[i].region0_scratch_floor = ISA_REGION1_BASE;
         lw->tile[i].region1_scratch_floor = lw->mem_end;
+        lw->tile[i].hold = lw->hold_bytes ? lw->hold_bytes[i] : 0;
     }
     lw_release_scratch(lw);
     for (int t = 0; t < g->n_tensors; t++)
@@ -483,6 +484,8 @@ static void lower_node(lowering *lw, int i)
 static void free_lowering(lowering *lw)
 {
     free(lw->stage_of);
+    free(lw->lent);
+    free(lw->control_bytes);
     free(lw->last_reader);
     if (lw->tile) {
         for (uint32_t i = 0; i < lw->program_tiles; i++) {
@@ -512,11 +515,17 @@ static void free_lowering(lowering *lw)
     tmap_free(lw->tmap);
 }
 
-ipu_exe *lower_graph(const graph *g, const lower_options *o, lower_report *report, char *err, size_t err_size)
+/* One lowering of the graph, with `hold` bytes held back on each tile for
+ * its records and control program (NULL: none); on a tile whose found no
+ * room, *need (allocated here) says what each tile's take. */
+static ipu_exe *lower_once(const graph *g, const lower_options *o, lower_report *report, char *err,
+                           size_t err_size, const uint32_t *hold, uint32_t **need)
 {
     lower_report dummy;
-    lowering lw = { .g = g, .opts = o, .rep = report ? report : &dummy, .err = err, .err_size = err_size };
+    lowering lw = { .g = g, .opts = o, .rep = report ? report : &dummy, .err = err, .err_size = err_size,
+                    .hold_bytes = hold };
     memset(lw.rep, 0, sizeof *lw.rep);
+    *need = NULL;
     if (!plan_machine(&lw) || !load_library(&lw))
         return NULL;
     ipu_exe *e = NULL;
@@ -535,10 +544,50 @@ ipu_exe *lower_graph(const graph *g, const lower_options *o, lower_report *repor
             lw_write_executable(&lw, e);
         }
     }
+    if (lw.failed && lw.control_no_room) {
+        *need = lw.control_bytes;
+        lw.control_bytes = NULL;
+    }
     free_lowering(&lw);
     if (lw.failed || !e) {
         exe_free(e);
         return NULL;
     }
+    return e;
+}
+
+/* Where the ops' scratch and tensors leave a tile too little room for its
+ * vertex records and control program (they are placed last, when their
+ * size is known), the graph is lowered again with that room held back on
+ * every tile from the start: what the first lowering needed and a margin,
+ * the plans then choosing within the rest. */
+#define CONTROL_TRIES 3
+
+ipu_exe *lower_graph(const graph *g, const lower_options *o, lower_report *report, char *err, size_t err_size)
+{
+    uint32_t *hold = NULL, *need = NULL;
+    ipu_exe *e = NULL;
+    for (int attempt = 0; attempt < CONTROL_TRIES; attempt++) {
+        e = lower_once(g, o, report, err, err_size, hold, &need);
+        if (report)
+            report->lowerings = (uint32_t)attempt + 1;
+        if (e || !need || attempt + 1 == CONTROL_TRIES)
+            break;
+        if (!hold) {
+            hold = need;
+            for (uint32_t i = 0; need[i] != UINT32_MAX; i++)
+                hold[i] = need[i] + need[i] / 12 + 1024;
+        } else {
+            for (uint32_t i = 0; hold[i] != UINT32_MAX; i++) {
+                uint32_t more = need[i] + need[i] / 6 + 2048;
+                if (more > hold[i])
+                    hold[i] = more;
+            }
+            free(need);
+        }
+        need = NULL;
+    }
+    free(hold);
+    free(need);
     return e;
 }

@@ -87,7 +87,12 @@ typedef struct lower_report {
     uint64_t max_tile_bytes;      /* the fullest tile's memory use */
     uint32_t split_programs;      /* tiles whose control program is in two blocks */
     uint64_t reused_bytes;        /* tensor storage placed in blocks dead tensors gave back
-                                     (all tiles of chip 0) */
+                                     (all tiles of chip 0) ... */
+    uint64_t reused_scratch_bytes;  /* ... of which in blocks past ops' scratch had used */
+    uint64_t lent_bytes;          /* ops' scratch in blocks dead tensors gave back */
+    uint32_t folded_transposes;   /* Transposes a MatMul reads through (never made) */
+    uint32_t lowerings;           /* 2 or 3: lowered again with room held back on every tile for
+                                     its records and control program (lower_graph) */
     uint32_t max_tile;            /* ... and which tile that is */
     uint32_t updates_in_place;    /* variables whose new value the optimizer wrote over them */
     uint32_t updates_copied;      /* ... and those copied into them at the end of the step */

@@ -544,8 +544,11 @@ typedef struct pixel_block {
 
 /* The image's pixels as blocks on the tiles that hold them: the whole
  * pixels of each piece in place, a pixel split between pieces fetched
- * whole onto the tile of its first element; a block of at most `most`
- * rows.  NULL (lw failed) on no host memory. */
+ * whole onto the tile of its first element (onto the op's next tile
+ * instead where that one already has SPLIT_PIXELS_BYTES of them: an
+ * output of a matmul holds a block of rows' starts); a block of at most
+ * `most` rows.  NULL (lw failed) on no host memory. */
+#define SPLIT_PIXELS_BYTES 16384u
 static pixel_block *pixel_blocks(lowering *lw, int in, uint64_t c, uint64_t most, size_t *n_out)
 {
     const ltensor *lt = &lw->tensor[in];
@@ -555,6 +558,13 @@ static pixel_block *pixel_blocks(lowering *lw, int in, uint64_t c, uint64_t most
         lw_fail(lw, "out of host memory");
         return NULL;
     }
+    uint64_t *fetched = calloc(lw->program_tiles, sizeof *fetched);   /* bytes of split pixels a tile */
+    if (!fetched) {
+        free(b);
+        lw_fail(lw, "out of host memory");
+        return NULL;
+    }
+    uint32_t next = 0;
     for (size_t k = 0; k < lt->n && !lw->failed; k++) {
         const piece *p = &lt->p[k];
         uint64_t r0 = (p->first + c - 1) / c, r1 = (p->first + p->count) / c;
@@ -573,11 +583,16 @@ static pixel_block *pixel_blocks(lowering *lw, int in, uint64_t c, uint64_t most
                 lw_fail(lw, "out of host memory");
                 return NULL;
             }
-            uint32_t a = lw_fetch(lw, in, end / c * c, c, p->tile, PREFER_REGION1);
+            uint32_t tile = p->tile;
+            for (uint32_t tries = 0; fetched[tile] + c * 4 > SPLIT_PIXELS_BYTES && tries < lw->tiles; tries++)
+                tile = lw_tile_of(lw, next++ % lw->tiles);
+            fetched[tile] += c * 4;
+            uint32_t a = lw_fetch(lw, in, end / c * c, c, tile, PREFER_REGION1);
             if (a)
-                b[n++] = (pixel_block){ p->tile, a, 1, 0 };
+                b[n++] = (pixel_block){ tile, a, 1, 0 };
         }
     }
+    free(fetched);
     *n_out = n;
     return b;
 }
@@ -832,14 +847,24 @@ static void combine_partials(lowering *lw, const pixel_block *b, size_t nb, uint
  * than COMBINE_FAN_IN, folded in groups first; the last stage splits the
  * C results over at most COMBINE_FAN_IN tiles, each receiving its columns
  * of every partial row and folding them. */
+static bool reduce_columns(lowering *lw, const graph_node *n, int index, int op, uint64_t m, uint64_t c);
+
 static bool reduce_channels_last(lowering *lw, const graph_node *n, int index, int op)
 {
     const graph *g = lw->g;
-    int in = n->inputs[0], out = n->outputs[0];
-    const graph_shape *s = &g->tensors[in].shape;
+    const graph_shape *s = &g->tensors[n->inputs[0]].shape;
     uint64_t c = (uint64_t)s->dims[1], m = (uint64_t)(graph_shape_numel(s) / s->dims[1]);
     if (!lw_reduce_reads_nhwc(g, n) || c == 0 || m == 0)
         return lw_unsupported(lw, n, index, "a reduction of a channels-last image other than over N, H and W");
+    return reduce_columns(lw, n, index, op, m, c);
+}
+
+/* The columns of the input seen as an [m, c] matrix folded over its m
+ * rows, where its rows lie (reduce_channels_last's stages). */
+static bool reduce_columns(lowering *lw, const graph_node *n, int index, int op, uint64_t m, uint64_t c)
+{
+    const graph *g = lw->g;
+    int in = n->inputs[0], out = n->outputs[0];
     int first = op == KERNEL_REDUCE_MEAN ? KERNEL_REDUCE_SUM : op;
     int combine = op == KERNEL_REDUCE_MAX || op == KERNEL_REDUCE_MIN ? op : KERNEL_REDUCE_SUM;
     char what[96];
@@ -856,7 +881,7 @@ static bool reduce_channels_last(lowering *lw, const graph_node *n, int index, i
     nb = merge_tile_partials(lw, b, nb, c, combine, what);
     if (nb > KERNEL_REDUCE_COLS_MAX_ROWS) {
         free(b);
-        return lw_unsupported(lw, n, index, "a channels-last image on more tiles than the reduce codelet folds");
+        return lw_unsupported(lw, n, index, "an input on more tiles than the reduce codelet folds");
     }
     if (!lw->failed)
         combine_partials(lw, b, nb, c, out, op, m, what);
@@ -870,6 +895,9 @@ static bool reduce_channels_last(lowering *lw, const graph_node *n, int index, i
  * an output element; rows padded to an even length so that they stay
  * 8-byte aligned), then the reduce codelet, with a unary pass before it
  * (e^x) or after it (sqrt, log) for the forms it has no op for. */
+#define REDUCE_COLUMNS_MAX 4096u
+#define REDUCE_COLUMNS_MIN_ROWS 32u
+
 bool lw_lower_reduce(lowering *lw, const graph_node *n, int index)
 {
     const graph *g = lw->g;
@@ -922,6 +950,21 @@ bool lw_lower_reduce(lowering *lw, const graph_node *n, int index)
         return lw_unsupported(lw, n, index, "an empty output");
     if (!cols)
         return lw_unsupported(lw, n, index, "a reduction over no elements");
+    /* Reduced axes first, kept ones after: the columns of a [cols, rows]
+     * matrix folded where its rows lie (a bias's gradient), not each output
+     * element's strided column fetched onto one tile (a receive an input
+     * row); rows of at most REDUCE_COLUMNS_MAX (a row split between tiles
+     * is fetched whole), and at least REDUCE_COLUMNS_MIN_ROWS of them (a
+     * few strided receives cost less than the stages). */
+    bool leading = !trailing && pre < 0 && post < 0 && rows > 1 && rows <= REDUCE_COLUMNS_MAX && cols >= REDUCE_COLUMNS_MIN_ROWS;
+    for (int d = 0, seen_kept = 0; d < s->rank && leading; d++) {
+        if (!reduced[d])
+            seen_kept = 1;
+        else if (seen_kept)
+            leading = false;
+    }
+    if (leading)
+        return reduce_columns(lw, n, index, op, cols, rows);
     const uint64_t padded = (cols + 1) & ~(uint64_t)1;
     /* The reduced elements in place: no copy needed. */
     const bool direct = trailing && padded == cols && pre < 0;

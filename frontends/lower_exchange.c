@@ -137,6 +137,21 @@ bool lw_add_transfer(lowering *lw, uint32_t from, uint32_t src_addr, uint32_t to
                          uint32_t bytes)
 {
     ltile *s = &lw->tile[from], *r = &lw->tile[to];
+    /* The rest of the last transfer between the two tiles (the next bytes
+     * on both sides, as a row of a block fetched a row at a time): one
+     * transfer, one step on each side. */
+    if (s->n_sends && r->n_recvs) {
+        xfer *ps = &s->sends[s->n_sends - 1], *pr = &r->recvs[r->n_recvs - 1];
+        if (ps->peer == to && ps->mate == r->n_recvs - 1 && pr->peer == from && pr->mate == s->n_sends - 1 &&
+            ps->group < 0 && pr->group < 0 && ps->bytes % 4 == 0 && ps->addr + ps->bytes == src_addr &&
+            pr->addr + pr->bytes == dst_addr && ps->bytes + (uint64_t)bytes <= LW_TRANSFER_MAX_BYTES) {
+            ps->bytes += bytes;
+            pr->bytes += bytes;
+            lw->rep->exchange_bytes += bytes;
+            lw->phase_bytes += bytes;
+            return true;
+        }
+    }
     if (!lw_grow((void **)&s->sends, &s->cap_sends, s->n_sends + 1, sizeof *s->sends) ||
         !lw_grow((void **)&r->recvs, &r->cap_recvs, r->n_recvs + 1, sizeof *r->recvs))
         return lw_fail(lw, "out of host memory");
@@ -172,6 +187,12 @@ bool lw_add_host_receive(lowering *lw, uint32_t tile, uint32_t addr, uint32_t by
 bool lw_add_local_copy(lowering *lw, uint32_t tile, uint32_t src, uint32_t dst, uint32_t bytes)
 {
     ltile *t = &lw->tile[tile];
+    uint32_t *last = t->copies.n ? t->copies.w + t->copies.n - 3 : NULL;
+    if (last && last[2] % 4 == 0 && last[0] + last[2] == src && last[1] + last[2] == dst &&
+        last[2] + (uint64_t)bytes <= LW_TRANSFER_MAX_BYTES) {
+        last[2] += bytes;      /* the next bytes of the last copy */
+        return true;
+    }
     lw_push_word(lw, &t->copies, src);
     lw_push_word(lw, &t->copies, dst);
     lw_push_word(lw, &t->copies, bytes);

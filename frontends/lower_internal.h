@@ -64,6 +64,10 @@ typedef struct word_vec {
     size_t n, cap;
 } word_vec;
 
+/* The most bytes one transfer or local copy is given by joining the next
+ * bytes of both sides to it (lw_add_transfer). */
+#define LW_TRANSFER_MAX_BYTES 65536u
+
 typedef struct xfer {
     uint32_t addr, bytes, peer;       /* peer: endpoint value */
     uint32_t mate;                    /* tile transfers: the other side's index on the peer tile */
@@ -95,10 +99,13 @@ typedef struct ltile {
     size_t n_sends, cap_sends, n_recvs, cap_recvs;
     word_vec copies;                  /* pending local copies: src, dst, bytes */
     uint32_t region0_kept_end, region1_kept_end;  /* blocks kept for the run grow up from here ... */
-    mem_block *free;                  /* blocks below them released by dead tensors, by address */
+    mem_block *free;                  /* blocks released by dead tensors and past ops, by address */
     size_t n_free, cap_free;
-    uint32_t region0_scratch_low, region1_scratch_low;      /* ... this op's scratch down from here ... */
-    uint32_t region0_scratch_floor, region1_scratch_floor;  /* ... and no op's scratch went below this */
+    uint32_t hold;                    /* new bytes held back in the two regions together for the
+                                         vertex records and the control program (lower_graph) */
+    uint32_t region0_scratch_floor, region1_scratch_floor;  /* ... and ops' scratch down to here (the
+                                         bytes between are new); below the blocks kept for the run
+                                         and above this floor, free blocks are in free[] */
     data_item *data;
     size_t n_data, cap_data;
     data_item *allocs;                /* every block handed out (bytes unused) */
@@ -135,6 +142,13 @@ typedef struct lowering {
     tensor_map *tmap;
     uint64_t phase_bytes;
     uint32_t op_base, op_tiles;       /* the current op's tiles start at op_base (lw_tile_of) */
+    const uint32_t *hold_bytes;       /* per program tile: room held back from the start for its
+                                         records and control program (NULL: none) */
+    uint32_t *control_bytes;          /* per program tile: the bytes they need, when a tile's
+                                         found no room (lower_graph tries again) */
+    bool control_no_room;
+    mem_block *lent;                  /* released blocks the current op holds as scratch */
+    size_t n_lent, cap_lent;
     char *err;
     size_t err_size;
     uint32_t syncs;                   /* syncs in the program so far: the superstep being built */
@@ -176,11 +190,14 @@ uint32_t lw_tile_alloc(lowering *lw, uint32_t tile, uint64_t bytes, enum region_
 uint32_t lw_tensor_alloc(lowering *lw, int tensor, uint32_t tile, uint64_t bytes, enum region_pref pref,
                          uint32_t align, bool zeroed, const char *what);
 /* Scratch: a block only the current op uses (fetched copies, casts,
- * received weights, packed operands), taken from the top of the region
- * down and free again when the next op starts; never in the executable
- * (no initial contents: the op writes all of it before reading), never
- * where a persistent block (a tensor, a constant, the control program)
- * is, since those stay below the lowest scratch block of any op. */
+ * received weights, packed operands), free again when the next op starts;
+ * never in the executable (no initial contents: the op writes all of it
+ * before reading).  Taken from the top of the region down while that stays
+ * above the lowest scratch block of any op so far (the blocks kept for the
+ * run — tensors, constants, the control program — stay below it); where it
+ * would go lower, a block a dead tensor released, lent to the op (a tensor
+ * placed there later is written after the op); lower only where neither
+ * holds it. */
 uint32_t lw_scratch_alloc(lowering *lw, uint32_t tile, uint64_t bytes, enum region_pref pref, uint32_t align,
                           const char *what);
 
@@ -219,9 +236,29 @@ bool lw_place_linear(lowering *lw, int out, uint64_t gran, uint32_t tiles, const
 uint64_t lw_gran_of(uint32_t eb);
 
 /* Planning. */
-/* The most bytes any tile of the current stage keeps for the run now (the
- * high-water mark of its kept blocks, those given back since included). */
+/* The most bytes any tile of the current stage holds now: blocks kept for
+ * the run and tensors' blocks, wherever they are, and the room held back
+ * for its records and control program (or a guess at it; the library not
+ * counted: lower_memory.c). */
 uint64_t lw_most_kept(const lowering *lw);
+/* The room for an op's blocks on every tile of the current stage: for the
+ * j-th largest free block of a tile in each region (room[r *
+ * LW_ROOM_BLOCKS + j]), the least over the tiles. */
+enum { LW_ROOM_BLOCKS = 4 };
+/* New bytes each region keeps back from ops' scratch while other room
+ * holds it: for blocks kept for the run that later ops add (constants,
+ * and at the end the vertex records and the control program). */
+enum { LW_KEPT_RESERVE_BYTES = 24 * 1024 };
+void lw_least_room(const lowering *lw, uint64_t room[2 * LW_ROOM_BLOCKS]);
+/* A block an op will take: bytes (0: none), and the region it prefers. */
+typedef struct lw_block_need {
+    uint64_t bytes;
+    enum region_pref pref;
+} lw_block_need;
+/* Whether the blocks all fit the room, each with the codelets' read
+ * slack, taken in order from the smallest free block that holds it in the
+ * region it prefers, else in the other (as scratch is, lw_scratch_alloc). */
+bool lw_blocks_fit(const uint64_t room[2 * LW_ROOM_BLOCKS], const lw_block_need *blocks, int n);
 uint32_t lw_plan_tiles(const lowering *lw, uint64_t n, uint64_t gran, double cycles_per_element,
                        double fixed_cycles);
 void lw_linear_split(uint64_t n, uint64_t gran, uint32_t tiles, uint64_t *lo, uint64_t *hi);

@@ -35,7 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lower_internal.h"
+#include "lower_matmul.h"
 #include "ops_impl.h"
 #include "isa/isa.h"
 #include "isa/fp16.h"
@@ -45,48 +45,11 @@
 
 #define CONV_RUNTIME_WEIGHTS_MAX 65536u
 
-typedef struct mm_shape {
-    int a, b, bias, out;             /* tensor indices (bias -1 if none) */
-    uint64_t m, k, n;
-    bool trans_a, trans_b;           /* Gemm's: A given as [K, M], B as [N, K] */
-    double alpha, beta;              /* Gemm: alpha A B + beta bias */
-    /* The bias seen as [M, N]: element (r, c) at r bias_row + c bias_col. */
-    uint64_t bias_row, bias_col;
-    int activation;                  /* -1 none, else enum kernel_unary */
-    bool f32_inputs;
-    /* A convolution as a matmul: A's rows are the im2col rows of X kept
-     * channels-last (output pixel p: KH x KW runs of C channels), K is
-     * ordered (kh, kw, c), B is W [Cout, C, KH, KW] reordered to [K, Cout]. */
-    /* B computed at run time (attention, Gemm's inputs, run-time conv
-     * weights): per batch item b of `batch`, C_b = A_b B_b; B read from
-     * b_src, which is B itself or, when b_transposed, an [.., N, K]
-     * tensor: a Transpose of the last two axes made B from it (the
-     * Transpose itself is never lowered), or Gemm's transB. */
-    bool b_act, b_transposed;
-    int b_src;
-    uint64_t batch;
-    bool conv;
-    int64_t n_img, c_in, h, w, kh, kw, sh, sw, ph, pw, oh, ow;
-    /* The gradients (lower_conv_grad.c): the image's pixels dh, dw apart
-     * with zeros between (a transposed convolution's input; 1 otherwise);
-     * the weights [C, Cout, KH, KW] read flipped (ConvTranspose's, w_flip);
-     * the weight gradient (wgrad): A is dY [pixels, Cout] taken as [K, M]
-     * (trans_a), B the im2col rows of the image b, C = dW kept as
-     * [Cout, KH, KW, C]. */
-    int64_t dh, dw;
-    bool w_flip, wgrad;
-    /* Run-time convolution weights read in runs (w_rows): kept as
-     * [Cout, KH, KW, C] (lower_layout.c; with one kernel tap, ONNX's order
-     * is the same), a Conv's row of K per output channel is B's column
-     * (b_transposed), a ConvTranspose's [C, KH, KW, Cout] has B's row
-     * (kh, kw, c) read flipped as a run of its columns.  Otherwise an
-     * element at a time (small f32 ones only). */
-    bool w_rows;
-} mm_shape;
 
 /* The Transpose that made tensor t, when it swaps the last two axes and
- * every user of t is a MatMul taking it as its second operand: the
- * matmul reads the Transpose's input instead. */
+ * every user of t is a MatMul taking it as its second operand, or (a 2-D
+ * f32 t) as its first with a second computed at run time: the matmul
+ * reads the Transpose's input instead (B^T, or A^T turned on the tile). */
 bool lw_transpose_into_matmul(const graph *g, int t)
 {
     const graph_tensor *tt = &g->tensors[t];
@@ -100,15 +63,32 @@ bool lw_transpose_into_matmul(const graph *g, int t)
     for (int d = 0; d < r - 2; d++)
         if (perm->ints[d] != d)
             return false;
-    bool used = false;
+    int used = 0;           /* 1: as B, 2: as A */
     for (int i = 0; i < g->n_nodes; i++)
         for (int k = 0; k < g->nodes[i].n_inputs; k++)
             if (g->nodes[i].inputs[k] == t) {
-                if (g->nodes[i].op != GRAPH_OP_MATMUL || k != 1 || g->tensors[g->nodes[i].inputs[0]].data)
+                const graph_node *u = &g->nodes[i];
+                if (u->op != GRAPH_OP_MATMUL || k > 1)
                     return false;
-                used = true;
+                const graph_tensor *other = &g->tensors[u->inputs[1 - k]];
+                if (k == 1 ? other->data != NULL
+                           : r != 2 || tt->dtype != GDT_F32 || other->dtype != GDT_F32 || other->data ||
+                                 other->shape.rank != 2)
+                    return false;
+                int as = k == 1 ? 1 : 2;
+                if (used && used != as)
+                    return false;
+                used = as;
             }
-    return used;
+    return used != 0;
+}
+
+/* The Transpose folded into this MatMul's first operand
+ * (lw_transpose_into_matmul): A read as given, [K, M]. */
+static bool a_transposed(const graph *g, int a)
+{
+    const graph_tensor *ta = &g->tensors[a];
+    return ta->shape.rank == 2 && ta->producer >= 0 && lw_transpose_into_matmul(g, a);
 }
 
 /* The operands every matmul-like node names the same way. */
@@ -209,6 +189,10 @@ static bool describe_activation_b(const graph *g, const graph_node *n, mm_shape 
     s->m = (uint64_t)ta->shape.dims[ra - 2];
     s->k = (uint64_t)ta->shape.dims[ra - 1];
     s->n = (uint64_t)tb->shape.dims[rb - 1];
+    if (a_transposed(g, s->a)) {
+        s->trans_a = true;
+        s->a = g->nodes[ta->producer].inputs[0];
+    }
     uint64_t per_item = s->m * s->k;
     s->batch = per_item ? (uint64_t)graph_shape_numel(&ta->shape) / per_item : 1;
     if ((uint64_t)tb->shape.dims[rb - 2] != s->k) {
@@ -393,53 +377,10 @@ bool lw_matmul_supported(const graph *g, const graph_node *n, const char **why)
     return describe(g, n, &s, why);
 }
 
-/* Which codelet, and its granularity. */
-typedef struct mm_kind {
-    bool f32;                         /* sv_matmul_f32; else sv_matmul_f16 with f32 partials */
-    uint32_t k_block, n_group;        /* K and N rounded up to these */
-    uint32_t a_eb, w_eb;              /* bytes of an element of A and of the packed weights */
-} mm_kind;
-
-static mm_kind kind_of(const lowering *lw, const mm_shape *s)
-{
-    if (s->f32_inputs && !lw->opts->f16_matmul)
-        return (mm_kind){ true, MATMUL_F32_K_BLOCK, MATMUL_F32_N_GROUP, 4, 4 };
-    return (mm_kind){ false, 16, 8, 2, 2 };
-}
-
-/* Tile cycles of the codelet on an mt x kt x nt block with A in region 0
- * and C in region 1 (the fast placement when the row steps allow): the
- * codelet's own exact count (workloads/codelets/matmul*.h). */
-static double matmul_cycles(const mm_kind *kd, uint64_t mt, uint64_t kt, uint64_t nt)
-{
-    if (kd->f32) {
-        matmul_f32_args a = { .a = 0x50000, .b = 0x90000, .c = 0xa0000, .m = (uint32_t)mt, .k = (uint32_t)kt,
-                              .n = (uint32_t)nt, .a_row_step = (uint32_t)kt * 4, .c_row_step = (uint32_t)nt * 4 };
-        return (double)matmul_f32_cycles(&a, 0);
-    }
-    matmul_f16_args a = { .a = 0x50000, .b = 0x90000, .c = 0xa0000, .m = (uint32_t)mt, .k = (uint32_t)kt,
-                          .n = (uint32_t)nt, .a_row_step = (uint32_t)kt * 2, .c_row_step = (uint32_t)nt * 4,
-                          .partials = MATMUL_PARTIALS_F32 };
-    return (double)matmul_f16_cycles(&a, 0);
-}
-
-/* Planner figures (measured on compiled matmuls): what a send costs the
- * sending tile beyond its bytes (the control program's step and the
- * exchange set-up), and what a compute set costs beyond its elements (six
- * records, the workers' set-up). */
-#define XCH_SEND_OVERHEAD_CYCLES 20.0
-#define PASS_OVERHEAD_CYCLES 600.0
-
 /* Constant weights are kept in at most this many parts down a grid column,
  * each of at least this many bytes (lw_lower_matmul). */
 #define WEIGHT_PARTS 8u
 #define WEIGHT_PART_MIN_BYTES 2048u
-
-typedef struct mm_grid {
-    uint32_t gm, gn, gk;
-    uint64_t mt, nt, kt;              /* block rows, columns (whole output groups), K (whole weight blocks) */
-    double cycles;                    /* the estimate */
-} mm_grid;
 
 /* Rows of a block of `rows` that share `share` of a split over gk tiles. */
 static void reduce_share(uint64_t rows, uint32_t gk, uint32_t share, uint64_t *r0, uint64_t *r1)
@@ -447,88 +388,6 @@ static void reduce_share(uint64_t rows, uint32_t gk, uint32_t share, uint64_t *r
     uint64_t per = (rows + gk - 1) / gk;
     *r0 = share * per < rows ? share * per : rows;
     *r1 = *r0 + per < rows ? *r0 + per : rows;
-}
-
-/* The grid with the lowest estimate among those whose blocks fit. */
-static bool plan_grid(const lowering *lw, const mm_shape *s, const mm_kind *kd, mm_grid *best)
-{
-    const graph *g = lw->g;
-    const uint64_t kblocks = (s->k + kd->k_block - 1) / kd->k_block;
-    const uint32_t in_eb = s->f32_inputs ? 4 : 2;
-    uint64_t avail = lw->mem_end - ISA_MEMORY_BASE;
-    avail = avail > 96 * 1024 ? avail - 96 * 1024 : 0;   /* library, records, control, slack */
-    /* less what the fullest tile keeps already (weights, variables, tensors
-     * still to be read): the op's blocks go beside it */
-    uint64_t kept = lw_most_kept(lw);
-    avail = avail > kept ? avail - kept : 0;
-    const uint64_t ngroups = (s->n + kd->n_group - 1) / kd->n_group;
-    const bool b_turn = kd->f32 && s->b_act && s->b_transposed;   /* B^T turned on the tile */
-    const bool w_parts = s->w_rows && !kd->f32;   /* packed in parts down the column (gather_weight_parts) */
-    const bool b_tile = s->b_act && !w_parts;     /* B received and packed on every tile */
-    memset(best, 0, sizeof *best);
-    best->cycles = 1e300;
-    /* Batch items (attention heads) side by side, each with its grid. */
-    uint32_t tiles = s->batch && s->batch <= lw->tiles ? (uint32_t)(lw->tiles / s->batch) : 0;
-    for (uint32_t gk = 1; gk <= tiles && gk <= kblocks; gk++) {
-        uint64_t kt = (kblocks + gk - 1) / gk * kd->k_block;
-        if (gk > 1 && (kblocks + gk - 2) / (gk - 1) == (kblocks + gk - 1) / gk)
-            continue;                                      /* same K share as gk - 1 */
-        if ((gk - 1) * kt >= kblocks * kd->k_block)
-            continue;                                      /* the last share would be empty */
-        if (b_turn && kt > KERNEL_TRANSPOSE_MAX_COLS)
-            continue;
-        uint32_t tiles_k = tiles / gk;
-        for (uint32_t gn = 1; gn <= tiles_k && gn <= ngroups; gn++) {
-            uint64_t nt = (ngroups + gn - 1) / gn * kd->n_group;
-            if (gn > 1 && (ngroups + gn - 2) / (gn - 1) == (ngroups + gn - 1) / gn)
-                continue;                                  /* same block width as gn - 1 */
-            uint32_t max_gm = tiles_k / gn;
-            for (uint32_t gm = 1; gm <= max_gm && gm <= s->m; gm++) {
-                uint64_t mt = (s->m + gm - 1) / gm;
-                if (gm > 1 && (s->m + gm - 2) / (gm - 1) == mt)
-                    continue;
-                uint64_t share = (mt + gk - 1) / gk;
-                uint64_t bytes = mt * kt * kd->a_eb + (s->f32_inputs && !kd->f32 ? mt * kt * 4 : 0) +
-                                 (s->trans_a ? mt * kt * 4 : 0) + kt * nt * kd->w_eb + mt * nt * 4 +
-                                 (g->tensors[s->out].dtype == GDT_F16 ? share * nt * 2 : 0) +
-                                 (s->bias_row ? share : 1) * nt * 4 + 4096 +
-                                 (b_tile ? kt * nt * 4 * (b_turn ? 2 : 1) : 0) + gk * share * nt * 4;
-                if (s->wgrad && !s->f32_inputs)               /* A and B widened to f32 */
-                    bytes += mt * kt * 6 + kt * nt * 2;
-                else if (b_tile && s->w_rows && !s->f32_inputs)   /* f16 weights widened */
-                    bytes += kt * nt * 2;
-                if (bytes > avail || mt * kt * kd->a_eb > 0x80000 - 0x50000 || (s->wgrad && !s->f32_inputs && mt % 2))
-                    continue;
-                /* A: the tile holding a grid row's rows sends them once
-                 * (a broadcast or multicast to the grid row); split along
-                 * K, a send per row and share. */
-                double c = matmul_cycles(kd, mt, kt, nt) + (double)(mt * s->k * in_eb) / 4.0 +
-                           (gk > 1 ? (double)(mt * gk) * XCH_SEND_OVERHEAD_CYCLES : 0.0) +
-                           (double)(share * nt) +                               /* the epilogue */
-                           (s->f32_inputs && !kd->f32 ? (double)(mt * kt) : 0.0) +  /* cast A */
-                           (s->trans_a ? (double)(mt * kt) : 0.0) +             /* turn A */
-                           (b_tile ? (double)(kt * nt) * (b_turn ? 2.4 : 1.4) : 0.0) +  /* receive, pack B */
-                           ((!s->b_act && gm > 1) || w_parts ? (double)(kt * nt * kd->w_eb) / 4.0 : 0.0);  /* weights */
-                if (s->wgrad)                               /* a receive per pixel row of A and */
-                    c += ((mt == s->m ? 1.0 : (double)kt) +      /* per kernel row run of B's im2col */
-                          (double)kt * (double)((nt + (uint64_t)(s->kw * s->c_in) - 1) / (uint64_t)(s->kw * s->c_in) + 1)) *
-                             XCH_SEND_OVERHEAD_CYCLES +
-                         (s->f32_inputs ? 0.0 : (double)(2 * mt * kt + kt * nt));   /* widen A, B; narrow A */
-                if (b_tile && s->w_rows)                    /* a receive per run of weights, widen f16 */
-                    c += (double)(s->w_flip ? kt : gk == 1 ? 1 : nt) * XCH_SEND_OVERHEAD_CYCLES +
-                         (s->f32_inputs ? 0.0 : (double)(kt * nt));
-                if (w_parts)                                /* a part (at most six K blocks) packed */
-                    c += PASS_OVERHEAD_CYCLES + 6.0 * 290.0 + (s->f32_inputs ? 0.0 : 16.0 * 8.0 * 6.0);
-                if (gk > 1)                                 /* receive the partials, sum them */
-                    c += (double)((gk - 1) * share * nt) * (gk > 2 ? 1.6 : 1.0) +
-                         (double)(share * nt) * KERNEL_BINARY_CYCLES_PER_ELEMENT +
-                         (gk > 2 ? 2.0 : 1.0) * PASS_OVERHEAD_CYCLES + 200.0;
-                if (c < best->cycles * 0.999)
-                    *best = (mm_grid){ gm, gn, gk, mt, nt, kt, c };
-            }
-        }
-    }
-    return best->gm != 0;
 }
 
 bool lw_matmul_input_layout(lowering *lw, int tensor, uint64_t *rows, uint32_t *tile_step)
@@ -549,8 +408,8 @@ bool lw_matmul_input_layout(lowering *lw, int tensor, uint64_t *rows, uint32_t *
     mm_grid grid;
     if (!describe(g, user, &s, &why) || s.trans_a)
         return false;
-    mm_kind kd = kind_of(lw, &s);
-    if ((!kd.f32 && s.k % 2) || !plan_grid(lw, &s, &kd, &grid) || grid.gk > 1)
+    mm_kind kd = lw_mm_kind(lw, &s);
+    if ((!kd.f32 && s.k % 2) || !lw_mm_plan_grid(lw, &s, &kd, &grid) || grid.gk > 1)
         return false;
     *rows = grid.mt;
     *tile_step = grid.gn;
@@ -948,10 +807,12 @@ static bool fail_no_grid(lowering *lw, const graph_node *n, const mm_shape *s, c
                        g->source, n->name && n->name[0] ? n->name : "?", graph_ops[n->op].name,
                        (unsigned long long)s->m, (unsigned long long)s->k, (unsigned long long)a_need,
                        (unsigned long long)tiles, (unsigned long long)region0);
-    uint64_t need = kd->k_block * kd->a_eb + kd->k_block * kd->n_group * kd->w_eb + kd->n_group * 4 + 96 * 1024;
+    uint64_t need = kd->k_block * kd->a_eb + kd->k_block * kd->n_group * kd->w_eb + kd->n_group * 4 +
+                    (lw->region0_start - ISA_MEMORY_BASE) + (lw->region1_start - ISA_REGION1_BASE);
     return lw_fail(lw, "%s: node '%s' (%s): does not fit: a tile needs at least %llu bytes for one row of A, "
-                   "%u rows and %u columns of B and the row of C, with the library and its records, a tile has "
-                   "%llu, of which the fullest keeps %llu already", g->source, n->name && n->name[0] ? n->name : "?",
+                   "%u rows and %u columns of B and the row of C, with the library, a tile has %llu, of which the "
+                   "fullest holds %llu already (tensors, records and control program)", g->source,
+                   n->name && n->name[0] ? n->name : "?",
                    graph_ops[n->op].name, (unsigned long long)need, kd->k_block, kd->n_group,
                    (unsigned long long)(lw->mem_end - ISA_MEMORY_BASE), (unsigned long long)lw_most_kept(lw));
 }
@@ -976,15 +837,15 @@ static bool plan_described(lowering *lw, const graph_node *n, int index, mm_plan
 {
     const graph *g = lw->g;
     const mm_shape *s = &P->s;
-    const mm_kind kd = P->kd = kind_of(lw, s);
+    const mm_kind kd = P->kd = lw_mm_kind(lw, s);
     P->in_eb = s->f32_inputs ? 4 : 2;
     const uint64_t kp = (s->k + kd.k_block - 1) / kd.k_block * kd.k_block;
     if (!kd.f32 && kp != s->k && s->k % 2 && !s->f32_inputs && !s->wgrad)
         return lw_unsupported(lw, n, index, "f16 rows of odd length K are not yet supported");
-    if (!kd.f32 && s->trans_a && !s->wgrad)
-        return lw_unsupported(lw, n, index, "transA=1 is lowered on the f32 path only (compile without --f16-matmul)");
+    if (!kd.f32 && s->trans_a && !s->wgrad && !s->f32_inputs)
+        return lw_unsupported(lw, n, index, "transA=1 of f16 operands is lowered on the f32 path only (compile without --f16-matmul)");
     mm_grid grid;
-    if (!plan_grid(lw, s, &kd, &grid))
+    if (!lw_mm_plan_grid(lw, s, &kd, &grid))
         return fail_no_grid(lw, n, s, &kd, kp);
     P->gm = grid.gm, P->gn = grid.gn, P->gk = grid.gk;
     P->mt = grid.mt, P->nt = grid.nt, P->kt = grid.kt;

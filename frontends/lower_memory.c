@@ -47,13 +47,21 @@ uint32_t lw_tile_used_bytes(const lowering *lw, const ltile *t)
 uint32_t lw_no_room(lowering *lw, uint32_t tile, uint64_t need, const char *what)
 {
     const ltile *t = &lw->tile[tile];
-    uint64_t largest[2] = { 0, 0 }, free_bytes = 0;
+    uint64_t largest[2] = { 0, 0 }, free_bytes = 0, gap[2];
     for (int r = 0; r < 2; r++) {
         uint32_t kept = r ? t->region1_kept_end : t->region0_kept_end;
         uint32_t floor = r ? t->region1_scratch_floor : t->region0_scratch_floor;
-        uint64_t gap = floor > kept ? floor - kept : 0;
-        largest[r] = gap;
-        free_bytes += gap;
+        gap[r] = floor > kept ? floor - kept : 0;
+    }
+    /* less the room held back for the records and control program, out of
+     * the larger region first */
+    int wide = gap[1] >= gap[0];
+    uint64_t from_wide = t->hold < gap[wide] ? t->hold : gap[wide];
+    gap[wide] -= from_wide;
+    gap[!wide] -= t->hold - from_wide < gap[!wide] ? t->hold - from_wide : gap[!wide];
+    for (int r = 0; r < 2; r++) {
+        largest[r] = gap[r];
+        free_bytes += gap[r];
     }
     for (size_t k = 0; k < t->n_free; k++) {
         int r = t->free[k].addr >= ISA_REGION1_BASE;
@@ -90,6 +98,9 @@ uint32_t lw_no_room(lowering *lw, uint32_t tile, uint64_t need, const char *what
                              "hold %llu bytes there", (unsigned long long)kept, (unsigned long long)scratch,
                              (unsigned long long)live)
                   : 0;
+    if (t->hold && len > 0 && (size_t)len < sizeof held)
+        len += snprintf(held + len, sizeof held - (size_t)len, ", %u bytes are held back for the records and "
+                        "control program", t->hold);
     for (int k = 0; k < SHOWN && top_bytes[k] && len > 0 && (size_t)len < sizeof held; k++)
         len += snprintf(held + len, sizeof held - (size_t)len, "%s'%s' %llu", k ? ", " : ", the most ",
                         lw->g->tensors[top[k]].name, (unsigned long long)top_bytes[k]);
@@ -111,16 +122,36 @@ static bool note_block(lowering *lw, ltile *t, uint32_t addr, uint64_t bytes)
     return true;
 }
 
+/* The new bytes of both regions of tile t (between the blocks kept for
+ * the run and the ops' scratch) with `left` of them in one region. */
+static uint64_t new_bytes_left(const ltile *t, bool region0, uint64_t left)
+{
+    uint32_t kept = region0 ? t->region1_kept_end : t->region0_kept_end;
+    uint32_t floor = region0 ? t->region1_scratch_floor : t->region0_scratch_floor;
+    return left + (floor > kept ? floor - kept : 0);
+}
+
 /* A new block of `need` bytes aligned to a + 1 in one region, above the
  * tile's persistent blocks; 0 when the region has no room. */
+static uint32_t bump_alloc(lowering *lw, uint32_t tile, uint64_t bytes, uint64_t need, uint32_t a, bool region0,
+                           uint32_t reserve);
+
 uint32_t lw_bump_alloc(lowering *lw, uint32_t tile, uint64_t bytes, uint64_t need, uint32_t a, bool region0)
+{
+    return bump_alloc(lw, tile, bytes, need, a, region0, 0);
+}
+
+/* The same, leaving `reserve` new bytes beside the room held back. */
+static uint32_t bump_alloc(lowering *lw, uint32_t tile, uint64_t bytes, uint64_t need, uint32_t a, bool region0,
+                           uint32_t reserve)
 {
     ltile *t = &lw->tile[tile];
     uint32_t *next = region0 ? &t->region0_kept_end : &t->region1_kept_end;
-    /* below every scratch block any op has used (lower_internal.h) */
-    uint32_t end = region0 ? t->region0_scratch_floor : t->region1_scratch_floor;
+    /* below every scratch block any op has used (lower_internal.h), and
+     * the room held back left in the two regions */
+    uint64_t end = region0 ? t->region0_scratch_floor : t->region1_scratch_floor;
     uint64_t at = ((uint64_t)*next + a) & ~(uint64_t)a;
-    if (at + need > end)
+    if (at + need > end || ((t->hold || reserve) && new_bytes_left(t, region0, end - at - need) < (uint64_t)t->hold + reserve))
         return 0;
     *next = (uint32_t)(at + need);
     return note_block(lw, t, (uint32_t)at, bytes) ? (uint32_t)at : 0;
@@ -131,9 +162,17 @@ uint64_t lw_most_kept(const lowering *lw)
     uint64_t most = 0;
     for (uint32_t i = 0; i < lw->tiles; i++) {
         const ltile *t = &lw->tile[lw->stage * lw->tiles + i];
-        uint64_t kept = (uint64_t)(t->region0_kept_end - lw->region0_start) + (t->region1_kept_end - lw->region1_start);
-        if (kept > most)
-            most = kept;
+        uint64_t held = (uint64_t)(t->region0_kept_end - lw->region0_start) + (t->region1_kept_end - lw->region1_start) +
+                        (ISA_REGION1_BASE - t->region0_scratch_floor) + (lw->mem_end - t->region1_scratch_floor);
+        for (size_t k = 0; k < t->n_free; k++)
+            held -= t->free[k].size;
+        /* the records and control program: the room held back, else a
+         * guess (with the library, 96 KiB) */
+        uint64_t library = (lw->region0_start - ISA_MEMORY_BASE) + (lw->region1_start - ISA_REGION1_BASE);
+        uint64_t guess = 96 * 1024 > library ? 96 * 1024 - library : 0;
+        held += t->hold > guess ? t->hold : guess;
+        if (held > most)
+            most = held;
     }
     return most;
 }
@@ -151,36 +190,85 @@ uint32_t lw_tile_alloc(lowering *lw, uint32_t tile, uint64_t bytes, enum region_
     return lw->failed ? 0 : lw_no_room(lw, tile, need, what);
 }
 
+
+static uint32_t take_released(lowering *lw, ltile *t, uint64_t need, uint32_t a, bool region0, bool high,
+                              uint32_t below);
+static bool give_back(lowering *lw, mem_block b);
+
+/* Note block [at, at + need) of tile `tile` as the current op's scratch. */
+static uint32_t lend(lowering *lw, uint32_t tile, uint32_t at, uint64_t need)
+{
+    if (!lw_grow((void **)&lw->lent, &lw->cap_lent, lw->n_lent + 1, sizeof *lw->lent)) {
+        lw_fail(lw, "out of host memory");
+        return 0;
+    }
+    lw->lent[lw->n_lent++] = (mem_block){ tile, at, (uint32_t)need };
+    return at;
+}
+
+/* A new scratch block at the top of the bytes no op has used yet in one
+ * region (below its lowest scratch block so far, joined to a free block
+ * there), leaving `reserve` new bytes beside the room held back; 0 where
+ * it does not fit. */
+static uint32_t lower_floor(lowering *lw, uint32_t tile, uint64_t need, uint32_t a, bool region0, uint32_t reserve)
+{
+    ltile *t = &lw->tile[tile];
+    uint32_t *floor = region0 ? &t->region0_scratch_floor : &t->region1_scratch_floor;
+    uint64_t bottom = region0 ? t->region0_kept_end : t->region1_kept_end;
+    size_t k = 0;
+    while (k < t->n_free && t->free[k].addr < *floor)
+        k++;
+    bool joined = k < t->n_free && t->free[k].addr == *floor;
+    uint64_t top = joined ? (uint64_t)*floor + t->free[k].size : *floor;
+    if (top < need + bottom)
+        return 0;
+    uint64_t at = (top - need) & ~(uint64_t)a;
+    if (at < bottom || at >= *floor || (at - bottom < reserve) ||
+        (t->hold && new_bytes_left(t, region0, at - bottom) < (uint64_t)t->hold + reserve))
+        return 0;
+    if (joined) {
+        mem_block rest = { tile, (uint32_t)(at + need), (uint32_t)(top - at - need) };
+        memmove(&t->free[k], &t->free[k + 1], (t->n_free - k - 1) * sizeof *t->free);
+        t->n_free--;
+        if (rest.size && !give_back(lw, rest))
+            return 0;
+    }
+    *floor = (uint32_t)at;
+    return lend(lw, tile, (uint32_t)at, need);
+}
+
 uint32_t lw_scratch_alloc(lowering *lw, uint32_t tile, uint64_t bytes, enum region_pref pref, uint32_t align,
                           const char *what)
 {
     ltile *t = &lw->tile[tile];
     uint64_t need = ALIGN8(bytes) + CODELET_READ_SLACK_BYTES;
     uint32_t a = (align < 8 ? 8 : align) - 1;
-    for (int attempt = 0; attempt < 2; attempt++) {
-        bool r0 = (pref == PREFER_REGION0) == (attempt == 0);
-        uint32_t *low = r0 ? &t->region0_scratch_low : &t->region1_scratch_low, *floor = r0 ? &t->region0_scratch_floor : &t->region1_scratch_floor;
-        uint32_t bottom = r0 ? t->region0_kept_end : t->region1_kept_end;
-        if (*low < need)
-            continue;
-        uint64_t at = ((uint64_t)*low - need) & ~(uint64_t)a;
-        if (at >= bottom) {
-            *low = (uint32_t)at;
-            if (at < *floor)
-                *floor = (uint32_t)at;
-            return (uint32_t)at;
+    /* In the preferred region a free block some op or tensor used before,
+     * else new bytes, leaving room for blocks kept for the run that come
+     * later (constants, vertex records, the control program); then the
+     * same in the other; then the room left. */
+    for (int attempt = 0; attempt < 3 && !lw->failed; attempt++) {
+        bool r0 = (pref == PREFER_REGION0) == (attempt != 1);
+        uint32_t at = attempt < 2 ? take_released(lw, t, need, a, r0, true, UINT32_MAX) : 0;
+        if (at) {
+            if (at < (r0 ? t->region0_kept_end : t->region1_kept_end))
+                lw->rep->lent_bytes += need;
+            return lend(lw, tile, at, need);
         }
+        if (!lw->failed && (at = lower_floor(lw, tile, need, a, r0, attempt < 2 ? LW_KEPT_RESERVE_BYTES : 0)) != 0)
+            return at;
+        if (attempt == 2 && !lw->failed && (at = lower_floor(lw, tile, need, a, !r0, 0)) != 0)
+            return at;
     }
-    return lw_no_room(lw, tile, need, what);
+    return lw->failed ? 0 : lw_no_room(lw, tile, need, what);
 }
 
-/* The op is over: its scratch blocks are free for the next op. */
+/* The op is over: its scratch blocks are free for what comes next. */
 void lw_release_scratch(lowering *lw)
 {
-    for (uint32_t i = 0; i < lw->program_tiles; i++) {
-        lw->tile[i].region0_scratch_low = ISA_REGION1_BASE;
-        lw->tile[i].region1_scratch_low = lw->mem_end;
-    }
+    for (size_t k = 0; k < lw->n_lent && !lw->failed; k++)
+        give_back(lw, lw->lent[k]);
+    lw->n_lent = 0;
 }
 
 /* A compute set of vtx_fill writing `bytes` (a multiple of 8) of zeros
@@ -205,6 +293,81 @@ uint32_t lw_scratch_zeroed(lowering *lw, uint32_t tile, uint64_t bytes, enum reg
     return a;
 }
 
+/* Insert size into room[] (one region's), largest first. */
+static void room_insert(uint64_t *room, uint64_t size)
+{
+    for (int j = 0; j < LW_ROOM_BLOCKS && size; j++)
+        if (size > room[j]) {
+            uint64_t y = room[j];
+            room[j] = size;
+            size = y;
+        }
+}
+
+/* Tile t's LW_ROOM_BLOCKS largest free blocks in each region (room[r *
+ * LW_ROOM_BLOCKS ..], largest first): released ones, and the new bytes
+ * (between the blocks kept for the run and the ops' scratch, with the free
+ * block at the scratch's floor) less the room held back. */
+static void tile_room(const ltile *t, uint64_t room[2 * LW_ROOM_BLOCKS])
+{
+    memset(room, 0, 2 * LW_ROOM_BLOCKS * sizeof *room);
+    uint64_t gap[2] = { 0, 0 };
+    for (int r = 0; r < 2; r++) {
+        uint32_t kept = r ? t->region1_kept_end : t->region0_kept_end, floor = r ? t->region1_scratch_floor : t->region0_scratch_floor;
+        gap[r] = floor > kept ? floor - kept : 0;
+    }
+    for (size_t k = 0; k < t->n_free; k++) {
+        const mem_block *f = &t->free[k];
+        int r = f->addr >= ISA_REGION1_BASE;
+        if (f->addr == (r ? t->region1_scratch_floor : t->region0_scratch_floor))
+            gap[r] += f->size;
+        else
+            room_insert(room + r * LW_ROOM_BLOCKS, f->size);
+    }
+    /* the room held back (lower_graph), out of the larger region first */
+    int big = gap[1] >= gap[0];
+    uint64_t hold = t->hold, from_big = hold < gap[big] ? hold : gap[big];
+    gap[big] -= from_big;
+    gap[!big] -= hold - from_big < gap[!big] ? hold - from_big : gap[!big];
+    for (int r = 0; r < 2; r++)
+        room_insert(room + r * LW_ROOM_BLOCKS, gap[r] > LW_KEPT_RESERVE_BYTES ? gap[r] - LW_KEPT_RESERVE_BYTES : 0);
+}
+
+void lw_least_room(const lowering *lw, uint64_t room[2 * LW_ROOM_BLOCKS])
+{
+    for (int j = 0; j < 2 * LW_ROOM_BLOCKS; j++)
+        room[j] = UINT64_MAX;
+    for (uint32_t i = 0; i < lw->tiles; i++) {
+        uint64_t r[2 * LW_ROOM_BLOCKS];
+        tile_room(&lw->tile[lw->stage * lw->tiles + i], r);
+        for (int j = 0; j < 2 * LW_ROOM_BLOCKS; j++)
+            if (r[j] < room[j])
+                room[j] = r[j];
+    }
+}
+
+bool lw_blocks_fit(const uint64_t room[2 * LW_ROOM_BLOCKS], const lw_block_need *blocks, int n)
+{
+    uint64_t left[2 * LW_ROOM_BLOCKS];
+    memcpy(left, room, sizeof left);
+    for (int k = 0; k < n; k++) {
+        if (!blocks[k].bytes)
+            continue;
+        uint64_t want = ALIGN8(blocks[k].bytes) + CODELET_READ_SLACK_BYTES + 16;
+        int best = -1;
+        for (int pass = 0; pass < 2 && best < 0; pass++) {
+            int r = (blocks[k].pref == PREFER_REGION0) == (pass == 0) ? 0 : 1;
+            for (int j = r * LW_ROOM_BLOCKS; j < (r + 1) * LW_ROOM_BLOCKS; j++)
+                if (left[j] >= want && (best < 0 || left[j] < left[best]))
+                    best = j;
+        }
+        if (best < 0)
+            return false;
+        left[best] -= want;
+    }
+    return true;
+}
+
 /* ---- tensor storage and its reuse ---------------------------------------- */
 
 /* Insert free block b at position k of tile t's list. */
@@ -218,31 +381,49 @@ static bool insert_free(lowering *lw, ltile *t, size_t k, mem_block b)
     return true;
 }
 
-/* First fit of `need` bytes aligned to a + 1 among the released blocks of
- * one region; 0 if none holds it. */
-static uint32_t take_released(lowering *lw, ltile *t, uint64_t need, uint32_t a, bool region0)
+/* `need` bytes aligned to a + 1 out of the free blocks of one region that
+ * start below `below`: the lowest that holds them, its low end (a
+ * tensor's), or with high the smallest, its high end (scratch: large
+ * blocks left for large needs, the two kinds kept apart); 0 if none holds
+ * them. */
+static uint32_t take_released(lowering *lw, ltile *t, uint64_t need, uint32_t a, bool region0, bool high,
+                              uint32_t below)
 {
+    size_t found = t->n_free;
+    uint64_t at = 0;
     for (size_t k = 0; k < t->n_free; k++) {
-        mem_block *f = &t->free[k];
-        if ((f->addr < ISA_REGION1_BASE) != region0)
+        const mem_block *f = &t->free[high ? t->n_free - 1 - k : k];
+        if ((f->addr < ISA_REGION1_BASE) != region0 || f->addr >= below)
             continue;
-        uint64_t at = ((uint64_t)f->addr + a) & ~(uint64_t)a, end = (uint64_t)f->addr + f->size;
-        if (at + need > end)
+        uint64_t end = (uint64_t)f->addr + f->size;
+        uint64_t x = high ? (end >= need ? (end - need) & ~(uint64_t)a : 0) : ((uint64_t)f->addr + a) & ~(uint64_t)a;
+        if (x < f->addr || x + need > end)
             continue;
-        mem_block tail = { f->tile, (uint32_t)(at + need), (uint32_t)(end - at - need) };
-        f->size = (uint32_t)(at - f->addr);
-        if (f->size) {
-            if (tail.size && !insert_free(lw, t, k + 1, tail))
-                return 0;
-        } else if (tail.size) {
-            *f = tail;
-        } else {
-            memmove(f, f + 1, (t->n_free - k - 1) * sizeof *f);
-            t->n_free--;
-        }
-        return (uint32_t)at;
+        /* scratch: the smallest block that holds it (the highest of
+         * those), keeping large blocks for large needs */
+        if (high && found < t->n_free && t->free[found].size <= f->size)
+            continue;
+        found = high ? t->n_free - 1 - k : k;
+        at = x;
+        if (!high)
+            break;
     }
-    return 0;
+    if (found == t->n_free)
+        return 0;
+    mem_block *f = &t->free[found];
+    uint64_t end = (uint64_t)f->addr + f->size;
+    mem_block tail = { f->tile, (uint32_t)(at + need), (uint32_t)(end - at - need) };
+    f->size = (uint32_t)(at - f->addr);
+    if (f->size) {
+        if (tail.size && !insert_free(lw, t, found + 1, tail))
+            return 0;
+    } else if (tail.size) {
+        *f = tail;
+    } else {
+        memmove(f, f + 1, (t->n_free - found - 1) * sizeof *f);
+        t->n_free--;
+    }
+    return (uint32_t)at;
 }
 
 /* Give block b back to its tile, merged with its neighbours in the same
@@ -279,13 +460,17 @@ uint32_t lw_tensor_alloc(lowering *lw, int tensor, uint32_t tile, uint64_t bytes
     uint64_t need = ALIGN8(bytes) + CODELET_READ_SLACK_BYTES;
     uint32_t a = (align < 8 ? 8 : align) - 1, at = 0;
     bool reused = false;
-    /* In the preferred region a released block, else a new one; then the
+    /* In the preferred region a released block among those kept for the
+     * run, else a new one, else one that ops' scratch used (keeping the
+     * blocks of tensors and of scratch apart where there is room); then the
      * same in the other. */
     for (int attempt = 0; attempt < 2 && !at && !lw->failed; attempt++) {
         bool r0 = (pref == PREFER_REGION0) == (attempt == 0);
-        reused = (at = take_released(lw, t, need, a, r0)) != 0;
+        reused = (at = take_released(lw, t, need, a, r0, false, r0 ? t->region0_kept_end : t->region1_kept_end)) != 0;
+        if (!at && !lw->failed)       /* zeros when loaded */
+            at = bump_alloc(lw, tile, bytes, need, a, r0, t->hold ? LW_KEPT_RESERVE_BYTES : 0);
         if (!at && !lw->failed)
-            at = lw_bump_alloc(lw, tile, bytes, need, a, r0);      /* zeros when loaded */
+            reused = (at = take_released(lw, t, need, a, r0, false, UINT32_MAX)) != 0;
     }
     if (!at)
         return lw->failed ? 0 : lw_no_room(lw, tile, need, what);
@@ -294,6 +479,8 @@ uint32_t lw_tensor_alloc(lowering *lw, int tensor, uint32_t tile, uint64_t bytes
         if (!note_block(lw, t, at, bytes))
             return 0;
         lw->rep->reused_bytes += need;
+        if (at >= (at < ISA_REGION1_BASE ? t->region0_kept_end : t->region1_kept_end))
+            lw->rep->reused_scratch_bytes += need;
         if (zeroed && !fill_zeros(lw, tile, at, ALIGN8(bytes)))
             return 0;
     }

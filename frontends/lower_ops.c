@@ -70,8 +70,10 @@ static bool transpose_is_folded(const graph *g, const graph_node *n)
 /* Transpose: nothing when folded into its MatMuls, else moved in runs. */
 static bool lower_transpose(lowering *lw, const graph_node *n, int index)
 {
-    if (transpose_is_folded(lw->g, n))
+    if (transpose_is_folded(lw->g, n)) {
+        lw->rep->folded_transposes++;
         return true;                  /* read transposed by the MatMul that uses it */
+    }
     return lw_lower_runs(lw, n, index);
 }
 

@@ -389,8 +389,22 @@ bool lw_write_executable(lowering *lw, ipu_exe *e)
             used = i + 1;
     if (lw->stages > 1)
         used = lw->program_tiles;     /* every stage's tiles take part in the system syncs */
-    for (uint32_t i = 0; i < used && !lw->failed; i++)
-        close_tile(lw, i);
+    /* what each tile's records and control program take (the end step and
+     * the alignment and read slack of three blocks included), in case one
+     * finds no room */
+    lw->control_bytes = malloc(((size_t)lw->program_tiles + 1) * sizeof *lw->control_bytes);
+    if (!lw->control_bytes)
+        return lw_fail(lw, "out of host memory");
+    for (uint32_t i = 0; i < lw->program_tiles; i++) {
+        uint64_t b = i < used ? (lw->tile[i].steps.n + 3 + lw->tile[i].records.n) * 4 + 3 * (CODELET_READ_SLACK_BYTES + 8) : 0;
+        lw->control_bytes[i] = b < UINT32_MAX ? (uint32_t)b : UINT32_MAX - 1;
+    }
+    lw->control_bytes[lw->program_tiles] = UINT32_MAX;
+    for (uint32_t i = 0; i < used && !lw->failed; i++) {
+        lw->tile[i].hold = 0;
+        if (!close_tile(lw, i) && lw->failed)
+            lw->control_no_room = strstr(lw->err, "has no room") != NULL;
+    }
     for (uint32_t r = 0; r < lw->replicas && !lw->failed; r++)
         for (uint32_t i = 0; i < used && !lw->failed; i++)
             finish_tile(lw, i, r, e);

@@ -199,11 +199,105 @@ static void test_matmul_partials_on_reused_storage(void)
     graph_free(g);
 }
 
+
+/* An op's scratch goes where a dead tensor was, and tensors made later go
+ * where the op's scratch was: a is dead when the matmul (B received,
+ * turned and packed on the tile: B^T is b) takes its scratch, and the
+ * chain after it keeps five tensors of 64 KiB a tile alive at once.  The
+ * values show any block handed to two owners at once. */
+static void test_scratch_and_tensors_share_blocks(void)
+{
+    const int64_t d[2] = { 64, COLS };
+    graph *g = graph_new("share", 13);
+    input(g, "x", 2, d);
+    scalar(g, "one", 1.0f);
+    int64_t perm[2] = { 1, 0 };
+    node(g, GRAPH_OP_ADD, "x,one", "a");
+    node(g, GRAPH_OP_ADD, "a,one", "b");
+    graph_node *t = node(g, GRAPH_OP_TRANSPOSE, "b", "bt");
+    graph_set_attr_ints(t, "perm", perm, 2);
+    node(g, GRAPH_OP_MATMUL, "b,bt", "c");
+    node(g, GRAPH_OP_ADD, "b,one", "z1");
+    node(g, GRAPH_OP_ADD, "z1,one", "z2");
+    node(g, GRAPH_OP_ADD, "z2,one", "z3");
+    node(g, GRAPH_OP_ADD, "z3,one", "z4");
+    node(g, GRAPH_OP_ADD, "z1,z2", "s2");
+    node(g, GRAPH_OP_ADD, "s2,z3", "s3");
+    node(g, GRAPH_OP_ADD, "s3,z4", "s4");
+    node(g, GRAPH_OP_ADD, "s4,b", "s5");
+    node(g, GRAPH_OP_REDUCESUM, "c", "cs");
+    node(g, GRAPH_OP_ADD, "s5,cs", "y");
+    finish(g, "y");
+    float *x = input_values();
+    lower_report plan;
+    graph_value y = run(g, x, &plan);
+    CU_ASSERT(plan.lent_bytes > 0);
+    CU_ASSERT(plan.reused_scratch_bytes > 0);
+    graph_value in = { .dtype = GDT_F32, .shape = g->tensors[g->inputs[0]].shape, .data = x }, want = { 0 };
+    char err[512];
+    CU_ASSERT_TRUE_FATAL(graph_eval(g, &in, &want, err, sizeof err));
+    size_t bad = 0;
+    for (size_t i = 0; i < 64 * COLS; i++)
+        bad += fabs(((const float *)y.data)[i] - ((const float *)want.data)[i]) > 1e-3 * fabs(((const float *)want.data)[i]);
+    CU_ASSERT_EQUAL(bad, 0);
+    graph_value_free(&y);
+    graph_value_free(&want);
+    free(x);
+    graph_free(g);
+}
+
+
+/* A Transpose of a MatMul's first operand is never made: the matmul reads
+ * A as given ([K, M], turned on the tile), as a weight's gradient X^T dY
+ * does; the same with --f16-matmul (turned in f32, then cast). */
+static void test_transposed_first_operand(void)
+{
+    const int64_t d[2] = { 96, 64 };
+    graph *g = graph_new("xt_dy", 13);
+    input(g, "x", 2, d);
+    scalar(g, "one", 1.0f);
+    int64_t perm[2] = { 1, 0 };
+    node(g, GRAPH_OP_ADD, "x,one", "dy");
+    graph_set_attr_ints(node(g, GRAPH_OP_TRANSPOSE, "x", "xt"), "perm", perm, 2);
+    node(g, GRAPH_OP_MATMUL, "xt,dy", "dw");
+    finish(g, "dw");
+    float *x = input_values();
+    graph_value in = { .dtype = GDT_F32, .shape = g->tensors[g->inputs[0]].shape, .data = x }, want = { 0 };
+    char err[512];
+    CU_ASSERT_TRUE_FATAL(graph_eval(g, &in, &want, err, sizeof err));
+    for (int f16 = 0; f16 < 2; f16++) {
+        lower_options lo = { .machine = gc200(), .tiles = TILES, .f16_matmul = f16 };
+        lower_report plan;
+        graph_value y = run_with(g, &lo, x, &plan);
+        CU_ASSERT_EQUAL(plan.folded_transposes, 1);
+        /* against the sum of the K = 96 products' magnitudes: f32 sums
+         * within K 2^-24 of it; f16 operands (each rounded by 2^-11) 2^-10
+         * more */
+        size_t bad = 0;
+        for (size_t i = 0; i < 64; i++)
+            for (size_t j = 0; j < 64; j++) {
+                double mag = 0;
+                for (size_t k = 0; k < 96; k++)
+                    mag += fabs(x[k * 64 + i]) * fabs(x[k * 64 + j] + 1.0);
+                double w = ((const float *)want.data)[i * 64 + j], got = ((const float *)y.data)[i * 64 + j];
+                bad += fabs(got - w) > (f16 ? ldexp(1, -10) + 96.0 * ldexp(1, -24) : 97.0 * ldexp(1, -24)) * mag;
+            }
+        CU_ASSERT_EQUAL(bad, 0);
+        graph_value_free(&y);
+    }
+    graph_value_free(&want);
+    free(x);
+    graph_free(g);
+}
+
+
 void test_register(void)
 {
     ADD_SUITE("lowering: tile memory",
               { "a chain of ten tensors fits where ten would not", test_chain_reuses_storage },
               { "a control program in two blocks", test_control_program_in_two_blocks },
               { "a view keeps its input's storage", test_view_keeps_storage },
-              { "matmul partials on reused storage start at zero", test_matmul_partials_on_reused_storage });
+              { "matmul partials on reused storage start at zero", test_matmul_partials_on_reused_storage },
+              { "scratch in a dead tensor's block, tensors in past scratch", test_scratch_and_tensors_share_blocks },
+              { "a transposed first operand is read as given", test_transposed_first_operand });
 }

@@ -1,6 +1,7 @@
 /*
  * test_reduce_tree.c — per-channel reductions (ReduceSum, ReduceMean,
- * ReduceMax, ReduceMin over N, H and W) of images kept channels-last on
+ * ReduceMax, ReduceMin over N, H and W) of images kept channels-last, and
+ * the same over the rows of a row-major matrix (a bias's gradient), on
  * all 1472 tiles of a GC200, with far more partial rows than one tile
  * should take: the partials are combined in stages of bounded fan-in.
  * Each case is compiled, simulated and held against the host evaluator,
@@ -49,6 +50,22 @@ static graph *stats_graph(graph_op op, int64_t n, int64_t c, int64_t h, int64_t 
     graph_set_attr_ints(node(g, GRAPH_OP_MAXPOOL, "x", "y"), "kernel_shape", D(1, 1), 2);
     graph_set_attr_ints(node(g, op, "y", "r"), "axes", D(0, 2, 3), 3);
     finish(g, "r");
+    return g;
+}
+
+/* x [r, c] (row-major, not an image) through Relu of x + 4 (every
+ * element kept, moved by 4: x is in [-2, 2)) and op over its rows, as a
+ * bias's gradient sums dY over the batch: the columns of a matrix kept
+ * row-major folded where its rows lie (lower_data.c reduce_columns). */
+static graph *rows_graph(graph_op op, int64_t r, int64_t c)
+{
+    graph *g = graph_new("reduce_rows", 15);
+    input(g, "x", 2, D(r, c));
+    scalar(g, "four", 4.0f);
+    node(g, GRAPH_OP_ADD, "x,four", "x4");
+    node(g, GRAPH_OP_RELU, "x4", "y");
+    graph_set_attr_ints(node(g, op, "y", "s"), "axes", D(0), 1);
+    finish(g, "s");
     return g;
 }
 
@@ -221,6 +238,48 @@ static void eighths_case(int64_t n, int64_t c, int64_t h, int64_t w)
     free(x);
 }
 
+/* Each op over the rows of an [r, c] matrix of eighths (plus 4): exact
+ * (a mean within 2 ulp), within the fan-in in every exchange phase. */
+static void rows_case(int64_t r, int64_t c)
+{
+    static const struct { graph_op op; double rel; } ops[] = {
+        { GRAPH_OP_REDUCESUM, 0 }, { GRAPH_OP_REDUCEMEAN, 2.4e-7 },
+        { GRAPH_OP_REDUCEMAX, 0 }, { GRAPH_OP_REDUCEMIN, 0 },
+    };
+    float *x = eighths((size_t)(r * c));
+    for (size_t k = 0; k < sizeof ops / sizeof *ops; k++) {
+        graph *g = rows_graph(ops[k].op, r, c);
+        graph_value got = { 0 }, want = { 0 };
+        run_both(g, x, &got, &want);
+        size_t bad = channels_off(&got, &want, (size_t)c, ops[k].rel, NULL);
+        uint32_t recv = 0, send = 0;
+        program_fan(g, &recv, &send);
+        if (bad || getenv("REDUCE_TREE_VERBOSE"))
+            fprintf(stderr, "\n  %s over the rows of [%lld,%lld]: %zu columns off, at most %u receives and %u "
+                    "sends a tile in a phase", graph_ops[ops[k].op].name, (long long)r, (long long)c, bad, recv, send);
+        CU_ASSERT_EQUAL(bad, 0);
+        CU_ASSERT_TRUE(recv <= COMBINE_FAN_IN);
+        CU_ASSERT_TRUE(send <= COMBINE_FAN_IN);
+        graph_value_free(&got);
+        graph_value_free(&want);
+        graph_free(g);
+    }
+    free(x);
+}
+
+/* BERT-Base's bias gradients at batch 2 of 128 tokens: 256 rows of 768
+ * on all tiles, a row split over about six of them. */
+static void test_matrix_rows(void)
+{
+    rows_case(256, 768);
+}
+
+/* The intermediate layer's: 256 rows of 3072, several rows a tile. */
+static void test_matrix_wide_rows(void)
+{
+    rows_case(256, 3072);
+}
+
 /* res2's activations at batch 2 of 224 pixels: 6272 pixels of 64
  * channels, a few pixels a tile (about 1500 partial rows). */
 static void test_many_small_rows(void)
@@ -273,5 +332,7 @@ void test_register(void)
               { "many partial rows of a few channels", test_many_small_rows },
               { "partial rows of 512 channels", test_wide_rows },
               { "2048 channels: groups split over several tiles", test_split_groups },
-              { "sums of rounded values within the f32 summation bound", test_rounded_sums });
+              { "sums of rounded values within the f32 summation bound", test_rounded_sums },
+              { "the rows of a row-major matrix (a bias's gradient)", test_matrix_rows },
+              { "the rows of a row-major matrix of 3072 columns", test_matrix_wide_rows });
 }

@@ -249,7 +249,12 @@ int cmd_compile(int argc, char **argv, const command *self)
            rep.max_tile, (unsigned long long)rep.max_tile_bytes, (unsigned long long)rep.memory_bytes,
            100.0 * (double)rep.max_tile_bytes / (double)rep.memory_bytes, rep.input_streams, rep.output_streams);
     printf("tensor storage: %.3g MB a chip placed where dead tensors were (a tensor's memory goes back to its "
-           "tiles after its last reader)\n", (double)rep.reused_bytes / 1e6);
+           "tiles after its last reader), %.3g MB of it where past ops' scratch was; ops' scratch: %.3g MB in dead "
+           "tensors' blocks\n", (double)rep.reused_bytes / 1e6, (double)rep.reused_scratch_bytes / 1e6,
+           (double)rep.lent_bytes / 1e6);
+    if (rep.lowerings > 1)
+        printf("lowered %u times: the first left a tile too little room for its vertex records and control "
+               "program, held back on every tile from the start the next time\n", rep.lowerings);
     if (rep.updates_in_place + rep.updates_copied)
         printf("variables: %u updated in place by the optimizer's last op, %u copied in at the end of the step\n",
                rep.updates_in_place, rep.updates_copied);

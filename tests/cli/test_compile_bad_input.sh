@@ -66,6 +66,10 @@ write('two_activations.onnx', model([node('MatMul', ['a', 'b'], ['c'], 'mm_act')
                                     [('c', [2, 3, 6])]))
 write('gemm_trans_a.onnx', model([node('Gemm', ['a', 'b'], ['c'], 'gemm_ta', [attr_int('transA', 1)])],
                                  [('a', [4, 3])], [('c', [3, 6])], [initializer('b', [4, 6], 0.25)]))
+# f16 operands: A given transposed is turned on the tile in f32, widened first
+b16 = b''.join(vint(1, d) for d in (4, 6)) + vint(2, 10) + ld(8, 'b') + ld(9, struct.pack('<e', 0.25) * 24)
+write('gemm_trans_a_f16.onnx', model([node('Gemm', ['a', 'b'], ['c'], 'gemm_ta16', [attr_int('transA', 1)])],
+                                     [('a', [4, 3], 10)], [('c', [3, 6], 10)], [b16]))
 write('conv_group.onnx', model([node('Conv', ['x', 'w'], ['y'], 'conv_g2', [attr_int('group', 2)])],
                                [('x', [1, 4, 8, 8])], [('y', [1, 4, 8, 8])], [initializer('w', [4, 2, 1, 1], 0.5)]))
 EOF
@@ -105,13 +109,16 @@ refused 1 "^ipusim: .*/conv_group\.onnx: node 'conv_g2' \(Conv\): grouped convol
     "$IPUSIM" compile "$M/conv_group.onnx" -o "$OUT/x.elf"
 refused 1 "^ipusim: .*/two_activations\.onnx: node 'mm_act' \(MatMul\): operands computed at run time need the same rank, at least 2" -- \
     "$IPUSIM" compile "$M/two_activations.onnx" -o "$OUT/x.elf" --f16-matmul
-refused 1 "^ipusim: .*/gemm_trans_a\.onnx: node 'gemm_ta' \(Gemm\): transA=1 is lowered on the f32 path only \(compile without --f16-matmul\)" -- \
-    "$IPUSIM" compile "$M/gemm_trans_a.onnx" -o "$OUT/x.elf" --f16-matmul
+expect 0 "gemm_trans_a.onnx -> $OUT/ta.elf" -- "$IPUSIM" compile "$M/gemm_trans_a.onnx" -o "$OUT/ta.elf" --tiles 4 \
+    --f16-matmul
+rm -f "$OUT/ta.elf"
+refused 1 "^ipusim: .*/gemm_trans_a_f16\.onnx: node 'gemm_ta16' \(Gemm\): transA=1 of f16 operands is lowered on the f32 path only \(compile without --f16-matmul\)" -- \
+    "$IPUSIM" compile "$M/gemm_trans_a_f16.onnx" -o "$OUT/x.elf" --f16-matmul
 
 # ---- does not fit in tile memory: the tile and the bytes ------------------------------
 refused 1 "^ipusim: .*/too_large\.onnx: does not fit: tile 0 has no room for a block of [0-9]+ bytes for input 'a' in region 0 or 1 \(largest free block [0-9]+ bytes, in region 1; [0-9]+ bytes free in all, [0-9]+ bytes are the kernel library\) \(on a machine of several chips, --pipeline N spreads the layers over them\)$" -- \
     "$IPUSIM" compile "$M/too_large.onnx" -o "$OUT/x.elf" --f16-matmul
-refused 1 "^ipusim: bert-large:l1: node 'layer0\.attention\.key' \(FusedMatMul\): does not fit: a tile needs at least [0-9]+ bytes .*, a tile has 638976, of which the fullest keeps [0-9]+ already \(--f16-matmul halves the matmuls' weights and operands; --pipeline N spreads the layers over N chips\)$" -- \
+refused 1 "^ipusim: bert-large:l1: node 'layer0\.attention\.key' \(FusedMatMul\): does not fit: a tile needs at least [0-9]+ bytes .*, a tile has 638976, of which the fullest holds [0-9]+ already \(tensors, records and control program\) \(--f16-matmul halves the matmuls' weights and operands; --pipeline N spreads the layers over N chips\)$" -- \
     "$IPUSIM" compile bert-large:l1 --machine m2000 --tiles 32 -o "$OUT/x.elf"
 refused 1 "^ipusim: matmul:100000x2000x64: node 'matmul' \(MatMul\): does not fit: its rows of A \(100000 x 2000\) need at least 271740 bytes a tile over 1472 tiles, and a tile keeps them in its 196608 bytes of region 0 \(--f16-matmul halves the matmuls' weights and operands\)$" -- \
     "$IPUSIM" compile matmul:100000x2000x64 -o "$OUT/x.elf"

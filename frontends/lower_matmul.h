@@ -1,0 +1,79 @@
+/*
+ * lower_matmul.h — what the matmul lowering (lower_matmul.c) and its
+ * planner (lower_matmul_plan.c) share: a matmul's shape as the lowering
+ * sees it, the codelet that computes it and the grid of tiles it runs on.
+ */
+#ifndef IPUSIM_FRONTENDS_LOWER_MATMUL_H
+#define IPUSIM_FRONTENDS_LOWER_MATMUL_H
+
+#include "lower_internal.h"
+
+typedef struct mm_shape {
+    int a, b, bias, out;             /* tensor indices (bias -1 if none) */
+    uint64_t m, k, n;
+    bool trans_a, trans_b;           /* Gemm's: A given as [K, M], B as [N, K] */
+    double alpha, beta;              /* Gemm: alpha A B + beta bias */
+    /* The bias seen as [M, N]: element (r, c) at r bias_row + c bias_col. */
+    uint64_t bias_row, bias_col;
+    int activation;                  /* -1 none, else enum kernel_unary */
+    bool f32_inputs;
+    /* A convolution as a matmul: A's rows are the im2col rows of X kept
+     * channels-last (output pixel p: KH x KW runs of C channels), K is
+     * ordered (kh, kw, c), B is W [Cout, C, KH, KW] reordered to [K, Cout]. */
+    /* B computed at run time (attention, Gemm's inputs, run-time conv
+     * weights): per batch item b of `batch`, C_b = A_b B_b; B read from
+     * b_src, which is B itself or, when b_transposed, an [.., N, K]
+     * tensor: a Transpose of the last two axes made B from it (the
+     * Transpose itself is never lowered), or Gemm's transB. */
+    bool b_act, b_transposed;
+    int b_src;
+    uint64_t batch;
+    bool conv;
+    int64_t n_img, c_in, h, w, kh, kw, sh, sw, ph, pw, oh, ow;
+    /* The gradients (lower_conv_grad.c): the image's pixels dh, dw apart
+     * with zeros between (a transposed convolution's input; 1 otherwise);
+     * the weights [C, Cout, KH, KW] read flipped (ConvTranspose's, w_flip);
+     * the weight gradient (wgrad): A is dY [pixels, Cout] taken as [K, M]
+     * (trans_a), B the im2col rows of the image b, C = dW kept as
+     * [Cout, KH, KW, C]. */
+    int64_t dh, dw;
+    bool w_flip, wgrad;
+    /* Run-time convolution weights read in runs (w_rows): kept as
+     * [Cout, KH, KW, C] (lower_layout.c; with one kernel tap, ONNX's order
+     * is the same), a Conv's row of K per output channel is B's column
+     * (b_transposed), a ConvTranspose's [C, KH, KW, Cout] has B's row
+     * (kh, kw, c) read flipped as a run of its columns.  Otherwise an
+     * element at a time (small f32 ones only). */
+    bool w_rows;
+} mm_shape;
+
+/* Which codelet, and its granularity. */
+typedef struct mm_kind {
+    bool f32;                         /* sv_matmul_f32; else sv_matmul_f16 with f32 partials */
+    uint32_t k_block, n_group;        /* K and N rounded up to these */
+    uint32_t a_eb, w_eb;              /* bytes of an element of A and of the packed weights */
+} mm_kind;
+
+/* Planner figures (measured on compiled matmuls): what a send costs the
+ * sending tile beyond its bytes (the control program's step and the
+ * exchange set-up), and what a compute set costs beyond its elements (six
+ * records, the workers' set-up). */
+#define XCH_SEND_OVERHEAD_CYCLES 20.0
+#define PASS_OVERHEAD_CYCLES 600.0
+
+typedef struct mm_grid {
+    uint32_t gm, gn, gk;
+    uint64_t mt, nt, kt;              /* block rows, columns (whole output groups), K (whole weight blocks) */
+    double cycles;                    /* the estimate */
+} mm_grid;
+
+
+/* The codelet for s: sv_matmul_f32 for f32 operands (unless --f16-matmul),
+ * else sv_matmul_f16. */
+mm_kind lw_mm_kind(const lowering *lw, const mm_shape *s);
+/* The grid with the lowest estimate among those whose blocks fit the free
+ * blocks of every tile; where none does, of those whose bytes fit the one
+ * that needs least; false when none fits at all. */
+bool lw_mm_plan_grid(const lowering *lw, const mm_shape *s, const mm_kind *kd, mm_grid *best);
+
+#endif

@@ -1,0 +1,162 @@
+/*
+ * lower_matmul_plan.c — the matmul planner: which codelet computes a
+ * matmul, and the gm x gn x gk grid of tiles it runs on, chosen by an
+ * estimate of the tile cycles of each grid (the codelet's own exact count
+ * for its block, receiving A and B, packing, the partial sums and the
+ * epilogue) among the grids whose blocks fit the tiles' free memory
+ * (lower_matmul.c describes the lowering itself).
+ */
+#include <string.h>
+
+#include "lower_matmul.h"
+#include "workloads/codelets/matmul.h"
+#include "workloads/codelets/matmul_f32.h"
+
+mm_kind lw_mm_kind(const lowering *lw, const mm_shape *s)
+{
+    if (s->f32_inputs && !lw->opts->f16_matmul)
+        return (mm_kind){ true, MATMUL_F32_K_BLOCK, MATMUL_F32_N_GROUP, 4, 4 };
+    return (mm_kind){ false, 16, 8, 2, 2 };
+}
+
+/* Tile cycles of the codelet on an mt x kt x nt block with A in region 0
+ * and C in region 1 (the fast placement when the row steps allow): the
+ * codelet's own exact count (workloads/codelets/matmul*.h). */
+static double matmul_cycles(const mm_kind *kd, uint64_t mt, uint64_t kt, uint64_t nt)
+{
+    if (kd->f32) {
+        matmul_f32_args a = { .a = 0x50000, .b = 0x90000, .c = 0xa0000, .m = (uint32_t)mt, .k = (uint32_t)kt,
+                              .n = (uint32_t)nt, .a_row_step = (uint32_t)kt * 4, .c_row_step = (uint32_t)nt * 4 };
+        return (double)matmul_f32_cycles(&a, 0);
+    }
+    matmul_f16_args a = { .a = 0x50000, .b = 0x90000, .c = 0xa0000, .m = (uint32_t)mt, .k = (uint32_t)kt,
+                          .n = (uint32_t)nt, .a_row_step = (uint32_t)kt * 2, .c_row_step = (uint32_t)nt * 4,
+                          .partials = MATMUL_PARTIALS_F32 };
+    return (double)matmul_f16_cycles(&a, 0);
+}
+
+/* The grid with the lowest estimate among those whose blocks fit: their
+ * bytes together beside what the fullest tile holds, and (room not NULL)
+ * each in a free block (lw_least_room). */
+static bool plan_grid_in(const lowering *lw, const mm_shape *s, const mm_kind *kd, mm_grid *best,
+                         const uint64_t *room)
+{
+    const graph *g = lw->g;
+    const uint64_t kblocks = (s->k + kd->k_block - 1) / kd->k_block;
+    const uint32_t in_eb = s->f32_inputs ? 4 : 2;
+    /* the tile's memory less the library, and less what the fullest tile
+     * holds already (weights, variables, tensors still to be read, the
+     * records and control program): the op's blocks go beside it */
+    uint64_t avail = (lw->mem_end - ISA_MEMORY_BASE) - (lw->region0_start - ISA_MEMORY_BASE) -
+                     (lw->region1_start - ISA_REGION1_BASE);
+    uint64_t kept = lw_most_kept(lw);
+    avail = avail > kept ? avail - kept : 0;
+    const uint64_t ngroups = (s->n + kd->n_group - 1) / kd->n_group;
+    const bool b_turn = kd->f32 && s->b_act && s->b_transposed;   /* B^T turned on the tile */
+    const bool w_parts = s->w_rows && !kd->f32;   /* packed in parts down the column (gather_weight_parts) */
+    const bool b_tile = s->b_act && !w_parts;     /* B received and packed on every tile */
+    memset(best, 0, sizeof *best);
+    best->cycles = 1e300;
+    double best_score = 1e300;
+    /* Batch items (attention heads) side by side, each with its grid. */
+    uint32_t tiles = s->batch && s->batch <= lw->tiles ? (uint32_t)(lw->tiles / s->batch) : 0;
+    for (uint32_t gk = 1; gk <= tiles && gk <= kblocks; gk++) {
+        uint64_t kt = (kblocks + gk - 1) / gk * kd->k_block;
+        if (gk > 1 && (kblocks + gk - 2) / (gk - 1) == (kblocks + gk - 1) / gk)
+            continue;                                      /* same K share as gk - 1 */
+        if ((gk - 1) * kt >= kblocks * kd->k_block)
+            continue;                                      /* the last share would be empty */
+        if (b_turn && kt > KERNEL_TRANSPOSE_MAX_COLS)
+            continue;
+        uint32_t tiles_k = tiles / gk;
+        for (uint32_t gn = 1; gn <= tiles_k && gn <= ngroups; gn++) {
+            uint64_t nt = (ngroups + gn - 1) / gn * kd->n_group;
+            if (gn > 1 && (ngroups + gn - 2) / (gn - 1) == (ngroups + gn - 1) / gn)
+                continue;                                  /* same block width as gn - 1 */
+            uint32_t max_gm = tiles_k / gn;
+            for (uint32_t gm = 1; gm <= max_gm && gm <= s->m; gm++) {
+                uint64_t mt = (s->m + gm - 1) / gm;
+                if (gm > 1 && (s->m + gm - 2) / (gm - 1) == mt)
+                    continue;
+                uint64_t share = (mt + gk - 1) / gk;
+                uint64_t bytes = mt * kt * kd->a_eb + (s->f32_inputs && !kd->f32 ? mt * kt * 4 : 0) +
+                                 (s->trans_a ? mt * kt * 4 : 0) + kt * nt * kd->w_eb + mt * nt * 4 +
+                                 (g->tensors[s->out].dtype == GDT_F16 ? share * nt * 2 : 0) +
+                                 (s->bias_row ? share : 1) * nt * 4 + 4096 +
+                                 (b_tile ? kt * nt * 4 * (b_turn ? 2 : 1) : 0) + gk * share * nt * 4;
+                if (s->wgrad && !s->f32_inputs)               /* A and B widened to f32 */
+                    bytes += mt * kt * 6 + kt * nt * 2;
+                else if (b_tile && s->w_rows && !s->f32_inputs)   /* f16 weights widened */
+                    bytes += kt * nt * 2;
+                if (bytes > avail || mt * kt * kd->a_eb > 0x80000 - 0x50000 || (s->wgrad && !s->f32_inputs && mt % 2))
+                    continue;
+                const bool widen = s->wgrad && !s->f32_inputs;
+                /* in the order a tile takes them: B received, A, the bias;
+                 * A turned or cast, B widened, turned and packed, C, the
+                 * codelet's scratch; the partials and their sum */
+                const enum region_pref R0 = PREFER_REGION0, R1 = PREFER_REGION1;
+                const lw_block_need blocks[] = {
+                    { b_tile ? kt * nt * 4 : 0, R1 }, { mt * kt * kd->a_eb, R0 }, { (s->bias_row ? share : 1) * nt * 4, R1 },
+                    { widen ? mt * kt * 4 : 0, R0 }, { widen ? mt * kt * 2 : 0, R0 }, { s->trans_a ? mt * kt * 4 : 0, R0 },
+                    { s->f32_inputs && !kd->f32 ? mt * kt * 4 : 0, R0 },
+                    { widen || (b_tile && s->w_rows && !s->f32_inputs) ? kt * nt * 2 : 0, R1 },
+                    { b_turn ? kt * nt * 4 : 0, R1 }, { kt * nt * kd->w_eb, R1 }, { mt * nt * 4, R1 }, { 4096, R1 },
+                    { gk > 1 ? (gk - 1) * share * nt * 4 : 0, R1 }, { gk > 1 ? share * nt * 4 : 0, R1 },
+                    { g->tensors[s->out].dtype == GDT_F16 ? share * nt * 2 : 0, R1 }
+                };
+                if (room && !lw_blocks_fit(room, blocks, (int)(sizeof blocks / sizeof *blocks)))
+                    continue;
+                /* A: the tile holding a grid row's rows sends them once
+                 * (a broadcast or multicast to the grid row); split along
+                 * K, a send per row and share. */
+                double c = matmul_cycles(kd, mt, kt, nt) + (double)(mt * s->k * in_eb) / 4.0 +
+                           (gk > 1 ? (double)(mt * gk) * XCH_SEND_OVERHEAD_CYCLES : 0.0) +
+                           (double)(share * nt) +                               /* the epilogue */
+                           (s->f32_inputs && !kd->f32 ? (double)(mt * kt) : 0.0) +  /* cast A */
+                           (s->trans_a ? (double)(mt * kt) : 0.0) +             /* turn A */
+                           (b_tile ? (double)(kt * nt) * (b_turn ? 2.4 : 1.4) : 0.0) +  /* receive, pack B */
+                           ((!s->b_act && gm > 1) || w_parts ? (double)(kt * nt * kd->w_eb) / 4.0 : 0.0);  /* weights */
+                if (s->wgrad)                               /* a receive per pixel row of A and */
+                    c += ((mt == s->m ? 1.0 : (double)kt) +      /* per kernel row run of B's im2col */
+                          (double)kt * (double)((nt + (uint64_t)(s->kw * s->c_in) - 1) / (uint64_t)(s->kw * s->c_in) + 1)) *
+                             XCH_SEND_OVERHEAD_CYCLES +
+                         (s->f32_inputs ? 0.0 : (double)(2 * mt * kt + kt * nt));   /* widen A, B; narrow A */
+                if (b_tile && s->w_rows)                    /* a receive per run of weights, widen f16 */
+                    c += (double)(s->w_flip ? kt : gk == 1 ? 1 : nt) * XCH_SEND_OVERHEAD_CYCLES +
+                         (s->f32_inputs ? 0.0 : (double)(kt * nt));
+                if (b_tile && !s->conv && !s->wgrad) {      /* a receive per row of B's block */
+                    bool whole = s->b_transposed ? kt >= s->k : nt >= s->n;
+                    c += (whole ? 1.0 : (double)(s->b_transposed ? nt : kt)) * XCH_SEND_OVERHEAD_CYCLES;
+                }
+                if (w_parts)                                /* a part (at most six K blocks) packed */
+                    c += PASS_OVERHEAD_CYCLES + 6.0 * 290.0 + (s->f32_inputs ? 0.0 : 16.0 * 8.0 * 6.0);
+                if (gk > 1)                                 /* receive the partials, sum them */
+                    c += (double)((gk - 1) * share * nt) * (gk > 2 ? 1.6 : 1.0) +
+                         (double)(share * nt) * KERNEL_BINARY_CYCLES_PER_ELEMENT +
+                         (gk > 2 ? 2.0 : 1.0) * PASS_OVERHEAD_CYCLES + 200.0;
+                double score = c;
+                if (!room) {
+                    /* no grid fits: the one that needs least, its
+                     * largest block first (ties by cycles) */
+                    uint64_t most = 0;
+                    for (size_t q = 0; q < sizeof blocks / sizeof *blocks; q++)
+                        most = blocks[q].bytes > most ? blocks[q].bytes : most;
+                    score = (double)(most + bytes) * 1e6 + c;
+                }
+                if (score < best_score * 0.999) {
+                    *best = (mm_grid){ gm, gn, gk, mt, nt, kt, c };
+                    best_score = score;
+                }
+            }
+        }
+    }
+    return best->gm != 0;
+}
+
+bool lw_mm_plan_grid(const lowering *lw, const mm_shape *s, const mm_kind *kd, mm_grid *best)
+{
+    uint64_t room[2 * LW_ROOM_BLOCKS];
+    lw_least_room(lw, room);
+    return plan_grid_in(lw, s, kd, best, room) || plan_grid_in(lw, s, kd, best, NULL);
+}
+
