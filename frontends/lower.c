@@ -571,6 +571,15 @@ ipu_exe *lower_graph(const graph *g, const lower_options *o, lower_report *repor
         e = lower_once(g, o, report, err, err_size, hold, &need);
         if (report)
             report->lowerings = (uint32_t)attempt + 1;
+        if (!e && attempt > 0 && hold) {
+            uint32_t most = 0;
+            for (uint32_t i = 0; hold[i] != UINT32_MAX; i++)
+                most = hold[i] > most ? hold[i] : most;
+            size_t len = strlen(err);
+            snprintf(err + len, err_size > len ? err_size - len : 0,
+                     " (lowered %d times: the first left a tile too little room for its vertex records and control "
+                     "program; up to %u bytes a tile held back for them)", attempt + 1, most);
+        }
         if (e || !need || attempt + 1 == CONTROL_TRIES)
             break;
         if (!hold) {

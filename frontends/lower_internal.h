@@ -201,6 +201,11 @@ uint32_t lw_tensor_alloc(lowering *lw, int tensor, uint32_t tile, uint64_t bytes
 uint32_t lw_scratch_alloc(lowering *lw, uint32_t tile, uint64_t bytes, enum region_pref pref, uint32_t align,
                           const char *what);
 
+/* Scratch block `addr` of tile `tile` free again before the op ends: the
+ * compute sets that read it are made, and what the op takes next may be
+ * placed there (written after them). */
+void lw_scratch_free(lowering *lw, uint32_t tile, uint32_t addr);
+
 /* Scratch that starts as zeros: a compute set of vtx_fill writes them
  * before the exchange phase under construction (so the phase may fill
  * part of it); 0 when it does not fit. */

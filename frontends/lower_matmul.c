@@ -47,9 +47,10 @@
 
 
 /* The Transpose that made tensor t, when it swaps the last two axes and
- * every user of t is a MatMul taking it as its second operand, or (a 2-D
- * f32 t) as its first with a second computed at run time: the matmul
- * reads the Transpose's input instead (B^T, or A^T turned on the tile). */
+ * every user of t is a MatMul taking it as its second operand, or (f32)
+ * as its first with a second computed at run time of the same batch
+ * dimensions: the matmul reads the Transpose's input instead (B^T, or A^T
+ * turned on the tile). */
 bool lw_transpose_into_matmul(const graph *g, int t)
 {
     const graph_tensor *tt = &g->tensors[t];
@@ -72,9 +73,11 @@ bool lw_transpose_into_matmul(const graph *g, int t)
                     return false;
                 const graph_tensor *other = &g->tensors[u->inputs[1 - k]];
                 if (k == 1 ? other->data != NULL
-                           : r != 2 || tt->dtype != GDT_F32 || other->dtype != GDT_F32 || other->data ||
-                                 other->shape.rank != 2)
+                           : tt->dtype != GDT_F32 || other->dtype != GDT_F32 || other->data || other->shape.rank != r)
                     return false;
+                for (int d = 0; k == 0 && d < r - 2; d++)
+                    if (other->shape.dims[d] != tt->shape.dims[d])
+                        return false;                     /* batch dimensions broadcast */
                 int as = k == 1 ? 1 : 2;
                 if (used && used != as)
                     return false;
@@ -88,7 +91,7 @@ bool lw_transpose_into_matmul(const graph *g, int t)
 static bool a_transposed(const graph *g, int a)
 {
     const graph_tensor *ta = &g->tensors[a];
-    return ta->shape.rank == 2 && ta->producer >= 0 && lw_transpose_into_matmul(g, a);
+    return ta->shape.rank >= 2 && ta->producer >= 0 && lw_transpose_into_matmul(g, a);
 }
 
 /* The operands every matmul-like node names the same way. */
@@ -491,12 +494,13 @@ static uint32_t fetch_a_block(lowering *lw, const mm_shape *s, uint32_t tile, ui
     if (!buf)
         return 0;
     if (s->trans_a && m0 == 0 && m1 == s->m) {
-        lw_fetch_into(lw, s->a, k0 * s->m, (k1 - k0) * s->m, tile, buf);
+        lw_fetch_into(lw, s->a, a_off + k0 * s->m, (k1 - k0) * s->m, tile, buf);
         return lw->failed ? 0 : buf;
     }
     if (s->trans_a) {
         for (uint64_t kk = k0; kk < k1 && !lw->failed; kk++)
-            lw_fetch_into(lw, s->a, kk * s->m + m0, m1 - m0, tile, buf + (uint32_t)((kk - k0) * (m1 - m0) * in_eb));
+            lw_fetch_into(lw, s->a, a_off + kk * s->m + m0, m1 - m0, tile,
+                          buf + (uint32_t)((kk - k0) * (m1 - m0) * in_eb));
         return lw->failed ? 0 : buf;
     }
     if (!s->conv) {
@@ -1123,23 +1127,30 @@ static uint32_t prepare_a(lowering *lw, mm_plan *P, const mm_tile *t, uint32_t a
     return a;
 }
 
-/* A run-time B's block received at `src`, packed on the tile into `b` for
- * the codelet: the output groups shared out among the workers (false: no
- * room to turn it). */
-static bool pack_runtime_b(lowering *lw, mm_plan *P, const mm_tile *t, uint32_t src, uint32_t b)
+/* A run-time B's block received at `src` (scratch), packed on the tile
+ * into a new scratch block for the codelet: the output groups shared out
+ * among the workers.  B^T is turned first, and the block it was received
+ * in is free again once turned (the packed block may take it).  The
+ * packed block's address; 0 when there was no room. */
+static uint32_t pack_runtime_b(lowering *lw, mm_plan *P, const mm_tile *t, uint32_t src)
 {
     const uint64_t kt = P->kt, nt = P->nt;
     if (!P->s.f32_inputs && !(src = cast_on_tile(lw, P, t->tile, src, kt * nt, true, PREFER_REGION1)))
-        return false;
+        return 0;
     worker_set ws;
+    uint32_t b = 0;
     if (P->kd.f32) {
         if (P->s.b_transposed) {
             uint32_t turned = lw_scratch_alloc(lw, t->tile, kt * nt * 4, PREFER_REGION1, 8, P->what);
             if (!turned)
-                return false;
+                return 0;
             turn_on_tile(lw, t->tile, src, turned, nt, kt);
+            if (P->s.f32_inputs)
+                lw_scratch_free(lw, t->tile, src);
             src = turned;
         }
+        if (!(b = lw_scratch_alloc(lw, t->tile, P->w_bytes, PREFER_REGION1, 16, P->what)))
+            return 0;
         if (lw_workers_begin(lw, t->tile, KERNEL_PACK_F32_WORDS, nt / MATMUL_F32_N_GROUP, &ws))
             for (int w = 0; w < CODELET_WORKERS; w++)
                 kernel_pack_f32_record(ws.rec[w], src + (uint32_t)(ws.lo[w] * MATMUL_F32_N_GROUP * 4),
@@ -1147,8 +1158,10 @@ static bool pack_runtime_b(lowering *lw, mm_plan *P, const mm_tile *t, uint32_t 
                                        (uint32_t)(kt / MATMUL_F32_K_BLOCK), (uint32_t)(ws.hi[w] - ws.lo[w]),
                                        (uint32_t)nt * 4);
         lw_workers_run(lw, t->tile, lw->kernels.vtx_pack_b_f32, &ws);
-        return true;
+        return lw->failed ? 0 : b;
     }
+    if (!(b = lw_scratch_alloc(lw, t->tile, P->w_bytes, PREFER_REGION1, 16, P->what)))
+        return 0;
     uint32_t ks = P->s.b_transposed ? 4 : (uint32_t)nt * 4;
     uint32_t ns = P->s.b_transposed ? (uint32_t)kt * 4 : 4;
     if (lw_workers_begin(lw, t->tile, KERNEL_PACK_WORDS, nt / 8, &ws))
@@ -1157,7 +1170,7 @@ static bool pack_runtime_b(lowering *lw, mm_plan *P, const mm_tile *t, uint32_t 
                                b + (uint32_t)(ws.lo[w] * (kt / 16) * 256), (uint32_t)(kt / 16),
                                (uint32_t)(ws.hi[w] - ws.lo[w]), ks, ns);
     lw_workers_run(lw, t->tile, lw->kernels.vtx_pack_b_f16, &ws);
-    return true;
+    return lw->failed ? 0 : b;
 }
 
 /* Per tile: A turned or cast, a run-time B packed, C, the codelet's call. */
@@ -1170,9 +1183,7 @@ static bool emit_product(lowering *lw, mm_plan *P, const mm_tile *t)
     if (!a || !(a = prepare_a(lw, P, t, a)))
         return false;
     const bool pack = s->b_act && !P->w_parts;
-    uint32_t b = pack ? lw_scratch_alloc(lw, tile, P->w_bytes, PREFER_REGION1, 16, P->what) : P->bw_addr[t->slot];
-    if (pack && b && !pack_runtime_b(lw, P, t, P->b_addr[t->slot], b))
-        return false;
+    uint32_t b = pack ? pack_runtime_b(lw, P, t, P->b_addr[t->slot]) : P->bw_addr[t->slot];
     /* C in region 1, and in a later 32 KiB block than A when A is there
      * too: the codelets' fast placement (matmul*.h). */
     uint32_t c = b ? lw_tensor_alloc(lw, s->out, tile, (uint64_t)rows * nt * 4, PREFER_REGION1,

@@ -80,10 +80,11 @@ static bool plan_grid_in(const lowering *lw, const mm_shape *s, const mm_kind *k
                     continue;
                 uint64_t share = (mt + gk - 1) / gk;
                 uint64_t bytes = mt * kt * kd->a_eb + (s->f32_inputs && !kd->f32 ? mt * kt * 4 : 0) +
-                                 (s->trans_a ? mt * kt * 4 : 0) + kt * nt * kd->w_eb + mt * nt * 4 +
+                                 (s->trans_a ? mt * kt * 4 : 0) + (b_turn ? 0 : kt * nt * kd->w_eb) + mt * nt * 4 +
                                  (g->tensors[s->out].dtype == GDT_F16 ? share * nt * 2 : 0) +
                                  (s->bias_row ? share : 1) * nt * 4 + 4096 +
                                  (b_tile ? kt * nt * 4 * (b_turn ? 2 : 1) : 0) + gk * share * nt * 4;
+                /* (B^T turned: packed where it was received, pack_runtime_b) */
                 if (s->wgrad && !s->f32_inputs)               /* A and B widened to f32 */
                     bytes += mt * kt * 6 + kt * nt * 2;
                 else if (b_tile && s->w_rows && !s->f32_inputs)   /* f16 weights widened */
@@ -92,15 +93,16 @@ static bool plan_grid_in(const lowering *lw, const mm_shape *s, const mm_kind *k
                     continue;
                 const bool widen = s->wgrad && !s->f32_inputs;
                 /* in the order a tile takes them: B received, A, the bias;
-                 * A turned or cast, B widened, turned and packed, C, the
-                 * codelet's scratch; the partials and their sum */
+                 * A turned or cast, B widened, turned and packed (B^T packed
+                 * where it was received), C, the codelet's scratch; the
+                 * partials and their sum */
                 const enum region_pref R0 = PREFER_REGION0, R1 = PREFER_REGION1;
                 const lw_block_need blocks[] = {
                     { b_tile ? kt * nt * 4 : 0, R1 }, { mt * kt * kd->a_eb, R0 }, { (s->bias_row ? share : 1) * nt * 4, R1 },
                     { widen ? mt * kt * 4 : 0, R0 }, { widen ? mt * kt * 2 : 0, R0 }, { s->trans_a ? mt * kt * 4 : 0, R0 },
                     { s->f32_inputs && !kd->f32 ? mt * kt * 4 : 0, R0 },
                     { widen || (b_tile && s->w_rows && !s->f32_inputs) ? kt * nt * 2 : 0, R1 },
-                    { b_turn ? kt * nt * 4 : 0, R1 }, { kt * nt * kd->w_eb, R1 }, { mt * nt * 4, R1 }, { 4096, R1 },
+                    { b_turn ? kt * nt * 4 : 0, R1 }, { b_turn ? 0 : kt * nt * kd->w_eb, R1 }, { mt * nt * 4, R1 }, { 4096, R1 },
                     { gk > 1 ? (gk - 1) * share * nt * 4 : 0, R1 }, { gk > 1 ? share * nt * 4 : 0, R1 },
                     { g->tensors[s->out].dtype == GDT_F16 ? share * nt * 2 : 0, R1 }
                 };

@@ -263,6 +263,17 @@ uint32_t lw_scratch_alloc(lowering *lw, uint32_t tile, uint64_t bytes, enum regi
     return lw->failed ? 0 : lw_no_room(lw, tile, need, what);
 }
 
+void lw_scratch_free(lowering *lw, uint32_t tile, uint32_t addr)
+{
+    for (size_t k = 0; k < lw->n_lent; k++)
+        if (lw->lent[k].tile == tile && lw->lent[k].addr == addr) {
+            mem_block b = lw->lent[k];
+            lw->lent[k] = lw->lent[--lw->n_lent];
+            give_back(lw, b);
+            return;
+        }
+}
+
 /* The op is over: its scratch blocks are free for what comes next. */
 void lw_release_scratch(lowering *lw)
 {
@@ -461,14 +472,20 @@ uint32_t lw_tensor_alloc(lowering *lw, int tensor, uint32_t tile, uint64_t bytes
     uint32_t a = (align < 8 ? 8 : align) - 1, at = 0;
     bool reused = false;
     /* In the preferred region a released block among those kept for the
-     * run, else a new one, else one that ops' scratch used (keeping the
-     * blocks of tensors and of scratch apart where there is room); then the
-     * same in the other. */
-    for (int attempt = 0; attempt < 2 && !at && !lw->failed; attempt++) {
-        bool r0 = (pref == PREFER_REGION0) == (attempt == 0);
+     * run, else a new one (leaving room for constants later ops keep for
+     * the run), else one that ops' scratch used (keeping the blocks of
+     * tensors and of scratch apart where there is room); then the same in
+     * the other; then new bytes of that room. */
+    for (int attempt = 0; attempt < 3 && !at && !lw->failed; attempt++) {
+        bool r0 = (pref == PREFER_REGION0) == (attempt != 1);
+        if (attempt == 2) {
+            for (int k = 0; k < 2 && !at && !lw->failed; k++)
+                at = bump_alloc(lw, tile, bytes, need, a, k ? !r0 : r0, 0);
+            break;
+        }
         reused = (at = take_released(lw, t, need, a, r0, false, r0 ? t->region0_kept_end : t->region1_kept_end)) != 0;
         if (!at && !lw->failed)       /* zeros when loaded */
-            at = bump_alloc(lw, tile, bytes, need, a, r0, t->hold ? LW_KEPT_RESERVE_BYTES : 0);
+            at = bump_alloc(lw, tile, bytes, need, a, r0, LW_KEPT_RESERVE_BYTES);
         if (!at && !lw->failed)
             reused = (at = take_released(lw, t, need, a, r0, false, UINT32_MAX)) != 0;
     }

@@ -203,8 +203,9 @@ static void test_matmul_partials_on_reused_storage(void)
 /* An op's scratch goes where a dead tensor was, and tensors made later go
  * where the op's scratch was: a is dead when the matmul (B received,
  * turned and packed on the tile: B^T is b) takes its scratch, and the
- * chain after it keeps five tensors of 64 KiB a tile alive at once.  The
- * values show any block handed to two owners at once. */
+ * chain after it keeps five tensors of 64 KiB a tile alive at once, on
+ * tiles of 480 KiB.  The values show any block handed to two owners at
+ * once. */
 static void test_scratch_and_tensors_share_blocks(void)
 {
     const int64_t d[2] = { 64, COLS };
@@ -230,11 +231,14 @@ static void test_scratch_and_tensors_share_blocks(void)
     finish(g, "y");
     float *x = input_values();
     lower_report plan;
-    graph_value y = run(g, x, &plan);
+    machine m = *gc200();
+    char err[512];
+    CU_ASSERT_TRUE_FATAL(machine_set(&m, "tile_memory_bytes=491520", err, sizeof err));
+    lower_options lo = { .machine = &m, .tiles = TILES };
+    graph_value y = run_with(g, &lo, x, &plan);
     CU_ASSERT(plan.lent_bytes > 0);
     CU_ASSERT(plan.reused_scratch_bytes > 0);
     graph_value in = { .dtype = GDT_F32, .shape = g->tensors[g->inputs[0]].shape, .data = x }, want = { 0 };
-    char err[512];
     CU_ASSERT_TRUE_FATAL(graph_eval(g, &in, &want, err, sizeof err));
     size_t bad = 0;
     for (size_t i = 0; i < 64 * COLS; i++)
@@ -249,16 +253,18 @@ static void test_scratch_and_tensors_share_blocks(void)
 
 /* A Transpose of a MatMul's first operand is never made: the matmul reads
  * A as given ([K, M], turned on the tile), as a weight's gradient X^T dY
- * does; the same with --f16-matmul (turned in f32, then cast). */
-static void test_transposed_first_operand(void)
+ * does, and item by item in a batch (attention's S^T dC); the same with
+ * --f16-matmul (turned in f32, then cast). */
+static void transposed_case(int64_t batch)
 {
-    const int64_t d[2] = { 96, 64 };
+    const int64_t d3[3] = { batch, 96, 64 }, *d = batch > 1 ? d3 : d3 + 1;
+    const int rank = batch > 1 ? 3 : 2;
     graph *g = graph_new("xt_dy", 13);
-    input(g, "x", 2, d);
+    input(g, "x", rank, d);
     scalar(g, "one", 1.0f);
-    int64_t perm[2] = { 1, 0 };
+    int64_t perm3[3] = { 0, 2, 1 }, perm2[2] = { 1, 0 };
     node(g, GRAPH_OP_ADD, "x,one", "dy");
-    graph_set_attr_ints(node(g, GRAPH_OP_TRANSPOSE, "x", "xt"), "perm", perm, 2);
+    graph_set_attr_ints(node(g, GRAPH_OP_TRANSPOSE, "x", "xt"), "perm", rank == 3 ? perm3 : perm2, (size_t)rank);
     node(g, GRAPH_OP_MATMUL, "xt,dy", "dw");
     finish(g, "dw");
     float *x = input_values();
@@ -274,14 +280,17 @@ static void test_transposed_first_operand(void)
          * within K 2^-24 of it; f16 operands (each rounded by 2^-11) 2^-10
          * more */
         size_t bad = 0;
-        for (size_t i = 0; i < 64; i++)
-            for (size_t j = 0; j < 64; j++) {
-                double mag = 0;
-                for (size_t k = 0; k < 96; k++)
-                    mag += fabs(x[k * 64 + i]) * fabs(x[k * 64 + j] + 1.0);
-                double w = ((const float *)want.data)[i * 64 + j], got = ((const float *)y.data)[i * 64 + j];
-                bad += fabs(got - w) > (f16 ? ldexp(1, -10) + 96.0 * ldexp(1, -24) : 97.0 * ldexp(1, -24)) * mag;
-            }
+        for (int64_t b = 0; b < batch; b++)
+            for (size_t i = 0; i < 64; i++)
+                for (size_t j = 0; j < 64; j++) {
+                    const float *xb = x + b * 96 * 64;
+                    double mag = 0;
+                    for (size_t k = 0; k < 96; k++)
+                        mag += fabs(xb[k * 64 + i]) * fabs(xb[k * 64 + j] + 1.0);
+                    size_t at = (size_t)b * 64 * 64 + i * 64 + j;
+                    double w = ((const float *)want.data)[at], got = ((const float *)y.data)[at];
+                    bad += fabs(got - w) > (f16 ? ldexp(1, -10) + 96.0 * ldexp(1, -24) : 97.0 * ldexp(1, -24)) * mag;
+                }
         CU_ASSERT_EQUAL(bad, 0);
         graph_value_free(&y);
     }
@@ -290,6 +299,11 @@ static void test_transposed_first_operand(void)
     graph_free(g);
 }
 
+static void test_transposed_first_operand(void)
+{
+    transposed_case(1);
+    transposed_case(3);
+}
 
 void test_register(void)
 {
