@@ -262,7 +262,8 @@ typedef struct lw_block_need {
 } lw_block_need;
 /* Whether the blocks all fit the room, each with the codelets' read
  * slack, taken in order from the smallest free block that holds it in the
- * region it prefers, else in the other (as scratch is, lw_scratch_alloc). */
+ * region it prefers, else in the other (an estimate: lw_scratch_alloc
+ * takes the highest free block that holds it). */
 bool lw_blocks_fit(const uint64_t room[2 * LW_ROOM_BLOCKS], const lw_block_need *blocks, int n);
 uint32_t lw_plan_tiles(const lowering *lw, uint64_t n, uint64_t gran, double cycles_per_element,
                        double fixed_cycles);

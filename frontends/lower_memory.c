@@ -245,20 +245,19 @@ uint32_t lw_scratch_alloc(lowering *lw, uint32_t tile, uint64_t bytes, enum regi
     uint32_t a = (align < 8 ? 8 : align) - 1;
     /* In the preferred region a free block some op or tensor used before,
      * else new bytes, leaving room for blocks kept for the run that come
-     * later (constants, vertex records, the control program); then the
-     * same in the other; then the room left. */
-    for (int attempt = 0; attempt < 3 && !lw->failed; attempt++) {
-        bool r0 = (pref == PREFER_REGION0) == (attempt != 1);
-        uint32_t at = attempt < 2 ? take_released(lw, t, need, a, r0, true, UINT32_MAX) : 0;
+     * later (constants, vertex records, the control program), else new
+     * bytes of that room; then the same in the other. */
+    for (int attempt = 0; attempt < 2 && !lw->failed; attempt++) {
+        bool r0 = (pref == PREFER_REGION0) == (attempt == 0);
+        uint32_t at = take_released(lw, t, need, a, r0, true, UINT32_MAX);
         if (at) {
             if (at < (r0 ? t->region0_kept_end : t->region1_kept_end))
                 lw->rep->lent_bytes += need;
             return lend(lw, tile, at, need);
         }
-        if (!lw->failed && (at = lower_floor(lw, tile, need, a, r0, attempt < 2 ? LW_KEPT_RESERVE_BYTES : 0)) != 0)
-            return at;
-        if (attempt == 2 && !lw->failed && (at = lower_floor(lw, tile, need, a, !r0, 0)) != 0)
-            return at;
+        for (int k = 0; k < 2 && !lw->failed; k++)
+            if ((at = lower_floor(lw, tile, need, a, r0, k ? 0 : LW_KEPT_RESERVE_BYTES)) != 0)
+                return at;
     }
     return lw->failed ? 0 : lw_no_room(lw, tile, need, what);
 }
@@ -394,9 +393,10 @@ static bool insert_free(lowering *lw, ltile *t, size_t k, mem_block b)
 
 /* `need` bytes aligned to a + 1 out of the free blocks of one region that
  * start below `below`: the lowest that holds them, its low end (a
- * tensor's), or with high the smallest, its high end (scratch: large
- * blocks left for large needs, the two kinds kept apart); 0 if none holds
- * them. */
+ * tensor's), or with high the highest, its high end (scratch: the two
+ * kinds kept apart, scratch high in its region as it was when it had its
+ * own zone — a smallest-fit placement measured 3% slower on ResNet-50's
+ * backward pass, its blocks meeting the tensors'); 0 if none holds them. */
 static uint32_t take_released(lowering *lw, ltile *t, uint64_t need, uint32_t a, bool region0, bool high,
                               uint32_t below)
 {
@@ -410,14 +410,9 @@ static uint32_t take_released(lowering *lw, ltile *t, uint64_t need, uint32_t a,
         uint64_t x = high ? (end >= need ? (end - need) & ~(uint64_t)a : 0) : ((uint64_t)f->addr + a) & ~(uint64_t)a;
         if (x < f->addr || x + need > end)
             continue;
-        /* scratch: the smallest block that holds it (the highest of
-         * those), keeping large blocks for large needs */
-        if (high && found < t->n_free && t->free[found].size <= f->size)
-            continue;
         found = high ? t->n_free - 1 - k : k;
         at = x;
-        if (!high)
-            break;
+        break;
     }
     if (found == t->n_free)
         return 0;
