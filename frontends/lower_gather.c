@@ -54,6 +54,9 @@
 #define GATHER_STEP_CYCLES 42.0
 /* A compute set's supervisor start-up and its workers' record loads. */
 #define GATHER_SET_CYCLES 100.0
+/* The most row ranges' partials of a slice an output tile sums: more are
+ * summed in groups of this many first, on the table tiles (sum_groups). */
+#define GATHER_FAN_IN 16u
 /* The table block a tile may take beyond its share of the table. */
 #define GATHER_BLOCK_BYTES 32768u
 
@@ -107,15 +110,26 @@ static void estimate(const gather_shape *s, gather_plan *p, uint32_t tiles)
     }
     uint64_t nrows = ceil_div(s->n, p->out_tiles);
     table_tile += s->n * slice_bytes;                          /* the partial */
+    /* More row ranges than GATHER_FAN_IN: each table tile first sums its
+     * share of the rows of its group's partials (sum_groups), and an
+     * output tile takes a slice's rows from a tile or two of each group. */
+    uint64_t parts = p->r > GATHER_FAN_IN ? ceil_div(p->r, GATHER_FAN_IN) : p->r;
+    if (parts != p->r) {
+        uint64_t share = ceil_div(s->n, GATHER_FAN_IN);
+        cycles += GATHER_FAN_IN * 2.0 * GATHER_STEP_CYCLES + n * (double)slice_bytes / 4.0 + 100.0 +
+                  GATHER_SET_CYCLES + (double)(share * p->w) * 1.5 * GATHER_FAN_IN / CODELET_WORKERS;
+        table_tile += s->n * slice_bytes + share * slice_bytes;
+    }
     double send = p->out_tiles * GATHER_STEP_CYCLES + n * (double)slice_bytes / 4.0;
-    double recv = (double)p->c * p->r * GATHER_STEP_CYCLES + (double)(p->r * nrows * s->d * s->eb) / 4.0;
+    double recv = (double)p->c * parts * (parts != p->r ? 2.0 : 1.0) * GATHER_STEP_CYCLES +
+                  (double)(parts * nrows * s->d * s->eb) / 4.0;
     cycles += (send > recv ? send : recv) + 100.0;
     double sets = p->c == 1 ? 1.0 : (double)ceil_div(nrows * p->c, CODELET_WORKERS);
-    double per_element = p->r > 1 ? 1.5 : 0.5;
-    cycles += sets * GATHER_SET_CYCLES + (double)(p->r * nrows * s->d) * per_element;
+    double per_element = parts > 1 ? 1.5 : 0.5;
+    cycles += sets * GATHER_SET_CYCLES + (double)(parts * nrows * s->d) * per_element;
     p->cycles = cycles;
     uint64_t block = ALIGN8(nrows * p->w * s->eb);
-    uint64_t out_tile = nrows * s->d * s->eb + (uint64_t)p->c * p->r * block + 2 * CODELET_READ_SLACK_BYTES;
+    uint64_t out_tile = nrows * s->d * s->eb + (uint64_t)p->c * parts * block + 2 * CODELET_READ_SLACK_BYTES;
     /* Output tiles after the table tiles; when they wrap round, a tile can
      * be both. */
     bool overlap = (uint64_t)p->c * p->r + p->out_tiles > tiles;
@@ -305,8 +319,80 @@ typedef struct gather_run {
     uint32_t table_tiles, n_out;
     uint64_t *rl, *rh, *nl, *nh;
     uint32_t *idx, *raw, *tab, *part, *stage, *oaddr;
+    /* Summed in groups first (R > GATHER_FAN_IN): the R row ranges of a
+     * slice in `groups` groups of up to GATHER_FAN_IN; group member k
+     * (a table tile) holds the group's sum of the output rows [gl, gh) at
+     * gsum.  parts: the partials an output tile sums a slice (groups, or
+     * R). */
+    uint32_t groups, parts;
+    uint64_t *gl, *gh;
+    uint32_t *gsum;
     char what[96];
 } gather_run;
+
+/* Table tile k's group, its place in it and the group's size. */
+static void group_of(const gather_run *G, uint32_t k, uint32_t *g, uint32_t *j, uint32_t *m)
+{
+    uint32_t r = k % G->p.r;
+    *g = r / GATHER_FAN_IN;
+    *j = r % GATHER_FAN_IN;
+    *m = (uint32_t)min_u64(GATHER_FAN_IN, G->p.r - *g * GATHER_FAN_IN);
+}
+
+/* Phase 1b (groups): each member of a group receives its rows of the
+ * group's partials and sums them (vtx_reduce_cols_f32), so that an output
+ * tile receives a slice's rows from `groups` tiles, not from R. */
+static void sum_groups(lowering *lw, gather_run *G)
+{
+    uint32_t *buf = calloc(G->table_tiles, sizeof *buf);
+    if (!buf) {
+        lw_fail(lw, "out of host memory");
+        return;
+    }
+    for (uint32_t k = 0; k < G->table_tiles && !lw->failed; k++) {
+        uint32_t g, j, m, tile = lw_tile_of(lw, k);
+        group_of(G, k, &g, &j, &m);
+        uint64_t lo[GATHER_FAN_IN], hi[GATHER_FAN_IN];
+        lw_linear_split(G->s.n, 1, m, lo, hi);
+        G->gl[k] = lo[j];
+        G->gh[k] = hi[j];
+        uint64_t wc = min_u64(G->p.w, G->s.d - (uint64_t)(k / G->p.r) * G->p.w), rows = hi[j] - lo[j];
+        uint32_t bytes = (uint32_t)(rows * wc * G->s.eb);
+        if (!rows)
+            continue;
+        buf[k] = lw_scratch_alloc(lw, tile, (uint64_t)m * bytes, PREFER_REGION1, 8, "partial rows of a group");
+        G->gsum[k] = buf[k] ? lw_scratch_alloc(lw, tile, bytes, PREFER_REGION1, 8, "a group's sum") : 0;
+        for (uint32_t i = 0; i < m && G->gsum[k] && !lw->failed; i++) {
+            uint32_t ki = k - j + i, from = lw_tile_of(lw, ki);
+            uint32_t src = G->part[ki] + (uint32_t)(lo[j] * wc * G->s.eb), dst = buf[k] + i * bytes;
+            if (from == tile)
+                lw_add_local_copy(lw, tile, src, dst, bytes);
+            else
+                lw_add_transfer(lw, from, src, tile, dst, bytes);
+        }
+    }
+    if (!lw->failed)
+        lw_end_phase(lw);
+    for (uint32_t k = 0; k < G->table_tiles && !lw->failed; k++) {
+        uint32_t g, j, m, tile = lw_tile_of(lw, k);
+        group_of(G, k, &g, &j, &m);
+        uint64_t wc = min_u64(G->p.w, G->s.d - (uint64_t)(k / G->p.r) * G->p.w), cols = (G->gh[k] - G->gl[k]) * wc;
+        if (!cols)
+            continue;
+        uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
+        lw_worker_split((cols + 1) / 2, wl, wh);
+        move_set ms = { 0 };
+        for (int w = 0; w < CODELET_WORKERS && !lw->failed; w++) {
+            uint64_t c0 = wl[w] * 2, c1 = wh[w] * 2 < cols ? wh[w] * 2 : cols;
+            if (c1 > c0)
+                add_move(lw, tile, &ms, buf[k] + (uint32_t)(c0 * 4), G->gsum[k] + (uint32_t)(c0 * 4),
+                         (uint32_t)(c1 - c0), m, (uint32_t)(cols * 4));
+        }
+        if (!lw->failed)
+            flush_moves(lw, tile, &ms, m, (uint32_t)(cols * 4));
+    }
+    free(buf);
+}
 
 /* Phase 1: the indices (and a computed table's blocks) to the table tiles. */
 static void place_tables(lowering *lw, gather_run *G)
@@ -396,22 +482,32 @@ static void collect_partials(lowering *lw, gather_run *G)
         if (!G->oaddr[o])
             break;
         lw_add_piece(lw, G->out, tile, G->oaddr[o], G->nl[o] * G->s.d, nrows * G->s.d);
-        G->stage[o] = lw_scratch_alloc(lw, tile, (uint64_t)G->table_tiles * bsz, PREFER_REGION1, 8, "partial rows");
+        G->stage[o] = lw_scratch_alloc(lw, tile, (uint64_t)G->p.c * G->parts * bsz, PREFER_REGION1, 8, "partial rows");
         if (!G->stage[o])
             break;
         for (uint32_t k = 0; k < G->table_tiles && !lw->failed; k++) {
             uint64_t wc = min_u64(G->p.w, G->s.d - (uint64_t)(k / G->p.r) * G->p.w);
-            uint32_t from = lw_tile_of(lw, k), bytes = (uint32_t)(nrows * wc * G->s.eb);
-            uint32_t src = G->part[k] + (uint32_t)(G->nl[o] * wc * G->s.eb), dst = G->stage[o] + k * bsz;
-            if (from != tile) {
-                lw_add_transfer(lw, from, src, tile, dst, bytes);
-                continue;
+            /* the rows [a, b) of this output tile that k holds: all of them
+             * (its partial), or those of its group's sum */
+            uint64_t a = G->nl[o], b = G->nh[o];
+            uint32_t base = G->part[k], block = k;
+            if (G->groups) {
+                uint32_t g, j, m;
+                group_of(G, k, &g, &j, &m);
+                a = a > G->gl[k] ? a : G->gl[k];
+                b = b < G->gh[k] ? b : G->gh[k];
+                if (a >= b)
+                    continue;
+                base = G->gsum[k] - (uint32_t)(G->gl[k] * wc * G->s.eb);
+                block = (k / G->p.r) * G->parts + g;
             }
-            /* The table tile is this output tile too: a local copy, which
-             * lw_end_phase runs after the exchange (ltile.copies). */
-            lw_push_word(lw, &lw->tile[tile].copies, src);
-            lw_push_word(lw, &lw->tile[tile].copies, dst);
-            lw_push_word(lw, &lw->tile[tile].copies, bytes);
+            uint32_t from = lw_tile_of(lw, k), bytes = (uint32_t)((b - a) * wc * G->s.eb);
+            uint32_t src = base + (uint32_t)(a * wc * G->s.eb);
+            uint32_t dst = G->stage[o] + block * bsz + (uint32_t)((a - G->nl[o]) * wc * G->s.eb);
+            if (from != tile)
+                lw_add_transfer(lw, from, src, tile, dst, bytes);
+            else     /* the table tile is this output tile too: copied after the exchange */
+                lw_add_local_copy(lw, tile, src, dst, bytes);
         }
     }
     if (!lw->failed)
@@ -437,18 +533,18 @@ static void write_output_rows(lowering *lw, gather_run *G)
             for (int w = 0; w < CODELET_WORKERS && !lw->failed; w++)
                 if (wh[w] > wl[w])
                     add_move(lw, tile, &ms, G->stage[o] + (uint32_t)(wl[w] * 4), G->oaddr[o] + (uint32_t)(wl[w] * 4),
-                             (uint32_t)(G->p.r > 1 ? wh[w] - wl[w] : (wh[w] - wl[w]) * 4), G->p.r, bsz);
+                             (uint32_t)(G->parts > 1 ? wh[w] - wl[w] : (wh[w] - wl[w]) * 4), G->parts, bsz);
         } else {
             for (uint64_t i = 0; i < nrows && !lw->failed; i++)
                 for (uint32_t c = 0; c < G->p.c && !lw->failed; c++) {
                     uint64_t c0 = (uint64_t)c * G->p.w, wc = min_u64(G->p.w, G->s.d - c0);
-                    add_move(lw, tile, &ms, G->stage[o] + c * G->p.r * bsz + (uint32_t)(i * wc * G->s.eb),
+                    add_move(lw, tile, &ms, G->stage[o] + c * G->parts * bsz + (uint32_t)(i * wc * G->s.eb),
                              G->oaddr[o] + (uint32_t)((i * G->s.d + c0) * G->s.eb),
-                             (uint32_t)(G->p.r > 1 ? wc : wc * G->s.eb), G->p.r, bsz);
+                             (uint32_t)(G->parts > 1 ? wc : wc * G->s.eb), G->parts, bsz);
                 }
         }
         if (!lw->failed)
-            flush_moves(lw, tile, &ms, G->p.r, bsz);
+            flush_moves(lw, tile, &ms, G->parts, bsz);
     }
 }
 
@@ -519,7 +615,12 @@ bool lw_lower_gather(lowering *lw, const graph_node *n, int index)
     G.tab = calloc(G.table_tiles, sizeof *G.tab), G.part = calloc(G.table_tiles, sizeof *G.part);
     G.nl = malloc(G.n_out * sizeof *G.nl), G.nh = malloc(G.n_out * sizeof *G.nh);
     G.stage = calloc(G.n_out, sizeof *G.stage), G.oaddr = calloc(G.n_out, sizeof *G.oaddr);
-    if (!G.rl || !G.rh || !G.idx || !G.raw || !G.tab || !G.part || !G.nl || !G.nh || !G.stage || !G.oaddr) {
+    G.groups = p.out_tiles && p.r > GATHER_FAN_IN ? (uint32_t)ceil_div(p.r, GATHER_FAN_IN) : 0;
+    G.parts = G.groups ? G.groups : p.r;
+    G.gl = calloc(G.table_tiles, sizeof *G.gl), G.gh = calloc(G.table_tiles, sizeof *G.gh);
+    G.gsum = calloc(G.table_tiles, sizeof *G.gsum);
+    if (!G.rl || !G.rh || !G.idx || !G.raw || !G.tab || !G.part || !G.nl || !G.nh || !G.stage || !G.oaddr ||
+        !G.gl || !G.gh || !G.gsum) {
         lw_fail(lw, "out of host memory");
     } else {
         lw_linear_split(s.v, 1, p.r, G.rl, G.rh);
@@ -527,12 +628,14 @@ bool lw_lower_gather(lowering *lw, const graph_node *n, int index)
         place_tables(lw, &G);
         run_gathers(lw, &G);
         if (p.out_tiles && !lw->failed) {
+            if (G.groups)
+                sum_groups(lw, &G);
             collect_partials(lw, &G);
             write_output_rows(lw, &G);
         }
     }
     free(G.rl); free(G.rh); free(G.idx); free(G.raw); free(G.tab); free(G.part);
-    free(G.nl); free(G.nh); free(G.stage); free(G.oaddr);
+    free(G.nl); free(G.nh); free(G.stage); free(G.oaddr); free(G.gl); free(G.gh); free(G.gsum);
     return !lw->failed;
 }
 
