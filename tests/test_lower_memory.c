@@ -305,6 +305,72 @@ static void test_transposed_first_operand(void)
     transposed_case(3);
 }
 
+
+/* Records and control programs are placed last, when their size is known;
+ * where ops' scratch left a tile too little room for them, the graph is
+ * lowered again with that room held back from the start.  On 16 tiles of
+ * 512 KiB a matmul early takes much scratch, and forty transposes of a
+ * 64 x 64 block after it (a receive an element) make long control
+ * programs: the second lowering fits, and runs as the evaluator says. */
+static void test_room_held_for_control(void)
+{
+    const int64_t d[2] = { 128, 1024 }, sq[2] = { 64, 64 };
+    graph *g = graph_new("held", 13);
+    input(g, "x", 2, d);
+    input(g, "s", 2, sq);
+    scalar(g, "one", 1.0f);
+    int64_t perm[2] = { 1, 0 };
+    node(g, GRAPH_OP_ADD, "x,one", "a");
+    graph_set_attr_ints(node(g, GRAPH_OP_TRANSPOSE, "a", "at"), "perm", perm, 2);
+    node(g, GRAPH_OP_MATMUL, "a,at", "c");
+    char in[64], out[48];
+    snprintf(out, sizeof out, "s");
+    for (int k = 1; k <= 40; k++) {
+        snprintf(in, sizeof in, "%s", out);
+        snprintf(out, sizeof out, "t%d", k);
+        graph_set_attr_ints(node(g, GRAPH_OP_TRANSPOSE, in, out), "perm", perm, 2);
+    }
+    node(g, GRAPH_OP_REDUCESUM, "c", "cs");
+    scalar(g, "tiny", 0x1p-30f);
+    node(g, GRAPH_OP_MUL, "cs,tiny", "csm");
+    char fin[128];
+    snprintf(fin, sizeof fin, "%s,csm", out);
+    node(g, GRAPH_OP_ADD, fin, "y");
+    finish(g, "y");
+    machine m = *gc200();
+    char err[1024];
+    CU_ASSERT_TRUE_FATAL(machine_set(&m, "tile_memory_bytes=524288", err, sizeof err));
+    lower_options lo = { .machine = &m, .tiles = 16 };
+    float *x = input_values(), sv[64 * 64];
+    for (size_t i = 0; i < 64 * 64; i++)
+        sv[i] = (float)i / 64.0f;
+    graph_value ins[2] = { { .dtype = GDT_F32, .shape = g->tensors[g->inputs[0]].shape, .data = x },
+                           { .dtype = GDT_F32, .shape = g->tensors[g->inputs[1]].shape, .data = sv } };
+    graph_value y = { 0 }, want = { 0 };
+    simulate_result r;
+    bool ok = simulate_graph(g, &lo, ins, &y, &r, err, sizeof err);
+    if (!ok)
+        fprintf(stderr, "\n  %s\n", err);
+    CU_ASSERT_TRUE_FATAL(ok);
+    CU_ASSERT_EQUAL(r.plan.lowerings, 2);
+    CU_ASSERT_TRUE_FATAL(graph_eval(g, ins, &want, err, sizeof err));
+    /* y = s (forty transposes) + 2^-30 sum(a a^T): the sum of 2^24
+     * products of |a| < 3 (about 2^24.6 in magnitude), rounded along at
+     * most 1024 + 16384 additions, is within 2^-10 of that sum, 2e-5
+     * once scaled; then the f32 add rounds y by 2^-24.  A transpose gone
+     * wrong moves y by at least 1/64. */
+    size_t bad = 0;
+    for (size_t i = 0; i < 64 * 64; i++) {
+        double w = ((const float *)want.data)[i];
+        bad += fabs(((const float *)y.data)[i] - w) > ldexp(fabs(w), -23) + 3e-5;
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+    graph_value_free(&y);
+    graph_value_free(&want);
+    free(x);
+    graph_free(g);
+}
+
 void test_register(void)
 {
     ADD_SUITE("lowering: tile memory",
@@ -313,5 +379,6 @@ void test_register(void)
               { "a view keeps its input's storage", test_view_keeps_storage },
               { "matmul partials on reused storage start at zero", test_matmul_partials_on_reused_storage },
               { "scratch in a dead tensor's block, tensors in past scratch", test_scratch_and_tensors_share_blocks },
-              { "a transposed first operand is read as given", test_transposed_first_operand });
+              { "a transposed first operand is read as given", test_transposed_first_operand },
+              { "room held back for records and control programs", test_room_held_for_control });
 }
