@@ -341,7 +341,10 @@ static void test_room_held_for_control(void)
     char err[1024];
     CU_ASSERT_TRUE_FATAL(machine_set(&m, "tile_memory_bytes=524288", err, sizeof err));
     lower_options lo = { .machine = &m, .tiles = 16 };
-    float *x = input_values(), sv[64 * 64];
+    float *x = malloc(128 * 1024 * sizeof *x), sv[64 * 64];
+    CU_ASSERT_FATAL(x != NULL);
+    for (size_t i = 0; i < 128 * 1024; i++)
+        x[i] = rnd();
     for (size_t i = 0; i < 64 * 64; i++)
         sv[i] = (float)i / 64.0f;
     graph_value ins[2] = { { .dtype = GDT_F32, .shape = g->tensors[g->inputs[0]].shape, .data = x },
