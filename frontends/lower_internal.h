@@ -246,6 +246,8 @@ uint64_t lw_gran_of(uint32_t eb);
  * for its records and control program (or a guess at it; the library not
  * counted: lower_memory.c). */
 uint64_t lw_most_kept(const lowering *lw);
+/* The bytes of every tile the kernel library takes (both regions). */
+uint64_t lw_library_bytes(const lowering *lw);
 /* The room for an op's blocks on every tile of the current stage: for the
  * j-th largest free block of a tile in each region (room[r *
  * LW_ROOM_BLOCKS + j]), the least over the tiles. */

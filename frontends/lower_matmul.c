@@ -812,7 +812,7 @@ static bool fail_no_grid(lowering *lw, const graph_node *n, const mm_shape *s, c
                        (unsigned long long)s->m, (unsigned long long)s->k, (unsigned long long)a_need,
                        (unsigned long long)tiles, (unsigned long long)region0);
     uint64_t need = kd->k_block * kd->a_eb + kd->k_block * kd->n_group * kd->w_eb + kd->n_group * 4 +
-                    (lw->region0_start - ISA_MEMORY_BASE) + (lw->region1_start - ISA_REGION1_BASE);
+                    lw_library_bytes(lw);
     return lw_fail(lw, "%s: node '%s' (%s): does not fit: a tile needs at least %llu bytes for one row of A, "
                    "%u rows and %u columns of B and the row of C, with the library, a tile has %llu, of which the "
                    "fullest holds %llu already (tensors, records and control program)", g->source,

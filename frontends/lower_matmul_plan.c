@@ -47,8 +47,7 @@ static bool plan_grid_in(const lowering *lw, const mm_shape *s, const mm_kind *k
     /* the tile's memory less the library, and less what the fullest tile
      * holds already (weights, variables, tensors still to be read, the
      * records and control program): the op's blocks go beside it */
-    uint64_t avail = (lw->mem_end - ISA_MEMORY_BASE) - (lw->region0_start - ISA_MEMORY_BASE) -
-                     (lw->region1_start - ISA_REGION1_BASE);
+    uint64_t avail = (lw->mem_end - ISA_MEMORY_BASE) - lw_library_bytes(lw);
     uint64_t kept = lw_most_kept(lw);
     avail = avail > kept ? avail - kept : 0;
     const uint64_t ngroups = (s->n + kd->n_group - 1) / kd->n_group;

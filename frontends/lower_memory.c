@@ -36,6 +36,30 @@ uint32_t lw_tile_used_bytes(const lowering *lw, const ltile *t)
            (lw->mem_end - t->region1_scratch_floor);
 }
 
+uint64_t lw_library_bytes(const lowering *lw)
+{
+    return (uint64_t)(lw->region0_start - ISA_MEMORY_BASE) + (lw->region1_start - ISA_REGION1_BASE);
+}
+
+/* The bytes no op has used yet in region r of tile t: between the blocks
+ * kept for the run and the ops' scratch. */
+static uint64_t new_bytes(const ltile *t, int r)
+{
+    uint32_t kept = r ? t->region1_kept_end : t->region0_kept_end;
+    uint32_t floor = r ? t->region1_scratch_floor : t->region0_scratch_floor;
+    return floor > kept ? floor - kept : 0;
+}
+
+/* gap[] (new bytes of each region) less the room held back for the
+ * records and control program (lower_graph), out of the larger first. */
+static void less_held(const ltile *t, uint64_t gap[2])
+{
+    int wide = gap[1] >= gap[0];
+    uint64_t from_wide = t->hold < gap[wide] ? t->hold : gap[wide];
+    gap[wide] -= from_wide;
+    gap[!wide] -= t->hold - from_wide < gap[!wide] ? t->hold - from_wide : gap[!wide];
+}
+
 /* bytes of tile memory for `what`, aligned to `align` (a power of two, at
  * least 8), with
  * the codelets' read slack after it.  Returns 0 and fails when it does not
@@ -47,18 +71,8 @@ uint32_t lw_tile_used_bytes(const lowering *lw, const ltile *t)
 uint32_t lw_no_room(lowering *lw, uint32_t tile, uint64_t need, const char *what)
 {
     const ltile *t = &lw->tile[tile];
-    uint64_t largest[2] = { 0, 0 }, free_bytes = 0, gap[2];
-    for (int r = 0; r < 2; r++) {
-        uint32_t kept = r ? t->region1_kept_end : t->region0_kept_end;
-        uint32_t floor = r ? t->region1_scratch_floor : t->region0_scratch_floor;
-        gap[r] = floor > kept ? floor - kept : 0;
-    }
-    /* less the room held back for the records and control program, out of
-     * the larger region first */
-    int wide = gap[1] >= gap[0];
-    uint64_t from_wide = t->hold < gap[wide] ? t->hold : gap[wide];
-    gap[wide] -= from_wide;
-    gap[!wide] -= t->hold - from_wide < gap[!wide] ? t->hold - from_wide : gap[!wide];
+    uint64_t largest[2] = { 0, 0 }, free_bytes = 0, gap[2] = { new_bytes(t, 0), new_bytes(t, 1) };
+    less_held(t, gap);
     for (int r = 0; r < 2; r++) {
         largest[r] = gap[r];
         free_bytes += gap[r];
@@ -108,7 +122,7 @@ uint32_t lw_no_room(lowering *lw, uint32_t tile, uint64_t need, const char *what
             "(largest free block %llu bytes, in region %d; %llu bytes free in all, %u bytes are the kernel library%s)",
             lw->g->source, tile, (unsigned long long)need, what, (unsigned long long)largest[big], big,
             (unsigned long long)free_bytes,
-            (lw->region0_start - ISA_MEMORY_BASE) + (lw->region1_start - ISA_REGION1_BASE), held);
+            (unsigned)lw_library_bytes(lw), held);
     return 0;
 }
 
@@ -126,9 +140,7 @@ static bool note_block(lowering *lw, ltile *t, uint32_t addr, uint64_t bytes)
  * the run and the ops' scratch) with `left` of them in one region. */
 static uint64_t new_bytes_left(const ltile *t, bool region0, uint64_t left)
 {
-    uint32_t kept = region0 ? t->region1_kept_end : t->region0_kept_end;
-    uint32_t floor = region0 ? t->region1_scratch_floor : t->region0_scratch_floor;
-    return left + (floor > kept ? floor - kept : 0);
+    return left + new_bytes(t, region0);
 }
 
 /* A new block of `need` bytes aligned to a + 1 in one region, above the
@@ -159,17 +171,15 @@ static uint32_t bump_alloc(lowering *lw, uint32_t tile, uint64_t bytes, uint64_t
 
 uint64_t lw_most_kept(const lowering *lw)
 {
-    uint64_t most = 0;
+    /* the records and control program: the room held back, else a guess
+     * (with the library, 96 KiB) */
+    uint64_t library = lw_library_bytes(lw), guess = 96 * 1024 > library ? 96 * 1024 - library : 0, most = 0;
     for (uint32_t i = 0; i < lw->tiles; i++) {
         const ltile *t = &lw->tile[lw->stage * lw->tiles + i];
         uint64_t held = (uint64_t)(t->region0_kept_end - lw->region0_start) + (t->region1_kept_end - lw->region1_start) +
                         (ISA_REGION1_BASE - t->region0_scratch_floor) + (lw->mem_end - t->region1_scratch_floor);
         for (size_t k = 0; k < t->n_free; k++)
             held -= t->free[k].size;
-        /* the records and control program: the room held back, else a
-         * guess (with the library, 96 KiB) */
-        uint64_t library = (lw->region0_start - ISA_MEMORY_BASE) + (lw->region1_start - ISA_REGION1_BASE);
-        uint64_t guess = 96 * 1024 > library ? 96 * 1024 - library : 0;
         held += t->hold > guess ? t->hold : guess;
         if (held > most)
             most = held;
@@ -321,11 +331,7 @@ static void room_insert(uint64_t *room, uint64_t size)
 static void tile_room(const ltile *t, uint64_t room[2 * LW_ROOM_BLOCKS])
 {
     memset(room, 0, 2 * LW_ROOM_BLOCKS * sizeof *room);
-    uint64_t gap[2] = { 0, 0 };
-    for (int r = 0; r < 2; r++) {
-        uint32_t kept = r ? t->region1_kept_end : t->region0_kept_end, floor = r ? t->region1_scratch_floor : t->region0_scratch_floor;
-        gap[r] = floor > kept ? floor - kept : 0;
-    }
+    uint64_t gap[2] = { new_bytes(t, 0), new_bytes(t, 1) };
     for (size_t k = 0; k < t->n_free; k++) {
         const mem_block *f = &t->free[k];
         int r = f->addr >= ISA_REGION1_BASE;
@@ -334,11 +340,7 @@ static void tile_room(const ltile *t, uint64_t room[2 * LW_ROOM_BLOCKS])
         else
             room_insert(room + r * LW_ROOM_BLOCKS, f->size);
     }
-    /* the room held back (lower_graph), out of the larger region first */
-    int big = gap[1] >= gap[0];
-    uint64_t hold = t->hold, from_big = hold < gap[big] ? hold : gap[big];
-    gap[big] -= from_big;
-    gap[!big] -= hold - from_big < gap[!big] ? hold - from_big : gap[!big];
+    less_held(t, gap);
     for (int r = 0; r < 2; r++)
         room_insert(room + r * LW_ROOM_BLOCKS, gap[r] > LW_KEPT_RESERVE_BYTES ? gap[r] - LW_KEPT_RESERVE_BYTES : 0);
 }
