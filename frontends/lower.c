@@ -362,8 +362,9 @@ static bool load_library(lowering *lw)
         lw->rep->unsupported = true;
         return false;
     }
-    lw->region0_start = (lw->lib->region0_end + ISA_ELEMENT_BYTES - 1) / ISA_ELEMENT_BYTES * ISA_ELEMENT_BYTES;
+    lw->region0_start = (uint32_t)ALIGN8(lw->lib->region0_end);
     lw->region1_start = (uint32_t)ALIGN8(lw->lib->region1_end);
+    lw->rep->library_bytes = lw_library_bytes(lw);
     if (lw->mem_end <= ISA_REGION1_BASE) {
         snprintf(lw->err, lw->err_size, "%s: the machine's tile memory (%u bytes) has no region 1; ipusim compiles "
                  "for GC200/Bow-sized tiles", g->source, machine_u32(lw->opts->machine, MP_tile_memory_bytes));

@@ -85,6 +85,10 @@ typedef struct lower_report {
     uint32_t ops, compute_sets, exchange_phases;
     uint64_t exchange_bytes;      /* moved between tiles (estimate of the plan) */
     uint64_t max_tile_bytes;      /* the fullest tile's memory use */
+    uint64_t control_bytes, record_bytes;          /* control programs and vertex records, summed over
+                                                      the program's tiles (one replica) ... */
+    uint64_t max_control_bytes, max_record_bytes;  /* ... the most on one tile ... */
+    uint32_t program_tiles;                        /* ... and how many tiles have a program */
     uint32_t split_programs;      /* tiles whose control program is in two blocks */
     uint64_t reused_bytes;        /* tensor storage placed in blocks dead tensors gave back
                                      (all tiles of chip 0) ... */
@@ -99,6 +103,7 @@ typedef struct lower_report {
     uint32_t scatters_in_place;   /* GatherGrads added into their initial gradient's storage */
     uint64_t shared_record_bytes; /* worker records not stored twice on a tile (all tiles) */
     uint64_t memory_bytes;        /* tile memory of one tile */
+    uint64_t library_bytes;       /* of it the kernel library's (code and its data) */
     uint64_t estimated_cycles;    /* the planner's estimate for the whole program */
     uint32_t input_streams, output_streams;
     uint32_t replicas;            /* copies of the program, on chips 0 .. replicas - 1 */

@@ -375,85 +375,213 @@ static uint32_t receive_endpoint(lowering *lw, const xfer *rv, enum peer_kind *k
     return host ? rv->peer : lw_global_tile(lw, rv->peer);
 }
 
-/* Tile i's receives in the order they are posted: a run of two or more
- * from tiles, of the same size into consecutive blocks (a block gathered
- * from many tiles: a row a tile), as one ctl_recvs step of an endpoint a
- * receive; the others a ctl_recv each. */
-static void emit_receives(lowering *lw, uint32_t i, const xfer *const *rv, size_t n)
+/* ---- the steps of a phase's transfers ------------------------------------- */
+
+/* A tile's transfers of one phase are written as steps (supervisor.S) in
+ * the fewest words, in three kinds:
+ *   - rows: transfers to or from one endpoint, of one size, their blocks a
+ *     constant stride apart (the rows of a block one tile sends another),
+ *     one ctl_send_rows / ctl_recv_rows of ROWS_STEP_WORDS words;
+ *   - runs: transfers of one size into or from consecutive blocks, an
+ *     endpoint each (a block gathered a row a tile), one ctl_recvs /
+ *     ctl_sends of 4 words and a word an endpoint;
+ *   - single transfers, 4 words each.
+ * The plain steps (runs and singles) are found first; a chain of rows
+ * replaces its transfers where it takes fewer words than their share of
+ * the plain steps.  The exchange matches the i-th send from one tile to
+ * another with the i-th receive there from that tile (exchange.h), so a
+ * chain holds an endpoint's transfers in their order, and a run of plain
+ * steps does not reach past the start of a chain. */
+#define ROWS_STEP_WORDS 6u
+#define PLAIN_STEP_WORDS 4u
+#define SHARE_UNIT 64u                /* shares of a word (find_chains) */
+
+/* One transfer of the phase on a tile, in the order they are issued. */
+typedef struct step_item {
+    const xfer *x;
+    uint32_t endpoint;
+    enum peer_kind kind;
+    bool host;                        /* from the host: never in rows or runs */
+    bool note;                        /* the endpoint is renumbered for replicas */
+} step_item;
+
+static uint32_t padded_bytes(const xfer *x) { return (x->bytes + 3u) & ~3u; }
+
+/* The plain run from item k: items k .. of one size into consecutive
+ * blocks (not host ones), among those not in a chain, up to the next
+ * chain's start (chain[j] set at a chain's first item, member[j] at all of
+ * its items; both NULL: none).  Returns its length; at[] its items. */
+static size_t plain_run(const step_item *it, size_t n, size_t k, const size_t *chain, const bool *member,
+                        size_t *at)
 {
-    ltile *t = &lw->tile[i];
-    for (size_t k = 0; k < n && !lw->failed;) {
-        uint32_t bytes = (rv[k]->bytes + 3u) & ~3u;
-        size_t run = 1;
-        while (k + run < n && !(rv[k]->peer & XCH_HOST) && !(rv[k + run]->peer & XCH_HOST) &&
-               ((rv[k + run]->bytes + 3u) & ~3u) == bytes &&
-               rv[k + run]->addr == rv[k + run - 1]->addr + bytes)
-            run++;
-        enum peer_kind kind;
-        if (run == 1) {
-            lw_push_word(lw, &t->steps, lw->kernels.ctl_recv);
-            lw_push_word(lw, &t->steps, rv[k]->addr);
-            lw_push_word(lw, &t->steps, bytes);
-            lw_push_word(lw, &t->steps, receive_endpoint(lw, rv[k], &kind));
-            lw_note_peer(lw, i, kind);
-        } else {
-            lw_push_word(lw, &t->steps, lw->kernels.ctl_recvs);
-            lw_push_word(lw, &t->steps, rv[k]->addr);
-            lw_push_word(lw, &t->steps, bytes);
-            lw_push_word(lw, &t->steps, (uint32_t)(run - 1));
-            for (size_t j = 0; j < run; j++) {
-                lw_push_word(lw, &t->steps, receive_endpoint(lw, rv[k + j], &kind));
-                lw_note_peer(lw, i, kind);
-            }
-        }
-        k += run;
+    size_t m = 1;
+    at[0] = k;
+    if (it[k].host)
+        return 1;
+    uint32_t bytes = padded_bytes(it[k].x), end = it[k].x->addr + bytes;
+    for (size_t j = k + 1; j < n; j++) {
+        if (chain && chain[j])
+            break;
+        if (member && member[j])
+            continue;
+        if (it[j].host || padded_bytes(it[j].x) != bytes || it[j].x->addr != end)
+            break;
+        at[m++] = j;
+        end += bytes;
+    }
+    return m;
+}
+
+/* share[k]: the words item k takes in the plain steps (a single's 4, a
+ * run's 4 + n shared by its n transfers), in 1/SHARE_UNIT words; at[]
+ * room for n items. */
+static void plain_shares(const step_item *it, size_t n, uint64_t *share, size_t *at)
+{
+    for (size_t k = 0; k < n;) {
+        size_t m = plain_run(it, n, k, NULL, NULL, at);
+        uint64_t words = m == 1 ? PLAIN_STEP_WORDS : PLAIN_STEP_WORDS + (uint64_t)m;
+        for (size_t q = 0; q < m; q++)
+            share[at[q]] = words * SHARE_UNIT / m;
+        k = at[m - 1] + 1;
     }
 }
 
-/* Tile i's sends in order (the first `groups` as broadcasts when the
- * tile broadcasts, else those issued): a run of two or more of the same
- * size from consecutive blocks as one ctl_sends step of an endpoint a
- * send; the others a ctl_send each. */
-static void emit_sends(lowering *lw, uint32_t i, size_t groups)
+/* The chains of rows: chain[k] = its length at a chain's first item
+ * (0 elsewhere), next[k] the chain's item after k, member[k] for every
+ * item of one.  A chain takes an endpoint's next transfers while they
+ * have one size and a constant stride; with adjacent, only transfers
+ * next to each other in the order (sends: the order they leave in is kept
+ * as planned). */
+static void find_chains(const step_item *it, size_t n, bool adjacent, size_t *chain, size_t *next, bool *member,
+                        size_t *at)
+{
+    uint64_t *share = malloc((n + 1) * sizeof *share);
+    if (!share)
+        return;                       /* plain steps only */
+    plain_shares(it, n, share, at);
+    for (size_t a = 0; a < n; a++) {
+        if (member[a] || it[a].host)
+            continue;
+        uint32_t bytes = padded_bytes(it[a].x);
+        uint64_t words = share[a];
+        size_t len = 1, last = a;
+        int64_t stride = 0;
+        for (size_t b = a + 1; b < n; b++) {
+            if (it[b].host || it[b].endpoint != it[a].endpoint) {
+                if (adjacent)
+                    break;
+                continue;
+            }
+            int64_t d = (int64_t)it[b].x->addr - (int64_t)it[last].x->addr;
+            if (padded_bytes(it[b].x) != bytes || (len > 1 && d != stride) || d < INT32_MIN || d > INT32_MAX)
+                break;
+            stride = d;
+            next[last] = b;
+            last = b;
+            words += share[b];
+            len++;
+        }
+        if (len < 2 || words <= (uint64_t)ROWS_STEP_WORDS * SHARE_UNIT)
+            continue;
+        chain[a] = len;
+        for (size_t k = a, q = 0; q < len; q++, k = next[k])
+            member[k] = true;
+    }
+    free(share);
+}
+
+/* The steps of tile i's transfers it[0 .. n) (handlers: rows, run, single). */
+static void emit_steps(lowering *lw, uint32_t i, const step_item *it, size_t n, bool adjacent, uint32_t rows_step,
+                       uint32_t run_step, uint32_t single_step)
 {
     ltile *t = &lw->tile[i];
-    size_t n = groups ? groups : t->n_sends, k = 0;
-    while (k < n && !lw->failed) {
-        if (!groups && !t->sends[k].emit) {
-            k++;
+    size_t *chain = calloc(n + 1, sizeof *chain), *next = calloc(n + 1, sizeof *next);
+    size_t *at = malloc((n + 1) * sizeof *at);
+    bool *member = calloc(n + 1, sizeof *member);
+    if (!chain || !next || !member || !at) {
+        free(chain); free(next); free(member); free(at);
+        lw_fail(lw, "out of host memory");
+        return;
+    }
+    find_chains(it, n, adjacent, chain, next, member, at);
+    for (size_t k = 0; k < n && !lw->failed; k++) {
+        if (chain[k]) {
+            const xfer *x1 = it[next[k]].x;
+            lw_push_word(lw, &t->steps, rows_step);
+            lw_push_word(lw, &t->steps, it[k].x->addr);
+            lw_push_word(lw, &t->steps, padded_bytes(it[k].x));
+            lw_push_word(lw, &t->steps, x1->addr - it[k].x->addr);
+            lw_push_word(lw, &t->steps, (uint32_t)(chain[k] - 1));
+            lw_push_word(lw, &t->steps, it[k].endpoint);
+            if (it[k].note)
+                lw_note_peer(lw, i, it[k].kind);
             continue;
         }
-        const xfer *first = &t->sends[k];
-        uint32_t bytes = (first->bytes + 3u) & ~3u, addr_end = first->addr + bytes;
-        size_t run[64], m = 1, j = k + 1;
-        run[0] = k;
-        for (; j < n && m < 64; j++) {
-            const xfer *sd = &t->sends[j];
-            if (!groups && !sd->emit)
-                continue;
-            if (((sd->bytes + 3u) & ~3u) != bytes || sd->addr != addr_end)
-                break;
-            run[m++] = j;
-            addr_end += bytes;
-        }
-        lw_push_word(lw, &t->steps, m == 1 ? lw->kernels.ctl_send : lw->kernels.ctl_sends);
-        lw_push_word(lw, &t->steps, first->addr);
-        lw_push_word(lw, &t->steps, bytes);
+        if (member[k])
+            continue;
+        size_t m = plain_run(it, n, k, chain, member, at);
+        lw_push_word(lw, &t->steps, m == 1 ? single_step : run_step);
+        lw_push_word(lw, &t->steps, it[k].x->addr);
+        lw_push_word(lw, &t->steps, padded_bytes(it[k].x));
         if (m > 1)
             lw_push_word(lw, &t->steps, (uint32_t)(m - 1));
         for (size_t q = 0; q < m; q++) {
-            const xfer *sd = &t->sends[run[q]];
-            if (groups) {
-                lw_push_word(lw, &t->steps, XCH_BROADCAST);
-            } else if (sd->group >= 0) {
-                lw_push_word(lw, &t->steps, xch_multicast_send((uint32_t)sd->group));
-            } else {
-                lw_push_word(lw, &t->steps, lw_global_tile(lw, sd->peer));
-                lw_note_peer(lw, i, PEER_TILE);
-            }
+            lw_push_word(lw, &t->steps, it[at[q]].endpoint);
+            if (it[at[q]].note)
+                lw_note_peer(lw, i, it[at[q]].kind);
         }
-        k = run[m - 1] + 1;
+        k = at[m - 1];
     }
+    free(chain);
+    free(next);
+    free(member);
+    free(at);
+}
+
+/* Tile i's receives in the order they are posted (rows chains gather an
+ * endpoint's receives from later in the order). */
+static void emit_receives(lowering *lw, uint32_t i, const xfer *const *rv, size_t n)
+{
+    step_item *it = malloc((n + 1) * sizeof *it);
+    if (!it) {
+        lw_fail(lw, "out of host memory");
+        return;
+    }
+    for (size_t k = 0; k < n; k++) {
+        it[k].x = rv[k];
+        it[k].endpoint = receive_endpoint(lw, rv[k], &it[k].kind);
+        it[k].host = rv[k]->peer & XCH_HOST;
+        it[k].note = true;
+    }
+    emit_steps(lw, i, it, n, false, lw->kernels.ctl_recv_rows, lw->kernels.ctl_recvs, lw->kernels.ctl_recv);
+    free(it);
+}
+
+/* Tile i's sends in order: the first `groups` as broadcasts when the
+ * tile broadcasts, else those issued (a multicast piece once). */
+static void emit_sends(lowering *lw, uint32_t i, size_t groups)
+{
+    ltile *t = &lw->tile[i];
+    size_t n = groups ? groups : t->n_sends, m = 0;
+    step_item *it = malloc((n + 1) * sizeof *it);
+    if (!it) {
+        lw_fail(lw, "out of host memory");
+        return;
+    }
+    for (size_t k = 0; k < n; k++) {
+        const xfer *sd = &t->sends[k];
+        if (!groups && !sd->emit)
+            continue;
+        step_item *s = &it[m++];
+        s->x = sd;
+        s->host = false;
+        s->kind = PEER_TILE;
+        s->note = !groups && sd->group < 0;
+        s->endpoint = groups ? XCH_BROADCAST
+                    : sd->group >= 0 ? xch_multicast_send((uint32_t)sd->group) : lw_global_tile(lw, sd->peer);
+    }
+    emit_steps(lw, i, it, m, true, lw->kernels.ctl_send_rows, lw->kernels.ctl_sends, lw->kernels.ctl_send);
+    free(it);
 }
 
 /* End the exchange phase under construction: on every tile the receives

@@ -27,6 +27,8 @@ static size_t step_words(const lowering *lw, const uint32_t *w, size_t n)
         return 4;
     if (h == k->ctl_recvs || h == k->ctl_sends)
         return n >= 4 ? 5 + (size_t)w[3] : 0;
+    if (h == k->ctl_recv_rows || h == k->ctl_send_rows)
+        return 6;
     if (h == k->ctl_call)
         return 3;
     if (h == k->ctl_jump)
@@ -91,8 +93,8 @@ static void explain_control(lowering *lw, uint32_t i)
         if (!n)
             return;
         runs += h == k->ctl_run || h == k->ctl_call;
-        recvs += h == k->ctl_recv ? 1 : h == k->ctl_recvs ? n - 4 : 0;
-        sends += h == k->ctl_send ? 1 : h == k->ctl_sends ? n - 4 : 0;
+        recvs += h == k->ctl_recv ? 1 : h == k->ctl_recvs ? n - 4 : h == k->ctl_recv_rows ? t->steps.w[w + 4] + 1 : 0;
+        sends += h == k->ctl_send ? 1 : h == k->ctl_sends ? n - 4 : h == k->ctl_send_rows ? t->steps.w[w + 4] + 1 : 0;
         syncs += h == k->ctl_sync_chip || h == k->ctl_sync_system;
         w += n;
     }
@@ -104,7 +106,7 @@ static void explain_control(lowering *lw, uint32_t i)
     snprintf(lw->err + len, lw->err_size > len ? lw->err_size - len : 0,
              "; tile %u holds %llu bytes kept for the run (tensors and variables), %llu of vertex records and "
              "%llu of control program: %llu compute sets, %llu receives and %llu sends of the exchange "
-             "(16 bytes each; 4 in a run into consecutive blocks), %llu syncs",
+             "(16 bytes each; 4 in a run into consecutive blocks; 24 a run of rows to or from one tile), %llu syncs",
              i, (unsigned long long)kept, (unsigned long long)rec_bytes,
              (unsigned long long)(t->steps.n * 4), (unsigned long long)runs, (unsigned long long)recvs,
              (unsigned long long)sends, (unsigned long long)syncs);
@@ -147,6 +149,14 @@ static bool close_tile(lowering *lw, uint32_t i)
     }
     for (size_t k = 0; k < t->n_patch; k++)
         t->steps.w[t->patch[k]] += t->rec_base;
+    lower_report *rep = lw->rep;
+    rep->control_bytes += t->steps.n * 4;
+    rep->record_bytes += rec_bytes;
+    if (t->steps.n * 4 > rep->max_control_bytes)
+        rep->max_control_bytes = t->steps.n * 4;
+    if (rec_bytes > rep->max_record_bytes)
+        rep->max_record_bytes = rec_bytes;
+    rep->program_tiles++;
     return true;
 }
 

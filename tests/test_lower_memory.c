@@ -309,7 +309,7 @@ static void test_transposed_first_operand(void)
 /* Records and control programs are placed last, when their size is known;
  * where ops' scratch left a tile too little room for them, the graph is
  * lowered again with that room held back from the start.  On 16 tiles of
- * 512 KiB a matmul early takes much scratch, and forty transposes of a
+ * 512 KiB a matmul early takes much scratch, and eighty transposes of a
  * 64 x 64 block after it (a receive an element) make long control
  * programs: the second lowering fits, and runs as the evaluator says. */
 static void test_room_held_for_control(void)
@@ -325,7 +325,7 @@ static void test_room_held_for_control(void)
     node(g, GRAPH_OP_MATMUL, "a,at", "c");
     char in[64], out[48];
     snprintf(out, sizeof out, "s");
-    for (int k = 1; k <= 40; k++) {
+    for (int k = 1; k <= 80; k++) {
         snprintf(in, sizeof in, "%s", out);
         snprintf(out, sizeof out, "t%d", k);
         graph_set_attr_ints(node(g, GRAPH_OP_TRANSPOSE, in, out), "perm", perm, 2);
@@ -357,7 +357,7 @@ static void test_room_held_for_control(void)
     CU_ASSERT_TRUE_FATAL(ok);
     CU_ASSERT_EQUAL(r.plan.lowerings, 2);
     CU_ASSERT_TRUE_FATAL(graph_eval(g, ins, &want, err, sizeof err));
-    /* y = s (forty transposes) + 2^-30 sum(a a^T): the sum of 2^24
+    /* y = s (eighty transposes) + 2^-30 sum(a a^T): the sum of 2^24
      * products of |a| < 3 (about 2^24.6 in magnitude), rounded along at
      * most 1024 + 16384 additions, is within 2^-10 of that sum, 2e-5
      * once scaled; then the f32 add rounds y by 2^-24.  A transpose gone

@@ -96,14 +96,15 @@ static uint32_t *control_words(const ipu_exe *e, uint32_t tile, size_t *n)
 /* The most receives from other tiles (*recv) and sends to other tiles
  * (*send) a tile's control program has between two syncs: its steps
  * walked one by one (run 4 words, call 3, send and receive 4, a run of
- * n sends or receives 4 + n, jump 2, sync and end 1). */
+ * n sends or receives 4 + n, n rows to or from one tile 6, jump 2, sync
+ * and end 1). */
 static void tile_fan(const ipu_exe *e, uint32_t tile, uint32_t *recv, uint32_t *send)
 {
-    uint32_t sym[10];
-    static const char *const names[10] = { "ctl_run",  "ctl_call", "ctl_send", "ctl_recv",
+    uint32_t sym[12];
+    static const char *const names[12] = { "ctl_run",  "ctl_call", "ctl_send", "ctl_recv",
                                            "ctl_sync_chip", "ctl_jump", "ctl_end",  "ctl_sync_system",
-                                           "ctl_recvs", "ctl_sends" };
-    for (int k = 0; k < 10; k++) {
+                                           "ctl_recvs", "ctl_sends", "ctl_recv_rows", "ctl_send_rows" };
+    for (int k = 0; k < 12; k++) {
         const exe_symbol *s = exe_find_symbol(e, names[k]);
         CU_ASSERT_FATAL(s != NULL);
         sym[k] = s->addr;
@@ -135,6 +136,16 @@ static void tile_fan(const ipu_exe *e, uint32_t tile, uint32_t *recv, uint32_t *
                     *send = s;
             }
             i += 5 + w[i + 3];
+        } else if ((op == sym[10] || op == sym[11]) && i + 5 < n) {
+            uint32_t peer = w[i + 5];
+            bool to_tile = peer == XCH_BROADCAST || !(peer & (XCH_HOST | XCH_STREAM_MEMORY));
+            for (uint32_t k = 0; k <= w[i + 4] && to_tile; k++) {
+                if (op == sym[10] && ++r > *recv)
+                    *recv = r;
+                if (op == sym[11] && ++s > *send)
+                    *send = s;
+            }
+            i += 6;
         } else if (op == sym[5]) {
             i += 2;                 /* the second block follows in w */
         } else if (op == sym[4] || op == sym[6] || op == sym[7]) {

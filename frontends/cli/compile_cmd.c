@@ -252,6 +252,12 @@ int cmd_compile(int argc, char **argv, const command *self)
            "tiles after its last reader), %.3g MB of it where past ops' scratch was; ops' scratch: %.3g MB in dead "
            "tensors' blocks\n", (double)rep.reused_bytes / 1e6, (double)rep.reused_scratch_bytes / 1e6,
            (double)rep.lent_bytes / 1e6);
+    if (rep.program_tiles)
+        printf("control programs: %.1f KB a tile on average, %.1f KB the most (the exchange's sends and receives, "
+               "compute sets, syncs); vertex records: %.1f KB on average, %.1f KB the most; kernel library %.1f KB\n",
+               (double)rep.control_bytes / rep.program_tiles / 1e3, (double)rep.max_control_bytes / 1e3,
+               (double)rep.record_bytes / rep.program_tiles / 1e3, (double)rep.max_record_bytes / 1e3,
+               (double)rep.library_bytes / 1e3);
     if (rep.lowerings > 1)
         printf("lowered %u times: the first left a tile too little room for its vertex records and control "
                "program, held back on every tile from the start the next time\n", rep.lowerings);

@@ -32,6 +32,16 @@
 //                                               from addr, one from each
 //                                               endpoint in turn (a block
 //                                               gathered from many tiles)
+//   ctl_send_rows, addr, bytes, stride, n - 1, endpoint
+//                                               n xsend of `bytes` each
+//                                               from blocks `stride` bytes
+//                                               apart, all to one endpoint
+//   ctl_recv_rows, addr, bytes, stride, n - 1, endpoint
+//                                               n xrecv of `bytes` each
+//                                               into blocks `stride` bytes
+//                                               apart, all from one endpoint
+//                                               (the rows of a block one
+//                                               tile sends another)
 //   ctl_sync_chip                               sync 1: the chip's barrier,
 //                                               ends an exchange phase
 //   ctl_sync_system                             sync 2: every chip's barrier
@@ -164,3 +174,27 @@ ctl_end:
 
     CTL_RUN_OF ctl_sends, xsend
     CTL_RUN_OF ctl_recvs, xrecv
+
+// n sends or receives of `bytes` to or from one endpoint, the blocks
+// `stride` bytes apart (ctl_send_rows, ctl_recv_rows): three issues a row,
+// as the loop of compiled exchange code that walks a block's rows.
+    .macro CTL_ROWS_OF name, insn
+    .align 8
+    .globl \name
+\name:
+    ld32    $m5, $m9, $mzero, 1
+    ld32    $m6, $m9, $mzero, 2
+    ld32    $m7, $m9, $mzero, 3
+    ld32    $m4, $m9, $mzero, 4
+    ld32    $m3, $m9, $mzero, 5
+    add     $m9, $m9, 24
+1:
+    \insn   $m5, $m6, $m3
+    add     $m5, $m5, $m7
+    brnzdec $m4, 1b
+    ld32    $m1, $m9, $mzero, 0
+    br      $m1
+    .endm
+
+    CTL_ROWS_OF ctl_send_rows, xsend
+    CTL_ROWS_OF ctl_recv_rows, xrecv

@@ -1,0 +1,179 @@
+/*
+ * test_exchange_steps.c — how the lowering writes an exchange phase's
+ * transfers into the control program (frontends/lower_exchange.c): rows
+ * that one tile sends another, a constant stride apart, become one
+ * ctl_send_rows / ctl_recv_rows step instead of a step each.  A transpose
+ * is the extreme case: every element of a tile's output block comes from
+ * another tile, a row of the source a column of the block.
+ *
+ * Each case compiles a chain of transposes for a few tiles of a GC200,
+ * reads every tile's control program back from the executable, and
+ * checks that rows steps are taken (where they save words over runs of
+ * consecutive blocks), that the exchange takes under half the words the
+ * pieces would as single steps (4 words each), and that the simulated values equal the evaluator's bit
+ * for bit (a transpose only moves values: a piece received out of order,
+ * into the wrong place or not at all shows as a wrong element, and a
+ * send and receive that the exchange cannot pair stop the run with a
+ * simulated exception).
+ */
+#include <CUnit/CUnit.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frontends/graph_eval.h"
+#include "frontends/lower.h"
+#include "frontends/simulate.h"
+#include "isa/elf/executable.h"
+#include "isa/exchange_port.h"
+#include "graph_fixture.h"
+#include "test_util.h"
+
+/* The pieces a program's tiles receive from other tiles, by the step that
+ * describes them, and the words of those steps. */
+typedef struct receive_count {
+    uint64_t singles, in_runs, in_rows, rows_steps, words;
+} receive_count;
+
+static uint32_t symbol(const ipu_exe *e, const char *name)
+{
+    const exe_symbol *s = exe_find_symbol(e, name);
+    CU_ASSERT_FATAL(s != NULL);
+    return s->addr;
+}
+
+/* Walk tile `tile`'s control program (one block: the programs here are
+ * small) and add up its receives. */
+static void count_receives(const ipu_exe *e, uint32_t tile, receive_count *c)
+{
+    const exe_section *sec = NULL;
+    for (size_t s = 0; s < e->n_sections; s++)
+        if (e->sections[s].tile == tile && !strcmp(e->sections[s].name, ".control"))
+            sec = &e->sections[s];
+    if (!sec || !sec->bytes)
+        return;
+    const uint32_t *w = (const uint32_t *)sec->bytes;
+    size_t n = sec->size / 4;
+    const uint32_t run = symbol(e, "ctl_run"), call = symbol(e, "ctl_call"), send = symbol(e, "ctl_send"),
+                   recv = symbol(e, "ctl_recv"), recvs = symbol(e, "ctl_recvs"), sends = symbol(e, "ctl_sends"),
+                   recv_rows = symbol(e, "ctl_recv_rows"), send_rows = symbol(e, "ctl_send_rows"),
+                   sync1 = symbol(e, "ctl_sync_chip"), sync2 = symbol(e, "ctl_sync_system"),
+                   end = symbol(e, "ctl_end");
+    for (size_t i = 0; i < n;) {
+        uint32_t op = w[i];
+        if (op == run) {
+            i += 4;
+        } else if (op == call) {
+            i += 3;
+        } else if (op == send || op == recv) {
+            CU_ASSERT_FATAL(i + 3 < n);
+            if (op == recv && !(w[i + 3] & XCH_HOST)) {
+                c->singles++;
+                c->words += 4;
+            }
+            i += 4;
+        } else if (op == sends || op == recvs) {
+            CU_ASSERT_FATAL(i + 3 < n);
+            if (op == recvs) {
+                c->in_runs += w[i + 3] + 1;
+                c->words += 5 + w[i + 3];
+            }
+            i += 5 + w[i + 3];
+        } else if (op == send_rows || op == recv_rows) {
+            CU_ASSERT_FATAL(i + 5 < n);
+            if (op == recv_rows) {
+                CU_ASSERT(!(w[i + 5] & XCH_HOST));
+                c->in_rows += w[i + 4] + 1;
+                c->rows_steps++;
+                c->words += 6;
+            }
+            i += 6;
+        } else if (op == sync1 || op == sync2 || op == end) {
+            i++;
+        } else {
+            CU_FAIL("a control step of an unknown kind");
+            return;
+        }
+    }
+}
+
+/* `count` transposes of a rows x cols input in a chain (back to the
+ * input's shape when count is even), on `tiles` tiles: compiled, its
+ * receives counted (with most_in_rows, most pieces must come in rows
+ * steps), simulated, and held against the evaluator. */
+static void transposes(int64_t rows, int64_t cols, int count, uint32_t tiles, bool most_in_rows)
+{
+    const int64_t d[2] = { rows, cols };
+    graph *g = graph_new("transposes", 13);
+    input(g, "x", 2, d);
+    int64_t perm[2] = { 1, 0 };
+    char in[16], out[16] = "x";
+    for (int k = 1; k <= count; k++) {
+        snprintf(in, sizeof in, "%s", out);
+        snprintf(out, sizeof out, "t%d", k);
+        graph_set_attr_ints(node(g, GRAPH_OP_TRANSPOSE, in, out), "perm", perm, 2);
+    }
+    finish(g, out);
+    lower_options lo = { .machine = gc200(), .tiles = tiles };
+    lower_report rep;
+    char err[1024];
+    ipu_exe *e = lower_graph(g, &lo, &rep, err, sizeof err);
+    if (!e)
+        fprintf(stderr, "\n  %s\n", err);
+    CU_ASSERT_FATAL(e != NULL);
+    receive_count c = { 0 };
+    for (size_t t = 0; t < e->n_tiles; t++)
+        count_receives(e, e->tiles[t].tile, &c);
+    uint64_t pieces = c.singles + c.in_runs + c.in_rows;
+    CU_ASSERT(c.rows_steps > 0);
+    if (most_in_rows)
+        CU_ASSERT(c.in_rows * 2 > pieces);
+    CU_ASSERT(c.words * 2 < pieces * 4);             /* under half the words of single steps */
+    /* the compile's figures: every tile's program counted */
+    CU_ASSERT(rep.program_tiles >= tiles);
+    CU_ASSERT(rep.max_control_bytes * rep.program_tiles >= rep.control_bytes);
+    CU_ASSERT(rep.control_bytes >= c.words * 4);
+    exe_free(e);
+
+    size_t n = (size_t)(rows * cols);
+    float *x = malloc(n * sizeof *x);
+    CU_ASSERT_FATAL(x != NULL);
+    for (size_t i = 0; i < n; i++)
+        x[i] = rnd();
+    graph_value in_v = { .dtype = GDT_F32, .shape = g->tensors[g->inputs[0]].shape, .data = x };
+    graph_value got = { 0 }, want = { 0 };
+    simulate_result r;
+    bool ok = simulate_graph(g, &lo, &in_v, &got, &r, err, sizeof err);
+    if (!ok)
+        fprintf(stderr, "\n  %s\n", err);
+    CU_ASSERT_TRUE_FATAL(ok);
+    CU_ASSERT_TRUE_FATAL(graph_eval(g, &in_v, &want, err, sizeof err));
+    CU_ASSERT_FATAL(graph_shape_numel(&got.shape) == (int64_t)n && graph_shape_numel(&want.shape) == (int64_t)n);
+    CU_ASSERT_EQUAL(memcmp(got.data, want.data, n * sizeof *x), 0);
+    graph_value_free(&got);
+    graph_value_free(&want);
+    free(x);
+    graph_free(g);
+}
+
+/* A square block on 16 tiles: every piece one element, the four a
+ * sender holds of an output row consecutive there, so most go in runs
+ * (a word a piece: cheaper than a rows step of four). */
+static void test_square_transposes(void)
+{
+    transposes(64, 64, 4, 16, false);
+}
+
+/* Uneven shapes on 24 tiles: pieces of several sizes, tiles holding
+ * unequal parts, an odd count (the output is the input transposed). */
+static void test_uneven_transposes(void)
+{
+    transposes(130, 70, 3, 24, true);
+}
+
+void test_register(void)
+{
+    ADD_SUITE("lowering: exchange steps",
+              { "transposes of a square block take rows steps", test_square_transposes },
+              { "transposes of uneven shapes take rows steps", test_uneven_transposes });
+}
