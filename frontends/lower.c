@@ -396,6 +396,7 @@ static bool start_lowering(lowering *lw)
         lw->tile[i].region0_scratch_floor = ISA_REGION1_BASE;
         lw->tile[i].region1_scratch_floor = lw->mem_end;
         lw->tile[i].hold = lw->hold_bytes ? lw->hold_bytes[i] : 0;
+        lw->tile[i].hold_firm = lw->hold_firm ? lw->hold_firm[i] : 0;
     }
     lw_release_scratch(lw);
     for (int t = 0; t < g->n_tensors; t++)
@@ -520,11 +521,11 @@ static void free_lowering(lowering *lw)
  * its records and control program (NULL: none); on a tile whose found no
  * room, *need (allocated here) says what each tile's take. */
 static ipu_exe *lower_once(const graph *g, const lower_options *o, lower_report *report, char *err,
-                           size_t err_size, const uint32_t *hold, uint32_t **need)
+                           size_t err_size, const uint32_t *hold, const uint32_t *firm, uint32_t **need)
 {
     lower_report dummy;
     lowering lw = { .g = g, .opts = o, .rep = report ? report : &dummy, .err = err, .err_size = err_size,
-                    .hold_bytes = hold };
+                    .hold_bytes = hold, .hold_firm = firm };
     memset(lw.rep, 0, sizeof *lw.rep);
     *need = NULL;
     if (!plan_machine(&lw) || !load_library(&lw))
@@ -560,16 +561,17 @@ static ipu_exe *lower_once(const graph *g, const lower_options *o, lower_report 
 /* Where the ops' scratch and tensors leave a tile too little room for its
  * vertex records and control program (they are placed last, when their
  * size is known), the graph is lowered again with that room held back on
- * every tile from the start: what the first lowering needed and a margin,
- * the plans then choosing within the rest. */
+ * every tile from the start: what the first lowering needed (firm) and a
+ * margin, the plans then choosing within the rest; a constant that comes
+ * late and finds no other room may take the margin (lw_tile_alloc). */
 #define CONTROL_TRIES 3
 
 ipu_exe *lower_graph(const graph *g, const lower_options *o, lower_report *report, char *err, size_t err_size)
 {
-    uint32_t *hold = NULL, *need = NULL;
+    uint32_t *hold = NULL, *firm = NULL, *need = NULL;
     ipu_exe *e = NULL;
     for (int attempt = 0; attempt < CONTROL_TRIES; attempt++) {
-        e = lower_once(g, o, report, err, err_size, hold, &need);
+        e = lower_once(g, o, report, err, err_size, hold, firm, &need);
         if (report)
             report->lowerings = (uint32_t)attempt + 1;
         if (!e && attempt > 0 && hold) {
@@ -584,6 +586,15 @@ ipu_exe *lower_graph(const graph *g, const lower_options *o, lower_report *repor
         if (e || !need || attempt + 1 == CONTROL_TRIES)
             break;
         if (!hold) {
+            size_t n = 0;
+            while (need[n] != UINT32_MAX)
+                n++;
+            firm = malloc((n + 1) * sizeof *firm);
+            if (!firm) {
+                snprintf(err, err_size, "out of host memory");
+                break;
+            }
+            memcpy(firm, need, (n + 1) * sizeof *firm);
             hold = need;
             for (uint32_t i = 0; need[i] != UINT32_MAX; i++)
                 hold[i] = need[i] + need[i] / 12 + 1024;
@@ -592,12 +603,15 @@ ipu_exe *lower_graph(const graph *g, const lower_options *o, lower_report *repor
                 uint32_t more = need[i] + need[i] / 6 + 2048;
                 if (more > hold[i])
                     hold[i] = more;
+                if (need[i] > firm[i])
+                    firm[i] = need[i];
             }
             free(need);
         }
         need = NULL;
     }
     free(hold);
+    free(firm);
     free(need);
     return e;
 }

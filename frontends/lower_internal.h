@@ -103,6 +103,7 @@ typedef struct ltile {
     size_t n_free, cap_free;
     uint32_t hold;                    /* new bytes held back in the two regions together for the
                                          vertex records and the control program (lower_graph) */
+    uint32_t hold_firm;               /* ... of which blocks kept for the run never take */
     uint32_t region0_scratch_floor, region1_scratch_floor;  /* ... and ops' scratch down to here (the
                                          bytes between are new); below the blocks kept for the run
                                          and above this floor, free blocks are in free[] */
@@ -144,6 +145,8 @@ typedef struct lowering {
     uint32_t op_base, op_tiles;       /* the current op's tiles start at op_base (lw_tile_of) */
     const uint32_t *hold_bytes;       /* per program tile: room held back from the start for its
                                          records and control program (NULL: none) */
+    const uint32_t *hold_firm;        /* ... of it what the previous lowering needed (the rest is
+                                         a margin, lw_tile_alloc) */
     uint32_t *control_bytes;          /* per program tile: the bytes they need, when a tile's
                                          found no room (lower_graph tries again) */
     bool control_no_room;

@@ -192,11 +192,23 @@ uint32_t lw_tile_alloc(lowering *lw, uint32_t tile, uint64_t bytes, enum region_
 {
     uint64_t need = ALIGN8(bytes) + CODELET_READ_SLACK_BYTES;
     uint32_t a = (align < 8 ? 8 : align) - 1;
-    for (int attempt = 0; attempt < 2 && !lw->failed; attempt++) {
-        uint32_t at = lw_bump_alloc(lw, tile, bytes, need, a, (pref == PREFER_REGION0) == (attempt == 0));
-        if (at)
+    ltile *t = &lw->tile[tile];
+    uint32_t hold = t->hold;
+    /* past the room held back; else in its margin over what the last
+     * lowering needed (lower_graph), which shrinks by the block */
+    for (int attempt = 0; attempt < 4 && !lw->failed; attempt++) {
+        if (attempt == 2 && t->hold <= t->hold_firm)
+            break;
+        if (attempt == 2)
+            t->hold = t->hold_firm;
+        uint32_t at = lw_bump_alloc(lw, tile, bytes, need, a, (pref == PREFER_REGION0) == (attempt % 2 == 0));
+        if (at) {
+            if (attempt >= 2)
+                t->hold = hold - t->hold_firm > need ? hold - (uint32_t)need : t->hold_firm;
             return at;
+        }
     }
+    t->hold = hold;
     return lw->failed ? 0 : lw_no_room(lw, tile, need, what);
 }
 
