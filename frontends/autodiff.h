@@ -57,6 +57,8 @@ typedef struct train_options {
                              this, the update divides it out (1: none) */
     bool anchor_gradients;/* each weight's gradient also a graph output,
                              "Gradient___NAME" (for checking values) */
+    bool delay_updates;   /* every update after the backward pass (train.c
+                             order_steps; else each as soon as it can run) */
 } train_options;
 
 /* Defaults: SGD, lr 0.01, momentum 0, no decay, Adam's betas 0.9 / 0.999,

@@ -439,14 +439,16 @@ static const char *const phase_names[GRAPH_PHASES] = { "forward", "backward", "u
  * recorded at the superstep that follows (sim/program/phases.h). */
 static void begin_phase(lowering *lw, enum graph_phase phase)
 {
-    if (!lw->phases.n)
+    if (!lw->phases.n_stretches)
         phases_add(&lw->phases, 0, phase_names[lw->cur_phase]);
     if (!lw_end_phase(lw))
         return;
     for (uint32_t i = 0; i < lw->program_tiles && !lw->failed; i++)
         lw_push_word(lw, &lw->tile[i].steps, lw->sync_step);
     lw->syncs++;
-    phases_add(&lw->phases, lw->syncs, phase_names[phase]);
+    if (!phases_add(&lw->phases, lw->syncs, phase_names[phase]))
+        lw_fail(lw, "%s: more than %d stretches of forward, backward and update supersteps", lw->g->source,
+                PHASES_MAX_STRETCHES);
     lw->cur_phase = phase;
 }
 

@@ -855,10 +855,10 @@ static bool plan_described(lowering *lw, const graph_node *n, int index, mm_plan
     P->mt = grid.mt, P->nt = grid.nt, P->kt = grid.kt;
     if (lw->opts->verbose)
         printf("plan: %s: %llux%llux%llu on a %u x %u x %u grid of tiles (M x N x K), blocks of %llu x %llu x %llu, "
-               "%s, estimated %.0f cycles\n", g->tensors[s->out].name, (unsigned long long)s->m,
+               "%s, estimated %.0f cycles%s\n", g->tensors[s->out].name, (unsigned long long)s->m,
                (unsigned long long)s->k, (unsigned long long)s->n, P->gm, P->gn, P->gk, (unsigned long long)P->mt,
                (unsigned long long)P->nt, (unsigned long long)P->kt, kd.f32 ? "f32 AMP" : "f16 AMP, f32 partials",
-               grid.cycles);
+               grid.cycles, grid.least_memory ? " (no grid fits every tile's free blocks: the one needing least)" : "");
     P->np = (uint64_t)P->gn * P->nt;
     P->per_batch = P->gm * P->gn * P->gk;
     P->w_bytes = (uint32_t)(P->kt * P->nt * kd.w_eb);

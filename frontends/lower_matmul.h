@@ -65,6 +65,7 @@ typedef struct mm_grid {
     uint32_t gm, gn, gk;
     uint64_t mt, nt, kt;              /* block rows, columns (whole output groups), K (whole weight blocks) */
     double cycles;                    /* the estimate */
+    bool least_memory;                /* no grid fit every tile's free blocks: the one needing least */
 } mm_grid;
 
 

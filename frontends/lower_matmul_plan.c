@@ -145,7 +145,7 @@ static bool plan_grid_in(const lowering *lw, const mm_shape *s, const mm_kind *k
                     score = (double)(most + bytes) * 1e6 + c;
                 }
                 if (score < best_score * 0.999) {
-                    *best = (mm_grid){ gm, gn, gk, mt, nt, kt, c };
+                    *best = (mm_grid){ gm, gn, gk, mt, nt, kt, c, !room };
                     best_score = score;
                 }
             }

@@ -471,20 +471,110 @@ bool train_graph(graph *g, const train_options *o, train_info *info, char *err, 
     return ok;
 }
 
-/* The nodes in phase order, each phase's in its present order: still a
- * topological order, since no node reads a later phase's tensors. */
-static void order_by_phase(graph *g)
+/* Whether node k was folded to constants (it runs no code). */
+static bool folded(const graph *g, int k)
 {
-    graph_node *sorted = malloc((size_t)g->n_nodes * sizeof *sorted + 1);
-    if (!sorted)
+    for (int i = 0; i < g->nodes[k].n_outputs; i++)
+        if (g->nodes[k].outputs[i] >= 0 && !g->tensors[g->nodes[k].outputs[i]].data)
+            return false;
+    return true;
+}
+
+/* The order the nodes run in: the forward pass, then the backward pass,
+ * each in its present order, with each update node moved up to just after
+ * the last node it waits for — the producers of its inputs, and every
+ * forward or backward node reading a variable it reads (the weight is
+ * overwritten by its update) — but not before the backward pass's first
+ * node that runs code (so the phases come forward, backward, update).  A weight's
+ * update then runs as soon as its gradient is complete, as PopART
+ * schedules its optimizer ops, and the gradient's storage goes back to
+ * its tiles there instead of staying till the end of the step.  With
+ * delay, every update node after the backward pass (PopART's
+ * delayVarUpdates).  Still a topological order: an update node follows
+ * what it reads, and no forward or backward node reads an update's
+ * output. */
+static void order_steps(graph *g, bool delay)
+{
+    int n = g->n_nodes, m = 0;
+    graph_node *sorted = malloc((size_t)n * sizeof *sorted + 1);
+    int *pos = malloc((size_t)n * sizeof *pos + 1);          /* per node: its place among forward and backward */
+    int *after = malloc((size_t)n * sizeof *after + 1);      /* per update node: the place it follows */
+    int *last_read = malloc((size_t)g->n_tensors * sizeof *last_read + 1);
+    if (!sorted || !pos || !after || !last_read)
         panic("out of host memory");
-    int n = 0;
-    for (int p = 0; p < GRAPH_PHASES; p++)
-        for (int k = 0; k < g->n_nodes; k++)
-            if (g->nodes[k].phase == (enum graph_phase)p)
-                sorted[n++] = g->nodes[k];
+    int fb = 0, first_backward = -1;
+    for (int p = GRAPH_PHASE_FORWARD; p <= GRAPH_PHASE_BACKWARD; p++)
+        for (int k = 0; k < n; k++)
+            if (g->nodes[k].phase == (enum graph_phase)p) {
+                if (p == GRAPH_PHASE_BACKWARD && first_backward < 0 && !folded(g, k))
+                    first_backward = fb;
+                pos[k] = fb++;
+            }
+    if (first_backward < 0)
+        first_backward = fb - 1;
+    for (int t = 0; t < g->n_tensors; t++)
+        last_read[t] = -1;
+    for (int k = 0; k < n; k++)
+        if (g->nodes[k].phase != GRAPH_PHASE_UPDATE)
+            for (int i = 0; i < g->nodes[k].n_inputs; i++) {
+                int t = g->nodes[k].inputs[i];
+                if (t >= 0 && pos[k] > last_read[t])
+                    last_read[t] = pos[k];
+            }
+    for (int k = 0; k < n; k++) {
+        const graph_node *u = &g->nodes[k];
+        if (u->phase != GRAPH_PHASE_UPDATE)
+            continue;
+        int at = first_backward;
+        for (int i = 0; i < u->n_inputs; i++) {
+            int t = u->inputs[i];
+            if (t < 0)
+                continue;
+            int p = g->tensors[t].producer;
+            if (p >= 0) {
+                int w = g->nodes[p].phase == GRAPH_PHASE_UPDATE ? after[p] : pos[p];
+                at = w > at ? w : at;
+            }
+            if (g->tensors[t].is_variable && last_read[t] > at)
+                at = last_read[t];
+        }
+        after[k] = delay ? fb - 1 : at;
+    }
+    /* forward and backward in their order, each followed by the updates
+     * that wait for it, in their order (bucketed by after[] + 1) */
+    int *start = calloc((size_t)fb + 2, sizeof *start), *fb_node = malloc((size_t)fb * sizeof *fb_node + 1);
+    int *upd = malloc((size_t)n * sizeof *upd + 1);
+    if (!start || !fb_node || !upd)
+        panic("out of host memory");
+    for (int k = 0; k < n; k++) {
+        if (g->nodes[k].phase != GRAPH_PHASE_UPDATE)
+            fb_node[pos[k]] = k;
+        else
+            start[after[k] + 2]++;
+    }
+    for (int q = 1; q <= fb + 1; q++)
+        start[q] += start[q - 1];
+    for (int k = 0; k < n; k++)
+        if (g->nodes[k].phase == GRAPH_PHASE_UPDATE)
+            upd[start[after[k] + 1]++] = k;
+    /* start[q + 1] is now the end of bucket q + 1; bucket q + 1 began
+     * where bucket q ended */
+    for (int q = -1, u = 0; q < fb; q++) {
+        if (q >= 0)
+            sorted[m++] = g->nodes[fb_node[q]];
+        for (; u < start[q + 1]; u++)
+            sorted[m++] = g->nodes[upd[u]];
+    }
+    if (m != n)
+        panic("order_steps: %d of %d nodes placed", m, n);
     memcpy(g->nodes, sorted, (size_t)n * sizeof *sorted);
     free(sorted);
+    free(pos);
+    free(after);
+    free(last_read);
+    free(start);
+    free(fb_node);
+    free(upd);
     for (int k = 0; k < g->n_nodes; k++)
         for (int i = 0; i < g->nodes[k].n_outputs; i++)
             if (g->nodes[k].outputs[i] >= 0)
@@ -549,6 +639,6 @@ bool train_prepare(graph *g, const train_options *o, bool fuse, train_info *info
     merge_common_nodes(g);
     scatter_into_sums(g);
     g->phase = GRAPH_PHASE_FORWARD;
-    order_by_phase(g);
+    order_steps(g, o->delay_updates);
     return true;
 }

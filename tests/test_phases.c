@@ -4,6 +4,7 @@
  * malformed blob refused with its line.
  */
 #include <CUnit/CUnit.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,8 +28,9 @@ static void test_round_trip(void)
     CU_ASSERT_TRUE_FATAL(phases_decode(text, size, &back, err, sizeof err));
     CU_ASSERT_EQUAL(back.samples, 128);
     CU_ASSERT_EQUAL(back.n, 3);
-    CU_ASSERT_EQUAL(back.p[2].first_superstep, 28);
-    CU_ASSERT_STRING_EQUAL(back.p[1].name, "backward");
+    CU_ASSERT_EQUAL(back.n_stretches, 3);
+    CU_ASSERT_EQUAL(back.s[2].first_superstep, 28);
+    CU_ASSERT_STRING_EQUAL(back.name[1], "backward");
     CU_ASSERT_EQUAL(phases_of_superstep(&back, 27), 1);
     free(text);
     /* without samples (an inference program, or one compiled before they
@@ -37,6 +39,54 @@ static void test_round_trip(void)
     CU_ASSERT_TRUE(phases_decode(old, strlen(old), &back, err, sizeof err));
     CU_ASSERT_EQUAL(back.samples, 0);
     CU_ASSERT_EQUAL(back.n, 2);
+}
+
+/* Updates between stretches of the backward pass: a phase comes back,
+ * and its supersteps are counted under the one name. */
+static void test_phases_come_back(void)
+{
+    program_phases ph = { 0 };
+    CU_ASSERT_TRUE(phases_add(&ph, 0, "forward"));
+    CU_ASSERT_TRUE(phases_add(&ph, 10, "backward"));
+    CU_ASSERT_TRUE(phases_add(&ph, 14, "update"));
+    CU_ASSERT_TRUE(phases_add(&ph, 15, "backward"));
+    CU_ASSERT_TRUE(phases_add(&ph, 20, "backward"));      /* goes on */
+    CU_ASSERT_TRUE(phases_add(&ph, 22, "update"));
+    CU_ASSERT_EQUAL(ph.n, 3);
+    CU_ASSERT_EQUAL(ph.n_stretches, 5);
+    static const struct { uint32_t superstep; int phase; } at[] = {
+        { 0, 0 }, { 9, 0 }, { 10, 1 }, { 13, 1 }, { 14, 2 }, { 15, 1 }, { 21, 1 }, { 22, 2 }, { 1000, 2 },
+    };
+    for (size_t i = 0; i < sizeof at / sizeof at[0]; i++)
+        CU_ASSERT_EQUAL(phases_of_superstep(&ph, at[i].superstep), at[i].phase);
+    size_t size;
+    char *text = phases_encode(&ph, &size);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    const char *want = "superstep 0 forward\nsuperstep 10 backward\nsuperstep 14 update\nsuperstep 15 backward\n"
+                       "superstep 22 update\n";
+    CU_ASSERT_EQUAL(size, strlen(want));
+    CU_ASSERT_NSTRING_EQUAL(text, want, strlen(want));
+    program_phases back;
+    char err[128];
+    CU_ASSERT_TRUE_FATAL(phases_decode(text, size, &back, err, sizeof err));
+    CU_ASSERT_EQUAL(back.n, 3);
+    CU_ASSERT_EQUAL(back.n_stretches, 5);
+    CU_ASSERT_EQUAL(phases_of_superstep(&back, 16), 1);
+    free(text);
+    /* renaming the last stretch drops a phase nothing else has */
+    program_phases r = { 0 };
+    CU_ASSERT_TRUE(phases_add(&r, 0, "forward"));
+    CU_ASSERT_TRUE(phases_add(&r, 0, "backward"));
+    CU_ASSERT_EQUAL(r.n, 1);
+    CU_ASSERT_STRING_EQUAL(r.name[0], "backward");
+    /* a ninth distinct phase has no room */
+    program_phases many = { 0 };
+    char name[16];
+    for (uint32_t i = 0; i < PHASES_MAX; i++) {
+        snprintf(name, sizeof name, "p%u", i);
+        CU_ASSERT_TRUE(phases_add(&many, i, name));
+    }
+    CU_ASSERT_FALSE(phases_add(&many, PHASES_MAX, "one_more"));
 }
 
 static void test_bad_blobs(void)
@@ -61,5 +111,6 @@ void test_register(void)
 {
     ADD_SUITE("phases",
               { "phases and samples encoded and read back", test_round_trip },
+              { "a phase that comes back counts under its name", test_phases_come_back },
               { "malformed blobs refused", test_bad_blobs });
 }

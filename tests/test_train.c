@@ -114,6 +114,68 @@ static void test_weights_updated_in_place(void)
     }
 }
 
+/* Each weight's update runs as soon as its gradient is complete and the
+ * backward pass no longer reads the weight (PopART's schedule); with
+ * delay_updates, after the whole backward pass.  Both orders are
+ * topological, keep every read of a weight before its update, and give
+ * the evaluator's step; the interleaved one comes in several stretches
+ * of update supersteps, the delayed one in one. */
+static void test_updates_as_soon_as_ready(void)
+{
+    for (int delay = 0; delay < 2; delay++) {
+        train_options o;
+        train_options_default(&o);
+        o.loss = "softmax-ce:logits:labels";
+        o.lr = 0.5;
+        o.momentum = 0.9;
+        o.delay_updates = delay;
+        train_info info;
+        graph *sim = trained(&o, &info), *ref = trained(&o, &info);
+        int last_backward = -1, first_update = -1;
+        for (int k = 0; k < sim->n_nodes; k++) {
+            const graph_node *n = &sim->nodes[k];
+            if (n->phase == GRAPH_PHASE_BACKWARD)
+                last_backward = k;
+            if (n->phase == GRAPH_PHASE_UPDATE && first_update < 0)
+                first_update = k;
+            /* no forward or backward node reads a variable after an update node read it */
+            if (n->phase == GRAPH_PHASE_UPDATE)
+                for (int i = 0; i < n->n_inputs; i++)
+                    for (int j = k + 1; n->inputs[i] >= 0 && sim->tensors[n->inputs[i]].is_variable && j < sim->n_nodes; j++)
+                        for (int q = 0; q < sim->nodes[j].n_inputs; q++)
+                            CU_ASSERT_FALSE(sim->nodes[j].phase != GRAPH_PHASE_UPDATE &&
+                                            sim->nodes[j].inputs[q] == n->inputs[i]);
+            /* inputs come from earlier nodes */
+            for (int i = 0; i < n->n_inputs; i++)
+                if (n->inputs[i] >= 0)
+                    CU_ASSERT(sim->tensors[n->inputs[i]].producer < k);
+        }
+        CU_ASSERT(first_update >= 0 && last_backward >= 0);
+        CU_ASSERT(delay ? first_update > last_backward : first_update < last_backward);
+        graph_value in[2];
+        data(in, sim);
+        lower_options lo = { .machine = gc200(), .tiles = 16 };
+        simulate_result r;
+        graph_value out[4];
+        char err[800];
+        bool ok = simulate_training(sim, &lo, in, 1, out, &r, NULL, NULL, err, sizeof err);
+        if (!ok)
+            fprintf(stderr, "\n  %s\n", err);
+        CU_ASSERT_TRUE_FATAL(ok);
+        for (int i = 0; i < sim->n_outputs; i++)
+            graph_value_free(&out[i]);
+        CU_ASSERT_EQUAL_FATAL(r.n_phases, 3);
+        CU_ASSERT_STRING_EQUAL(r.phases[2].name, "update");
+        CU_ASSERT(delay ? r.phases[2].stretches == 1 : r.phases[2].stretches > 1);
+        graph_free(sim);
+        /* the same step once more, against the evaluator's */
+        sim = trained(&o, &info);
+        CU_ASSERT_EQUAL(train_check_step(sim, ref, in, &lo, 1e-4, 1e-3), 8);
+        graph_free(sim);
+        graph_free(ref);
+    }
+}
+
 /* Plain SGD: the new weight is w - lr g exactly as the evaluator's gradient says. */
 static void test_sgd_update_formula(void)
 {
@@ -207,6 +269,7 @@ static void test_bad_loss_specs(void)
 void test_register(void)
 {
     ADD_SUITE("train",
+              { "each weight's update as soon as its gradient is complete", test_updates_as_soon_as_ready },
               { "an SGD step simulated against the evaluator's", test_step_matches_reference },
               { "SGD: w - lr g", test_sgd_update_formula },
               { "weights updated in place by the optimizer", test_weights_updated_in_place },

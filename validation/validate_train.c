@@ -204,9 +204,12 @@ static void print_phases(FILE *out, const simulate_result *r, double hz)
         const engine_counts *k = &ph->c;
         double pc = r->cycles ? 100.0 * (double)k->cycles / (double)r->cycles : 0;
         fprintf(out, "  %-9s %12llu cycles (%5.1f%%, %9.3f us): compute %llu, exchange %llu, sync %llu, wait %llu; "
-                     "%u supersteps\n", ph->name, (unsigned long long)k->cycles, pc, 1e6 * (double)k->cycles / hz,
+                     "%u supersteps", ph->name, (unsigned long long)k->cycles, pc, 1e6 * (double)k->cycles / hz,
                 (unsigned long long)k->compute_cycles, (unsigned long long)k->exchange_cycles,
                 (unsigned long long)k->sync_cycles, (unsigned long long)k->wait_cycles, ph->supersteps);
+        if (ph->stretches > 1)
+            fprintf(out, " in %u stretches", ph->stretches);
+        fputc('\n', out);
     }
 }
 

@@ -176,7 +176,7 @@ static void print_phases(const program_phases *ph, compare_side *a, compare_side
     printf("\n  training step, by phase (chip that ends last):\n");
     for (uint32_t i = 0; i < ph->n; i++) {
         char label[64];
-        snprintf(label, sizeof label, "  %s", ph->p[i].name);
+        snprintf(label, sizeof label, "  %s", ph->name[i]);
         row_seconds(label, (double)a->phases[i].c.cycles / ha, (double)b->phases[i].c.cycles / hb);
         snprintf(label, sizeof label, "    of which compute");
         row_seconds(label, (double)a->phases[i].c.compute_cycles / ha, (double)b->phases[i].c.compute_cycles / hb);

@@ -137,6 +137,8 @@ bool cli_train_option(const command *self, cli_train *t, int argc, char **argv, 
         t->o.weight_decay = number_value(self, a, argc, argv, i, false);
     } else if (!strcmp(a, "--loss-scale")) {
         t->o.loss_scale = number_value(self, a, argc, argv, i, true);
+    } else if (!strcmp(a, "--delay-updates")) {
+        t->o.delay_updates = true;
     } else {
         return false;
     }
@@ -150,7 +152,8 @@ graph *cli_load_model(const char *model, bool fuse, const cli_train *t, train_in
     graph *g;
     bool train = t && t->train;
     if (t && t->given && !train)
-        fatal("%s: --loss, --optimizer, --lr, --momentum, --weight-decay and --loss-scale need --train", model);
+        fatal("%s: --loss, --optimizer, --lr, --momentum, --weight-decay, --loss-scale and --delay-updates need "
+              "--train", model);
     train_options o = train ? t->o : (train_options){ 0 };
     if (models_is_builtin(model)) {
         /* the models MLPerf trains are built for training, with their labels and loss */

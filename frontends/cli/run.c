@@ -570,13 +570,14 @@ static void print_phases(const run_program *p, const engine_stats *st)
     phase_totals tot[PHASES_MAX];
     phase_stats_sum(st, &ph, 0, tot);
     uint64_t all = st->chips[0].c.cycles;
-    printf("\n%-9s %12s %7s %12s %12s %10s %10s %10s\n", "phase", "cycles", "%", "compute", "exchange", "sync",
-           "wait", "supersteps");
+    printf("\n%-9s %12s %7s %12s %12s %10s %10s %10s %9s\n", "phase", "cycles", "%", "compute", "exchange", "sync",
+           "wait", "supersteps", "stretches");
     for (uint32_t i = 0; i < ph.n; i++) {
         const engine_counts *k = &tot[i].c;
-        printf("%-9s %12llu %7.1f %12llu %12llu %10llu %10llu %10u\n", tot[i].name, (unsigned long long)k->cycles,
+        printf("%-9s %12llu %7.1f %12llu %12llu %10llu %10llu %10u %9u\n", tot[i].name, (unsigned long long)k->cycles,
                pct(k->cycles, all), (unsigned long long)k->compute_cycles, (unsigned long long)k->exchange_cycles,
-               (unsigned long long)k->sync_cycles, (unsigned long long)k->wait_cycles, tot[i].supersteps);
+               (unsigned long long)k->sync_cycles, (unsigned long long)k->wait_cycles, tot[i].supersteps,
+               tot[i].stretches);
     }
     if (ph.samples) {
         /* the step ends when the chip that ends last does */

@@ -15,7 +15,9 @@ void phase_stats_sum(const engine_stats *st, const program_phases *ph, uint32_t 
 {
     memset(out, 0, sizeof *out * ph->n);
     for (uint32_t i = 0; i < ph->n; i++)
-        memcpy(out[i].name, ph->p[i].name, sizeof out[i].name);
+        memcpy(out[i].name, ph->name[i], sizeof out[i].name);
+    for (uint32_t i = 0; i < ph->n_stretches; i++)
+        out[ph->s[i].phase].stretches++;
     for (size_t k = 0; k < st->n_supersteps; k++) {
         const engine_superstep *s = &st->supersteps[k];
         int p = s->chip == chip ? phases_of_superstep(ph, s->index) : -1;

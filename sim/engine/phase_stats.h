@@ -17,11 +17,12 @@
 typedef struct phase_totals {
     char name[16];
     uint32_t supersteps;
+    uint32_t stretches;           /* runs of consecutive supersteps of the phase */
     engine_counts c;              /* summed; c.cycles the phase's length */
 } phase_totals;
 
-/* The program's phases from its executable; false with err on a bad
- * blob, true with ph->n == 0 when there are none. */
+/* The program's phases from its executable (ph: a large struct); false
+ * with err on a bad blob, true with ph->n == 0 when there are none. */
 bool phase_stats_read(const ipu_exe *e, program_phases *ph, char *err, size_t err_size);
 /* Chip `chip`'s supersteps summed per phase into out[0 .. ph->n). */
 void phase_stats_sum(const engine_stats *st, const program_phases *ph, uint32_t chip, phase_totals *out);

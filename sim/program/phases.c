@@ -7,31 +7,57 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Index of phase `name`, added when new (-1: no room). */
+static int phase_index(program_phases *ph, const char *name)
+{
+    for (uint32_t i = 0; i < ph->n; i++)
+        if (!strncmp(ph->name[i], name, sizeof ph->name[0] - 1))
+            return (int)i;
+    if (ph->n == PHASES_MAX)
+        return -1;
+    snprintf(ph->name[ph->n], sizeof ph->name[0], "%s", name);
+    return (int)ph->n++;
+}
+
 bool phases_add(program_phases *ph, uint32_t first, const char *name)
 {
-    if (ph->n && ph->p[ph->n - 1].first_superstep == first) {
-        snprintf(ph->p[ph->n - 1].name, sizeof ph->p[0].name, "%s", name);
-        return true;
+    struct phase_stretch *last = ph->n_stretches ? &ph->s[ph->n_stretches - 1] : NULL;
+    if (last && last->first_superstep == first) {
+        /* renamed: drop its phase when it was the newest and had no other stretch */
+        uint8_t old = last->phase;
+        ph->n_stretches--;
+        bool used = false;
+        for (uint32_t i = 0; i < ph->n_stretches && !used; i++)
+            used = ph->s[i].phase == old;
+        if (!used && old + 1u == ph->n)
+            ph->n--;
+        last = ph->n_stretches ? &ph->s[ph->n_stretches - 1] : NULL;
     }
-    if (ph->n == PHASES_MAX)
+    int k = phase_index(ph, name);
+    if (k < 0)
         return false;
-    ph->p[ph->n].first_superstep = first;
-    snprintf(ph->p[ph->n].name, sizeof ph->p[0].name, "%s", name);
-    ph->n++;
+    if (last && last->phase == k)
+        return true;
+    if (ph->n_stretches == PHASES_MAX_STRETCHES)
+        return false;
+    ph->s[ph->n_stretches].first_superstep = first;
+    ph->s[ph->n_stretches].phase = (uint8_t)k;
+    ph->n_stretches++;
     return true;
 }
 
 char *phases_encode(const program_phases *ph, size_t *size)
 {
-    size_t cap = (size_t)ph->n * 48 + 32, len = 0;
+    size_t cap = (size_t)ph->n_stretches * 48 + 32, len = 0;
     char *s = malloc(cap);
     if (!s)
         return NULL;
     s[0] = 0;
     if (ph->samples)
         len += (size_t)snprintf(s, cap, "samples %llu\n", (unsigned long long)ph->samples);
-    for (uint32_t i = 0; i < ph->n; i++)
-        len += (size_t)snprintf(s + len, cap - len, "superstep %u %s\n", ph->p[i].first_superstep, ph->p[i].name);
+    for (uint32_t i = 0; i < ph->n_stretches; i++)
+        len += (size_t)snprintf(s + len, cap - len, "superstep %u %s\n", ph->s[i].first_superstep,
+                                ph->name[ph->s[i].phase]);
     *size = len;
     return s;
 }
@@ -84,13 +110,14 @@ bool phases_decode(const void *bytes, size_t size, program_phases *ph, char *err
             snprintf(err, err_size, "phases: line %u: expected \"superstep N NAME\"", line);
             return false;
         }
-        if (ph->n && first <= ph->p[ph->n - 1].first_superstep) {
+        if (ph->n_stretches && first <= ph->s[ph->n_stretches - 1].first_superstep) {
             snprintf(err, err_size, "phases: line %u: superstep %lu does not follow %u", line, first,
-                     ph->p[ph->n - 1].first_superstep);
+                     ph->s[ph->n_stretches - 1].first_superstep);
             return false;
         }
         if (!phases_add(ph, (uint32_t)first, buf + used)) {
-            snprintf(err, err_size, "phases: more than %d phases", PHASES_MAX);
+            snprintf(err, err_size, "phases: line %u: more than %d phases or %d stretches", line, PHASES_MAX,
+                     PHASES_MAX_STRETCHES);
             return false;
         }
         s = nl + 1;
@@ -100,9 +127,16 @@ bool phases_decode(const void *bytes, size_t size, program_phases *ph, char *err
 
 int phases_of_superstep(const program_phases *ph, uint32_t s)
 {
-    int found = -1;
-    for (uint32_t i = 0; i < ph->n; i++)
-        if (ph->p[i].first_superstep <= s)
-            found = (int)i;
-    return ph->n ? (found < 0 ? 0 : found) : -1;
+    if (!ph->n_stretches)
+        return -1;
+    /* the last stretch starting at or before s (the first when none does) */
+    uint32_t lo = 0, hi = ph->n_stretches;
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (ph->s[mid].first_superstep <= s)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return ph->s[lo].phase;
 }

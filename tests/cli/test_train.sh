@@ -49,6 +49,13 @@ expect 0 "^forward +[0-9]+ +[0-9.]+ .*
 backward +[0-9]+ .*
 update +[0-9]+ " -- "$IPUSIM" run mlp.elf
 expect 0 "^samples: 32 a step \(all replicas\), [0-9.e+]+ samples/s$" -- "$IPUSIM" run mlp.elf
+# each weight's update as soon as its gradient is complete: the updates come in stretches
+# between the backward pass's; --delay-updates puts them all after it, in one
+expect 0 "^update( +[0-9.]+){7} +[2-9][0-9]*$" -- "$IPUSIM" run mlp.elf
+"$IPUSIM" compile mlp.onnx --train --loss softmax-ce:logits:labels --lr 0.1 --momentum 0.9 --delay-updates \
+    -o mlp_delayed.elf >/dev/null 2>&1
+expect 0 "^backward( +[0-9.]+){7} +1$" -- "$IPUSIM" run mlp_delayed.elf
+expect 0 "^update( +[0-9.]+){7} +1$" -- "$IPUSIM" run mlp_delayed.elf
 expect 0 "training step, by phase" -- "$IPUSIM" compare mlp.elf --items 32 --item-name samples
 expect 0 "variables: 4 updated in place by the optimizer's last op, 4 copied in at the end of the step" -- \
     "$IPUSIM" compile mlp.onnx --train --loss softmax-ce:logits:labels --lr 0.1 --momentum 0.9 -o mlp.elf
@@ -78,7 +85,7 @@ fails 2 "ipusim compile: --optimizer: 'rmsprop' is not sgd, adam, lamb or lars" 
     "$IPUSIM" compile mlp.onnx --train --optimizer rmsprop -o "$OUT/x.elf"
 fails 2 "ipusim compile: --lr: '-1' is not a positive number" -- "$IPUSIM" compile mlp.onnx --train --lr -1 -o "$OUT/x.elf"
 fails 2 "ipusim compile: --momentum: '1.5' is not below 1" -- "$IPUSIM" compile mlp.onnx --train --momentum 1.5 -o "$OUT/x.elf"
-fails 1 "ipusim: mlp.onnx: --loss, --optimizer, --lr, --momentum, --weight-decay and --loss-scale need --train" -- \
+fails 1 "ipusim: mlp.onnx: --loss, --optimizer, --lr, --momentum, --weight-decay, --loss-scale and --delay-updates need --train" -- \
     "$IPUSIM" compile mlp.onnx --lr 0.1 -o "$OUT/x.elf"
 fails 1 "ipusim: mlp.onnx: --train needs --loss KIND:OUTPUT:LABELS (softmax-ce, nll) or mse:OUTPUT:TARGET: the model's first output 'logits' is not a scalar loss" -- \
     "$IPUSIM" compile mlp.onnx --train -o "$OUT/x.elf"
