@@ -78,6 +78,9 @@ typedef struct graph_tensor {
                                            graph inputs and constants */
     bool is_input;                      /* listed in graph.inputs */
     bool is_output;                     /* listed in graph.outputs */
+    int64_t value_limit;                /* an integer input's values lie in [0, value_limit)
+                                           (a vocabulary, a sequence, a mask's 0 and 1): what
+                                           made-up inputs keep to; 0 when not known */
     /* A variable (training): a weight or optimizer state kept in tile
      * memory across steps, loaded with the executable from init (its
      * value before the first step; data stays NULL, so no pass folds it)

@@ -101,6 +101,8 @@ typedef struct lower_report {
     uint32_t updates_in_place;    /* variables whose new value the optimizer wrote over them */
     uint32_t updates_copied;      /* ... and those copied into them at the end of the step */
     uint32_t scatters_in_place;   /* GatherGrads added into their initial gradient's storage */
+    uint32_t scatter_chunks;      /* ... in this many chunks of dY rows in all (more than one
+                                     a scatter where its dY slices did not fit at once) */
     uint64_t shared_record_bytes; /* worker records not stored twice on a tile (all tiles) */
     uint64_t memory_bytes;        /* tile memory of one tile */
     uint64_t library_bytes;       /* of it the kernel library's (code and its data) */

@@ -694,11 +694,13 @@ static scatter_plan choose_scatter_plan(const gather_shape *s, uint32_t tiles, u
     return found ? best : smallest;
 }
 
-/* The indices on `tile`: *raw where they arrive, *idx where the scatter
- * reads them as i32 (raw itself, or room for i64 ones narrowed). */
-static bool fetch_indices(lowering *lw, int ix, const gather_shape *s, uint32_t tile, uint32_t *raw, uint32_t *idx)
+/* The indices [i0, i0 + s->n) on `tile`: *raw where they arrive, *idx
+ * where the scatter reads them as i32 (raw itself, or room for i64 ones
+ * narrowed). */
+static bool fetch_indices(lowering *lw, int ix, const gather_shape *s, uint64_t i0, uint32_t tile, uint32_t *raw,
+                          uint32_t *idx)
 {
-    *raw = lw_fetch(lw, ix, 0, s->n, tile, PREFER_REGION1);
+    *raw = lw_fetch(lw, ix, i0, s->n, tile, PREFER_REGION1);
     if (!*raw)
         return false;
     uint64_t even_n = (s->n + 1) & ~(uint64_t)1;
@@ -706,16 +708,16 @@ static bool fetch_indices(lowering *lw, int ix, const gather_shape *s, uint32_t 
     return *idx != 0;
 }
 
-/* dY's columns [c0, c0 + wc) of every row on `tile` (all of dY when wc is
- * the row), wc apart; their address, 0 on failure. */
-static uint32_t fetch_dy_columns(lowering *lw, int dyt, const gather_shape *s, uint64_t c0, uint64_t wc,
-                                 uint32_t tile)
+/* dY's columns [c0, c0 + wc) of rows [i0, i0 + s->n) on `tile` (the whole
+ * rows when wc is the row), wc apart; their address, 0 on failure. */
+static uint32_t fetch_dy_columns(lowering *lw, int dyt, const gather_shape *s, uint64_t i0, uint64_t c0,
+                                 uint64_t wc, uint32_t tile)
 {
     if (wc == s->d)
-        return lw_fetch(lw, dyt, 0, s->n * s->d, tile, PREFER_REGION1);
+        return lw_fetch(lw, dyt, i0 * s->d, s->n * s->d, tile, PREFER_REGION1);
     uint32_t dy = lw_scratch_alloc(lw, tile, s->n * wc * 4, PREFER_REGION1, 8, "gradient slices");
     for (uint64_t i = 0; i < s->n && dy && !lw->failed; i++)
-        lw_fetch_into(lw, dyt, i * s->d + c0, wc, tile, dy + (uint32_t)(i * wc * 4));
+        lw_fetch_into(lw, dyt, (i0 + i) * s->d + c0, wc, tile, dy + (uint32_t)(i * wc * 4));
     return lw->failed ? 0 : dy;
 }
 
@@ -775,9 +777,9 @@ static bool place_scatter_tile(lowering *lw, const graph_node *n, const gather_s
             lw_add_piece(lw, out, tile, *blk + (uint32_t)(i * wc * 4), (rl[r] + i) * s->d + c0, wc);
     if (!s->n)
         return !lw->failed;
-    if (!fetch_indices(lw, ix, s, tile, raw, idx))
+    if (!fetch_indices(lw, ix, s, 0, tile, raw, idx))
         return false;
-    *dy = fetch_dy_columns(lw, dyt, s, c0, wc, tile);
+    *dy = fetch_dy_columns(lw, dyt, s, 0, c0, wc, tile);
     return *dy != 0;
 }
 
@@ -858,8 +860,41 @@ static scatter_rect *rectangles(const lowering *lw, int t, uint64_t d, size_t *n
     return r;
 }
 
-/* The scatter-add in place; false (nothing done, no failure) where a
- * tile's dY columns would not fit. */
+/* The dY rows a chunk of the scatter-add in place takes: all of them
+ * where every tile's indices and dY columns fit its free blocks (each
+ * column range's slice in one block), else as many as fit on the tile
+ * with the least room, chunks of equal size; 0 where not one row fits. */
+static uint64_t scatter_chunk_rows(const lowering *lw, const gather_shape *s, const scatter_rect *r, size_t nr)
+{
+    uint64_t chunk = s->n;
+    const uint64_t slack = CODELET_READ_SLACK_BYTES + 8, index_row = s->ieb + (s->ieb == 8 ? 4 : 0);
+    for (size_t k = 0; k < nr && chunk;) {
+        uint64_t row = index_row, widest = 0, blocks = 2;
+        size_t j = k;
+        for (; j < nr && r[j].tile == r[k].tile; j++)
+            if (j == k || r[j].col != r[j - 1].col || r[j].width != r[j - 1].width) {
+                row += r[j].width * 4;
+                widest = r[j].width * 4 > widest ? r[j].width * 4 : widest;
+                blocks++;
+            }
+        uint64_t largest, total;
+        lw_tile_free_room(lw, r[k].tile, &largest, &total);
+        total = total * 9 / 10;
+        uint64_t by_block = largest > slack ? (largest - slack) / widest : 0;
+        uint64_t by_total = total > blocks * slack ? (total - blocks * slack) / row : 0;
+        chunk = by_block < chunk ? by_block : chunk;
+        chunk = by_total < chunk ? by_total : chunk;
+        k = j;
+    }
+    if (!chunk)
+        return 0;
+    uint64_t chunks = ceil_div(s->n, chunk);
+    return ceil_div(s->n, chunks);
+}
+
+/* The scatter-add in place, in chunks of dY rows where all at once would
+ * not fit (the rows added in index order all the same); false (nothing
+ * done, no failure) where not one row fits. */
 static bool scatter_in_place(lowering *lw, const graph_node *n, int index, const gather_shape *s)
 {
     int dyt = n->inputs[0], ix = n->inputs[1], init = n->inputs[2], out = n->outputs[0];
@@ -867,55 +902,53 @@ static bool scatter_in_place(lowering *lw, const graph_node *n, int index, const
     scatter_rect *r = rectangles(lw, init, s->d, &nr);
     if (!r)
         return false;
-    /* each tile's scratch: the indices, and dY's columns of each of its
-     * column ranges, within what lies above the blocks it keeps (the
-     * scratch of earlier ops there is free again) */
-    bool fits = true;
-    for (size_t k = 0; k < nr && fits;) {
-        const ltile *t = &lw->tile[r[k].tile];
-        uint64_t room0 = ISA_REGION1_BASE - ALIGN8(t->region0_kept_end), room1 = lw->mem_end - ALIGN8(t->region1_kept_end);
-        uint64_t bytes = 2 * (index_bytes(s) + CODELET_READ_SLACK_BYTES), widest = 0;
-        size_t j = k;
-        for (; j < nr && r[j].tile == r[k].tile; j++)
-            if (j == k || r[j].col != r[j - 1].col || r[j].width != r[j - 1].width) {
-                uint64_t b = s->n * r[j].width * 4 + CODELET_READ_SLACK_BYTES;
-                bytes += b;
-                widest = b > widest ? b : widest;
-            }
-        fits = bytes <= (room0 + room1) * 9 / 10 && widest <= (room0 > room1 ? room0 : room1);
-        k = j;
-    }
-    if (!fits || !lw_place_in_place(lw, out, init, dyt, index)) {
+    uint64_t chunk = s->n ? scatter_chunk_rows(lw, s, r, nr) : 1;
+    if (!chunk || !lw_place_in_place(lw, out, init, dyt, index)) {
         free(r);
         return false;
     }
     lw->tensor[out].placed = true;
-    /* phase 1: indices and dY columns in; per rectangle its dY block */
     uint32_t *dy = calloc(nr + 1, sizeof *dy), *raw = calloc(nr + 1, sizeof *raw), *idx = calloc(nr + 1, sizeof *idx);
     if (!dy || !raw || !idx) {
         free(r); free(dy); free(raw); free(idx);
         return lw_fail(lw, "out of host memory");
     }
-    for (size_t k = 0; k < nr && !lw->failed && s->n; k++) {
-        bool same_tile = k && r[k].tile == r[k - 1].tile;
-        if (same_tile) {
-            raw[k] = raw[k - 1];
-            idx[k] = idx[k - 1];
-        } else if (!fetch_indices(lw, ix, s, r[k].tile, &raw[k], &idx[k])) {
-            break;
+    for (uint64_t i0 = 0; i0 < s->n && !lw->failed; i0 += chunk) {
+        gather_shape sc = *s;
+        sc.n = min_u64(chunk, s->n - i0);
+        lw->rep->scatter_chunks++;
+        /* phase 1: the chunk's indices and dY columns in; per rectangle its dY block */
+        for (size_t k = 0; k < nr && !lw->failed; k++) {
+            bool same_tile = k && r[k].tile == r[k - 1].tile;
+            if (same_tile) {
+                raw[k] = raw[k - 1];
+                idx[k] = idx[k - 1];
+            } else if (!fetch_indices(lw, ix, &sc, i0, r[k].tile, &raw[k], &idx[k])) {
+                break;
+            }
+            dy[k] = same_tile && r[k].col == r[k - 1].col && r[k].width == r[k - 1].width
+                        ? dy[k - 1]
+                        : fetch_dy_columns(lw, dyt, &sc, i0, r[k].col, r[k].width, r[k].tile);
         }
-        dy[k] = same_tile && r[k].col == r[k - 1].col && r[k].width == r[k - 1].width
-                    ? dy[k - 1]
-                    : fetch_dy_columns(lw, dyt, s, r[k].col, r[k].width, r[k].tile);
-    }
-    if (!lw->failed)
-        lw_end_phase(lw);
-    /* phase 2: each tile's indices narrowed once, then a compute set a rectangle */
-    for (size_t k = 0; k < nr && !lw->failed && s->n; k++) {
-        if (!k || r[k].tile != r[k - 1].tile)
-            narrow_indices(lw, s, r[k].tile, raw[k], idx[k]);
         if (!lw->failed)
-            scatter_rows(lw, s, r[k].tile, r[k].addr, r[k].row, r[k].rows, r[k].width, idx[k], dy[k], false);
+            lw_end_phase(lw);
+        /* phase 2: each tile's indices narrowed once, then a compute set a rectangle */
+        for (size_t k = 0; k < nr && !lw->failed; k++) {
+            if (!k || r[k].tile != r[k - 1].tile)
+                narrow_indices(lw, &sc, r[k].tile, raw[k], idx[k]);
+            if (!lw->failed)
+                scatter_rows(lw, &sc, r[k].tile, r[k].addr, r[k].row, r[k].rows, r[k].width, idx[k], dy[k], false);
+        }
+        /* the chunk's blocks free for the next */
+        for (size_t k = 0; k < nr && !lw->failed && i0 + chunk < s->n; k++) {
+            if (!k || dy[k] != dy[k - 1] || r[k].tile != r[k - 1].tile)
+                lw_scratch_free(lw, r[k].tile, dy[k]);
+            if (!k || r[k].tile != r[k - 1].tile) {
+                if (idx[k] != raw[k])
+                    lw_scratch_free(lw, r[k].tile, idx[k]);
+                lw_scratch_free(lw, r[k].tile, raw[k]);
+            }
+        }
     }
     lw->rep->scatters_in_place++;
     free(r); free(dy); free(raw); free(idx);

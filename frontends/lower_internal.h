@@ -260,6 +260,9 @@ enum { LW_ROOM_BLOCKS = 4 };
  * and at the end the vertex records and the control program). */
 enum { LW_KEPT_RESERVE_BYTES = 24 * 1024 };
 void lw_least_room(const lowering *lw, uint64_t room[2 * LW_ROOM_BLOCKS]);
+/* Tile `tile`'s room for scratch the same way: its largest free block, and
+ * the bytes of its LW_ROOM_BLOCKS largest in each region together. */
+void lw_tile_free_room(const lowering *lw, uint32_t tile, uint64_t *largest, uint64_t *total);
 /* A block an op will take: bytes (0: none), and the region it prefers. */
 typedef struct lw_block_need {
     uint64_t bytes;

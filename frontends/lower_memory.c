@@ -357,6 +357,17 @@ static void tile_room(const ltile *t, uint64_t room[2 * LW_ROOM_BLOCKS])
         room_insert(room + r * LW_ROOM_BLOCKS, gap[r] > LW_KEPT_RESERVE_BYTES ? gap[r] - LW_KEPT_RESERVE_BYTES : 0);
 }
 
+void lw_tile_free_room(const lowering *lw, uint32_t tile, uint64_t *largest, uint64_t *total)
+{
+    uint64_t r[2 * LW_ROOM_BLOCKS];
+    tile_room(&lw->tile[tile], r);
+    *largest = *total = 0;
+    for (int j = 0; j < 2 * LW_ROOM_BLOCKS; j++) {
+        *largest = r[j] > *largest ? r[j] : *largest;
+        *total += r[j];
+    }
+}
+
 void lw_least_room(const lowering *lw, uint64_t room[2 * LW_ROOM_BLOCKS])
 {
     for (int j = 0; j < 2 * LW_ROOM_BLOCKS; j++)

@@ -480,6 +480,68 @@ static bool folded(const graph *g, int k)
     return true;
 }
 
+/* Bytes of tensor t. */
+static uint64_t tensor_bytes(const graph *g, int t)
+{
+    return (uint64_t)graph_shape_numel(&g->tensors[t].shape) * graph_dtype_size(g->tensors[t].dtype);
+}
+
+/* A backward node writing at least SINK_GROWTH times the bytes it reads
+ * (of tensors computed in the step: constants and variables stay anyway)
+ * runs just before the first forward or backward node reading its
+ * outputs (the end of the backward pass when only updates read them):
+ * its inputs wait for it instead of its outputs waiting for their reader.
+ * BERT's masked-LM decoder's weight gradient, the word embeddings' size
+ * from 40 rows of activations and gradients, then waits for the
+ * embedding's scatter-add at the end of the backward pass as those rows,
+ * not as a table.  order[0 .. count): forward then backward nodes, moved
+ * here; at: room for a position per node. */
+#define SINK_GROWTH 4
+
+static void sink_growing_nodes(const graph *g, int *order, int count, int *at)
+{
+    for (int q = 0; q < count; q++)
+        at[order[q]] = q;
+    for (int q = count - 1; q >= 0; q--) {
+        int k = order[q];
+        const graph_node *nd = &g->nodes[k];
+        if (nd->phase != GRAPH_PHASE_BACKWARD || folded(g, k))
+            continue;
+        uint64_t in = 0, out = 0;
+        for (int i = 0; i < nd->n_inputs; i++) {
+            int t = nd->inputs[i];
+            if (t >= 0 && !g->tensors[t].data && !g->tensors[t].is_variable)
+                in += tensor_bytes(g, t);
+        }
+        for (int i = 0; i < nd->n_outputs; i++)
+            if (nd->outputs[i] >= 0)
+                out += tensor_bytes(g, nd->outputs[i]);
+        if (out < SINK_GROWTH * in || out == 0)
+            continue;
+        int first = count;                  /* the first forward or backward reader */
+        bool output = false;
+        for (int i = 0; i < nd->n_outputs; i++) {
+            int t = nd->outputs[i];
+            if (t < 0)
+                continue;
+            output |= g->tensors[t].is_output;
+            for (int j = 0; j < g->n_nodes; j++) {
+                if (g->nodes[j].phase == GRAPH_PHASE_UPDATE || at[j] <= q)
+                    continue;
+                for (int r = 0; r < g->nodes[j].n_inputs; r++)
+                    if (g->nodes[j].inputs[r] == t && at[j] < first)
+                        first = at[j];
+            }
+        }
+        if (output || first <= q + 1)
+            continue;
+        memmove(&order[q], &order[q + 1], (size_t)(first - 1 - q) * sizeof *order);
+        order[first - 1] = k;
+        for (int r = q; r < first; r++)
+            at[order[r]] = r;
+    }
+}
+
 /* The order the nodes run in: the forward pass, then the backward pass,
  * each in its present order, with each update node moved up to just after
  * the last node it waits for — the producers of its inputs, and every
@@ -492,7 +554,8 @@ static bool folded(const graph *g, int k)
  * delay, every update node after the backward pass (PopART's
  * delayVarUpdates).  Still a topological order: an update node follows
  * what it reads, and no forward or backward node reads an update's
- * output. */
+ * output.  Backward nodes that grow much are sunk first
+ * (sink_growing_nodes). */
 static void order_steps(graph *g, bool delay)
 {
     int n = g->n_nodes, m = 0;
@@ -503,13 +566,21 @@ static void order_steps(graph *g, bool delay)
     if (!sorted || !pos || !after || !last_read)
         panic("out of host memory");
     int fb = 0, first_backward = -1;
+    int *fb_order = malloc((size_t)n * sizeof *fb_order + 1);
+    if (!fb_order)
+        panic("out of host memory");
     for (int p = GRAPH_PHASE_FORWARD; p <= GRAPH_PHASE_BACKWARD; p++)
         for (int k = 0; k < n; k++)
-            if (g->nodes[k].phase == (enum graph_phase)p) {
-                if (p == GRAPH_PHASE_BACKWARD && first_backward < 0 && !folded(g, k))
-                    first_backward = fb;
-                pos[k] = fb++;
-            }
+            if (g->nodes[k].phase == (enum graph_phase)p)
+                fb_order[fb++] = k;
+    sink_growing_nodes(g, fb_order, fb, pos);
+    for (int q = 0; q < fb; q++) {
+        int k = fb_order[q];
+        if (g->nodes[k].phase == GRAPH_PHASE_BACKWARD && first_backward < 0 && !folded(g, k))
+            first_backward = q;
+        pos[k] = q;
+    }
+    free(fb_order);
     if (first_backward < 0)
         first_backward = fb - 1;
     for (int t = 0; t < g->n_tensors; t++)

@@ -261,9 +261,10 @@ static void test_sim_gather_grad(void)
  * matmul's result read by nothing else (P [v, k] x Q [k, d]): added into
  * G's storage, the matmul's blocks (many tiles: column slices; few: whole
  * rows); G an input of the graph: into blocks of the scatter's own plan
- * that start as G's rows.  Repeated and negative indices as above. */
+ * that start as G's rows.  Repeated and negative indices as above.  With
+ * chunked, dY's rows must come to G's tiles in more than one chunk. */
 static void run_gather_grad_into(int64_t v, int64_t d, int64_t n, int64_t k, bool computed, uint32_t tiles,
-                                 uint32_t seed)
+                                 uint32_t seed, bool chunked)
 {
     graph *g = graph_new("gather_grad_into", 13);
     const int64_t yd[2] = { n, d }, id[1] = { n }, pd[2] = { v, k }, qd[2] = { k, d }, gd[2] = { v, d };
@@ -314,32 +315,42 @@ static void run_gather_grad_into(int64_t v, int64_t d, int64_t n, int64_t k, boo
     /* G's own rounding (a k-term dot product) and the sums into it */
     simulate_result r = sim_vs_eval(g, in, in_abs, tiles, (double)(kmax + (computed ? k : 0) + 1));
     CU_ASSERT_EQUAL(r.plan.scatters_in_place, computed ? 1u : 0u);
+    if (computed)
+        CU_ASSERT(chunked ? r.plan.scatter_chunks > 1 : r.plan.scatter_chunks == 1);
     free(dy); free(dya); free(a); free(aa); free(idx); free(count);
     graph_free(g);
 }
 
 static void test_sim_gather_grad_into(void)
 {
-    run_gather_grad_into(600, 96, 48, 16, true, 0, 5);      /* many tiles: column slices of the matmul */
-    run_gather_grad_into(300, 32, 40, 8, true, 4, 6);       /* few tiles: whole rows */
-    run_gather_grad_into(300, 16, 40, 8, false, 8, 7);      /* an input: the scatter's own blocks */
+    run_gather_grad_into(600, 96, 48, 16, true, 0, 5, false);   /* many tiles: column slices of the matmul */
+    run_gather_grad_into(300, 32, 40, 8, true, 4, 6, false);    /* few tiles: whole rows */
+    run_gather_grad_into(300, 16, 40, 8, false, 8, 7, false);   /* an input: the scatter's own blocks */
+    /* dY's slices more than a tile holds at once (2048 rows of the
+     * whole rows of 96 on 8 tiles: 768 KiB): in chunks of rows, added in
+     * index order */
+    run_gather_grad_into(600, 96, 2048, 16, true, 8, 8, true);
 }
 
 /* Add(G, GatherGrad(dY, idx)) in a training step: train_prepare makes it
- * one GatherGrad into G. */
+ * one GatherGrad into G, and G's matmul waits for it. */
 static void test_train_fuses_scatter_add(void)
 {
     graph *g = graph_new("tied", 13);
-    const int64_t xd[2] = { 6, 8 }, wd[2] = { 20, 8 }, id[1] = { 6 };
+    const int64_t xd[2] = { 6, 32 }, wd[2] = { 200, 32 }, id[1] = { 6 };
     int ix = input(g, "ids", 1, id);
     g->tensors[ix].dtype = GDT_I64;
     input(g, "x", 2, xd);
-    float w[160];
-    for (int i = 0; i < 160; i++)
+    float w[200 * 32];
+    for (int i = 0; i < 200 * 32; i++)
         w[i] = rnd();
     cnst(g, "table", 2, wd, w);
+    const int64_t md[2] = { 32, 32 };
+    cnst(g, "m", 2, md, NULL);
     node(g, GRAPH_OP_GATHER, "table,ids", "emb");
-    node(g, GRAPH_OP_ADD, "emb,x", "h");
+    node(g, GRAPH_OP_ADD, "emb,x", "h0");
+    node(g, GRAPH_OP_RELU, "h0", "h1");
+    node(g, GRAPH_OP_MATMUL, "h1,m", "h");
     graph_node *mm = node(g, GRAPH_OP_GEMM, "h,table", "logits");
     graph_set_attr_int(mm, "transB", 1);
     finish(g, "logits");
@@ -350,8 +361,14 @@ static void test_train_fuses_scatter_add(void)
     train_built(g, &o, &info);
     int fused = 0, plain = 0;
     for (int k = 0; k < g->n_nodes; k++)
-        if (g->nodes[k].op == GRAPH_OP_GATHERGRAD)
+        if (g->nodes[k].op == GRAPH_OP_GATHERGRAD) {
             *(g->nodes[k].n_inputs == 3 ? &fused : &plain) += 1;
+            /* the decoder's weight gradient (6400 elements from 6 rows of
+             * 200 and of 32) runs just before the scatter-add into it, at
+             * the end of the backward pass, not where its inputs are ready */
+            int p = g->tensors[g->nodes[k].inputs[g->nodes[k].n_inputs - 1]].producer;
+            CU_ASSERT(g->nodes[k].n_inputs < 3 || p == k - 1);
+        }
     CU_ASSERT_EQUAL(fused, 1);
     CU_ASSERT_EQUAL(plain, 0);
     graph_free(g);

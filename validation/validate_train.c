@@ -277,7 +277,32 @@ static bool each_step(int step, const graph_value *outputs, const simulate_resul
     return ok;
 }
 
-/* Inputs: floats as `ipusim run` fills them, labels in 0 .. classes - 1. */
+/* The values integer input t may take, [0, limit): a label's classes,
+ * the limit the model gives it, else the rows of a table it indexes
+ * (Gather's indices), else 10. */
+static int64_t integer_limit(const graph *g, int t, const struct train_info *info)
+{
+    for (int l = 0; l < info->n_labels; l++)
+        if (!strcmp(info->label_name[l], g->tensors[t].name))
+            return info->label_classes[l];
+    if (g->tensors[t].value_limit > 0)
+        return g->tensors[t].value_limit;
+    int64_t limit = 0;
+    for (int k = 0; k < g->n_nodes; k++) {
+        const graph_node *n = &g->nodes[k];
+        if (n->op != GRAPH_OP_GATHER || n->n_inputs < 2 || n->inputs[1] != t || n->inputs[0] < 0)
+            continue;
+        const graph_shape *table = &g->tensors[n->inputs[0]].shape;
+        int64_t axis = graph_attr_int(n, "axis");
+        axis = axis < 0 ? axis + table->rank : axis;
+        if (axis >= 0 && axis < table->rank && (!limit || table->dims[axis] < limit))
+            limit = table->dims[axis];
+    }
+    return limit > 0 ? limit : 10;
+}
+
+/* Inputs: floats as `ipusim run` fills them, integers in 0 .. limit - 1
+ * (integer_limit). */
 static graph_value *make_inputs(const graph *g, const struct train_info *info)
 {
     graph_value *in = calloc((size_t)g->n_inputs + 1, sizeof *in);
@@ -288,10 +313,7 @@ static graph_value *make_inputs(const graph *g, const struct train_info *info)
         size_t n = (size_t)graph_shape_numel(&t->shape);
         in[i] = (graph_value){ .dtype = t->dtype, .shape = t->shape,
                                .data = calloc(1, n * graph_dtype_size(t->dtype) + 1) };
-        long long classes = 0;
-        for (int l = 0; l < info->n_labels; l++)
-            if (!strcmp(info->label_name[l], t->name))
-                classes = info->label_classes[l];
+        int64_t limit = graph_dtype_is_float(t->dtype) ? 0 : integer_limit(g, g->inputs[i], info);
         uint64_t s = 0x9e3779b97f4a7c15ull * (uint64_t)(i + 1);
         for (size_t k = 0; k < n; k++) {
             s = s * 6364136223846793005ull + 1442695040888963407ull;
@@ -299,7 +321,7 @@ static graph_value *make_inputs(const graph *g, const struct train_info *info)
             if (graph_dtype_is_float(t->dtype))
                 graph_store_f64(t->dtype, in[i].data, k, 2 * u - 1);
             else
-                graph_store_i64(t->dtype, in[i].data, k, (int64_t)(u * (double)(classes ? classes : 10)));
+                graph_store_i64(t->dtype, in[i].data, k, (int64_t)(u * (double)limit));
         }
     }
     return in;

@@ -327,8 +327,14 @@ static graph *bert_pretraining(model_builder *b, int layers, char *err, size_t e
     int token_type_ids = model_input(b->g, "token_type_ids", GDT_I32, 2, bs);
     int attention_mask = model_input(b->g, "attention_mask", GDT_I32, 2, bs);
     int positions = model_input(b->g, "masked_lm_positions", GDT_I32, 2, bp);
-    model_input(b->g, "masked_lm_ids", GDT_I32, 2, bp);
-    model_input(b->g, "next_sentence_label", GDT_I32, 1, bb);
+    int masked_ids = model_input(b->g, "masked_lm_ids", GDT_I32, 2, bp);
+    int nsp_label = model_input(b->g, "next_sentence_label", GDT_I32, 1, bb);
+    /* the values each input takes: token ids, segments A and B, a mask of
+     * 0 and 1, positions in the sequence, the two NSP classes */
+    b->g->tensors[input_ids].value_limit = b->g->tensors[masked_ids].value_limit = BERT_VOCAB;
+    b->g->tensors[token_type_ids].value_limit = b->g->tensors[attention_mask].value_limit = 2;
+    b->g->tensors[nsp_label].value_limit = 2;
+    b->g->tensors[positions].value_limit = b->seq;
     int word_table;
     int h = bert_embeddings(b, input_ids, token_type_ids, &word_table);
     b->mask = bert_mask(b, attention_mask);
