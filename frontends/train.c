@@ -542,6 +542,71 @@ static void sink_growing_nodes(const graph *g, int *order, int count, int *at)
     }
 }
 
+/* Updates that could run at backward position after[k] wait, together,
+ * until the gradients they read come to a sixteenth of all the step's
+ * (at most UPDATE_BATCH_BYTES; or the backward pass ends): they then run
+ * in one stretch of update supersteps, the weights on different tiles at
+ * once, instead of a stretch each between the backward pass's; the
+ * gradients waiting hold at most about that much memory.  (ResNet-50 at
+ * batch 2 at 64 x 64: 12 stretches, 1.2% fewer cycles than 163.) */
+#define UPDATE_BATCH_BYTES (8u << 20)
+#define UPDATE_BATCHES 16
+
+/* The bytes of update node k's inputs the backward pass computed. */
+static uint64_t gradient_bytes(const graph *g, int k)
+{
+    uint64_t b = 0;
+    const graph_node *nd = &g->nodes[k];
+    for (int i = 0; i < nd->n_inputs; i++) {
+        int t = nd->inputs[i], p = t >= 0 ? g->tensors[t].producer : -1;
+        if (p >= 0 && g->nodes[p].phase == GRAPH_PHASE_BACKWARD)
+            b += tensor_bytes(g, t);
+    }
+    return b;
+}
+
+static void batch_updates(const graph *g, int *after, int fb)
+{
+    int n = g->n_nodes;
+    uint64_t all = 0;
+    for (int k = 0; k < n; k++)
+        if (g->nodes[k].phase == GRAPH_PHASE_UPDATE)
+            all += gradient_bytes(g, k);
+    uint64_t batch = all / UPDATE_BATCHES < UPDATE_BATCH_BYTES ? all / UPDATE_BATCHES : UPDATE_BATCH_BYTES;
+    int *by_at = malloc(((size_t)n + 1) * sizeof *by_at), *first = calloc((size_t)fb + 2, sizeof *first);
+    if (!by_at || !first)
+        panic("out of host memory");
+    /* the update nodes by position (counting sort, node order kept) */
+    for (int k = 0; k < n; k++)
+        if (g->nodes[k].phase == GRAPH_PHASE_UPDATE)
+            first[after[k] + 2]++;
+    for (int q = 1; q <= fb + 1; q++)
+        first[q] += first[q - 1];
+    int *fill = malloc(((size_t)fb + 2) * sizeof *fill);
+    if (!fill)
+        panic("out of host memory");
+    memcpy(fill, first, ((size_t)fb + 2) * sizeof *fill);
+    for (int k = 0; k < n; k++)
+        if (g->nodes[k].phase == GRAPH_PHASE_UPDATE)
+            by_at[fill[after[k] + 1]++] = k;
+    uint64_t pending = 0;
+    int from = 0;                         /* the first waiting update in by_at */
+    for (int q = -1; q < fb; q++) {
+        int end = first[q + 2];
+        for (int u = first[q + 1]; u < end; u++)
+            pending += gradient_bytes(g, by_at[u]);
+        if (pending >= batch || q == fb - 1) {
+            for (int u = from; u < end; u++)
+                after[by_at[u]] = q;
+            from = end;
+            pending = 0;
+        }
+    }
+    free(by_at);
+    free(first);
+    free(fill);
+}
+
 /* The order the nodes run in: the forward pass, then the backward pass,
  * each in its present order, with each update node moved up to just after
  * the last node it waits for — the producers of its inputs, and every
@@ -611,6 +676,8 @@ static void order_steps(graph *g, bool delay)
         }
         after[k] = delay ? fb - 1 : at;
     }
+    if (!delay)
+        batch_updates(g, after, fb);
     /* forward and backward in their order, each followed by the updates
      * that wait for it, in their order (bucketed by after[] + 1) */
     int *start = calloc((size_t)fb + 2, sizeof *start), *fb_node = malloc((size_t)fb * sizeof *fb_node + 1);
