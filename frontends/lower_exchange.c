@@ -456,9 +456,28 @@ static void find_chains(const step_item *it, size_t n, bool adjacent, size_t *ch
                         size_t *at)
 {
     uint64_t *share = malloc((n + 1) * sizeof *share);
-    if (!share)
+    size_t *same = malloc((n + 1) * sizeof *same);      /* the next item of the same endpoint (n: none) */
+    size_t cap = 16;
+    while (cap < 2 * n)
+        cap *= 2;
+    size_t *seen = malloc(cap * sizeof *seen);          /* endpoint -> its latest item, open addressing */
+    if (!share || !same || !seen) {
+        free(share); free(same); free(seen);
         return;                       /* plain steps only */
+    }
     plain_shares(it, n, share, at);
+    for (size_t k = 0; k < cap; k++)
+        seen[k] = n;
+    for (size_t k = n; k-- > 0;) {
+        same[k] = n;
+        if (it[k].host)
+            continue;
+        size_t h = (size_t)(it[k].endpoint * 2654435761u) & (cap - 1);
+        while (seen[h] != n && it[seen[h]].endpoint != it[k].endpoint)
+            h = (h + 1) & (cap - 1);
+        same[k] = seen[h];
+        seen[h] = k;
+    }
     for (size_t a = 0; a < n; a++) {
         if (member[a] || it[a].host)
             continue;
@@ -466,12 +485,9 @@ static void find_chains(const step_item *it, size_t n, bool adjacent, size_t *ch
         uint64_t words = share[a];
         size_t len = 1, last = a;
         int64_t stride = 0;
-        for (size_t b = a + 1; b < n; b++) {
-            if (it[b].host || it[b].endpoint != it[a].endpoint) {
-                if (adjacent)
-                    break;
-                continue;
-            }
+        for (size_t b = same[a]; b < n; b = same[b]) {
+            if (adjacent && b != last + 1)
+                break;
             int64_t d = (int64_t)it[b].x->addr - (int64_t)it[last].x->addr;
             if (padded_bytes(it[b].x) != bytes || (len > 1 && d != stride) || d < INT32_MIN || d > INT32_MAX)
                 break;
@@ -488,6 +504,8 @@ static void find_chains(const step_item *it, size_t n, bool adjacent, size_t *ch
             member[k] = true;
     }
     free(share);
+    free(same);
+    free(seen);
 }
 
 /* The steps of tile i's transfers it[0 .. n) (handlers: rows, run, single). */
