@@ -1086,6 +1086,24 @@ bool graph_node_first_output_only(const graph_node *n)
     return true;
 }
 
+int64_t graph_value_limit(const graph *g, int t)
+{
+    if (g->tensors[t].value_limit > 0)
+        return g->tensors[t].value_limit;
+    int64_t limit = 0;
+    for (int k = 0; k < g->n_nodes; k++) {
+        const graph_node *n = &g->nodes[k];
+        if (n->removed || n->op != GRAPH_OP_GATHER || n->n_inputs < 2 || n->inputs[1] != t || n->inputs[0] < 0)
+            continue;
+        const graph_shape *table = &g->tensors[n->inputs[0]].shape;
+        int64_t axis = graph_attr_int(n, "axis");
+        axis = axis < 0 ? axis + table->rank : axis;
+        if (axis >= 0 && axis < table->rank && (!limit || table->dims[axis] < limit))
+            limit = table->dims[axis];
+    }
+    return limit;
+}
+
 int graph_consumers(const graph *g, int t, int *nodes, int max)
 {
     int count = 0;

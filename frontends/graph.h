@@ -288,6 +288,10 @@ bool graph_node_first_output_only(const graph_node *n);
  * first max of them are stored in nodes (may be NULL).  Removed nodes are
  * not counted. */
 int graph_consumers(const graph *g, int t, int *nodes, int max);
+/* The values integer tensor t takes, [0, limit): its value_limit, else the
+ * fewest rows of a table it indexes (Gather's indices); 0 when neither
+ * says. */
+int64_t graph_value_limit(const graph *g, int t);
 
 /* A readable listing: inputs, one line per node with its operands' shapes,
  * outputs.  Constants are shown by shape unless small. */

@@ -296,6 +296,10 @@ static bool map_tensor(lowering *lw, ipu_exe *e, int t, uint32_t role, uint32_t 
     if (lt->permuted)
         for (int d = 0; d < g->shape.rank; d++)
             mt->perm[d] = lt->perm[d];
+    if ((role & TMAP_INPUT) && !graph_dtype_is_float(g->dtype)) {
+        int64_t limit = graph_value_limit(lw->g, t);
+        mt->value_limit = limit > 0 ? (uint64_t)limit : 0;
+    }
     for (size_t k = 0; k < lt->n; k++) {
         uint32_t stream = TMAP_NO_STREAM;
         if (role & TMAP_INPUT)

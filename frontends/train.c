@@ -161,6 +161,8 @@ static int pick_nll(builder *b, int lp, const char *labels_name)
     int labels = label_input(b, labels_name, GDT_I32, &ls);
     if (labels < 0)
         return -1;
+    if (!g->tensors[labels].value_limit || g->tensors[labels].value_limit > classes)
+        g->tensors[labels].value_limit = classes;
     train_info *info = b->info;
     if (info->n_labels < 4) {
         info->label[info->n_labels] = labels;

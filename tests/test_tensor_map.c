@@ -17,6 +17,7 @@ static tensor_map *sample(void)
     tmap_tensor *a = tmap_add_tensor(m, "input.a", 1, 4, 2, d1, TMAP_INPUT);
     tmap_add_piece(a, 0, 0x80000, 0, 12, 0);
     tmap_add_piece(a, 1, 0x80040, 12, 12, 1);
+    a->value_limit = 30522;
     a->perm[0] = 1;                 /* stored transposed: [6, 4] */
     a->perm[1] = 0;
     tmap_tensor *b = tmap_add_tensor(m, "w", 10, 2, 1, d2, TMAP_WEIGHT);
@@ -43,6 +44,8 @@ static void test_round_trip(void)
     CU_ASSERT_EQUAL(a->dims[1], 6);
     CU_ASSERT_EQUAL(tmap_elements(a), 24);
     CU_ASSERT_EQUAL(a->perm[0], 1);
+    CU_ASSERT_EQUAL(a->value_limit, 30522);
+    CU_ASSERT_EQUAL(tmap_find(back, "w")->value_limit, 0);
     CU_ASSERT_FALSE(tmap_is_identity(a));
     CU_ASSERT_TRUE(tmap_is_identity(tmap_find(back, "w")));
     /* Logical [4, 6] row-major -> stored [6, 4] and back. */
@@ -67,6 +70,35 @@ static void test_round_trip(void)
     CU_ASSERT_PTR_NULL(tmap_find(back, "nope"));
     CU_ASSERT_STRING_EQUAL(tmap_dtype_name(10), "f16");
     tmap_free(back);
+    free(blob);
+    tmap_free(m);
+}
+
+/* A version 2 map (no value limits), as older executables hold, still reads. */
+static void test_version_2(void)
+{
+    tensor_map *m = sample();
+    uint8_t *blob;
+    size_t size;
+    CU_ASSERT_TRUE_FATAL(tmap_encode(m, &blob, &size));
+    /* drop each tensor's 8 bytes of value limit, after its role */
+    uint8_t *old = malloc(size);
+    size_t a_role = 12 + 4 + 8 + 12 + 16 + 8, w_start = a_role + 16 + 2 * 28;
+    size_t w_role = w_start + 4 + 4 + 12 + 8 + 4;
+    size_t n = 0;
+    memcpy(old + n, blob, a_role + 4), n += a_role + 4;
+    memcpy(old + n, blob + a_role + 12, w_role + 4 - (a_role + 12)), n += w_role + 4 - (a_role + 12);
+    memcpy(old + n, blob + w_role + 12, size - (w_role + 12)), n += size - (w_role + 12);
+    old[4] = 2;
+    char err[256] = "";
+    tensor_map *back = tmap_decode(old, n, "old.elf", err, sizeof err);
+    if (!back)
+        fprintf(stderr, "\n  %s\n", err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(back);
+    CU_ASSERT_EQUAL(tmap_find(back, "input.a")->value_limit, 0);
+    CU_ASSERT_EQUAL(tmap_find(back, "w")->pieces[0].tile, 3);
+    tmap_free(back);
+    free(old);
     free(blob);
     tmap_free(m);
 }
@@ -103,14 +135,15 @@ static void test_malformed(void)
     expect_error(bad, size, "p.elf: tensor map: not a tensor map (bad magic)");
     memcpy(bad, blob, size);
     bad[4] = 1;
-    expect_error(bad, size, "version 1, this ipusim reads version 2");
+    expect_error(bad, size, "version 1, this ipusim reads versions 2 and 3");
     memcpy(bad, blob, size);
     memset(bad + size, 0, 4);
     expect_error(bad, size + 4, "4 bytes after the last tensor");
     /* Piece 1 of input.a made to overlap piece 0: first element 12 -> 4.
      * Offsets: 12 header, 4 len, 8 name, 12 dtype/eb/rank, 16 dims, 8 perm,
-     * 8 role/n, piece 0 (28 bytes), then piece 1: tile, addr, first. */
-    size_t p1_first = 12 + 4 + 8 + 12 + 16 + 8 + 8 + 28 + 8;
+     * 4 role, 8 value limit, 4 n, piece 0 (28 bytes), then piece 1: tile,
+     * addr, first. */
+    size_t p1_first = 12 + 4 + 8 + 12 + 16 + 8 + 16 + 28 + 8;
     memcpy(bad, blob, size);
     bad[p1_first] = 4;
     expect_error(bad, size, "tensor 'input.a': piece 1 (elements 4..16) is out of order or outside its 24 elements");
@@ -130,5 +163,6 @@ static void test_malformed(void)
 
 void test_register(void)
 {
-    ADD_SUITE("tensor_map", { "round trip", test_round_trip }, { "malformed blobs", test_malformed });
+    ADD_SUITE("tensor_map", { "round trip", test_round_trip }, { "a version 2 map still reads", test_version_2 },
+              { "malformed blobs", test_malformed });
 }

@@ -278,26 +278,13 @@ static bool each_step(int step, const graph_value *outputs, const simulate_resul
 }
 
 /* The values integer input t may take, [0, limit): a label's classes,
- * the limit the model gives it, else the rows of a table it indexes
- * (Gather's indices), else 10. */
+ * what the graph says (graph_value_limit), else 10. */
 static int64_t integer_limit(const graph *g, int t, const struct train_info *info)
 {
     for (int l = 0; l < info->n_labels; l++)
         if (!strcmp(info->label_name[l], g->tensors[t].name))
             return info->label_classes[l];
-    if (g->tensors[t].value_limit > 0)
-        return g->tensors[t].value_limit;
-    int64_t limit = 0;
-    for (int k = 0; k < g->n_nodes; k++) {
-        const graph_node *n = &g->nodes[k];
-        if (n->op != GRAPH_OP_GATHER || n->n_inputs < 2 || n->inputs[1] != t || n->inputs[0] < 0)
-            continue;
-        const graph_shape *table = &g->tensors[n->inputs[0]].shape;
-        int64_t axis = graph_attr_int(n, "axis");
-        axis = axis < 0 ? axis + table->rank : axis;
-        if (axis >= 0 && axis < table->rank && (!limit || table->dims[axis] < limit))
-            limit = table->dims[axis];
-    }
+    int64_t limit = graph_value_limit(g, t);
     return limit > 0 ? limit : 10;
 }
 

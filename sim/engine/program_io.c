@@ -88,6 +88,7 @@ void program_random_input(const tmap_tensor *t, uint64_t seed, void *data)
 {
     uint64_t s = seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
     uint64_t n = tmap_elements(t);
+    uint64_t limit = t->value_limit && t->value_limit <= INT32_MAX ? t->value_limit : 10;
     for (uint64_t i = 0; i < n; i++) {
         s ^= s << 13;
         s ^= s >> 7;
@@ -96,21 +97,28 @@ void program_random_input(const tmap_tensor *t, uint64_t seed, void *data)
         switch (t->dtype) {
         case 1: ((float *)data)[i] = (float)u; break;
         case 10: ((f16_t *)data)[i] = fp16_from_f32((float)u); break;
-        case 6: ((int32_t *)data)[i] = (int32_t)(s % 10); break;
-        case 7: ((int64_t *)data)[i] = (int64_t)(s % 10); break;
+        case 6: ((int32_t *)data)[i] = (int32_t)(s % limit); break;
+        case 7: ((int64_t *)data)[i] = (int64_t)(s % limit); break;
         default: memset((uint8_t *)data + i * t->element_bytes, (int)(s & 1), t->element_bytes); break;
         }
     }
 }
 
-/* What program_random_input gives a tensor of t's type, for the note. */
-static const char *random_input_kind(const tmap_tensor *t)
+/* What program_random_input gives a tensor of t's type, for the note
+ * (buf: room for the integers' range). */
+static const char *random_input_kind(const tmap_tensor *t, char *buf, size_t size)
 {
     switch (t->dtype) {
     case 1: return "f32, uniform random values in [-1, 1)";
     case 10: return "f16, uniform random values in [-1, 1)";
-    case 6: return "i32, random integers 0..9";
-    case 7: return "i64, random integers 0..9";
+    case 6:
+    case 7:
+        if (t->value_limit && t->value_limit <= INT32_MAX)
+            snprintf(buf, size, "%s, random integers 0..%llu (the values it takes)", t->dtype == 6 ? "i32" : "i64",
+                     (unsigned long long)t->value_limit - 1);
+        else
+            snprintf(buf, size, "%s, random integers 0..9", t->dtype == 6 ? "i32" : "i64");
+        return buf;
     case 9: return "bool, random 0 or 1";
     default: return "each element's bytes all 0 or all 1 at random";
     }
@@ -253,12 +261,13 @@ bool program_fill_inputs(engine *g, const tensor_map *m, const char *const *give
         free(data);
         if (!ok)
             return false;
+        char kind[96];
         if (note && filled++ < 4)
             fprintf(note, "%sinput '%s' not given (--input %s=FILE): %s\n", prefix, t->name, t->name,
-                    random_input_kind(t));
+                    random_input_kind(t, kind, sizeof kind));
     }
     if (note && filled > 4)
         fprintf(note, "%s... and %zu more inputs not given: random values (floats uniform in [-1, 1), integers "
-                "0..9)\n", prefix, filled - 4);
+                "within the values each takes, else 0..9)\n", prefix, filled - 4);
     return true;
 }

@@ -166,7 +166,7 @@ bool tmap_encode(const tensor_map *m, uint8_t **bytes, size_t *size)
 {
     wbuf b = { 0 };
     put(&b, "IPTM", 4);
-    put32(&b, 2);
+    put32(&b, 3);
     put32(&b, (uint32_t)m->n_tensors);
     for (size_t i = 0; i < m->n_tensors; i++) {
         const tmap_tensor *t = &m->tensors[i];
@@ -183,6 +183,7 @@ bool tmap_encode(const tensor_map *m, uint8_t **bytes, size_t *size)
         for (uint32_t d = 0; d < t->rank; d++)
             put32(&b, t->perm[d]);
         put32(&b, t->role);
+        put64(&b, t->value_limit);
         put32(&b, (uint32_t)t->n_pieces);
         for (size_t k = 0; k < t->n_pieces; k++) {
             const tmap_piece *pc = &t->pieces[k];
@@ -237,8 +238,8 @@ tensor_map *tmap_decode(const uint8_t *bytes, size_t size, const char *source, c
     uint32_t n = get32(&r);
     if (r.short_read || memcmp(magic, "IPTM", 4) != 0)
         FAIL("%s: tensor map: not a tensor map (bad magic)", source);
-    if (version != 2)
-        FAIL("%s: tensor map: version %u, this ipusim reads version 2", source, version);
+    if (version != 2 && version != 3)
+        FAIL("%s: tensor map: version %u, this ipusim reads versions 2 and 3", source, version);
     if (n > size / 16)
         FAIL("%s: tensor map: %u tensors cannot fit in %zu bytes", source, n, size);
     for (uint32_t i = 0; i < n; i++) {
@@ -279,7 +280,9 @@ tensor_map *tmap_decode(const uint8_t *bytes, size_t size, const char *source, c
                 FAIL("%s: tensor map: tensor '%s': its axis order is not a permutation", source, name);
             seen |= 1u << perm[d];
         }
-        uint32_t role = get32(&r), np = get32(&r);
+        uint32_t role = get32(&r);
+        uint64_t value_limit = version >= 3 ? get64(&r) : 0;
+        uint32_t np = get32(&r);
         if (r.short_read)
             FAIL("%s: tensor map: tensor '%s' is cut short", source, name);
         if (np > (r.n - r.at) / 28)
@@ -289,6 +292,7 @@ tensor_map *tmap_decode(const uint8_t *bytes, size_t size, const char *source, c
             FAIL("%s: tensor map: out of host memory", source);
         for (uint32_t d = 0; d < rank; d++)
             t->perm[d] = perm[d];
+        t->value_limit = value_limit;
         uint64_t next = 0, held = 0;
         for (uint32_t k = 0; k < np; k++) {
             uint32_t tile = get32(&r), addr = get32(&r);

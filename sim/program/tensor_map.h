@@ -17,12 +17,14 @@
  * data on its host streams.
  *
  * Encoding (little-endian 32-bit words unless said):
- *   "IPTM" version(2) n_tensors
+ *   "IPTM" version(3) n_tensors
  *   per tensor: name_bytes, the name padded to 4 bytes, dtype (ONNX
  *               TensorProto numbering: 1 f32, 10 f16, 6 i32, ...),
  *               element_bytes, rank, dims (u64 each), perm (rank words),
- *               role, n_pieces, then per piece: tile, addr, first element
- *               (u64), elements (u64), stream (TMAP_NO_STREAM if none)
+ *               role, value_limit (u64), n_pieces, then per piece: tile,
+ *               addr, first element (u64), elements (u64), stream
+ *               (TMAP_NO_STREAM if none)
+ * Version 2 (no value_limit) is read too.
  * Reading checks every count against the blob's size, the pieces against
  * the tensor's element count (in range, not overlapping; an input's or an
  * output's pieces hold all its elements), and reports the
@@ -66,6 +68,9 @@ typedef struct tmap_tensor {
     uint64_t dims[TMAP_MAX_RANK];
     uint32_t perm[TMAP_MAX_RANK]; /* stored axis d is the tensor's axis perm[d] (identity by default) */
     uint32_t role;           /* enum tmap_role bits */
+    uint64_t value_limit;    /* an integer input's values lie in [0, value_limit) (token
+                                ids, a mask's 0 and 1, labels): what made-up inputs keep
+                                to; 0 when not known */
     tmap_piece *pieces;      /* sorted by first element */
     size_t n_pieces, cap_pieces;
 } tmap_tensor;

@@ -49,6 +49,9 @@ expect 0 "^forward +[0-9]+ +[0-9.]+ .*
 backward +[0-9]+ .*
 update +[0-9]+ " -- "$IPUSIM" run mlp.elf
 expect 0 "^samples: 32 a step \(all replicas\), [0-9.e+]+ samples/s$" -- "$IPUSIM" run mlp.elf
+# the labels a run makes up are classes of the loss (10)
+expect 0 "input 'labels' not given \(--input labels=FILE\): i32, random integers 0\.\.9 \(the values it takes\)" -- \
+    "$IPUSIM" run mlp.elf
 # each weight's update as soon as its gradient is complete: the updates come in stretches
 # between the backward pass's; --delay-updates puts them all after it, in one
 expect 0 "^update( +[0-9.]+){7} +[2-9][0-9]*$" -- "$IPUSIM" run mlp.elf
