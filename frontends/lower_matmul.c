@@ -800,7 +800,8 @@ static void for_each_tile(lowering *lw, mm_plan *P, mm_tile_step step)
 /* Why no grid fits: A itself is too big for the tiles' region 0 (its rows
  * stay there, at least M K / tiles of it a tile), or a tile cannot hold
  * even the smallest block. */
-static bool fail_no_grid(lowering *lw, const graph_node *n, const mm_shape *s, const mm_kind *kd, uint64_t kp)
+static bool fail_no_grid(lowering *lw, const graph_node *n, const mm_shape *s, const mm_kind *kd, uint64_t kp,
+                         const mm_grid *grid)
 {
     const graph *g = lw->g;
     uint64_t tiles = s->batch && s->batch <= lw->tiles ? lw->tiles / s->batch : 1;
@@ -811,6 +812,15 @@ static bool fail_no_grid(lowering *lw, const graph_node *n, const mm_shape *s, c
                        g->source, n->name && n->name[0] ? n->name : "?", graph_ops[n->op].name,
                        (unsigned long long)s->m, (unsigned long long)s->k, (unsigned long long)a_need,
                        (unsigned long long)tiles, (unsigned long long)region0);
+    if (grid->least_bytes)
+        return lw_fail(lw, "%s: node '%s' (%s): does not fit: a tile needs at least %llu bytes for the blocks of the "
+                       "grid needing least (%u x %u x %u tiles, M x N x K, blocks of %llu x %llu x %llu) with the "
+                       "library, a tile has %llu, of which the fullest holds %llu already (tensors, records and "
+                       "control program)", g->source, n->name && n->name[0] ? n->name : "?", graph_ops[n->op].name,
+                       (unsigned long long)(grid->least_bytes + lw_library_bytes(lw)), grid->least_gm,
+                       grid->least_gn, grid->least_gk, (unsigned long long)grid->least_mt,
+                       (unsigned long long)grid->least_nt, (unsigned long long)grid->least_kt,
+                       (unsigned long long)(lw->mem_end - ISA_MEMORY_BASE), (unsigned long long)lw_most_kept(lw));
     uint64_t need = kd->k_block * kd->a_eb + kd->k_block * kd->n_group * kd->w_eb + kd->n_group * 4 +
                     lw_library_bytes(lw);
     return lw_fail(lw, "%s: node '%s' (%s): does not fit: a tile needs at least %llu bytes for one row of A, "
@@ -850,7 +860,7 @@ static bool plan_described(lowering *lw, const graph_node *n, int index, mm_plan
         return lw_unsupported(lw, n, index, "transA=1 of f16 operands is lowered on the f32 path only (compile without --f16-matmul)");
     mm_grid grid;
     if (!lw_mm_plan_grid(lw, s, &kd, &grid))
-        return fail_no_grid(lw, n, s, &kd, kp);
+        return fail_no_grid(lw, n, s, &kd, kp, &grid);
     P->gm = grid.gm, P->gn = grid.gn, P->gk = grid.gk;
     P->mt = grid.mt, P->nt = grid.nt, P->kt = grid.kt;
     if (lw->opts->verbose)

@@ -66,6 +66,11 @@ typedef struct mm_grid {
     uint64_t mt, nt, kt;              /* block rows, columns (whole output groups), K (whole weight blocks) */
     double cycles;                    /* the estimate */
     bool least_memory;                /* no grid fit every tile's free blocks: the one needing least */
+    /* When no grid fits at all (lw_mm_plan_grid false): the one needing
+     * the fewest bytes a tile, and those bytes (0: none is possible). */
+    uint64_t least_bytes;
+    uint32_t least_gm, least_gn, least_gk;
+    uint64_t least_mt, least_nt, least_kt;
 } mm_grid;
 
 

@@ -88,8 +88,16 @@ static bool plan_grid_in(const lowering *lw, const mm_shape *s, const mm_kind *k
                     bytes += mt * kt * 6 + kt * nt * 2;
                 else if (b_tile && s->w_rows && !s->f32_inputs)   /* f16 weights widened */
                     bytes += kt * nt * 2;
-                if (bytes > avail || mt * kt * kd->a_eb > 0x80000 - 0x50000 || (s->wgrad && !s->f32_inputs && mt % 2))
+                if (mt * kt * kd->a_eb > 0x80000 - 0x50000 || (s->wgrad && !s->f32_inputs && mt % 2))
                     continue;
+                if (bytes > avail) {
+                    if (!best->least_bytes || bytes < best->least_bytes) {
+                        best->least_bytes = bytes;
+                        best->least_gm = gm, best->least_gn = gn, best->least_gk = gk;
+                        best->least_mt = mt, best->least_nt = nt, best->least_kt = kt;
+                    }
+                    continue;
+                }
                 const bool widen = s->wgrad && !s->f32_inputs;
                 /* in the order a tile takes them: B received, A, the bias;
                  * A turned or cast, B widened, turned and packed (B^T packed
@@ -145,7 +153,10 @@ static bool plan_grid_in(const lowering *lw, const mm_shape *s, const mm_kind *k
                     score = (double)(most + bytes) * 1e6 + c;
                 }
                 if (score < best_score * 0.999) {
-                    *best = (mm_grid){ gm, gn, gk, mt, nt, kt, c, !room };
+                    mm_grid least = *best;
+                    *best = (mm_grid){ gm, gn, gk, mt, nt, kt, c, !room, least.least_bytes, least.least_gm,
+                                       least.least_gn, least.least_gk, least.least_mt, least.least_nt,
+                                       least.least_kt };
                     best_score = score;
                 }
             }
