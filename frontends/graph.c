@@ -1065,6 +1065,14 @@ void graph_set_update(graph *g, int v, int t)
     g->tensors[v].update = t;
 }
 
+bool graph_node_folded(const graph *g, const graph_node *n)
+{
+    for (int k = 0; k < n->n_outputs; k++)
+        if (n->outputs[k] >= 0 && !g->tensors[n->outputs[k]].data)
+            return false;
+    return true;
+}
+
 bool graph_is_constant(const graph *g, int t)
 {
     return t >= 0 && g->tensors[t].data != NULL;

@@ -278,6 +278,8 @@ void graph_compact(graph *g);
 
 /* Tensor t (>= 0) is a constant. */
 bool graph_is_constant(const graph *g, int t);
+/* Whether every output of node n was folded to a constant (it runs no code). */
+bool graph_node_folded(const graph *g, const graph_node *n);
 /* A constant with one element (any rank, any dtype): its value in *v. */
 bool graph_constant_scalar(const graph *g, int t, double *v);
 /* Only output 0 of the node is present (the others, for training, are

@@ -250,22 +250,13 @@ static bool node_supported(const lowering *lw, const graph_node *n, const char *
     return false;
 }
 
-/* Whether every output of node n was folded to a constant (no code). */
-static bool node_folded(const graph *g, const graph_node *n)
-{
-    for (int k = 0; k < n->n_outputs; k++)
-        if (n->outputs[k] >= 0 && !g->tensors[n->outputs[k]].data)
-            return false;
-    return true;
-}
-
 bool lower_supports(const graph *g, const lower_options *o, char *err, size_t err_size)
 {
     lowering lw = { .g = g, .opts = o };
     for (int i = 0; i < g->n_nodes; i++) {
         const graph_node *n = &g->nodes[i];
         const char *why;
-        if (node_folded(g, n))
+        if (graph_node_folded(g, n))
             continue;
         if (!node_supported(&lw, n, &why)) {
             char label[160];
@@ -457,7 +448,7 @@ static void begin_phase(lowering *lw, enum graph_phase phase)
 static void lower_node(lowering *lw, int i)
 {
     const graph_node *n = &lw->g->nodes[i];
-    if (node_folded(lw->g, n))
+    if (graph_node_folded(lw->g, n))
         return;
     lw->rep->ops++;
     /* Each op starts where the previous one's tiles ended, so no tile

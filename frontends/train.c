@@ -473,15 +473,6 @@ bool train_graph(graph *g, const train_options *o, train_info *info, char *err, 
     return ok;
 }
 
-/* Whether node k was folded to constants (it runs no code). */
-static bool folded(const graph *g, int k)
-{
-    for (int i = 0; i < g->nodes[k].n_outputs; i++)
-        if (g->nodes[k].outputs[i] >= 0 && !g->tensors[g->nodes[k].outputs[i]].data)
-            return false;
-    return true;
-}
-
 /* Bytes of tensor t. */
 static uint64_t tensor_bytes(const graph *g, int t)
 {
@@ -507,7 +498,7 @@ static void sink_growing_nodes(const graph *g, int *order, int count, int *at)
     for (int q = count - 1; q >= 0; q--) {
         int k = order[q];
         const graph_node *nd = &g->nodes[k];
-        if (nd->phase != GRAPH_PHASE_BACKWARD || folded(g, k))
+        if (nd->phase != GRAPH_PHASE_BACKWARD || graph_node_folded(g, nd))
             continue;
         uint64_t in = 0, out = 0;
         for (int i = 0; i < nd->n_inputs; i++) {
@@ -643,7 +634,7 @@ static void order_steps(graph *g, bool delay)
     sink_growing_nodes(g, fb_order, fb, pos);
     for (int q = 0; q < fb; q++) {
         int k = fb_order[q];
-        if (g->nodes[k].phase == GRAPH_PHASE_BACKWARD && first_backward < 0 && !folded(g, k))
+        if (g->nodes[k].phase == GRAPH_PHASE_BACKWARD && first_backward < 0 && !graph_node_folded(g, &g->nodes[k]))
             first_backward = q;
         pos[k] = q;
     }
