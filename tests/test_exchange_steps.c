@@ -26,6 +26,7 @@
 #include "frontends/simulate.h"
 #include "isa/elf/executable.h"
 #include "isa/exchange_port.h"
+#include "control_fixture.h"
 #include "graph_fixture.h"
 #include "test_util.h"
 
@@ -35,66 +36,28 @@ typedef struct receive_count {
     uint64_t singles, in_runs, in_rows, rows_steps, words;
 } receive_count;
 
-static uint32_t symbol(const ipu_exe *e, const char *name)
-{
-    const exe_symbol *s = exe_find_symbol(e, name);
-    CU_ASSERT_FATAL(s != NULL);
-    return s->addr;
-}
-
-/* Walk tile `tile`'s control program (one block: the programs here are
- * small) and add up its receives. */
+/* Walk tile `tile`'s control program and add up its receives from other
+ * tiles. */
 static void count_receives(const ipu_exe *e, uint32_t tile, receive_count *c)
 {
-    const exe_section *sec = NULL;
-    for (size_t s = 0; s < e->n_sections; s++)
-        if (e->sections[s].tile == tile && !strcmp(e->sections[s].name, ".control"))
-            sec = &e->sections[s];
-    if (!sec || !sec->bytes)
-        return;
-    const uint32_t *w = (const uint32_t *)sec->bytes;
-    size_t n = sec->size / 4;
-    const uint32_t run = symbol(e, "ctl_run"), call = symbol(e, "ctl_call"), send = symbol(e, "ctl_send"),
-                   recv = symbol(e, "ctl_recv"), recvs = symbol(e, "ctl_recvs"), sends = symbol(e, "ctl_sends"),
-                   recv_rows = symbol(e, "ctl_recv_rows"), send_rows = symbol(e, "ctl_send_rows"),
-                   sync1 = symbol(e, "ctl_sync_chip"), sync2 = symbol(e, "ctl_sync_system"),
-                   end = symbol(e, "ctl_end");
-    for (size_t i = 0; i < n;) {
-        uint32_t op = w[i];
-        if (op == run) {
-            i += 4;
-        } else if (op == call) {
-            i += 3;
-        } else if (op == send || op == recv) {
-            CU_ASSERT_FATAL(i + 3 < n);
-            if (op == recv && !(w[i + 3] & XCH_HOST)) {
-                c->singles++;
-                c->words += 4;
-            }
-            i += 4;
-        } else if (op == sends || op == recvs) {
-            CU_ASSERT_FATAL(i + 3 < n);
-            if (op == recvs) {
-                c->in_runs += w[i + 3] + 1;
-                c->words += 5 + w[i + 3];
-            }
-            i += 5 + w[i + 3];
-        } else if (op == send_rows || op == recv_rows) {
-            CU_ASSERT_FATAL(i + 5 < n);
-            if (op == recv_rows) {
-                CU_ASSERT(!(w[i + 5] & XCH_HOST));
-                c->in_rows += w[i + 4] + 1;
-                c->rows_steps++;
-                c->words += 6;
-            }
-            i += 6;
-        } else if (op == sync1 || op == sync2 || op == end) {
-            i++;
-        } else {
-            CU_FAIL("a control step of an unknown kind");
-            return;
+    control_walk cw;
+    control_walk_begin(&cw, e, tile);
+    control_step st;
+    while (control_walk_next(&cw, &st)) {
+        if (st.kind == CONTROL_RECV && !(st.endpoint[0] & XCH_HOST)) {
+            c->singles++;
+            c->words += st.words;
+        } else if (st.kind == CONTROL_RECV_RUN) {
+            c->in_runs += st.transfers;
+            c->words += st.words;
+        } else if (st.kind == CONTROL_RECV_ROWS) {
+            CU_ASSERT(!(st.endpoint[0] & XCH_HOST));
+            c->in_rows += st.transfers;
+            c->rows_steps++;
+            c->words += st.words;
         }
     }
+    control_walk_end(&cw);
 }
 
 /* `count` transposes of a rows x cols input in a chain (back to the

@@ -33,6 +33,7 @@
 #include "frontends/simulate.h"
 #include "isa/elf/executable.h"
 #include "isa/exchange_port.h"
+#include "control_fixture.h"
 #include "graph_fixture.h"
 #include "test_util.h"
 
@@ -69,94 +70,31 @@ static graph *rows_graph(graph_op op, int64_t r, int64_t c)
     return g;
 }
 
-/* The step words of tile `tile`'s control program (the .control block
- * and, when split, .control.1 after it), allocated; *n their count. */
-static uint32_t *control_words(const ipu_exe *e, uint32_t tile, size_t *n)
-{
-    const exe_section *blk[2] = { NULL, NULL };
-    for (size_t s = 0; s < e->n_sections; s++) {
-        const exe_section *sec = &e->sections[s];
-        if (sec->tile == tile && !strcmp(sec->name, ".control"))
-            blk[0] = sec;
-        if (sec->tile == tile && !strcmp(sec->name, ".control.1"))
-            blk[1] = sec;
-    }
-    size_t total = (blk[0] ? blk[0]->size : 0) + (blk[1] ? blk[1]->size : 0);
-    uint32_t *w = malloc(total + 4);
-    CU_ASSERT_FATAL(w != NULL);
-    *n = 0;
-    for (int b = 0; b < 2; b++)
-        if (blk[b] && blk[b]->bytes) {
-            memcpy(w + *n, blk[b]->bytes, blk[b]->size);
-            *n += blk[b]->size / 4;
-        }
-    return w;
-}
-
 /* The most receives from other tiles (*recv) and sends to other tiles
- * (*send) a tile's control program has between two syncs: its steps
- * walked one by one (run 4 words, call 3, send and receive 4, a run of
- * n sends or receives 4 + n, n rows to or from one tile 6, jump 2, sync
- * and end 1). */
+ * (*send) a tile's control program has between two syncs, its steps
+ * walked one by one (control_fixture.h). */
 static void tile_fan(const ipu_exe *e, uint32_t tile, uint32_t *recv, uint32_t *send)
 {
-    uint32_t sym[12];
-    static const char *const names[12] = { "ctl_run",  "ctl_call", "ctl_send", "ctl_recv",
-                                           "ctl_sync_chip", "ctl_jump", "ctl_end",  "ctl_sync_system",
-                                           "ctl_recvs", "ctl_sends", "ctl_recv_rows", "ctl_send_rows" };
-    for (int k = 0; k < 12; k++) {
-        const exe_symbol *s = exe_find_symbol(e, names[k]);
-        CU_ASSERT_FATAL(s != NULL);
-        sym[k] = s->addr;
-    }
-    size_t n = 0;
-    uint32_t *w = control_words(e, tile, &n);
+    control_walk cw;
+    control_walk_begin(&cw, e, tile);
+    control_step st;
     uint32_t r = 0, s = 0;
-    for (size_t i = 0; i < n;) {
-        uint32_t op = w[i];
-        if (op == sym[0]) {
-            i += 4;
-        } else if (op == sym[1]) {
-            i += 3;
-        } else if (op == sym[2] || op == sym[3]) {
-            uint32_t peer = i + 3 < n ? w[i + 3] : XCH_HOST;
-            bool to_tile = peer == XCH_BROADCAST || !(peer & (XCH_HOST | XCH_STREAM_MEMORY));
-            if (to_tile && op == sym[2] && ++s > *send)
-                *send = s;
-            if (to_tile && op == sym[3] && ++r > *recv)
-                *recv = r;
-            i += 4;
-        } else if ((op == sym[8] || op == sym[9]) && i + 3 < n) {
-            for (uint32_t k = 0; k <= w[i + 3] && i + 4 + k < n; k++) {
-                uint32_t peer = w[i + 4 + k];
-                bool to_tile = peer == XCH_BROADCAST || !(peer & (XCH_HOST | XCH_STREAM_MEMORY));
-                if (to_tile && op == sym[8] && ++r > *recv)
-                    *recv = r;
-                if (to_tile && op == sym[9] && ++s > *send)
-                    *send = s;
-            }
-            i += 5 + w[i + 3];
-        } else if ((op == sym[10] || op == sym[11]) && i + 5 < n) {
-            uint32_t peer = w[i + 5];
-            bool to_tile = peer == XCH_BROADCAST || !(peer & (XCH_HOST | XCH_STREAM_MEMORY));
-            for (uint32_t k = 0; k <= w[i + 4] && to_tile; k++) {
-                if (op == sym[10] && ++r > *recv)
-                    *recv = r;
-                if (op == sym[11] && ++s > *send)
-                    *send = s;
-            }
-            i += 6;
-        } else if (op == sym[5]) {
-            i += 2;                 /* the second block follows in w */
-        } else if (op == sym[4] || op == sym[6] || op == sym[7]) {
+    while (control_walk_next(&cw, &st)) {
+        if (st.kind == CONTROL_SYNC || st.kind == CONTROL_END) {
             r = s = 0;
-            i++;
-        } else {
-            CU_FAIL("a control step of an unknown kind");
-            break;
+            continue;
+        }
+        for (uint32_t k = 0; k < st.transfers; k++) {
+            uint32_t peer = st.endpoint[st.endpoints == 1 ? 0 : k];
+            if (peer != XCH_BROADCAST && (peer & (XCH_HOST | XCH_STREAM_MEMORY)))
+                continue;
+            if (control_receives(&st) && ++r > *recv)
+                *recv = r;
+            if (control_sends(&st) && ++s > *send)
+                *send = s;
         }
     }
-    free(w);
+    control_walk_end(&cw);
 }
 
 /* g compiled for the whole chip: the most pieces any tile receives from
