@@ -64,7 +64,7 @@ bool kernel_symbols_find(const codelet_library *lib, kernel_symbols *k, char *er
 #define SYM(f, req) { #f, offsetof(kernel_symbols, f), req }
         SYM(ctl_table, true), SYM(ctl_run, true), SYM(ctl_call, true), SYM(ctl_send, true),
         SYM(ctl_recv, true), SYM(ctl_recvs, true), SYM(ctl_sends, true), SYM(ctl_send_rows, true),
-        SYM(ctl_recv_rows, true), SYM(ctl_sync_chip, true), SYM(ctl_sync_system, true), SYM(ctl_jump, true),
+        SYM(ctl_recv_rows, true), SYM(ctl_recvs16, true), SYM(ctl_sends16, true), SYM(ctl_sync_chip, true), SYM(ctl_sync_system, true), SYM(ctl_jump, true),
         SYM(ctl_end, true),
         SYM(vtx_copy, true), SYM(vtx_unary_f32, true), SYM(vtx_binary_f32, true),
         SYM(vtx_cast_f32_to_f16, true), SYM(vtx_cast_f16_to_f32, true), SYM(vtx_softmax_rows_f32, true),

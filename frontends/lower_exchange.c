@@ -384,7 +384,9 @@ static uint32_t receive_endpoint(lowering *lw, const xfer *rv, enum peer_kind *k
  *     one ctl_send_rows / ctl_recv_rows of ROWS_STEP_WORDS words;
  *   - runs: transfers of one size into or from consecutive blocks, an
  *     endpoint each (a block gathered a row a tile), one ctl_recvs /
- *     ctl_sends of 4 words and a word an endpoint;
+ *     ctl_sends of 4 words and a word an endpoint, or ctl_recvs16 /
+ *     ctl_sends16 with half a word an endpoint where every endpoint of
+ *     the run (renumbered for the last replica) is below 65536;
  *   - single transfers, 4 words each.
  * The plain steps (runs and singles) are found first; a chain of rows
  * replaces its transfers where it takes fewer words than their share of
@@ -403,7 +405,29 @@ typedef struct step_item {
     enum peer_kind kind;
     bool host;                        /* from the host: never in rows or runs */
     bool note;                        /* the endpoint is renumbered for replicas */
+    bool narrow;                      /* it fits half a word in every replica */
 } step_item;
+
+/* Whether item s's endpoint takes half a word (below 65536 in every
+ * replica; only tiles' endpoints are renumbered by adding to the word). */
+static bool narrow_endpoint(const lowering *lw, const step_item *s)
+{
+    if (s->host || s->kind != PEER_TILE)
+        return false;
+    uint64_t top = s->endpoint;
+    if (s->note && lw->replicas > 1)
+        top += (uint64_t)(lw->replicas - 1) * lw->tiles_per_chip;
+    return top <= 0xffffu;
+}
+
+/* The words of a run of m transfers (items at[0 .. m)). */
+static uint64_t run_words(const step_item *it, const size_t *at, size_t m)
+{
+    bool narrow = m > 1;
+    for (size_t q = 0; q < m && narrow; q++)
+        narrow = it[at[q]].narrow;
+    return PLAIN_STEP_WORDS + (m == 1 ? 0 : narrow ? (m + 1) / 2 : m);
+}
 
 static uint32_t padded_bytes(const xfer *x) { return (x->bytes + 3u) & ~3u; }
 
@@ -434,7 +458,10 @@ static size_t plain_run(const step_item *it, size_t n, size_t k, const size_t *c
 
 /* share[k]: the words item k takes in the plain steps (a single's 4, a
  * run's 4 + n shared by its n transfers), in 1/SHARE_UNIT words; at[]
- * room for n items. */
+ * room for n items.  A run is counted in its wide form even where its
+ * endpoints will take half a word each: a chain of rows costs three
+ * supervisor issues a row where a run costs 4.5 or 5 a block, so rows are
+ * kept wherever they saved words over the wide run. */
 static void plain_shares(const step_item *it, size_t n, uint64_t *share, size_t *at)
 {
     for (size_t k = 0; k < n;) {
@@ -508,9 +535,10 @@ static void find_chains(const step_item *it, size_t n, bool adjacent, size_t *ch
     free(seen);
 }
 
-/* The steps of tile i's transfers it[0 .. n) (handlers: rows, run, single). */
+/* The steps of tile i's transfers it[0 .. n) (handlers: rows, run, run
+ * with narrow endpoints, single). */
 static void emit_steps(lowering *lw, uint32_t i, const step_item *it, size_t n, bool adjacent, uint32_t rows_step,
-                       uint32_t run_step, uint32_t single_step)
+                       uint32_t run_step, uint32_t run16_step, uint32_t single_step)
 {
     ltile *t = &lw->tile[i];
     size_t *chain = calloc(n + 1, sizeof *chain), *next = calloc(n + 1, sizeof *next);
@@ -538,12 +566,21 @@ static void emit_steps(lowering *lw, uint32_t i, const step_item *it, size_t n, 
         if (member[k])
             continue;
         size_t m = plain_run(it, n, k, chain, member, at);
-        lw_push_word(lw, &t->steps, m == 1 ? single_step : run_step);
+        bool narrow = m > 1 && run_words(it, at, m) < PLAIN_STEP_WORDS + m;
+        lw_push_word(lw, &t->steps, m == 1 ? single_step : narrow ? run16_step : run_step);
         lw_push_word(lw, &t->steps, it[k].x->addr);
         lw_push_word(lw, &t->steps, padded_bytes(it[k].x));
         if (m > 1)
-            lw_push_word(lw, &t->steps, (uint32_t)(m - 1));
-        for (size_t q = 0; q < m; q++) {
+            lw_push_word(lw, &t->steps, narrow ? (uint32_t)((m / 2 - 1) * 2 + m % 2) : (uint32_t)(m - 1));
+        for (size_t q = 0; narrow && q < m; q += 2) {
+            const step_item *lo = &it[at[q]], *hi = q + 1 < m ? &it[at[q + 1]] : NULL;
+            lw_push_word(lw, &t->steps, lo->endpoint | (hi ? hi->endpoint << 16 : 0));
+            if (lo->note)
+                lw_note_peer(lw, i, PEER_TILE);
+            if (hi && hi->note)
+                lw_note_peer(lw, i, PEER_TILE_HIGH);
+        }
+        for (size_t q = 0; !narrow && q < m; q++) {
             lw_push_word(lw, &t->steps, it[at[q]].endpoint);
             if (it[at[q]].note)
                 lw_note_peer(lw, i, it[at[q]].kind);
@@ -570,8 +607,10 @@ static void emit_receives(lowering *lw, uint32_t i, const xfer *const *rv, size_
         it[k].endpoint = receive_endpoint(lw, rv[k], &it[k].kind);
         it[k].host = rv[k]->peer & XCH_HOST;
         it[k].note = true;
+        it[k].narrow = narrow_endpoint(lw, &it[k]);
     }
-    emit_steps(lw, i, it, n, false, lw->kernels.ctl_recv_rows, lw->kernels.ctl_recvs, lw->kernels.ctl_recv);
+    emit_steps(lw, i, it, n, false, lw->kernels.ctl_recv_rows, lw->kernels.ctl_recvs, lw->kernels.ctl_recvs16,
+               lw->kernels.ctl_recv);
     free(it);
 }
 
@@ -597,8 +636,10 @@ static void emit_sends(lowering *lw, uint32_t i, size_t groups)
         s->note = !groups && sd->group < 0;
         s->endpoint = groups ? XCH_BROADCAST
                     : sd->group >= 0 ? xch_multicast_send((uint32_t)sd->group) : lw_global_tile(lw, sd->peer);
+        s->narrow = narrow_endpoint(lw, s);
     }
-    emit_steps(lw, i, it, m, true, lw->kernels.ctl_send_rows, lw->kernels.ctl_sends, lw->kernels.ctl_send);
+    emit_steps(lw, i, it, m, true, lw->kernels.ctl_send_rows, lw->kernels.ctl_sends, lw->kernels.ctl_sends16,
+               lw->kernels.ctl_send);
     free(it);
 }
 

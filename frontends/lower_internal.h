@@ -162,8 +162,9 @@ typedef struct lowering {
 
 enum region_pref { PREFER_REGION1, PREFER_REGION0 };
 
-/* Endpoints in the control program, renumbered for each replica. */
-enum peer_kind { PEER_TILE, PEER_HOST_IN, PEER_HOST_OUT };
+/* Endpoints in the control program, renumbered for each replica
+ * (PEER_TILE_HIGH: a tile's endpoint in the high half of the word). */
+enum peer_kind { PEER_TILE, PEER_HOST_IN, PEER_HOST_OUT, PEER_TILE_HIGH };
 /* Note that the step word just pushed on tile `tile` is an endpoint. */
 bool lw_note_peer(lowering *lw, uint32_t tile, enum peer_kind kind);
 

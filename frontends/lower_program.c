@@ -27,6 +27,8 @@ static size_t step_words(const lowering *lw, const uint32_t *w, size_t n)
         return 4;
     if (h == k->ctl_recvs || h == k->ctl_sends)
         return n >= 4 ? 5 + (size_t)w[3] : 0;
+    if (h == k->ctl_recvs16 || h == k->ctl_sends16)
+        return n >= 4 ? 4 + (size_t)(w[3] >> 1) + 1 + (w[3] & 1) : 0;   /* the pairs' words, the odd one's */
     if (h == k->ctl_recv_rows || h == k->ctl_send_rows)
         return 6;
     if (h == k->ctl_call)
@@ -93,8 +95,13 @@ static void explain_control(lowering *lw, uint32_t i)
         if (!n)
             return;
         runs += h == k->ctl_run || h == k->ctl_call;
-        recvs += h == k->ctl_recv ? 1 : h == k->ctl_recvs ? n - 4 : h == k->ctl_recv_rows ? t->steps.w[w + 4] + 1 : 0;
-        sends += h == k->ctl_send ? 1 : h == k->ctl_sends ? n - 4 : h == k->ctl_send_rows ? t->steps.w[w + 4] + 1 : 0;
+        bool rows = h == k->ctl_recv_rows || h == k->ctl_send_rows, run = h == k->ctl_recvs || h == k->ctl_sends ||
+                    h == k->ctl_recvs16 || h == k->ctl_sends16;
+        uint32_t count = t->steps.w[w + (rows ? 4 : 3)];
+        uint64_t blocks = h == k->ctl_recvs16 || h == k->ctl_sends16 ? ((uint64_t)(count >> 1) + 1) * 2 + (count & 1)
+                        : rows || run ? (uint64_t)count + 1 : 1;
+        recvs += h == k->ctl_recv || h == k->ctl_recvs || h == k->ctl_recvs16 || h == k->ctl_recv_rows ? blocks : 0;
+        sends += h == k->ctl_send || h == k->ctl_sends || h == k->ctl_sends16 || h == k->ctl_send_rows ? blocks : 0;
         syncs += h == k->ctl_sync_chip || h == k->ctl_sync_system;
         w += n;
     }
@@ -106,7 +113,8 @@ static void explain_control(lowering *lw, uint32_t i)
     snprintf(lw->err + len, lw->err_size > len ? lw->err_size - len : 0,
              "; tile %u holds %llu bytes kept for the run (tensors and variables), %llu of vertex records and "
              "%llu of control program: %llu compute sets, %llu receives and %llu sends of the exchange "
-             "(16 bytes each; 4 in a run into consecutive blocks; 24 a run of rows to or from one tile), %llu syncs",
+             "(16 bytes each; 4, or 2, in a run into consecutive blocks; 24 a run of rows to or from one tile), "
+             "%llu syncs",
              i, (unsigned long long)kept, (unsigned long long)rec_bytes,
              (unsigned long long)(t->steps.n * 4), (unsigned long long)runs, (unsigned long long)recvs,
              (unsigned long long)sends, (unsigned long long)syncs);
@@ -178,6 +186,7 @@ static bool finish_tile(lowering *lw, uint32_t i, uint32_t r, ipu_exe *e)
             uint32_t *w = &steps[t->peers[k].word];
             switch (t->peers[k].kind) {
             case PEER_TILE: *w += r * lw->tiles_per_chip; break;
+            case PEER_TILE_HIGH: *w += (r * lw->tiles_per_chip) << 16; break;
             case PEER_HOST_IN: *w = XCH_HOST | ((*w & XCH_ENDPOINT_INDEX) + r * lw->rep->input_streams); break;
             default: *w = XCH_HOST | ((*w & XCH_ENDPOINT_INDEX) + r * lw->rep->output_streams); break;
             }

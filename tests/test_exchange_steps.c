@@ -34,6 +34,9 @@
  * describes them, and the words of those steps. */
 typedef struct receive_count {
     uint64_t singles, in_runs, in_rows, rows_steps, words;
+    uint64_t in_narrow_runs;            /* of in_runs: in runs with endpoints two to a word */
+    uint64_t narrow_saved;              /* words those runs save over a word an endpoint */
+    uint32_t most_endpoint;             /* the largest endpoint of a receive from a tile */
 } receive_count;
 
 /* Walk tile `tile`'s control program and add up its receives from other
@@ -49,7 +52,12 @@ static void count_receives(const ipu_exe *e, uint32_t tile, receive_count *c)
             c->words += st.words;
         } else if (st.kind == CONTROL_RECV_RUN) {
             c->in_runs += st.transfers;
+            c->in_narrow_runs += st.narrow ? st.transfers : 0;
+            c->narrow_saved += st.narrow ? st.transfers - (st.transfers + 1) / 2 : 0;
             c->words += st.words;
+            for (uint32_t k = 0; k < st.transfers; k++)
+                if (control_endpoint(&st, k) > c->most_endpoint)
+                    c->most_endpoint = control_endpoint(&st, k);
         } else if (st.kind == CONTROL_RECV_ROWS) {
             CU_ASSERT(!(st.endpoint[0] & XCH_HOST));
             c->in_rows += st.transfers;
@@ -92,6 +100,12 @@ static void transposes(int64_t rows, int64_t cols, int count, uint32_t tiles, bo
     if (most_in_rows)
         CU_ASSERT(c.in_rows * 2 > pieces);
     CU_ASSERT(c.words * 2 < pieces * 4);             /* under half the words of single steps */
+    /* one chip: every run's endpoints are tiles below 65536, two to a
+     * word, and read back they are tiles of the program */
+    CU_ASSERT(c.in_runs > 0);
+    CU_ASSERT_EQUAL(c.in_narrow_runs, c.in_runs);
+    CU_ASSERT(c.most_endpoint < tiles);
+    CU_ASSERT(c.narrow_saved * 4 > c.in_runs);         /* over a quarter of a word a piece in runs */
     /* the compile's figures: every tile's program counted */
     CU_ASSERT(rep.program_tiles >= tiles);
     CU_ASSERT(rep.max_control_bytes * rep.program_tiles >= rep.control_bytes);
@@ -134,9 +148,54 @@ static void test_uneven_transposes(void)
     transposes(130, 70, 3, 24, true);
 }
 
+/* Four replicas on an M2000: replica 3's runs name chip 3's tiles, in the
+ * low and the high halves of their words alike (each half renumbered). */
+static void test_replica_endpoints(void)
+{
+    const int64_t d[2] = { 64, 64 };
+    graph *g = graph_new("transposes", 13);
+    input(g, "x", 2, d);
+    int64_t perm[2] = { 1, 0 };
+    graph_set_attr_ints(node(g, GRAPH_OP_TRANSPOSE, "x", "t1"), "perm", perm, 2);
+    graph_set_attr_ints(node(g, GRAPH_OP_TRANSPOSE, "t1", "t2"), "perm", perm, 2);
+    finish(g, "t2");
+    machine m;
+    char err[1024];
+    CU_ASSERT_TRUE_FATAL(machine_preset("m2000", &m, err, sizeof err));
+    const uint32_t tiles = 16, chip = (uint32_t)m.value[MP_tiles_per_chip];
+    lower_options lo = { .machine = &m, .tiles = tiles, .replicas = 4 };
+    lower_report rep;
+    ipu_exe *e = lower_graph(g, &lo, &rep, err, sizeof err);
+    if (!e)
+        fprintf(stderr, "\n  %s\n", err);
+    CU_ASSERT_FATAL(e != NULL);
+    uint64_t checked[2] = { 0, 0 };   /* endpoints read in low and high halves */
+    for (uint32_t r = 0; r < 4; r++)
+        for (uint32_t t = 0; t < tiles; t++) {
+            control_walk cw;
+            control_walk_begin(&cw, e, r * chip + t);
+            control_step st;
+            while (control_walk_next(&cw, &st)) {
+                if (st.kind != CONTROL_RECV_RUN && st.kind != CONTROL_SEND_RUN)
+                    continue;
+                CU_ASSERT(st.narrow);
+                for (uint32_t k = 0; k < st.transfers; k++) {
+                    uint32_t ep = control_endpoint(&st, k);
+                    CU_ASSERT(ep >= r * chip && ep < r * chip + tiles);
+                    checked[k % 2]++;
+                }
+            }
+            control_walk_end(&cw);
+        }
+    CU_ASSERT(checked[0] > 0 && checked[1] > 0);
+    exe_free(e);
+    graph_free(g);
+}
+
 void test_register(void)
 {
     ADD_SUITE("lowering: exchange steps",
               { "transposes of a square block take rows steps", test_square_transposes },
+              { "replicas renumber both endpoints of a word", test_replica_endpoints },
               { "transposes of uneven shapes take rows steps", test_uneven_transposes });
 }

@@ -85,7 +85,7 @@ static void tile_fan(const ipu_exe *e, uint32_t tile, uint32_t *recv, uint32_t *
             continue;
         }
         for (uint32_t k = 0; k < st.transfers; k++) {
-            uint32_t peer = st.endpoint[st.endpoints == 1 ? 0 : k];
+            uint32_t peer = control_endpoint(&st, k);
             if (peer != XCH_BROADCAST && (peer & (XCH_HOST | XCH_STREAM_MEMORY)))
                 continue;
             if (control_receives(&st) && ++r > *recv)

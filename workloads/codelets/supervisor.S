@@ -32,6 +32,16 @@
 //                                               from addr, one from each
 //                                               endpoint in turn (a block
 //                                               gathered from many tiles)
+//   ctl_sends16, addr, bytes, count, endpoints 1 and 2, 3 and 4, ...
+//   ctl_recvs16, addr, bytes, count, endpoints 1 and 2, 3 and 4, ...
+//                                               as ctl_sends / ctl_recvs
+//                                               (n of 2 or more), the
+//                                               endpoints (all below 65536)
+//                                               two to a word, the first of
+//                                               a pair in the low half (an
+//                                               odd n's last word holds one,
+//                                               the high half 0); count is
+//                                               (n / 2 - 1) * 2 + n % 2
 //   ctl_send_rows, addr, bytes, stride, n - 1, endpoint
 //                                               n xsend of `bytes` each
 //                                               from blocks `stride` bytes
@@ -174,6 +184,43 @@ ctl_end:
 
     CTL_RUN_OF ctl_sends, xsend
     CTL_RUN_OF ctl_recvs, xrecv
+
+// The same with the endpoints two to a word (ctl_sends16, ctl_recvs16):
+// nine issues a pair of blocks where the wide form takes ten, for half
+// its words, and three more a step (the count's two halves and the odd
+// block's test).  $m7 counts the pairs still to go after the current one,
+// $m2 is 1 when an odd block is left for the end.
+    .macro CTL_RUN16_OF name, insn
+    .align 8
+    .globl \name
+\name:
+    ld32    $m5, $m9, $mzero, 1
+    ld32    $m6, $m9, $mzero, 2
+    ld32    $m7, $m9, $mzero, 3
+    add     $m9, $m9, 16
+    and     $m2, $m7, 1
+    shr     $m7, $m7, 1
+1:
+    ld32    $m4, $m9, $mzero, 0
+    and     $m3, $m4, 0xffff
+    \insn   $m5, $m6, $m3
+    add     $m5, $m5, $m6
+    shr     $m3, $m4, 16
+    \insn   $m5, $m6, $m3
+    add     $m5, $m5, $m6
+    add     $m9, $m9, 4
+    brnzdec $m7, 1b
+    brz     $m2, 2f
+    ld32    $m3, $m9, $mzero, 0         // the odd last endpoint, the high half 0
+    \insn   $m5, $m6, $m3
+    add     $m9, $m9, 4
+2:
+    ld32    $m1, $m9, $mzero, 0
+    br      $m1
+    .endm
+
+    CTL_RUN16_OF ctl_sends16, xsend
+    CTL_RUN16_OF ctl_recvs16, xrecv
 
 // n sends or receives of `bytes` to or from one endpoint, the blocks
 // `stride` bytes apart (ctl_send_rows, ctl_recv_rows): three issues a row,
