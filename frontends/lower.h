@@ -104,6 +104,7 @@ typedef struct lower_report {
     uint32_t scatter_chunks;      /* ... in this many chunks of dY rows in all (more than one
                                      a scatter where its dY slices did not fit at once) */
     uint64_t shared_record_bytes; /* worker records not stored twice on a tile (all tiles) */
+    uint64_t merged_record_bytes; /* worker records saved by one record for six workers (all tiles) */
     uint64_t memory_bytes;        /* tile memory of one tile */
     uint64_t library_bytes;       /* of it the kernel library's (code and its data) */
     uint64_t estimated_cycles;    /* the planner's estimate for the whole program */

@@ -157,6 +157,8 @@ typedef struct ew_run {
     char fault[1024];
 } ew_run;
 
+static unsigned rec_step = REC_STEP;   /* the compute set's vertex step (0: one record for all) */
+
 static void ew_setup(ew_run *r, const char *entry)
 {
     memset(r, 0, sizeof *r);
@@ -174,7 +176,7 @@ static void ew_setup(ew_run *r, const char *entry)
              "    runall $m7, $m5, $m6\n"
              "    sync   0\n"
              "    exitz  $mzero\n",
-             REC_ADDR, REC_STEP, entry);
+             REC_ADDR, rec_step, entry);
     const char *dirs[] = {IPUSIM_SOURCE_DIR};
     asm_options opt = {.include_dirs = dirs, .n_include_dirs = 1};
     r->e = asm_assemble_string(text, "elementwise_test.S", &opt, err, sizeof err);
@@ -893,7 +895,7 @@ static uint64_t exp_worker_cycles(uint32_t n)
 static uint64_t add_fast_worker_cycles(uint32_t rows, uint32_t cols)
 {
     uint32_t p = cols / 2;
-    return rows ? 97 + p + (p % 2) + (cols % 2 ? 2 : 0) : 3;
+    return rows ? 98 + p + (p % 2) + (cols % 2 ? 2 : 0) : 3;
 }
 
 static void test_hand_cycles(void)
@@ -920,7 +922,7 @@ static void test_hand_cycles(void)
     uneven_shares(22, first, count);
     uint64_t bw[W];
     for (unsigned w = 0; w < W; w++) {
-        /* Every row: dispatch 69 + loop; the entry 8 once. */
+        /* Every row: dispatch 70 + loop; the entry 8 once. */
         uint64_t per_row = add_fast_worker_cycles(1, 37) - 8;
         bw[w] = count[w] ? 8 + count[w] * per_row : 3;
     }
@@ -1056,9 +1058,9 @@ static void test_per_element_cost(void)
                (double)rb.cycles / n);
         CU_ASSERT_EQUAL(r.mismatches + rb.mismatches, 0);
         if (op < ELEMENTWISE_BINARY_V2_OPS) {
-            /* One row of 4000 a worker: 2000 loop bundles and 97 more
+            /* One row of 4000 a worker: 2000 loop bundles and 98 more
              * (row set-up with its three apart tests, fill, exit), W =
-             * 2097: 0.5 + 6 * 97 / 24000 plus the start and end. */
+             * 2098: 0.5 + 6 * 98 / 24000 plus the start and end. */
             uint64_t wc[W];
             for (unsigned w = 0; w < W; w++)
                 wc[w] = add_fast_worker_cycles(1, n / 6);
@@ -1101,6 +1103,131 @@ static void test_bad_op(void)
     ew_done(&r);
 }
 
+/* ---- one record for the six workers ----------------------------------------------------- */
+
+/* The split codelets on one record (vertex step 0): values bit for bit the
+ * model's, every worker's share [w chunk, (w + 1) chunk) cut at the count,
+ * and cycles the plain codelet's for that share plus the split's own
+ * issues (elementwise.h): 17 for binary, 13 for unary (12 and 11 for a
+ * worker left without elements). */
+static void split_binary_case(enum elementwise_binary_op op, uint32_t cols, uint32_t col_step, bool in_place)
+{
+    uint32_t in0_addr = A_ADDR, out_addr = in_place ? A_ADDR : C_ADDR;
+    size_t n = cols + 16, n1 = (size_t)(cols ? cols - 1 : 0) * (col_step / 4) + 16;
+    float *in0 = calloc(n, 4), *in1 = calloc(n1, 4), *got = calloc(n, 4), *model = calloc(n, 4);
+    CU_ASSERT_FATAL(in0 && in1 && got && model);
+    lcg_state = 300 + cols;
+    for (size_t i = 0; i < n; i++) {
+        in0[i] = rnd_normal(-20, 20);
+        got[i] = f32_of_bits(0x7fbadbadu);
+    }
+    for (size_t i = 0; i < n1; i++)
+        in1[i] = rnd_normal(-20, 20);
+    rec_step = 0;
+    ew_run r;
+    ew_setup(&r, "vtx_binary_f32_split");
+    rec_step = REC_STEP;
+    ew_write(&r, B_ADDR, in1, n1 * 4);
+    if (!in_place)
+        ew_write(&r, out_addr, got, n * 4);
+    ew_write(&r, in0_addr, in0, n * 4);
+    uint32_t chunk = ((cols + 1) / 2 + W - 1) / W * 2, words[W][16] = { { 0 } };
+    uint32_t *v = words[0];
+    v[BINARY_F32_V_IN0] = in0_addr;
+    v[BINARY_F32_V_IN1] = B_ADDR;
+    v[BINARY_F32_V_OUT] = out_addr;
+    v[BINARY_F32_V_ROWS] = 1;
+    v[BINARY_F32_V_COLS] = cols;
+    v[BINARY_F32_V_ROW_STEP] = cols * 4;
+    v[BINARY_F32_V_IN1_COL_STEP] = col_step;
+    v[BINARY_F32_V_OP] = op;
+    v[BINARY_F32_SPLIT_V_CHUNK] = chunk;
+    ew_write(&r, REC_ADDR, v, BINARY_F32_SPLIT_V_WORDS * 4);
+    CU_ASSERT_TRUE_FATAL(ew_go(&r));
+    ew_read(&r, out_addr, got, n * 4);
+    for (size_t i = 0; i < n; i++)
+        model[i] = in_place ? in0[i] : f32_of_bits(0x7fbadbadu);
+    elementwise_model_binary_f32(op, in0, in1, model, 1, cols, cols * 4, 0, col_step);
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad += bits_of(got[i]) != bits_of(model[i]);
+    CU_ASSERT_EQUAL(bad, 0);
+    if (op == ELEMENTWISE_ADD && col_step == 4 && !in_place) {
+        uint64_t wc[W];
+        for (unsigned w = 0; w < W; w++) {
+            uint32_t lo = w * chunk < cols ? w * chunk : cols, hi = lo + chunk < cols ? lo + chunk : cols;
+            wc[w] = hi > lo ? add_fast_worker_cycles(1, hi - lo) + 17 : 3 + 12;
+        }
+        CU_ASSERT_EQUAL(r.cycles, hand_cycles(wc));
+    }
+    ew_done(&r);
+    free(in0); free(in1); free(got); free(model);
+}
+
+static void split_unary_case(enum elementwise_unary_fn fn, uint32_t count)
+{
+    size_t n = count + 16;
+    float *in = calloc(n, 4), *got = calloc(n, 4), *model = calloc(n, 4);
+    CU_ASSERT_FATAL(in && got && model);
+    lcg_state = 500 + count;
+    for (size_t i = 0; i < n; i++) {
+        in[i] = unary_input(fn, true);
+        got[i] = f32_of_bits(0x7fbadbadu);
+    }
+    rec_step = 0;
+    ew_run r;
+    ew_setup(&r, "vtx_unary_f32_split");
+    rec_step = REC_STEP;
+    ew_write(&r, C_ADDR, got, n * 4);
+    ew_write(&r, A_ADDR, in, n * 4);
+    uint32_t chunk = ((count + 1) / 2 + W - 1) / W * 2, v[16] = { 0 };
+    v[UNARY_F32_V_IN] = A_ADDR;
+    v[UNARY_F32_V_OUT] = C_ADDR;
+    v[UNARY_F32_V_N] = count;
+    v[UNARY_F32_V_FN] = fn;
+    v[UNARY_F32_V_A] = bits_of(1.5f);
+    v[UNARY_F32_V_B] = bits_of(0.25f);
+    v[UNARY_F32_SPLIT_V_CHUNK] = chunk;
+    ew_write(&r, REC_ADDR, v, UNARY_F32_SPLIT_V_WORDS * 4);
+    CU_ASSERT_TRUE_FATAL(ew_go(&r));
+    ew_read(&r, C_ADDR, got, n * 4);
+    for (size_t i = 0; i < n; i++)
+        model[i] = f32_of_bits(0x7fbadbadu);
+    elementwise_model_unary_f32(fn, 1.5f, 0.25f, in, model, count);
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad += bits_of(got[i]) != bits_of(model[i]);
+    CU_ASSERT_EQUAL(bad, 0);
+    if (fn == ELEMENTWISE_EXP) {
+        uint64_t wc[W];
+        for (unsigned w = 0; w < W; w++) {
+            uint32_t lo = w * chunk < count ? w * chunk : count, hi = lo + chunk < count ? lo + chunk : count;
+            wc[w] = hi > lo ? exp_worker_cycles(hi - lo) + 13 : 3 + 11;
+        }
+        CU_ASSERT_EQUAL(r.cycles, hand_cycles(wc));
+    }
+    ew_done(&r);
+    free(in); free(got); free(model);
+}
+
+static void test_split_records(void)
+{
+    static const uint32_t sizes[] = { 1, 2, 7, 12, 23, 37, 4001 };
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+        for (unsigned op = 0; op < ELEMENTWISE_BINARY_OPS; op++) {
+            split_binary_case((enum elementwise_binary_op)op, sizes[k], 4, false);
+            split_binary_case((enum elementwise_binary_op)op, sizes[k], 0, false);
+        }
+        split_binary_case(ELEMENTWISE_MUL, sizes[k], 4, true);
+        split_binary_case(ELEMENTWISE_SUB, sizes[k], 8, false);
+        for (unsigned fn = 0; fn < ELEMENTWISE_UNARY_FNS; fn++)
+            split_unary_case((enum elementwise_unary_fn)fn, sizes[k]);
+    }
+    /* a worker with nothing to do, the rest with whole chunks */
+    split_unary_case(ELEMENTWISE_EXP, 20);
+    split_binary_case(ELEMENTWISE_ADD, 20, 4, false);
+}
+
 void test_register(void)
 {
     ADD_SUITE("codelets_elementwise",
@@ -1115,5 +1242,6 @@ void test_register(void)
               {"per-element cost at 24,000 elements", test_per_element_cost},
               {"floor and ceil: edge values", test_floor_ceil_edges},
               {"floor and ceil: hand-counted cycles", test_floor_ceil_cycles},
-              {"op out of range traps", test_bad_op});
+              {"op out of range traps", test_bad_op},
+              {"one record for the six workers (split codelets)", test_split_records});
 }

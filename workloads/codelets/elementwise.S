@@ -1,7 +1,9 @@
 // elementwise.S — element-wise worker codelets of the kernel library:
 //
 //     vtx_binary_f32        out = in0 OP in1 over rows x cols, in1 strided or broadcast
+//     vtx_binary_f32_split  the same on one row, one record for the six workers
 //     vtx_unary_f32         out = F(in)
+//     vtx_unary_f32_split   the same, one record for the six workers
 //     vtx_cast_f32_to_f16   out = (f16) in
 //     vtx_cast_f16_to_f32   out = (f32) in
 //     vtx_copy              n bytes
@@ -102,6 +104,7 @@
     .equ BINARY_F32_V_IN1_ROW_STEP, 6
     .equ BINARY_F32_V_IN1_COL_STEP, 7
     .equ BINARY_F32_V_OP, 8
+    .equ BINARY_F32_SPLIT_V_CHUNK, 9
     .equ ELEMENTWISE_BINARY_OPS, 6
     .equ ELEMENTWISE_BINARY_V2_OPS, 5
 
@@ -111,6 +114,7 @@
     .equ UNARY_F32_V_FN, 3
     .equ UNARY_F32_V_A, 4
     .equ UNARY_F32_V_B, 5
+    .equ UNARY_F32_SPLIT_V_CHUNK, 6
     .equ ELEMENTWISE_UNARY_FNS, 16
 
     .equ CAST_V_IN, 0
@@ -443,7 +447,9 @@ vtx_binary_f32:
     { ld32  $m7, $m13, $mzero, BINARY_F32_V_IN1 ; fnop }
     { ld32  $m8, $m13, $mzero, BINARY_F32_V_OUT ; fnop }
 ew_bin_row:
-    // Choose the row's loop: $m0 = op, $m11 = the table of loops.
+    { ld32  $m5, $m13, $mzero, BINARY_F32_V_COLS ; fnop }
+ew_bin_row_cols:
+    // Choose the row's loop: $m0 = op, $m11 = the table of loops, $m5 = cols.
     { ld32  $m0, $m13, $mzero, BINARY_F32_V_OP ; fnop }
     { ld32  $m2, $m13, $mzero, BINARY_F32_V_IN1_COL_STEP ; fnop }
     { setzi $m11, ew_tab_bin_general ; fnop }
@@ -486,7 +492,7 @@ ew_bin_bcast:
 ew_bin_go:
     { shl   $m1, $m0, 2 ; fnop }
     { ld32  $m1, $m11, $m1, 0 ; fnop }
-    { ld32  $m4, $m13, $mzero, BINARY_F32_V_COLS ; fnop }
+    { mov   $m4, $m5 ; fnop }
     { br    $m1 ; fnop }
 ew_bin_next_row:
     { ld32  $m1, $m13, $mzero, BINARY_F32_V_ROW_STEP ; fnop }
@@ -499,6 +505,41 @@ ew_bin_next_row:
     { exitz $mzero ; fnop }
 
 // Every row loop is entered with $m4 = cols and returns to ew_bin_next_row.
+
+// ---- vtx_binary_f32_split --------------------------------------------------------
+// One record for the six workers (the compute set's vertex step is 0), of
+// one row: worker w ($WSR) takes elements [w CHUNK, (w + 1) CHUNK) of it,
+// cut at COLS, and runs them as vtx_binary_f32 runs a row.  The work split
+// is the compiler's (CHUNK, even), the worker's share its own, as PopLibs'
+// supervisor vertices split theirs.
+    .globl vtx_binary_f32_split
+vtx_binary_f32_split:
+    { ld32  $m9, $m13, $mzero, BINARY_F32_V_ROWS ; fnop }
+    { ld32  $m0, $m13, $mzero, BINARY_F32_V_OP ; fnop }
+    { brz   $m9, ew_exit ; fnop }
+    { cmpult $m1, $m0, ELEMENTWISE_BINARY_OPS ; fnop }
+    { brz   $m1, ew_bad_op ; fnop }
+    { get   $m1, $WSR ; fnop }
+    { and   $m1, $m1, 7 ; fnop }
+    { ld32  $m2, $m13, $mzero, BINARY_F32_SPLIT_V_CHUNK ; fnop }
+    { ld32  $m5, $m13, $mzero, BINARY_F32_V_COLS ; fnop }
+    { mul   $m1, $m1, $m2 ; fnop }          // the worker's first element
+    { min   $m1, $m1, $m5 ; fnop }
+    { add   $m2, $m1, $m2 ; fnop }
+    { min   $m2, $m2, $m5 ; fnop }
+    { sub   $m5, $m2, $m1 ; fnop }          // its elements
+    { brz   $m5, ew_exit ; fnop }
+    { ld32  $m2, $m13, $mzero, BINARY_F32_V_IN1_COL_STEP ; fnop }
+    { ld32  $m6, $m13, $mzero, BINARY_F32_V_IN0 ; fnop }
+    { ld32  $m7, $m13, $mzero, BINARY_F32_V_IN1 ; fnop }
+    { ld32  $m8, $m13, $mzero, BINARY_F32_V_OUT ; fnop }
+    { mul   $m2, $m2, $m1 ; fnop }
+    { shl   $m1, $m1, 2 ; fnop }
+    { add   $m6, $m6, $m1 ; fnop }
+    { add   $m7, $m7, $m2 ; fnop }
+    { add   $m8, $m8, $m1 ; fnop }
+    { setzi $m9, 1 ; fnop }
+    { bri   ew_bin_row_cols ; fnop }
 
 // Lag-3 loop, in1 contiguous: ld2xst64pace loads in0 (address 0) and in1
 // (address 1, region 1), stores out (address 2).  L0 = $a0:3, L1 = $a4:7
@@ -640,12 +681,39 @@ vtx_unary_f32:
     { brz   $m2, ew_bad_op ; fnop }
     { ld32  $m6, $m13, $mzero, UNARY_F32_V_IN ; fnop }
     { ld32  $m8, $m13, $mzero, UNARY_F32_V_OUT ; fnop }
+ew_un_go:
     { setzi $m2, ew_tab_unary ; fnop }
     { shl   $m1, $m1, 2 ; fnop }
     { ld32  $m1, $m2, $m1, 0 ; fnop }
     { setzi $m0, 0 ; fnop }
     { setzi $m2, 0 ; fnop }
     { br    $m1 ; fnop }
+
+// vtx_unary_f32_split: one record for the six workers (the compute set's
+// vertex step is 0): worker w ($WSR) takes elements [w CHUNK, (w + 1)
+// CHUNK), cut at N (CHUNK even, the compiler's).
+    .globl vtx_unary_f32_split
+vtx_unary_f32_split:
+    { ld32  $m9, $m13, $mzero, UNARY_F32_V_N ; fnop }
+    { ld32  $m1, $m13, $mzero, UNARY_F32_V_FN ; fnop }
+    { brz   $m9, ew_exit ; fnop }
+    { cmpult $m2, $m1, ELEMENTWISE_UNARY_FNS ; fnop }
+    { brz   $m2, ew_bad_op ; fnop }
+    { get   $m3, $WSR ; fnop }
+    { and   $m3, $m3, 7 ; fnop }
+    { ld32  $m4, $m13, $mzero, UNARY_F32_SPLIT_V_CHUNK ; fnop }
+    { mul   $m3, $m3, $m4 ; fnop }          // the worker's first element
+    { min   $m3, $m3, $m9 ; fnop }
+    { add   $m4, $m3, $m4 ; fnop }
+    { min   $m4, $m4, $m9 ; fnop }
+    { sub   $m9, $m4, $m3 ; fnop }          // its elements
+    { brz   $m9, ew_exit ; fnop }
+    { shl   $m3, $m3, 2 ; fnop }
+    { ld32  $m6, $m13, $mzero, UNARY_F32_V_IN ; fnop }
+    { ld32  $m8, $m13, $mzero, UNARY_F32_V_OUT ; fnop }
+    { add   $m6, $m6, $m3 ; fnop }
+    { add   $m8, $m8, $m3 ; fnop }
+    { bri   ew_un_go ; fnop }
 
 ew_un_relu:
     { mov   $m1, $m6 ; fnop }

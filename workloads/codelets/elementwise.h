@@ -6,7 +6,10 @@
  * Codelets (worker vertices, calling convention in abi.h):
  *   vtx_binary_f32        out[r][c] = in0[r][c] OP in1[r * in1_row_step +
  *                         c * in1_col_step], OP in enum elementwise_binary_op
+ *   vtx_binary_f32_split  vtx_binary_f32 on one row, one record for the six
+ *                         workers (below)
  *   vtx_unary_f32         out[i] = F(in[i]), F in enum elementwise_unary_fn
+ *   vtx_unary_f32_split   vtx_unary_f32, one record for the six workers
  *   vtx_cast_f32_to_f16   out[i] = (f16) in[i], round to nearest even
  *   vtx_cast_f16_to_f32   out[i] = (f32) in[i]
  *   vtx_copy              n bytes from src to dst
@@ -75,6 +78,22 @@ enum binary_f32_vertex {
     BINARY_F32_V_WORDS
 };
 
+/* vtx_binary_f32_split and vtx_unary_f32_split records: the record of
+ * vtx_binary_f32 (ROWS 0 or 1) or vtx_unary_f32, then CHUNK, the elements
+ * each worker takes (even).  The compute set starts the six workers on the
+ * one record (vertex step 0); worker w ($WSR) takes elements [w CHUNK,
+ * (w + 1) CHUNK) cut at COLS (N), and runs them as the plain codelet runs a
+ * row of its own record: the work split is the compiler's, each worker
+ * finds its share (17 issues more than the plain codelet's start for
+ * binary, 13 for unary; 12 and 11 for a worker left with nothing), as
+ * PopLibs' supervisor vertices split a region between their workers.
+ * One record instead of six: 40 bytes a compute set for binary (240 as six
+ * records), 32 for unary (144). */
+enum binary_f32_split_vertex {
+    BINARY_F32_SPLIT_V_CHUNK = BINARY_F32_V_WORDS,
+    BINARY_F32_SPLIT_V_WORDS
+};
+
 /* The ops with an f32v2 instruction come first (the fast loops take
  * op < ELEMENTWISE_BINARY_V2_OPS). */
 enum elementwise_binary_op {
@@ -97,6 +116,11 @@ enum unary_f32_vertex {
     UNARY_F32_V_A,                 /* f32 bits: scale of SCALE_SHIFT */
     UNARY_F32_V_B,                 /* f32 bits: shift of SCALE_SHIFT */
     UNARY_F32_V_WORDS
+};
+
+enum unary_f32_split_vertex {
+    UNARY_F32_SPLIT_V_CHUNK = UNARY_F32_V_WORDS,
+    UNARY_F32_SPLIT_V_WORDS
 };
 
 enum elementwise_unary_fn {
