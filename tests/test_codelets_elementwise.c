@@ -1108,8 +1108,8 @@ static void test_bad_op(void)
 /* The split codelets on one record (vertex step 0): values bit for bit the
  * model's, every worker's share [w chunk, (w + 1) chunk) cut at the count,
  * and cycles the plain codelet's for that share plus the split's own
- * issues (elementwise.h): 17 for binary, 13 for unary (12 and 11 for a
- * worker left without elements). */
+ * issues (elementwise.h): 15 for binary, 12 for unary (10 for a worker
+ * left without elements). */
 static void split_binary_case(enum elementwise_binary_op op, uint32_t cols, uint32_t col_step, bool in_place)
 {
     uint32_t in0_addr = A_ADDR, out_addr = in_place ? A_ADDR : C_ADDR;
@@ -1156,7 +1156,7 @@ static void split_binary_case(enum elementwise_binary_op op, uint32_t cols, uint
         uint64_t wc[W];
         for (unsigned w = 0; w < W; w++) {
             uint32_t lo = w * chunk < cols ? w * chunk : cols, hi = lo + chunk < cols ? lo + chunk : cols;
-            wc[w] = hi > lo ? add_fast_worker_cycles(1, hi - lo) + 17 : 3 + 12;
+            wc[w] = hi > lo ? add_fast_worker_cycles(1, hi - lo) + 15 : 3 + 10;
         }
         CU_ASSERT_EQUAL(r.cycles, hand_cycles(wc));
     }
@@ -1202,7 +1202,7 @@ static void split_unary_case(enum elementwise_unary_fn fn, uint32_t count)
         uint64_t wc[W];
         for (unsigned w = 0; w < W; w++) {
             uint32_t lo = w * chunk < count ? w * chunk : count, hi = lo + chunk < count ? lo + chunk : count;
-            wc[w] = hi > lo ? exp_worker_cycles(hi - lo) + 13 : 3 + 11;
+            wc[w] = hi > lo ? exp_worker_cycles(hi - lo) + 12 : 3 + 10;
         }
         CU_ASSERT_EQUAL(r.cycles, hand_cycles(wc));
     }

@@ -514,20 +514,18 @@ ew_bin_next_row:
 // supervisor vertices split theirs.
     .globl vtx_binary_f32_split
 vtx_binary_f32_split:
-    { ld32  $m9, $m13, $mzero, BINARY_F32_V_ROWS ; fnop }
-    { ld32  $m0, $m13, $mzero, BINARY_F32_V_OP ; fnop }
-    { brz   $m9, ew_exit ; fnop }
-    { cmpult $m1, $m0, ELEMENTWISE_BINARY_OPS ; fnop }
-    { brz   $m1, ew_bad_op ; fnop }
-    { get   $m1, $WSR ; fnop }
-    { and   $m1, $m1, 7 ; fnop }
-    { ld32  $m2, $m13, $mzero, BINARY_F32_SPLIT_V_CHUNK ; fnop }
     { ld32  $m5, $m13, $mzero, BINARY_F32_V_COLS ; fnop }
+    { ld32  $m0, $m13, $mzero, BINARY_F32_V_OP ; fnop }
+    { get   $m1, $WSR ; fnop }
+    { ld32  $m2, $m13, $mzero, BINARY_F32_SPLIT_V_CHUNK ; fnop }
+    { and   $m1, $m1, 7 ; fnop }
+    { cmpult $m3, $m0, ELEMENTWISE_BINARY_OPS ; fnop }
     { mul   $m1, $m1, $m2 ; fnop }          // the worker's first element
+    { brz   $m3, ew_bad_op ; fnop }
     { min   $m1, $m1, $m5 ; fnop }
     { add   $m2, $m1, $m2 ; fnop }
     { min   $m2, $m2, $m5 ; fnop }
-    { sub   $m5, $m2, $m1 ; fnop }          // its elements
+    { sub   $m5, $m2, $m1 ; fnop }          // its elements (none when COLS is 0)
     { brz   $m5, ew_exit ; fnop }
     { ld32  $m2, $m13, $mzero, BINARY_F32_V_IN1_COL_STEP ; fnop }
     { ld32  $m6, $m13, $mzero, BINARY_F32_V_IN0 ; fnop }
@@ -696,17 +694,16 @@ ew_un_go:
 vtx_unary_f32_split:
     { ld32  $m9, $m13, $mzero, UNARY_F32_V_N ; fnop }
     { ld32  $m1, $m13, $mzero, UNARY_F32_V_FN ; fnop }
-    { brz   $m9, ew_exit ; fnop }
-    { cmpult $m2, $m1, ELEMENTWISE_UNARY_FNS ; fnop }
-    { brz   $m2, ew_bad_op ; fnop }
     { get   $m3, $WSR ; fnop }
-    { and   $m3, $m3, 7 ; fnop }
     { ld32  $m4, $m13, $mzero, UNARY_F32_SPLIT_V_CHUNK ; fnop }
+    { and   $m3, $m3, 7 ; fnop }
+    { cmpult $m2, $m1, ELEMENTWISE_UNARY_FNS ; fnop }
     { mul   $m3, $m3, $m4 ; fnop }          // the worker's first element
+    { brz   $m2, ew_bad_op ; fnop }
     { min   $m3, $m3, $m9 ; fnop }
     { add   $m4, $m3, $m4 ; fnop }
     { min   $m4, $m4, $m9 ; fnop }
-    { sub   $m9, $m4, $m3 ; fnop }          // its elements
+    { sub   $m9, $m4, $m3 ; fnop }          // its elements (none when N is 0)
     { brz   $m9, ew_exit ; fnop }
     { shl   $m3, $m3, 2 ; fnop }
     { ld32  $m6, $m13, $mzero, UNARY_F32_V_IN ; fnop }

@@ -84,8 +84,8 @@ enum binary_f32_vertex {
  * one record (vertex step 0); worker w ($WSR) takes elements [w CHUNK,
  * (w + 1) CHUNK) cut at COLS (N), and runs them as the plain codelet runs a
  * row of its own record: the work split is the compiler's, each worker
- * finds its share (17 issues more than the plain codelet's start for
- * binary, 13 for unary; 12 and 11 for a worker left with nothing), as
+ * finds its share (15 issues more than the plain codelet's start for
+ * binary, 12 for unary; 10 for a worker left with nothing), as
  * PopLibs' supervisor vertices split a region between their workers.
  * One record instead of six: 40 bytes a compute set for binary (240 as six
  * records), 32 for unary (144). */
