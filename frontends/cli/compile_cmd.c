@@ -257,9 +257,13 @@ int cmd_compile(int argc, char **argv, const command *self)
            (double)rep.lent_bytes / 1e6);
     if (rep.program_tiles)
         printf("control programs: %.1f KB a tile on average, %.1f KB the most (the exchange's sends and receives, "
-               "compute sets, syncs); vertex records: %.1f KB on average, %.1f KB the most; kernel library %.1f KB\n",
+               "compute sets, syncs); vertex records: %.1f KB on average, %.1f KB the most (%.3g MB a replica not "
+               "stored: %.3g MB as one record six workers share, %.3g MB as records another compute set on the tile "
+               "has); kernel library %.1f KB\n",
                (double)rep.control_bytes / rep.program_tiles / 1e3, (double)rep.max_control_bytes / 1e3,
                (double)rep.record_bytes / rep.program_tiles / 1e3, (double)rep.max_record_bytes / 1e3,
+               (double)(rep.merged_record_bytes + rep.shared_record_bytes) / 1e6,
+               (double)rep.merged_record_bytes / 1e6, (double)rep.shared_record_bytes / 1e6,
                (double)rep.library_bytes / 1e3);
     if (rep.lowerings > 1)
         printf("lowered %u times: the first left a tile too little room for its vertex records and control "
