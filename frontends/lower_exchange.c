@@ -93,11 +93,12 @@ static uint32_t share_records(lowering *lw, uint32_t tile, uint32_t entry, uint3
 }
 
 /* The six records of a vtx_binary_f32 or vtx_unary_f32 compute set at
- * rec0 (the tile's last), when the workers' parts follow one another along
- * one row (idle workers aside): merged into one record of the _split
- * codelet, which the six workers share and divide as the plain records did
- * (elementwise.h).  Returns the split codelet's entry and sets *words, or
- * 0 when the records are not of that form (left as they are). */
+ * rec0 (the tile's last), when the workers' parts follow one another
+ * (idle workers aside) along one row, or (binary) as rows of one geometry:
+ * merged into one record of a split codelet, which the six workers share
+ * and divide among themselves (elementwise.h).  Returns the split codelet's
+ * entry and sets *split_words, or 0 when the records are not of that form
+ * (left as they are). */
 static uint32_t merge_worker_records(lowering *lw, uint32_t tile, uint32_t entry, uint32_t rec0, uint32_t words,
                                      uint32_t *split_words)
 {
@@ -110,58 +111,74 @@ static uint32_t merge_worker_records(lowering *lw, uint32_t tile, uint32_t entry
     if ((size_t)rec0 / 4 + (size_t)padded * CODELET_WORKERS != t->records.n)
         return 0;
     uint32_t *r = t->records.w + rec0 / 4;
-    /* field offsets: in0 (in), in1 (binary), out, count, and the fields all must share */
     const uint32_t in0 = binary ? BINARY_F32_V_IN0 : UNARY_F32_V_IN, out = binary ? BINARY_F32_V_OUT : UNARY_F32_V_OUT;
     const uint32_t count = binary ? BINARY_F32_V_COLS : UNARY_F32_V_N;
-    uint32_t merged[(int)BINARY_F32_SPLIT_V_WORDS + (int)UNARY_F32_SPLIT_V_WORDS];   /* room for either */
+    /* along one row (cols: elements), or as rows (binary; rows: rows) */
+    bool along = true, as_rows = binary;
     const uint32_t *first = NULL, *prev = NULL;
-    uint64_t total = 0;
+    uint64_t elements = 0, rows = 0;
     for (int k = 0; k < CODELET_WORKERS; k++) {
         const uint32_t *w = r + (size_t)k * padded;
         bool idle = binary ? w[BINARY_F32_V_ROWS] == 0 || w[BINARY_F32_V_COLS] == 0 : w[UNARY_F32_V_N] == 0;
         if (idle)
             continue;
         if (binary && w[BINARY_F32_V_ROWS] != 1)
-            return 0;
-        if (prev) {
-            uint32_t col_step = binary ? prev[BINARY_F32_V_IN1_COL_STEP] : 0;
-            uint64_t done = prev[count];
-            if ((uint64_t)w[in0] != prev[in0] + done * 4 || (uint64_t)w[out] != prev[out] + done * 4)
+            along = false;
+        if (prev && binary) {
+            uint64_t done = prev[BINARY_F32_V_COLS], done_rows = prev[BINARY_F32_V_ROWS];
+            uint32_t col_step = prev[BINARY_F32_V_IN1_COL_STEP], row_step = prev[BINARY_F32_V_ROW_STEP];
+            if (w[BINARY_F32_V_OP] != prev[BINARY_F32_V_OP] || w[BINARY_F32_V_IN1_COL_STEP] != col_step)
                 return 0;
-            if (binary && ((uint64_t)w[BINARY_F32_V_IN1] != prev[BINARY_F32_V_IN1] + done * col_step ||
-                           w[BINARY_F32_V_OP] != prev[BINARY_F32_V_OP] ||
-                           w[BINARY_F32_V_IN1_COL_STEP] != col_step))
-                return 0;
-            if (!binary && (w[UNARY_F32_V_FN] != prev[UNARY_F32_V_FN] || w[UNARY_F32_V_A] != prev[UNARY_F32_V_A] ||
-                            w[UNARY_F32_V_B] != prev[UNARY_F32_V_B]))
+            along = along && (uint64_t)w[in0] == prev[in0] + done * 4 && (uint64_t)w[out] == prev[out] + done * 4 &&
+                    (uint64_t)w[BINARY_F32_V_IN1] == prev[BINARY_F32_V_IN1] + done * col_step;
+            as_rows = as_rows && w[BINARY_F32_V_COLS] == prev[BINARY_F32_V_COLS] && w[BINARY_F32_V_ROW_STEP] == row_step &&
+                      w[BINARY_F32_V_IN1_ROW_STEP] == prev[BINARY_F32_V_IN1_ROW_STEP] &&
+                      (uint64_t)w[in0] == prev[in0] + done_rows * row_step &&
+                      (uint64_t)w[out] == prev[out] + done_rows * row_step &&
+                      (uint64_t)w[BINARY_F32_V_IN1] ==
+                          prev[BINARY_F32_V_IN1] + done_rows * prev[BINARY_F32_V_IN1_ROW_STEP];
+        } else if (prev) {
+            uint64_t done = prev[UNARY_F32_V_N];
+            if ((uint64_t)w[in0] != prev[in0] + done * 4 || (uint64_t)w[out] != prev[out] + done * 4 ||
+                w[UNARY_F32_V_FN] != prev[UNARY_F32_V_FN] || w[UNARY_F32_V_A] != prev[UNARY_F32_V_A] ||
+                w[UNARY_F32_V_B] != prev[UNARY_F32_V_B])
                 return 0;
         } else {
             first = w;
         }
-        total += w[count];
+        if (!along && !as_rows)
+            return 0;
+        elements += w[count];
+        rows += binary ? w[BINARY_F32_V_ROWS] : 0;
         prev = w;
     }
     if (!first)
         first = r;                    /* nothing to do: the first record, its count 0 */
-    if (total > UINT32_MAX / 4)
+    if (elements > UINT32_MAX / 4)
         return 0;
-    uint32_t n = binary ? BINARY_F32_SPLIT_V_WORDS : UNARY_F32_SPLIT_V_WORDS;
+    uint32_t n = binary ? BINARY_F32_SPLIT_V_WORDS : UNARY_F32_SPLIT_V_WORDS, chunk;
+    uint32_t merged[(int)BINARY_F32_SPLIT_V_WORDS + (int)UNARY_F32_SPLIT_V_WORDS];   /* room for either */
     memcpy(merged, first, words * sizeof *merged);
-    merged[count] = (uint32_t)total;
-    if (binary) {
-        merged[BINARY_F32_V_ROWS] = total ? 1 : 0;
-        merged[BINARY_F32_V_ROW_STEP] = (uint32_t)total * 4;
-        merged[BINARY_F32_V_IN1_ROW_STEP] = 0;
+    if (along) {
+        merged[count] = (uint32_t)elements;
+        if (binary) {
+            merged[BINARY_F32_V_ROWS] = elements ? 1 : 0;
+            merged[BINARY_F32_V_ROW_STEP] = (uint32_t)elements * 4;
+            merged[BINARY_F32_V_IN1_ROW_STEP] = 0;
+        }
+        /* even elements a worker, so that each worker's part starts 8-byte aligned */
+        chunk = (uint32_t)(((elements + 1) / 2 + CODELET_WORKERS - 1) / CODELET_WORKERS * 2);
+    } else {
+        merged[BINARY_F32_V_ROWS] = (uint32_t)rows;
+        chunk = (uint32_t)((rows + CODELET_WORKERS - 1) / CODELET_WORKERS);
     }
-    /* even elements a worker, so that each worker's part starts 8-byte aligned */
-    merged[binary ? BINARY_F32_SPLIT_V_CHUNK : UNARY_F32_SPLIT_V_CHUNK] =
-        (uint32_t)(((total + 1) / 2 + CODELET_WORKERS - 1) / CODELET_WORKERS * 2);
+    merged[binary ? BINARY_F32_SPLIT_V_CHUNK : UNARY_F32_SPLIT_V_CHUNK] = chunk;
     memset(r, 0, (size_t)padded_words(n) * sizeof *r);
     memcpy(r, merged, n * sizeof *r);
     t->records.n = rec0 / 4 + padded_words(n);
     lw->rep->merged_record_bytes += (uint64_t)(padded * CODELET_WORKERS - padded_words(n)) * 4;
     *split_words = n;
-    return binary ? ks->vtx_binary_f32_split : ks->vtx_unary_f32_split;
+    return !binary ? ks->vtx_unary_f32_split : along ? ks->vtx_binary_f32_split : ks->vtx_binary_f32_split_rows;
 }
 
 /* runall of `entry` on the six records of lw_six_records at offset rec0,

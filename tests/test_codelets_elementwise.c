@@ -1210,6 +1210,65 @@ static void split_unary_case(enum elementwise_unary_fn fn, uint32_t count)
     free(in); free(got); free(model);
 }
 
+/* vtx_binary_f32_split_rows: rows x cols, in1 per row or broadcast down
+ * the rows; rows split by the compiler's chunk.  Cycles: the plain
+ * codelet's for the worker's rows plus 16 issues (10 for an idle worker). */
+static void split_rows_case(enum elementwise_binary_op op, uint32_t rows, uint32_t cols, uint32_t in1_row_step,
+                            uint32_t col_step)
+{
+    uint32_t row_step = (cols + 3) / 2 * 8;          /* a gap after each row, rows 8-byte aligned */
+    size_t n = (size_t)rows * (row_step / 4) + 16;
+    size_t n1 = (size_t)(rows ? rows - 1 : 0) * (in1_row_step / 4) + (size_t)cols * (col_step / 4) + 16;
+    float *in0 = calloc(n, 4), *in1 = calloc(n1, 4), *got = calloc(n, 4), *model = calloc(n, 4);
+    CU_ASSERT_FATAL(in0 && in1 && got && model);
+    lcg_state = 700 + rows * 31 + cols;
+    for (size_t i = 0; i < n; i++) {
+        in0[i] = rnd_normal(-20, 20);
+        got[i] = f32_of_bits(0x7fbadbadu);
+    }
+    for (size_t i = 0; i < n1; i++)
+        in1[i] = rnd_normal(-20, 20);
+    rec_step = 0;
+    ew_run r;
+    ew_setup(&r, "vtx_binary_f32_split_rows");
+    rec_step = REC_STEP;
+    ew_write(&r, B_ADDR, in1, n1 * 4);
+    ew_write(&r, C_ADDR, got, n * 4);
+    ew_write(&r, A_ADDR, in0, n * 4);
+    uint32_t chunk = (rows + W - 1) / W, v[16] = { 0 };
+    v[BINARY_F32_V_IN0] = A_ADDR;
+    v[BINARY_F32_V_IN1] = B_ADDR;
+    v[BINARY_F32_V_OUT] = C_ADDR;
+    v[BINARY_F32_V_ROWS] = rows;
+    v[BINARY_F32_V_COLS] = cols;
+    v[BINARY_F32_V_ROW_STEP] = row_step;
+    v[BINARY_F32_V_IN1_ROW_STEP] = in1_row_step;
+    v[BINARY_F32_V_IN1_COL_STEP] = col_step;
+    v[BINARY_F32_V_OP] = op;
+    v[BINARY_F32_SPLIT_V_CHUNK] = chunk;
+    ew_write(&r, REC_ADDR, v, BINARY_F32_SPLIT_V_WORDS * 4);
+    CU_ASSERT_TRUE_FATAL(ew_go(&r));
+    ew_read(&r, C_ADDR, got, n * 4);
+    for (size_t i = 0; i < n; i++)
+        model[i] = f32_of_bits(0x7fbadbadu);
+    elementwise_model_binary_f32(op, in0, in1, model, rows, cols, row_step, in1_row_step, col_step);
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad += bits_of(got[i]) != bits_of(model[i]);
+    CU_ASSERT_EQUAL(bad, 0);
+    if (op == ELEMENTWISE_ADD && col_step == 4 && cols % 2 == 0) {
+        uint64_t wc[W];
+        uint64_t per_row = add_fast_worker_cycles(1, cols) - 8;
+        for (unsigned w = 0; w < W; w++) {
+            uint32_t lo = w * chunk < rows ? w * chunk : rows, hi = lo + chunk < rows ? lo + chunk : rows;
+            wc[w] = hi > lo ? 8 + (hi - lo) * per_row + 16 : 3 + 10;
+        }
+        CU_ASSERT_EQUAL(r.cycles, hand_cycles(wc));
+    }
+    ew_done(&r);
+    free(in0); free(in1); free(got); free(model);
+}
+
 static void test_split_records(void)
 {
     static const uint32_t sizes[] = { 1, 2, 7, 12, 23, 37, 4001 };
@@ -1226,6 +1285,15 @@ static void test_split_records(void)
     /* a worker with nothing to do, the rest with whole chunks */
     split_unary_case(ELEMENTWISE_EXP, 20);
     split_binary_case(ELEMENTWISE_ADD, 20, 4, false);
+    /* by rows: per-row in1, a channel vector broadcast down the rows, a scalar */
+    static const uint32_t shapes[][2] = { { 1, 8 }, { 5, 16 }, { 6, 64 }, { 13, 7 }, { 40, 64 } };
+    for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++)
+        for (unsigned op = 0; op < ELEMENTWISE_BINARY_OPS; op++) {
+            uint32_t rows = shapes[k][0], cols = shapes[k][1];
+            split_rows_case((enum elementwise_binary_op)op, rows, cols, (cols + 3) / 2 * 8, 4);
+            split_rows_case((enum elementwise_binary_op)op, rows, cols, 0, 4);
+            split_rows_case((enum elementwise_binary_op)op, rows, cols, 0, 0);
+        }
 }
 
 void test_register(void)

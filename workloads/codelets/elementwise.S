@@ -2,6 +2,8 @@
 //
 //     vtx_binary_f32        out = in0 OP in1 over rows x cols, in1 strided or broadcast
 //     vtx_binary_f32_split  the same on one row, one record for the six workers
+//     vtx_binary_f32_split_rows
+//                           the same on rows, one record for the six workers
 //     vtx_unary_f32         out = F(in)
 //     vtx_unary_f32_split   the same, one record for the six workers
 //     vtx_cast_f32_to_f16   out = (f16) in
@@ -538,6 +540,35 @@ vtx_binary_f32_split:
     { add   $m8, $m8, $m1 ; fnop }
     { setzi $m9, 1 ; fnop }
     { bri   ew_bin_row_cols ; fnop }
+
+// vtx_binary_f32_split_rows: the same split by rows: worker w takes rows
+// [w CHUNK, (w + 1) CHUNK) cut at ROWS and runs them as vtx_binary_f32 does.
+    .globl vtx_binary_f32_split_rows
+vtx_binary_f32_split_rows:
+    { ld32  $m9, $m13, $mzero, BINARY_F32_V_ROWS ; fnop }
+    { ld32  $m0, $m13, $mzero, BINARY_F32_V_OP ; fnop }
+    { get   $m1, $WSR ; fnop }
+    { ld32  $m2, $m13, $mzero, BINARY_F32_SPLIT_V_CHUNK ; fnop }
+    { and   $m1, $m1, 7 ; fnop }
+    { cmpult $m3, $m0, ELEMENTWISE_BINARY_OPS ; fnop }
+    { mul   $m1, $m1, $m2 ; fnop }          // the worker's first row
+    { brz   $m3, ew_bad_op ; fnop }
+    { min   $m1, $m1, $m9 ; fnop }
+    { add   $m2, $m1, $m2 ; fnop }
+    { min   $m2, $m2, $m9 ; fnop }
+    { sub   $m9, $m2, $m1 ; fnop }          // its rows (none when ROWS is 0)
+    { brz   $m9, ew_exit ; fnop }
+    { ld32  $m2, $m13, $mzero, BINARY_F32_V_ROW_STEP ; fnop }
+    { ld32  $m3, $m13, $mzero, BINARY_F32_V_IN1_ROW_STEP ; fnop }
+    { ld32  $m6, $m13, $mzero, BINARY_F32_V_IN0 ; fnop }
+    { ld32  $m7, $m13, $mzero, BINARY_F32_V_IN1 ; fnop }
+    { ld32  $m8, $m13, $mzero, BINARY_F32_V_OUT ; fnop }
+    { mul   $m2, $m2, $m1 ; fnop }
+    { mul   $m3, $m3, $m1 ; fnop }
+    { add   $m6, $m6, $m2 ; fnop }
+    { add   $m7, $m7, $m3 ; fnop }
+    { add   $m8, $m8, $m2 ; fnop }
+    { bri   ew_bin_row ; fnop }
 
 // Lag-3 loop, in1 contiguous: ld2xst64pace loads in0 (address 0) and in1
 // (address 1, region 1), stores out (address 2).  L0 = $a0:3, L1 = $a4:7

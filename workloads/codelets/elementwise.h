@@ -8,6 +8,8 @@
  *                         c * in1_col_step], OP in enum elementwise_binary_op
  *   vtx_binary_f32_split  vtx_binary_f32 on one row, one record for the six
  *                         workers (below)
+ *   vtx_binary_f32_split_rows
+ *                         vtx_binary_f32 on rows, one record for the six
  *   vtx_unary_f32         out[i] = F(in[i]), F in enum elementwise_unary_fn
  *   vtx_unary_f32_split   vtx_unary_f32, one record for the six workers
  *   vtx_cast_f32_to_f16   out[i] = (f16) in[i], round to nearest even
@@ -83,7 +85,10 @@ enum binary_f32_vertex {
  * each worker takes (even).  The compute set starts the six workers on the
  * one record (vertex step 0); worker w ($WSR) takes elements [w CHUNK,
  * (w + 1) CHUNK) cut at COLS (N), and runs them as the plain codelet runs a
- * row of its own record: the work split is the compiler's, each worker
+ * row of its own record.  vtx_binary_f32_split_rows takes the record of
+ * vtx_binary_f32 with CHUNK in rows: worker w takes rows [w CHUNK, (w + 1)
+ * CHUNK) cut at ROWS (16 issues more than the plain start, 10 for a worker
+ * left with nothing).  The work split is the compiler's, each worker
  * finds its share (15 issues more than the plain codelet's start for
  * binary, 12 for unary; 10 for a worker left with nothing), as
  * PopLibs' supervisor vertices split a region between their workers.
