@@ -13,6 +13,7 @@
 #include "exchange/exchange.h"
 #include "sim/base/hash.h"
 #include "workloads/codelets/elementwise.h"
+#include "workloads/codelets/rowwise.h"
 
 /* ---- steps --------------------------------------------------------------- */
 
@@ -92,93 +93,152 @@ static uint32_t share_records(lowering *lw, uint32_t tile, uint32_t entry, uint3
     return rec0;
 }
 
-/* The six records of a vtx_binary_f32 or vtx_unary_f32 compute set at
- * rec0 (the tile's last), when the workers' parts follow one another
- * (idle workers aside) along one row, or (binary) as rows of one geometry:
- * merged into one record of a split codelet, which the six workers share
- * and divide among themselves (elementwise.h).  Returns the split codelet's
- * entry and sets *split_words, or 0 when the records are not of that form
- * (left as they are). */
-static uint32_t merge_worker_records(lowering *lw, uint32_t tile, uint32_t entry, uint32_t rec0, uint32_t words,
-                                     uint32_t *split_words)
+/* Records of a split codelet (elementwise.h, rowwise.h): one record the
+ * six workers share, each finding its part from its context number.  A
+ * codelet whose workers' parts lie along one dimension is described by its
+ * fields: the count of units (elements, columns), the two pointers that
+ * advance by a unit's bytes (out's 2 instead of 4 where the f16 field is
+ * set), the fields every worker's record must share, and where CHUNK goes. */
+typedef struct split_form {
+    uint32_t words, count, ptr[2], f16_field;   /* f16_field: out's unit is 2 bytes when set (else ~0u) */
+    uint32_t same[5], n_same, idle_field;       /* idle_field: a 0 there is a worker with nothing (or ~0u) */
+    uint32_t split_words;
+} split_form;
+
+static const split_form unary_form = {
+    UNARY_F32_V_WORDS, UNARY_F32_V_N, { UNARY_F32_V_IN, UNARY_F32_V_OUT }, ~0u,
+    { UNARY_F32_V_FN, UNARY_F32_V_A, UNARY_F32_V_B }, 3, ~0u, UNARY_F32_SPLIT_V_WORDS,
+};
+static const split_form reduce_cols_form = {
+    REDUCE_COLS_V_WORDS, REDUCE_COLS_V_COLS, { REDUCE_COLS_V_IN, REDUCE_COLS_V_OUT }, REDUCE_COLS_V_OUT_F16,
+    { REDUCE_COLS_V_ROWS, REDUCE_COLS_V_IN_STEP, REDUCE_COLS_V_OP, REDUCE_COLS_V_SCALE, REDUCE_COLS_V_OUT_F16 }, 5,
+    REDUCE_COLS_V_ROWS, REDUCE_COLS_SPLIT_V_WORDS,
+};
+
+/* Whether the six records at r (padded words apart) are parts that follow
+ * one another along one dimension as form f describes (idle workers
+ * aside): then the merged record into *merged and true. */
+static bool merge_along(const uint32_t *r, uint32_t padded, const split_form *f, uint32_t *merged)
 {
-    const kernel_symbols *ks = &lw->kernels;
-    bool binary = entry == ks->vtx_binary_f32;
-    if (!(binary || entry == ks->vtx_unary_f32))
-        return 0;
-    ltile *t = &lw->tile[tile];
-    uint32_t padded = padded_words(words);
-    if ((size_t)rec0 / 4 + (size_t)padded * CODELET_WORKERS != t->records.n)
-        return 0;
-    uint32_t *r = t->records.w + rec0 / 4;
-    const uint32_t in0 = binary ? BINARY_F32_V_IN0 : UNARY_F32_V_IN, out = binary ? BINARY_F32_V_OUT : UNARY_F32_V_OUT;
-    const uint32_t count = binary ? BINARY_F32_V_COLS : UNARY_F32_V_N;
-    /* along one row (cols: elements), or as rows (binary; rows: rows) */
-    bool along = true, as_rows = binary;
+    const uint32_t *first = NULL, *prev = NULL;
+    uint64_t units = 0;
+    for (int k = 0; k < CODELET_WORKERS; k++) {
+        const uint32_t *w = r + (size_t)k * padded;
+        if (w[f->count] == 0 || (f->idle_field != ~0u && w[f->idle_field] == 0))
+            continue;
+        if (prev) {
+            uint64_t done = prev[f->count];
+            uint64_t out_unit = f->f16_field != ~0u && prev[f->f16_field] ? 2 : 4;
+            if ((uint64_t)w[f->ptr[0]] != prev[f->ptr[0]] + done * 4 ||
+                (uint64_t)w[f->ptr[1]] != prev[f->ptr[1]] + done * out_unit)
+                return false;
+            for (uint32_t q = 0; q < f->n_same; q++)
+                if (w[f->same[q]] != prev[f->same[q]])
+                    return false;
+        } else {
+            first = w;
+        }
+        units += w[f->count];
+        prev = w;
+    }
+    if (units > UINT32_MAX / 4)
+        return false;
+    memcpy(merged, first ? first : r, f->words * sizeof *merged);
+    merged[f->count] = (uint32_t)units;
+    /* even units a worker: each worker's part starts 8-byte aligned */
+    merged[f->words] = (uint32_t)(((units + 1) / 2 + CODELET_WORKERS - 1) / CODELET_WORKERS * 2);
+    return true;
+}
+
+/* The same for vtx_binary_f32: parts along one row (each worker's record
+ * one row, in1 advancing by its column step), or consecutive rows of one
+ * geometry; *as_rows says which. */
+static bool merge_binary(const uint32_t *r, uint32_t padded, uint32_t *merged, bool *as_rows)
+{
+    bool along = true, rows_ok = true;
     const uint32_t *first = NULL, *prev = NULL;
     uint64_t elements = 0, rows = 0;
     for (int k = 0; k < CODELET_WORKERS; k++) {
         const uint32_t *w = r + (size_t)k * padded;
-        bool idle = binary ? w[BINARY_F32_V_ROWS] == 0 || w[BINARY_F32_V_COLS] == 0 : w[UNARY_F32_V_N] == 0;
-        if (idle)
+        if (w[BINARY_F32_V_ROWS] == 0 || w[BINARY_F32_V_COLS] == 0)
             continue;
-        if (binary && w[BINARY_F32_V_ROWS] != 1)
+        if (w[BINARY_F32_V_ROWS] != 1)
             along = false;
-        if (prev && binary) {
+        if (prev) {
             uint64_t done = prev[BINARY_F32_V_COLS], done_rows = prev[BINARY_F32_V_ROWS];
             uint32_t col_step = prev[BINARY_F32_V_IN1_COL_STEP], row_step = prev[BINARY_F32_V_ROW_STEP];
             if (w[BINARY_F32_V_OP] != prev[BINARY_F32_V_OP] || w[BINARY_F32_V_IN1_COL_STEP] != col_step)
-                return 0;
-            along = along && (uint64_t)w[in0] == prev[in0] + done * 4 && (uint64_t)w[out] == prev[out] + done * 4 &&
+                return false;
+            along = along && (uint64_t)w[BINARY_F32_V_IN0] == prev[BINARY_F32_V_IN0] + done * 4 &&
+                    (uint64_t)w[BINARY_F32_V_OUT] == prev[BINARY_F32_V_OUT] + done * 4 &&
                     (uint64_t)w[BINARY_F32_V_IN1] == prev[BINARY_F32_V_IN1] + done * col_step;
-            as_rows = as_rows && w[BINARY_F32_V_COLS] == prev[BINARY_F32_V_COLS] && w[BINARY_F32_V_ROW_STEP] == row_step &&
+            rows_ok = rows_ok && w[BINARY_F32_V_COLS] == prev[BINARY_F32_V_COLS] &&
+                      w[BINARY_F32_V_ROW_STEP] == row_step &&
                       w[BINARY_F32_V_IN1_ROW_STEP] == prev[BINARY_F32_V_IN1_ROW_STEP] &&
-                      (uint64_t)w[in0] == prev[in0] + done_rows * row_step &&
-                      (uint64_t)w[out] == prev[out] + done_rows * row_step &&
+                      (uint64_t)w[BINARY_F32_V_IN0] == prev[BINARY_F32_V_IN0] + done_rows * row_step &&
+                      (uint64_t)w[BINARY_F32_V_OUT] == prev[BINARY_F32_V_OUT] + done_rows * row_step &&
                       (uint64_t)w[BINARY_F32_V_IN1] ==
                           prev[BINARY_F32_V_IN1] + done_rows * prev[BINARY_F32_V_IN1_ROW_STEP];
-        } else if (prev) {
-            uint64_t done = prev[UNARY_F32_V_N];
-            if ((uint64_t)w[in0] != prev[in0] + done * 4 || (uint64_t)w[out] != prev[out] + done * 4 ||
-                w[UNARY_F32_V_FN] != prev[UNARY_F32_V_FN] || w[UNARY_F32_V_A] != prev[UNARY_F32_V_A] ||
-                w[UNARY_F32_V_B] != prev[UNARY_F32_V_B])
-                return 0;
+            if (!along && !rows_ok)
+                return false;
         } else {
             first = w;
         }
-        if (!along && !as_rows)
-            return 0;
-        elements += w[count];
-        rows += binary ? w[BINARY_F32_V_ROWS] : 0;
+        elements += w[BINARY_F32_V_COLS];
+        rows += w[BINARY_F32_V_ROWS];
         prev = w;
     }
-    if (!first)
-        first = r;                    /* nothing to do: the first record, its count 0 */
     if (elements > UINT32_MAX / 4)
-        return 0;
-    uint32_t n = binary ? BINARY_F32_SPLIT_V_WORDS : UNARY_F32_SPLIT_V_WORDS, chunk;
-    uint32_t merged[(int)BINARY_F32_SPLIT_V_WORDS + (int)UNARY_F32_SPLIT_V_WORDS];   /* room for either */
-    memcpy(merged, first, words * sizeof *merged);
+        return false;
+    memcpy(merged, first ? first : r, BINARY_F32_V_WORDS * sizeof *merged);
+    *as_rows = !along;
     if (along) {
-        merged[count] = (uint32_t)elements;
-        if (binary) {
-            merged[BINARY_F32_V_ROWS] = elements ? 1 : 0;
-            merged[BINARY_F32_V_ROW_STEP] = (uint32_t)elements * 4;
-            merged[BINARY_F32_V_IN1_ROW_STEP] = 0;
-        }
-        /* even elements a worker, so that each worker's part starts 8-byte aligned */
-        chunk = (uint32_t)(((elements + 1) / 2 + CODELET_WORKERS - 1) / CODELET_WORKERS * 2);
+        merged[BINARY_F32_V_COLS] = (uint32_t)elements;
+        merged[BINARY_F32_V_ROWS] = elements ? 1 : 0;
+        merged[BINARY_F32_V_ROW_STEP] = (uint32_t)elements * 4;
+        merged[BINARY_F32_V_IN1_ROW_STEP] = 0;
+        merged[BINARY_F32_SPLIT_V_CHUNK] =
+            (uint32_t)(((elements + 1) / 2 + CODELET_WORKERS - 1) / CODELET_WORKERS * 2);
     } else {
         merged[BINARY_F32_V_ROWS] = (uint32_t)rows;
-        chunk = (uint32_t)((rows + CODELET_WORKERS - 1) / CODELET_WORKERS);
+        merged[BINARY_F32_SPLIT_V_CHUNK] = (uint32_t)((rows + CODELET_WORKERS - 1) / CODELET_WORKERS);
     }
-    merged[binary ? BINARY_F32_SPLIT_V_CHUNK : UNARY_F32_SPLIT_V_CHUNK] = chunk;
-    memset(r, 0, (size_t)padded_words(n) * sizeof *r);
-    memcpy(r, merged, n * sizeof *r);
+    return true;
+}
+
+/* The six records of a compute set at rec0 (the tile's last), merged into
+ * one record of the entry's split codelet where the workers' parts allow
+ * (merge_along, merge_binary).  Returns the split codelet's entry and sets
+ * *split_words, or 0 (the records left as they are). */
+static uint32_t merge_worker_records(lowering *lw, uint32_t tile, uint32_t entry, uint32_t rec0, uint32_t words,
+                                     uint32_t *split_words)
+{
+    const kernel_symbols *ks = &lw->kernels;
+    ltile *t = &lw->tile[tile];
+    uint32_t padded = padded_words(words);
+    if ((size_t)rec0 / 4 + (size_t)padded * CODELET_WORKERS != t->records.n)
+        return 0;
+    const uint32_t *r = t->records.w + rec0 / 4;
+    uint32_t merged[16], n, split;
+    bool as_rows;
+    if (entry == ks->vtx_binary_f32 && merge_binary(r, padded, merged, &as_rows)) {
+        n = BINARY_F32_SPLIT_V_WORDS;
+        split = as_rows ? ks->vtx_binary_f32_split_rows : ks->vtx_binary_f32_split;
+    } else if (entry == ks->vtx_unary_f32 && merge_along(r, padded, &unary_form, merged)) {
+        n = unary_form.split_words;
+        split = ks->vtx_unary_f32_split;
+    } else if (entry == ks->vtx_reduce_cols_f32 && merge_along(r, padded, &reduce_cols_form, merged)) {
+        n = reduce_cols_form.split_words;
+        split = ks->vtx_reduce_cols_f32_split;
+    } else {
+        return 0;
+    }
+    memset(t->records.w + rec0 / 4, 0, (size_t)padded_words(n) * sizeof *t->records.w);
+    memcpy(t->records.w + rec0 / 4, merged, n * sizeof *merged);
     t->records.n = rec0 / 4 + padded_words(n);
     lw->rep->merged_record_bytes += (uint64_t)(padded * CODELET_WORKERS - padded_words(n)) * 4;
     *split_words = n;
-    return !binary ? ks->vtx_unary_f32_split : along ? ks->vtx_binary_f32_split : ks->vtx_binary_f32_split_rows;
+    return split;
 }
 
 /* runall of `entry` on the six records of lw_six_records at offset rec0,

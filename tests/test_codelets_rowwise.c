@@ -1111,6 +1111,74 @@ static void test_reduce_cols(void)
     }
 }
 
+/* vtx_reduce_cols_f32_split: one record for the six workers (vertex step
+ * 0), `total` columns of `rows` rows into one output, each worker's columns
+ * [w chunk, (w + 1) chunk) (chunk even): every word the plain codelet's
+ * model gives, and the cycles its hand count for each worker's columns
+ * plus the split's 17 issues (16 and a slot for the branch into the plain
+ * codelet, to a 4-byte boundary; 10 for a worker with no column). */
+static void split_cols_case(unsigned rows, unsigned total, unsigned in_step, enum reduce_op op, bool f16)
+{
+    rig r;
+    CU_ASSERT_TRUE_FATAL(rig_open(&r, "vtx_reduce_cols_f32_split", 0));
+    lcg_state = 2000u + rows * 97u + total;
+    size_t nf = (size_t)rows * in_step + 2;
+    float *x = malloc(nf * 4);
+    CU_ASSERT_FATAL(x != NULL);
+    for (size_t i = 0; i < nf; i++)
+        x[i] = op == REDUCE_OP_PROD ? (float)(1.0 + 0.5 * rnd_unit()) : (float)rnd_unit();
+    uint32_t in = rig_alloc(&r, nf * 4), out = rig_alloc(&r, (size_t)total * 4 + 8);
+    rig_write(&r, in, x, nf * 4);
+    float scale = rows ? 1.0f / (float)rows : 0.0f;
+    unsigned chunk = ((total + 1) / 2 + WORKERS - 1) / WORKERS * 2;
+    uint32_t rec[WORKERS * (REDUCE_COLS_SPLIT_V_WORDS + 1)];
+    memset(rec, 0, sizeof rec);
+    rec[REDUCE_COLS_V_IN] = in;
+    rec[REDUCE_COLS_V_OUT] = out;
+    rec[REDUCE_COLS_V_ROWS] = rows;
+    rec[REDUCE_COLS_V_COLS] = total;
+    rec[REDUCE_COLS_V_IN_STEP] = in_step * 4;
+    rec[REDUCE_COLS_V_OP] = op;
+    rec[REDUCE_COLS_V_SCALE] = bits_of(scale);
+    rec[REDUCE_COLS_V_OUT_F16] = f16;
+    rec[REDUCE_COLS_SPLIT_V_CHUNK] = chunk;
+    run_result run = rig_run(&r, rec, REDUCE_COLS_SPLIT_V_WORDS + 1);
+    CU_ASSERT_TRUE(run.ran);
+    uint64_t w[WORKERS];
+    for (unsigned k = 0; k < WORKERS; k++) {
+        unsigned lo = k * chunk < total ? k * chunk : total, hi = lo + chunk < total ? lo + chunk : total;
+        bool aligned = (((in + lo * 4) | in_step * 4) & 7) == 0;
+        w[k] = hi > lo && rows ? cols_w(rows, hi - lo, op, f16, aligned) + 17 : 3 + 10;
+    }
+    CU_ASSERT_EQUAL(run.cycles, hand_cycles(w));
+    size_t words = f16 ? (total + 1) / 2 : total;
+    uint32_t *got = malloc(words * 4 + 8), *want = malloc(words * 4 + 8);
+    float *model = malloc((size_t)total * 4 + 4);
+    uint16_t *model16 = malloc((size_t)total * 2 + 4);
+    CU_ASSERT_FATAL(got && want && model && model16);
+    rig_read(&r, out, got, words * 4);
+    rowwise_model_reduce_cols(x, model, model16, f16, rows, total, in_step, op, scale);
+    memcpy(want, f16 ? (void *)model16 : (void *)model, words * 4);
+    size_t bad = 0;
+    for (size_t i = 0; i < words; i++)
+        bad += got[i] != want[i];
+    CU_ASSERT_EQUAL(bad, 0);
+    free(got); free(want); free(model); free(model16); free(x);
+    rig_close(&r);
+}
+
+static void test_reduce_cols_split(void)
+{
+    static const unsigned widths[] = { 1, 2, 7, 12, 25, 72, 145 };
+    for (size_t k = 0; k < sizeof widths / sizeof *widths; k++)
+        for (unsigned op = REDUCE_OP_SUM; op <= REDUCE_OP_ABS_SUM; op++) {
+            unsigned step = (widths[k] + 1) / 2 * 2 + 2;   /* rows 8-byte apart */
+            split_cols_case(5, widths[k], step, (enum reduce_op)op, false);
+            split_cols_case(3, widths[k], step, (enum reduce_op)op, true);
+            split_cols_case(4, widths[k], step + 1, (enum reduce_op)op, false);   /* rows 4 mod 8 apart */
+        }
+}
+
 /* Hand-worked: sum, 3 rows, 12 columns on worker 1 (one block), 5 on
  * worker 2 (start 12: 8-byte aligned, fewer than 12: one at a time), rows
  * 0 for the others.  Worker 1: 18 + 2 + 1 + 1 + (19 + 14) + 1 = 56;
@@ -1264,6 +1332,7 @@ void test_register(void)
               {"reduce cols: every op, f16, alignments", test_reduce_cols},
               {"reduce cols: hand cycles, zero rows, model", test_reduce_cols_hand},
               {"reduce cols: cycles per element", test_reduce_cols_large},
+              {"reduce cols: one record for the six workers", test_reduce_cols_split},
               {"gather, negative indices", test_gather},
               {"gather: out-of-range index traps", test_gather_bad_index},
               {"transpose", test_transpose},

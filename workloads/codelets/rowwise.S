@@ -106,6 +106,7 @@
     .equ REDUCE_COLS_V_OP, 5
     .equ REDUCE_COLS_V_SCALE, 6
     .equ REDUCE_COLS_V_OUT_F16, 7
+    .equ REDUCE_COLS_SPLIT_V_CHUNK, 8
 
     .equ SOFTMAX_ROWS_V_IN, 0
     .equ SOFTMAX_ROWS_V_OUT, 1
@@ -562,6 +563,7 @@ vtx_reduce_cols_f32:
     ld32    $m5, $m13, $mzero, REDUCE_COLS_V_IN_STEP
     ld32    $m8, $m13, $mzero, REDUCE_COLS_V_OP
     ld32    $m9, $m13, $mzero, REDUCE_COLS_V_OUT_F16
+rw_cols_go:
     add     $m2, $m2, -1
     cmpult  $m10, $m8, REDUCE_OP_ABS_SUM + 1
     brz     $m10, rw_cols_bad_op
@@ -589,6 +591,39 @@ vtx_reduce_cols_f32:
     .align 8
 rw_cols_bad_op:
     trap    ROWWISE_TRAP_BAD_OP
+
+// vtx_reduce_cols_f32_split: one record for the six workers (the compute
+// set's vertex step is 0): worker w ($WSR) takes columns [w CHUNK, (w + 1)
+// CHUNK) cut at COLS (CHUNK even, the compiler's) and folds them as
+// vtx_reduce_cols_f32 folds its record's.
+    .align 8
+    .globl vtx_reduce_cols_f32_split
+vtx_reduce_cols_f32_split:
+    ld32    $m2, $m13, $mzero, REDUCE_COLS_V_ROWS
+    ld32    $m4, $m13, $mzero, REDUCE_COLS_V_COLS
+    get     $m3, $WSR
+    ld32    $m6, $m13, $mzero, REDUCE_COLS_SPLIT_V_CHUNK
+    and     $m3, $m3, 7
+    mul     $m3, $m3, $m6                      // the worker's first column
+    min     $m3, $m3, $m4
+    add     $m6, $m3, $m6
+    min     $m6, $m6, $m4
+    sub     $m4, $m6, $m3                      // its columns
+    brz     $m2, rw_cols_exit
+    brz     $m4, rw_cols_exit
+    ld32    $m0, $m13, $mzero, REDUCE_COLS_V_IN
+    ld32    $m1, $m13, $mzero, REDUCE_COLS_V_OUT
+    ld32    $m5, $m13, $mzero, REDUCE_COLS_V_IN_STEP
+    ld32    $m8, $m13, $mzero, REDUCE_COLS_V_OP
+    ld32    $m9, $m13, $mzero, REDUCE_COLS_V_OUT_F16
+    shl     $m6, $m3, 2
+    add     $m0, $m0, $m6
+    shl     $m6, $m3, 1                        // 2 bytes a column of f16 out,
+    cmpeq   $m10, $m9, 0                       // 4 of f32
+    mul     $m10, $m10, $m6
+    add     $m1, $m1, $m6
+    add     $m1, $m1, $m10
+    bri     rw_cols_go
 
 // A block of 12 columns (6 pairs) held in $a2..$a13 over all the rows: row 0
 // loaded, then one rpt pass a row: 6 ld64step, 6 pair ops, 1 add: 7 issues

@@ -99,6 +99,16 @@ enum reduce_cols_vertex {
 };
 #define REDUCE_COLS_MAX_ROWS 4096u             /* rows - 1 is one rpt count */
 
+/* vtx_reduce_cols_f32_split: the record of vtx_reduce_cols_f32, then CHUNK
+ * (even): one record for the six workers (the compute set's vertex step
+ * 0), worker w ($WSR) folding columns [w CHUNK, (w + 1) CHUNK) cut at COLS,
+ * as PopLibs' supervisor vertices split a region; 17 issue slots more than
+ * the plain codelet's start (10 for a worker left with no column). */
+enum reduce_cols_split_vertex {
+    REDUCE_COLS_SPLIT_V_CHUNK = REDUCE_COLS_V_WORDS,
+    REDUCE_COLS_SPLIT_V_WORDS
+};
+
 /* ---- vtx_softmax_rows_f32: out[r] = softmax(in[r]); in place allowed ---- */
 enum softmax_rows_vertex {
     SOFTMAX_ROWS_V_IN = 0,
