@@ -576,13 +576,14 @@ static bool narrow_endpoint(const lowering *lw, const step_item *s)
     return top <= 0xffffu;
 }
 
-/* The words of a run of m transfers (items at[0 .. m)). */
-static uint64_t run_words(const step_item *it, const size_t *at, size_t m)
+/* Whether a run of m transfers (items at[0 .. m)) takes half a word an
+ * endpoint: two or more, every endpoint narrow. */
+static bool run_narrow(const step_item *it, const size_t *at, size_t m)
 {
     bool narrow = m > 1;
     for (size_t q = 0; q < m && narrow; q++)
         narrow = it[at[q]].narrow;
-    return PLAIN_STEP_WORDS + (m == 1 ? 0 : narrow ? (m + 1) / 2 : m);
+    return narrow;
 }
 
 static uint32_t padded_bytes(const xfer *x) { return (x->bytes + 3u) & ~3u; }
@@ -722,12 +723,12 @@ static void emit_steps(lowering *lw, uint32_t i, const step_item *it, size_t n, 
         if (member[k])
             continue;
         size_t m = plain_run(it, n, k, chain, member, at);
-        bool narrow = m > 1 && run_words(it, at, m) < PLAIN_STEP_WORDS + m;
+        bool narrow = run_narrow(it, at, m);
         lw_push_word(lw, &t->steps, m == 1 ? single_step : narrow ? run16_step : run_step);
         lw_push_word(lw, &t->steps, it[k].x->addr);
         lw_push_word(lw, &t->steps, padded_bytes(it[k].x));
         if (m > 1)
-            lw_push_word(lw, &t->steps, narrow ? (uint32_t)((m / 2 - 1) * 2 + m % 2) : (uint32_t)(m - 1));
+            lw_push_word(lw, &t->steps, narrow ? lw_narrow_run_count(m) : (uint32_t)(m - 1));
         for (size_t q = 0; narrow && q < m; q += 2) {
             const step_item *lo = &it[at[q]], *hi = q + 1 < m ? &it[at[q + 1]] : NULL;
             lw_push_word(lw, &t->steps, lo->endpoint | (hi ? hi->endpoint << 16 : 0));

@@ -165,6 +165,11 @@ enum region_pref { PREFER_REGION1, PREFER_REGION0 };
 /* Endpoints in the control program, renumbered for each replica
  * (PEER_TILE_HIGH: a tile's endpoint in the high half of the word). */
 enum peer_kind { PEER_TILE, PEER_HOST_IN, PEER_HOST_OUT, PEER_TILE_HIGH };
+
+/* The count word of a ctl_sends16 / ctl_recvs16 step (supervisor.S) for a
+ * run of n >= 2 blocks, and the blocks a count word stands for. */
+static inline uint32_t lw_narrow_run_count(uint64_t n) { return (uint32_t)((n / 2 - 1) * 2 + n % 2); }
+static inline uint64_t lw_narrow_run_blocks(uint32_t count) { return ((uint64_t)(count >> 1) + 1) * 2 + (count & 1); }
 /* Note that the step word just pushed on tile `tile` is an endpoint. */
 bool lw_note_peer(lowering *lw, uint32_t tile, enum peer_kind kind);
 

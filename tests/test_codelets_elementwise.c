@@ -157,9 +157,10 @@ typedef struct ew_run {
     char fault[1024];
 } ew_run;
 
-static unsigned rec_step = REC_STEP;   /* the compute set's vertex step (0: one record for all) */
-
-static void ew_setup(ew_run *r, const char *entry)
+/* The tile with the library and a supervisor starting `entry` on the
+ * records at REC_ADDR, `rec_step` bytes apart (0: one record for all six,
+ * the split codelets). */
+static void ew_setup_step(ew_run *r, const char *entry, unsigned rec_step)
 {
     memset(r, 0, sizeof *r);
     char text[1024], err[4096];
@@ -199,6 +200,11 @@ static void ew_setup(ew_run *r, const char *entry)
         uint32_t limit = (s->flags & EXE_SEC_EXEC) ? 0x50000u : REC_ADDR;
         CU_ASSERT_TRUE_FATAL(s->addr + s->size <= limit);
     }
+}
+
+static void ew_setup(ew_run *r, const char *entry)
+{
+    ew_setup_step(r, entry, REC_STEP);
 }
 
 static void ew_write(ew_run *r, uint32_t addr, const void *data, size_t bytes)
@@ -1105,6 +1111,27 @@ static void test_bad_op(void)
 
 /* ---- one record for the six workers ----------------------------------------------------- */
 
+/* Words of got that differ from model in their bits. */
+static size_t bit_mismatches(const float *got, const float *model, size_t n)
+{
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad += bits_of(got[i]) != bits_of(model[i]);
+    return bad;
+}
+
+/* The inputs of a binary split case: in0 and in1 random, the output's
+ * words a pattern the codelet must overwrite exactly where it writes. */
+static void binary_split_inputs(float *in0, float *got, size_t n, float *in1, size_t n1)
+{
+    for (size_t i = 0; i < n; i++) {
+        in0[i] = rnd_normal(-20, 20);
+        got[i] = f32_of_bits(0x7fbadbadu);
+    }
+    for (size_t i = 0; i < n1; i++)
+        in1[i] = rnd_normal(-20, 20);
+}
+
 /* The split codelets on one record (vertex step 0): values bit for bit the
  * model's, every worker's share [w chunk, (w + 1) chunk) cut at the count,
  * and cycles the plain codelet's for that share plus the split's own
@@ -1117,16 +1144,9 @@ static void split_binary_case(enum elementwise_binary_op op, uint32_t cols, uint
     float *in0 = calloc(n, 4), *in1 = calloc(n1, 4), *got = calloc(n, 4), *model = calloc(n, 4);
     CU_ASSERT_FATAL(in0 && in1 && got && model);
     lcg_state = 300 + cols;
-    for (size_t i = 0; i < n; i++) {
-        in0[i] = rnd_normal(-20, 20);
-        got[i] = f32_of_bits(0x7fbadbadu);
-    }
-    for (size_t i = 0; i < n1; i++)
-        in1[i] = rnd_normal(-20, 20);
-    rec_step = 0;
+    binary_split_inputs(in0, got, n, in1, n1);
     ew_run r;
-    ew_setup(&r, "vtx_binary_f32_split");
-    rec_step = REC_STEP;
+    ew_setup_step(&r, "vtx_binary_f32_split", 0);
     ew_write(&r, B_ADDR, in1, n1 * 4);
     if (!in_place)
         ew_write(&r, out_addr, got, n * 4);
@@ -1148,10 +1168,7 @@ static void split_binary_case(enum elementwise_binary_op op, uint32_t cols, uint
     for (size_t i = 0; i < n; i++)
         model[i] = in_place ? in0[i] : f32_of_bits(0x7fbadbadu);
     elementwise_model_binary_f32(op, in0, in1, model, 1, cols, cols * 4, 0, col_step);
-    size_t bad = 0;
-    for (size_t i = 0; i < n; i++)
-        bad += bits_of(got[i]) != bits_of(model[i]);
-    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT_EQUAL(bit_mismatches(got, model, n), 0);
     if (op == ELEMENTWISE_ADD && col_step == 4 && !in_place) {
         uint64_t wc[W];
         for (unsigned w = 0; w < W; w++) {
@@ -1174,10 +1191,8 @@ static void split_unary_case(enum elementwise_unary_fn fn, uint32_t count)
         in[i] = unary_input(fn, true);
         got[i] = f32_of_bits(0x7fbadbadu);
     }
-    rec_step = 0;
     ew_run r;
-    ew_setup(&r, "vtx_unary_f32_split");
-    rec_step = REC_STEP;
+    ew_setup_step(&r, "vtx_unary_f32_split", 0);
     ew_write(&r, C_ADDR, got, n * 4);
     ew_write(&r, A_ADDR, in, n * 4);
     uint32_t chunk = ((count + 1) / 2 + W - 1) / W * 2, v[16] = { 0 };
@@ -1194,10 +1209,7 @@ static void split_unary_case(enum elementwise_unary_fn fn, uint32_t count)
     for (size_t i = 0; i < n; i++)
         model[i] = f32_of_bits(0x7fbadbadu);
     elementwise_model_unary_f32(fn, 1.5f, 0.25f, in, model, count);
-    size_t bad = 0;
-    for (size_t i = 0; i < n; i++)
-        bad += bits_of(got[i]) != bits_of(model[i]);
-    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT_EQUAL(bit_mismatches(got, model, n), 0);
     if (fn == ELEMENTWISE_EXP) {
         uint64_t wc[W];
         for (unsigned w = 0; w < W; w++) {
@@ -1222,16 +1234,9 @@ static void split_rows_case(enum elementwise_binary_op op, uint32_t rows, uint32
     float *in0 = calloc(n, 4), *in1 = calloc(n1, 4), *got = calloc(n, 4), *model = calloc(n, 4);
     CU_ASSERT_FATAL(in0 && in1 && got && model);
     lcg_state = 700 + rows * 31 + cols;
-    for (size_t i = 0; i < n; i++) {
-        in0[i] = rnd_normal(-20, 20);
-        got[i] = f32_of_bits(0x7fbadbadu);
-    }
-    for (size_t i = 0; i < n1; i++)
-        in1[i] = rnd_normal(-20, 20);
-    rec_step = 0;
+    binary_split_inputs(in0, got, n, in1, n1);
     ew_run r;
-    ew_setup(&r, "vtx_binary_f32_split_rows");
-    rec_step = REC_STEP;
+    ew_setup_step(&r, "vtx_binary_f32_split_rows", 0);
     ew_write(&r, B_ADDR, in1, n1 * 4);
     ew_write(&r, C_ADDR, got, n * 4);
     ew_write(&r, A_ADDR, in0, n * 4);
@@ -1252,10 +1257,7 @@ static void split_rows_case(enum elementwise_binary_op op, uint32_t rows, uint32
     for (size_t i = 0; i < n; i++)
         model[i] = f32_of_bits(0x7fbadbadu);
     elementwise_model_binary_f32(op, in0, in1, model, rows, cols, row_step, in1_row_step, col_step);
-    size_t bad = 0;
-    for (size_t i = 0; i < n; i++)
-        bad += bits_of(got[i]) != bits_of(model[i]);
-    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT_EQUAL(bit_mismatches(got, model, n), 0);
     if (op == ELEMENTWISE_ADD && col_step == 4 && cols % 2 == 0) {
         uint64_t wc[W];
         uint64_t per_row = add_fast_worker_cycles(1, cols) - 8;

@@ -150,6 +150,23 @@
     .equ EW_K_GELU_S, 13
     .equ EW_K_MINUS_ONE, 14
 
+// ---- a split codelet's share ---------------------------------------------------
+// This worker's part of a record the six share: units [\first, \first +
+// \total) of \total, CHUNK (record word \chunk_word) a worker, worker w
+// ($WSR) from w CHUNK, both cut at the record's count; ew_exit when the part
+// is empty.  \tmp is clobbered.
+    .macro EW_WORKER_SHARE first, tmp, total, chunk_word
+    { get   \first, $WSR ; fnop }
+    { ld32  \tmp, $m13, $mzero, \chunk_word ; fnop }
+    { and   \first, \first, 7 ; fnop }
+    { mul   \first, \first, \tmp ; fnop }
+    { min   \first, \first, \total ; fnop }
+    { add   \tmp, \first, \tmp ; fnop }
+    { min   \tmp, \tmp, \total ; fnop }
+    { sub   \total, \tmp, \first ; fnop }
+    { brz   \total, ew_exit ; fnop }
+    .endm
+
 // ---- loop blocks -------------------------------------------------------------
 // rpt over \cnt iterations of an \nb-bundle body, in blocks of <= 4095.
 // \cnt ends at 0; label 7 is theirs.
@@ -518,17 +535,9 @@ ew_bin_next_row:
 vtx_binary_f32_split:
     { ld32  $m5, $m13, $mzero, BINARY_F32_V_COLS ; fnop }
     { ld32  $m0, $m13, $mzero, BINARY_F32_V_OP ; fnop }
-    { get   $m1, $WSR ; fnop }
-    { ld32  $m2, $m13, $mzero, BINARY_F32_SPLIT_V_CHUNK ; fnop }
-    { and   $m1, $m1, 7 ; fnop }
     { cmpult $m3, $m0, ELEMENTWISE_BINARY_OPS ; fnop }
-    { mul   $m1, $m1, $m2 ; fnop }          // the worker's first element
     { brz   $m3, ew_bad_op ; fnop }
-    { min   $m1, $m1, $m5 ; fnop }
-    { add   $m2, $m1, $m2 ; fnop }
-    { min   $m2, $m2, $m5 ; fnop }
-    { sub   $m5, $m2, $m1 ; fnop }          // its elements (none when COLS is 0)
-    { brz   $m5, ew_exit ; fnop }
+    EW_WORKER_SHARE $m1, $m2, $m5, BINARY_F32_SPLIT_V_CHUNK     // its elements from $m1
     { ld32  $m2, $m13, $mzero, BINARY_F32_V_IN1_COL_STEP ; fnop }
     { ld32  $m6, $m13, $mzero, BINARY_F32_V_IN0 ; fnop }
     { ld32  $m7, $m13, $mzero, BINARY_F32_V_IN1 ; fnop }
@@ -547,17 +556,9 @@ vtx_binary_f32_split:
 vtx_binary_f32_split_rows:
     { ld32  $m9, $m13, $mzero, BINARY_F32_V_ROWS ; fnop }
     { ld32  $m0, $m13, $mzero, BINARY_F32_V_OP ; fnop }
-    { get   $m1, $WSR ; fnop }
-    { ld32  $m2, $m13, $mzero, BINARY_F32_SPLIT_V_CHUNK ; fnop }
-    { and   $m1, $m1, 7 ; fnop }
     { cmpult $m3, $m0, ELEMENTWISE_BINARY_OPS ; fnop }
-    { mul   $m1, $m1, $m2 ; fnop }          // the worker's first row
     { brz   $m3, ew_bad_op ; fnop }
-    { min   $m1, $m1, $m9 ; fnop }
-    { add   $m2, $m1, $m2 ; fnop }
-    { min   $m2, $m2, $m9 ; fnop }
-    { sub   $m9, $m2, $m1 ; fnop }          // its rows (none when ROWS is 0)
-    { brz   $m9, ew_exit ; fnop }
+    EW_WORKER_SHARE $m1, $m2, $m9, BINARY_F32_SPLIT_V_CHUNK     // its rows from $m1
     { ld32  $m2, $m13, $mzero, BINARY_F32_V_ROW_STEP ; fnop }
     { ld32  $m3, $m13, $mzero, BINARY_F32_V_IN1_ROW_STEP ; fnop }
     { ld32  $m6, $m13, $mzero, BINARY_F32_V_IN0 ; fnop }
@@ -725,17 +726,9 @@ ew_un_go:
 vtx_unary_f32_split:
     { ld32  $m9, $m13, $mzero, UNARY_F32_V_N ; fnop }
     { ld32  $m1, $m13, $mzero, UNARY_F32_V_FN ; fnop }
-    { get   $m3, $WSR ; fnop }
-    { ld32  $m4, $m13, $mzero, UNARY_F32_SPLIT_V_CHUNK ; fnop }
-    { and   $m3, $m3, 7 ; fnop }
     { cmpult $m2, $m1, ELEMENTWISE_UNARY_FNS ; fnop }
-    { mul   $m3, $m3, $m4 ; fnop }          // the worker's first element
     { brz   $m2, ew_bad_op ; fnop }
-    { min   $m3, $m3, $m9 ; fnop }
-    { add   $m4, $m3, $m4 ; fnop }
-    { min   $m4, $m4, $m9 ; fnop }
-    { sub   $m9, $m4, $m3 ; fnop }          // its elements (none when N is 0)
-    { brz   $m9, ew_exit ; fnop }
+    EW_WORKER_SHARE $m3, $m4, $m9, UNARY_F32_SPLIT_V_CHUNK      // its elements from $m3
     { shl   $m3, $m3, 2 ; fnop }
     { ld32  $m6, $m13, $mzero, UNARY_F32_V_IN ; fnop }
     { ld32  $m8, $m13, $mzero, UNARY_F32_V_OUT ; fnop }
