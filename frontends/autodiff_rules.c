@@ -131,6 +131,33 @@ bool grad_unary_math(grad_ctx *c, int k, const int *dy)
     return true;
 }
 
+/* GELU from its input, recomputed as PopLibs' non-linearity gradient does:
+ * d/dx [x Phi(x)] = Phi(x) + x phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2,
+ * phi(x) = exp(-x^2 / 2) / sqrt(2 pi); the tanh form: with t = tanh(u),
+ * u = k (x + a x^3), k = sqrt(2 / pi), a = 0.044715,
+ * (1 + t) / 2 + x (1 - t^2) k (1 + 3 a x^2) / 2. */
+bool grad_gelu(grad_ctx *c, int k, const int *dy)
+{
+    graph_node n = node_of(c, k);
+    int x = n.inputs[0], d;
+    int one = scalar_like(c, 1, x), half = scalar_like(c, 0.5, x), xx = mul(c, x, x);
+    if (!strcmp(graph_attr_string(&n, "approximate"), "tanh")) {
+        const double kk = sqrt(2.0 / M_PI), a = 0.044715;
+        int u = mul(c, mul(c, x, add(c, mul(c, xx, scalar_like(c, a, x)), one)), scalar_like(c, kk, x));
+        int t = grad_unary(c, GRAPH_OP_TANH, u);
+        int slope = mul(c, mul(c, x, sub(c, one, mul(c, t, t))),
+                        add(c, mul(c, xx, scalar_like(c, 1.5 * a * kk, x)), scalar_like(c, 0.5 * kk, x)));
+        d = add(c, mul(c, add(c, t, one), half), slope);
+    } else {
+        int cdf = mul(c, add(c, grad_unary(c, GRAPH_OP_ERF, mul(c, x, scalar_like(c, 1 / sqrt(2.0), x))), one), half);
+        int pdf = mul(c, grad_unary(c, GRAPH_OP_EXP, mul(c, xx, scalar_like(c, -0.5, x))),
+                      scalar_like(c, 1 / sqrt(2 * M_PI), x));
+        d = add(c, cdf, mul(c, x, pdf));
+    }
+    grad_add(c, x, mul(c, dy[0], d));
+    return true;
+}
+
 /* Pow with a constant exponent p: p x^(p-1). */
 bool grad_pow(grad_ctx *c, int k, const int *dy)
 {

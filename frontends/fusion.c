@@ -266,7 +266,9 @@ static int match_gelu(const graph *g, int x, int nodes[5])
         int e = output0(g, add1), last;
         int r = sole_reader(g, e);
         if (other_operand(g, other, GRAPH_OP_MUL, x) == e) {
-            /* (x * e) * 0.5 */
+            /* (x * e) * 0.5, e read there alone */
+            if (r != other)
+                continue;
             last = sole_reader(g, output0(g, other));
             if (!op_with_scalar(g, last, GRAPH_OP_MUL, output0(g, other), 0.5))
                 continue;
@@ -298,6 +300,28 @@ static int match_gelu(const graph *g, int x, int nodes[5])
     return -1;
 }
 
+int fusion_gelu(graph *g)
+{
+    int count = 0;
+    for (int x = 0; x < g->n_tensors; x++) {
+        int nodes[5];
+        int out = match_gelu(g, x, nodes);
+        if (out < 0)
+            continue;
+        int last = g->tensors[out].producer;
+        for (int i = 0; i < 5; i++)
+            if (nodes[i] != last)
+                g->nodes[nodes[i]].removed = true;
+        int ins[1] = { x }, outs[1] = { out };
+        graph_replace_node(g, last, GRAPH_OP_GELU, NULL, ins, 1, outs, 1);
+        graph_clear_attrs(&g->nodes[last]);
+        graph_set_attr_string(&g->nodes[last], "approximate", "none");
+        count++;
+    }
+    graph_compact(g);
+    return count;
+}
+
 /* After the value t (pre-activation), an activation the epilogue can take:
  * its output tensor and kind; the nodes to remove in nodes (-1 padded). */
 static int match_activation(const graph *g, int t, enum ops_activation *act, int nodes[5])
@@ -308,6 +332,11 @@ static int match_activation(const graph *g, int t, enum ops_activation *act, int
     if (r >= 0 && g->nodes[r].op == GRAPH_OP_RELU) {
         nodes[0] = r;
         *act = OPS_ACT_RELU;
+        return output0(g, r);
+    }
+    if (r >= 0 && g->nodes[r].op == GRAPH_OP_GELU) {
+        nodes[0] = r;
+        *act = strcmp(graph_attr_string(&g->nodes[r], "approximate"), "tanh") ? OPS_ACT_GELU_ERF : OPS_ACT_GELU_TANH;
         return output0(g, r);
     }
     int out = match_gelu(g, t, nodes);

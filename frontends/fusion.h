@@ -56,6 +56,11 @@ typedef struct fusion_stats {
 int fusion_fold_batchnorm(graph *g);
 int fusion_layernorm(graph *g);
 int fusion_matmul_epilogue(graph *g, int *gelus);
+/* The exact GELU written out (x * 0.5 * (1 + erf(x / sqrt 2)), in the
+ * arrangements exporters produce) made one Gelu node, whose gradient reads
+ * only x: a training graph runs it before autodiff, so that the backward
+ * pass keeps x alone of the GELU's values.  Returns the count. */
+int fusion_gelu(graph *g);
 int fusion_conv_epilogue(graph *g);
 
 /* All passes in that order, then inference again over the whole graph to

@@ -414,6 +414,15 @@ static double unary_f64(graph_op op, double x)
     }
 }
 
+/* GELU: x/2 (1 + erf(x / sqrt 2)), or with approximate=tanh x/2 (1 +
+ * tanh(sqrt(2/pi) (x + 0.044715 x^3))). */
+static double gelu_f64(double x, bool tanh_form)
+{
+    if (tanh_form)
+        return 0.5 * x * (1 + tanh(sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+    return 0.5 * x * (1 + erf(x / sqrt(2.0)));
+}
+
 bool graph_eval_unary(const graph *g, const graph_node *n, const void *const *in, void *const *out, char *err,
                       size_t err_size)
 {
@@ -421,6 +430,12 @@ bool graph_eval_unary(const graph *g, const graph_node *n, const void *const *in
     (void)err_size;
     const graph_tensor *x = in_t(g, n, 0), *y = out_t(g, n, 0);
     size_t count = numel(x);
+    if (n->op == GRAPH_OP_GELU) {
+        bool tanh_form = !strcmp(graph_attr_string(n, "approximate"), "tanh");
+        for (size_t i = 0; i < count; i++)
+            graph_store_f64(y->dtype, out[0], i, gelu_f64(graph_load_f64(x->dtype, in[0], i), tanh_form));
+        return true;
+    }
     bool int_path = graph_dtype_is_int(x->dtype) &&
                     (n->op == GRAPH_OP_RELU || n->op == GRAPH_OP_NEG || n->op == GRAPH_OP_ABS);
     if (int_path) {

@@ -18,6 +18,8 @@
  *   LOWER_FOLDED                    always folded to a constant: no code
  *   LOWER_NONE                      no lowering yet
  */
+#include <string.h>
+
 #include "lower_ops.h"
 #include "workloads/codelets/elementwise.h"
 
@@ -59,6 +61,24 @@ static bool pow_supported(const graph *g, const graph_node *n, const char **why)
     else
         *why = "only constant exponents 2, 1, 0.5, -1 and -0.5 are lowered directly (decompose the others first)";
     return false;
+}
+
+/* Gelu: the element-wise codelet of its form. */
+static bool lower_gelu(lowering *lw, const graph_node *n, int index)
+{
+    bool tanh_form = !strcmp(graph_attr_string(n, "approximate"), "tanh");
+    return lw_lower_unary_fn(lw, n, index, tanh_form ? ELEMENTWISE_GELU_TANH : ELEMENTWISE_GELU_ERF);
+}
+
+static bool gelu_supported(const graph *g, const graph_node *n, const char **why)
+{
+    (void)g;
+    const char *form = graph_attr_string(n, "approximate");
+    if (strcmp(form, "none") && strcmp(form, "tanh")) {
+        *why = "approximate is 'none' or 'tanh'";
+        return false;
+    }
+    return true;
 }
 
 /* A Transpose folded into the MatMuls reading it: never made. */

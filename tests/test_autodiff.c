@@ -119,6 +119,14 @@ static int b_log(graph *g, int *w, int *n) { return b_unary(g, w, n, GRAPH_OP_LO
 static int b_sqrt(graph *g, int *w, int *n) { return b_unary(g, w, n, GRAPH_OP_SQRT, 0.2, 2, 0); }
 static int b_reciprocal(graph *g, int *w, int *n) { return b_unary(g, w, n, GRAPH_OP_RECIPROCAL, 0.5, 2, 0); }
 static int b_erf(graph *g, int *w, int *n) { return b_unary(g, w, n, GRAPH_OP_ERF, -2, 2, 0); }
+static int b_gelu(graph *g, int *w, int *n) { return b_unary(g, w, n, GRAPH_OP_GELU, -3, 3, 0); }
+
+static int b_gelu_tanh(graph *g, int *w, int *n)
+{
+    int y = b_unary(g, w, n, GRAPH_OP_GELU, -3, 3, 0);
+    graph_set_attr_string(last(g), "approximate", "tanh");
+    return y;
+}
 
 static int b_pow(graph *g, int *w, int *n)
 {
@@ -376,6 +384,7 @@ static const fd_case cases[] = {
     { "Mul, Div with broadcasting", b_mul_div },
     { "Relu", b_relu }, { "Abs", b_abs }, { "Neg", b_neg }, { "Sigmoid", b_sigmoid }, { "Tanh", b_tanh },
     { "Exp", b_exp }, { "Log", b_log }, { "Sqrt", b_sqrt }, { "Reciprocal", b_reciprocal }, { "Erf", b_erf },
+    { "Gelu", b_gelu }, { "Gelu approximate=tanh", b_gelu_tanh },
     { "Pow 2 and 3", b_pow },
     { "Where, Max, Min", b_where_max_min },
     { "MatMul 2-D", b_matmul_2d },

@@ -219,6 +219,72 @@ static void test_gelu_arrangements(void)
     }
 }
 
+/* Before a training graph is differentiated: the written-out GELU (each
+ * arrangement) becomes one Gelu node reading x alone, the same values
+ * (the erf form is the Gelu's own formula; the node evaluates in f64, so a
+ * few f32 ulps apart); a GELU whose inner value another node reads stays
+ * as it is.  The inference epilogue then takes the Gelu node too. */
+static void test_gelu_node(void)
+{
+    for (int form = 0; form < 3; form++) {
+        graph *g = graph_new("gelu", 13);
+        input(g, "x", 2, d48);
+        cnst(g, "W", 2, d816, NULL);
+        cnst(g, "b", 1, d16, NULL);
+        scalar(g, "sqrt2", 1.41421356f);
+        scalar(g, "one", 1);
+        scalar(g, "half", 0.5f);
+        node(g, GRAPH_OP_MATMUL, "x,W", "h");
+        node(g, GRAPH_OP_ADD, "h,b", "z");
+        node(g, GRAPH_OP_DIV, "z,sqrt2", "s");
+        node(g, GRAPH_OP_ERF, "s", "e");
+        node(g, GRAPH_OP_ADD, "e,one", "e1");
+        if (form == 1) {                     /* (x * 0.5) * e1 */
+            node(g, GRAPH_OP_MUL, "z,half", "zh");
+            node(g, GRAPH_OP_MUL, "zh,e1", "y");
+        } else {                             /* (x * e1) * 0.5 */
+            node(g, GRAPH_OP_MUL, "z,e1", "p");
+            node(g, GRAPH_OP_MUL, "p,half", form == 2 ? "y0" : "y");
+        }
+        if (form == 2)                       /* e1 read by another node: no GELU */
+            node(g, GRAPH_OP_ADD, "y0,e1", "y");
+        finish(g, "y");
+        size_t n0, n1;
+        float *before = run(g, &n0);
+        int made = fusion_gelu(g);
+        CU_ASSERT_EQUAL(made, form == 2 ? 0 : 1);
+        if (form == 2) {
+            free(before);
+            graph_free(g);
+            continue;
+        }
+        expect_listing(g, "graph gelu opset 13\n"
+                          "  input x f32[4,8]\n"
+                          "  const W f32[8,16]\n"
+                          "  const b f32[16]\n"
+                          "  MatMul(x, W) -> h f32[4,16]\n"
+                          "  Add(h, b) -> z f32[4,16]\n"
+                          "  Gelu(z) {approximate=none} -> y f32[4,16]\n"
+                          "  output y f32[4,16]\n");
+        float *after = run(g, &n1);
+        CU_ASSERT_EQUAL_FATAL(n0, n1);
+        for (size_t i = 0; i < n0; i++)
+            CU_ASSERT(fabsf(after[i] - before[i]) <= 4e-7f * (1 + fabsf(before[i])));
+        fusion_stats st;
+        fuse_and_compare(g,
+                         "graph gelu opset 13\n"
+                         "  input x f32[4,8]\n"
+                         "  const W f32[8,16]\n"
+                         "  const b f32[16]\n"
+                         "  FusedMatMul(x, W, b) {activation=gelu_erf} -> y f32[4,16]\n"
+                         "  output y f32[4,16]\n",
+                         &st);
+        free(before);
+        free(after);
+        graph_free(g);
+    }
+}
+
 /* ResNet's Conv -> BatchNormalization -> Relu: one FusedConv with the
  * normalisation in its weights. */
 static void test_conv_bn_relu(void)
@@ -347,6 +413,7 @@ void test_register(void)
     ADD_SUITE("fusion",
               { "BERT FFN: MatMul+bias+GELU, MatMul+bias, LayerNorm", test_bert_ffn },
               { "GELU arrangements", test_gelu_arrangements },
+              { "GELU as one node before autodiff, then in the epilogue", test_gelu_node },
               { "Conv+BatchNormalization+Relu", test_conv_bn_relu },
               { "Gemm(transB)+Relu", test_gemm_relu },
               { "patterns that must not fuse", test_no_fusion });
