@@ -215,9 +215,10 @@ uint32_t lw_scratch_alloc(lowering *lw, uint32_t tile, uint64_t bytes, enum regi
  * placed there (written after them). */
 void lw_scratch_free(lowering *lw, uint32_t tile, uint32_t addr);
 
-/* Scratch that starts as zeros: a compute set of vtx_fill writes them
- * before the exchange phase under construction (so the phase may fill
- * part of it); 0 when it does not fit. */
+/* Scratch that starts as zeros: bytes no block used before are loaded as
+ * zeros with the executable; a block used before gets a compute set of
+ * vtx_fill, before the exchange phase under construction (so the phase may
+ * fill part of it); 0 when it does not fit. */
 uint32_t lw_scratch_zeroed(lowering *lw, uint32_t tile, uint64_t bytes, enum region_pref pref, uint32_t align,
                            const char *what);
 
@@ -255,30 +256,43 @@ uint64_t lw_gran_of(uint32_t eb);
  * for its records and control program (or a guess at it; the library not
  * counted: lower_memory.c). */
 uint64_t lw_most_kept(const lowering *lw);
+/* Row-major strides (elements) of a shape. */
+void lw_row_major_strides(const graph_shape *s, int64_t *stride);
+/* The same, and the tile that holds it (*fullest, where not NULL). */
+uint64_t lw_fullest_tile(const lowering *lw, uint32_t *fullest);
+/* What holds a tile: its bytes kept for the run, its ops' scratch, the
+ * room held back and its largest live tensors, as "; ..." (empty when it
+ * holds nothing). */
+void lw_describe_holders(const lowering *lw, uint32_t tile, char *held, size_t size);
 /* The bytes of every tile the kernel library takes (both regions). */
 uint64_t lw_library_bytes(const lowering *lw);
 /* The room for an op's blocks on every tile of the current stage: for the
  * j-th largest free block of a tile in each region (room[r *
- * LW_ROOM_BLOCKS + j]), the least over the tiles. */
-enum { LW_ROOM_BLOCKS = 4 };
+ * LW_ROOM_BLOCKS + j]), the least over the tiles; then each region's new
+ * bytes (room[2 LW_ROOM_BLOCKS + r], the only room for blocks kept for the
+ * run: constants are loaded there with the executable), the least over the
+ * tiles. */
+enum { LW_ROOM_BLOCKS = 4, LW_ROOM_SIZE = 2 * LW_ROOM_BLOCKS + 2 };
 /* New bytes each region keeps back from ops' scratch while other room
  * holds it: for blocks kept for the run that later ops add (constants,
  * and at the end the vertex records and the control program). */
 enum { LW_KEPT_RESERVE_BYTES = 24 * 1024 };
-void lw_least_room(const lowering *lw, uint64_t room[2 * LW_ROOM_BLOCKS]);
+void lw_least_room(const lowering *lw, uint64_t room[LW_ROOM_SIZE]);
 /* Tile `tile`'s room for scratch the same way: its largest free block, and
  * the bytes of its LW_ROOM_BLOCKS largest in each region together. */
 void lw_tile_free_room(const lowering *lw, uint32_t tile, uint64_t *largest, uint64_t *total);
-/* A block an op will take: bytes (0: none), and the region it prefers. */
+/* A block an op will take: bytes (0: none), the region it prefers, and
+ * whether it is kept for the run (new bytes only). */
 typedef struct lw_block_need {
     uint64_t bytes;
     enum region_pref pref;
+    bool kept;
 } lw_block_need;
 /* Whether the blocks all fit the room, each with the codelets' read
  * slack, taken in order from the smallest free block that holds it in the
  * region it prefers, else in the other (an estimate: lw_scratch_alloc
  * takes the highest free block that holds it). */
-bool lw_blocks_fit(const uint64_t room[2 * LW_ROOM_BLOCKS], const lw_block_need *blocks, int n);
+bool lw_blocks_fit(const uint64_t room[LW_ROOM_SIZE], const lw_block_need *blocks, int n);
 uint32_t lw_plan_tiles(const lowering *lw, uint64_t n, uint64_t gran, double cycles_per_element,
                        double fixed_cycles);
 void lw_linear_split(uint64_t n, uint64_t gran, uint32_t tiles, uint64_t *lo, uint64_t *hi);

@@ -275,6 +275,86 @@ static void test_rounded_sums(void)
     free(x);
 }
 
+/* x [m, k] times W [k, n] (both eighths: every product a multiple of
+ * 1/64, every sum of 64 of them below 2^8, exact in f32 in any order), then
+ * op over the m rows of the product: a leading reduction of an input kept
+ * in the matmul's blocks, each block folded where it lies and a column's
+ * few partials combined (lower_data.c reduce_segments).  Exact (a mean
+ * within 2 ulp); at most COMBINE_FAN_IN receives a tile in a phase. */
+static void blocks_case(int64_t m, int64_t k, int64_t n)
+{
+    static const struct { graph_op op; double rel; } ops[] = {
+        { GRAPH_OP_REDUCESUM, 0 }, { GRAPH_OP_REDUCEMEAN, 2.4e-7 },
+        { GRAPH_OP_REDUCEMAX, 0 }, { GRAPH_OP_REDUCEMIN, 0 },
+    };
+    float *x = eighths((size_t)(m * k)), *w = eighths((size_t)(k * n));
+    for (size_t q = 0; q < sizeof ops / sizeof *ops; q++) {
+        graph *g = graph_new("reduce_blocks", 15);
+        input(g, "x", 2, D(m, k));
+        cnst(g, "W", 2, D(k, n), w);
+        node(g, GRAPH_OP_MATMUL, "x,W", "y");
+        graph_set_attr_ints(node(g, ops[q].op, "y", "s"), "axes", D(0), 1);
+        finish(g, "s");
+        graph_value got = { 0 }, want = { 0 };
+        run_both(g, x, &got, &want);
+        size_t bad = channels_off(&got, &want, (size_t)n, ops[q].rel, NULL);
+        uint32_t recv = 0, send = 0;
+        program_fan(g, &recv, &send);
+        if (bad || getenv("REDUCE_TREE_VERBOSE"))
+            fprintf(stderr, "\n  %s over the rows of a [%lld,%lld] product: %zu columns off, at most %u receives "
+                    "and %u sends a tile in a phase", graph_ops[ops[q].op].name, (long long)m, (long long)n, bad,
+                    recv, send);
+        CU_ASSERT_EQUAL(bad, 0);
+        CU_ASSERT_TRUE(recv <= COMBINE_FAN_IN);
+        graph_value_free(&got);
+        graph_value_free(&want);
+        graph_free(g);
+    }
+    free(x);
+    free(w);
+}
+
+/* The masked-LM decoder's shape, narrower: 160 rows of 2048 columns from
+ * a 160 x 64 x 2048 product. */
+static void test_product_blocks(void)
+{
+    blocks_case(160, 64, 2048);
+}
+
+/* ReduceSum and ReduceProd over the 160 rows of a [160, 8192] matrix kept
+ * linearly (rows longer than the pixel path takes, a row over about nine
+ * tiles): a column's 160 partials in more than COMBINE_FAN_IN, combined in
+ * two levels.  The sum as test_rounded_sums bounds it; the product of
+ * values 1 + e, |e| <= 2^-8 and a multiple of 2^-16, against the f64
+ * reference within 160 roundings (160 2^-24 relative, with margin). */
+static void test_long_rows_two_levels(void)
+{
+    const int64_t r = 160, c = 8192;
+    float *x = malloc((size_t)(r * c) * sizeof *x);
+    CU_ASSERT_FATAL(x != NULL);
+    double *tol = calloc((size_t)c, sizeof *tol);
+    CU_ASSERT_FATAL(tol != NULL);
+    for (int pass = 0; pass < 2; pass++) {
+        for (int64_t i = 0; i < r * c; i++) {
+            x[i] = pass ? 1.0f + (float)((int)(rnd() * 256.0f)) / 65536.0f - 4.0f : rnd();
+            tol[i % c] = pass ? 0 : tol[i % c] + fabs(x[i] + 4.0) * (double)(r - 1) * ldexp(1, -24);
+        }
+        graph *g = rows_graph(pass ? GRAPH_OP_REDUCEPROD : GRAPH_OP_REDUCESUM, r, c);
+        graph_value got = { 0 }, want = { 0 };
+        run_both(g, x, &got, &want);
+        size_t bad = channels_off(&got, &want, (size_t)c, pass ? 200 * ldexp(1, -24) : ldexp(1, -24), pass ? NULL : tol);
+        if (bad)
+            fprintf(stderr, "\n  %s over the rows of [%lld,%lld]: %zu columns off", pass ? "ReduceProd" : "ReduceSum",
+                    (long long)r, (long long)c, bad);
+        CU_ASSERT_EQUAL(bad, 0);
+        graph_value_free(&got);
+        graph_value_free(&want);
+        graph_free(g);
+    }
+    free(x);
+    free(tol);
+}
+
 void test_register(void)
 {
     ADD_SUITE("lowering: per-channel reductions combined in a tree",
@@ -283,5 +363,7 @@ void test_register(void)
               { "2048 channels: groups split over several tiles", test_split_groups },
               { "sums of rounded values within the f32 summation bound", test_rounded_sums },
               { "the rows of a row-major matrix (a bias's gradient)", test_matrix_rows },
-              { "the rows of a row-major matrix of 3072 columns", test_matrix_wide_rows });
+              { "the rows of a row-major matrix of 3072 columns", test_matrix_wide_rows },
+              { "the rows of a matmul's product, folded in its blocks", test_product_blocks },
+              { "rows of 8192: a column's partials combined in two levels", test_long_rows_two_levels });
 }
