@@ -385,7 +385,8 @@ typedef struct binary_plan {
                                           as stored, [N H W, C] (so points here) */
     uint64_t row_len, gran;
     uint32_t *a0, *a1;                 /* per output piece: where its in0 and in1 elements are */
-    int64_t *base1;                    /* ... and in1's first element fetched */
+    int64_t *base1;                    /* ... and in1's first element fetched (IN1_EXPANDED: in1
+                                          fetched as the piece's own elements, row by row) */
 } binary_plan;
 
 /* The operands as the codelet takes them (in0 the output's shape) and how
@@ -491,6 +492,33 @@ static void in1_range(const binary_plan *bp, const piece *p, int64_t *lo1, int64
     }
 }
 
+/* A piece whose in1 rows lie far apart in in1 (an output piece across a
+ * broadcast's wrap, as [b, s, h] + [1, s, h] from the end of one batch
+ * item into the next): in1's contiguous range would be most of in1, so
+ * its rows are fetched each beside the piece's row instead, a copy of the
+ * piece's size. */
+#define IN1_EXPANDED INT64_MIN
+
+static bool fetch_in1_expanded(lowering *lw, binary_plan *bp, const piece *p, uint32_t *buf)
+{
+    uint64_t cols = (uint64_t)bp->cols, end = p->first + p->count;
+    /* a constant not placed yet is loaded with the executable: kept for the run (lw_fetch) */
+    const bool loaded = lw_gt(lw, bp->in1)->data && !lw->tensor[bp->in1].placed;
+    char what[96];
+    snprintf(what, sizeof what, "rows of '%s' beside a piece of '%s'", lw_gt(lw, bp->in1)->name,
+             lw_gt(lw, bp->out)->name);
+    *buf = loaded ? lw_tile_alloc(lw, p->tile, p->count * 4, PREFER_REGION1, 16, what)
+                  : lw_scratch_alloc(lw, p->tile, p->count * 4, PREFER_REGION1, 8, what);
+    for (uint64_t at = p->first; at < end && *buf && !lw->failed;) {
+        uint64_t row = at / cols, stop = (row + 1) * cols < end ? (row + 1) * cols : end;
+        int64_t o = lw_row_offset(bp->so, bp->stride1, (int64_t)row) + (int64_t)(at - row * cols);
+        if (!lw_fetch_into(lw, bp->in1, (uint64_t)o, stop - at, p->tile, *buf + (uint32_t)((at - p->first) * 4)))
+            return false;
+        at = stop;
+    }
+    return *buf != 0;
+}
+
 /* Both operands' elements onto the tiles of every output piece, then the
  * exchange phase that brings them. */
 static bool fetch_binary_operands(lowering *lw, binary_plan *bp)
@@ -507,6 +535,11 @@ static bool fetch_binary_operands(lowering *lw, binary_plan *bp)
         int64_t lo1, hi1;
         in1_range(bp, p, &lo1, &hi1);
         bp->base1[k] = lo1;
+        if (!bp->flat && bp->stride1[bp->so->rank - 1] && (uint64_t)(hi1 - lo1) > 2 * p->count + 64) {
+            bp->base1[k] = IN1_EXPANDED;
+            fetch_in1_expanded(lw, bp, p, &bp->a1[k]);
+            continue;
+        }
         bp->a1[k] = lw_fetch(lw, bp->in1, (uint64_t)lo1, (uint64_t)(hi1 - lo1), p->tile, PREFER_REGION1);
     }
     if (!lw->failed)
@@ -550,8 +583,11 @@ static void binary_run_record(const binary_plan *bp, size_t k, const piece *p, u
     int64_t r_abs = (int64_t)(p->first / (uint64_t)bp->cols + r);
     int64_t o0 = lw_row_offset(so, bp->stride1, r_abs);
     int64_t step = run_end - r > 1 ? lw_row_offset(so, bp->stride1, r_abs + 1) - o0 : 0;
-    uint32_t in1_addr = bp->a1[k] + (uint32_t)((o0 - bp->base1[k]) * 4);
     uint32_t row_bytes = (uint32_t)bp->cols * 4;
+    uint32_t in1_addr = bp->base1[k] == IN1_EXPANDED ? bp->a1[k] + (uint32_t)r * row_bytes
+                                                     : bp->a1[k] + (uint32_t)((o0 - bp->base1[k]) * 4);
+    if (bp->base1[k] == IN1_EXPANDED)
+        step = (int64_t)bp->cols;
     kernel_binary_record_op(rec, bp->a0[k] + (uint32_t)(r * row_bytes), in1_addr,
                             p->addr + (uint32_t)(r * row_bytes), (uint32_t)(run_end - r), (uint32_t)bp->cols,
                             row_bytes, (uint32_t)(step * 4), col_step1, (uint32_t)bp->function);
@@ -588,6 +624,10 @@ static void split_segment_record(const binary_plan *bp, size_t k, const piece *p
     uint64_t rows = part ? 1 : len / cols;
     int64_t step = rows > 1 ? lw_row_offset(so, bp->stride1, row + 1) - o0 : 0;
     uint32_t in1_addr = bp->a1[k] + (uint32_t)((o0 + (int64_t)c * col_step - bp->base1[k]) * 4);
+    if (bp->base1[k] == IN1_EXPANDED) {
+        in1_addr = bp->a1[k] + (uint32_t)(pos * 4);
+        step = (int64_t)cols;
+    }
     kernel_binary_record_op(rec, bp->a0[k] + (uint32_t)(pos * 4), in1_addr, p->addr + (uint32_t)(pos * 4),
                             (uint32_t)rows, (uint32_t)(part ? len : cols), (uint32_t)cols * 4, (uint32_t)(step * 4),
                             (uint32_t)(col_step * 4), (uint32_t)bp->function);

@@ -754,6 +754,15 @@ typedef struct mm_plan {
     float *block;                     /* one block of it, kt x nt ... */
     void *packed;                     /* ... packed for the codelet */
     uint32_t *a_addr, *b_addr, *bw_addr, *c_addr, *recv;
+    /* per slot, MM_TEMPS scratch blocks only the product reads (A as
+     * fetched, turned and cast; B as received, cast, turned and packed;
+     * the codelet's scratch): free again once it has run */
+    uint32_t *temps;
+    /* C is the output's block, partials and all (where region 1 ends in
+     * an element that is not interleaved, GC2's top 16 KiB: scratch,
+     * taken from the top, could put C there, where the codelets' fast
+     * loop, which takes region 1 as interleaved, would conflict) */
+    bool c_kept;
     bool w_parts;                     /* variable weights packed in parts (gather_weight_parts) */
     mm_bias *bias;
     char what[160];
@@ -767,6 +776,19 @@ typedef struct mm_tile {
     uint32_t l, i, j, slot, tile;
     uint64_t m0, m1, k0, k1, n0, n1, r0, r1;
 } mm_tile;
+
+enum { MM_TEMPS = 8 };
+
+/* Scratch block addr (0: none) of the slot's product, freed after it. */
+static void note_temp(mm_plan *P, uint32_t slot, uint32_t addr)
+{
+    uint32_t *tp = &P->temps[(size_t)slot * MM_TEMPS];
+    for (int i = 0; i < MM_TEMPS && addr; i++)
+        if (!tp[i] || tp[i] == addr) {
+            tp[i] = addr;
+            return;
+        }
+}
 
 static uint32_t slot_of(const mm_plan *P, uint64_t bt, uint32_t l, uint32_t i, uint32_t j)
 {
@@ -812,23 +834,27 @@ static bool fail_no_grid(lowering *lw, const graph_node *n, const mm_shape *s, c
                        g->source, n->name && n->name[0] ? n->name : "?", graph_ops[n->op].name,
                        (unsigned long long)s->m, (unsigned long long)s->k, (unsigned long long)a_need,
                        (unsigned long long)tiles, (unsigned long long)region0);
+    uint32_t fullest = 0;
+    uint64_t most = lw_fullest_tile(lw, &fullest);
+    char held[512];
+    lw_describe_holders(lw, fullest, held, sizeof held);
     if (grid->least_bytes)
         return lw_fail(lw, "%s: node '%s' (%s): does not fit: a tile needs at least %llu bytes for the blocks of the "
                        "grid needing least (%u x %u x %u tiles, M x N x K, blocks of %llu x %llu x %llu) with the "
-                       "library, a tile has %llu, of which the fullest holds %llu already (tensors, records and "
-                       "control program)", g->source, n->name && n->name[0] ? n->name : "?", graph_ops[n->op].name,
-                       (unsigned long long)(grid->least_bytes + lw_library_bytes(lw)), grid->least_gm,
-                       grid->least_gn, grid->least_gk, (unsigned long long)grid->least_mt,
+                       "library, a tile has %llu, of which the fullest, tile %u, holds %llu already (tensors, "
+                       "records and control program%s)", g->source, n->name && n->name[0] ? n->name : "?",
+                       graph_ops[n->op].name, (unsigned long long)(grid->least_bytes + lw_library_bytes(lw)),
+                       grid->least_gm, grid->least_gn, grid->least_gk, (unsigned long long)grid->least_mt,
                        (unsigned long long)grid->least_nt, (unsigned long long)grid->least_kt,
-                       (unsigned long long)(lw->mem_end - ISA_MEMORY_BASE), (unsigned long long)lw_most_kept(lw));
+                       (unsigned long long)(lw->mem_end - ISA_MEMORY_BASE), fullest, (unsigned long long)most, held);
     uint64_t need = kd->k_block * kd->a_eb + kd->k_block * kd->n_group * kd->w_eb + kd->n_group * 4 +
                     lw_library_bytes(lw);
     return lw_fail(lw, "%s: node '%s' (%s): does not fit: a tile needs at least %llu bytes for one row of A, "
                    "%u rows and %u columns of B and the row of C, with the library, a tile has %llu, of which the "
-                   "fullest holds %llu already (tensors, records and control program)", g->source,
+                   "fullest, tile %u, holds %llu already (tensors, records and control program%s)", g->source,
                    n->name && n->name[0] ? n->name : "?",
                    graph_ops[n->op].name, (unsigned long long)need, kd->k_block, kd->n_group,
-                   (unsigned long long)(lw->mem_end - ISA_MEMORY_BASE), (unsigned long long)lw_most_kept(lw));
+                   (unsigned long long)(lw->mem_end - ISA_MEMORY_BASE), fullest, (unsigned long long)most, held);
 }
 
 static bool plan_described(lowering *lw, const graph_node *n, int index, mm_plan *P);
@@ -886,6 +912,7 @@ static void free_plan(mm_plan *P)
     free(P->bw_addr);
     free(P->c_addr);
     free(P->recv);
+    free(P->temps);
     free(P->bias);
 }
 
@@ -903,9 +930,10 @@ static bool plan_buffers(lowering *lw, mm_plan *P)
     P->a_addr = calloc(slots, sizeof *P->a_addr), P->b_addr = calloc(slots, sizeof *P->b_addr);
     P->bw_addr = calloc(slots, sizeof *P->bw_addr), P->c_addr = calloc(slots, sizeof *P->c_addr);
     P->recv = calloc(slots, sizeof *P->recv);
+    P->temps = calloc(slots * MM_TEMPS, sizeof *P->temps);
     P->bias = calloc(slots, sizeof *P->bias);
     if (!P->bfull || !P->block || !P->packed || !P->a_addr || !P->b_addr || !P->bw_addr || !P->c_addr || !P->recv ||
-        !P->bias)
+        !P->temps || !P->bias)
         return lw_fail(lw, "out of host memory");
     for (uint64_t kk = 0; kk < s->k && !s->b_act; kk++)
         for (uint64_t j = 0; j < s->n; j++) {
@@ -1117,23 +1145,54 @@ static uint32_t cast_on_tile(lowering *lw, mm_plan *P, uint32_t tile, uint32_t i
     return out;
 }
 
+/* Scratch block addr of the slot's product free at once, its last reader
+ * made (what the tile takes next may be placed there). */
+static void drop_temp(lowering *lw, mm_plan *P, uint32_t slot, uint32_t tile, uint32_t addr)
+{
+    uint32_t *tp = &P->temps[(size_t)slot * MM_TEMPS];
+    for (int i = 0; i < MM_TEMPS; i++)
+        tp[i] = tp[i] == addr ? 0 : tp[i];
+    lw_scratch_free(lw, tile, addr);
+}
+
+/* The product's scratch on the slot's tile free again (its compute sets
+ * are made: the sum of the partials and the epilogue may take it). */
+static void free_temps(lowering *lw, mm_plan *P, const mm_tile *t)
+{
+    uint32_t *tp = &P->temps[(size_t)t->slot * MM_TEMPS];
+    for (int i = 0; i < MM_TEMPS; i++) {
+        if (tp[i] && tp[i] != P->c_addr[t->slot] && tp[i] != P->bias[t->slot].addr)
+            lw_scratch_free(lw, t->tile, tp[i]);
+        tp[i] = 0;
+    }
+}
+
 /* The tile's rows of A as the codelet takes them: turned (transA; f16
  * widened first, the transposer moving f32) and cast to f16 (an f32 graph
  * on the f16 path) on the tile; 0 when lw failed. */
 static uint32_t prepare_a(lowering *lw, mm_plan *P, const mm_tile *t, uint32_t a)
 {
     const uint64_t rows = t->m1 - t->m0, kt = P->kt;
+    note_temp(P, t->slot, a);
     if (P->s.trans_a) {
         if (!P->s.f32_inputs && !(a = cast_on_tile(lw, P, t->tile, a, kt * rows, true, PREFER_REGION0)))
             return 0;
+        note_temp(P, t->slot, a);
         uint32_t at = lw_scratch_alloc(lw, t->tile, rows * kt * 4, PREFER_REGION0, 8, P->what);
         if (!at)
             return 0;
         turn_on_tile(lw, t->tile, a, at, kt, rows);
+        drop_temp(lw, P, t->slot, t->tile, a);
         a = at;
+        note_temp(P, t->slot, a);
     }
-    if ((P->s.f32_inputs || P->s.trans_a) && !P->kd.f32)
-        a = cast_on_tile(lw, P, t->tile, a, rows * kt, false, PREFER_REGION0);
+    if ((P->s.f32_inputs || P->s.trans_a) && !P->kd.f32) {
+        uint32_t narrow = cast_on_tile(lw, P, t->tile, a, rows * kt, false, PREFER_REGION0);
+        if (!narrow)
+            return 0;
+        drop_temp(lw, P, t->slot, t->tile, a);
+        note_temp(P, t->slot, a = narrow);
+    }
     return a;
 }
 
@@ -1147,6 +1206,8 @@ static uint32_t pack_runtime_b(lowering *lw, mm_plan *P, const mm_tile *t, uint3
     const uint64_t kt = P->kt, nt = P->nt;
     if (!P->s.f32_inputs && !(src = cast_on_tile(lw, P, t->tile, src, kt * nt, true, PREFER_REGION1)))
         return 0;
+    note_temp(P, t->slot, P->b_addr[t->slot]);
+    note_temp(P, t->slot, src);
     worker_set ws;
     uint32_t b = 0;
     if (P->kd.f32) {
@@ -1155,12 +1216,13 @@ static uint32_t pack_runtime_b(lowering *lw, mm_plan *P, const mm_tile *t, uint3
             if (!turned)
                 return 0;
             turn_on_tile(lw, t->tile, src, turned, nt, kt);
-            if (P->s.f32_inputs)
-                lw_scratch_free(lw, t->tile, src);
+            drop_temp(lw, P, t->slot, t->tile, src);   /* the packed block may take it */
             src = turned;
+            note_temp(P, t->slot, src);
         }
         if (!(b = lw_scratch_alloc(lw, t->tile, P->w_bytes, PREFER_REGION1, 16, P->what)))
             return 0;
+        note_temp(P, t->slot, b);
         if (lw_workers_begin(lw, t->tile, KERNEL_PACK_F32_WORDS, nt / MATMUL_F32_N_GROUP, &ws))
             for (int w = 0; w < CODELET_WORKERS; w++)
                 kernel_pack_f32_record(ws.rec[w], src + (uint32_t)(ws.lo[w] * MATMUL_F32_N_GROUP * 4),
@@ -1172,6 +1234,7 @@ static uint32_t pack_runtime_b(lowering *lw, mm_plan *P, const mm_tile *t, uint3
     }
     if (!(b = lw_scratch_alloc(lw, t->tile, P->w_bytes, PREFER_REGION1, 16, P->what)))
         return 0;
+    note_temp(P, t->slot, b);
     uint32_t ks = P->s.b_transposed ? 4 : (uint32_t)nt * 4;
     uint32_t ns = P->s.b_transposed ? (uint32_t)kt * 4 : 4;
     if (lw_workers_begin(lw, t->tile, KERNEL_PACK_WORDS, nt / 8, &ws))
@@ -1195,14 +1258,24 @@ static bool emit_product(lowering *lw, mm_plan *P, const mm_tile *t)
     const bool pack = s->b_act && !P->w_parts;
     uint32_t b = pack ? pack_runtime_b(lw, P, t, P->b_addr[t->slot]) : P->bw_addr[t->slot];
     /* C in region 1, and in a later 32 KiB block than A when A is there
-     * too: the codelets' fast placement (matmul*.h). */
-    uint32_t c = b ? lw_tensor_alloc(lw, s->out, tile, (uint64_t)rows * nt * 4, PREFER_REGION1,
-                                     a >= ISA_REGION1_BASE ? 32768 : 8, true, P->what) : 0;
+     * too: the codelets' fast placement (matmul*.h).  C is the output's
+     * block itself only where it is the result as it stands (no partials
+     * to sum, f32); else scratch, the tile's share of the rows summed or
+     * cast into the output's block (finish_share). */
+    const bool c_is_out = P->c_kept || (P->gk == 1 && lw->g->tensors[s->out].dtype != GDT_F16);
+    const uint32_t c_align = a >= ISA_REGION1_BASE ? 32768 : 8;
+    uint32_t c = !b ? 0
+                 : c_is_out ? lw_tensor_alloc(lw, s->out, tile, (uint64_t)rows * nt * 4, PREFER_REGION1, c_align, true,
+                                              P->what)
+                            : lw_scratch_zeroed(lw, tile, (uint64_t)rows * nt * 4, PREFER_REGION1, c_align, P->what);
     uint32_t scratch = c ? lw_scratch_alloc(lw, tile, kd->f32 ? KERNEL_MATMUL_F32_SCRATCH_BYTES
                                                               : KERNEL_MATMUL_SCRATCH_BYTES,
                                             PREFER_REGION1, 8, P->what) : 0;
     if (!scratch)
         return false;
+    note_temp(P, t->slot, scratch);
+    if (!pack)
+        note_temp(P, t->slot, b);             /* the gathered weights, where scratch */
     uint32_t *rec;
     uint32_t off = lw_new_record(lw, tile, kd->f32 ? KERNEL_MATMUL_F32_WORDS : KERNEL_MATMUL_WORDS, &rec);
     if (!rec)
@@ -1220,6 +1293,7 @@ static bool emit_product(lowering *lw, mm_plan *P, const mm_tile *t)
  * rows; the other gk - 1 tiles send it their partials of those rows. */
 static bool exchange_partials(lowering *lw, mm_plan *P, const mm_tile *t)
 {
+    free_temps(lw, P, t);
     if (t->r0 == t->r1)
         return true;
     const uint64_t nt = P->nt, bytes = (t->r1 - t->r0) * nt * 4;
@@ -1236,10 +1310,10 @@ static bool exchange_partials(lowering *lw, mm_plan *P, const mm_tile *t)
     return true;
 }
 
-/* The received partials of `elems` f32 at c (the column-reduce codelet
- * first when there are several) added to the tile's own (false: lw
- * failed). */
-static bool sum_partials(lowering *lw, mm_plan *P, const mm_tile *t, uint32_t c, uint64_t elems)
+/* The received partials of `elems` f32 (the column-reduce codelet first
+ * when there are several) added to the tile's own at c, into dst (false:
+ * lw failed). */
+static bool sum_partials(lowering *lw, mm_plan *P, const mm_tile *t, uint32_t c, uint32_t dst, uint64_t elems)
 {
     const uint32_t tile = t->tile, gk = P->gk;
     uint32_t part = P->recv[t->slot];
@@ -1259,22 +1333,30 @@ static bool sum_partials(lowering *lw, mm_plan *P, const mm_tile *t, uint32_t c,
     if (lw_workers_begin(lw, tile, KERNEL_BINARY_WORDS, elems / 2, &ws))
         for (int w = 0; w < CODELET_WORKERS; w++) {
             uint32_t e0 = (uint32_t)(ws.lo[w] * 2), cnt = (uint32_t)((ws.hi[w] - ws.lo[w]) * 2);
-            kernel_binary_record(ws.rec[w], c + e0 * 4, part + e0 * 4, c + e0 * 4, cnt ? 1 : 0, cnt, cnt * 4, 0, 4,
+            kernel_binary_record(ws.rec[w], c + e0 * 4, part + e0 * 4, dst + e0 * 4, cnt ? 1 : 0, cnt, cnt * 4, 0, 4,
                                  KERNEL_BINARY_ADD);
         }
     lw_workers_run(lw, tile, lw->kernels.vtx_binary_f32, &ws);
     return true;
 }
 
-/* The tile's share of the rows: the sum of the partials (K split), then
+/* The tile's share of the rows: the sum of the partials (K split; into
+ * the output's block where it is f32, else in place before the cast), then
  * the epilogue. */
 static bool finish_share(lowering *lw, mm_plan *P, const mm_tile *t)
 {
     const uint64_t nt = P->nt;
     uint32_t c = P->c_addr[t->slot] + (uint32_t)(t->r0 * nt * 4);
     uint64_t elems = (t->r1 - t->r0) * nt;
-    if (P->gk > 1 && elems && !sum_partials(lw, P, t, c, elems))
-        return false;
+    free_temps(lw, P, t);
+    if (P->gk > 1 && elems) {
+        uint32_t dst = lw->g->tensors[P->s.out].dtype == GDT_F16 || P->c_kept
+                           ? c
+                           : lw_tensor_alloc(lw, P->s.out, t->tile, elems * 4, PREFER_REGION1, 8, false, P->what);
+        if (!dst || !sum_partials(lw, P, t, c, dst, elems))
+            return false;
+        c = dst;
+    }
     matmul_epilogue(lw, &P->s, t->tile, c, t->r1 - t->r0, t->bt * P->s.m + t->m0 + t->r0, t->n0, t->n1, nt,
                     &P->bias[t->slot], P->what);
     return true;
@@ -1295,6 +1377,7 @@ static bool lower_planned(lowering *lw, mm_plan *P)
         return lw_fail(lw, "internal: the weights '%s' are not kept channels-last", lw_gt(lw, P->s.b_src)->name);
     }
     P->w_parts = P->s.w_rows && !P->kd.f32;
+    P->c_kept = lw->mem_end > ISA_REGION1_BASE && (lw->mem_end - ISA_REGION1_BASE) % 32768 != 0;
     if (P->w_parts)
         gather_weight_parts(lw, P);
     for_each_tile(lw, P, fetch_operands);

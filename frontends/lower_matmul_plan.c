@@ -78,16 +78,60 @@ static bool plan_grid_in(const lowering *lw, const mm_shape *s, const mm_kind *k
                 if (gm > 1 && (s->m + gm - 2) / (gm - 1) == mt)
                     continue;
                 uint64_t share = (mt + gk - 1) / gk;
-                uint64_t bytes = mt * kt * kd->a_eb + (s->f32_inputs && !kd->f32 ? mt * kt * 4 : 0) +
-                                 (s->trans_a ? mt * kt * 4 : 0) + (b_turn ? 0 : kt * nt * kd->w_eb) + mt * nt * 4 +
-                                 (g->tensors[s->out].dtype == GDT_F16 ? share * nt * 2 : 0) +
-                                 (s->bias_row ? share : 1) * nt * 4 + 4096 +
-                                 (b_tile ? kt * nt * 4 * (b_turn ? 2 : 1) : 0) + gk * share * nt * 4;
-                /* (B^T turned: packed where it was received, pack_runtime_b) */
-                if (s->wgrad && !s->f32_inputs)               /* A and B widened to f32 */
-                    bytes += mt * kt * 6 + kt * nt * 2;
-                else if (b_tile && s->w_rows && !s->f32_inputs)   /* f16 weights widened */
-                    bytes += kt * nt * 2;
+                const bool widen = s->wgrad && !s->f32_inputs;
+                const bool out_f16 = g->tensors[s->out].dtype == GDT_F16;
+                /* Two stretches, each with the blocks it holds at once: the
+                 * product (in the order a tile takes them: B received, A,
+                 * the bias; A turned or cast, B widened, turned and packed
+                 * (B^T packed where it was received), C, the codelet's
+                 * scratch), then, the product's operands free again
+                 * (lower_matmul.c, free_temps), the sum of the partials and
+                 * the epilogue: C, the bias, the partials received and
+                 * their sum, the share of the result. */
+                const enum region_pref R0 = PREFER_REGION0, R1 = PREFER_REGION1;
+                const uint64_t bias_bytes = (s->bias_row ? share : 1) * nt * 4;
+                /* constant weights, loaded with the executable: kept for
+                 * the run (on a grid column's first tile; the others'
+                 * copies are scratch) */
+                const bool c_weights = !s->b_act;
+                /* A turned (transA) or cast on the tile: each form free
+                 * once the next is made (prepare_a), so the product holds
+                 * the last; before it, A as received and its next form */
+                const uint64_t a_in = mt * kt * (s->f32_inputs ? 4 : 2), a_wide = s->trans_a ? mt * kt * 4 : 0;
+                const uint64_t a_final = mt * kt * kd->a_eb;
+                const bool a_cast = (s->f32_inputs || s->trans_a) && !kd->f32;
+                const lw_block_need prepare[] = {
+                    { b_tile ? kt * nt * 4 : 0, R1 }, { a_in, R0 }, { bias_bytes, R1 },
+                    { s->trans_a && !s->f32_inputs ? mt * kt * 4 : 0, R0 }, { a_wide, R0 }, { a_cast ? a_final : 0, R0 }
+                };
+                const lw_block_need product[] = {
+                    { b_tile ? kt * nt * 4 : 0, R1 }, { a_cast || s->trans_a ? a_final : a_in, R0 }, { bias_bytes, R1 },
+                    { widen || (b_tile && s->w_rows && !s->f32_inputs) ? kt * nt * 2 : 0, R1 },
+                    { b_turn ? kt * nt * 4 : 0, R1 }, { b_turn ? 0 : kt * nt * kd->w_eb, R1, c_weights },
+                    { mt * nt * 4, R1 }, { 4096, R1 }
+                };
+                const lw_block_need reduce[] = {
+                    { mt * nt * 4, R1 }, { bias_bytes, R1 },
+                    { gk > 1 ? (gk - 1) * share * nt * 4 : 0, R1 }, { gk > 2 ? share * nt * 4 : 0, R1 },
+                    { gk > 1 && !out_f16 ? share * nt * 4 : 0, R1 }, { out_f16 ? share * nt * 2 : 0, R1 }
+                };
+                enum { N_PREPARE = sizeof prepare / sizeof *prepare, N_PRODUCT = sizeof product / sizeof *product,
+                       N_REDUCE = sizeof reduce / sizeof *reduce };
+                uint64_t prepare_bytes = 0, product_bytes = 0, reduce_bytes = 0, most = 0;
+                for (int q = 0; q < N_PREPARE; q++) {
+                    prepare_bytes += prepare[q].bytes;
+                    most = prepare[q].bytes > most ? prepare[q].bytes : most;
+                }
+                for (int q = 0; q < N_PRODUCT; q++) {
+                    product_bytes += product[q].bytes;
+                    most = product[q].bytes > most ? product[q].bytes : most;
+                }
+                for (int q = 0; q < N_REDUCE; q++) {
+                    reduce_bytes += reduce[q].bytes;
+                    most = reduce[q].bytes > most ? reduce[q].bytes : most;
+                }
+                uint64_t bytes = product_bytes > reduce_bytes ? product_bytes : reduce_bytes;
+                bytes = prepare_bytes > bytes ? prepare_bytes : bytes;
                 if (mt * kt * kd->a_eb > 0x80000 - 0x50000 || (s->wgrad && !s->f32_inputs && mt % 2))
                     continue;
                 if (bytes > avail) {
@@ -98,22 +142,8 @@ static bool plan_grid_in(const lowering *lw, const mm_shape *s, const mm_kind *k
                     }
                     continue;
                 }
-                const bool widen = s->wgrad && !s->f32_inputs;
-                /* in the order a tile takes them: B received, A, the bias;
-                 * A turned or cast, B widened, turned and packed (B^T packed
-                 * where it was received), C, the codelet's scratch; the
-                 * partials and their sum */
-                const enum region_pref R0 = PREFER_REGION0, R1 = PREFER_REGION1;
-                const lw_block_need blocks[] = {
-                    { b_tile ? kt * nt * 4 : 0, R1 }, { mt * kt * kd->a_eb, R0 }, { (s->bias_row ? share : 1) * nt * 4, R1 },
-                    { widen ? mt * kt * 4 : 0, R0 }, { widen ? mt * kt * 2 : 0, R0 }, { s->trans_a ? mt * kt * 4 : 0, R0 },
-                    { s->f32_inputs && !kd->f32 ? mt * kt * 4 : 0, R0 },
-                    { widen || (b_tile && s->w_rows && !s->f32_inputs) ? kt * nt * 2 : 0, R1 },
-                    { b_turn ? kt * nt * 4 : 0, R1 }, { b_turn ? 0 : kt * nt * kd->w_eb, R1 }, { mt * nt * 4, R1 }, { 4096, R1 },
-                    { gk > 1 ? (gk - 1) * share * nt * 4 : 0, R1 }, { gk > 1 ? share * nt * 4 : 0, R1 },
-                    { g->tensors[s->out].dtype == GDT_F16 ? share * nt * 2 : 0, R1 }
-                };
-                if (room && !lw_blocks_fit(room, blocks, (int)(sizeof blocks / sizeof *blocks)))
+                if (room && (!lw_blocks_fit(room, prepare, N_PREPARE) || !lw_blocks_fit(room, product, N_PRODUCT) ||
+                             !lw_blocks_fit(room, reduce, N_REDUCE)))
                     continue;
                 /* A: the tile holding a grid row's rows sends them once
                  * (a broadcast or multicast to the grid row); split along
@@ -144,14 +174,8 @@ static bool plan_grid_in(const lowering *lw, const mm_shape *s, const mm_kind *k
                          (double)(share * nt) * KERNEL_BINARY_CYCLES_PER_ELEMENT +
                          (gk > 2 ? 2.0 : 1.0) * PASS_OVERHEAD_CYCLES + 200.0;
                 double score = c;
-                if (!room) {
-                    /* no grid fits: the one that needs least, its
-                     * largest block first (ties by cycles) */
-                    uint64_t most = 0;
-                    for (size_t q = 0; q < sizeof blocks / sizeof *blocks; q++)
-                        most = blocks[q].bytes > most ? blocks[q].bytes : most;
+                if (!room)   /* no grid fits: the one that needs least, its largest block first (ties by cycles) */
                     score = (double)(most + bytes) * 1e6 + c;
-                }
                 if (score < best_score * 0.999) {
                     mm_grid least = *best;
                     *best = (mm_grid){ gm, gn, gk, mt, nt, kt, c, !room, least.least_bytes, least.least_gm,
@@ -167,7 +191,7 @@ static bool plan_grid_in(const lowering *lw, const mm_shape *s, const mm_kind *k
 
 bool lw_mm_plan_grid(const lowering *lw, const mm_shape *s, const mm_kind *kd, mm_grid *best)
 {
-    uint64_t room[2 * LW_ROOM_BLOCKS];
+    uint64_t room[LW_ROOM_SIZE];
     lw_least_room(lw, room);
     return plan_grid_in(lw, s, kd, best, room) || plan_grid_in(lw, s, kd, best, NULL);
 }

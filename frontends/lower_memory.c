@@ -60,6 +60,46 @@ static void less_held(const ltile *t, uint64_t gap[2])
     gap[!wide] -= t->hold - from_wide < gap[!wide] ? t->hold - from_wide : gap[!wide];
 }
 
+/* What holds tile `tile`: "; N bytes kept for the run, N the ops'
+ * scratch; live tensors hold N bytes there[, N held back ...], the most
+ * 'name' N, ..." into held (empty when the tile holds nothing). */
+void lw_describe_holders(const lowering *lw, uint32_t tile, char *held, size_t size)
+{
+    const ltile *t = &lw->tile[tile];
+    enum { SHOWN = 4 };
+    int top[SHOWN];
+    uint64_t top_bytes[SHOWN] = { 0 }, live = 0;
+    for (int x = 0; x < lw->g->n_tensors; x++) {
+        const ltensor *r = &lw->tensor[x];
+        uint64_t b = 0;
+        for (size_t k = 0; r->root == x && !r->released && k < r->n_blocks; k++)
+            b += r->blocks[k].tile == tile ? r->blocks[k].size : 0;
+        live += b;
+        for (int k = 0; k < SHOWN && b; k++)
+            if (b > top_bytes[k]) {
+                memmove(&top[k + 1], &top[k], (size_t)(SHOWN - 1 - k) * sizeof *top);
+                memmove(&top_bytes[k + 1], &top_bytes[k], (size_t)(SHOWN - 1 - k) * sizeof *top_bytes);
+                top[k] = x;
+                top_bytes[k] = b;
+                break;
+            }
+    }
+    uint64_t kept = (uint64_t)(t->region0_kept_end - lw->region0_start) + (t->region1_kept_end - lw->region1_start);
+    uint64_t scratch = (uint64_t)(ISA_REGION1_BASE - t->region0_scratch_floor) + (lw->mem_end - t->region1_scratch_floor);
+    held[0] = 0;
+    int len = kept || scratch || live
+                  ? snprintf(held, size, "; %llu bytes kept for the run, %llu the ops' scratch; live tensors "
+                             "hold %llu bytes there", (unsigned long long)kept, (unsigned long long)scratch,
+                             (unsigned long long)live)
+                  : 0;
+    if (t->hold && len > 0 && (size_t)len < size)
+        len += snprintf(held + len, size - (size_t)len, ", %u bytes are held back for the records and "
+                        "control program", t->hold);
+    for (int k = 0; k < SHOWN && top_bytes[k] && len > 0 && (size_t)len < size; k++)
+        len += snprintf(held + len, size - (size_t)len, "%s'%s' %llu", k ? ", " : ", the most ",
+                        lw->g->tensors[top[k]].name, (unsigned long long)top_bytes[k]);
+}
+
 /* bytes of tile memory for `what`, aligned to `align` (a power of two, at
  * least 8), with
  * the codelets' read slack after it.  Returns 0 and fails when it does not
@@ -84,40 +124,8 @@ uint32_t lw_no_room(lowering *lw, uint32_t tile, uint64_t need, const char *what
         free_bytes += t->free[k].size;
     }
     int big = largest[1] > largest[0];
-    /* what holds the tile: the live tensors with the most bytes there */
-    enum { SHOWN = 4 };
-    int top[SHOWN];
-    uint64_t top_bytes[SHOWN] = { 0 }, live = 0;
-    for (int x = 0; x < lw->g->n_tensors; x++) {
-        const ltensor *r = &lw->tensor[x];
-        uint64_t b = 0;
-        for (size_t k = 0; r->root == x && !r->released && k < r->n_blocks; k++)
-            b += r->blocks[k].tile == tile ? r->blocks[k].size : 0;
-        live += b;
-        for (int k = 0; k < SHOWN && b; k++)
-            if (b > top_bytes[k]) {
-                memmove(&top[k + 1], &top[k], (size_t)(SHOWN - 1 - k) * sizeof *top);
-                memmove(&top_bytes[k + 1], &top_bytes[k], (size_t)(SHOWN - 1 - k) * sizeof *top_bytes);
-                top[k] = x;
-                top_bytes[k] = b;
-                break;
-            }
-    }
     char held[512];
-    uint64_t kept = (uint64_t)(t->region0_kept_end - lw->region0_start) + (t->region1_kept_end - lw->region1_start);
-    uint64_t scratch = (uint64_t)(ISA_REGION1_BASE - t->region0_scratch_floor) + (lw->mem_end - t->region1_scratch_floor);
-    held[0] = 0;
-    int len = kept || scratch || live
-                  ? snprintf(held, sizeof held, "; %llu bytes kept for the run, %llu the ops' scratch; live tensors "
-                             "hold %llu bytes there", (unsigned long long)kept, (unsigned long long)scratch,
-                             (unsigned long long)live)
-                  : 0;
-    if (t->hold && len > 0 && (size_t)len < sizeof held)
-        len += snprintf(held + len, sizeof held - (size_t)len, ", %u bytes are held back for the records and "
-                        "control program", t->hold);
-    for (int k = 0; k < SHOWN && top_bytes[k] && len > 0 && (size_t)len < sizeof held; k++)
-        len += snprintf(held + len, sizeof held - (size_t)len, "%s'%s' %llu", k ? ", " : ", the most ",
-                        lw->g->tensors[top[k]].name, (unsigned long long)top_bytes[k]);
+    lw_describe_holders(lw, tile, held, sizeof held);
     lw_fail(lw, "%s: does not fit: tile %u has no room for a block of %llu bytes for %s in region 0 or 1 "
             "(largest free block %llu bytes, in region %d; %llu bytes free in all, %u bytes are the kernel library%s)",
             lw->g->source, tile, (unsigned long long)need, what, (unsigned long long)largest[big], big,
@@ -171,6 +179,11 @@ static uint32_t bump_alloc(lowering *lw, uint32_t tile, uint64_t bytes, uint64_t
 
 uint64_t lw_most_kept(const lowering *lw)
 {
+    return lw_fullest_tile(lw, NULL);
+}
+
+uint64_t lw_fullest_tile(const lowering *lw, uint32_t *fullest)
+{
     /* the records and control program: the room held back, else a guess
      * (with the library, 96 KiB) */
     uint64_t library = lw_library_bytes(lw), guess = 96 * 1024 > library ? 96 * 1024 - library : 0, most = 0;
@@ -181,8 +194,11 @@ uint64_t lw_most_kept(const lowering *lw)
         for (size_t k = 0; k < t->n_free; k++)
             held -= t->free[k].size;
         held += t->hold > guess ? t->hold : guess;
-        if (held > most)
+        if (held > most) {
             most = held;
+            if (fullest)
+                *fullest = lw->stage * lw->tiles + i;
+        }
     }
     return most;
 }
@@ -232,7 +248,8 @@ static uint32_t lend(lowering *lw, uint32_t tile, uint32_t at, uint64_t need)
  * region (below its lowest scratch block so far, joined to a free block
  * there), leaving `reserve` new bytes beside the room held back; 0 where
  * it does not fit. */
-static uint32_t lower_floor(lowering *lw, uint32_t tile, uint64_t need, uint32_t a, bool region0, uint32_t reserve)
+static uint32_t lower_floor(lowering *lw, uint32_t tile, uint64_t need, uint32_t a, bool region0, uint32_t reserve,
+                            bool *fresh)
 {
     ltile *t = &lw->tile[tile];
     uint32_t *floor = region0 ? &t->region0_scratch_floor : &t->region1_scratch_floor;
@@ -255,14 +272,18 @@ static uint32_t lower_floor(lowering *lw, uint32_t tile, uint64_t need, uint32_t
         if (rest.size && !give_back(lw, rest))
             return 0;
     }
+    *fresh = at + need <= *floor;
     *floor = (uint32_t)at;
     return lend(lw, tile, (uint32_t)at, need);
 }
 
-uint32_t lw_scratch_alloc(lowering *lw, uint32_t tile, uint64_t bytes, enum region_pref pref, uint32_t align,
-                          const char *what)
+/* lw_scratch_alloc; *fresh: the block is bytes no block used before
+ * (zeros when the executable is loaded, if it holds them). */
+static uint32_t scratch_alloc(lowering *lw, uint32_t tile, uint64_t bytes, enum region_pref pref, uint32_t align,
+                              const char *what, bool *fresh)
 {
     ltile *t = &lw->tile[tile];
+    *fresh = false;
     uint64_t need = ALIGN8(bytes) + CODELET_READ_SLACK_BYTES;
     uint32_t a = (align < 8 ? 8 : align) - 1;
     /* In the preferred region a free block some op or tensor used before,
@@ -278,10 +299,17 @@ uint32_t lw_scratch_alloc(lowering *lw, uint32_t tile, uint64_t bytes, enum regi
             return lend(lw, tile, at, need);
         }
         for (int k = 0; k < 2 && !lw->failed; k++)
-            if ((at = lower_floor(lw, tile, need, a, r0, k ? 0 : LW_KEPT_RESERVE_BYTES)) != 0)
+            if ((at = lower_floor(lw, tile, need, a, r0, k ? 0 : LW_KEPT_RESERVE_BYTES, fresh)) != 0)
                 return at;
     }
     return lw->failed ? 0 : lw_no_room(lw, tile, need, what);
+}
+
+uint32_t lw_scratch_alloc(lowering *lw, uint32_t tile, uint64_t bytes, enum region_pref pref, uint32_t align,
+                          const char *what)
+{
+    bool fresh;
+    return scratch_alloc(lw, tile, bytes, pref, align, what, &fresh);
 }
 
 void lw_scratch_free(lowering *lw, uint32_t tile, uint32_t addr)
@@ -319,8 +347,12 @@ uint32_t lw_scratch_zeroed(lowering *lw, uint32_t tile, uint64_t bytes, enum reg
                            const char *what)
 {
     bytes = (bytes + 7) & ~(uint64_t)7;
-    uint32_t a = lw_scratch_alloc(lw, tile, bytes, pref, align, what);
-    if (!a || !fill_zeros(lw, tile, a, bytes))
+    bool fresh;
+    uint32_t a = scratch_alloc(lw, tile, bytes, pref, align, what, &fresh);
+    if (!a)
+        return 0;
+    /* bytes no block used before are zeros when the executable holds them */
+    if (fresh ? !note_block(lw, &lw->tile[tile], a, bytes) : !fill_zeros(lw, tile, a, bytes))
         return 0;
     return a;
 }
@@ -340,9 +372,9 @@ static void room_insert(uint64_t *room, uint64_t size)
  * LW_ROOM_BLOCKS ..], largest first): released ones, and the new bytes
  * (between the blocks kept for the run and the ops' scratch, with the free
  * block at the scratch's floor) less the room held back. */
-static void tile_room(const ltile *t, uint64_t room[2 * LW_ROOM_BLOCKS])
+static void tile_room(const ltile *t, uint64_t room[LW_ROOM_SIZE])
 {
-    memset(room, 0, 2 * LW_ROOM_BLOCKS * sizeof *room);
+    memset(room, 0, LW_ROOM_SIZE * sizeof *room);
     uint64_t gap[2] = { new_bytes(t, 0), new_bytes(t, 1) };
     for (size_t k = 0; k < t->n_free; k++) {
         const mem_block *f = &t->free[k];
@@ -353,13 +385,15 @@ static void tile_room(const ltile *t, uint64_t room[2 * LW_ROOM_BLOCKS])
             room_insert(room + r * LW_ROOM_BLOCKS, f->size);
     }
     less_held(t, gap);
-    for (int r = 0; r < 2; r++)
+    for (int r = 0; r < 2; r++) {
         room_insert(room + r * LW_ROOM_BLOCKS, gap[r] > LW_KEPT_RESERVE_BYTES ? gap[r] - LW_KEPT_RESERVE_BYTES : 0);
+        room[2 * LW_ROOM_BLOCKS + r] = new_bytes(t, r);
+    }
 }
 
 void lw_tile_free_room(const lowering *lw, uint32_t tile, uint64_t *largest, uint64_t *total)
 {
-    uint64_t r[2 * LW_ROOM_BLOCKS];
+    uint64_t r[LW_ROOM_SIZE];
     tile_room(&lw->tile[tile], r);
     *largest = *total = 0;
     for (int j = 0; j < 2 * LW_ROOM_BLOCKS; j++) {
@@ -368,27 +402,42 @@ void lw_tile_free_room(const lowering *lw, uint32_t tile, uint64_t *largest, uin
     }
 }
 
-void lw_least_room(const lowering *lw, uint64_t room[2 * LW_ROOM_BLOCKS])
+void lw_least_room(const lowering *lw, uint64_t room[LW_ROOM_SIZE])
 {
-    for (int j = 0; j < 2 * LW_ROOM_BLOCKS; j++)
+    for (int j = 0; j < LW_ROOM_SIZE; j++)
         room[j] = UINT64_MAX;
     for (uint32_t i = 0; i < lw->tiles; i++) {
-        uint64_t r[2 * LW_ROOM_BLOCKS];
+        uint64_t r[LW_ROOM_SIZE];
         tile_room(&lw->tile[lw->stage * lw->tiles + i], r);
-        for (int j = 0; j < 2 * LW_ROOM_BLOCKS; j++)
+        for (int j = 0; j < LW_ROOM_SIZE; j++)
             if (r[j] < room[j])
                 room[j] = r[j];
     }
 }
 
-bool lw_blocks_fit(const uint64_t room[2 * LW_ROOM_BLOCKS], const lw_block_need *blocks, int n)
+bool lw_blocks_fit(const uint64_t room[LW_ROOM_SIZE], const lw_block_need *blocks, int n)
 {
-    uint64_t left[2 * LW_ROOM_BLOCKS];
+    uint64_t left[LW_ROOM_SIZE];
     memcpy(left, room, sizeof left);
     for (int k = 0; k < n; k++) {
         if (!blocks[k].bytes)
             continue;
         uint64_t want = ALIGN8(blocks[k].bytes) + CODELET_READ_SLACK_BYTES + 16;
+        if (blocks[k].kept) {
+            /* new bytes (of the region it prefers, else the other), which
+             * are also the largest room of that region for scratch */
+            int r = blocks[k].pref == PREFER_REGION0 ? 0 : 1;
+            if (left[2 * LW_ROOM_BLOCKS + r] < want)
+                r = !r;
+            if (left[2 * LW_ROOM_BLOCKS + r] < want)
+                return false;
+            left[2 * LW_ROOM_BLOCKS + r] -= want;
+            uint64_t *big = &left[r * LW_ROOM_BLOCKS];
+            for (int j = r * LW_ROOM_BLOCKS; j < (r + 1) * LW_ROOM_BLOCKS; j++)
+                big = left[j] > *big ? &left[j] : big;
+            *big = *big > want ? *big - want : 0;
+            continue;
+        }
         int best = -1;
         for (int pass = 0; pass < 2 && best < 0; pass++) {
             int r = (blocks[k].pref == PREFER_REGION0) == (pass == 0) ? 0 : 1;

@@ -903,7 +903,7 @@ run_session "ring: checkpoints, reverse-continue and goto across the exchange" r
 session
 cmd 'info tensors'
 is 'a: f16 [64,64] input (transient), 64 pieces, first on tile 0 at 0x54390
-c: f16 [64,64] output, 512 pieces, first on tile 505 at 0x80620'
+c: f16 [64,64] output, 512 pieces, first on tile 505 at 0x805c0'
 cmd 'break superstep 3'
 is 'Breakpoint 1: end of superstep 3'
 cmd 'break superstep 0'
@@ -960,10 +960,10 @@ like '^c: f16 \[64,64\] output, 10 elements shown$'
 like '^  \[0,0\]( -?[0-9.]+){8}$'
 like '^  \[0,8\]( -?[0-9.]+){2}$'
 cmd 'tile 505'
-cmd 'print c[0][1] == *(f16*)0x80622 && c[0][7] == *(f16*)0x8062e'
-is 'c[0][1] == *(f16*)0x80622 && c[0][7] == *(f16*)0x8062e = 1'
+cmd 'print c[0][1] == *(f16*)0x805c2 && c[0][7] == *(f16*)0x805ce'
+is 'c[0][1] == *(f16*)0x805c2 && c[0][7] == *(f16*)0x805ce = 1'
 cmd 'info memory'
-like '^  c +0x80620-0x8062f elements 0\.\.7 \(f16\)$'
+like '^  c +0x805c0-0x805cf elements 0\.\.7 \(f16\)$'
 cmd 'stats'
 like "^  so far: 436461 instructions, [0-9]+ issues, latest tile cycle $m_cycles, 5 supersteps ended, "
 status 1
