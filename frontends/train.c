@@ -481,13 +481,10 @@ static uint64_t tensor_bytes(const graph *g, int t)
 }
 
 /* A backward node writing at least SINK_GROWTH times the bytes it reads
- * (of tensors computed in the step: constants and variables stay anyway),
- * or reading only values of the forward pass, runs just before the first
- * forward or backward node reading its outputs (the end of the backward
- * pass when only updates read them): its inputs wait for it instead of
- * its outputs waiting for their reader (a recomputation from forward
- * values, as the GELU's slope, runs where it is used, as PopART places
- * its recomputed ops).
+ * (of tensors computed in the step: constants and variables stay anyway)
+ * runs just before the first forward or backward node reading its
+ * outputs (the end of the backward pass when only updates read them):
+ * its inputs wait for it instead of its outputs waiting for their reader.
  * BERT's masked-LM decoder's weight gradient, the word embeddings' size
  * from 40 rows of activations and gradients, then waits for the
  * embedding's scatter-add at the end of the backward pass as those rows,
@@ -497,26 +494,8 @@ static uint64_t tensor_bytes(const graph *g, int t)
 
 static void sink_growing_nodes(const graph *g, int *order, int count, int *at)
 {
-    /* backward nodes that read only what the forward pass computed (or
-     * constants, or the outputs of such nodes): a gradient rule's
-     * recomputation from the forward values (the GELU's slope), which may
-     * run anywhere in the backward pass */
-    bool *recompute = calloc((size_t)g->n_nodes + 1, sizeof *recompute);
-    if (!recompute)
-        panic("out of host memory");
-    for (int q = 0; q < count; q++) {
-        int k = order[q];
-        const graph_node *nd = &g->nodes[k];
-        at[k] = q;
-        if (nd->phase != GRAPH_PHASE_BACKWARD)
-            continue;
-        bool only_forward = true;
-        for (int i = 0; i < nd->n_inputs && only_forward; i++) {
-            int t = nd->inputs[i], p = t >= 0 ? g->tensors[t].producer : -1;
-            only_forward = p < 0 || g->nodes[p].phase == GRAPH_PHASE_FORWARD || recompute[p];
-        }
-        recompute[k] = only_forward;
-    }
+    for (int q = 0; q < count; q++)
+        at[order[q]] = q;
     for (int q = count - 1; q >= 0; q--) {
         int k = order[q];
         const graph_node *nd = &g->nodes[k];
@@ -531,7 +510,7 @@ static void sink_growing_nodes(const graph *g, int *order, int count, int *at)
         for (int i = 0; i < nd->n_outputs; i++)
             if (nd->outputs[i] >= 0)
                 out += tensor_bytes(g, nd->outputs[i]);
-        if ((out < SINK_GROWTH * in && !recompute[k]) || out == 0)
+        if (out < SINK_GROWTH * in || out == 0)
             continue;
         int first = count;                  /* the first forward or backward reader */
         bool output = false;
@@ -555,7 +534,6 @@ static void sink_growing_nodes(const graph *g, int *order, int count, int *at)
         for (int r = q; r < first; r++)
             at[order[r]] = r;
     }
-    free(recompute);
 }
 
 /* Updates that could run at backward position after[k] wait, together,
