@@ -502,13 +502,10 @@ static void in1_range(const binary_plan *bp, const piece *p, int64_t *lo1, int64
 static bool fetch_in1_expanded(lowering *lw, binary_plan *bp, const piece *p, uint32_t *buf)
 {
     uint64_t cols = (uint64_t)bp->cols, end = p->first + p->count;
-    /* a constant not placed yet is loaded with the executable: kept for the run (lw_fetch) */
-    const bool loaded = lw_gt(lw, bp->in1)->data && !lw->tensor[bp->in1].placed;
     char what[96];
     snprintf(what, sizeof what, "rows of '%s' beside a piece of '%s'", lw_gt(lw, bp->in1)->name,
              lw_gt(lw, bp->out)->name);
-    *buf = loaded ? lw_tile_alloc(lw, p->tile, p->count * 4, PREFER_REGION1, 16, what)
-                  : lw_scratch_alloc(lw, p->tile, p->count * 4, PREFER_REGION1, 8, what);
+    *buf = lw_fetch_buffer(lw, bp->in1, p->count, p->tile, PREFER_REGION1, what);
     for (uint64_t at = p->first; at < end && *buf && !lw->failed;) {
         uint64_t row = at / cols, stop = (row + 1) * cols < end ? (row + 1) * cols : end;
         int64_t o = lw_row_offset(bp->so, bp->stride1, (int64_t)row) + (int64_t)(at - row * cols);

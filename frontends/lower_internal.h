@@ -247,18 +247,21 @@ bool lw_add_piece(lowering *lw, int tensor, uint32_t tile, uint32_t addr, uint64
 uint32_t lw_fetch(lowering *lw, int t, uint64_t first, uint64_t count, uint32_t tile, enum region_pref pref);
 /* The same into a given tile address (count elements from there). */
 bool lw_fetch_into(lowering *lw, int t, uint64_t first, uint64_t count, uint32_t tile, uint32_t addr);
+/* A buffer for `count` elements of tensor t fetched onto `tile` (filled
+ * by lw_fetch_into): kept for the run for a constant not placed yet (its
+ * data is loaded with the executable), else the op's scratch. */
+uint32_t lw_fetch_buffer(lowering *lw, int t, uint64_t count, uint32_t tile, enum region_pref pref, const char *what);
 bool lw_place_linear(lowering *lw, int out, uint64_t gran, uint32_t tiles, const char *what);
 uint64_t lw_gran_of(uint32_t eb);
+/* Row-major strides (elements) of a shape. */
+void lw_row_major_strides(const graph_shape *s, int64_t *stride);
 
 /* Planning. */
 /* The most bytes any tile of the current stage holds now: blocks kept for
  * the run and tensors' blocks, wherever they are, and the room held back
  * for its records and control program (or a guess at it; the library not
- * counted: lower_memory.c). */
-uint64_t lw_most_kept(const lowering *lw);
-/* Row-major strides (elements) of a shape. */
-void lw_row_major_strides(const graph_shape *s, int64_t *stride);
-/* The same, and the tile that holds it (*fullest, where not NULL). */
+ * counted: lower_memory.c); the tile that holds them in *fullest, where
+ * not NULL. */
 uint64_t lw_fullest_tile(const lowering *lw, uint32_t *fullest);
 /* What holds a tile: its bytes kept for the run, its ops' scratch, the
  * room held back and its largest live tensors, as "; ..." (empty when it

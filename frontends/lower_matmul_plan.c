@@ -35,6 +35,17 @@ static double matmul_cycles(const mm_kind *kd, uint64_t mt, uint64_t kt, uint64_
     return (double)matmul_f16_cycles(&a, 0);
 }
 
+/* The bytes of a stretch's blocks together; *most raised to its largest. */
+static uint64_t stretch_bytes(const lw_block_need *blocks, int n, uint64_t *most)
+{
+    uint64_t sum = 0;
+    for (int q = 0; q < n; q++) {
+        sum += blocks[q].bytes;
+        *most = blocks[q].bytes > *most ? blocks[q].bytes : *most;
+    }
+    return sum;
+}
+
 /* The grid with the lowest estimate among those whose blocks fit: their
  * bytes together beside what the fullest tile holds, and (room not NULL)
  * each in a free block (lw_least_room). */
@@ -48,7 +59,7 @@ static bool plan_grid_in(const lowering *lw, const mm_shape *s, const mm_kind *k
      * holds already (weights, variables, tensors still to be read, the
      * records and control program): the op's blocks go beside it */
     uint64_t avail = (lw->mem_end - ISA_MEMORY_BASE) - lw_library_bytes(lw);
-    uint64_t kept = lw_most_kept(lw);
+    uint64_t kept = lw_fullest_tile(lw, NULL);
     avail = avail > kept ? avail - kept : 0;
     const uint64_t ngroups = (s->n + kd->n_group - 1) / kd->n_group;
     const bool b_turn = kd->f32 && s->b_act && s->b_transposed;   /* B^T turned on the tile */
@@ -117,19 +128,9 @@ static bool plan_grid_in(const lowering *lw, const mm_shape *s, const mm_kind *k
                 };
                 enum { N_PREPARE = sizeof prepare / sizeof *prepare, N_PRODUCT = sizeof product / sizeof *product,
                        N_REDUCE = sizeof reduce / sizeof *reduce };
-                uint64_t prepare_bytes = 0, product_bytes = 0, reduce_bytes = 0, most = 0;
-                for (int q = 0; q < N_PREPARE; q++) {
-                    prepare_bytes += prepare[q].bytes;
-                    most = prepare[q].bytes > most ? prepare[q].bytes : most;
-                }
-                for (int q = 0; q < N_PRODUCT; q++) {
-                    product_bytes += product[q].bytes;
-                    most = product[q].bytes > most ? product[q].bytes : most;
-                }
-                for (int q = 0; q < N_REDUCE; q++) {
-                    reduce_bytes += reduce[q].bytes;
-                    most = reduce[q].bytes > most ? reduce[q].bytes : most;
-                }
+                uint64_t most = 0, prepare_bytes = stretch_bytes(prepare, N_PREPARE, &most);
+                uint64_t product_bytes = stretch_bytes(product, N_PRODUCT, &most);
+                uint64_t reduce_bytes = stretch_bytes(reduce, N_REDUCE, &most);
                 uint64_t bytes = product_bytes > reduce_bytes ? product_bytes : reduce_bytes;
                 bytes = prepare_bytes > bytes ? prepare_bytes : bytes;
                 if (mt * kt * kd->a_eb > 0x80000 - 0x50000 || (s->wgrad && !s->f32_inputs && mt % 2))

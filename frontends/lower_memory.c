@@ -177,11 +177,6 @@ static uint32_t bump_alloc(lowering *lw, uint32_t tile, uint64_t bytes, uint64_t
     return note_block(lw, t, (uint32_t)at, bytes) ? (uint32_t)at : 0;
 }
 
-uint64_t lw_most_kept(const lowering *lw)
-{
-    return lw_fullest_tile(lw, NULL);
-}
-
 uint64_t lw_fullest_tile(const lowering *lw, uint32_t *fullest)
 {
     /* the records and control program: the room held back, else a guess
@@ -717,13 +712,19 @@ uint32_t lw_fetch(lowering *lw, int t, uint64_t first, uint64_t count, uint32_t 
     }
     char what[96];
     snprintf(what, sizeof what, g->data ? "constant '%s'" : "a copy of '%s'", g->name);
-    /* A constant is loaded with the executable (kept for the whole run); a
-     * copy is only this op's (scratch). */
-    uint32_t buf = g->data && !lt->placed ? lw_tile_alloc(lw, tile, count * eb, pref, 16, what)
-                                          : lw_scratch_alloc(lw, tile, count * eb, pref, 8, what);
+    uint32_t buf = lw_fetch_buffer(lw, t, count, tile, pref, what);
     if (!buf || !lw_fetch_into(lw, t, first, count, tile, buf))
         return 0;
     return buf;
+}
+
+uint32_t lw_fetch_buffer(lowering *lw, int t, uint64_t count, uint32_t tile, enum region_pref pref, const char *what)
+{
+    /* A constant is loaded with the executable (kept for the whole run); a
+     * copy is only this op's (scratch). */
+    uint64_t bytes = count * lw->tensor[t].element_bytes;
+    return lw_gt(lw, t)->data && !lw->tensor[t].placed ? lw_tile_alloc(lw, tile, bytes, pref, 16, what)
+                                                        : lw_scratch_alloc(lw, tile, bytes, pref, 8, what);
 }
 
 bool lw_fetch_into(lowering *lw, int t, uint64_t first, uint64_t count, uint32_t tile, uint32_t buf)

@@ -726,9 +726,11 @@ typedef struct seg_source {
 static bool combine_level(lowering *lw, const uint64_t *cut, size_t nr, size_t *off, seg_source *src, int out,
                           int combine, int last, uint64_t m, bool final, const char *what)
 {
+    /* per group (at its first source's index): the tile it is gathered
+     * on, and where */
     size_t total = off[nr - 1];
-    uint32_t *buf = calloc(total + 1, sizeof *buf);
-    if (!buf)
+    uint32_t *owner = calloc(2 * (total + 1), sizeof *owner), *buf = owner + total + 1;
+    if (!owner)
         return lw_fail(lw, "out of host memory");
     for (size_t q = 0; q + 1 < nr && !lw->failed; q++) {
         uint64_t w = cut[q + 1] - cut[q];
@@ -737,15 +739,14 @@ static bool combine_level(lowering *lw, const uint64_t *cut, size_t nr, size_t *
             continue;                                 /* waits for the last level */
         for (size_t gi = 0; gi < groups && !lw->failed; gi++) {
             size_t i0 = off[q] + gi * np / groups, i1 = off[q] + (gi + 1) * np / groups;
-            uint32_t owner = src[i0 + (q + gi) % (i1 - i0)].tile;
-            uint32_t at = lw_scratch_alloc(lw, owner, (i1 - i0) * w * 4, PREFER_REGION1, 8, what);
-            buf[i0] = at;
+            uint32_t to = owner[i0] = src[i0 + (q + gi) % (i1 - i0)].tile;
+            uint32_t at = buf[i0] = lw_scratch_alloc(lw, to, (i1 - i0) * w * 4, PREFER_REGION1, 8, what);
             for (size_t i = i0; i < i1 && at; i++) {
                 uint32_t dst = at + (uint32_t)((i - i0) * w * 4);
-                if (src[i].tile == owner)
-                    lw_add_local_copy(lw, owner, src[i].addr, dst, (uint32_t)w * 4);
+                if (src[i].tile == to)
+                    lw_add_local_copy(lw, to, src[i].addr, dst, (uint32_t)w * 4);
                 else
-                    lw_add_transfer(lw, src[i].tile, src[i].addr, owner, dst, (uint32_t)w * 4);
+                    lw_add_transfer(lw, src[i].tile, src[i].addr, to, dst, (uint32_t)w * 4);
             }
         }
     }
@@ -764,22 +765,22 @@ static bool combine_level(lowering *lw, const uint64_t *cut, size_t nr, size_t *
         }
         for (size_t gi = 0; gi < groups && !lw->failed; gi++) {
             size_t i0 = off[q] + gi * np / groups, i1 = off[q] + (gi + 1) * np / groups;
-            uint32_t owner = src[i0 + (q + gi) % (i1 - i0)].tile, o;
+            uint32_t to = owner[i0], o;
             if (groups == 1) {
-                o = lw_tensor_alloc(lw, out, owner, w * 4, PREFER_REGION1, 8, false, what);
-                if (!o || !lw_add_piece(lw, out, owner, o, cut[q], w))
+                o = lw_tensor_alloc(lw, out, to, w * 4, PREFER_REGION1, 8, false, what);
+                if (!o || !lw_add_piece(lw, out, to, o, cut[q], w))
                     break;
-            } else if (!(o = lw_scratch_alloc(lw, owner, w * 4, PREFER_REGION1, 8, what))) {
+            } else if (!(o = lw_scratch_alloc(lw, to, w * 4, PREFER_REGION1, 8, what))) {
                 break;
             }
-            fold_columns(lw, owner, buf[i0], o, (uint32_t)(i1 - i0), w, (uint32_t)w * 4, groups == 1 ? last : combine,
+            fold_columns(lw, to, buf[i0], o, (uint32_t)(i1 - i0), w, (uint32_t)w * 4, groups == 1 ? last : combine,
                          1.0f / (float)m);
-            src[n_next++] = (seg_source){ owner, o };    /* n_next <= i0: sources read before */
+            src[n_next++] = (seg_source){ to, o };       /* n_next <= i0: the next level's sources */
         }
         off[q] = first_next;
     }
     off[nr - 1] = n_next;
-    free(buf);
+    free(owner);
     return !lw->failed;
 }
 
