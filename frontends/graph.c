@@ -1219,3 +1219,41 @@ char *graph_dump_string(const graph *g)
     fclose(f);
     return buf;
 }
+
+/* A node's multiply-adds (0 for ops that are not matmuls or convolutions). */
+static double node_macs(const graph *g, const graph_node *n)
+{
+    const graph_shape *a = &g->tensors[n->inputs[0]].shape, *b = &g->tensors[n->inputs[1]].shape;
+    double out = (double)graph_shape_numel(&g->tensors[n->outputs[0]].shape);
+    switch (n->op) {
+    case GRAPH_OP_MATMUL:
+    case GRAPH_OP_FUSED_MATMUL:
+        return a->rank ? out * (double)a->dims[a->rank - 1] : 0;
+    case GRAPH_OP_GEMM:
+        return a->rank == 2 ? out * (double)a->dims[graph_attr_find(n, "transA") && graph_attr_int(n, "transA") ? 0 : 1]
+                            : 0;
+    case GRAPH_OP_CONV:
+    case GRAPH_OP_FUSED_CONV:     /* W [Cout, Cin/group, kernel...] */
+        return b->rank && b->dims[0] ? out * (double)graph_shape_numel(b) / (double)b->dims[0] : 0;
+    case GRAPH_OP_CONV_TRANSPOSE: /* each element of dY meets W's [Cout/group, kernel...] */
+        return b->rank && b->dims[0]
+                   ? (double)graph_shape_numel(a) * (double)graph_shape_numel(b) / (double)b->dims[0] : 0;
+    case GRAPH_OP_CONV_WEIGHT_GRAD: /* dY [N, Cout, pixels...]: each dW element sums N x pixels */
+        return b->rank > 1 && b->dims[1] ? out * (double)graph_shape_numel(b) / (double)b->dims[1] : 0;
+    default:
+        return 0;
+    }
+}
+
+double graph_model_macs(const graph *g)
+{
+    double macs = 0;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const graph_node *n = &g->nodes[i];
+        if (n->removed || n->n_inputs < 2 || n->n_outputs < 1 || n->outputs[0] < 0 || n->inputs[0] < 0 ||
+            n->inputs[1] < 0 || graph_node_folded(g, n))
+            continue;
+        macs += node_macs(g, n);
+    }
+    return macs;
+}

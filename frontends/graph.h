@@ -295,6 +295,15 @@ int graph_consumers(const graph *g, int t, int *nodes, int max);
  * says. */
 int64_t graph_value_limit(const graph *g, int t);
 
+/* The multiply-adds the graph's matmuls and convolutions ask for (their
+ * gradients' too), node by node: an output element of a MatMul takes K of
+ * them, of a Conv its group's input channels times the kernel's pixels; a
+ * ConvTranspose (a Conv's data gradient) takes those of the Conv it
+ * reverses, a ConvWeightGrad a weight element per image pixel of dY.
+ * Folded nodes count nothing.  The figure "useful" utilisation is quoted
+ * against (the AMP issues more: padding, pipeline fill). */
+double graph_model_macs(const graph *g);
+
 /* A readable listing: inputs, one line per node with its operands' shapes,
  * outputs.  Constants are shown by shape unless small. */
 void graph_dump(const graph *g, FILE *f);

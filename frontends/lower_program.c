@@ -13,6 +13,7 @@
 #include "lower_ops.h"
 #include "exchange/exchange.h"
 #include "isa/isa.h"
+#include "sim/program/model_record.h"
 #include "sim/program/tensor_map.h"
 
 /* Words of the control-program step whose handler is h (supervisor.S);
@@ -444,6 +445,14 @@ bool lw_write_executable(lowering *lw, ipu_exe *e)
     /* The machine it is compiled for, the default of `ipusim run`. */
     blob = NULL;
     if (!lw->failed && (!machine_encode(lw->opts->machine, &blob, &size) || !exe_set_blob(&e->machine, blob, size)))
+        lw_fail(lw, "out of host memory");
+    free(blob);
+    /* The model's name and MACs, for run's useful utilisation: every replica
+     * runs the whole graph. */
+    model_record mr = { .model_macs = (uint64_t)(graph_model_macs(lw->g) * lw->replicas + 0.5) };
+    snprintf(mr.model, sizeof mr.model, "%s", lw->g->source ? lw->g->source : "");
+    blob = NULL;
+    if (!lw->failed && (!model_record_encode(&mr, &blob, &size) || !exe_set_blob(&e->model, blob, size)))
         lw_fail(lw, "out of host memory");
     free(blob);
     return !lw->failed;

@@ -177,6 +177,40 @@ static void test_adjoint(void)
         check_adjoint(&cases[i]);
 }
 
+/* The model's MACs: a Conv's data gradient and weight gradient take the
+ * multiply-adds of the Conv itself, N x M x pixels of Y x C / group x
+ * kernel pixels, whatever the stride and groups. */
+static void test_model_macs(void)
+{
+    static const conv_case cases[] = {
+        { 2, 3, 7, 6, 4, 3, 1, 1, 1, 1 }, { 2, 4, 8, 7, 6, 3, 2, 2, 2, 2 }, { 1, 6, 6, 6, 9, 2, 3, 0, 1, 3 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const conv_case *cc = &cases[i];
+        double want = (double)(cc->n * cc->m * out_extent(cc, cc->h) * out_extent(cc, cc->w) * (cc->c / cc->group) *
+                               cc->k * cc->k);
+        static const graph_op ops[] = { GRAPH_OP_CONV, GRAPH_OP_CONV_TRANSPOSE, GRAPH_OP_CONV_WEIGHT_GRAD };
+        for (int o = 0; o < 3; o++) {
+            graph *g = conv_graph(ops[o], cc, GDT_F32);
+            CU_ASSERT_DOUBLE_EQUAL(graph_model_macs(g), want, 0);
+            graph_free(g);
+        }
+    }
+    /* MatMul (batched) and Gemm with transA: K an output element. */
+    graph *g = graph_new("mm", 13);
+    int64_t a[3] = { 2, 5, 7 }, b[2] = { 7, 3 }, ga[2] = { 7, 5 };
+    input(g, "a", 3, a);
+    input(g, "b", 2, b);
+    input(g, "ga", 2, ga);
+    node(g, GRAPH_OP_MATMUL, "a,b", "y");
+    graph_node *gm = node(g, GRAPH_OP_GEMM, "ga,b", "z");
+    graph_set_attr_int(gm, "transA", 1);
+    graph_add_output(g, graph_find_tensor(g, "z"));
+    finish(g, "y");
+    CU_ASSERT_DOUBLE_EQUAL(graph_model_macs(g), 2 * 5 * 3 * 7 + 5 * 3 * 7, 0);
+    graph_free(g);
+}
+
 /* Worked by hand: a 2 x 2 input, a 2 x 2 kernel of 1, 2, 3, 4, stride 2:
  * each input pixel spreads its value times the kernel over its own 2 x 2
  * block; with pads 1 the outer ring is cut off.  The weight gradient of the
@@ -316,6 +350,7 @@ void test_register(void)
     ADD_SUITE("conv_grad",
               { "gradients are the transposes of Conv's Jacobians (evaluator)", test_adjoint },
               { "values worked by hand (evaluator)", test_worked_values },
+              { "the model's MACs of a Conv and its gradients", test_model_macs },
               { "ConvTranspose simulated on ResNet-50-like shapes", test_data_grad_simulated },
               { "ConvWeightGrad simulated on ResNet-50-like shapes", test_weight_grad_simulated });
 }

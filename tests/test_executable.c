@@ -15,6 +15,8 @@
 #include "isa/elf/executable.h"
 #include "sim/base/fileio.h"
 #include "sim/program/machine.h"
+#include "sim/program/model_record.h"
+#include "sim/engine/program_io.h"
 #include "test_util.h"
 
 static char tmpdir[64];
@@ -743,6 +745,74 @@ static void test_machine_section(void)
     unlink(p);
 }
 
+/* .ipusim.model: the model's name and MACs, through a write and a read;
+ * malformed records name the line; without the section there is none. */
+static void test_model_section(void)
+{
+    char err[512];
+    model_record r = { .model_macs = 12345678901234ull };
+    snprintf(r.model, sizeof r.model, "bert-base:s128:b4\nx");
+    uint8_t *blob;
+    size_t size;
+    CU_ASSERT_TRUE_FATAL(model_record_encode(&r, &blob, &size));
+    CU_ASSERT_EQUAL(size, strlen("model=bert-base:s128:b4 x\nmodel_macs=12345678901234\n"));
+    CU_ASSERT_EQUAL(memcmp(blob, "model=bert-base:s128:b4 x\nmodel_macs=12345678901234\n", size), 0);
+
+    ipu_exe *e = sample();
+    CU_ASSERT_TRUE(exe_set_blob(&e->model, blob, size));
+    free(blob);
+    const char *p = tmp_path("model.elf");
+    CU_ASSERT_TRUE_FATAL(exe_write(e, p, err, sizeof err));
+    exe_free(e);
+    e = exe_read(p, err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+    model_record back;
+    CU_ASSERT_TRUE_FATAL(program_model_record(e, p, &back, err, sizeof err));
+    CU_ASSERT_STRING_EQUAL(back.model, "bert-base:s128:b4 x");
+    CU_ASSERT_EQUAL(back.model_macs, 12345678901234ull);
+
+    /* A malformed record: the file and section named, then the line. */
+    CU_ASSERT_TRUE(exe_set_blob(&e->model, "model=m\nmodel_macs=12x\n", 22));
+    CU_ASSERT_FALSE(program_model_record(e, "P.elf", &back, err, sizeof err));
+    CU_ASSERT_STRING_EQUAL(err, "P.elf: section .ipusim.model: line 2: model_macs: '12x' is not a decimal count");
+    CU_ASSERT_EQUAL(back.model_macs, 0);
+    exe_free(e);
+
+    const struct { const char *text, *err; } bad[] = {
+        { "model=m\n", "model_macs=N missing" },
+        { "model_macs=5\n", "model=NAME missing" },
+        { "model=m\nmodel=n\nmodel_macs=1\n", "line 2: model given twice" },
+        { "model=m\nmodel_macs=1\nmodel_macs=1\n", "line 3: model_macs given twice" },
+        { "model=m\nmodel_macs=18446744073709551616\n",
+          "line 2: model_macs: '18446744073709551616' is not a decimal count" },
+        { "model=m\nmodel_macs=-1\n", "line 2: model_macs: '-1' is not a decimal count" },
+        { "model=m\nmodel_macs=\n", "line 2: model_macs: '' is not a decimal count" },
+        { "model=m\nsamples=4\n", "line 2: unknown key 'samples' (model and model_macs are known)" },
+        { "model m\n", "line 1: expected key=value, got 'model m'" },
+        { "", "model=NAME missing" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CU_ASSERT_FALSE(model_record_decode(bad[i].text, strlen(bad[i].text), &back, err, sizeof err));
+        CU_ASSERT_STRING_EQUAL(err, bad[i].err);
+    }
+    CU_ASSERT_FALSE(model_record_decode("model=a\0b\nmodel_macs=1\n", 22, &back, err, sizeof err));
+    CU_ASSERT_STRING_EQUAL(err, "line 1: longer than 271 bytes or not text");
+    CU_ASSERT_TRUE(model_record_decode("model_macs=0\nmodel=x", 20, &back, err, sizeof err));
+    CU_ASSERT_STRING_EQUAL(back.model, "x");
+
+    /* Without the section: no record, no error. */
+    e = sample();
+    CU_ASSERT_TRUE_FATAL(exe_write(e, p, err, sizeof err));
+    exe_free(e);
+    e = exe_read(p, err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+    CU_ASSERT_TRUE(program_model_record(e, p, &back, err, sizeof err));
+    CU_ASSERT_EQUAL(back.model[0], 0);
+    CU_ASSERT_EQUAL(back.model_macs, 0);
+    exe_free(e);
+    unlink(p);
+}
+
 static void test_atomic_write(void)
 {
     char err[512];
@@ -814,4 +884,5 @@ void test_register(void)
     CU_add_test(s, "random damage", test_random_damage);
     CU_add_test(s, "atomic write", test_atomic_write);
     CU_add_test(s, "machine section", test_machine_section);
+    CU_add_test(s, "model section", test_model_section);
 }

@@ -80,29 +80,6 @@ static bool is_matmul(graph_op op)
            op == GRAPH_OP_FUSED_CONV || op == GRAPH_OP_CONV_TRANSPOSE || op == GRAPH_OP_CONV_WEIGHT_GRAD;
 }
 
-/* The multiply-adds the graph's matmuls and convolutions ask for: each
- * output element takes K of them (A's reduced axis; a convolution's input
- * channels of its group times the kernel's pixels). */
-static double model_macs(const graph *g)
-{
-    double macs = 0;
-    for (int i = 0; i < g->n_nodes; i++) {
-        const graph_node *n = &g->nodes[i];
-        if (!is_matmul(n->op) || n->outputs[0] < 0 || g->tensors[n->outputs[0]].data)
-            continue;
-        const graph_shape *a = &g->tensors[n->inputs[0]].shape, *w = &g->tensors[n->inputs[1]].shape;
-        double k;
-        if (n->op == GRAPH_OP_CONV || n->op == GRAPH_OP_FUSED_CONV)
-            k = (double)graph_shape_numel(w) / (double)(w->dims[0] ? w->dims[0] : 1);
-        else if (n->op == GRAPH_OP_GEMM && graph_attr_int(n, "transA"))
-            k = (double)a->dims[0];
-        else
-            k = (double)a->dims[a->rank - 1];
-        macs += k * (double)graph_shape_numel(&g->tensors[n->outputs[0]].shape);
-    }
-    return macs;
-}
-
 /* The most matmuls and convolutions on one path from an input to an
  * output (nodes are in topological order). */
 int validate_matmul_depth(const graph *g)
@@ -252,7 +229,7 @@ int validate_model(const char *model, graph *g, const lower_options *o, FILE *ou
         bool f32 = r.amp_f32_macs > r.amp_f16_macs;
         double peak = machine_get(m, f32 ? MP_amp_f32_peak_macs_per_cycle : MP_amp_f16_peak_macs_per_cycle) *
                       (double)machine_u32(m, MP_tiles_per_chip);
-        double useful = model_macs(g);
+        double useful = graph_model_macs(g);
         fprintf(out, "matmuls and convolutions: %.4g MACs; on the chip %.2f TFLOPS, %.1f%% of the chip's %s peak "
                      "(%.0f MACs/cycle); with the host transfers %.2f TFLOPS\n", useful,
                      2.0 * useful / ((double)on_chip / hz) / 1e12, 100.0 * useful / (double)on_chip / peak,

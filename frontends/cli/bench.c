@@ -395,11 +395,8 @@ int cmd_bench(int argc, char **argv, const command *self)
     if (bert && bert_benchmark(&m, bert_seq, root ? cJSON_AddArrayToObject(root, "models") : NULL, &rec))
         rc = 1;
     if (root) {
-        char *text = cJSON_Print(root);
-        cJSON_Delete(root);
-        if (!text || !afile_write_all(json, text, strlen(text), err, sizeof err))
-            fatal("%s", text ? err : "out of memory");
-        free(text);
+        if (!cli_write_json(json, root, err, sizeof err))
+            fatal("%s", err);
     }
     /* A failed run is not recorded: the old record stays. */
     if (rc == 0 && !bench_record_finish(&rec, stdout, err, sizeof err))

@@ -351,11 +351,7 @@ int cmd_machines(int argc, char **argv, const command *self)
                                             machine_preset_value((enum machine_preset)k, (enum machine_param)p));
             cJSON_AddItemToArray(params, o);
         }
-        char *text = cJSON_Print(root);
-        cJSON_Delete(root);
-        bool ok = text && afile_write_all(json, text, strlen(text), err, sizeof err);
-        free(text);
-        if (!ok)
+        if (!cli_write_json(json, root, err, sizeof err))
             fatal("%s", err);
     }
     if (show) {

@@ -38,6 +38,7 @@ typedef struct compare_side {
     uint64_t link_bytes, host_bytes, stream_bytes, exchange_bytes;
     uint64_t cycles, instructions, amp_macs;
     double amp_utilisation;
+    engine_amp_summary amp;       /* over the chips with code, with the model's MACs */
     phase_totals phases[PHASES_MAX];  /* a training step's, on the critical chip */
 } compare_side;
 
@@ -118,6 +119,10 @@ static int run_side(compare_side *s, const ipu_exe *e, const input_spec *inputs,
         return st == ENGINE_HOST_ERROR ? 1 : 3;
     }
     s->stats = engine_get_stats(s->g);
+    model_record mr;
+    if (!program_model_record(e, "executable", &mr, err, err_size))
+        return 1;
+    s->amp = engine_amp_totals(s->g, s->stats, mr.model_macs);
     summarise(s);
     return 0;
 }
@@ -291,6 +296,10 @@ static cJSON *side_json(const compare_side *s, double items, const char *item_na
     cJSON_AddNumberToObject(o, "instructions", (double)s->instructions);
     cJSON_AddNumberToObject(o, "amp_macs", (double)s->amp_macs);
     cJSON_AddNumberToObject(o, "amp_utilisation", s->amp_utilisation);
+    if (s->amp.model_macs) {
+        cJSON_AddNumberToObject(o, "model_macs", (double)s->amp.model_macs);
+        cJSON_AddNumberToObject(o, "amp_useful_utilisation", s->amp.useful_utilisation);
+    }
     cJSON_AddNumberToObject(o, "host_seconds", s->stats->host_seconds);
     return o;
 }
@@ -422,6 +431,12 @@ int cmd_compare(int argc, char **argv, const command *self)
         row_number("instructions", "%.4g", (double)a->instructions, (double)b->instructions);
         row_number("AMP MACs issued", "%.4g", (double)a->amp_macs, (double)b->amp_macs);
         row_number("AMP issued (% of peak)", "%.2f", 100 * a->amp_utilisation, 100 * b->amp_utilisation);
+        if (a->amp.model_macs) {
+            row_number("model MACs (matmul, conv)", "%.4g", (double)a->amp.model_macs,
+                       (double)b->amp.model_macs);
+            row_number("AMP useful (% of peak)", "%.2f", 100 * a->amp.useful_utilisation,
+                       100 * b->amp.useful_utilisation);
+        }
         row_number("exchange bytes sent", "%.4g", (double)a->exchange_bytes, (double)b->exchange_bytes);
         row_number("IPU-Link bytes", "%.4g", (double)a->link_bytes, (double)b->link_bytes);
         printf("\n  %s is %.3fx as fast as %s on this program (clock ratio %.3f).\n", b->m.name,
@@ -441,11 +456,8 @@ int cmd_compare(int argc, char **argv, const command *self)
             cJSON_AddItemToObject(root, "a", side_json(a, items, item_name));
             cJSON_AddItemToObject(root, "b", side_json(b, items, item_name));
             cJSON_AddNumberToObject(root, "speedup_b_over_a", a->seconds / b->seconds);
-            char *text = cJSON_Print(root);
-            cJSON_Delete(root);
-            if (!text || !afile_write_all(json, text, strlen(text), err, sizeof err))
-                fatal("%s", text ? err : "out of memory");
-            free(text);
+            if (!cli_write_json(json, root, err, sizeof err))
+                fatal("%s", err);
         }
     }
     for (int k = 0; k < 2; k++)

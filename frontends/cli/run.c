@@ -235,6 +235,12 @@ static cJSON *stats_json(const engine *g, const engine_stats *st)
     cJSON_AddStringToObject(units, "amp_utilisation", "fraction of the chip's AMP peak issued (all tiles of the chip; "
                             "the MACs the AMP issued, padding and pipeline fill included)");
     cJSON_AddStringToObject(units, "amp_f16_macs", "MACs issued on the AMP (padding and pipeline fill included)");
+    cJSON_AddStringToObject(units, "amp.issued_utilisation", "amp_utilisation over the chips with code, weighted by "
+                            "their cycles");
+    cJSON_AddStringToObject(units, "amp.model_macs", "the multiply-adds the model's matmuls and convolutions ask for, "
+                            "all replicas (the executable's .ipusim.model record)");
+    cJSON_AddStringToObject(units, "amp.useful_utilisation", "amp.issued_utilisation x model_macs / issued_macs: the "
+                            "model's MACs as a share of the peak");
     cJSON_AddStringToObject(units, "exchange_bytes", "bytes the tiles sent onto the exchange (a broadcast counted once, "
                             "not at each receiver)");
     cJSON *chips = cJSON_AddArrayToObject(root, "chips");
@@ -289,6 +295,7 @@ typedef struct run_program {
     ipu_exe *e;
     engine *g;
     tensor_map *tmap;               /* NULL: not a compiled program */
+    model_record model;             /* zeroed: the executable has none */
     enum engine_status status;
     uint64_t max_tile_cycles;       /* of the tile that ran longest */
 } run_program;
@@ -492,6 +499,8 @@ static void load_program(run_options *o, run_program *p)
     p->tmap = program_tensor_map(p->e, o->input, err, sizeof err);
     if (!p->tmap && err[0])
         fatal("%s", err);
+    if (!program_model_record(p->e, o->input, &p->model, err, sizeof err))
+        fatal("%s", err);
 }
 
 /* The host streams and input tensors from the --input files; a compiled
@@ -588,6 +597,23 @@ static void print_phases(const run_program *p, const engine_stats *st)
     }
 }
 
+/* The AMP over the run: what it issued, and against the model's own MACs
+ * when the executable records them. */
+static void print_amp(const run_program *p, const engine_stats *st)
+{
+    engine_amp_summary a = engine_amp_totals(p->g, st, p->model.model_macs);
+    if (!a.issued_macs && !a.model_macs)
+        return;
+    printf("\nAMP: %.4g MACs issued, %.2f%% of the peak", (double)a.issued_macs, 100 * a.issued_utilisation);
+    if (a.model_macs && a.issued_macs)
+        printf("; %s asks for %.4g (its matmuls and convolutions): useful %.2f%% of the peak, %.2f MACs issued "
+               "for each (K and N padded to the AMP's weight blocks and output groups, pipeline fill)",
+               p->model.model, (double)a.model_macs, 100 * a.useful_utilisation, a.issued_per_model_mac);
+    else if (a.model_macs)
+        printf("; %s asks for %.4g MACs, none issued on the AMP", p->model.model, (double)a.model_macs);
+    printf("\n");
+}
+
 static void print_report(const run_options *o, run_program *p)
 {
     const machine *m = &o->m;
@@ -622,6 +648,7 @@ static void print_report(const run_options *o, run_program *p)
     if (n <= 32)
         printf("\n");
     print_chips(st);
+    print_amp(p, st);
     if (o->supersteps || st->n_supersteps <= 16) {
         printf("\n");
         print_supersteps(st);
@@ -741,6 +768,15 @@ static void write_json_report(const run_options *o, const run_program *p, cJSON 
     enum engine_status status = p->status;
     char err[4096];
     cJSON *root = stats_json(p->g, st);
+    engine_amp_summary amp = engine_amp_totals(p->g, st, p->model.model_macs);
+    cJSON *ja = cJSON_AddObjectToObject(root, "amp");
+    cJSON_AddNumberToObject(ja, "issued_macs", (double)amp.issued_macs);
+    cJSON_AddNumberToObject(ja, "issued_utilisation", amp.issued_utilisation);
+    if (p->model.model[0]) {
+        cJSON_AddStringToObject(ja, "model", p->model.model);
+        cJSON_AddNumberToObject(ja, "model_macs", (double)amp.model_macs);
+        cJSON_AddNumberToObject(ja, "useful_utilisation", amp.useful_utilisation);
+    }
     cJSON_AddStringToObject(root, "executable", o->input);
     cJSON_AddStringToObject(root, "machine", m->name);
     cJSON_AddNumberToObject(root, "system_chips", st->n_chips);
@@ -768,11 +804,8 @@ static void write_json_report(const run_options *o, const run_program *p, cJSON 
     cJSON_AddNumberToObject(sim, "tile_batches_in_parallel", (double)st->parallel_batches);
     if (jdumps)
         cJSON_AddItemToObject(root, "dumps", jdumps);
-    char *text = cJSON_Print(root);
-    cJSON_Delete(root);
-    if (!text || !afile_write_all(o->json, text, strlen(text), err, sizeof err))
-        fatal("%s", text ? err : "out of memory");
-    free(text);
+    if (!cli_write_json(o->json, root, err, sizeof err))
+        fatal("%s", err);
 }
 
 int cmd_run(int argc, char **argv, const command *self)

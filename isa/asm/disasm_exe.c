@@ -974,6 +974,22 @@ static void print_item(FILE *out, const dis *d, const item *it)
         fprintf(out, "\n.entry 0x%x\n", it->addr);
 }
 
+/* A text section of the executable, a comment line each, unprintable
+ * bytes shown as '?'. */
+static void text_lines(FILE *out, const char *section, const exe_blob *b)
+{
+    for (size_t at = 0; at < b->size;) {
+        const uint8_t *line = b->bytes + at;
+        const uint8_t *nl = memchr(line, '\n', b->size - at);
+        size_t len = nl ? (size_t)(nl - line) : b->size - at;
+        fprintf(out, "// %s: ", section);
+        for (size_t q = 0; q < len; q++)
+            fputc(isprint(line[q]) ? line[q] : '?', out);
+        fputc('\n', out);
+        at += len + 1;
+    }
+}
+
 /* The comments that open the text: counts, what is not assembly, the
  * machine. */
 static void print_header(FILE *out, const dis *d)
@@ -988,17 +1004,10 @@ static void print_header(FILE *out, const dis *d)
         fprintf(out, "// .ipusim.bsp: %zu bytes of BSP control program, not shown\n", e->bsp.size);
     if (e->tensors.size)
         fprintf(out, "// .ipusim.tensors: %zu bytes of tensor map, not shown\n", e->tensors.size);
-    /* The machine it was compiled for: lines of text (preset=NAME, param=value). */
-    for (size_t at = 0; at < e->machine.size;) {
-        const uint8_t *line = e->machine.bytes + at;
-        const uint8_t *nl = memchr(line, '\n', e->machine.size - at);
-        size_t len = nl ? (size_t)(nl - line) : e->machine.size - at;
-        fprintf(out, "// .ipusim.machine: ");
-        for (size_t k = 0; k < len; k++)
-            fputc(isprint(line[k]) ? line[k] : '?', out);
-        fputc('\n', out);
-        at += len + 1;
-    }
+    /* The machine it was compiled for (preset=NAME, param=value) and the
+     * model (model=NAME, model_macs=N): lines of text. */
+    text_lines(out, ".ipusim.machine", &e->machine);
+    text_lines(out, ".ipusim.model", &e->model);
 }
 
 /* Everything disasm_exe allocated. */

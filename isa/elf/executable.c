@@ -61,6 +61,7 @@ static const char SEC_LINES[] = ".ipusim.lines";
 static const char SEC_BSP[] = ".ipusim.bsp";
 static const char SEC_TENSORS[] = ".ipusim.tensors";
 static const char SEC_MACHINE[] = ".ipusim.machine";
+static const char SEC_MODEL[] = ".ipusim.model";
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -228,6 +229,7 @@ void exe_free(ipu_exe *e)
     free(e->bsp.bytes);
     free(e->tensors.bytes);
     free(e->machine.bytes);
+    free(e->model.bytes);
     free(e);
 }
 
@@ -634,6 +636,9 @@ static bool add_record_sections(const ipu_exe *e, writer *w, write_bufs *b)
     if (e->machine.size && !add_scn(w, SEC_MACHINE, SHT_PROGBITS, 0, 0, e->machine.bytes,
                                     e->machine.size, ELF_T_BYTE, 1, 0, NULL))
         return false;
+    if (e->model.size && !add_scn(w, SEC_MODEL, SHT_PROGBITS, 0, 0, e->model.bytes,
+                                  e->model.size, ELF_T_BYTE, 1, 0, NULL))
+        return false;
     return true;
 }
 
@@ -1009,7 +1014,7 @@ static Elf_Data *scn_data(reader *r, Elf *elf, size_t i)
 
 /* Indices of the sections of ipusim's own and the symbol tables. */
 typedef struct special {
-    size_t tiles, files, filestr, lines, bsp, tensors, machine, symtab, xndx;
+    size_t tiles, files, filestr, lines, bsp, tensors, machine, model, symtab, xndx;
 } special;
 
 static bool note_special(reader *r, size_t *slot, size_t i)
@@ -1267,6 +1272,8 @@ static bool read_elf(reader *r, Elf *elf, ipu_exe *e)
             ok = note_special(r, &sp.tensors, i);
         else if (!strcmp(nm, SEC_MACHINE))
             ok = note_special(r, &sp.machine, i);
+        else if (!strcmp(nm, SEC_MODEL))
+            ok = note_special(r, &sp.model, i);
     }
     ok = ok && alloc_array(r, (void **)&e->sections, n_tile, sizeof *e->sections);
     for (size_t i = 1; i < r->shnum && ok; i++) {
@@ -1311,6 +1318,7 @@ static bool read_elf(reader *r, Elf *elf, ipu_exe *e)
     ok = ok && sort_sections(r, e, tile_sec) && read_tiles(r, elf, e, &sp) &&
          read_lines(r, elf, e, &sp) && read_blob(r, elf, sp.bsp, &e->bsp) &&
          read_blob(r, elf, sp.tensors, &e->tensors) && read_blob(r, elf, sp.machine, &e->machine) &&
+         read_blob(r, elf, sp.model, &e->model) &&
          (!sp.symtab || read_symbols(r, elf, e, &sp, tile_sec));
     free(tile_sec);
     return ok;

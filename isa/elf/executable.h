@@ -24,6 +24,9 @@
  *     byte blob here (sim/program/machine.h: "preset=NAME" and a
  *     "param=value" line per overridden parameter).  Optional: assembled
  *     programs and executables written before it existed have none.
+ *   - ".ipusim.model": what the compiler knew of the model, an opaque byte
+ *     blob here (sim/program/model_record.h: its name and the multiply-adds
+ *     its matmuls and convolutions ask for).  Optional, as the machine is.
  *
  * Writing goes to a temporary file renamed into place, so an interrupted
  * write never leaves a half-written executable.  Reading validates
@@ -91,6 +94,7 @@ typedef struct ipu_exe {
     exe_blob bsp;                 /* .ipusim.bsp, may be empty */
     exe_blob tensors;             /* .ipusim.tensors, may be empty */
     exe_blob machine;             /* .ipusim.machine, may be empty */
+    exe_blob model;               /* .ipusim.model, may be empty */
     bool relocatable;             /* ET_REL: an object not yet placed */
 } ipu_exe;
 

@@ -260,6 +260,28 @@ size_t engine_tile_count(const engine *g) { return g->n_tiles; }
 const ipu_tile *engine_tile_at(const engine *g, size_t i) { return i < g->n_tiles ? &g->tile_state[i].t : NULL; }
 uint64_t engine_chip_clock_hz(const engine *g, uint32_t chip) { return chip < g->chips ? g->chip[chip].hz : 0; }
 
+engine_amp_summary engine_amp_totals(const engine *g, const engine_stats *st, uint64_t model_macs)
+{
+    engine_amp_summary a = { .model_macs = model_macs };
+    double peak16 = machine_get(&g->m, MP_amp_f16_peak_macs_per_cycle);
+    double peak32 = machine_get(&g->m, MP_amp_f32_peak_macs_per_cycle);
+    double peak_cycles = 0, tile_cycles = 0;
+    for (uint32_t c = 0; c < st->n_chips; c++) {
+        const engine_counts *k = &st->chips[c].c;
+        if (!st->chips[c].tiles)
+            continue;
+        a.issued_macs += k->amp_f16_macs + k->amp_f32_macs;
+        peak_cycles += (double)k->amp_f16_macs / peak16 + (double)k->amp_f32_macs / peak32;
+        tile_cycles += (double)g->tiles_per_chip * (double)k->cycles;
+    }
+    a.issued_utilisation = tile_cycles > 0 ? peak_cycles / tile_cycles : 0;
+    if (model_macs && a.issued_macs) {
+        a.issued_per_model_mac = (double)a.issued_macs / (double)model_macs;
+        a.useful_utilisation = a.issued_utilisation / a.issued_per_model_mac;
+    }
+    return a;
+}
+
 const ipu_tile *engine_tile(const engine *g, uint32_t global_tile)
 {
     if (global_tile >= g->system_tiles || g->index_of[global_tile] < 0)

@@ -395,6 +395,22 @@ const char *engine_message(const engine *g);
 const engine_stats *engine_get_stats(const engine *g);
 /* The chips of st with code on them (a replica or a stage each). */
 uint32_t engine_chips_used(const engine_stats *st);
+
+/* The AMP over a whole run.  issued_utilisation: the MACs the AMP issued
+ * as a share of the peak of the chips with code (tiles_per_chip x cycles
+ * each, f32 MACs at the f32 rate), as amp_utilisation is per chip.
+ * useful_*: the same for the model's own MACs (model_macs, from the
+ * executable's record; 0: not known, and these stay 0), the issued share
+ * scaled by model / issued MACs — padding of K and N to the AMP's weight
+ * blocks and output groups, and pipeline fill, left out. */
+typedef struct engine_amp_summary {
+    uint64_t issued_macs;         /* f16 and f32 */
+    double issued_utilisation;
+    uint64_t model_macs;
+    double useful_utilisation;
+    double issued_per_model_mac;  /* issued_macs / model_macs (0: not known) */
+} engine_amp_summary;
+engine_amp_summary engine_amp_totals(const engine *g, const engine_stats *st, uint64_t model_macs);
 /* Host output stream n, or NULL when nothing was sent to it. */
 const uint8_t *engine_host_output(const engine *g, uint32_t stream, size_t *size);
 const uint8_t *engine_stream_buffer(const engine *g, uint32_t n, size_t *size);

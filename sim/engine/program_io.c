@@ -20,6 +20,19 @@ tensor_map *program_tensor_map(const ipu_exe *e, const char *source, char *err, 
     return tmap_decode(e->tensors.bytes, e->tensors.size, source, err, err_size);
 }
 
+bool program_model_record(const ipu_exe *e, const char *source, model_record *r, char *err, size_t err_size)
+{
+    memset(r, 0, sizeof *r);
+    if (!e->model.size)
+        return true;
+    char why[512];
+    if (model_record_decode(e->model.bytes, e->model.size, r, why, sizeof why))
+        return true;
+    memset(r, 0, sizeof *r);
+    snprintf(err, err_size, "%s: section .ipusim.model: %s", source, why);
+    return false;
+}
+
 uint64_t program_tensor_bytes(const tmap_tensor *t)
 {
     return tmap_elements(t) * t->element_bytes;

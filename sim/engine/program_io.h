@@ -19,11 +19,17 @@
 
 #include "engine.h"
 #include "isa/elf/executable.h"
+#include "sim/program/model_record.h"
 #include "sim/program/tensor_map.h"
 
 /* The executable's tensor map; NULL without an error when it has none
  * (an assembled program), NULL with err when it is malformed. */
 tensor_map *program_tensor_map(const ipu_exe *e, const char *source, char *err, size_t err_size);
+
+/* The executable's model record into r: false with err ("P.elf: section
+ * .ipusim.model: line 2: ...") when it is malformed; true with r zeroed
+ * when it has none (an assembled program, an older executable). */
+bool program_model_record(const ipu_exe *e, const char *source, model_record *r, char *err, size_t err_size);
 
 /* Bytes of a tensor (elements x element bytes). */
 uint64_t program_tensor_bytes(const tmap_tensor *t);

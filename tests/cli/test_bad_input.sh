@@ -57,6 +57,15 @@ fails 1 "ipusim: cut100.elf: truncated: the section header table at byte $shoff 
 head -c $((size - 1)) good.elf > cutend.elf
 fails 1 "ipusim: cutend.elf: truncated: the section header table ends at byte $size but the file has $((size - 1)) bytes" -- \
     "$IPUSIM" run cutend.elf
+# A damaged model record (compile's .ipusim.model section): refused before the run
+"$IPUSIM" compile matmul:64x64x64 -o model_ok.elf >/dev/null 2>&1 || echo "FAIL: compile matmul:64x64x64"
+python3 -c '
+import sys
+b = open("model_ok.elf", "rb").read()
+assert b.count(b"model_macs=262144\n") == 1
+open("model_bad.elf", "wb").write(b.replace(b"model_macs=262144\n", b"model_macs=26214x\n"))'
+fails 1 "ipusim: model_bad.elf: section .ipusim.model: line 2: model_macs: '26214x' is not a decimal count" -- \
+    "$IPUSIM" run model_bad.elf --json "$OUT/r.json"
 # Every other length, in steps: exit 1 with the file named, never a crash.
 bad_lengths=0
 for ((n = 0; n < size; n += 7)); do

@@ -70,6 +70,10 @@ fails 1 "ipusim: m2000.elf: compiled for m2000 (4 chips x 1472 tiles); gc200 has
 # disasm shows the recorded machine.
 expect 0 "" -- "$IPUSIM" disasm m2000.elf -o "$WORK/m2000.S"
 check "disasm's text shows the machine" grep -q "^// .ipusim.machine: preset=m2000$" "$WORK/m2000.S"
+# ... and the model: 16 x 16 x 16 MACs for each of its 4 replicas
+check "disasm's text shows the model" grep -q "^// .ipusim.model: model=matmul:16x16x16$" "$WORK/m2000.S"
+check "the model's MACs count every replica" grep -q "^// .ipusim.model: model_macs=16384$" "$WORK/m2000.S"
+expect 0 "matmul:16x16x16 asks for 4096 \(its matmuls" -- "$IPUSIM" run one_chip.elf
 # --set with no machine named edits the machine the executable was compiled for.
 expect 0 "^m2000.elf on m2000 \(modified\) \(4 chips x 1472 tiles, tile clock 2 GHz" -- \
     "$IPUSIM" run m2000.elf --set tile_clock_hz=2e9

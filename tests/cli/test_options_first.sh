@@ -213,5 +213,22 @@ expect 0 "amp_issued_macs +amp_issued_%" -- "$IPUSIM" run good.elf
 "$IPUSIM" run mm32.elf --json r.json >/dev/null 2>&1
 check "--json units: exchange_bytes and amp_utilisation say what they count" \
     grep -q '"exchange_bytes":.*a broadcast counted once' r.json
+# The model's MACs (8 x 8 x 8 = 512), recorded by compile, beside the AMP's issued ones
+expect 0 "^AMP: [0-9.e+]+ MACs issued, [0-9.]+% of the peak; matmul:8x8x8:f32 asks for 512 \(its matmuls and convolutions\): useful [0-9.]+% of the peak, [0-9.]+ MACs issued for each" -- \
+    "$IPUSIM" run mm32.elf
+check "--json: amp.model_macs and useful_utilisation = issued x model / issued MACs" python3 -c '
+import json, sys
+a = json.load(open("r.json"))["amp"]
+sys.exit(not (a["model_macs"] == 512 and a["model"] == "matmul:8x8x8:f32" and a["issued_macs"] >= 512 and
+              abs(a["useful_utilisation"] - a["issued_utilisation"] * 512 / a["issued_macs"]) < 1e-12))'
+# Every JSON file a command writes is one document ending in a newline (one writer, cli_write_json)
+"$IPUSIM" machines --json m.json >/dev/null 2>&1
+"$IPUSIM" compare mm32.elf --machines gc200,bow --json c.json >/dev/null 2>&1
+for f in r.json m.json c.json; do
+    check "$f ends in a newline" test "$(tail -c 1 "$f" | od -An -c | tr -d ' ')" = '\n'
+    check "$f is one JSON document" python3 -c "import json; json.load(open('$f'))"
+done
+# An assembled program records no model: the AMP line has no useful figure
+check "no model MACs without a record" bash -c "! \"$IPUSIM\" run good.elf 2>&1 | grep -q 'asks for'"
 
 finish

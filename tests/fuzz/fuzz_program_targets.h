@@ -330,6 +330,10 @@ static int fuzz_chip_one(const uint8_t *data, size_t size)
     tensor_map *tmap = program_tensor_map(e, "fuzz.elf", err, sizeof err);
     if (!tmap && err[0])
         fuzz_check_message("chip", err, "fuzz.elf: ");
+    model_record mr;
+    err[0] = 0;
+    if (!program_model_record(e, "fuzz.elf", &mr, err, sizeof err))
+        fuzz_check_message("chip", err, "fuzz.elf: section .ipusim.model: ");
     engine *g = engine_new(m, e, err, sizeof err);
     if (!g) {
         if (!err[0])
