@@ -5,6 +5,8 @@
 
 #include <string.h>
 
+#include "fp16.h"
+
 void isa_state_init(isa_tile_state *t, uint32_t tile_id, uint32_t memory_bytes)
 {
     memset(t, 0, sizeof *t);
@@ -21,4 +23,21 @@ void isa_state_init(isa_tile_state *t, uint32_t tile_id, uint32_t memory_bytes)
 void isa_state_free(isa_tile_state *t)
 {
     tmem_free(&t->mem);
+}
+
+/* A 32-bit finaliser (murmur3's): every input bit moves every output bit. */
+static uint32_t mix32(uint32_t x)
+{
+    x ^= x >> 16;
+    x *= 0x85ebca6bu;
+    x ^= x >> 13;
+    x *= 0xc2b2ae35u;
+    x ^= x >> 16;
+    return x;
+}
+
+void isa_seed_prngs(isa_tile_state *t, uint32_t seed)
+{
+    for (unsigned k = 0; k < ISA_CONTEXTS; k++)
+        fp_prng_seed(t->ctx[k].prng, mix32(seed ^ mix32(t->tile_id * ISA_CONTEXTS + k + 0x9e3779b9u)));
 }

@@ -107,5 +107,11 @@ typedef struct isa_tile_state {
  * inactive, registers zero, memory empty. */
 void isa_state_init(isa_tile_state *t, uint32_t tile_id, uint32_t memory_bytes);
 void isa_state_free(isa_tile_state *t);
+/* Every context's PRNG seeded from `seed`, as a host seeds a program's
+ * tiles before it runs (Poplar's setSeed): context k of tile t gets the
+ * state $PRNG_SEED would give it (fp_prng_seed) from a hash of seed, t and
+ * k, so no two contexts of a run share a sequence and a run is the same
+ * whatever runs it.  Reset leaves the state zero. */
+void isa_seed_prngs(isa_tile_state *t, uint32_t seed);
 
 #endif

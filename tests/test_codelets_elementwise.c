@@ -763,6 +763,108 @@ static void test_casts(void)
     }
 }
 
+/* vtx_cast_f32_to_f16_sr on n values seeded with `seed`: every element as
+ * the model rounds it with its worker's PRNG sequence (pair p the p-th
+ * step), each one of the two f16 values around its input, and the
+ * roundings' mean error near zero; the cycles (0 when it failed). */
+static uint64_t run_cast_sr(uint32_t n, uint32_t prng_seed, uint16_t *out, const float *values)
+{
+    ew_run r;
+    ew_setup(&r, "vtx_cast_f32_to_f16_sr");
+    isa_seed_prngs(&r.t->s, prng_seed);
+    uint64_t state[W][2];
+    for (unsigned w = 0; w < W; w++)
+        memcpy(state[w], r.t->s.ctx[w + 1].prng, sizeof state[w]);
+    uint32_t *in = calloc(n + 8, 4);
+    CU_ASSERT_FATAL(in != NULL);
+    for (uint32_t i = 0; i < n; i++)
+        in[i] = bits_of(values[i]);
+    size_t out_bytes = ((size_t)n * 2 + 7) / 8 * 8;
+    ew_write(&r, A_ADDR, in, (size_t)n * 4);
+    uint32_t first[W], count[W], words[W][16];
+    uneven_shares(n / 4, first, count);
+    for (unsigned w = 0; w < W; w++) {
+        words[w][CAST_V_IN] = A_ADDR + first[w] * 16;
+        words[w][CAST_V_OUT] = C_ADDR + first[w] * 8;
+        words[w][CAST_V_N] = count[w] * 4 + (w == W - 1 ? n % 4 : 0);
+    }
+    ew_records(&r, words, CAST_V_WORDS);
+    uint64_t cycles = ew_go(&r) ? r.cycles : 0;
+    CU_ASSERT_NOT_EQUAL(cycles, 0);
+    uint16_t *got = calloc(out_bytes / 2 + 4, 2);
+    CU_ASSERT_FATAL(got != NULL);
+    ew_read(&r, C_ADDR, got, out_bytes);
+    size_t bad = 0;
+    for (unsigned w = 0; w < W; w++) {
+        uint32_t n_w = words[w][CAST_V_N], at = first[w] * 4;
+        for (uint32_t p = 0; p < (n_w + 1) / 2; p++) {
+            uint64_t rnd[2];
+            fp_prng_advance(state[w], rnd);
+            for (uint32_t lane = 0; lane < 2 && 2 * p + lane < n_w; lane++) {
+                uint32_t i = at + 2 * p + lane;
+                f16_t want = elementwise_model_f32_to_f16_sr(values[i], fp16_sr_bits(rnd, lane));
+                if (got[i] != want && bad++ < 4)
+                    fprintf(stderr, "\n  SR cast of %a (element %u): codelet 0x%04x, model 0x%04x", (double)values[i],
+                            i, got[i], want);
+            }
+        }
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+    memcpy(out, got, (size_t)n * 2);
+    ew_done(&r);
+    free(in);
+    free(got);
+    return cycles;
+}
+
+static void test_cast_stochastic(void)
+{
+    enum { N = 6007 };
+    float *v = malloc(N * sizeof *v);
+    uint16_t *a = malloc(N * 2), *b = malloc(N * 2);
+    CU_ASSERT_FATAL(v && a && b);
+    /* 1 + (k + 1/4) ulp of f16 (2^-10): SR rounds up with probability 1/4;
+     * every 7th value exact, which it keeps. */
+    double err_sum = 0;
+    size_t ups = 0, inexact = 0;
+    for (uint32_t i = 0; i < N; i++)
+        v[i] = i % 7 == 0 ? 1.0f + (float)(i % 512) * 0x1p-10f : 1.0f + ((float)(i % 512) + 0.25f) * 0x1p-10f;
+    uint64_t cycles = run_cast_sr(N, 7, a, v);
+    for (uint32_t i = 0; i < N; i++) {
+        float lo = 1.0f + (float)(i % 512) * 0x1p-10f, got = fp16_to_f32(a[i]);
+        if (i % 7 == 0) {
+            CU_ASSERT_EQUAL(got, lo);
+            continue;
+        }
+        CU_ASSERT(got == lo || got == lo + 0x1p-10f);
+        ups += got != lo;
+        inexact++;
+        err_sum += (double)got - (double)v[i];
+    }
+    /* Binomial(inexact, 1/4): the count of roundings up within 5 sigma. */
+    double mean = inexact / 4.0, sigma = sqrt(inexact * 0.25 * 0.75);
+    CU_ASSERT(fabs((double)ups - mean) < 5 * sigma);
+    /* the mean error is (ups/inexact - 1/4) ulp: near 0, where RNE's is -1/4 ulp */
+    CU_ASSERT(fabs(err_sum / (double)inexact) < 5 * sigma / (double)inexact * 0x1p-10);
+    /* the same seed, the same roundings; another seed, others */
+    run_cast_sr(N, 7, b, v);
+    CU_ASSERT_EQUAL(memcmp(a, b, N * 2), 0);
+    run_cast_sr(N, 8, b, v);
+    CU_ASSERT_NOT_EQUAL(memcmp(a, b, N * 2), 0);
+    /* two cycles more than round-to-nearest (the worker's $FP_CTL set) per worker */
+    CU_ASSERT_EQUAL(cycles, run_cast(true, N, A_ADDR, C_ADDR, 41) + 2 * 6);
+    /* odd counts and values of every kind: bit-exact with the model */
+    lcg_state = 99;
+    for (uint32_t i = 0; i < N; i++)
+        v[i] = lcg() % 4 == 0 ? rnd_any() : rnd_normal(-26, 17);
+    run_cast_sr(N, 3, a, v);
+    run_cast_sr(23, 4, a, v);
+    run_cast_sr(1, 5, a, v);
+    free(v);
+    free(a);
+    free(b);
+}
+
 /* Copy bytes from src to dst with shares of shares_bytes[w]; returns the
  * cycles (0 when it failed). */
 static uint64_t run_copy(const uint32_t share_bytes[W], uint32_t src, uint32_t dst, uint32_t seed)
@@ -1306,6 +1408,7 @@ void test_register(void)
               {"binary: in place", test_binary_in_place},
               {"unary: every function, placements", test_unary_functions},
               {"casts f32 <-> f16", test_casts},
+              {"cast f32 -> f16 rounded stochastically", test_cast_stochastic},
               {"copy", test_copy},
               {"fill", test_fill},
               {"hand-counted cycles", test_hand_cycles},

@@ -137,6 +137,7 @@ engine *engine_new(const machine *m, const ipu_exe *e, char *err, size_t err_siz
         et->tile_id = id;
         et->chip = id / g->tiles_per_chip;
         tile_init(&et->x->t, m, id);
+        isa_seed_prngs(&et->x->t.s, ENGINE_PRNG_SEED);
         et->log.system_tiles = g->system_tiles;
         et->x->t.s.xlog = &et->log;
         if (!tile_load_sections(&et->x->t, e, sec_idx + sec_first[id], sec_first[id + 1] - sec_first[id],
@@ -259,6 +260,12 @@ uint32_t engine_chips_used(const engine_stats *st)
 size_t engine_tile_count(const engine *g) { return g->n_tiles; }
 const ipu_tile *engine_tile_at(const engine *g, size_t i) { return i < g->n_tiles ? &g->tile_state[i].t : NULL; }
 uint64_t engine_chip_clock_hz(const engine *g, uint32_t chip) { return chip < g->chips ? g->chip[chip].hz : 0; }
+
+void engine_seed_prngs(engine *g, uint32_t seed)
+{
+    for (size_t k = 0; k < g->n_tiles; k++)
+        isa_seed_prngs(&g->tiles[k].x->t.s, seed);
+}
 
 engine_amp_summary engine_amp_totals(const engine *g, const engine_stats *st, uint64_t model_macs)
 {

@@ -7,6 +7,7 @@
 //     vtx_unary_f32         out = F(in)
 //     vtx_unary_f32_split   the same, one record for the six workers
 //     vtx_cast_f32_to_f16   out = (f16) in
+//     vtx_cast_f32_to_f16_sr  the same, rounded stochastically
 //     vtx_cast_f16_to_f32   out = (f32) in
 //     vtx_copy              n bytes
 //     vtx_fill              n bytes of zeros
@@ -793,6 +794,14 @@ ew_un_ceil:
     EW_PAIR_LOOP EW_U_CEIL, 0, 0
 
 // ---- casts -------------------------------------------------------------------------
+// vtx_cast_f32_to_f16_sr: the same cast rounded stochastically: the worker's
+// $FP_CTL (run gives it the supervisor's $FP_ICTL) set to ESR alone, which
+// makes each f32v2tof16 / f32tof16 take its rounding bits from this
+// context's PRNG (ISA2 §2.13.6); the next run starts from $FP_ICTL again.
+    .globl vtx_cast_f32_to_f16_sr
+vtx_cast_f32_to_f16_sr:
+    { nop ; setzi $a0, 0x80000 }           // FP_CTL.ESR, bit 19
+    { nop ; uput  $FP_CTL, $a0 }
     .globl vtx_cast_f32_to_f16
 vtx_cast_f32_to_f16:
     { ld32  $m9, $m13, $mzero, CAST_V_N ; fnop }

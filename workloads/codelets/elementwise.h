@@ -13,6 +13,11 @@
  *   vtx_unary_f32         out[i] = F(in[i]), F in enum elementwise_unary_fn
  *   vtx_unary_f32_split   vtx_unary_f32, one record for the six workers
  *   vtx_cast_f32_to_f16   out[i] = (f16) in[i], round to nearest even
+ *   vtx_cast_f32_to_f16_sr  the same rounded stochastically (ISA2 §2.13.6):
+ *                         each f32v2tof16 (a pair, in order) or f32tof16
+ *                         (an odd last element) advances the worker
+ *                         context's PRNG once and takes its rounding bits
+ *                         from it; two more cycles (worker, $FP_CTL.ESR set)
  *   vtx_cast_f16_to_f32   out[i] = (f32) in[i]
  *   vtx_copy              n bytes from src to dst
  *   vtx_fill              n bytes of zeros at dst
@@ -148,7 +153,7 @@ enum elementwise_unary_fn {
     ELEMENTWISE_UNARY_FNS
 };
 
-/* vtx_cast_f32_to_f16 and vtx_cast_f16_to_f32 records. */
+/* vtx_cast_f32_to_f16(_sr) and vtx_cast_f16_to_f32 records. */
 enum cast_vertex {
     CAST_V_IN = 0,
     CAST_V_OUT,
@@ -226,6 +231,12 @@ enum copy_vertex {
 float elementwise_model_binary(enum elementwise_binary_op op, float a, float b);
 float elementwise_model_unary(enum elementwise_unary_fn fn, float x, float a, float b);
 f16_t elementwise_model_f32_to_f16(float x);
+/* vtx_cast_f32_to_f16_sr of one element: x rounded with the 32 bits
+ * `random` (fp16_sr_bits of the instruction's PRNG step, its lane), then
+ * converted as vtx_cast_f32_to_f16 converts.  The worker's n elements take
+ * their bits in order: pair p (elements 2p, 2p + 1) the p-th step, lanes 0
+ * and 1; an odd last element the next step, lane 0. */
+f16_t elementwise_model_f32_to_f16_sr(float x, uint32_t random);
 float elementwise_model_f16_to_f32(f16_t h);
 
 /* Whole-record models over host arrays laid out as on the tile: steps in

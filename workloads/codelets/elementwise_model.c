@@ -197,6 +197,14 @@ f16_t elementwise_model_f32_to_f16(float x)
     return fp16_from_f32_tile(isnan(x) || isinf(x) ? fp32_qnan() : x, FP16_SAT_MAX);
 }
 
+f16_t elementwise_model_f32_to_f16_sr(float x, uint32_t random)
+{
+    x = fp32_flush(x);
+    if (isnan(x) || isinf(x))
+        return fp16_from_f32_tile(fp32_qnan(), FP16_SAT_MAX);
+    return fp16_from_f32_tile(fp16_stochastic_round(x, random), FP16_SAT_MAX);
+}
+
 /* f16v2tof32: exact, NaNs become the tile's f32 quiet NaN. */
 float elementwise_model_f16_to_f32(f16_t h)
 {
