@@ -16,9 +16,10 @@
  * gradient seeded with the loss scale) and its optimizers (SGD with
  * momentum and weight decay, Adam, LAMB; LARS as Graphcore's MLPerf
  * ResNet-50 uses it), with weights kept on the chip as variables updated
- * in place at the end of each step.  Does not model: recomputation,
- * gradient accumulation over micro-batches, or stochastic rounding of f16
- * weights (weights and optimizer state are f32).
+ * in place at the end of each step: f32, or f16 (f16_weights) read through
+ * a Cast to f32 and updated in f32, the new value rounded to f16
+ * stochastically as Graphcore's recipes do; optimizer state f32.  Does not
+ * model: recomputation, or gradient accumulation over micro-batches.
  */
 #ifndef IPUSIM_FRONTENDS_AUTODIFF_H
 #define IPUSIM_FRONTENDS_AUTODIFF_H
@@ -59,6 +60,11 @@ typedef struct train_options {
                              "Gradient___NAME" (for checking values) */
     bool delay_updates;   /* every update after the backward pass (train.c
                              order_steps; else each as soon as it can run) */
+    bool f16_weights;     /* weights stored as f16 (their update computed in f32
+                             from an f16 value and rounded back); optimizer
+                             state stays f32 */
+    bool stochastic_rounding; /* that rounding stochastic (the tile PRNG), else
+                             to nearest even */
 } train_options;
 
 /* Defaults: SGD, lr 0.01, momentum 0, no decay, Adam's betas 0.9 / 0.999,

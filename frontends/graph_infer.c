@@ -200,6 +200,14 @@ bool graph_infer_cast(graph *g, graph_node *n, char *err, size_t err_size)
     if (to <= 0 || to > GDT_BF16 || !graph_dtype_size((graph_dtype)to))
         return graph_node_unsupported(g, n, err, err_size, "cast to %s is not supported",
                                       to > 0 && to <= GDT_BF16 ? graph_dtype_name((graph_dtype)to) : "an unknown type");
+    /* rounding (ipusim's): "stochastic" rounds f32 to f16 with the tile
+     * PRNG's bits (an f16 weight's update, train.c), "nearest" to nearest even */
+    const char *rounding = graph_attr_find(n, "rounding") ? graph_attr_string(n, "rounding") : "nearest";
+    if (strcmp(rounding, "nearest") && strcmp(rounding, "stochastic"))
+        return graph_node_error(g, n, err, err_size, "rounding '%s': expected nearest or stochastic", rounding);
+    if (!strcmp(rounding, "stochastic") && (x->dtype != GDT_F32 || to != GDT_F16))
+        return graph_node_error(g, n, err, err_size, "stochastic rounding is of f32 to f16 only, not %s to %s",
+                                graph_dtype_name(x->dtype), graph_dtype_name((graph_dtype)to));
     ops_set_output(g, n, 0, (graph_dtype)to, &x->shape);
     return true;
 }

@@ -95,6 +95,7 @@ typedef struct lower_report {
     uint64_t reused_scratch_bytes;  /* ... of which in blocks past ops' scratch had used */
     uint64_t lent_bytes;          /* ops' scratch in blocks dead tensors gave back */
     uint32_t folded_transposes;   /* Transposes a MatMul reads through (never made) */
+    uint32_t folded_casts;        /* Casts of f16 weights their matmuls read as f16 (never made) */
     uint32_t lowerings;           /* 2 or 3: lowered again with room held back on every tile for
                                      its records and control program (lower_graph) */
     uint32_t max_tile;            /* ... and which tile that is */

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "lower_internal.h"
+#include "lower_ops.h"
 #include "ops_impl.h"
 #include "isa/isa.h"
 
@@ -253,6 +254,92 @@ bool lw_lower_runs(lowering *lw, const graph_node *n, int index)
     return !lw->failed;
 }
 
+/* Whether node u reads tensor t as the weights of a matmul or convolution:
+ * B of MatMul, Gemm or FusedMatMul, W of Conv, FusedConv or ConvTranspose. */
+static bool reads_as_weights(const graph_node *u, int k)
+{
+    return k == 1 && (u->op == GRAPH_OP_MATMUL || u->op == GRAPH_OP_GEMM || u->op == GRAPH_OP_FUSED_MATMUL ||
+                      u->op == GRAPH_OP_CONV || u->op == GRAPH_OP_FUSED_CONV || u->op == GRAPH_OP_CONV_TRANSPOSE);
+}
+
+/* f16 weights fetched in rows whose ends stay 4-byte aligned: a matmul's
+ * B with even K and N, a convolution's W with an even count of output
+ * channels and of elements an output channel (ResNet-50's first layer, 3 x
+ * 7 x 7, keeps its Cast). */
+static bool even_rows(const graph_shape *s)
+{
+    if (s->rank < 2)
+        return false;
+    if (s->rank == 4) {
+        int64_t per = s->dims[0] ? graph_shape_numel(s) / s->dims[0] : 1;
+        return s->dims[0] % 2 == 0 && per % 2 == 0;
+    }
+    return s->dims[s->rank - 1] % 2 == 0 && s->dims[s->rank - 2] % 2 == 0;
+}
+
+bool lw_cast_into_matmul(const graph *g, int t)
+{
+    const graph_tensor *tt = &g->tensors[t];
+    if (tt->producer < 0 || tt->is_output || tt->dtype != GDT_F32 || !even_rows(&tt->shape))
+        return false;
+    const graph_node *c = &g->nodes[tt->producer];
+    if (c->op != GRAPH_OP_CAST || g->tensors[c->inputs[0]].dtype != GDT_F16)
+        return false;
+    bool any = false;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const graph_node *u = &g->nodes[i];
+        for (int k = 0; k < u->n_inputs; k++) {
+            if (u->inputs[k] != t || u->removed)
+                continue;
+            if (u->op == GRAPH_OP_TRANSPOSE && lw_transpose_into_matmul(g, u->outputs[0])) {
+                /* read as B through the Transpose, never as A */
+                for (int j = 0; j < g->n_nodes; j++)
+                    for (int q = 0; q < g->nodes[j].n_inputs; q++)
+                        if (g->nodes[j].inputs[q] == u->outputs[0] && q != 1)
+                            return false;
+            } else if (!reads_as_weights(u, k)) {
+                return false;
+            }
+            any = true;
+        }
+    }
+    return any;
+}
+
+/* Pieces the cast codelet can take as they are: each starts at an element
+ * a multiple of 4 and an 8-byte address and holds a multiple of 4
+ * elements unless it ends the tensor (an odd count writes the element
+ * after it). */
+static bool castable_pieces(const ltensor *t, uint64_t total)
+{
+    if (!t->placed || !t->n)
+        return false;
+    for (size_t k = 0; k < t->n; k++) {
+        const piece *p = &t->p[k];
+        if (p->first % 4 || p->addr % 8 || (p->count % 4 && p->first + p->count != total))
+            return false;
+    }
+    return true;
+}
+
+/* The variable whose update is `out` when node `index` may write it over
+ * the variable's pieces (of its type, castable); else -1. */
+static int updated_variable(lowering *lw, int out, int index)
+{
+    const graph *g = lw->g;
+    for (int t = 0; t < g->n_tensors; t++) {
+        const graph_tensor *x = &g->tensors[t];
+        if (x->is_variable && x->update >= 0 && lw->tensor[x->update].root == out) {
+            const ltensor *lv = &lw->tensor[t];
+            bool ok = x->dtype == g->tensors[out].dtype && lw->tensor[out].root == out && !lw->tensor[out].n &&
+                      castable_pieces(lv, (uint64_t)graph_shape_numel(&x->shape)) &&
+                      lw_variable_updated_in_place(lw, t, out, index);
+            return ok ? t : -1;
+        }
+    }
+    return -1;
+}
+
 /* Cast between f32 and f16 on the tiles that hold the input. */
 bool lw_lower_cast(lowering *lw, const graph_node *n, int index)
 {
@@ -264,13 +351,33 @@ bool lw_lower_cast(lowering *lw, const graph_node *n, int index)
     bool down = from == GDT_F32 && to == GDT_F16;
     if (!down && !(from == GDT_F16 && to == GDT_F32))
         return lw_unsupported(lw, n, index, "only casts between f32 and f16 are lowered");
+    if (lw_cast_into_matmul(g, out)) {
+        lw->rep->folded_casts++;
+        return true;                  /* its matmuls read the f16 weight as it is */
+    }
+    bool stochastic = down && graph_attr_find(n, "rounding") && !strcmp(graph_attr_string(n, "rounding"), "stochastic");
     uint64_t total = (uint64_t)graph_shape_numel(&g->tensors[out].shape);
     char what[96];
     snprintf(what, sizeof what, "tensor '%s'", g->tensors[out].name);
-    /* Pieces of 4 elements (8 bytes of f16), so both sides stay aligned. */
-    uint32_t tiles = lw_plan_tiles(lw, total, 4, 1.0, 200);
-    if (!lw_place_linear(lw, out, 4, tiles, what))
-        return false;
+    /* An f16 weight's update written over the weight (no copy at the end of
+     * the step); a weight's f32 value beside the weight's pieces, so that
+     * the optimizer's element-wise ops and that update stay on its tiles;
+     * else pieces of 4 elements (8 bytes of f16), so both sides stay aligned. */
+    lw_same_layout(lw, out, in);
+    int v = updated_variable(lw, out, index);
+    if (v >= 0) {
+        const ltensor *lv = &lw->tensor[v];
+        for (size_t k = 0; k < lv->n; k++)
+            if (!lw_add_piece(lw, out, lv->p[k].tile, lv->p[k].addr, lv->p[k].first, lv->p[k].count))
+                return false;
+    } else if (lw_gt(lw, lw->tensor[in].root)->is_variable && castable_pieces(&lw->tensor[in], total)) {
+        if (!lw_place_like(lw, out, in, what))
+            return false;
+    } else {
+        uint32_t tiles = lw_plan_tiles(lw, total, 4, 1.0, 200);
+        if (!lw_place_linear(lw, out, 4, tiles, what))
+            return false;
+    }
     const ltensor *lo = &lw->tensor[out];
     uint32_t *src = malloc((lo->n + 1) * sizeof *src);
     if (!src)
@@ -290,7 +397,9 @@ bool lw_lower_cast(lowering *lw, const graph_node *n, int index)
             kernel_cast_record(ws.rec[w], src[k] + (uint32_t)(e0 * ein), p->addr + (uint32_t)(e0 * eout),
                                (uint32_t)(e1 > e0 ? e1 - e0 : 0));
         }
-        lw_workers_run(lw, p->tile, down ? lw->kernels.vtx_cast_f32_to_f16 : lw->kernels.vtx_cast_f16_to_f32, &ws);
+        lw_workers_run(lw, p->tile, stochastic ? lw->kernels.vtx_cast_f32_to_f16_sr
+                                    : down      ? lw->kernels.vtx_cast_f32_to_f16
+                                                : lw->kernels.vtx_cast_f16_to_f32, &ws);
     }
     free(src);
     return !lw->failed;

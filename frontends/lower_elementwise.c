@@ -45,7 +45,7 @@ bool lw_lower_unary(lowering *lw, const graph_node *n, int index)
  * node `index` from r itself, with no later node reading r: written over
  * r's pieces, the optimizer updating the weight in place, as Poplar's
  * do; the end of the step then has nothing to copy (lower_updates). */
-static bool variable_updated_in_place(lowering *lw, int r, int out, int index)
+bool lw_variable_updated_in_place(lowering *lw, int r, int out, int index)
 {
     const graph *g = lw->g;
     const graph_tensor *v = &g->tensors[r];
@@ -65,14 +65,14 @@ static bool variable_updated_in_place(lowering *lw, int r, int out, int index)
  * that they go back to the tiles after out's last reader (counted as
  * reused storage).  Not for the graph's inputs, outputs and constants,
  * nor when the other operand (-1 none) reads the same storage; a variable
- * only for its update (variable_updated_in_place), its storage staying
+ * only for its update (lw_variable_updated_in_place), its storage staying
  * its own.  False when it may not. */
 bool lw_place_in_place(lowering *lw, int out, int in, int other, int index)
 {
     int r = lw->tensor[in].root;
     ltensor *li = &lw->tensor[in], *root = &lw->tensor[r], *lo = &lw->tensor[out];
     const graph_tensor *gr = lw_gt(lw, r);
-    bool variable = gr->is_variable && variable_updated_in_place(lw, r, out, index);
+    bool variable = gr->is_variable && lw_variable_updated_in_place(lw, r, out, index);
     if ((!variable && (lw->last_reader[r] != index || root->released || !root->n_blocks || gr->is_variable)) ||
         lo->root != out || lo->n || gr->is_input || gr->is_output || gr->data ||
         li->element_bytes != lo->element_bytes || !li->placed || (other >= 0 && lw->tensor[other].root == r) ||

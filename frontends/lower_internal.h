@@ -317,6 +317,12 @@ bool lw_weights_channels_last(const graph *g, int tensor);
  * feeds MatMuls as their second operand (they read its input instead, and
  * the Transpose is not lowered). */
 bool lw_transpose_into_matmul(const graph *g, int t);
+/* Tensor t is a Cast of an f16 tensor to f32 read only as the weights of
+ * matmuls and convolutions (B of MatMul, Gemm, FusedMatMul; W of Conv,
+ * FusedConv, ConvTranspose), directly or through a Transpose folded into
+ * a MatMul's B: they read the f16 tensor (an f16 weight, train.c) and the
+ * Cast is never made (lower_matmul.c). */
+bool lw_cast_into_matmul(const graph *g, int t);
 bool lw_matmul_supported(const graph *g, const graph_node *n, const char **why);
 bool lw_lower_matmul(lowering *lw, const graph_node *n, int index);
 /* A gradient of a convolution as the AMP computes it: lower_conv_grad.c
@@ -366,6 +372,9 @@ bool lw_lower_gather_grad(lowering *lw, const graph_node *n, int index);
  * node is the last to read it (`other`: another operand, -1 none, that
  * must not share it); false when it may not (lower_elementwise.c). */
 bool lw_place_in_place(lowering *lw, int out, int in, int other, int index);
+/* Variable r's new value `out` (its update) computed by node `index`, no
+ * later node reading r: out may be written over r's pieces. */
+bool lw_variable_updated_in_place(lowering *lw, int r, int out, int index);
 /* Ops that keep their image channels-last (NHWC): convolutions and pools. */
 bool lw_channels_last_op(graph_op op);
 /* Tensor t's storage order: NCHW seen as NHWC (perm 0, 2, 3, 1) when

@@ -86,6 +86,20 @@ bool lw_transpose_into_matmul(const graph *g, int t)
     return used != 0;
 }
 
+/* B's type, and a run-time B that is a Cast of an f16 weight read as that
+ * weight (lw_cast_into_matmul): its f16 elements fetched, half the bytes. */
+static void weights_type(const graph *g, mm_shape *s)
+{
+    s->b_f32 = s->f32_inputs;
+    if (s->wgrad || !s->b_act || !lw_cast_into_matmul(g, s->b_src))
+        return;
+    int src = g->nodes[g->tensors[s->b_src].producer].inputs[0];
+    if (s->b == s->b_src)
+        s->b = src;
+    s->b_src = src;
+    s->b_f32 = false;
+}
+
 /* The Transpose folded into this MatMul's first operand
  * (lw_transpose_into_matmul): A read as given, [K, M]. */
 static bool a_transposed(const graph *g, int a)
@@ -178,6 +192,7 @@ static bool describe_activation_b(const graph *g, const graph_node *n, mm_shape 
             *why = "empty matmul";
             return false;
         }
+        weights_type(g, s);
         return describe_bias(g, s, GDT_F32, why);
     }
     if (ra < 2 || rb < 2 || ra != rb) {
@@ -210,6 +225,7 @@ static bool describe_activation_b(const graph *g, const graph_node *n, mm_shape 
         *why = "empty matmul";
         return false;
     }
+    weights_type(g, s);
     return true;
 }
 
@@ -272,6 +288,7 @@ static bool describe(const graph *g, const graph_node *n, mm_shape *s, const cha
         *why = "empty matmul";
         return false;
     }
+    weights_type(g, s);
     return describe_bias(g, s, ta->dtype, why);
 }
 
@@ -283,7 +300,7 @@ static bool runtime_weights(const graph *g, mm_shape *s, const char **why)
     s->w_rows = s->kh * s->kw == 1 || lw_weights_channels_last(g, s->b);
     if (s->w_rows)
         return true;
-    if (!s->f32_inputs) {
+    if (!s->b_f32) {
         *why = "f16 convolution weights computed at run time must be kept channels-last (a variable, or "
                "element-wise ops of variables)";
         return false;
@@ -354,12 +371,11 @@ static bool describe_conv(const graph *g, const graph_node *n, mm_shape *s, cons
             return false;
         }
     }
-    if (!wt->data) {
-        s->b_act = true;
-        s->b_transposed = true;
-        if (!runtime_weights(g, s, why))
-            return false;
-    }
+    if (!wt->data)
+        s->b_act = s->b_transposed = true;
+    weights_type(g, s);
+    if (s->b_act && !runtime_weights(g, s, why))
+        return false;
     if (s->bias >= 0) {
         const graph_tensor *tc = &g->tensors[s->bias];
         if (tc->dtype != x->dtype || (uint64_t)graph_shape_numel(&tc->shape) != s->n ||
@@ -561,7 +577,7 @@ static uint32_t fetch_b_block(lowering *lw, const mm_shape *s, uint32_t tile, ui
                               uint64_t kt, uint64_t n0, uint64_t n1, uint64_t nt, const char *what)
 {
     bool gaps = s->wgrad || k1 - k0 != kt || n1 - n0 != nt;
-    const uint32_t eb = s->f32_inputs ? 4 : 2;   /* f16 (an image, weights): widened on the tile */
+    const uint32_t eb = s->b_f32 ? 4 : 2;   /* f16 (an image, weights): widened on the tile */
     uint32_t buf = gaps ? lw_scratch_zeroed(lw, tile, kt * nt * eb, PREFER_REGION1, 8, what)
                         : lw_scratch_alloc(lw, tile, kt * nt * eb, PREFER_REGION1, 8, what);
     if (!buf)
@@ -580,10 +596,10 @@ static uint32_t fetch_b_block(lowering *lw, const mm_shape *s, uint32_t tile, ui
                               buf + (uint32_t)(((q - n0) * kt + kk - k0) * 4));
     } else if (s->b_transposed) {
         for (uint64_t q = n0; q < n1 && !lw->failed; q++)
-            lw_fetch_into(lw, s->b_src, b_off + q * s->k + k0, k1 - k0, tile, buf + (uint32_t)((q - n0) * kt * 4));
+            lw_fetch_into(lw, s->b_src, b_off + q * s->k + k0, k1 - k0, tile, buf + (uint32_t)((q - n0) * kt * eb));
     } else {
         for (uint64_t kk = k0; kk < k1 && !lw->failed; kk++)
-            lw_fetch_into(lw, s->b_src, b_off + kk * s->n + n0, n1 - n0, tile, buf + (uint32_t)((kk - k0) * nt * 4));
+            lw_fetch_into(lw, s->b_src, b_off + kk * s->n + n0, n1 - n0, tile, buf + (uint32_t)((kk - k0) * nt * eb));
     }
     return lw->failed ? 0 : buf;
 }
@@ -1028,7 +1044,7 @@ static bool fetch_weight_part(lowering *lw, mm_plan *P, uint32_t holder, uint32_
                               uint64_t j0, uint64_t j1, uint32_t *src, uint32_t *part)
 {
     const mm_shape *s = &P->s;
-    const uint32_t tile = lw_tile_of(lw, holder), eb = s->f32_inputs ? 4 : 2;
+    const uint32_t tile = lw_tile_of(lw, holder), eb = s->b_f32 ? 4 : 2;
     const uint64_t kc = (j1 - j0) * 16, n0 = j * P->nt + g * 8, n1 = n0 + 8 < s->n ? n0 + 8 : s->n;
     const uint64_t k0 = l * P->kt + j0 * 16, kl = l * P->kt + P->kt < s->k ? l * P->kt + P->kt : s->k;
     const uint64_t k1 = k0 + kc < kl ? k0 + kc : kl;
@@ -1045,7 +1061,7 @@ static bool fetch_weight_part(lowering *lw, mm_plan *P, uint32_t holder, uint32_
 /* The part packed on its holder: the compute set after the fetch. */
 static void pack_part_on_tile(lowering *lw, mm_plan *P, uint32_t tile, uint32_t src, uint32_t part, uint64_t kc)
 {
-    if (!P->s.f32_inputs && !(src = cast_on_tile(lw, P, tile, src, kc * 8, true, PREFER_REGION1)))
+    if (!P->s.b_f32 && !(src = cast_on_tile(lw, P, tile, src, kc * 8, true, PREFER_REGION1)))
         return;
     /* B^T's rows of K (Conv) or B's rows of 8 columns (ConvTranspose), f32 */
     const uint32_t ks = P->s.w_flip ? 32 : 4, ns = P->s.w_flip ? 4 : (uint32_t)kc * 4;
@@ -1204,7 +1220,7 @@ static uint32_t prepare_a(lowering *lw, mm_plan *P, const mm_tile *t, uint32_t a
 static uint32_t pack_runtime_b(lowering *lw, mm_plan *P, const mm_tile *t, uint32_t src)
 {
     const uint64_t kt = P->kt, nt = P->nt;
-    if (!P->s.f32_inputs && !(src = cast_on_tile(lw, P, t->tile, src, kt * nt, true, PREFER_REGION1)))
+    if (!P->s.b_f32 && !(src = cast_on_tile(lw, P, t->tile, src, kt * nt, true, PREFER_REGION1)))
         return 0;
     note_temp(P, t->slot, P->b_addr[t->slot]);
     note_temp(P, t->slot, src);
@@ -1429,6 +1445,7 @@ static bool describe_grad(const lowering *lw, const lw_conv_grad *cg, mm_shape *
         s->m = (uint64_t)cg->c_out;
         s->k = (uint64_t)(cg->n_img * cg->oh * cg->ow);
         s->n = (uint64_t)(cg->kh * cg->kw * cg->c_in);
+        weights_type(lw->g, s);
         return true;
     }
     s->conv = s->w_flip = true;
@@ -1437,8 +1454,9 @@ static bool describe_grad(const lowering *lw, const lw_conv_grad *cg, mm_shape *
     s->m = (uint64_t)(cg->n_img * cg->oh * cg->ow);
     s->k = (uint64_t)(cg->kh * cg->kw * cg->c_in);
     s->n = (uint64_t)cg->c_out;
-    if (!lw->g->tensors[s->b].data) {
-        s->b_act = true;
+    s->b_act = !lw->g->tensors[s->b].data;
+    weights_type(lw->g, s);
+    if (s->b_act) {
         if (!runtime_weights(lw->g, s, why))
             return false;
         s->b_transposed = !s->w_rows;

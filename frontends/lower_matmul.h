@@ -16,7 +16,10 @@ typedef struct mm_shape {
     /* The bias seen as [M, N]: element (r, c) at r bias_row + c bias_col. */
     uint64_t bias_row, bias_col;
     int activation;                  /* -1 none, else enum kernel_unary */
-    bool f32_inputs;
+    bool f32_inputs;                 /* A (and the result's partials) f32 */
+    bool b_f32;                      /* B's elements f32; else f16: B a Cast of an f16 weight
+                                        (lw_cast_into_matmul) or an f16 graph's; the AMP's f16
+                                        path packs them as they are, the f32 path widens them */
     /* A convolution as a matmul: A's rows are the im2col rows of X kept
      * channels-last (output pixel p: KH x KW runs of C channels), K is
      * ordered (kh, kw, c), B is W [Cout, C, KH, KW] reordered to [K, Cout]. */

@@ -117,7 +117,7 @@ static bool plan_grid_in(const lowering *lw, const mm_shape *s, const mm_kind *k
                 };
                 const lw_block_need product[] = {
                     { b_tile ? kt * nt * 4 : 0, R1 }, { a_cast || s->trans_a ? a_final : a_in, R0 }, { bias_bytes, R1 },
-                    { widen || (b_tile && s->w_rows && !s->f32_inputs) ? kt * nt * 2 : 0, R1 },
+                    { widen || (b_tile && !s->b_f32) ? kt * nt * 2 : 0, R1 },
                     { b_turn ? kt * nt * 4 : 0, R1 }, { b_turn ? 0 : kt * nt * kd->w_eb, R1, c_weights },
                     { mt * nt * 4, R1 }, { 4096, R1 }
                 };
@@ -163,13 +163,14 @@ static bool plan_grid_in(const lowering *lw, const mm_shape *s, const mm_kind *k
                          (s->f32_inputs ? 0.0 : (double)(2 * mt * kt + kt * nt));   /* widen A, B; narrow A */
                 if (b_tile && s->w_rows)                    /* a receive per run of weights, widen f16 */
                     c += (double)(s->w_flip ? kt : gk == 1 ? 1 : nt) * XCH_SEND_OVERHEAD_CYCLES +
-                         (s->f32_inputs ? 0.0 : (double)(kt * nt));
-                if (b_tile && !s->conv && !s->wgrad) {      /* a receive per row of B's block */
+                         (s->b_f32 ? 0.0 : (double)(kt * nt));
+                if (b_tile && !s->conv && !s->wgrad) {      /* a receive per row of B's block, widen f16 */
                     bool whole = s->b_transposed ? kt >= s->k : nt >= s->n;
-                    c += (whole ? 1.0 : (double)(s->b_transposed ? nt : kt)) * XCH_SEND_OVERHEAD_CYCLES;
+                    c += (whole ? 1.0 : (double)(s->b_transposed ? nt : kt)) * XCH_SEND_OVERHEAD_CYCLES +
+                         (s->b_f32 ? 0.0 : (double)(kt * nt));
                 }
                 if (w_parts)                                /* a part (at most six K blocks) packed */
-                    c += PASS_OVERHEAD_CYCLES + 6.0 * 290.0 + (s->f32_inputs ? 0.0 : 16.0 * 8.0 * 6.0);
+                    c += PASS_OVERHEAD_CYCLES + 6.0 * 290.0 + (s->b_f32 ? 0.0 : 16.0 * 8.0 * 6.0);
                 if (gk > 1)                                 /* receive the partials, sum them */
                     c += (double)((gk - 1) * share * nt) * (gk > 2 ? 1.6 : 1.0) +
                          (double)(share * nt) * KERNEL_BINARY_CYCLES_PER_ELEMENT +

@@ -200,6 +200,11 @@ int merge_common_nodes(graph *g)
          * order) read first's outputs, which are needed as early as the
          * earlier of the two phases. */
         graph_node *f = &g->nodes[first];
+        /* An f16 weight's value for its update is cast from the weight
+         * again (an element-wise pass) rather than kept from the forward
+         * pass to the end of the step in f32 (train.c). */
+        if (n->op == GRAPH_OP_CAST && n->phase == GRAPH_PHASE_UPDATE && f->phase != GRAPH_PHASE_UPDATE)
+            continue;
         for (int i = 0; i < n->n_outputs; i++)
             if (n->outputs[i] >= 0)
                 rep[n->outputs[i]] = f->outputs[i];

@@ -19,12 +19,13 @@
 #include "fusion.h"
 #include "merge_common.h"
 #include "ops_impl.h"
+#include "isa/fp16.h"
 #include "sim/base/diag.h"
 
 void train_options_default(train_options *o)
 {
     *o = (train_options){ .optimizer = TRAIN_SGD, .lr = 0.01, .beta1 = 0.9, .beta2 = 0.999, .epsilon = 1e-6,
-                          .lars_eta = 0.001, .loss_scale = 1 };
+                          .lars_eta = 0.001, .loss_scale = 1, .stochastic_rounding = true };
 }
 
 static const char *const optimizer_names[] = { "sgd", "adam", "lamb", "lars" };
@@ -278,7 +279,8 @@ static int state_of(builder *b, int w, const char *what, train_info *info)
     char base[300];
     snprintf(base, sizeof base, "%s/%s", b->g->tensors[w].name, what);
     info->state++;
-    return graph_add_variable(b->g, base, GDT_F32, &b->g->tensors[w].shape, NULL);
+    graph_shape shape = b->g->tensors[w].shape;   /* adding the variable may move the tensors */
+    return graph_add_variable(b->g, base, GDT_F32, &shape, NULL);
 }
 
 static int mul(builder *b, int a, int c) { return op2(b, GRAPH_OP_MUL, a, c); }
@@ -315,7 +317,8 @@ static adam_step adam_corrections(builder *b, const train_options *o, train_info
 }
 
 /* The new value of weight w from its gradient g (loss scale divided out). */
-static int update_weight(builder *b, const train_options *o, int w, int g, const adam_step *as, train_info *info)
+static int update_weight(builder *b, const train_options *o, int w, int named, int g, const adam_step *as,
+                         train_info *info)
 {
     graph *gr = b->g;
     if (o->optimizer == TRAIN_SGD || o->optimizer == TRAIN_LARS) {
@@ -329,13 +332,13 @@ static int update_weight(builder *b, const train_options *o, int w, int g, const
          * first, so that the sum is written over w (lower_elementwise.c) */
         if (!o->momentum)
             return add(b, w, scaled(b, gw, -o->lr));
-        int v = state_of(b, w, "momentum", info);
+        int v = state_of(b, named, "momentum", info);
         int vn = add(b, scaled(b, v, o->momentum), gw);
         graph_set_update(gr, v, vn);
         return sub(b, w, scaled(b, vn, o->lr));
     }
     int gw = o->optimizer == TRAIN_ADAM && o->weight_decay ? add(b, g, scaled(b, w, o->weight_decay)) : g;
-    int m = state_of(b, w, "first_moment", info), v = state_of(b, w, "second_moment", info);
+    int m = state_of(b, named, "first_moment", info), v = state_of(b, named, "second_moment", info);
     int mn = add(b, scaled(b, m, o->beta1), scaled(b, gw, 1 - o->beta1));
     int vn = add(b, scaled(b, v, o->beta2), scaled(b, mul(b, gw, gw), 1 - o->beta2));
     graph_set_update(gr, m, mn);
@@ -348,6 +351,50 @@ static int update_weight(builder *b, const train_options *o, int w, int g, const
         dir = mul(b, dir, ratio_or_one(b, reduce_all(b, GRAPH_OP_REDUCEL2, w), reduce_all(b, GRAPH_OP_REDUCEL2, dir)));
     }
     return sub(b, w, scaled(b, dir, o->lr));
+}
+
+/* ---- f16 weights ----------------------------------------------------------------------- */
+
+/* Cast x to `to` (rounding "nearest" or "stochastic"). */
+static int cast_to(builder *b, int x, graph_dtype to, const char *rounding)
+{
+    int k = op_n(b, GRAPH_OP_CAST, &x, 1);
+    if (k < 0)
+        return -1;
+    graph_set_attr_int(&b->g->nodes[k], "to", to);
+    if (strcmp(rounding, "nearest"))
+        graph_set_attr_string(&b->g->nodes[k], "rounding", rounding);
+    return finish(b, k);
+}
+
+/* Weight w stored as f16 (its values rounded to nearest): a variable of
+ * the forward phase's Cast to f32 read wherever w was, so the forward and
+ * backward passes are the same f32 graph (the matmuls read the f16 weight
+ * itself, lower_matmul.c); the value the update starts from. */
+static int weight_to_f16(builder *b, int w)
+{
+    graph *g = b->g;
+    graph_tensor *x = &g->tensors[w];
+    size_t n = (size_t)graph_shape_numel(&x->shape);
+    f16_t *h = malloc((n ? n : 1) * sizeof *h);
+    if (!h)
+        panic("out of host memory");
+    for (size_t i = 0; i < n; i++)
+        h[i] = fp16_from_f32(((const float *)x->init)[i]);
+    free(x->init);
+    x->init = h;
+    x->dtype = GDT_F16;
+    enum graph_phase phase = g->phase;
+    g->phase = GRAPH_PHASE_FORWARD;
+    int before = g->n_nodes, w32 = cast_to(b, w, GDT_F32, "nearest");
+    g->phase = phase;
+    if (w32 < 0)
+        return -1;
+    for (int k = 0; k < before; k++)
+        for (int i = 0; i < g->nodes[k].n_inputs; i++)
+            if (g->nodes[k].inputs[i] == w)
+                g->nodes[k].inputs[i] = w32;
+    return w32;
 }
 
 /* ---- the step ------------------------------------------------------------------------- */
@@ -452,9 +499,19 @@ bool train_graph(graph *g, const train_options *o, train_info *info, char *err, 
                 ok = false;
                 break;
             }
+            /* An f16 weight: updated in f32 from its value, the result
+             * rounded to f16 (stochastically unless asked not to). */
+            int value = w;
+            if (o->f16_weights) {
+                if (weight_to_f16(&b, w) < 0)
+                    break;
+                value = cast_to(&b, w, GDT_F32, "nearest");
+            }
             if (o->loss_scale != 1)
                 gr = scaled(&b, gr, 1 / o->loss_scale);
-            int wn = update_weight(&b, o, w, gr, &as, info);
+            int wn = update_weight(&b, o, value, w, gr, &as, info);
+            if (wn >= 0 && o->f16_weights)
+                wn = cast_to(&b, wn, GDT_F16, o->stochastic_rounding ? "stochastic" : "nearest");
             if (wn >= 0)
                 graph_set_update(g, w, wn);
         }

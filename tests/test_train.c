@@ -266,6 +266,83 @@ static void test_bad_loss_specs(void)
     }
 }
 
+/* f16 weights (as Graphcore's recipes keep them): each weight an f16
+ * variable read through a Cast to f32, which a matmul folds (it reads the
+ * f16 weight, fetched in rows of even length; the other Casts are made), the update computed in f32
+ * and rounded to f16 over the weight itself.  Rounded to nearest the step
+ * matches the evaluator's (an f16 ulp, 2^-10 relative, is the tolerance of
+ * a weight that lands either side of a rounding boundary); rounded
+ * stochastically it is within the same gap of it, and some weights round
+ * the other way. */
+static void test_f16_weights(void)
+{
+    graph_value in[2];
+    void *rounded[2][4];
+    for (int sr = 0; sr < 2; sr++) {
+        train_options o;
+        train_options_default(&o);
+        o.loss = "softmax-ce:logits:labels";
+        o.lr = 0.5;
+        o.momentum = 0.9;
+        o.f16_weights = true;
+        o.stochastic_rounding = sr;
+        o.anchor_gradients = true;
+        train_info info;
+        graph *sim = trained(&o, &info), *ref = trained(&o, &info);
+        static const char *const names[4] = { "w1", "b1", "w2", "b2" };
+        for (int i = 0; i < 4; i++) {
+            const graph_tensor *w = &sim->tensors[graph_find_tensor(sim, names[i])];
+            CU_ASSERT_TRUE(w->is_variable);
+            CU_ASSERT_EQUAL(w->dtype, GDT_F16);
+            const graph_node *c = &sim->nodes[sim->tensors[w->update].producer];
+            CU_ASSERT_EQUAL(c->op, GRAPH_OP_CAST);
+            CU_ASSERT_STRING_EQUAL(graph_attr_string(c, "rounding"), sr ? "stochastic" : "nearest");
+        }
+        lower_options lo = { .machine = gc200(), .tiles = 16 };
+        lower_report rep;
+        char err[512];
+        ipu_exe *e = lower_graph(sim, &lo, &rep, err, sizeof err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+        CU_ASSERT_EQUAL(rep.folded_casts, 1);        /* w1 [4, 8]; w2's 3 columns are odd, its Cast made */
+        CU_ASSERT_EQUAL(rep.updates_in_place, 4);    /* momentum's states copied */
+        exe_free(e);
+        data(in, sim);
+        CU_ASSERT_EQUAL(train_check_step(sim, ref, in, &lo, 1e-4, 2e-3), 8);
+        for (int i = 0; i < 4; i++) {
+            const graph_tensor *w = &sim->tensors[graph_find_tensor(sim, names[i])];
+            size_t bytes = (size_t)graph_shape_numel(&w->shape) * 2;
+            rounded[sr][i] = malloc(bytes);
+            memcpy(rounded[sr][i], w->init, bytes);
+        }
+        graph_free(sim);
+        graph_free(ref);
+    }
+    int differ = 0;
+    static const size_t count[4] = { 32, 8, 24, 3 };
+    for (int i = 0; i < 4; i++) {
+        differ += memcmp(rounded[0][i], rounded[1][i], count[i] * 2) != 0;
+        free(rounded[0][i]);
+        free(rounded[1][i]);
+    }
+    CU_ASSERT(differ > 0);
+    /* the rounding attribute: nearest or stochastic, the latter of f32 to f16 only */
+    graph *g = graph_new("cast", 13);
+    input(g, "h", 1, D(4));
+    g->tensors[graph_find_tensor(g, "h")].dtype = GDT_F16;
+    graph_node *c = node(g, GRAPH_OP_CAST, "h", "y");
+    graph_set_attr_int(c, "to", GDT_F32);
+    graph_set_attr_string(c, "rounding", "stochastic");
+    graph_add_output(g, graph_find_tensor(g, "y"));
+    char err[512];
+    CU_ASSERT_TRUE_FATAL(graph_sort(g, err, sizeof err));
+    CU_ASSERT_FALSE(graph_infer_all(g, false, err, sizeof err));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "stochastic rounding is of f32 to f16 only, not f16 to f32"));
+    graph_set_attr_string(&g->nodes[0], "rounding", "up");
+    CU_ASSERT_FALSE(graph_infer_all(g, false, err, sizeof err));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "rounding 'up': expected nearest or stochastic"));
+    graph_free(g);
+}
+
 void test_register(void)
 {
     ADD_SUITE("train",
@@ -274,5 +351,6 @@ void test_register(void)
               { "SGD: w - lr g", test_sgd_update_formula },
               { "weights updated in place by the optimizer", test_weights_updated_in_place },
               { "the loss falls over 20 simulated steps (SGD, Adam, LAMB, LARS)", test_loss_falls },
-              { "bad loss specs", test_bad_loss_specs });
+              { "bad loss specs", test_bad_loss_specs },
+              { "f16 weights, updated in f32 and rounded (to nearest, stochastically)", test_f16_weights });
 }

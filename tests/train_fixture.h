@@ -37,14 +37,16 @@ static inline void train_inputs(graph_value *in, const graph *g, void *x, void *
     }
 }
 
-/* got within atol + rtol |want| of want, element by element (f32). */
+/* got within atol + rtol |want| of want, element by element (f32, or f16
+ * weights). */
 static inline void train_expect_close(const graph_value *got, const graph_value *want, const char *what, double atol,
                                       double rtol)
 {
-    CU_ASSERT_FATAL(graph_shape_equal(&got->shape, &want->shape) && got->dtype == GDT_F32);
+    CU_ASSERT_FATAL(graph_shape_equal(&got->shape, &want->shape) && got->dtype == want->dtype &&
+                    (got->dtype == GDT_F32 || got->dtype == GDT_F16));
     int64_t n = graph_shape_numel(&got->shape), bad = 0;
     for (int64_t i = 0; i < n; i++) {
-        double a = ((float *)got->data)[i], b = ((float *)want->data)[i];
+        double a = graph_load_f64(got->dtype, got->data, (size_t)i), b = graph_load_f64(want->dtype, want->data, (size_t)i);
         if (!(fabs(a - b) <= atol + rtol * fabs(b)) && bad++ < 3)
             fprintf(stderr, "\n  %s[%lld]: simulated %.8g, reference %.8g\n", what, (long long)i, a, b);
     }

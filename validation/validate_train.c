@@ -76,6 +76,8 @@ typedef struct train_check {
     graph_value *mca_out[MCA_RUNS];
     int by_spread;                /* tensors outside the per-element bound, within the spread */
     double *first_rms;            /* per tensor of sim: the rms of its first step's reference (0: not yet) */
+    bool *rounded;                /* per tensor: an f16 weight rounded stochastically, f32 in the reference */
+    double sr_error, sr_gap;      /* its changes: sum of (simulated - reference), of the f16 gaps */
 } train_check;
 
 /* The reference's own spread: the largest ||run - want|| / ||want - base||
@@ -138,6 +140,51 @@ static void compare(train_check *tc, int key, const char *what, graph_dtype dt, 
     free(bound);
 }
 
+/* f16 weights updated with stochastic rounding (train.c): in the reference
+ * they are f32, their update not rounded, so that it holds the expected
+ * value of the simulation's rounding (E[SR(x)] = x); a simulated weight is
+ * then within one f16 gap of it.  Marks them in rounded[]. */
+static void unround_reference(graph *ref, bool *rounded)
+{
+    for (int t = 0; t < ref->n_tensors; t++) {
+        graph_tensor *x = &ref->tensors[t];
+        if (!x->is_variable || x->update < 0 || x->dtype != GDT_F16)
+            continue;
+        graph_tensor *u = &ref->tensors[x->update];
+        graph_node *c = u->producer >= 0 ? &ref->nodes[u->producer] : NULL;
+        if (!c || c->op != GRAPH_OP_CAST || !graph_attr_find(c, "rounding") ||
+            strcmp(graph_attr_string(c, "rounding"), "stochastic"))
+            continue;
+        size_t n = (size_t)graph_shape_numel(&x->shape);
+        float *w = malloc((n ? n : 1) * sizeof *w);
+        if (!w)
+            fatal("out of memory");
+        for (size_t k = 0; k < n; k++)
+            w[k] = (float)graph_load_f64(GDT_F16, x->init, k);
+        free(x->init);
+        x->init = w;
+        x->dtype = GDT_F32;
+        graph_set_attr_int(c, "to", GDT_F32);
+        graph_set_attr_string(c, "rounding", "nearest");
+        u->dtype = GDT_F32;
+        rounded[t] = true;
+    }
+}
+
+/* The reference's variables take the simulation's values (an f16 weight
+ * widened where the reference keeps it f32). */
+static void reference_from_simulation(graph *ref, const graph *sim)
+{
+    for (int t = 0; t < sim->n_tensors; t++) {
+        const graph_tensor *x = &sim->tensors[t];
+        if (!x->is_variable)
+            continue;
+        size_t n = (size_t)graph_shape_numel(&x->shape);
+        for (size_t k = 0; k < n; k++)
+            graph_store_f64(ref->tensors[t].dtype, ref->tensors[t].init, k, graph_load_f64(x->dtype, x->init, k));
+    }
+}
+
 /* The change of every variable in the step: simulated (sim's init now
  * against before) and reference (ref's init against the same before). */
 static void compare_updates(train_check *tc, void **ref_before)
@@ -151,13 +198,21 @@ static void compare_updates(train_check *tc, void **ref_before)
         double *round = malloc((n ? n : 1) * sizeof *round);
         if (!ds || !dr || !round)
             fatal("out of memory");
-        /* the new weight is rounded to its type: half an ulp of it on each side */
+        /* the new weight is rounded to its type: half an ulp of it on each
+         * side; rounded stochastically, to either f16 neighbour of the
+         * reference's unrounded value, a gap of at most 2^-10 |w| (2^-24
+         * among the subnormals) */
         double u = graph_dtype_unit_roundoff(x->dtype);
+        graph_dtype rt = tc->ref->tensors[t].dtype;
         for (size_t k = 0; k < n; k++) {
-            double wn = graph_load_f64(x->dtype, tc->ref->tensors[t].init, k);
+            double wn = graph_load_f64(rt, tc->ref->tensors[t].init, k);
             ds[k] = graph_load_f64(x->dtype, x->init, k) - graph_load_f64(x->dtype, tc->before[t], k);
-            dr[k] = wn - graph_load_f64(x->dtype, ref_before[t], k);
-            round[k] = 2 * u * fabs(wn);
+            dr[k] = wn - graph_load_f64(rt, ref_before[t], k);
+            round[k] = tc->rounded[t] ? ldexp(fabs(wn), -10) + ldexp(1, -24) : 2 * u * fabs(wn);
+            if (tc->rounded[t]) {
+                tc->sr_error += ds[k] - dr[k];
+                tc->sr_gap += round[k] * round[k];
+            }
         }
         char what[300];
         snprintf(what, sizeof what, "change of %s", x->name);
@@ -252,11 +307,7 @@ static bool each_step(int step, const graph_value *outputs, const simulate_resul
         }
         compare_updates(tc, ref_before);
         /* the next reference step starts where the simulation is */
-        for (int t = 0; t < tc->sim->n_tensors; t++) {
-            const graph_tensor *x = &tc->sim->tensors[t];
-            if (x->is_variable)
-                memcpy(ref->tensors[t].init, x->init, (size_t)graph_shape_numel(&x->shape) * graph_dtype_size(x->dtype));
-        }
+        reference_from_simulation(ref, tc->sim);
     }
     for (int i = 0; i < ref->n_outputs; i++)
         graph_value_free(&rout[i]);
@@ -327,8 +378,10 @@ int validate_training(const char *model, graph *g, const lower_options *o, const
     tc.inputs = in;
     tc.before = save_variables(g);
     tc.first_rms = calloc((size_t)g->n_tensors + 1, sizeof *tc.first_rms);
-    if (!tc.first_rms)
+    tc.rounded = calloc((size_t)g->n_tensors + 1, sizeof *tc.rounded);
+    if (!tc.first_rms || !tc.rounded)
         fatal("out of memory");
+    unround_reference(tc.ref, tc.rounded);
     fprintf(out, "%s: training step on %s, %d step%s: %d weights (%lld elements); reference: the host evaluator's "
                  "step (f64, rounded per op) from the same weights\n", model, o->machine->name, steps,
             steps == 1 ? "" : "s", info->weights, info->weight_elements);
@@ -350,6 +403,10 @@ int validate_training(const char *model, graph *g, const lower_options *o, const
         fprintf(out, "\n%s: %d step%s of %s within tolerance (%d tensors outside; %d outside the per-element bound "
                      "within the reference's spread)\n", tc.failed ? "FAIL" : "PASS", steps, steps == 1 ? "" : "s",
                 model, tc.failed, tc.by_spread);
+    if (ok && tc.sr_gap > 0)
+        fprintf(out, "stochastic rounding of the f16 weights: every new weight within one f16 gap of the reference's "
+                     "unrounded value, as above; their errors sum to %.2f times the largest standard deviation "
+                     "unbiased rounding gives the sum\n", tc.sr_error / sqrt(tc.sr_gap / 4.0));
     for (int i = 0; ok && i < g->n_outputs; i++)
         graph_value_free(&outs[i]);
     free(outs);
@@ -358,6 +415,7 @@ int validate_training(const char *model, graph *g, const lower_options *o, const
     free(in);
     free_saved(tc.before, g->n_tensors);
     free(tc.first_rms);
+    free(tc.rounded);
     graph_free(tc.ref);
     return failed;
 }

@@ -139,6 +139,10 @@ bool cli_train_option(const command *self, cli_train *t, int argc, char **argv, 
         t->o.loss_scale = number_value(self, a, argc, argv, i, true);
     } else if (!strcmp(a, "--delay-updates")) {
         t->o.delay_updates = true;
+    } else if (!strcmp(a, "--f16-weights")) {
+        t->o.f16_weights = true;
+    } else if (!strcmp(a, "--no-stochastic-rounding")) {
+        t->o.stochastic_rounding = false;
     } else {
         return false;
     }
@@ -152,8 +156,10 @@ graph *cli_load_model(const char *model, bool fuse, const cli_train *t, train_in
     graph *g;
     bool train = t && t->train;
     if (t && t->given && !train)
-        fatal("%s: --loss, --optimizer, --lr, --momentum, --weight-decay, --loss-scale and --delay-updates need "
-              "--train", model);
+        fatal("%s: --loss, --optimizer, --lr, --momentum, --weight-decay, --loss-scale, --delay-updates, "
+              "--f16-weights and --no-stochastic-rounding need --train", model);
+    if (t && !t->o.stochastic_rounding && !t->o.f16_weights)
+        fatal("%s: --no-stochastic-rounding is of the f16 weights' update: it needs --f16-weights", model);
     train_options o = train ? t->o : (train_options){ 0 };
     if (models_is_builtin(model)) {
         /* the models MLPerf trains are built for training, with their labels and loss */
@@ -197,6 +203,8 @@ void cli_print_training(const graph *g, const cli_train *t, const train_info *in
         printf(", weight decay %g", o->weight_decay);
     if (o->loss_scale != 1)
         printf(", loss scale %g", o->loss_scale);
+    if (o->f16_weights)
+        printf(", f16 weights (updated in f32, rounded %s)", o->stochastic_rounding ? "stochastically" : "to nearest");
     printf("; %d optimizer state variables; nodes: %d forward, %d backward, %d update\n", info->state,
            info->forward_nodes, info->backward_nodes, info->update_nodes);
 }
@@ -269,8 +277,10 @@ int cmd_compile(int argc, char **argv, const command *self)
         printf("lowered %u times: the first left a tile too little room for its vertex records and control "
                "program, held back on every tile from the start the next time\n", rep.lowerings);
     if (rep.updates_in_place + rep.updates_copied)
-        printf("variables: %u updated in place by the optimizer's last op, %u copied in at the end of the step\n",
-               rep.updates_in_place, rep.updates_copied);
+        printf("variables: %u updated in place by the optimizer's last op, %u copied in at the end of the step%s",
+               rep.updates_in_place, rep.updates_copied, rep.folded_casts ? "; " : "\n");
+    if (rep.folded_casts)
+        printf("%u f16 weights read as they are by their matmuls and convolutions (no f32 copy)\n", rep.folded_casts);
     if (rep.split_programs)
         printf("control programs in two blocks (no region had room for one): %u tiles\n", rep.split_programs);
     printf("compile time: %.2f s\n", t1 - t0);

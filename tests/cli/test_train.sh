@@ -82,14 +82,28 @@ check "mlp: each gradient compared" grep -q "Gradient___w1: max abs" mlp.txt
 check "cnn: 20 steps within tolerance" grep -q "^PASS: 20 steps of cnn.onnx within tolerance" cnn.txt
 check "cnn: the loss falls to under half in 20 steps" falls cnn.txt
 check "cnn: the conv weights' changes compared" grep -q "change of k1: max abs" cnn.txt
+# f16 weights updated with stochastic rounding: each new weight within one f16 gap of the
+# reference's unrounded update, and the loss still falls
+expect 0 "f16 weights \(updated in f32, rounded stochastically\)" -- \
+    "$IPUSIM" compile cnn.onnx --train --loss softmax-ce:logits:labels --lr 0.2 --momentum 0.9 --f16-weights -o cnn16.elf
+expect 0 "; [1-9][0-9]* f16 weights read as they are by their matmuls and convolutions \(no f32 copy\)" -- \
+    "$IPUSIM" compile cnn.onnx --train --loss softmax-ce:logits:labels --lr 0.2 --momentum 0.9 --f16-weights -o cnn16.elf
+"$IPUSIM" validate --model cnn.onnx --train --loss softmax-ce:logits:labels --optimizer sgd --lr 0.2 --momentum 0.9 \
+    --f16-weights --steps 20 > cnn16.txt 2>&1
+check "cnn, f16 weights: 20 steps within tolerance" grep -q "^PASS: 20 steps of cnn.onnx within tolerance" cnn16.txt
+check "cnn, f16 weights: the loss falls to under half in 20 steps" falls cnn16.txt
+check "cnn, f16 weights: the roundings' mean error stated" \
+    grep -q "^stochastic rounding of the f16 weights: every new weight within one f16 gap" cnn16.txt
 
 # ---- refused before any work ----------------------------------------------------------
 fails 2 "ipusim compile: --optimizer: 'rmsprop' is not sgd, adam, lamb or lars" -- \
     "$IPUSIM" compile mlp.onnx --train --optimizer rmsprop -o "$OUT/x.elf"
 fails 2 "ipusim compile: --lr: '-1' is not a positive number" -- "$IPUSIM" compile mlp.onnx --train --lr -1 -o "$OUT/x.elf"
 fails 2 "ipusim compile: --momentum: '1.5' is not below 1" -- "$IPUSIM" compile mlp.onnx --train --momentum 1.5 -o "$OUT/x.elf"
-fails 1 "ipusim: mlp.onnx: --loss, --optimizer, --lr, --momentum, --weight-decay, --loss-scale and --delay-updates need --train" -- \
+fails 1 "ipusim: mlp.onnx: --loss, --optimizer, --lr, --momentum, --weight-decay, --loss-scale, --delay-updates, --f16-weights and --no-stochastic-rounding need --train" -- \
     "$IPUSIM" compile mlp.onnx --lr 0.1 -o "$OUT/x.elf"
+fails 1 "ipusim: mlp.onnx: --no-stochastic-rounding is of the f16 weights' update: it needs --f16-weights" -- \
+    "$IPUSIM" compile mlp.onnx --train --loss softmax-ce:logits:labels --no-stochastic-rounding -o "$OUT/x.elf"
 fails 1 "ipusim: mlp.onnx: --train needs --loss KIND:OUTPUT:LABELS (softmax-ce, nll) or mse:OUTPUT:TARGET: the model's first output 'logits' is not a scalar loss" -- \
     "$IPUSIM" compile mlp.onnx --train -o "$OUT/x.elf"
 fails 1 "ipusim: mlp.onnx: loss 'softmax-ce:nope:labels': the model has no tensor 'nope'" -- \
