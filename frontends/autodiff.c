@@ -168,8 +168,12 @@ int grad_ints(grad_ctx *c, const int64_t *v, int n)
     return graph_add_constant(c->g, "grad_shape", GDT_I64, &s, v);
 }
 
-int grad_reshape(grad_ctx *c, int x, const graph_shape *to)
+/* The shape functions below copy `to` first: it may be a tensor's shape,
+ * and the tensors they add may move the graph's tensors. */
+int grad_reshape(grad_ctx *c, int x, const graph_shape *to_shape)
 {
+    graph_shape copy = *to_shape;
+    const graph_shape *to = &copy;
     if (x < 0)
         return -1;
     if (graph_shape_equal(&c->g->tensors[x].shape, to))
@@ -210,8 +214,10 @@ int grad_reduce(grad_ctx *c, graph_op op, int x, const int64_t *axes, int n_axes
     return grad_infer(c, k);
 }
 
-int grad_unbroadcast(grad_ctx *c, int dx, const graph_shape *to)
+int grad_unbroadcast(grad_ctx *c, int dx, const graph_shape *to_shape)
 {
+    graph_shape copy = *to_shape;
+    const graph_shape *to = &copy;
     if (dx < 0)
         return -1;
     const graph_shape *from = &c->g->tensors[dx].shape;
@@ -226,8 +232,10 @@ int grad_unbroadcast(grad_ctx *c, int dx, const graph_shape *to)
     return grad_reshape(c, r, to);
 }
 
-int grad_expand(grad_ctx *c, int x, const graph_shape *to)
+int grad_expand(grad_ctx *c, int x, const graph_shape *to_shape)
 {
+    graph_shape copy = *to_shape;
+    const graph_shape *to = &copy;
     if (x < 0)
         return -1;
     if (graph_shape_equal(&c->g->tensors[x].shape, to))

@@ -367,10 +367,35 @@ static int cast_to(builder *b, int x, graph_dtype to, const char *rounding)
     return finish(b, k);
 }
 
+/* A lookup (Gather node k) of an f16 table: its rows gathered as f16, then
+ * cast to f32 for its readers (Gather(Cast(W)) = Cast(Gather(W)), a copy
+ * and an exact widening), so that the table stays f16. */
+static void gather_rows_f16(builder *b, int k)
+{
+    graph *g = b->g;
+    int out = g->nodes[k].outputs[0];
+    char name[300];
+    snprintf(name, sizeof name, "%s/f16", g->tensors[out].name);
+    char *unique = graph_unique_name(g, name);
+    int rows = graph_add_tensor(g, unique);
+    free(unique);
+    g->nodes[k].outputs[0] = rows;
+    g->tensors[rows].producer = k;
+    g->tensors[out].producer = -1;
+    int c = graph_add_node(g, GRAPH_OP_CAST, "", &rows, 1, &out, 1);
+    graph_set_attr_int(&g->nodes[c], "to", GDT_F32);
+    char err[512];
+    if (!graph_infer_node(g, &g->nodes[k], err, sizeof err) || !graph_infer_node(g, &g->nodes[c], err, sizeof err)) {
+        snprintf(b->err, b->err_size, "%s", err);
+        b->failed = true;
+    }
+}
+
 /* Weight w stored as f16 (its values rounded to nearest): a variable of
  * the forward phase's Cast to f32 read wherever w was, so the forward and
  * backward passes are the same f32 graph (the matmuls read the f16 weight
- * itself, lower_matmul.c); the value the update starts from. */
+ * itself, lower_matmul.c; a lookup gathers f16 rows, gather_rows_f16); the
+ * value the update starts from. */
 static int weight_to_f16(builder *b, int w)
 {
     graph *g = b->g;
@@ -387,14 +412,23 @@ static int weight_to_f16(builder *b, int w)
     enum graph_phase phase = g->phase;
     g->phase = GRAPH_PHASE_FORWARD;
     int before = g->n_nodes, w32 = cast_to(b, w, GDT_F32, "nearest");
-    g->phase = phase;
-    if (w32 < 0)
+    if (w32 < 0) {
+        g->phase = phase;
         return -1;
-    for (int k = 0; k < before; k++)
+    }
+    for (int k = 0; k < before; k++) {
+        if (g->nodes[k].op == GRAPH_OP_GATHER && g->nodes[k].inputs[0] == w && g->nodes[k].inputs[1] != w) {
+            gather_rows_f16(b, k);
+            continue;
+        }
         for (int i = 0; i < g->nodes[k].n_inputs; i++)
             if (g->nodes[k].inputs[i] == w)
                 g->nodes[k].inputs[i] = w32;
-    return w32;
+    }
+    g->phase = phase;
+    if (!graph_consumers(g, w32, NULL, 0))
+        g->nodes[g->tensors[w32].producer].removed = true;   /* only looked up: no f32 table */
+    return b->failed ? -1 : w32;
 }
 
 /* ---- the step ------------------------------------------------------------------------- */

@@ -343,6 +343,59 @@ static void test_f16_weights(void)
     graph_free(g);
 }
 
+/* An f16 table looked up (Gather) and also read by a matmul: the lookup
+ * gathers f16 rows and widens them (no f32 copy of the table), the
+ * matmul folds the table's Cast; the step matches the evaluator's. */
+static void test_f16_table_lookup(void)
+{
+    for (int tied = 0; tied < 2; tied++) {
+        rng = 11;
+        graph *g = graph_new("lookup", 13);
+        int ids = input(g, "ids", 1, D(8));
+        g->tensors[ids].dtype = GDT_I32;
+        cnst(g, "table", 2, D(10, 4), NULL);
+        cnst(g, "w", 2, D(4, 4), NULL);
+        node(g, GRAPH_OP_GATHER, "table,ids", "rows");
+        node(g, GRAPH_OP_MATMUL, "rows,w", tied ? "h" : "logits");
+        if (tied)                                   /* logits against the table, as BERT's decoder */
+            graph_set_attr_int(node(g, GRAPH_OP_GEMM, "h,table", "logits"), "transB", 1);
+        finish(g, "logits");
+        train_options o;
+        train_options_default(&o);
+        o.loss = "softmax-ce:logits:labels";
+        o.lr = 0.5;
+        o.f16_weights = true;
+        o.stochastic_rounding = false;
+        train_info info;
+        graph *ref = graph_clone(g);
+        graph *sim = train_built(g, &o, &info);
+        ref = train_built(ref, &o, &info);
+        int gather = -1;
+        for (int k = 0; k < sim->n_nodes; k++)
+            if (sim->nodes[k].op == GRAPH_OP_GATHER && !strcmp(sim->tensors[sim->nodes[k].inputs[1]].name, "ids"))
+                gather = k;
+        CU_ASSERT_FATAL(gather >= 0);
+        CU_ASSERT_EQUAL(sim->tensors[sim->nodes[gather].inputs[0]].dtype, GDT_F16);
+        CU_ASSERT_EQUAL(sim->tensors[sim->nodes[gather].outputs[0]].dtype, GDT_F16);
+        lower_options lo = { .machine = gc200(), .tiles = 16 };
+        lower_report rep;
+        char err[512];
+        ipu_exe *e = lower_graph(sim, &lo, &rep, err, sizeof err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+        CU_ASSERT_EQUAL(rep.folded_casts, tied ? 2u : 1u);   /* w; and the table under the decoder */
+        exe_free(e);
+        int32_t id[8] = { 3, 0, 9, 3, 5, 1, 7, 2 }, labels[8] = { 1, 0, 3, 2, 9, 1, 0, 3 };
+        graph_value in[2];
+        for (int i = 0; i < sim->n_inputs; i++) {
+            const graph_tensor *t = &sim->tensors[sim->inputs[i]];
+            in[i] = (graph_value){ .dtype = t->dtype, .shape = t->shape, .data = !strcmp(t->name, "ids") ? id : labels };
+        }
+        CU_ASSERT_EQUAL(train_check_step(sim, ref, in, &lo, 1e-4, 2e-3), 2);
+        graph_free(sim);
+        graph_free(ref);
+    }
+}
+
 void test_register(void)
 {
     ADD_SUITE("train",
@@ -352,5 +405,6 @@ void test_register(void)
               { "weights updated in place by the optimizer", test_weights_updated_in_place },
               { "the loss falls over 20 simulated steps (SGD, Adam, LAMB, LARS)", test_loss_falls },
               { "bad loss specs", test_bad_loss_specs },
-              { "f16 weights, updated in f32 and rounded (to nearest, stochastically)", test_f16_weights });
+              { "f16 weights, updated in f32 and rounded (to nearest, stochastically)", test_f16_weights },
+              { "an f16 table looked up as f16 rows", test_f16_table_lookup });
 }

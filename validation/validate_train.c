@@ -19,7 +19,9 @@
  * error of a result of L matmuls on the longest path of the graph (the
  * backward pass doubles it) follows the size of the terms of its dot
  * products, c sqrt(L) (|want| + rms(want)) with c = 2^-10 when the
- * matmuls round their operands to f16 (--f16-matmul) and 2^-18 in f32;
+ * matmuls round their operands to f16 (--f16-matmul: the reference's
+ * matmuls then read their operands rounded to f16 too, as the AMP does,
+ * round_matmul_operands) and 2^-18 in f32;
  * rms is the larger of this step's and the first step's (as the loss falls
  * the gradients shrink, the rounding of the terms behind them does not).
  * The optimizers' own arithmetic is element-wise and adds a few f32
@@ -168,7 +170,55 @@ static void unround_reference(graph *ref, bool *rounded)
         graph_set_attr_string(c, "rounding", "nearest");
         u->dtype = GDT_F32;
         rounded[t] = true;
+        /* its readers again: an embedding lookup then gathers f32 rows */
+        for (int k = 0; k < ref->n_nodes; k++)
+            for (int i = 0; i < ref->nodes[k].n_inputs; i++)
+                if (ref->nodes[k].inputs[i] == t && !ref->nodes[k].removed) {
+                    char err[256];
+                    if (!graph_infer_node(ref, &ref->nodes[k], err, sizeof err))
+                        fatal("the reference's f32 weight '%s': %s", x->name, err);
+                    break;
+                }
     }
+}
+
+/* Under --f16-matmul the AMP multiplies the f16 roundings of f32 operands:
+ * the reference's matmuls and convolutions read the same, each operand
+ * rounded to f16 and widened (two Casts) before them, so that it and its
+ * Monte Carlo runs share the simulation's inputs to the products and the
+ * tolerance is left for the sums.  Only the new nodes are inferred (the
+ * graph's own tensors keep their numbers, which the comparisons share with
+ * the simulated graph).  False with err if it does not sort again. */
+static bool round_matmul_operands(graph *ref, char *err, size_t err_size)
+{
+    int n = ref->n_nodes;
+    for (int k = 0; k < n; k++) {
+        graph_op op = ref->nodes[k].op;
+        if (op != GRAPH_OP_MATMUL && op != GRAPH_OP_GEMM && op != GRAPH_OP_FUSED_MATMUL && op != GRAPH_OP_CONV &&
+            op != GRAPH_OP_FUSED_CONV && op != GRAPH_OP_CONV_TRANSPOSE && op != GRAPH_OP_CONV_WEIGHT_GRAD)
+            continue;
+        if (ref->nodes[k].removed)
+            continue;
+        for (int i = 0; i < 2 && i < ref->nodes[k].n_inputs; i++) {
+            int x = ref->nodes[k].inputs[i];
+            if (x < 0 || ref->tensors[x].dtype != GDT_F32)
+                continue;
+            int cast[2];
+            for (int c = 0; c < 2; c++) {
+                char name[64];
+                snprintf(name, sizeof name, "f16_operand_%d_%d_%d", k, i, c);
+                cast[c] = graph_add_tensor(ref, name);
+                int in = c ? cast[0] : x;
+                int at = graph_add_node(ref, GRAPH_OP_CAST, name, &in, 1, &cast[c], 1);
+                ref->nodes[at].phase = ref->nodes[k].phase;
+                graph_set_attr_int(&ref->nodes[at], "to", c ? GDT_F32 : GDT_F16);
+                if (!graph_infer_node(ref, &ref->nodes[at], err, err_size))
+                    return false;
+            }
+            ref->nodes[k].inputs[i] = cast[1];
+        }
+    }
+    return graph_sort(ref, err, err_size);
 }
 
 /* The reference's variables take the simulation's values (an f16 weight
@@ -382,6 +432,8 @@ int validate_training(const char *model, graph *g, const lower_options *o, const
     if (!tc.first_rms || !tc.rounded)
         fatal("out of memory");
     unround_reference(tc.ref, tc.rounded);
+    if (o->f16_matmul && !round_matmul_operands(tc.ref, err, err_size))
+        fatal("%s: the reference's f16 operands: %s", model, err);
     fprintf(out, "%s: training step on %s, %d step%s: %d weights (%lld elements); reference: the host evaluator's "
                  "step (f64, rounded per op) from the same weights\n", model, o->machine->name, steps,
             steps == 1 ? "" : "s", info->weights, info->weight_elements);

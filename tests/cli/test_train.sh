@@ -92,6 +92,10 @@ expect 0 "; [1-9][0-9]* f16 weights read as they are by their matmuls and convol
     --f16-weights --steps 20 > cnn16.txt 2>&1
 check "cnn, f16 weights: 20 steps within tolerance" grep -q "^PASS: 20 steps of cnn.onnx within tolerance" cnn16.txt
 check "cnn, f16 weights: the loss falls to under half in 20 steps" falls cnn16.txt
+# --f16-matmul: the reference rounds the matmuls' operands to f16 as the AMP takes them
+"$IPUSIM" validate --model cnn.onnx --train --loss softmax-ce:logits:labels --optimizer sgd --lr 0.2 --momentum 0.9 \
+    --f16-matmul --steps 20 > cnn_f16mm.txt 2>&1
+check "cnn, f16 matmuls: 20 steps within tolerance" grep -q "^PASS: 20 steps of cnn.onnx within tolerance" cnn_f16mm.txt
 check "cnn, f16 weights: the roundings' mean error stated" \
     grep -q "^stochastic rounding of the f16 weights: every new weight within one f16 gap" cnn16.txt
 
