@@ -257,32 +257,6 @@ static void perturb(const graph_tensor *t, void *data, uint64_t stream)
     }
 }
 
-/* A Cast with rounding "stochastic" under Monte Carlo arithmetic: each f16
- * result is its input's upper f16 neighbour with probability the input's
- * distance from the lower one over their gap, as the tile rounds it with
- * random bits (ISA2 §2.13.6), so the reference's spread holds the
- * simulator's roundings.  (Without it the evaluator rounds to nearest.) */
-static void round_stochastically(const graph_tensor *x, const void *in, void *out, uint64_t stream)
-{
-    size_t n = numel(x);
-    f16_t *y = out;
-    for (size_t i = 0; i < n; i++) {
-        float v = (float)graph_load_f64(x->dtype, in, i);
-        f16_t h = fp16_from_f32(v);
-        double near = fp16_to_f32(h);
-        y[i] = h;
-        if (near == v || !isfinite(v) || !isfinite(near))
-            continue;
-        /* the f16 value on v's other side: one step up or down from near */
-        bool up = v > near, negative = (h & 0x8000) != 0;
-        f16_t o = (h & 0x7fff) == 0 ? (up ? 0x0001 : 0x8001) : (uint16_t)(up != negative ? h + 1 : h - 1);
-        double other = fp16_to_f32(o);
-        double lo = up ? near : other, hi = up ? other : near;
-        double r = (double)(mix64(stream ^ mix64(i)) >> 11) * 0x1p-53;
-        y[i] = r < ((double)v - lo) / (hi - lo) ? (up ? o : h) : (up ? h : o);
-    }
-}
-
 /* ---- the graph walk ------------------------------------------------------------------ */
 
 /* Evaluate g; with advance (g itself, writable), each variable then takes
@@ -354,10 +328,6 @@ static bool eval_graph(const graph *g, const graph_value *inputs, graph_value *o
         }
         if (ok)
             ok = graph_ops[n->op].eval(g, n, in, out, err, err_size);
-        if (ok && mca_seed && n->op == GRAPH_OP_CAST && graph_attr_find(n, "rounding") &&
-            !strcmp(graph_attr_string(n, "rounding"), "stochastic"))
-            round_stochastically(in_t(g, n, 0), in[0], out[0],
-                                 mix64(mca_seed ^ mix64((uint64_t)k << 8)));
         if (ok && mca_seed && !moves_values(n))
             for (int i = 0; i < n->n_outputs; i++)
                 if (out[i])
@@ -505,6 +475,9 @@ bool graph_eval_copy(const graph *g, const graph_node *n, const void *const *in,
     return graph_eval_identity(g, n, in, out, err, err_size);
 }
 
+/* Rounding "stochastic" (an f16 weight's update) is evaluated to nearest:
+ * the training validator compares such weights with their unrounded value
+ * instead (validation/validate_train.c). */
 bool graph_eval_cast(const graph *g, const graph_node *n, const void *const *in, void *const *out, char *err,
                      size_t err_size)
 {
