@@ -64,14 +64,21 @@ static graph *trained(const train_options *o, train_info *info)
     return train_built(mlp(), o, info);
 }
 
-/* One SGD step simulated against the evaluator's: loss, gradients, weights. */
-static void test_step_matches_reference(void)
+/* SGD on the classifier's softmax cross-entropy, lr 0.5, with momentum. */
+static train_options sgd(double momentum)
 {
     train_options o;
     train_options_default(&o);
     o.loss = "softmax-ce:logits:labels";
     o.lr = 0.5;
-    o.momentum = 0.9;
+    o.momentum = momentum;
+    return o;
+}
+
+/* One SGD step simulated against the evaluator's: loss, gradients, weights. */
+static void test_step_matches_reference(void)
+{
+    train_options o = sgd(0.9);
     o.weight_decay = 0.01;
     o.anchor_gradients = true;
     train_info info;
@@ -95,11 +102,7 @@ static void test_step_matches_reference(void)
 static void test_weights_updated_in_place(void)
 {
     for (int momentum = 0; momentum < 2; momentum++) {
-        train_options o;
-        train_options_default(&o);
-        o.loss = "softmax-ce:logits:labels";
-        o.lr = 0.5;
-        o.momentum = momentum ? 0.9 : 0;
+        train_options o = sgd(momentum ? 0.9 : 0);
         train_info info;
         graph *g = trained(&o, &info);
         lower_options lo = { .machine = gc200(), .tiles = 16 };
@@ -123,11 +126,7 @@ static void test_weights_updated_in_place(void)
 static void test_updates_as_soon_as_ready(void)
 {
     for (int delay = 0; delay < 2; delay++) {
-        train_options o;
-        train_options_default(&o);
-        o.loss = "softmax-ce:logits:labels";
-        o.lr = 0.5;
-        o.momentum = 0.9;
+        train_options o = sgd(0.9);
         o.delay_updates = delay;
         train_info info;
         graph *sim = trained(&o, &info), *ref = trained(&o, &info);
@@ -279,11 +278,7 @@ static void test_f16_weights(void)
     graph_value in[2];
     void *rounded[2][4];
     for (int sr = 0; sr < 2; sr++) {
-        train_options o;
-        train_options_default(&o);
-        o.loss = "softmax-ce:logits:labels";
-        o.lr = 0.5;
-        o.momentum = 0.9;
+        train_options o = sgd(0.9);
         o.f16_weights = true;
         o.stochastic_rounding = sr;
         o.anchor_gradients = true;
@@ -360,10 +355,7 @@ static void test_f16_table_lookup(void)
         if (tied)                                   /* logits against the table, as BERT's decoder */
             graph_set_attr_int(node(g, GRAPH_OP_GEMM, "h,table", "logits"), "transB", 1);
         finish(g, "logits");
-        train_options o;
-        train_options_default(&o);
-        o.loss = "softmax-ce:logits:labels";
-        o.lr = 0.5;
+        train_options o = sgd(0);
         o.f16_weights = true;
         o.stochastic_rounding = false;
         train_info info;

@@ -69,6 +69,9 @@ float *validate_as_f32(graph_dtype dt, const void *data, size_t n);
 
 /* The most matmuls and convolutions on one path through g. */
 int validate_matmul_depth(const graph *g);
+/* The ops computed on the AMP as products: MatMul, Gemm, Conv, their fused
+ * forms and a Conv's two gradients. */
+bool validate_is_matmul(graph_op op);
 
 /* `validate --model MODEL --train`: the training step g (autodiff.h,
  * built with anchor_gradients) compiled with o, simulated for `steps`

@@ -74,7 +74,7 @@ static void matmul_bounds(size_t k, const double *sum_abs, const float *want, si
                                                : ref_dot_bound(&pol, sum_abs[i], want[i]) + input_rounding * sum_abs[i];
 }
 
-static bool is_matmul(graph_op op)
+bool validate_is_matmul(graph_op op)
 {
     return op == GRAPH_OP_MATMUL || op == GRAPH_OP_GEMM || op == GRAPH_OP_CONV || op == GRAPH_OP_FUSED_MATMUL ||
            op == GRAPH_OP_FUSED_CONV || op == GRAPH_OP_CONV_TRANSPOSE || op == GRAPH_OP_CONV_WEIGHT_GRAD;
@@ -93,7 +93,7 @@ int validate_matmul_depth(const graph *g)
         for (int k = 0; k < n->n_inputs; k++)
             if (n->inputs[k] >= 0 && d[n->inputs[k]] > in)
                 in = d[n->inputs[k]];
-        bool mm = is_matmul(n->op);
+        bool mm = validate_is_matmul(n->op);
         for (int k = 0; k < n->n_outputs; k++)
             if (n->outputs[k] >= 0)
                 d[n->outputs[k]] = in + mm;

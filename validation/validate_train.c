@@ -193,11 +193,7 @@ static bool round_matmul_operands(graph *ref, char *err, size_t err_size)
 {
     int n = ref->n_nodes;
     for (int k = 0; k < n; k++) {
-        graph_op op = ref->nodes[k].op;
-        if (op != GRAPH_OP_MATMUL && op != GRAPH_OP_GEMM && op != GRAPH_OP_FUSED_MATMUL && op != GRAPH_OP_CONV &&
-            op != GRAPH_OP_FUSED_CONV && op != GRAPH_OP_CONV_TRANSPOSE && op != GRAPH_OP_CONV_WEIGHT_GRAD)
-            continue;
-        if (ref->nodes[k].removed)
+        if (!validate_is_matmul(ref->nodes[k].op) || ref->nodes[k].removed)
             continue;
         for (int i = 0; i < 2 && i < ref->nodes[k].n_inputs; i++) {
             int x = ref->nodes[k].inputs[i];

@@ -261,34 +261,6 @@ size_t engine_tile_count(const engine *g) { return g->n_tiles; }
 const ipu_tile *engine_tile_at(const engine *g, size_t i) { return i < g->n_tiles ? &g->tile_state[i].t : NULL; }
 uint64_t engine_chip_clock_hz(const engine *g, uint32_t chip) { return chip < g->chips ? g->chip[chip].hz : 0; }
 
-void engine_seed_prngs(engine *g, uint32_t seed)
-{
-    for (size_t k = 0; k < g->n_tiles; k++)
-        isa_seed_prngs(&g->tiles[k].x->t.s, seed);
-}
-
-engine_amp_summary engine_amp_totals(const engine *g, const engine_stats *st, uint64_t model_macs)
-{
-    engine_amp_summary a = { .model_macs = model_macs };
-    double peak16 = machine_get(&g->m, MP_amp_f16_peak_macs_per_cycle);
-    double peak32 = machine_get(&g->m, MP_amp_f32_peak_macs_per_cycle);
-    double peak_cycles = 0, tile_cycles = 0;
-    for (uint32_t c = 0; c < st->n_chips; c++) {
-        const engine_counts *k = &st->chips[c].c;
-        if (!st->chips[c].tiles)
-            continue;
-        a.issued_macs += k->amp_f16_macs + k->amp_f32_macs;
-        peak_cycles += (double)k->amp_f16_macs / peak16 + (double)k->amp_f32_macs / peak32;
-        tile_cycles += (double)g->tiles_per_chip * (double)k->cycles;
-    }
-    a.issued_utilisation = tile_cycles > 0 ? peak_cycles / tile_cycles : 0;
-    if (model_macs && a.issued_macs) {
-        a.issued_per_model_mac = (double)a.issued_macs / (double)model_macs;
-        a.useful_utilisation = a.issued_utilisation / a.issued_per_model_mac;
-    }
-    return a;
-}
-
 const ipu_tile *engine_tile(const engine *g, uint32_t global_tile)
 {
     if (global_tile >= g->system_tiles || g->index_of[global_tile] < 0)
@@ -400,6 +372,22 @@ static double amp_utilisation(const engine *g, const engine_counts *c)
     double peak32 = machine_get(&g->m, MP_amp_f32_peak_macs_per_cycle);
     double denom = (double)g->tiles_per_chip * (double)c->cycles;
     return denom > 0 ? ((double)c->amp_f16_macs / peak16 + (double)c->amp_f32_macs / peak32) / denom : 0.0;
+}
+
+engine_amp_summary engine_amp_totals(const engine *g, const engine_stats *st, uint64_t model_macs)
+{
+    engine_amp_summary a = { .model_macs = model_macs };
+    engine_counts all = { 0 };
+    for (uint32_t c = 0; c < st->n_chips; c++)
+        if (st->chips[c].tiles)
+            engine_counts_add(&all, &st->chips[c].c);
+    a.issued_macs = all.amp_f16_macs + all.amp_f32_macs;
+    a.issued_utilisation = amp_utilisation(g, &all);
+    if (model_macs && a.issued_macs) {
+        a.issued_per_model_mac = (double)a.issued_macs / (double)model_macs;
+        a.useful_utilisation = a.issued_utilisation / a.issued_per_model_mac;
+    }
+    return a;
 }
 
 /* Bring a tile's instruction and MAC counts up to date from the issue

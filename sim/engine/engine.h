@@ -202,10 +202,6 @@ typedef struct engine_stats {
 /* Load every tile of e that has code onto machine m.  Errors (tile beyond
  * the machine, section not fitting, no tile at all) go to err. */
 engine *engine_new(const machine *m, const ipu_exe *e, char *err, size_t err_size);
-/* Every context's PRNG seeded again from seed (before the first run: a
- * training step's stochastic rounding differs from step to step when each
- * step's seed does). */
-void engine_seed_prngs(engine *g, uint32_t seed);
 void engine_free(engine *g);
 
 /* Before engine_run: a chip's clock (whole Hz), host input stream n, a
