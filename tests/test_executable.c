@@ -686,9 +686,16 @@ static void test_machine_section(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(e);
     CU_ASSERT_EQUAL(e->machine.size, size);
     CU_ASSERT_EQUAL(memcmp(e->machine.bytes, blob, size), 0);
+    /* The summary of a program read whole (a pipe) is the file's. */
+    exe_summary sum;
+    CU_ASSERT_TRUE_FATAL(exe_summary_of(e, &sum));
+    CU_ASSERT_TRUE(sum.any_tile);
+    CU_ASSERT_EQUAL(sum.last_tile, 1471);
+    CU_ASSERT_EQUAL_FATAL(sum.machine.size, size);
+    CU_ASSERT_EQUAL(memcmp(sum.machine.bytes, blob, size), 0);
+    exe_summary_free(&sum);
     exe_free(e);
 
-    exe_summary sum;
     CU_ASSERT_TRUE_FATAL(exe_read_summary(p, &sum, err, sizeof err));
     CU_ASSERT_TRUE(sum.any_tile);
     CU_ASSERT_EQUAL(sum.last_tile, 1471);
@@ -729,6 +736,10 @@ static void test_machine_section(void)
     e = exe_read(p, err, sizeof err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(e);
     CU_ASSERT_EQUAL(e->machine.size, 0);
+    CU_ASSERT_TRUE_FATAL(exe_summary_of(e, &sum));
+    CU_ASSERT_EQUAL(sum.machine.size, 0);
+    CU_ASSERT_EQUAL(sum.last_tile, 1471);
+    exe_summary_free(&sum);
     exe_free(e);
     CU_ASSERT_TRUE_FATAL(exe_read_summary(p, &sum, err, sizeof err));
     CU_ASSERT_EQUAL(sum.machine.size, 0);

@@ -154,7 +154,7 @@ bool cli_write_json(const char *path, cJSON *root, char *err, size_t err_size)
 
 /* The --set and --config options of this command line, in order, so that
  * they can be applied again to the machine an executable names when the
- * command line names none (cli_program_machine). */
+ * command line names none (cli_read_program). */
 static struct { const char *opt, *value; } machine_edits[256];
 static size_t n_machine_edits;
 
@@ -196,27 +196,45 @@ bool cli_machine_option(const command *cmd, machine *m, int argc, char **argv, i
     return false;
 }
 
-void cli_program_machine(const char *path, machine *m, bool may_default)
+ipu_exe *cli_read_program(const char *path, machine *const *machines, size_t n_machines, bool may_default)
 {
     char err[1024];
     exe_summary s;
-    if (!exe_read_summary(path, &s, err, sizeof err))
+    ipu_exe *e = NULL;
+    /* A pipe can be read once: taken whole now (within the executable's
+     * size limit) and summarised from memory; a file is summarised from its
+     * headers and records before its tile images are read. */
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISFIFO(st.st_mode)) {
+        if (!(e = exe_read(path, err, sizeof err)))
+            fatal("%s", err);
+        if (!exe_summary_of(e, &s))
+            fatal("out of memory");
+    } else if (!exe_read_summary(path, &s, err, sizeof err)) {
         fatal("%s", err);
+    }
     machine built;
     bool known = s.machine.size > 0;
     if (known && !machine_decode(s.machine.bytes, s.machine.size, &built, err, sizeof err))
         fatal("%s: section .ipusim.machine: %s", path, err);
-    /* No machine named (a config file may name one): the recorded machine,
-     * with this command line's --set and --config applied to it in order. */
-    if (known && may_default && !m->chosen_by[0]) {
-        *m = built;
-        for (size_t k = 0; k < n_machine_edits; k++)
-            apply_machine_edit(m, machine_edits[k].opt, machine_edits[k].value);
+    for (size_t k = 0; k < n_machines; k++) {
+        machine *m = machines[k];
+        /* No machine named (a config file may name one): the recorded
+         * machine, with this command line's --set and --config applied to
+         * it in order. */
+        if (known && may_default && !m->chosen_by[0]) {
+            *m = built;
+            for (size_t j = 0; j < n_machine_edits; j++)
+                apply_machine_edit(m, machine_edits[j].opt, machine_edits[j].value);
+        }
+        /* Without a recorded machine the engine checks the tile numbers as it loads. */
+        if (known && s.any_tile && !machine_holds_program(m, &built, s.last_tile, err, sizeof err))
+            fatal("%s: %s", path, err);
     }
-    /* Without a recorded machine the engine checks the tile numbers as it loads. */
-    if (known && s.any_tile && !machine_holds_program(m, &built, s.last_tile, err, sizeof err))
-        fatal("%s: %s", path, err);
     exe_summary_free(&s);
+    if (!e && !(e = exe_read(path, err, sizeof err)))
+        fatal("%s", err);
+    return e;
 }
 
 static char *default_output(const char *input, const char *ext)

@@ -11,6 +11,7 @@
 
 #include "frontends/autodiff.h"
 #include "frontends/lower.h"
+#include "isa/elf/executable.h"
 #include "sim/program/machine.h"
 
 #define IPUSIM_VERSION "0.1.0"
@@ -40,13 +41,15 @@ const char *cli_value(const command *cmd, int argc, char **argv, int *i);
  * Returns true if argv[*i] was one of them; bad values are fatal. */
 bool cli_machine_option(const command *cmd, machine *m, int argc, char **argv, int *i);
 
-/* The machine the executable at path runs on, found from its headers and
- * records before its tile images are read: with may_default and no machine
- * named (--machine, or a config file's "preset"), the machine it was
- * compiled for with the command line's --set and --config applied to it in
- * order (the default, gc200, for one that names none).  A machine that cannot
- * hold it is fatal, saying what it was compiled for and what m has. */
-void cli_program_machine(const char *path, machine *m, bool may_default);
+/* The executable at path, read after the machines that will run it are
+ * settled and checked: its headers and records are read first (a pipe, which
+ * can be read once, is taken whole first), and for each of machines: with
+ * may_default and no machine named (--machine, or a config file's "preset"),
+ * the machine it was compiled for with the command line's --set and --config
+ * applied to it in order (the default, gc200, for one that names none).  A
+ * machine that cannot hold it, or an executable that cannot be read, is
+ * fatal, saying what it was compiled for and what the machine has. */
+ipu_exe *cli_read_program(const char *path, machine *const *machines, size_t n_machines, bool may_default);
 
 /* A count in digits (decimal, or 0x-hexadecimal), at most max, into *out:
  * false for a sign, a blank, no digits, overflow or more than max.  With

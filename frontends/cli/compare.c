@@ -383,11 +383,9 @@ int cmd_compare(int argc, char **argv, const command *self)
         for (unsigned i = 0; i < n_sets; i++)
             if (!machine_set(&side[k].m, sets[i], err, sizeof err))
                 fatal("%s", err);
-        cli_program_machine(input, &side[k].m, false);
     }
-    ipu_exe *e = exe_read(input, err, sizeof err);
-    if (!e)
-        fatal("%s", err);
+    machine *ms[] = { &side[0].m, &side[1].m };
+    ipu_exe *e = cli_read_program(input, ms, 2, false);
     int rc = 0;
     for (int k = 0; k < 2 && rc == 0; k++) {
         if (isatty(2))

@@ -193,10 +193,8 @@ int cmd_debug(int argc, char **argv, const command *self)
     if (script && !read_file_limited(script, READ_LIMIT_SOURCE, "a debugger script may have", READ_STREAMS,
                                      &script_text, &script_size, err, sizeof err))
         fatal("-x: %s", err);
-    cli_program_machine(input, &m, true);
-    ipu_exe *e = exe_read(input, err, sizeof err);
-    if (!e)
-        fatal("%s", err);
+    machine *ms[] = { &m };
+    ipu_exe *e = cli_read_program(input, ms, 1, true);
     debugger *d = debugger_new(&m, e, input, &opt, err, sizeof err);
     if (!d)
         fatal("%s: %s", input, err);

@@ -489,10 +489,8 @@ static void load_program(run_options *o, run_program *p)
 {
     char err[4096];
     *p = (run_program){ 0 };
-    cli_program_machine(o->input, &o->m, true);
-    p->e = exe_read(o->input, err, sizeof err);
-    if (!p->e)
-        fatal("%s", err);
+    machine *ms[] = { &o->m };
+    p->e = cli_read_program(o->input, ms, 1, true);
     p->g = engine_new(&o->m, p->e, err, sizeof err);
     if (!p->g)
         fatal("%s: %s", o->input, err);

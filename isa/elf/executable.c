@@ -1426,8 +1426,8 @@ static bool summarise(reader *r, exe_summary *s)
 bool exe_read_summary(const char *path, exe_summary *s, char *err, size_t err_size)
 {
     *s = (exe_summary){ 0 };
-    /* A pipe can be read once only: exe_read takes it whole later, and the
-     * engine checks its tile numbers as it loads. */
+    /* A pipe can be read once only: the caller takes it whole with exe_read
+     * and summarises it with exe_summary_of. */
     struct stat st;
     if (stat(path, &st) == 0 && S_ISFIFO(st.st_mode))
         return true;
@@ -1441,6 +1441,22 @@ bool exe_read_summary(const char *path, exe_summary *s, char *err, size_t err_si
     if (!ok)
         exe_summary_free(s);
     return ok;
+}
+
+bool exe_summary_of(const ipu_exe *e, exe_summary *s)
+{
+    *s = (exe_summary){ 0 };
+    for (size_t i = 0; i < e->n_sections; i++) {
+        if (!s->any_tile || e->sections[i].tile > s->last_tile)
+            s->last_tile = e->sections[i].tile;
+        s->any_tile = true;
+    }
+    for (size_t i = 0; i < e->n_tiles; i++) {
+        if (!s->any_tile || e->tiles[i].tile > s->last_tile)
+            s->last_tile = e->tiles[i].tile;
+        s->any_tile = true;
+    }
+    return exe_set_blob(&s->machine, e->machine.bytes, e->machine.size);
 }
 
 void exe_summary_free(exe_summary *s)

@@ -138,8 +138,11 @@ typedef struct exe_summary {
 
 /* Fills s (exe_summary_free releases it); false with err naming the file
  * and the problem, as exe_read would for its headers.  A pipe is left for
- * exe_read to take (it can be read once): true with an empty summary. */
+ * exe_read to take (it can be read once): true with an empty summary; its
+ * summary comes from exe_summary_of once it has been read. */
 bool exe_read_summary(const char *path, exe_summary *s, char *err, size_t err_size);
+/* The same summary of an executable already read (false: out of memory). */
+bool exe_summary_of(const ipu_exe *e, exe_summary *s);
 void exe_summary_free(exe_summary *s);
 
 /* Lookups. */

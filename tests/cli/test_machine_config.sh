@@ -86,6 +86,15 @@ fails 1 "ipusim: m2000.elf: compiled for m2000 (4 chips x 1472 tiles); bow has 1
 fails 1 "ipusim: m2000.elf: compiled for m2000 (4 chips x 1472 tiles); gc200 has 1 chip" -- \
     "$IPUSIM" debug m2000.elf --machine gc200 --batch
 expect 0 "" -- bash -c "echo quit | '$IPUSIM' debug m2000.elf --batch"
+# A program piped in is read whole first: it too runs on the machine it was
+# compiled for, and a machine that cannot hold it is refused before loading.
+expect 0 "^/dev/stdin on m2000 \(4 chips x 1472 tiles" -- bash -c "cat m2000.elf | '$IPUSIM' run /dev/stdin"
+fails 1 "ipusim: /dev/stdin: compiled for m2000 (4 chips x 1472 tiles); gc200 has 1 chip" -- \
+    bash -c "cat m2000.elf | '$IPUSIM' run /dev/stdin --machine gc200 --json '$OUT/r.json'"
+fails 1 "ipusim: /dev/stdin: compiled for m2000 (4 chips x 1472 tiles); bow has 1 chip" -- \
+    bash -c "cat m2000.elf | '$IPUSIM' compare /dev/stdin --machines m2000,bow"
+fails 1 "ipusim: /dev/stdin: compiled for m2000 (4 chips x 1472 tiles); gc200 has 1 chip" -- \
+    bash -c "cat m2000.elf | '$IPUSIM' debug /dev/stdin --machine gc200 --batch"
 expect 0 "^one_chip.elf on gc200 \(1 chip" -- "$IPUSIM" run one_chip.elf --machine gc200
 fails 1 "ipusim: one_chip.elf: compiled for m2000 (4 chips x 1472 tiles) and uses 1 chip; gc2 has 262144 bytes of tile memory, the program's layout needs 638976" -- \
     "$IPUSIM" run one_chip.elf --machine gc2 --json "$OUT/r.json"
