@@ -10,18 +10,59 @@
 #include "sim/engine/engine.h"
 #include "sim/engine/program_io.h"
 
+/* The PRNG state of every context of every loaded tile, in the engine's
+ * tile order: carried from one run to the next, as the hardware's
+ * generators run on between poplar::Engine::run calls (a new engine seeds
+ * them afresh, which would give every step the same random bits). */
+typedef struct prng_carry {
+    uint64_t *state;              /* tiles x ISA_CONTEXTS x 2; NULL before the first run */
+    size_t n_tiles;
+} prng_carry;
+
+static void prng_restore(engine *eng, const prng_carry *pc)
+{
+    if (!pc || !pc->state || pc->n_tiles != engine_tile_count(eng))
+        return;
+    for (size_t i = 0; i < pc->n_tiles; i++) {
+        ipu_tile *t = engine_tile_mut(eng, engine_tile_at(eng, i)->tile_id);
+        for (int k = 0; k < ISA_CONTEXTS; k++)
+            memcpy(t->s.ctx[k].prng, pc->state + (i * ISA_CONTEXTS + (size_t)k) * 2, sizeof t->s.ctx[k].prng);
+    }
+}
+
+static bool prng_save(const engine *eng, prng_carry *pc, char *err, size_t err_size)
+{
+    size_t n = engine_tile_count(eng);
+    if (!pc->state) {
+        pc->state = malloc(n * ISA_CONTEXTS * 2 * sizeof *pc->state + 1);
+        if (!pc->state) {
+            snprintf(err, err_size, "out of host memory");
+            return false;
+        }
+        pc->n_tiles = n;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const ipu_tile *t = engine_tile_at(eng, i);
+        for (int k = 0; k < ISA_CONTEXTS; k++)
+            memcpy(pc->state + (i * ISA_CONTEXTS + (size_t)k) * 2, t->s.ctx[k].prng, sizeof t->s.ctx[k].prng);
+    }
+    return true;
+}
+
 /* One run of the compiled program e on a new engine: inputs fed, the
  * variables' current values (graph.h; their init) written first when
  * carry, outputs read, and each variable's value after the run copied
- * back into its init when carry. */
+ * back into its init when carry; the tiles' PRNG states taken from prng
+ * (when it holds some) and left there after the run. */
 static bool run_once(graph *g, const lower_options *o, const ipu_exe *e, const tensor_map *map,
-                     const graph_value *inputs, graph_value *outputs, simulate_result *r, bool carry, char *err,
-                     size_t err_size)
+                     const graph_value *inputs, graph_value *outputs, simulate_result *r, bool carry,
+                     prng_carry *prng, char *err, size_t err_size)
 {
     bool ok = false;
     engine *eng = engine_new(o->machine, e, err, err_size);
     if (!eng)
         return false;
+    prng_restore(eng, prng);
     for (int i = 0; i < g->n_inputs; i++) {
         const graph_tensor *t = &g->tensors[g->inputs[i]];
         if (t->data)
@@ -104,6 +145,8 @@ static bool run_once(graph *g, const lower_options *o, const ipu_exe *e, const t
         if (mt && !program_read_tensor(eng, mt, x->init, err, err_size))
             goto done;
     }
+    if (prng && !prng_save(eng, prng, err, err_size))
+        goto done;
     ok = true;
 done:
     engine_free(eng);
@@ -142,6 +185,7 @@ static bool simulate_steps(graph *g, const lower_options *o, const graph_value *
     if (!e)
         return false;
     bool ok = true;
+    prng_carry prng = { 0 };
     for (int s = 0; s < steps && ok; s++) {
         if (s)
             for (int i = 0; i < g->n_outputs; i++)
@@ -149,13 +193,14 @@ static bool simulate_steps(graph *g, const lower_options *o, const graph_value *
         lower_report plan = r->plan;
         memset(r, 0, sizeof *r);
         r->plan = plan;
-        ok = run_once(g, o, e, map, inputs, outputs, r, carry, err, err_size);
+        ok = run_once(g, o, e, map, inputs, outputs, r, carry, carry ? &prng : NULL, err, err_size);
         if (ok && each && !each(s, outputs, r, ctx)) {
             if (!err[0])
                 snprintf(err, err_size, "%s: stopped after step %d", g->source, s + 1);
             ok = false;
         }
     }
+    free(prng.state);
     tmap_free(map);
     exe_free(e);
     return ok;

@@ -45,7 +45,9 @@ bool simulate_graph(const graph *g, const lower_options *o, const graph_value *i
 /* Training steps (autodiff.h): g compiled once and run `steps` times,
  * each run on the same inputs with the variables' values carried from the
  * previous run, as repeated poplar::Engine::run calls keep the weights in
- * tile memory.  outputs and r are the last step's; on return every
+ * tile memory, and the tiles' PRNGs running on from where the previous run
+ * left them (stochastic rounding differs from step to step, as on the
+ * hardware).  outputs and r are the last step's; on return every
  * variable's init holds its value after the last step, as
  * graph_eval_step leaves it.  each (may be NULL) sees every step. */
 bool simulate_training(graph *g, const lower_options *o, const graph_value *inputs, int steps,

@@ -273,6 +273,62 @@ static void test_bad_loss_specs(void)
  * a weight that lands either side of a rounding boundary); rounded
  * stochastically it is within the same gap of it, and some weights round
  * the other way. */
+/* Stochastic rounding over several steps: the tiles' PRNGs run on from one
+ * step to the next.  w (f16, 1.0) gains a quarter of its f16 gap each step,
+ * rounded stochastically: after two steps about 2 x 1/4 x 3/4 of the
+ * elements have gained one gap.  Had each step started from the same
+ * random bits, an element would round the same way both times (from 1.0,
+ * or from one gap above it, the fraction rounded is the same), leaving none
+ * exactly one gap up. */
+static void test_rounding_across_steps(void)
+{
+    enum { N = 2048 };
+    graph *g = graph_new("sr_steps", 13);
+    input(g, "d", 1, D(N));
+    uint16_t one[N];
+    for (int i = 0; i < N; i++)
+        one[i] = 0x3c00;                              /* 1.0 */
+    graph_shape sh = { .rank = 1, .dims = { N } };
+    int w = graph_add_variable(g, "w", GDT_F16, &sh, one);
+    char wname[64];
+    snprintf(wname, sizeof wname, "%s", g->tensors[w].name);
+    graph_set_attr_int(node(g, GRAPH_OP_CAST, wname, "wf"), "to", GDT_F32);
+    node(g, GRAPH_OP_ADD, "wf,d", "s");
+    graph_node *c = node(g, GRAPH_OP_CAST, "s", "wn");
+    graph_set_attr_int(c, "to", GDT_F16);
+    graph_set_attr_string(c, "rounding", "stochastic");
+    graph_set_update(g, w, graph_find_tensor(g, "wn"));
+    finish(g, "s");
+
+    float quarter_gap[N];
+    for (int i = 0; i < N; i++)
+        quarter_gap[i] = 0x1p-12f;                    /* the f16 gap at 1.0 is 2^-10 */
+    graph_value in = { .dtype = GDT_F32, .shape = sh, .data = quarter_gap };
+    graph_value out;
+    lower_options lo = { .machine = gc200(), .tiles = 4 };
+    char err[512];
+    bool ok = simulate_training(g, &lo, &in, 2, &out, NULL, NULL, NULL, err, sizeof err);
+    if (!ok)
+        fprintf(stderr, "\n  %s\n", err);
+    CU_ASSERT_TRUE_FATAL(ok);
+    graph_value_free(&out);
+    const uint16_t *after = g->tensors[graph_find_tensor(g, wname)].init;
+    int by[3] = { 0 }, other = 0;
+    for (int i = 0; i < N; i++) {
+        if (after[i] >= 0x3c00 && after[i] <= 0x3c02)
+            by[after[i] - 0x3c00]++;
+        else
+            other++;
+    }
+    CU_ASSERT_EQUAL(other, 0);
+    /* binomial: one gap up with p = 3/8 (sd 0.0107 at N = 2048), two with
+     * p = 1/16, none with p = 9/16; each held within 5 sd */
+    CU_ASSERT(fabs(by[1] / (double)N - 0.375) < 5 * 0.0107);
+    CU_ASSERT(fabs(by[2] / (double)N - 0.0625) < 5 * 0.00535);
+    CU_ASSERT(fabs(by[0] / (double)N - 0.5625) < 5 * 0.011);
+    graph_free(g);
+}
+
 static void test_f16_weights(void)
 {
     graph_value in[2];
@@ -398,5 +454,6 @@ void test_register(void)
               { "the loss falls over 20 simulated steps (SGD, Adam, LAMB, LARS)", test_loss_falls },
               { "bad loss specs", test_bad_loss_specs },
               { "f16 weights, updated in f32 and rounded (to nearest, stochastically)", test_f16_weights },
-              { "an f16 table looked up as f16 rows", test_f16_table_lookup });
+              { "an f16 table looked up as f16 rows", test_f16_table_lookup },
+              { "stochastic rounding: the PRNGs run on from step to step", test_rounding_across_steps });
 }
