@@ -69,6 +69,7 @@ bool kernel_symbols_find(const codelet_library *lib, kernel_symbols *k, char *er
         SYM(vtx_copy, true), SYM(vtx_unary_f32, true), SYM(vtx_binary_f32, true), SYM(vtx_unary_f32_split, true), SYM(vtx_binary_f32_split, true),
         SYM(vtx_binary_f32_split_rows, true), SYM(vtx_reduce_cols_f32_split, true),
         SYM(vtx_cast_f32_to_f16, true), SYM(vtx_cast_f32_to_f16_sr, true), SYM(vtx_cast_f16_to_f32, true),
+        SYM(vtx_scaled_add_f32, true), SYM(vtx_scaled_add_f16, true), SYM(vtx_scaled_add_f16_sr, true),
         SYM(vtx_softmax_rows_f32, true),
         SYM(vtx_layernorm_rows_f32, true), SYM(vtx_reduce_rows_f32, true), SYM(sv_matmul_f16, true), SYM(sv_matmul_f32, true),
         SYM(vtx_pack_b_f16, true), SYM(vtx_maxpool_nhwc_f32, true), SYM(vtx_avgpool_nhwc_f32, true),

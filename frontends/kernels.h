@@ -26,6 +26,7 @@ typedef struct kernel_symbols {
     uint32_t ctl_sync_chip, ctl_sync_system, ctl_jump, ctl_end;
     uint32_t vtx_copy, vtx_unary_f32, vtx_binary_f32, vtx_cast_f32_to_f16, vtx_cast_f16_to_f32;
     uint32_t vtx_cast_f32_to_f16_sr;            /* rounded stochastically */
+    uint32_t vtx_scaled_add_f32, vtx_scaled_add_f16, vtx_scaled_add_f16_sr;   /* x + scale y */
     uint32_t vtx_unary_f32_split, vtx_binary_f32_split, vtx_binary_f32_split_rows;   /* one record for six workers */
     uint32_t vtx_reduce_cols_f32_split;
     uint32_t vtx_softmax_rows_f32, vtx_layernorm_rows_f32, vtx_reduce_rows_f32;

@@ -683,7 +683,9 @@ enum isa_flow isa_exec_F32V2GINA(isa_tile_state *t, isa_context *c, const isa_in
 }
 
 /* f32v2axpy $aD, $aX, $aY (ISA2 §3.7.3.5.5): $AACC[0,2] = $TAS * x + y, the
- * product rounded to f32 first; the destination gets the previous
+ * product rounded to f32 first (operands flushed from the denormal range
+ * as every f32 multiply's are, so it gives a Mul's and an Add's bits);
+ * the destination gets the previous
  * $AACC[0,2] — a result comes out one issue after its operands went in, so
  * a loop runs one issue behind its loads and ends with a flushing issue. */
 enum isa_flow isa_exec_F32V2AXPY(isa_tile_state *t, isa_context *c, const isa_insn *in)
@@ -698,7 +700,7 @@ enum isa_flow isa_exec_F32V2AXPY(isa_tile_state *t, isa_context *c, const isa_in
         out[i] = aacc(c, 2 * i);
         special[i] = fp32_axpby_special(a, x[i], 1.0f, y[i], &exc, &r[i]);
         if (!special[i])
-            r[i] = fp32_add((float)((double)a * x[i]), y[i]);
+            r[i] = fp32_add(fp32_mul(a, x[i]), y[i]);
         if (isnan(out[i]))
             out[i] = fp32_qnan();
         exc |= fp_aacc_read_flags(out[i], false, false);

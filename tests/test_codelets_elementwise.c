@@ -1400,6 +1400,201 @@ static void test_split_records(void)
         }
 }
 
+/* ---- scaled add ------------------------------------------------------------------------ */
+
+/* Worker issues of the scaled-add codelets for n elements (elementwise.h),
+ * less one: hand_cycles counts a worker's exit at its first issue plus six
+ * cycles for each issue after it. */
+static uint64_t sa_f32_pace_issues(uint32_t n)
+{
+    uint32_t p = n / 2;
+    return (n ? 68 + p + (p & 1) + (n & 1 ? 2 : 0) : 7) - 1;
+}
+static uint64_t sa_f32_single_issues(uint32_t n) { return (n ? 23 + 3 * (uint64_t)((n + 1) / 2) : 7) - 1; }
+static uint64_t sa_f16_issues(uint32_t n, bool sr)
+{
+    return (n ? (n & 1 ? 32 : 24) + 3 * (uint64_t)((n + 1) / 2) : 7) + (sr ? 2 : 0) - 1;
+}
+
+typedef struct sa_case {
+    bool f16, sr;
+    uint32_t n, x, y, out;          /* tile addresses; out may be x */
+    float scale;
+    uint32_t seed, prng_seed;
+    bool even;                      /* even shares (else uneven, zero-count records included) */
+} sa_case;
+
+/* Run one scaled add over the six workers (each an even share, the last
+ * the odd element), check every element against the model bit for bit
+ * (SR: each worker's PRNG steps in order); the cycles, 0 when it failed.
+ * shares[] receives each worker's count. */
+static uint64_t run_scaled_add(const sa_case *c, uint32_t shares[W], void *result)
+{
+    ew_run r;
+    ew_setup(&r, c->f16 ? (c->sr ? "vtx_scaled_add_f16_sr" : "vtx_scaled_add_f16") : "vtx_scaled_add_f32");
+    isa_seed_prngs(&r.t->s, c->prng_seed);
+    uint64_t state[W][2];
+    for (unsigned w = 0; w < W; w++)
+        memcpy(state[w], r.t->s.ctx[w + 1].prng, sizeof state[w]);
+    uint32_t n = c->n, xb = c->f16 ? 2 : 4;
+    uint32_t *x = calloc(n + 8, 4), *y = calloc(n + 8, 4), *got = calloc(n + 8, 4);
+    CU_ASSERT_FATAL(x && y && got);
+    lcg_state = c->seed;
+    for (uint32_t i = 0; i < n; i++) {
+        y[i] = bits_of(lcg() % 3 == 0 ? rnd_any() : rnd_normal(-12, 0));
+        if (c->f16)
+            ((uint16_t *)x)[i] = lcg() % 16 == 0 ? (uint16_t)lcg() : elementwise_model_f32_to_f16(rnd_normal(-6, 4));
+        else
+            x[i] = bits_of(rnd_any());
+    }
+    ew_write(&r, c->x, x, (size_t)(n + 8) * xb);
+    ew_write(&r, c->y, y, (size_t)n * 4 + 32);
+    uint32_t first[W], count[W], words[W][16];
+    even_split = c->even;
+    uneven_shares(n / 2, first, count);
+    even_split = false;
+    for (unsigned w = 0; w < W; w++) {
+        uint32_t e0 = first[w] * 2, cnt = count[w] * 2 + (w == W - 1 ? n % 2 : 0);
+        words[w][SCALED_ADD_V_X] = c->x + e0 * xb;
+        words[w][SCALED_ADD_V_Y] = c->y + e0 * 4;
+        words[w][SCALED_ADD_V_OUT] = c->out + e0 * xb;
+        words[w][SCALED_ADD_V_N] = cnt;
+        words[w][SCALED_ADD_V_SCALE] = bits_of(c->scale);
+        shares[w] = cnt;
+    }
+    ew_records(&r, words, SCALED_ADD_V_WORDS);
+    uint64_t cycles = ew_go(&r) ? r.cycles : 0;
+    CU_ASSERT_NOT_EQUAL(cycles, 0);
+    ew_read(&r, c->out, got, (size_t)n * xb);
+    size_t bad = 0;
+    for (unsigned w = 0; w < W; w++) {
+        uint32_t e0 = first[w] * 2, cnt = shares[w];
+        uint64_t rnd[2] = { 0, 0 };
+        for (uint32_t i = 0; i < cnt; i++) {
+            uint32_t k = e0 + i;
+            float yv = f32_of_bits(y[k]);
+            bool mismatch;
+            if (c->f16) {
+                if (i % 2 == 0 && c->sr)
+                    fp_prng_advance(state[w], rnd);
+                uint32_t bits = fp16_sr_bits(rnd, i % 2);
+                if (c->sr && i == cnt - 1 && cnt % 2) {      /* the odd last element, rounded again */
+                    fp_prng_advance(state[w], rnd);
+                    bits = fp16_sr_bits(rnd, 0);
+                }
+                f16_t want = elementwise_model_scaled_add_f16(((uint16_t *)x)[k], yv, c->scale, c->sr, bits);
+                mismatch = ((uint16_t *)got)[k] != want;
+                if (mismatch && bad < 4)
+                    fprintf(stderr, "\n  f16 scaled add (n %u, sr %d) element %u of worker %u's %u: x 0x%04x y %a, codelet 0x%04x, model 0x%04x", n, c->sr, k, w, cnt,
+                            ((uint16_t *)x)[k], (double)yv, ((uint16_t *)got)[k], want);
+            } else {
+                float want = elementwise_model_scaled_add_f32(f32_of_bits(x[k]), yv, c->scale);
+                mismatch = got[k] != bits_of(want);
+                if (mismatch && bad < 4)
+                    fprintf(stderr, "\n  f32 scaled add element %u: codelet 0x%08x, model 0x%08x", k, got[k],
+                            bits_of(want));
+            }
+            bad += mismatch;
+        }
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+    if (result)
+        memcpy(result, got, (size_t)n * xb);
+    ew_done(&r);
+    free(x);
+    free(y);
+    free(got);
+    return cycles;
+}
+
+static void test_scaled_add(void)
+{
+    static const uint32_t sizes[] = { 1, 2, 3, 7, 12, 23, 37, 101, 4001 };
+    uint32_t shares[W];
+    uint64_t wc[W];
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+        uint32_t n = sizes[k];
+        /* f32: apart in region 1 (the pace loop), in place, and y in region 0 */
+        sa_case a = { false, false, n, A_ADDR, B_ADDR, C_ADDR, -0.01f, 7 + (uint32_t)k, 1, false };
+        uint64_t cyc = run_scaled_add(&a, shares, NULL);
+        for (unsigned w = 0; w < W; w++)
+            wc[w] = sa_f32_pace_issues(shares[w]);
+        CU_ASSERT_EQUAL(cyc, hand_cycles(wc));
+        a.out = a.x;
+        a.scale = 0.9f;
+        CU_ASSERT_EQUAL(run_scaled_add(&a, shares, NULL), hand_cycles(wc));
+        a.y = R0_ADDR;
+        a.scale = 1.0f;
+        cyc = run_scaled_add(&a, shares, NULL);
+        for (unsigned w = 0; w < W; w++)
+            wc[w] = sa_f32_single_issues(shares[w]);
+        CU_ASSERT_EQUAL(cyc, hand_cycles(wc));
+        /* f16 data, f32 deltas: to nearest, then stochastically, in place too */
+        for (int sr = 0; sr < 2; sr++) {
+            sa_case h = { true, sr, n, A_ADDR, B_ADDR, sr ? A_ADDR : C_ADDR, -3e-3f, 40 + (uint32_t)k, 5, false };
+            cyc = run_scaled_add(&h, shares, NULL);
+            for (unsigned w = 0; w < W; w++)
+                wc[w] = sa_f16_issues(shares[w], sr);
+            CU_ASSERT_EQUAL(cyc, hand_cycles(wc));
+        }
+    }
+    /* per element at 24,000 elements (even shares): 0.5, 1.5, 1.5 tile cycles */
+    sa_case big = { false, false, 24000, A_ADDR, B_ADDR, C_ADDR, 0.5f, 3, 1, true };
+    double pace = (double)run_scaled_add(&big, shares, NULL) / 24000;
+    big.y = R0_ADDR;
+    double single = (double)run_scaled_add(&big, shares, NULL) / 24000;
+    sa_case bh = { true, true, 24000, A_ADDR, B_ADDR, A_ADDR, 0.5f, 3, 1, true };
+    double half = (double)run_scaled_add(&bh, shares, NULL) / 24000;
+    printf("\n    scaled add per element: f32 %.3f (pace), %.3f (single), f16 SR %.3f tile cycles\n", pace, single,
+           half);
+    CU_ASSERT(pace > 0.5 && pace < 0.52);
+    CU_ASSERT(single > 1.5 && single < 1.52);
+    CU_ASSERT(half > 1.5 && half < 1.52);
+    /* stochastic rounding: 1 + 1/4 gap rounds up about a quarter of the time */
+    enum { N = 6000 };
+    sa_case q = { true, true, N, A_ADDR, B_ADDR, C_ADDR, 0x1p-12f, 1, 9, true };
+    uint16_t *res = malloc(N * 2);
+    CU_ASSERT_FATAL(res != NULL);
+    /* x = 1.0, y = 1: each element 1 + 2^-12, a quarter of an f16 gap */
+    {
+        ew_run t;
+        ew_setup(&t, "vtx_scaled_add_f16_sr");
+        isa_seed_prngs(&t.t->s, 9);
+        uint16_t *ones = malloc(N * 2 + 64);
+        float *yv = malloc(N * 4 + 64);
+        CU_ASSERT_FATAL(ones && yv);
+        for (int i = 0; i < N + 32; i++)
+            ones[i] = 0x3c00;
+        for (int i = 0; i < N + 16; i++)
+            yv[i] = 1.0f;
+        ew_write(&t, q.x, ones, N * 2 + 64);
+        ew_write(&t, q.y, yv, N * 4 + 64);
+        uint32_t words[W][16];
+        for (unsigned w = 0; w < W; w++) {
+            words[w][SCALED_ADD_V_X] = q.x + w * (N / W) * 2;
+            words[w][SCALED_ADD_V_Y] = q.y + w * (N / W) * 4;
+            words[w][SCALED_ADD_V_OUT] = q.out + w * (N / W) * 2;
+            words[w][SCALED_ADD_V_N] = N / W;
+            words[w][SCALED_ADD_V_SCALE] = bits_of(q.scale);
+        }
+        ew_records(&t, words, SCALED_ADD_V_WORDS);
+        CU_ASSERT_TRUE(ew_go(&t));
+        ew_read(&t, q.out, res, N * 2);
+        int ups = 0, other = 0;
+        for (int i = 0; i < N; i++) {
+            ups += res[i] == 0x3c01;
+            other += res[i] != 0x3c00 && res[i] != 0x3c01;
+        }
+        CU_ASSERT_EQUAL(other, 0);
+        double sigma = sqrt(N * 0.25 * 0.75);
+        CU_ASSERT(fabs(ups - N / 4.0) < 5 * sigma);
+        ew_done(&t);
+        free(ones);
+        free(yv);
+    }
+    free(res);
+}
+
 void test_register(void)
 {
     ADD_SUITE("codelets_elementwise",
@@ -1409,6 +1604,7 @@ void test_register(void)
               {"unary: every function, placements", test_unary_functions},
               {"casts f32 <-> f16", test_casts},
               {"cast f32 -> f16 rounded stochastically", test_cast_stochastic},
+              {"scaled add: f32, f16 data with f32 deltas, stochastic rounding", test_scaled_add},
               {"copy", test_copy},
               {"fill", test_fill},
               {"hand-counted cycles", test_hand_cycles},

@@ -9,6 +9,9 @@
 //     vtx_cast_f32_to_f16   out = (f16) in
 //     vtx_cast_f32_to_f16_sr  the same, rounded stochastically
 //     vtx_cast_f16_to_f32   out = (f32) in
+//     vtx_scaled_add_f32    out = x + scale y (f32v2axpy), x, y, out f32
+//     vtx_scaled_add_f16    the same with x and out f16, y f32
+//     vtx_scaled_add_f16_sr the same, out rounded stochastically
 //     vtx_copy              n bytes
 //     vtx_fill              n bytes of zeros
 //
@@ -123,6 +126,12 @@
     .equ CAST_V_IN, 0
     .equ CAST_V_OUT, 1
     .equ CAST_V_N, 2
+
+    .equ SCALED_ADD_V_X, 0
+    .equ SCALED_ADD_V_Y, 1
+    .equ SCALED_ADD_V_OUT, 2
+    .equ SCALED_ADD_V_N, 3
+    .equ SCALED_ADD_V_SCALE, 4
 
     .equ COPY_V_SRC, 0
     .equ COPY_V_DST, 1
@@ -821,6 +830,149 @@ vtx_cast_f16_to_f32:
     { setzi $m0, 0 ; fnop }
     { setzi $m2, 0 ; fnop }
     EW_PAIR_LOOP EW_CAST_BODY, 0, 2
+
+// ---- scaled add (popops' scaledAddTo) -------------------------------------------------
+// out[i] = x[i] + scale * y[i] with f32v2axpy ($TAS = scale): the product
+// rounded to f32, then the sum, as a Mul followed by an Add.  f32v2axpy
+// gives the result of the previous issue's operands (ISA2 §3.7.3.5.5), so
+// each loop runs one issue behind its loads.
+//
+// vtx_scaled_add_f32, lag-3 pace loop (x, y, out apart, y in region 1):
+// bundle c loads pair c into L(c mod 2) (L0 = $a0:3, L1 = $a4:7: x pair,
+// y pair) with ld2xst64pace, feeds pair c - 1 from the other L to the
+// axpy, whose output (pair c - 2) goes to R(c mod 2) (R0 = $a8:9, R1 =
+// $a10:11), and stores R((c + 1) mod 2), pair c - 3.  No register is
+// written and read in one bundle.  Loads run 3 pairs past the last.
+    .globl vtx_scaled_add_f32
+vtx_scaled_add_f32:
+    { ld32  $m9, $m13, $mzero, SCALED_ADD_V_N ; fnop }
+    { ld32  $m6, $m13, $mzero, SCALED_ADD_V_X ; fnop }
+    { ld32  $m7, $m13, $mzero, SCALED_ADD_V_Y ; fnop }
+    { ld32  $m8, $m13, $mzero, SCALED_ADD_V_OUT ; fnop }
+    { ld32  $a0, $m13, $mzero, SCALED_ADD_V_SCALE ; fnop }
+    { brz   $m9, ew_exit ; uput $TAS, $a0 }
+    { shr   $m1, $m7, 19 ; fnop }
+    { brz   $m1, ew_sa_single ; fnop }     // ld2xst64pace: y in region 1
+    { mov   $m1, $m6 ; fnop }
+    { mov   $m2, $m7 ; fnop }
+    { call  $m10, ew_apart ; fnop }
+    { brz   $m1, ew_sa_single ; fnop }
+    { mov   $m1, $m6 ; fnop }
+    { add   $m2, $m8, -EW_LAG_BYTES ; fnop }
+    { call  $m10, ew_apart ; fnop }
+    { brz   $m1, ew_sa_single ; fnop }
+    { mov   $m1, $m7 ; fnop }
+    { add   $m2, $m8, -EW_LAG_BYTES ; fnop }
+    { call  $m10, ew_apart ; fnop }
+    { brz   $m1, ew_sa_single ; fnop }
+    { tapack $m0:1, $m6, $m7, $m8 ; fnop }
+    { shr   $m3, $m9, 1 ; fnop }
+    { ld2x64pace $a0:1, $a2:3, $m0:1+=, $mzero, 0 ; fnop }
+    { ld2x64pace $a4:5, $a6:7, $m0:1+=, $mzero, 0 ; f32v2axpy $a10:11, $a2:3, $a0:1 }
+    { ld2x64pace $a0:1, $a2:3, $m0:1+=, $mzero, 0 ; f32v2axpy $a8:9, $a6:7, $a4:5 }
+    { shr   $m5, $m3, 1 ; fnop }
+    EW_RPT_HEAD $m5, $m2, 2
+    { ld2xst64pace $a4:7, $a8:9, $m0:1+=, $mzero, 0 ; f32v2axpy $a10:11, $a2:3, $a0:1 }
+    { ld2xst64pace $a0:3, $a10:11, $m0:1+=, $mzero, 0 ; f32v2axpy $a8:9, $a6:7, $a4:5 }
+    EW_RPT_TAIL $m5
+    { and   $m2, $m3, 1 ; fnop }
+    { brz   $m2, 1f ; fnop }
+    { ld2xst64pace $a4:7, $a8:9, $m0:1+=, $mzero, 0 ; f32v2axpy $a10:11, $a2:3, $a0:1 }
+    { nop ; mov $a8, $a10 }             // the odd last element's result, if any
+1:
+    { and   $m2, $m9, 1 ; fnop }
+    { brz   $m2, ew_exit ; fnop }
+    { shl   $m1, $m3, 3 ; fnop }
+    { st32  $a8, $m8, $m1, 0 ; fnop }
+    { exitz $mzero ; fnop }
+
+// Single-access loop, three bundles a pair: the axpy of pair j (its
+// output pair j - 1) rides with the load of x j + 1, then y j + 1 is
+// loaded and pair j - 1 stored.  The first pair's body stores nothing;
+// a flushing axpy gives the last pair.  Loads run one pair past the last.
+// Q = pairs (the odd last element counted as one).
+ew_sa_single:
+    { setzi $m0, 0 ; fnop }
+    { setzi $m1, 0 ; fnop }
+    { setzi $m2, 0 ; fnop }
+    { ld64step $a0:1, $m6, $m0+=, 1 ; fnop }
+    { ld64step $a2:3, $m7, $m1+=, 1 ; fnop }
+    { add   $m3, $m9, 1 ; fnop }
+    { shr   $m3, $m3, 1 ; fnop }
+    { ld64step $a0:1, $m6, $m0+=, 1 ; f32v2axpy $a4:5, $a2:3, $a0:1 }
+    { ld64step $a2:3, $m7, $m1+=, 1 ; fnop }
+    { add   $m5, $m3, -1 ; fnop }
+    EW_RPT_HEAD $m5, $m4, 3
+    { ld64step $a0:1, $m6, $m0+=, 1 ; f32v2axpy $a4:5, $a2:3, $a0:1 }
+    { ld64step $a2:3, $m7, $m1+=, 1 ; fnop }
+    { st64step $a4:5, $m8, $m2+=, 1 ; fnop }
+    EW_RPT_TAIL $m5
+    { and   $m3, $m9, 1 ; f32v2axpy $a4:5, $azeros, $azeros }
+    { brnz  $m3, 2f ; fnop }
+    { st64step $a4:5, $m8, $m2+=, 1 ; fnop }
+    { exitz $mzero ; fnop }
+2:
+    { st32  $a4, $m8, $m2, 0 ; fnop }
+    { exitz $mzero ; fnop }
+
+// vtx_scaled_add_f16: x and out f16, y f32; out = f16(f32(x) + scale y)
+// (f16v2tof32, f32v2axpy, f32v2tof16: exact widening, the product and the
+// sum in f32, one rounding to f16).  Three bundles a pair, results stored
+// two pairs behind the loads: pair j is widened with the load of x j + 1,
+// fed to the axpy (out: pair j - 1) with the load of y j + 1, and pair
+// j - 1 narrowed while pair j - 2 is stored.  Loads run two pairs past
+// the last (x 8 bytes, y 16).  An odd count's last element: its word is
+// written again with the element in both halves (the padding element gets
+// a copy, as vtx_cast_f32_to_f16 gives it).
+// vtx_scaled_add_f16_sr: the same rounded stochastically ($FP_CTL.ESR,
+// as vtx_cast_f32_to_f16_sr): each f32v2tof16 advances the context's PRNG.
+    .globl vtx_scaled_add_f16_sr
+vtx_scaled_add_f16_sr:
+    { nop ; setzi $a0, 0x80000 }           // FP_CTL.ESR, bit 19
+    { nop ; uput  $FP_CTL, $a0 }
+    .globl vtx_scaled_add_f16
+vtx_scaled_add_f16:
+    { ld32  $m9, $m13, $mzero, SCALED_ADD_V_N ; fnop }
+    { ld32  $m6, $m13, $mzero, SCALED_ADD_V_X ; fnop }
+    { ld32  $m7, $m13, $mzero, SCALED_ADD_V_Y ; fnop }
+    { ld32  $m8, $m13, $mzero, SCALED_ADD_V_OUT ; fnop }
+    { ld32  $a0, $m13, $mzero, SCALED_ADD_V_SCALE ; fnop }
+    { brz   $m9, ew_exit ; uput $TAS, $a0 }
+    { setzi $m0, 0 ; fnop }
+    { setzi $m1, 0 ; fnop }
+    { setzi $m2, 0 ; fnop }
+    { add   $m3, $m9, 1 ; fnop }
+    { shr   $m3, $m3, 1 ; fnop }              // Q pairs
+    { ld32step $a0, $m6, $m0+=, 1 ; fnop }
+    { ld64step $a2:3, $m7, $m1+=, 1 ; fnop }
+    // pair 0: widen, axpy (its output is stale)
+    { ld32step $a0, $m6, $m0+=, 1 ; f16v2tof32 $a4:5, $a0 }
+    { ld64step $a2:3, $m7, $m1+=, 1 ; f32v2axpy $a6:7, $a2:3, $a4:5 }
+    // pair 1 (past the end when Q = 1): result 0 narrowed
+    { ld32step $a0, $m6, $m0+=, 1 ; f16v2tof32 $a4:5, $a0 }
+    { ld64step $a2:3, $m7, $m1+=, 1 ; f32v2axpy $a6:7, $a2:3, $a4:5 }
+    { nop ; f32v2tof16 $a8, $a6:7 }
+    { add   $m5, $m3, -1 ; fnop }
+    EW_RPT_HEAD $m5, $m4, 3
+    { ld32step $a0, $m6, $m0+=, 1 ; f16v2tof32 $a4:5, $a0 }
+    { ld64step $a2:3, $m7, $m1+=, 1 ; f32v2axpy $a6:7, $a2:3, $a4:5 }
+    { st32step $a8, $m8, $m2+=, 1 ; f32v2tof16 $a8, $a6:7 }
+    EW_RPT_TAIL $m5
+    { and   $m3, $m9, 1 ; fnop }
+    { brz   $m3, 3f ; fnop }
+    // the odd last element again, alone, before its word is written (x
+    // is still there in place): x in $a0 (lane 0), y in $a2
+    { ld32  $a0, $m6, $m2, 0 ; fnop }
+    { shl   $m1, $m2, 1 ; fnop }
+    { ld32  $a2, $m7, $m1, 0 ; f16tof32 $a4, $a0 }
+    { nop ; mov $a3, $a2 }
+    { nop ; mov $a5, $a4 }
+    { nop ; f32v2axpy $a6:7, $a2:3, $a4:5 }
+    { nop ; f32v2axpy $a6:7, $azeros, $azeros }
+    { nop ; f32tof16 $a8, $a6 }
+3:
+    { st32step $a8, $m8, $m2+=, 1 ; fnop }    // pair Q - 1
+    { exitz $mzero ; fnop }
 
 // ---- vtx_copy -------------------------------------------------------------------------
 // $m6 = src, $m8 = dst, $m9 = bytes left.

@@ -19,6 +19,15 @@
  *                         context's PRNG once and takes its rounding bits
  *                         from it; two more cycles (worker, $FP_CTL.ESR set)
  *   vtx_cast_f16_to_f32   out[i] = (f32) in[i]
+ *   vtx_scaled_add_f32    out[i] = x[i] + scale * y[i] (popops' scaledAddTo:
+ *                         f32v2axpy, the product rounded to f32, then the
+ *                         sum: the same bits as a Mul and an Add); out may
+ *                         be x (in place)
+ *   vtx_scaled_add_f16    the same with x and out f16, y f32: x widened
+ *                         (exact), the f32 result rounded once to f16 (to
+ *                         nearest even; _sr: stochastically, each
+ *                         f32v2tof16 taking a PRNG step as
+ *                         vtx_cast_f32_to_f16_sr does)
  *   vtx_copy              n bytes from src to dst
  *   vtx_fill              n bytes of zeros at dst
  *
@@ -64,6 +73,7 @@
 #ifndef IPUSIM_CODELETS_ELEMENTWISE_H
 #define IPUSIM_CODELETS_ELEMENTWISE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -163,6 +173,36 @@ enum cast_vertex {
 #define CAST_F32_TO_F16_V_WORDS CAST_V_WORDS
 #define CAST_F16_TO_F32_V_WORDS CAST_V_WORDS
 
+/* vtx_scaled_add_f32 / _f16 / _f16_sr record.  x, y and out 8-byte
+ * aligned (f16: x and out 4-byte aligned; a worker's share of an f16
+ * tensor starts at an even element).  f32: the pace loop (one bundle a
+ * pair, ld2xst64pace) when y is in region 1 and x, y and out - 24 are
+ * apart from each other (the binary codelet's test); else three bundles a
+ * pair.  f16: three bundles a pair.  Loads run up to 24 bytes past x and y.
+ * Worker issues for n >= 1 (one each; P = floor(n / 2), Q = ceil(n / 2),
+ * rpt blocks of at most 4095 iterations: 4 issues more a block past the
+ * first), held exactly by tests/test_codelets_elementwise.c ("scaled add"):
+ *   f32 pace:    68 + P + (P odd), 2 more with an odd last element
+ *                (three apart tests of 15 issues each among the 68)
+ *   f32 single:  23 + 3 Q, when y is in region 0 (a stream found not apart
+ *                adds the tests run before it: 15 each)
+ *   f16:         24 + 3 Q, 32 + 3 Q with an odd last element; _sr 2 more
+ *   n = 0: 7 (_sr 9).
+ * Per element at large n, six workers: f32 0.5 tile cycles (pace), 1.5
+ * (single); f16 1.5.  PopLibs' estimates (popops PerformanceEstimation.cpp,
+ * getScaledArithmeticSupervisorCycleEstimate): float, the interleaved
+ * fast path 1 worker cycle a pair (0.5 a element), 3 otherwise; half data
+ * with float deltas 5 worker cycles a vector of 4 (1.25 tile cycles an
+ * element against our 1.5: ipusim's ISA table has no f32v4tof16). */
+enum scaled_add_vertex {
+    SCALED_ADD_V_X = 0,            /* x: f32 (f16 for the f16 codelets) */
+    SCALED_ADD_V_Y,                /* y: f32 */
+    SCALED_ADD_V_OUT,              /* out: x's type; may equal x */
+    SCALED_ADD_V_N,                /* elements (0: nothing to do) */
+    SCALED_ADD_V_SCALE,            /* f32 bits of the scale */
+    SCALED_ADD_V_WORDS
+};
+
 /* vtx_fill record: BYTES (a multiple of 4) of zeros from DST (8-byte
  * aligned); writes nothing past them. */
 enum fill_vertex {
@@ -238,6 +278,14 @@ f16_t elementwise_model_f32_to_f16(float x);
  * and 1; an odd last element the next step, lane 0. */
 f16_t elementwise_model_f32_to_f16_sr(float x, uint32_t random);
 float elementwise_model_f16_to_f32(f16_t h);
+/* vtx_scaled_add_f32 of one element: x + scale y, the product rounded to
+ * f32 first (f32v2axpy, exec_aux.c). */
+float elementwise_model_scaled_add_f32(float x, float y, float scale);
+/* vtx_scaled_add_f16 of one element; with sr, vtx_scaled_add_f16_sr's
+ * rounding with the 32 bits `random` (as elementwise_model_f32_to_f16_sr:
+ * pair p the worker's p-th PRNG step, lanes 0 and 1; an odd last element
+ * is rounded again, alone, with the step after the last pair's, lane 0). */
+f16_t elementwise_model_scaled_add_f16(f16_t x, float y, float scale, bool sr, uint32_t random);
 
 /* Whole-record models over host arrays laid out as on the tile: steps in
  * bytes as in the record, in1_col_step_bytes any multiple of 4.  The

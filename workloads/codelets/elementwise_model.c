@@ -211,6 +211,25 @@ float elementwise_model_f16_to_f32(f16_t h)
     return out(fp16_is_nan(h) ? fp32_qnan() : fp16_to_f32(h));
 }
 
+float elementwise_model_scaled_add_f32(float x, float y, float scale)
+{
+    /* register operands are read with denormals flushed */
+    x = fp32_flush(x);
+    y = fp32_flush(y);
+    scale = fp32_flush(scale);
+    unsigned exc = 0;
+    float r;
+    if (!fp32_axpby_special(scale, y, 1.0f, x, &exc, &r))
+        r = fp32_add(fp32_mul(scale, y), x);
+    return out(isnan(r) ? fp32_qnan() : r);
+}
+
+f16_t elementwise_model_scaled_add_f16(f16_t x, float y, float scale, bool sr, uint32_t random)
+{
+    float r = elementwise_model_scaled_add_f32(elementwise_model_f16_to_f32(x), y, scale);
+    return sr ? elementwise_model_f32_to_f16_sr(r, random) : elementwise_model_f32_to_f16(r);
+}
+
 void elementwise_model_binary_f32(enum elementwise_binary_op op, const float *in0, const float *in1, float *out_,
                                   uint32_t rows, uint32_t cols, uint32_t row_step_bytes,
                                   uint32_t in1_row_step_bytes, uint32_t in1_col_step_bytes)
