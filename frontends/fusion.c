@@ -447,6 +447,93 @@ int fusion_conv_epilogue(graph *g)
     return count;
 }
 
+/* ---- optimizer updates as scaled adds --------------------------------------------------- */
+
+/* t (f32, of shape like) produced by a Mul of it by a constant scalar,
+ * read by node k alone and no variable's update: the Mul's node, *q its
+ * other operand and *s the scalar; else -1. */
+static int scaled_operand(const graph *g, int t, int k, const graph_shape *like, int *q, double *s)
+{
+    int m = t >= 0 ? g->tensors[t].producer : -1;
+    if (m < 0 || g->nodes[m].removed || g->nodes[m].op != GRAPH_OP_MUL || g->nodes[m].n_inputs != 2 ||
+        sole_reader(g, t) != k || graph_is_update(g, t) || g->tensors[t].dtype != GDT_F32)
+        return -1;
+    for (int side = 0; side < 2; side++) {
+        int c = g->nodes[m].inputs[1 - side], o = g->nodes[m].inputs[side];
+        if (graph_constant_scalar(g, c, s) && g->tensors[o].dtype == GDT_F32 &&
+            graph_shape_equal(&g->tensors[o].shape, like) && !graph_constant_scalar(g, o, &(double){ 0 })) {
+            *q = o;
+            return m;
+        }
+    }
+    return -1;
+}
+
+/* The f16 tensor t is cast from to f32 by producer node of x, x read by
+ * node k alone: that Cast's node; else -1. */
+static int widened_f16(const graph *g, int x, int k)
+{
+    int c = g->tensors[x].producer;
+    if (c < 0 || g->nodes[c].removed || g->nodes[c].op != GRAPH_OP_CAST || sole_reader(g, x) != k ||
+        graph_is_update(g, x) || g->tensors[g->nodes[c].inputs[0]].dtype != GDT_F16)
+        return -1;
+    return c;
+}
+
+int fusion_scaled_add(graph *g)
+{
+    int made = 0;
+    for (int k = 0; k < g->n_nodes; k++) {
+        graph_node *n = &g->nodes[k];
+        if (n->removed || (n->op != GRAPH_OP_ADD && n->op != GRAPH_OP_SUB) || n->n_inputs != 2)
+            continue;
+        int out = output0(g, k);
+        const graph_shape *so = &g->tensors[out].shape;
+        if (g->tensors[out].dtype != GDT_F32)
+            continue;
+        /* the scaled operand: the second (Sub: the subtrahend only), else the first of an Add */
+        for (int side = 1; side >= (n->op == GRAPH_OP_ADD ? 0 : 1); side--) {
+            int q, p = n->inputs[1 - side];
+            double sc;
+            int m = scaled_operand(g, n->inputs[side], k, so, &q, &sc);
+            if (m < 0 || g->tensors[p].dtype != GDT_F32 || !graph_shape_equal(&g->tensors[p].shape, so) ||
+                graph_constant_scalar(g, p, &(double){ 0 }))
+                continue;
+            bool sub = n->op == GRAPH_OP_SUB;
+            g->nodes[m].removed = true;
+            int ins[2] = { p, q };
+            graph_replace_node(g, k, GRAPH_OP_SCALED_ADD, NULL, ins, 2, &out, 1);
+            graph_clear_attrs(&g->nodes[k]);
+            graph_set_attr_float(&g->nodes[k], "scale", sub ? -sc : sc);
+            made++;
+            break;
+        }
+    }
+    /* an f16 weight's update: Cast(ScaledAdd(Cast(w16), q)) */
+    for (int k = 0; k < g->n_nodes; k++) {
+        graph_node *n = &g->nodes[k];
+        if (n->removed || n->op != GRAPH_OP_SCALED_ADD)
+            continue;
+        int out = output0(g, k), c_in = widened_f16(g, n->inputs[0], k), c_out = sole_reader(g, out);
+        if (c_in < 0 || c_out < 0 || graph_is_update(g, out) || g->nodes[c_out].op != GRAPH_OP_CAST ||
+            g->tensors[output0(g, c_out)].dtype != GDT_F16)
+            continue;
+        const char *rounding = graph_attr_find(&g->nodes[c_out], "rounding")
+                                   ? graph_attr_string(&g->nodes[c_out], "rounding") : "nearest";
+        char keep[16];
+        snprintf(keep, sizeof keep, "%s", rounding);
+        int ins[2] = { g->nodes[c_in].inputs[0], n->inputs[1] }, res = output0(g, c_out);
+        g->nodes[c_in].removed = true;
+        g->nodes[c_out].removed = true;
+        graph_replace_node(g, k, GRAPH_OP_SCALED_ADD, NULL, ins, 2, &res, 1);
+        if (strcmp(keep, "nearest"))
+            graph_set_attr_string(&g->nodes[k], "rounding", keep);
+    }
+    if (made)
+        graph_compact(g);
+    return made;
+}
+
 bool fusion_run_all(graph *g, fusion_stats *stats, char *err, size_t err_size)
 {
     fusion_stats s = { 0 };

@@ -62,6 +62,16 @@ int fusion_matmul_epilogue(graph *g, int *gelus);
  * pass keeps x alone of the GELU's values.  Returns the count. */
 int fusion_gelu(graph *g);
 int fusion_conv_epilogue(graph *g);
+/* An optimizer's updates as PopLibs computes them (scaledAddTo): p + s * q
+ * and p - s * q, with s a constant f32 scalar and s * q read by the sum
+ * alone, become ScaledAdd(p, q, scale = ±s), the product rounded to f32
+ * and then the sum, the same bits; and Cast(ScaledAdd(Cast(w16 to f32),
+ * q) to f16), each value read once, becomes ScaledAdd(w16, q) with the
+ * outer Cast's rounding, an f16 weight's update with no f32 copy of the
+ * weight.  Run on a training graph after its optimizer is built (train.c);
+ * returns the count of ScaledAdd nodes made.  Leaves the graph to be
+ * inferred again (the new nodes are). */
+int fusion_scaled_add(graph *g);
 
 /* All passes in that order, then inference again over the whole graph to
  * check the result (an error there is a bug in a pass).  stats may be NULL. */

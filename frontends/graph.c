@@ -1065,6 +1065,14 @@ void graph_set_update(graph *g, int v, int t)
     g->tensors[v].update = t;
 }
 
+bool graph_is_update(const graph *g, int t)
+{
+    for (int v = 0; v < g->n_tensors; v++)
+        if (g->tensors[v].is_variable && g->tensors[v].update == t)
+            return true;
+    return false;
+}
+
 bool graph_node_folded(const graph *g, const graph_node *n)
 {
     for (int k = 0; k < n->n_outputs; k++)

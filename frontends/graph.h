@@ -208,6 +208,8 @@ int graph_add_variable(graph *g, const char *base, graph_dtype dtype, const grap
 /* At the end of a step, variable v takes the value of tensor t (same
  * dtype and shape). */
 void graph_set_update(graph *g, int v, int t);
+/* Whether tensor t is some variable's update. */
+bool graph_is_update(const graph *g, int t);
 /* A new constant tensor named from base; returns its index. */
 int graph_add_constant(graph *g, const char *base, graph_dtype dtype, const graph_shape *shape,
                        const void *data);

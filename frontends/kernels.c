@@ -21,6 +21,7 @@ const uint32_t KERNEL_COPY_WORDS = COPY_V_WORDS;
 const uint32_t KERNEL_UNARY_WORDS = UNARY_F32_V_WORDS;
 const uint32_t KERNEL_BINARY_WORDS = BINARY_F32_V_WORDS;
 const uint32_t KERNEL_CAST_WORDS = CAST_V_WORDS;
+const uint32_t KERNEL_SCALED_ADD_WORDS = SCALED_ADD_V_WORDS;
 const uint32_t KERNEL_SOFTMAX_WORDS = SOFTMAX_ROWS_V_WORDS;
 const uint32_t KERNEL_LAYERNORM_WORDS = LAYERNORM_ROWS_V_WORDS;
 const uint32_t KERNEL_MATMUL_WORDS = MATMUL_F16_V_WORDS;
@@ -177,6 +178,15 @@ void kernel_cast_record(uint32_t *rec, uint32_t in, uint32_t out, uint32_t n)
     rec[CAST_V_IN] = in;
     rec[CAST_V_OUT] = out;
     rec[CAST_V_N] = n;
+}
+
+void kernel_scaled_add_record(uint32_t *rec, uint32_t x, uint32_t y, uint32_t out, uint32_t n, float scale)
+{
+    rec[SCALED_ADD_V_X] = x;
+    rec[SCALED_ADD_V_Y] = y;
+    rec[SCALED_ADD_V_OUT] = out;
+    rec[SCALED_ADD_V_N] = n;
+    memcpy(&rec[SCALED_ADD_V_SCALE], &scale, 4);
 }
 
 void kernel_softmax_record(uint32_t *rec, uint32_t in, uint32_t out, uint32_t rows, uint32_t cols,

@@ -63,9 +63,11 @@ extern const uint32_t KERNEL_COPY_WORDS, KERNEL_UNARY_WORDS, KERNEL_BINARY_WORDS
     KERNEL_POOL_MAX_KW, KERNEL_REDUCE_COLS_WORDS, KERNEL_REDUCE_COLS_MAX_ROWS, KERNEL_TRANSPOSE_WORDS,
     KERNEL_TRANSPOSE_MAX_COLS, KERNEL_MATMUL_F32_WORDS, KERNEL_MATMUL_F32_SCRATCH_BYTES, KERNEL_PACK_F32_WORDS,
     KERNEL_GATHER_RANGE_WORDS, KERNEL_GATHER_MAX_ROW_BYTES, KERNEL_FILL_WORDS;
-extern const uint32_t KERNEL_MAXPOOL_GRAD_WORDS, KERNEL_SCATTER_ADD_WORDS;
+extern const uint32_t KERNEL_MAXPOOL_GRAD_WORDS, KERNEL_SCATTER_ADD_WORDS, KERNEL_SCALED_ADD_WORDS;
 
 void kernel_copy_record(uint32_t *rec, uint32_t src, uint32_t dst, uint32_t bytes);
+/* vtx_scaled_add_*: out = x + scale y over n elements. */
+void kernel_scaled_add_record(uint32_t *rec, uint32_t x, uint32_t y, uint32_t out, uint32_t n, float scale);
 /* vtx_fill: bytes (a multiple of 4) of zeros from dst (8-byte aligned). */
 void kernel_fill_record(uint32_t *rec, uint32_t dst, uint32_t bytes);
 void kernel_unary_record(uint32_t *rec, uint32_t in, uint32_t out, uint32_t n, int function, float a, float b);

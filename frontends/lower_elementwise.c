@@ -105,6 +105,7 @@ bool lw_place_in_place(lowering *lw, int out, int in, int other, int index)
 /* One record's work: rows of cols elements (unary: one row, in1 unused). */
 typedef struct ew_item {
     uint32_t in0, in1, out, rows, cols, row_step, in1_row_step, in1_col_step;
+    uint32_t eb;                  /* bytes of an in0 and out element; 0: 4 (scaled add: 2 for f16) */
 } ew_item;
 
 /* The items of a tile, and each worker's. */
@@ -139,14 +140,15 @@ static bool item_merge(ew_item *a, const ew_item *b, bool unary)
 {
     if (!b->rows || !b->cols)
         return true;
-    if (a->rows == 1 && b->rows == 1 && a->cols % 2 == 0 && b->in0 == a->in0 + a->cols * 4 &&
-        b->out == a->out + a->cols * 4 && (unary || (b->in1_col_step == a->in1_col_step &&
-                                                     b->in1 == a->in1 + a->cols * a->in1_col_step))) {
+    uint32_t eb = a->eb ? a->eb : 4;
+    if (a->rows == 1 && b->rows == 1 && a->cols % 2 == 0 && b->in0 == a->in0 + a->cols * eb &&
+        b->out == a->out + a->cols * eb && (unary || (b->in1_col_step == a->in1_col_step &&
+                                                      b->in1 == a->in1 + a->cols * a->in1_col_step))) {
         a->cols += b->cols;
         return true;
     }
-    if (unary || b->cols != a->cols || b->in1_col_step != a->in1_col_step)
-        return false;
+    if (unary || a->eb || b->cols != a->cols || b->in1_col_step != a->in1_col_step)
+        return false;                 /* a scaled add's items are single rows */
     uint32_t step = a->row_step, step1 = a->in1_row_step;
     if (a->rows == 1) {
         step = b->out - a->out;
@@ -186,8 +188,8 @@ static void item_split(ew_item *x, uint64_t units, ew_item *head)
     } else {
         head->cols = (uint32_t)units;
         x->cols -= (uint32_t)units;
-        x->in0 += (uint32_t)units * 4;
-        x->out += (uint32_t)units * 4;
+        x->in0 += (uint32_t)units * (x->eb ? x->eb : 4);
+        x->out += (uint32_t)units * (x->eb ? x->eb : 4);
         x->in1 += (uint32_t)units * x->in1_col_step;
     }
 }
@@ -899,3 +901,125 @@ out:
     return !lw->failed;
 }
 
+/* ---- ScaledAdd ------------------------------------------------------------------------------
+ * x + scale y (vtx_scaled_add_f32, or _f16 / _f16_sr for f16 x), as
+ * popops' scaledAddTo updates a weight: written over x where x's storage is
+ * free to take it (the variable being updated, in place, as Poplar's
+ * optimizers do), y fetched onto the tiles of the output's pieces in region
+ * 1 (the f32 codelet's pace loop wants it there).  A piece is a compute set
+ * of the six workers' shares, at even elements; on a tile holding many
+ * pieces (the update phase), the pieces become items dealt out together. */
+
+/* Pieces the codelets take as they are: each starting at an even element
+ * and an 8-byte address. */
+static bool scaled_add_pieces_ok(const ltensor *t)
+{
+    for (size_t k = 0; k < t->n; k++)
+        if (t->p[k].first % 2 || t->p[k].addr % 8)
+            return false;
+    return true;
+}
+
+static void scaled_add_record(uint32_t *rec, const ew_item *x, float scale)
+{
+    kernel_scaled_add_record(rec, x->in0, x->in1, x->out, x->rows ? x->cols : 0, scale);
+}
+
+bool lw_lower_scaled_add(lowering *lw, const graph_node *n, int index)
+{
+    int x = n->inputs[0], y = n->inputs[1], out = n->outputs[0];
+    bool f16 = lw_gt(lw, x)->dtype == GDT_F16;
+    bool sr = graph_attr_find(n, "rounding") && !strcmp(graph_attr_string(n, "rounding"), "stochastic");
+    float scale = (float)graph_attr_float(n, "scale");
+    uint32_t eb = f16 ? 2 : 4, entry = !f16 ? lw->kernels.vtx_scaled_add_f32
+                                      : sr   ? lw->kernels.vtx_scaled_add_f16_sr
+                                             : lw->kernels.vtx_scaled_add_f16;
+    uint64_t total = (uint64_t)graph_shape_numel(&lw_gt(lw, out)->shape);
+    if (lw->tensor[x].permuted != lw->tensor[y].permuted && total > 1)
+        return lw_fail(lw, "internal: '%s' mixes channels-last and plain operands", lw_gt(lw, out)->name);
+    char what[96];
+    snprintf(what, sizeof what, "tensor '%s'", lw_gt(lw, out)->name);
+    const ltensor *lx = &lw->tensor[x], *ly = &lw->tensor[y];
+    bool placed = false, x_ok = lx->placed && lx->n && scaled_add_pieces_ok(lx);
+    /* over x, or (f32) over y (momentum's m v + g written over v), the
+     * variable this updates first; else like x */
+    bool y_ok = !f16 && ly->placed && ly->n && scaled_add_pieces_ok(ly);
+    bool y_first = y_ok && lw_gt(lw, ly->root)->is_variable;
+    if (y_first)
+        placed = lw_place_in_place(lw, out, y, x, index);
+    if (!placed && !lw->failed && x_ok)
+        placed = lw_place_in_place(lw, out, x, y, index);
+    if (!placed && !lw->failed && y_ok && !y_first)
+        placed = lw_place_in_place(lw, out, y, x, index);
+    if (!placed && !lw->failed && x_ok)
+        placed = lw_place_like(lw, out, x, what);
+    if (lw->failed)
+        return false;
+    if (!placed) {
+        uint32_t tiles = lw_plan_tiles(lw, total, 4, KERNEL_BINARY_CYCLES_PER_ELEMENT, 200);
+        if (!lw_place_linear(lw, out, 4, tiles, what))
+            return false;
+    }
+    lw_same_layout(lw, out, x);
+    ltensor *lo = &lw->tensor[out];
+    uint32_t *sx = malloc((lo->n + 1) * sizeof *sx), *sy = malloc((lo->n + 1) * sizeof *sy);
+    if (!sx || !sy) {
+        free(sx);
+        free(sy);
+        return lw_fail(lw, "out of host memory");
+    }
+    for (size_t k = 0; k < lo->n && !lw->failed; k++) {
+        sx[k] = lw_fetch(lw, x, lo->p[k].first, lo->p[k].count, lo->p[k].tile, PREFER_REGION1);
+        sy[k] = lw_fetch(lw, y, lo->p[k].first, lo->p[k].count, lo->p[k].tile, PREFER_REGION1);
+    }
+    if (!lw->failed)
+        lw_end_phase(lw);
+    size_t *start = NULL, groups = 0, *order = lw->failed ? NULL : pieces_by_tile(lw, lo, &start, &groups);
+    for (size_t g = 0; order && g < groups && !lw->failed; g++) {
+        ew_batch bt = { 0 };
+        for (size_t i = start[g]; i < start[g + 1] && !lw->failed; i++) {
+            const piece *p = &lo->p[order[i]];
+            ew_item it = { sx[order[i]], sy[order[i]], p->addr, 1, (uint32_t)p->count, 0, 0, 4, eb };
+            if (batched(n, start[g + 1] - start[g])) {
+                batch_add(lw, &bt, &it, false);
+                continue;
+            }
+            /* a compute set of the piece: the workers' shares of its pairs */
+            worker_set ws;
+            if (!lw_workers_begin(lw, p->tile, KERNEL_SCALED_ADD_WORDS, (p->count + 1) / 2, &ws))
+                break;
+            for (int w = 0; w < CODELET_WORKERS; w++) {
+                uint64_t e0 = ws.lo[w] * 2, e1 = ws.hi[w] * 2 < p->count ? ws.hi[w] * 2 : p->count;
+                ew_item share = { it.in0 + (uint32_t)(e0 * eb), it.in1 + (uint32_t)(e0 * 4),
+                                  it.out + (uint32_t)(e0 * eb), 1, (uint32_t)(e1 > e0 ? e1 - e0 : 0), 0, 0, 4, eb };
+                scaled_add_record(ws.rec[w], &share, scale);
+            }
+            lw_workers_run(lw, p->tile, entry, &ws);
+        }
+        if (bt.n && !lw->failed && batch_deal(lw, &bt)) {
+            /* round r runs each worker's r-th item */
+            size_t rounds = 0;
+            for (int w = 0; w < CODELET_WORKERS; w++)
+                if (bt.wn[w] > rounds)
+                    rounds = bt.wn[w];
+            uint32_t tile = lo->p[order[start[g]]].tile;
+            for (size_t r = 0; r < rounds && !lw->failed; r++) {
+                uint32_t *recs[CODELET_WORKERS];
+                uint32_t off = lw_six_records(lw, tile, KERNEL_SCALED_ADD_WORDS, recs);
+                if (lw->failed)
+                    break;
+                for (int w = 0; w < CODELET_WORKERS; w++) {
+                    ew_item none = { bt.it[0].in0, bt.it[0].in1, bt.it[0].out, 0, 0, 0, 0, 4, eb };
+                    scaled_add_record(recs[w], r < bt.wn[w] ? &bt.w[w][r] : &none, scale);
+                }
+                lw_step_run(lw, tile, entry, off, KERNEL_SCALED_ADD_WORDS);
+            }
+        }
+        batch_free(&bt);
+    }
+    free(order);
+    free(start);
+    free(sx);
+    free(sy);
+    return !lw->failed;
+}

@@ -368,6 +368,9 @@ bool lw_lower_pool(lowering *lw, const graph_node *n, int index);
  * lookup, a scatter-add into the table's rows (lower_gather.c). */
 bool lw_lower_maxpool_grad(lowering *lw, const graph_node *n, int index);
 bool lw_lower_gather_grad(lowering *lw, const graph_node *n, int index);
+/* x + scale y over the output's pieces, in place over x where it may
+ * (lower_elementwise.c; vtx_scaled_add_*). */
+bool lw_lower_scaled_add(lowering *lw, const graph_node *n, int index);
 /* Output `out` of node `index` in the storage of its input `in` where this
  * node is the last to read it (`other`: another operand, -1 none, that
  * must not share it); false when it may not (lower_elementwise.c). */

@@ -262,3 +262,46 @@ bool ops_eval_optimizer(const graph *g, const graph_node *n, const void *const *
     }
     return true;
 }
+
+/* ---- ScaledAdd ------------------------------------------------------------------------------------ */
+
+bool ops_infer_scaled_add(graph *g, graph_node *n, char *err, size_t err_size)
+{
+    const graph_tensor *x = ops_input(g, n, 0), *y = ops_input(g, n, 1);
+    char s1[200], s2[200];
+    if (!x || !y)
+        return graph_node_error(g, n, err, err_size, "needs both inputs, x and y");
+    if ((x->dtype != GDT_F32 && x->dtype != GDT_F16) || y->dtype != GDT_F32)
+        return graph_node_unsupported(g, n, err, err_size, "x %s and y %s: x f32 or f16, y f32 are supported",
+                                      graph_dtype_name(x->dtype), graph_dtype_name(y->dtype));
+    if (!graph_shape_equal(&x->shape, &y->shape))
+        return graph_node_error(g, n, err, err_size, "x %s and y %s differ in shape",
+                                graph_shape_str(&x->shape, s1, sizeof s1), graph_shape_str(&y->shape, s2, sizeof s2));
+    const char *rounding = graph_attr_find(n, "rounding") ? graph_attr_string(n, "rounding") : "nearest";
+    if (strcmp(rounding, "nearest") && strcmp(rounding, "stochastic"))
+        return graph_node_error(g, n, err, err_size, "rounding '%s': expected nearest or stochastic", rounding);
+    if (!strcmp(rounding, "stochastic") && x->dtype != GDT_F16)
+        return graph_node_error(g, n, err, err_size, "stochastic rounding is of an f16 result only, not %s",
+                                graph_dtype_name(x->dtype));
+    ops_set_output(g, n, 0, x->dtype, &x->shape);
+    return true;
+}
+
+/* x + (f32) (scale y) rounded to f32, then to x's dtype: the bits of the
+ * Mul and the Add (and the Cast) it replaces, a stochastic rounding taken
+ * to nearest (its expected value is the f32 sum). */
+bool ops_eval_scaled_add(const graph *g, const graph_node *n, const void *const *in, void *const *out, char *err,
+                         size_t err_size)
+{
+    (void)err;
+    (void)err_size;
+    const graph_tensor *x = &g->tensors[n->inputs[0]];
+    float scale = (float)graph_attr_float(n, "scale");
+    size_t count = (size_t)graph_shape_numel(&x->shape);
+    for (size_t i = 0; i < count; i++) {
+        float p = (float)((double)scale * (double)((const float *)in[1])[i]);
+        float r = (float)(graph_load_f64(x->dtype, in[0], i) + (double)p);
+        graph_store_f64(x->dtype, out[0], i, r);
+    }
+    return true;
+}

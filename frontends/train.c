@@ -805,14 +805,6 @@ static void order_steps(graph *g, bool delay)
 }
 
 /* Whether t is some variable's new value. */
-static bool is_update(const graph *g, int t)
-{
-    for (int v = 0; v < g->n_tensors; v++)
-        if (g->tensors[v].is_variable && g->tensors[v].update == t)
-            return true;
-    return false;
-}
-
 /* A table's gradient summed from a scatter-add and another term (BERT's
  * word embeddings, tied to the masked-LM decoder: the decoder's weight
  * gradient plus the lookup's): Add(a, GatherGrad(dY, ids)), the
@@ -833,7 +825,7 @@ static int scatter_into_sums(graph *g)
             if (p < 0 || g->nodes[p].removed || g->nodes[p].op != GRAPH_OP_GATHERGRAD || g->nodes[p].n_inputs != 2 ||
                 s == a || ts->is_output || graph_consumers(g, s, NULL, 2) != 1 || ta->dtype != ts->dtype ||
                 to->dtype != ts->dtype || !graph_shape_equal(&ta->shape, &ts->shape) ||
-                !graph_shape_equal(&to->shape, &ts->shape) || is_update(g, s))
+                !graph_shape_equal(&to->shape, &ts->shape) || graph_is_update(g, s))
                 continue;
             int ins[3] = { g->nodes[p].inputs[0], g->nodes[p].inputs[1], a }, out = n->outputs[0];
             graph_replace_node(g, k, GRAPH_OP_GATHERGRAD, NULL, ins, 3, &out, 1);
@@ -861,6 +853,8 @@ bool train_prepare(graph *g, const train_options *o, bool fuse, train_info *info
      * normalisation's statistics) is taken from the forward pass. */
     merge_common_nodes(g);
     scatter_into_sums(g);
+    if (fuse && fusion_scaled_add(g) && !graph_infer_all(g, false, err, err_size))
+        return false;
     g->phase = GRAPH_PHASE_FORWARD;
     order_steps(g, o->delay_updates);
     return true;

@@ -1523,6 +1523,8 @@ static void test_scaled_add(void)
         a.out = a.x;
         a.scale = 0.9f;
         CU_ASSERT_EQUAL(run_scaled_add(&a, shares, NULL), hand_cycles(wc));
+        a.out = a.y;                /* over y: momentum's m v + g written over v */
+        CU_ASSERT_EQUAL(run_scaled_add(&a, shares, NULL), hand_cycles(wc));
         a.y = R0_ADDR;
         a.scale = 1.0f;
         cyc = run_scaled_add(&a, shares, NULL);

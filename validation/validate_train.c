@@ -142,7 +142,8 @@ static void compare(train_check *tc, int key, const char *what, graph_dtype dt, 
     free(bound);
 }
 
-/* f16 weights updated with stochastic rounding (train.c): in the reference
+/* f16 weights updated with stochastic rounding (train.c; the rounding is a
+ * Cast's, or the fused update's, a ScaledAdd's): in the reference
  * they are f32, their update not rounded, so that it holds the expected
  * value of the simulation's rounding (E[SR(x)] = x); a simulated weight is
  * then within one f16 gap of it.  Marks them in rounded[]. */
@@ -154,7 +155,8 @@ static void unround_reference(graph *ref, bool *rounded)
             continue;
         graph_tensor *u = &ref->tensors[x->update];
         graph_node *c = u->producer >= 0 ? &ref->nodes[u->producer] : NULL;
-        if (!c || c->op != GRAPH_OP_CAST || !graph_attr_find(c, "rounding") ||
+        /* the rounding Cast, or the ScaledAdd that rounds the update (fusion_scaled_add) */
+        if (!c || (c->op != GRAPH_OP_CAST && c->op != GRAPH_OP_SCALED_ADD) || !graph_attr_find(c, "rounding") ||
             strcmp(graph_attr_string(c, "rounding"), "stochastic"))
             continue;
         size_t n = (size_t)graph_shape_numel(&x->shape);
@@ -166,7 +168,8 @@ static void unround_reference(graph *ref, bool *rounded)
         free(x->init);
         x->init = w;
         x->dtype = GDT_F32;
-        graph_set_attr_int(c, "to", GDT_F32);
+        if (c->op == GRAPH_OP_CAST)
+            graph_set_attr_int(c, "to", GDT_F32);
         graph_set_attr_string(c, "rounding", "nearest");
         u->dtype = GDT_F32;
         rounded[t] = true;

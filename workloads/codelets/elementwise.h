@@ -22,7 +22,7 @@
  *   vtx_scaled_add_f32    out[i] = x[i] + scale * y[i] (popops' scaledAddTo:
  *                         f32v2axpy, the product rounded to f32, then the
  *                         sum: the same bits as a Mul and an Add); out may
- *                         be x (in place)
+ *                         be x or y (in place)
  *   vtx_scaled_add_f16    the same with x and out f16, y f32: x widened
  *                         (exact), the f32 result rounded once to f16 (to
  *                         nearest even; _sr: stochastically, each
@@ -197,7 +197,7 @@ enum cast_vertex {
 enum scaled_add_vertex {
     SCALED_ADD_V_X = 0,            /* x: f32 (f16 for the f16 codelets) */
     SCALED_ADD_V_Y,                /* y: f32 */
-    SCALED_ADD_V_OUT,              /* out: x's type; may equal x */
+    SCALED_ADD_V_OUT,              /* out: x's type; may equal x (f32: or y) */
     SCALED_ADD_V_N,                /* elements (0: nothing to do) */
     SCALED_ADD_V_SCALE,            /* f32 bits of the scale */
     SCALED_ADD_V_WORDS
