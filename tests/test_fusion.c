@@ -349,6 +349,92 @@ static void test_gemm_relu(void)
 /* What must stay as it is: an intermediate read elsewhere, a bias that is
  * not per column, Gemm with alpha != 1, BatchNormalization in training
  * mode, LayerNorm reductions over different axes. */
+/* An optimizer's p + s q and p - s q made ScaledAdd (fusion_scaled_add):
+ * the same bits as the Mul and the Add or Sub (the product rounded to f32,
+ * then the sum); a product read twice stays a Mul; an f16 weight's update
+ * Cast(ScaledAdd(Cast(w16), g)) one ScaledAdd of w16 keeping the rounding. */
+static void test_scaled_add(void)
+{
+    graph *g = graph_new("sgd", 13);
+    input(g, "p", 2, d48);
+    input(g, "q", 2, d48);
+    input(g, "r", 2, d48);
+    scalar(g, "s", 0.5f);
+    scalar(g, "t", 0.3f);
+    scalar(g, "u", 0.7f);
+    node(g, GRAPH_OP_MUL, "q,s", "qs");
+    node(g, GRAPH_OP_ADD, "p,qs", "a");          /* p + 0.5 q */
+    node(g, GRAPH_OP_MUL, "t,r", "rt");
+    node(g, GRAPH_OP_SUB, "a,rt", "b");          /* a - 0.3 r */
+    node(g, GRAPH_OP_MUL, "r,u", "ru");
+    node(g, GRAPH_OP_ADD, "ru,b", "c");          /* 0.7 r + b: the scaled operand first */
+    node(g, GRAPH_OP_MUL, "q,u", "m");
+    node(g, GRAPH_OP_ADD, "c,m", "d");           /* m read twice: kept */
+    node(g, GRAPH_OP_ADD, "d,m", "e");
+    node(g, GRAPH_OP_MUL, "r,t", "rt2");
+    node(g, GRAPH_OP_SUB, "rt2,e", "f");         /* the minuend scaled: kept */
+    finish(g, "f");
+    size_t n0, n1;
+    float *before = run(g, &n0);
+    CU_ASSERT_EQUAL(fusion_scaled_add(g), 3);
+    char err[512];
+    CU_ASSERT_TRUE_FATAL(graph_infer_all(g, false, err, sizeof err));
+    expect_listing(g, "graph sgd opset 13\n"
+                      "  input p f32[4,8]\n"
+                      "  input q f32[4,8]\n"
+                      "  input r f32[4,8]\n"
+                      "  const t f32[]\n"
+                      "  const u f32[]\n"
+                      "  Mul(q, u) -> m f32[4,8]\n"
+                      "  Mul(r, t) -> rt2 f32[4,8]\n"
+                      "  ScaledAdd(p, q) {scale=0.5} -> a f32[4,8]\n"
+                      "  ScaledAdd(a, r) {scale=-0.3} -> b f32[4,8]\n"
+                      "  ScaledAdd(b, r) {scale=0.7} -> c f32[4,8]\n"
+                      "  Add(c, m) -> d f32[4,8]\n"
+                      "  Add(d, m) -> e f32[4,8]\n"
+                      "  Sub(rt2, e) -> f f32[4,8]\n"
+                      "  output f f32[4,8]\n");
+    float *after = run(g, &n1);
+    CU_ASSERT_EQUAL_FATAL(n0, n1);
+    CU_ASSERT_EQUAL(memcmp(before, after, n0 * sizeof *before), 0);   /* bit for bit */
+    free(before);
+    free(after);
+    graph_free(g);
+
+    /* an f16 weight's update: w16 - 0.01 g, rounded stochastically */
+    g = graph_new("f16_update", 13);
+    input(g, "g", 1, d8);
+    scalar(g, "lr", 0.01f);
+    uint16_t ones[8];
+    for (int i = 0; i < 8; i++)
+        ones[i] = 0x3c00;
+    graph_shape s8 = { .rank = 1, .dims = { 8 } };
+    int w = graph_add_variable(g, "w", GDT_F16, &s8, ones);
+    char cast_in[64];
+    snprintf(cast_in, sizeof cast_in, "%s", g->tensors[w].name);
+    graph_set_attr_int(node(g, GRAPH_OP_CAST, cast_in, "w32"), "to", GDT_F32);
+    node(g, GRAPH_OP_MUL, "g,lr", "gl");
+    node(g, GRAPH_OP_SUB, "w32,gl", "w32n");
+    graph_node *c = node(g, GRAPH_OP_CAST, "w32n", "wn");
+    graph_set_attr_int(c, "to", GDT_F16);
+    graph_set_attr_string(c, "rounding", "stochastic");
+    graph_set_update(g, w, graph_find_tensor(g, "wn"));
+    node(g, GRAPH_OP_ADD, "g,g", "loss");
+    finish(g, "loss");
+    CU_ASSERT_EQUAL(fusion_scaled_add(g), 1);
+    CU_ASSERT_TRUE_FATAL(graph_infer_all(g, false, err, sizeof err));
+    int wn = graph_find_tensor(g, "wn");
+    const graph_node *u = &g->nodes[g->tensors[wn].producer];
+    CU_ASSERT_EQUAL(u->op, GRAPH_OP_SCALED_ADD);
+    CU_ASSERT_EQUAL(u->inputs[0], graph_find_tensor(g, cast_in));
+    CU_ASSERT_EQUAL(u->inputs[1], graph_find_tensor(g, "g"));
+    CU_ASSERT_DOUBLE_EQUAL(graph_attr_float(u, "scale"), -0.01, 1e-9);
+    CU_ASSERT_STRING_EQUAL(graph_attr_string(u, "rounding"), "stochastic");
+    CU_ASSERT_EQUAL(g->tensors[wn].dtype, GDT_F16);
+    CU_ASSERT_EQUAL(g->tensors[graph_find_tensor(g, cast_in)].update, wn);   /* (compacted: names, not numbers) */
+    graph_free(g);
+}
+
 static void test_no_fusion(void)
 {
     static const int64_t d416[] = { 4, 16 }, dm2[] = { -2 }, dx[] = { 2, 3, 4, 4 }, dw[] = { 3, 3, 1, 1 },
@@ -416,5 +502,6 @@ void test_register(void)
               { "GELU as one node before autodiff, then in the epilogue", test_gelu_node },
               { "Conv+BatchNormalization+Relu", test_conv_bn_relu },
               { "Gemm(transB)+Relu", test_gemm_relu },
+              { "an optimizer's updates as ScaledAdd, bit for bit", test_scaled_add },
               { "patterns that must not fuse", test_no_fusion });
 }
