@@ -485,7 +485,8 @@ int fusion_scaled_add(graph *g)
     int made = 0;
     for (int k = 0; k < g->n_nodes; k++) {
         graph_node *n = &g->nodes[k];
-        if (n->removed || (n->op != GRAPH_OP_ADD && n->op != GRAPH_OP_SUB) || n->n_inputs != 2)
+        if (n->removed || (n->op != GRAPH_OP_ADD && n->op != GRAPH_OP_SUB) || n->n_inputs != 2 ||
+            n->phase != GRAPH_PHASE_UPDATE)
             continue;
         int out = output0(g, k);
         const graph_shape *so = &g->tensors[out].shape;

@@ -62,9 +62,9 @@ int fusion_matmul_epilogue(graph *g, int *gelus);
  * pass keeps x alone of the GELU's values.  Returns the count. */
 int fusion_gelu(graph *g);
 int fusion_conv_epilogue(graph *g);
-/* An optimizer's updates as PopLibs computes them (scaledAddTo): p + s * q
- * and p - s * q, with s a constant f32 scalar and s * q read by the sum
- * alone, become ScaledAdd(p, q, scale = ±s), the product rounded to f32
+/* An optimizer's updates as PopLibs computes them (scaledAddTo): in the
+ * update phase, p + s * q and p - s * q, with s a constant f32 scalar and
+ * s * q read by the sum alone, become ScaledAdd(p, q, scale = ±s), the product rounded to f32
  * and then the sum, the same bits; and Cast(ScaledAdd(Cast(w16 to f32),
  * q) to f16), each value read once, becomes ScaledAdd(w16, q) with the
  * outer Cast's rounding, an f16 weight's update with no f32 copy of the

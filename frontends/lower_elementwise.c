@@ -968,9 +968,11 @@ bool lw_lower_scaled_add(lowering *lw, const graph_node *n, int index)
         free(sy);
         return lw_fail(lw, "out of host memory");
     }
+    /* y in region 1 for the f32 pace loop; the f16 codelet reads it the same
+     * from either, so there region 1 is left to the matmuls */
     for (size_t k = 0; k < lo->n && !lw->failed; k++) {
         sx[k] = lw_fetch(lw, x, lo->p[k].first, lo->p[k].count, lo->p[k].tile, PREFER_REGION1);
-        sy[k] = lw_fetch(lw, y, lo->p[k].first, lo->p[k].count, lo->p[k].tile, PREFER_REGION1);
+        sy[k] = lw_fetch(lw, y, lo->p[k].first, lo->p[k].count, lo->p[k].tile, f16 ? PREFER_REGION0 : PREFER_REGION1);
     }
     if (!lw->failed)
         lw_end_phase(lw);

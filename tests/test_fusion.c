@@ -356,6 +356,7 @@ static void test_gemm_relu(void)
 static void test_scaled_add(void)
 {
     graph *g = graph_new("sgd", 13);
+    g->phase = GRAPH_PHASE_UPDATE;                /* the optimizer's nodes */
     input(g, "p", 2, d48);
     input(g, "q", 2, d48);
     input(g, "r", 2, d48);
@@ -403,6 +404,7 @@ static void test_scaled_add(void)
 
     /* an f16 weight's update: w16 - 0.01 g, rounded stochastically */
     g = graph_new("f16_update", 13);
+    g->phase = GRAPH_PHASE_UPDATE;
     input(g, "g", 1, d8);
     scalar(g, "lr", 0.01f);
     uint16_t ones[8];
@@ -432,6 +434,18 @@ static void test_scaled_add(void)
     CU_ASSERT_STRING_EQUAL(graph_attr_string(u, "rounding"), "stochastic");
     CU_ASSERT_EQUAL(g->tensors[wn].dtype, GDT_F16);
     CU_ASSERT_EQUAL(g->tensors[graph_find_tensor(g, cast_in)].update, wn);   /* (compacted: names, not numbers) */
+    graph_free(g);
+
+    /* the same pattern in the backward pass stays as it is: only the optimizer's are fused */
+    g = graph_new("backward", 13);
+    g->phase = GRAPH_PHASE_BACKWARD;
+    input(g, "p", 2, d48);
+    input(g, "q", 2, d48);
+    scalar(g, "s", 0.5f);
+    node(g, GRAPH_OP_MUL, "q,s", "qs");
+    node(g, GRAPH_OP_ADD, "p,qs", "a");
+    finish(g, "a");
+    CU_ASSERT_EQUAL(fusion_scaled_add(g), 0);
     graph_free(g);
 }
 
