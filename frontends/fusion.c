@@ -469,8 +469,8 @@ static int scaled_operand(const graph *g, int t, int k, const graph_shape *like,
     return -1;
 }
 
-/* The f16 tensor t is cast from to f32 by producer node of x, x read by
- * node k alone: that Cast's node; else -1. */
+/* x made by a Cast of an f16 tensor to f32 and read by node k alone (and
+ * no variable's update): that Cast's node; else -1. */
 static int widened_f16(const graph *g, int x, int k)
 {
     int c = g->tensors[x].producer;
