@@ -177,6 +177,28 @@
     { brz   \total, ew_exit ; fnop }
     .endm
 
+// ---- the streams of an ld2xst64pace lag-3 loop -----------------------------------
+// Branches to \fail unless the two load streams $m6 and $m7 and the store
+// stream $m8 (three pairs behind) can run the pace loop: $m7 in region 1
+// (ld2xst64pace's second load), and each pair of streams apart (ew_apart).
+// 47 issues when all hold.  Uses $m1-$m4, $m10.
+    .macro EW_FAST_STREAMS fail
+    { shr   $m1, $m7, 19 ; fnop }
+    { brz   $m1, \fail ; fnop }              // ld2xst64pace: $m7 in region 1
+    { mov   $m1, $m6 ; fnop }
+    { mov   $m2, $m7 ; fnop }
+    { call  $m10, ew_apart ; fnop }
+    { brz   $m1, \fail ; fnop }
+    { mov   $m1, $m6 ; fnop }
+    { add   $m2, $m8, -EW_LAG_BYTES ; fnop }
+    { call  $m10, ew_apart ; fnop }
+    { brz   $m1, \fail ; fnop }
+    { mov   $m1, $m7 ; fnop }
+    { add   $m2, $m8, -EW_LAG_BYTES ; fnop }
+    { call  $m10, ew_apart ; fnop }
+    { brz   $m1, \fail ; fnop }
+    .endm
+
 // ---- loop blocks -------------------------------------------------------------
 // rpt over \cnt iterations of an \nb-bundle body, in blocks of <= 4095.
 // \cnt ends at 0; label 7 is theirs.
@@ -493,20 +515,7 @@ ew_bin_row_cols:
     { setzi $m11, ew_tab_bin_safe_contig ; fnop }
     { cmpult $m1, $m0, ELEMENTWISE_BINARY_V2_OPS ; fnop }
     { brz   $m1, ew_bin_go ; fnop }
-    { shr   $m1, $m7, 19 ; fnop }
-    { brz   $m1, ew_bin_go ; fnop }          // ld2xst64pace: in1 in region 1
-    { mov   $m1, $m6 ; fnop }
-    { mov   $m2, $m7 ; fnop }
-    { call  $m10, ew_apart ; fnop }
-    { brz   $m1, ew_bin_go ; fnop }
-    { mov   $m1, $m6 ; fnop }
-    { add   $m2, $m8, -EW_LAG_BYTES ; fnop }
-    { call  $m10, ew_apart ; fnop }
-    { brz   $m1, ew_bin_go ; fnop }
-    { mov   $m1, $m7 ; fnop }
-    { add   $m2, $m8, -EW_LAG_BYTES ; fnop }
-    { call  $m10, ew_apart ; fnop }
-    { brz   $m1, ew_bin_go ; fnop }
+    EW_FAST_STREAMS ew_bin_go
     { setzi $m11, ew_tab_bin_fast_contig ; fnop }
     { bri   ew_bin_go ; fnop }
 ew_bin_bcast:
@@ -851,20 +860,7 @@ vtx_scaled_add_f32:
     { ld32  $m8, $m13, $mzero, SCALED_ADD_V_OUT ; fnop }
     { ld32  $a0, $m13, $mzero, SCALED_ADD_V_SCALE ; fnop }
     { brz   $m9, ew_exit ; uput $TAS, $a0 }
-    { shr   $m1, $m7, 19 ; fnop }
-    { brz   $m1, ew_sa_single ; fnop }     // ld2xst64pace: y in region 1
-    { mov   $m1, $m6 ; fnop }
-    { mov   $m2, $m7 ; fnop }
-    { call  $m10, ew_apart ; fnop }
-    { brz   $m1, ew_sa_single ; fnop }
-    { mov   $m1, $m6 ; fnop }
-    { add   $m2, $m8, -EW_LAG_BYTES ; fnop }
-    { call  $m10, ew_apart ; fnop }
-    { brz   $m1, ew_sa_single ; fnop }
-    { mov   $m1, $m7 ; fnop }
-    { add   $m2, $m8, -EW_LAG_BYTES ; fnop }
-    { call  $m10, ew_apart ; fnop }
-    { brz   $m1, ew_sa_single ; fnop }
+    EW_FAST_STREAMS ew_sa_single
     { tapack $m0:1, $m6, $m7, $m8 ; fnop }
     { shr   $m3, $m9, 1 ; fnop }
     { ld2x64pace $a0:1, $a2:3, $m0:1+=, $mzero, 0 ; fnop }
