@@ -231,9 +231,14 @@ static bool batch_deal(lowering *lw, ew_batch *b)
     return !lw->failed;
 }
 
-/* The tile's compute sets: round r runs each worker's r-th item (a worker
- * without one gets an empty record). */
-static bool batch_run(lowering *lw, ew_batch *b, uint32_t tile, bool unary, uint32_t fn, float ua, float ub)
+/* The records batch_run writes: of vtx_unary_f32 (function fn, a and b its
+ * scale and shift), vtx_binary_f32 (op fn) or vtx_scaled_add_* (scale a). */
+enum ew_kind { EW_UNARY, EW_BINARY, EW_SCALED_ADD };
+
+/* The tile's compute sets of codelet `entry`: round r runs each worker's
+ * r-th item (a worker without one gets an empty record). */
+static bool batch_run(lowering *lw, ew_batch *b, uint32_t tile, enum ew_kind kind, uint32_t entry, uint32_t fn,
+                      float ua, float ub)
 {
     if (!batch_deal(lw, b))
         return false;
@@ -241,21 +246,24 @@ static bool batch_run(lowering *lw, ew_batch *b, uint32_t tile, bool unary, uint
     for (int w = 0; w < CODELET_WORKERS; w++)
         if (b->wn[w] > rounds)
             rounds = b->wn[w];
-    uint32_t words = unary ? KERNEL_UNARY_WORDS : KERNEL_BINARY_WORDS;
+    uint32_t words = kind == EW_UNARY ? KERNEL_UNARY_WORDS : kind == EW_BINARY ? KERNEL_BINARY_WORDS
+                                                                               : KERNEL_SCALED_ADD_WORDS;
     for (size_t r = 0; r < rounds && !lw->failed; r++) {
         uint32_t *recs[CODELET_WORKERS];
         uint32_t off = lw_six_records(lw, tile, words, recs);
         if (lw->failed)
             return false;
         for (int w = 0; w < CODELET_WORKERS; w++) {
-            ew_item x = r < b->wn[w] ? b->w[w][r] : (ew_item){ b->it[0].in0, b->it[0].in1, b->it[0].out, 0, 0, 0, 0, 0 };
-            if (unary)
+            ew_item x = r < b->wn[w] ? b->w[w][r] : (ew_item){ b->it[0].in0, b->it[0].in1, b->it[0].out, 0, 0, 0, 0, 0, 0 };
+            if (kind == EW_UNARY)
                 kernel_unary_record_fn(recs[w], x.in0, x.out, x.rows ? x.cols : 0, fn, ua, ub);
-            else
+            else if (kind == EW_BINARY)
                 kernel_binary_record_op(recs[w], x.in0, x.in1, x.out, x.rows, x.cols, x.row_step, x.in1_row_step,
                                         x.in1_col_step, fn);
+            else
+                kernel_scaled_add_record(recs[w], x.in0, x.in1, x.out, x.rows ? x.cols : 0, ua);
         }
-        lw_step_run(lw, tile, unary ? lw->kernels.vtx_unary_f32 : lw->kernels.vtx_binary_f32, off, words);
+        lw_step_run(lw, tile, entry, off, words);
     }
     return !lw->failed;
 }
@@ -358,7 +366,7 @@ static bool unary_of(lowering *lw, const graph_node *n, int index, int in, int f
             batch_add(lw, &bt, &x, true);
         }
         if (!lw->failed)
-            batch_run(lw, &bt, lo->p[order[start[g]]].tile, true, (uint32_t)function, a, b);
+            batch_run(lw, &bt, lo->p[order[start[g]]].tile, EW_UNARY, lw->kernels.vtx_unary_f32, (uint32_t)function, a, b);
         batch_free(&bt);
     }
     free(order);
@@ -759,7 +767,8 @@ bool lw_lower_binary_fn(lowering *lw, const graph_node *n, int index, int functi
             for (size_t i = start[g]; i < start[g + 1] && !lw->failed; i++)
                 binary_piece_items(lw, &bp, order[i], &bt);
             if (!lw->failed)
-                batch_run(lw, &bt, lo->p[order[start[g]]].tile, false, (uint32_t)bp.function, 0, 0);
+                batch_run(lw, &bt, lo->p[order[start[g]]].tile, EW_BINARY, lw->kernels.vtx_binary_f32,
+                          (uint32_t)bp.function, 0, 0);
             batch_free(&bt);
         }
         free(order);
@@ -920,11 +929,6 @@ static bool scaled_add_pieces_ok(const ltensor *t)
     return true;
 }
 
-static void scaled_add_record(uint32_t *rec, const ew_item *x, float scale)
-{
-    kernel_scaled_add_record(rec, x->in0, x->in1, x->out, x->rows ? x->cols : 0, scale);
-}
-
 bool lw_lower_scaled_add(lowering *lw, const graph_node *n, int index)
 {
     int x = n->inputs[0], y = n->inputs[1], out = n->outputs[0];
@@ -992,31 +996,13 @@ bool lw_lower_scaled_add(lowering *lw, const graph_node *n, int index)
                 break;
             for (int w = 0; w < CODELET_WORKERS; w++) {
                 uint64_t e0 = ws.lo[w] * 2, e1 = ws.hi[w] * 2 < p->count ? ws.hi[w] * 2 : p->count;
-                ew_item share = { it.in0 + (uint32_t)(e0 * eb), it.in1 + (uint32_t)(e0 * 4),
-                                  it.out + (uint32_t)(e0 * eb), 1, (uint32_t)(e1 > e0 ? e1 - e0 : 0), 0, 0, 4, eb };
-                scaled_add_record(ws.rec[w], &share, scale);
+                kernel_scaled_add_record(ws.rec[w], it.in0 + (uint32_t)(e0 * eb), it.in1 + (uint32_t)(e0 * 4),
+                                         it.out + (uint32_t)(e0 * eb), (uint32_t)(e1 > e0 ? e1 - e0 : 0), scale);
             }
             lw_workers_run(lw, p->tile, entry, &ws);
         }
-        if (bt.n && !lw->failed && batch_deal(lw, &bt)) {
-            /* round r runs each worker's r-th item */
-            size_t rounds = 0;
-            for (int w = 0; w < CODELET_WORKERS; w++)
-                if (bt.wn[w] > rounds)
-                    rounds = bt.wn[w];
-            uint32_t tile = lo->p[order[start[g]]].tile;
-            for (size_t r = 0; r < rounds && !lw->failed; r++) {
-                uint32_t *recs[CODELET_WORKERS];
-                uint32_t off = lw_six_records(lw, tile, KERNEL_SCALED_ADD_WORDS, recs);
-                if (lw->failed)
-                    break;
-                for (int w = 0; w < CODELET_WORKERS; w++) {
-                    ew_item none = { bt.it[0].in0, bt.it[0].in1, bt.it[0].out, 0, 0, 0, 0, 4, eb };
-                    scaled_add_record(recs[w], r < bt.wn[w] ? &bt.w[w][r] : &none, scale);
-                }
-                lw_step_run(lw, tile, entry, off, KERNEL_SCALED_ADD_WORDS);
-            }
-        }
+        if (bt.n && !lw->failed)
+            batch_run(lw, &bt, lo->p[order[start[g]]].tile, EW_SCALED_ADD, entry, 0, scale, 0);
         batch_free(&bt);
     }
     free(order);
