@@ -335,6 +335,13 @@ static bool plan_machine(lowering *lw)
     }
     lw->program_tiles = lw->stages * lw->tiles;
     lw->mem_end = ISA_MEMORY_BASE + machine_u32(m, MP_tile_memory_bytes);
+    /* Region 1's last element, where it is not one of an interleaved pair
+     * (GC2's top 16 KiB, or any size whose region 1 is not whole 32 KiB
+     * pairs), holds nothing: the codelets' paced loops take region 1 as
+     * interleaved (two streams in it with address bit 3 apart never meet,
+     * memmodel/tile_memory.h), and there two streams would conflict. */
+    if (lw->mem_end > ISA_REGION1_BASE)
+        lw->mem_end -= (lw->mem_end - ISA_REGION1_BASE) % 32768u;
     lw->rep->memory_bytes = machine_u32(m, MP_tile_memory_bytes);
     return true;
 }

@@ -104,6 +104,9 @@ typedef struct lower_report {
     uint32_t scatters_in_place;   /* GatherGrads added into their initial gradient's storage */
     uint32_t scatter_chunks;      /* ... in this many chunks of dY rows in all (more than one
                                      a scatter where its dY slices did not fit at once) */
+    uint32_t serialised_matmuls;  /* matmuls computed in serial parts where no grid fit at once ... */
+    uint32_t serialised_by[3];    /* ... cut along their rows, columns or K ... */
+    uint32_t serial_parts;        /* ... in this many parts in all */
     uint64_t shared_record_bytes; /* worker records not stored twice on a tile (all tiles) */
     uint64_t merged_record_bytes; /* worker records saved by one record for six workers (all tiles) */
     uint64_t memory_bytes;        /* tile memory of one tile */

@@ -355,20 +355,43 @@ bool lw_add_local_copy(lowering *lw, uint32_t tile, uint32_t src, uint32_t dst, 
     return !lw->failed;
 }
 
-/* The copies a tile owes itself, six at a time. */
+/* The copies a tile owes itself, six at a time.  A copy longer than a
+ * sixth of them all is cut into pieces of that length (a multiple of 8
+ * bytes, so every piece keeps its copy's 8-byte phases and loop), so that
+ * one large copy is shared by the six workers instead of taking one. */
 static bool lw_flush_copies(lowering *lw, uint32_t tile)
 {
     ltile *t = &lw->tile[tile];
-    size_t n = t->copies.n / 3;
-    for (size_t base = 0; base < n; base += CODELET_WORKERS) {
+    const size_t n = t->copies.n / 3;
+    uint64_t total = 0;
+    for (size_t k = 0; k < n; k++)
+        total += t->copies.w[k * 3 + 2];
+    uint64_t per = ALIGN8((total + CODELET_WORKERS - 1) / CODELET_WORKERS);
+    per = per < LW_COPY_PIECE_MIN_BYTES ? LW_COPY_PIECE_MIN_BYTES : per;
+    size_t k = 0;
+    uint32_t src = 0, dst = 0, left = 0;
+    while (!lw->failed) {
         uint32_t *recs[CODELET_WORKERS];
+        uint32_t pieces[CODELET_WORKERS][3];
+        int w = 0;
+        for (; w < CODELET_WORKERS; w++) {
+            if (!left) {
+                if (k == n)
+                    break;
+                const uint32_t *c = t->copies.w + k++ * 3;
+                src = c[0], dst = c[1], left = c[2];
+            }
+            uint32_t bytes = left > per ? (uint32_t)per : left;
+            pieces[w][0] = src, pieces[w][1] = dst, pieces[w][2] = bytes;
+            src += bytes, dst += bytes, left -= bytes;
+        }
+        if (!w)
+            break;
         uint32_t off = lw_six_records(lw, tile, KERNEL_COPY_WORDS, recs);
         if (lw->failed)
             return false;
-        for (size_t k = 0; k < CODELET_WORKERS && base + k < n; k++) {
-            const uint32_t *c = t->copies.w + (base + k) * 3;
-            kernel_copy_record(recs[k], c[0], c[1], c[2]);
-        }
+        for (int q = 0; q < w; q++)
+            kernel_copy_record(recs[q], pieces[q][0], pieces[q][1], pieces[q][2]);
         lw_step_run(lw, tile, lw->kernels.vtx_copy, off, KERNEL_COPY_WORDS);
     }
     t->copies.n = 0;

@@ -67,6 +67,9 @@ typedef struct word_vec {
 /* The most bytes one transfer or local copy is given by joining the next
  * bytes of both sides to it (lw_add_transfer). */
 #define LW_TRANSFER_MAX_BYTES 65536u
+/* Local copies are cut into pieces for the workers no shorter than this
+ * (lower_exchange.c, lw_flush_copies). */
+#define LW_COPY_PIECE_MIN_BYTES 256u
 
 typedef struct xfer {
     uint32_t addr, bytes, peer;       /* peer: endpoint value */
@@ -160,7 +163,10 @@ typedef struct lowering {
     bool failed;
 } lowering;
 
-enum region_pref { PREFER_REGION1, PREFER_REGION0 };
+/* Which region a block goes in: the preferred one, else the other; or
+ * only region 1 (the AMP's packed weights: ld128putcs reads region 1
+ * only, ISA2 §2.7.7). */
+enum region_pref { PREFER_REGION1, PREFER_REGION0, NEED_REGION1 };
 
 /* Endpoints in the control program, renumbered for each replica
  * (PEER_TILE_HIGH: a tile's endpoint in the high half of the word). */
@@ -214,6 +220,9 @@ uint32_t lw_scratch_alloc(lowering *lw, uint32_t tile, uint64_t bytes, enum regi
  * compute sets that read it are made, and what the op takes next may be
  * placed there (written after them). */
 void lw_scratch_free(lowering *lw, uint32_t tile, uint32_t addr);
+/* Every scratch block lent free again: the op is over (for the next op),
+ * or a serialised matmul's part (for the next part). */
+void lw_release_scratch(lowering *lw);
 
 /* Scratch that starts as zeros: bytes no block used before are loaded as
  * zeros with the executable; a block used before gets a compute set of
@@ -263,6 +272,9 @@ void lw_row_major_strides(const graph_shape *s, int64_t *stride);
  * counted: lower_memory.c); the tile that holds them in *fullest, where
  * not NULL. */
 uint64_t lw_fullest_tile(const lowering *lw, uint32_t *fullest);
+/* The most elements of tensor t that one tile holds (the most one tile
+ * sends when every element goes elsewhere); 0 while t is not placed. */
+uint64_t lw_most_on_a_tile(const lowering *lw, int t);
 /* What holds a tile: its bytes kept for the run, its ops' scratch, the
  * room held back and its largest live tensors, as "; ..." (empty when it
  * holds nothing). */

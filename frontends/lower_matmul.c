@@ -27,8 +27,11 @@
  * beta, activation, cast) runs on each tile's share.  The grid is the
  * one with the lowest estimate — the codelet's own exact cycle count for
  * the block (workloads/codelets/matmul*.h), receiving A at the exchange's
- * 4 bytes a cycle, packing, the partial sums and the epilogue — among
- * those whose blocks fit in a tile.
+ * 4 bytes a cycle (no sooner than the tile holding most of it sends it),
+ * packing, the partial sums and the epilogue — among those whose blocks
+ * fit in a tile.  Rows of A a tile holds already are read in place.
+ * Where no grid fits, the matmul is serialised (lw_mm_plan_serial): its
+ * rows, columns or K in parts, one after another on one grid.
  */
 #include <math.h>
 #include <stdio.h>
@@ -499,7 +502,9 @@ static void im2col_rows(lowering *lw, const mm_shape *s, int t, uint64_t p0, uin
 static uint32_t fetch_a_block(lowering *lw, const mm_shape *s, uint32_t tile, uint64_t a_off, uint64_t m0,
                               uint64_t m1, uint64_t k0, uint64_t k1, uint64_t kt, uint32_t in_eb, const char *what)
 {
-    if (!s->conv && !s->trans_a && k0 == 0 && k1 == kt && kt == s->k && in_eb == 2)
+    /* Whole rows: where the tile holds them they are used in place (the
+     * codelet or the cast reads them there), else received. */
+    if (!s->conv && !s->trans_a && k0 == 0 && k1 == kt && kt == s->k)
         return lw_fetch(lw, s->a, a_off + m0 * s->k, (m1 - m0) * s->k, tile, PREFER_REGION0);
     /* Zeroed at run time where the exchange leaves gaps (K padding, the
      * image's border), scratch of this op only. */
@@ -774,12 +779,17 @@ typedef struct mm_plan {
      * fetched, turned and cast; B as received, cast, turned and packed;
      * the codelet's scratch): free again once it has run */
     uint32_t *temps;
-    /* C is the output's block, partials and all (where region 1 ends in
-     * an element that is not interleaved, GC2's top 16 KiB: scratch,
-     * taken from the top, could put C there, where the codelets' fast
-     * loop, which takes region 1 as interleaved, would conflict) */
-    bool c_kept;
     bool w_parts;                     /* variable weights packed in parts (gather_weight_parts) */
+    /* Serialised (PopART's serialised matmul): where no grid's blocks fit
+     * the tiles, the output's rows or columns, or K, are cut into `serial`
+     * parts of `part`, computed one after another on the same grid, each
+     * part's scratch free again before the next.  The grid computes rows
+     * [m_lo, m_hi), columns [n_lo, n_hi) over K [k_lo, k_hi) (all of them
+     * when not serialised).  Parts of K add into the output's block (the
+     * codelet's C += A B), the epilogue after the last. */
+    uint32_t serial, part_now;
+    enum mm_axis serial_axis;
+    uint64_t part, m_lo, m_hi, n_lo, n_hi, k_lo, k_hi;
     mm_bias *bias;
     char what[160];
 } mm_plan;
@@ -819,58 +829,20 @@ static void for_each_tile(lowering *lw, mm_plan *P, mm_tile_step step)
     const mm_shape *s = &P->s;
     for (uint64_t bt = 0; bt < s->batch && !lw->failed; bt++)
         for (uint32_t l = 0; l < P->gk && !lw->failed; l++)
-            for (uint32_t i = 0; i < P->gm && i * P->mt < s->m && !lw->failed; i++)
-                for (uint32_t j = 0; j < P->gn && j * P->nt < s->n && !lw->failed; j++) {
+            for (uint32_t i = 0; i < P->gm && P->m_lo + i * P->mt < P->m_hi && !lw->failed; i++)
+                for (uint32_t j = 0; j < P->gn && P->n_lo + j * P->nt < P->n_hi && !lw->failed; j++) {
                     mm_tile t = { .bt = bt, .l = l, .i = i, .j = j, .slot = slot_of(P, bt, l, i, j) };
                     t.tile = lw_tile_of(lw, t.slot);
-                    t.m0 = i * P->mt;
-                    t.m1 = t.m0 + P->mt < s->m ? t.m0 + P->mt : s->m;
-                    t.k0 = l * P->kt;
-                    t.k1 = t.k0 + P->kt < s->k ? t.k0 + P->kt : s->k;
-                    t.n0 = j * P->nt;
-                    t.n1 = t.n0 + P->nt < s->n ? t.n0 + P->nt : s->n;
+                    t.m0 = P->m_lo + i * P->mt;
+                    t.m1 = t.m0 + P->mt < P->m_hi ? t.m0 + P->mt : P->m_hi;
+                    t.k0 = P->k_lo + l * P->kt;
+                    t.k1 = t.k0 + P->kt < P->k_hi ? t.k0 + P->kt : P->k_hi;
+                    t.n0 = P->n_lo + j * P->nt;
+                    t.n1 = t.n0 + P->nt < P->n_hi ? t.n0 + P->nt : P->n_hi;
                     reduce_share(t.m1 - t.m0, P->gk, l, &t.r0, &t.r1);
                     if (!step(lw, P, &t))
                         break;
                 }
-}
-
-/* Why no grid fits: A itself is too big for the tiles' region 0 (its rows
- * stay there, at least M K / tiles of it a tile), or a tile cannot hold
- * even the smallest block. */
-static bool fail_no_grid(lowering *lw, const graph_node *n, const mm_shape *s, const mm_kind *kd, uint64_t kp,
-                         const mm_grid *grid)
-{
-    const graph *g = lw->g;
-    uint64_t tiles = s->batch && s->batch <= lw->tiles ? lw->tiles / s->batch : 1;
-    uint64_t a_need = (s->m * kp * kd->a_eb + tiles - 1) / tiles, region0 = 0x80000 - 0x50000;
-    if (a_need > region0)
-        return lw_fail(lw, "%s: node '%s' (%s): does not fit: its rows of A (%llu x %llu) need at least %llu "
-                       "bytes a tile over %llu tiles, and a tile keeps them in its %llu bytes of region 0",
-                       g->source, n->name && n->name[0] ? n->name : "?", graph_ops[n->op].name,
-                       (unsigned long long)s->m, (unsigned long long)s->k, (unsigned long long)a_need,
-                       (unsigned long long)tiles, (unsigned long long)region0);
-    uint32_t fullest = 0;
-    uint64_t most = lw_fullest_tile(lw, &fullest);
-    char held[512];
-    lw_describe_holders(lw, fullest, held, sizeof held);
-    if (grid->least_bytes)
-        return lw_fail(lw, "%s: node '%s' (%s): does not fit: a tile needs at least %llu bytes for the blocks of the "
-                       "grid needing least (%u x %u x %u tiles, M x N x K, blocks of %llu x %llu x %llu) with the "
-                       "library, a tile has %llu, of which the fullest, tile %u, holds %llu already (tensors, "
-                       "records and control program%s)", g->source, n->name && n->name[0] ? n->name : "?",
-                       graph_ops[n->op].name, (unsigned long long)(grid->least_bytes + lw_library_bytes(lw)),
-                       grid->least_gm, grid->least_gn, grid->least_gk, (unsigned long long)grid->least_mt,
-                       (unsigned long long)grid->least_nt, (unsigned long long)grid->least_kt,
-                       (unsigned long long)(lw->mem_end - ISA_MEMORY_BASE), fullest, (unsigned long long)most, held);
-    uint64_t need = kd->k_block * kd->a_eb + kd->k_block * kd->n_group * kd->w_eb + kd->n_group * 4 +
-                    lw_library_bytes(lw);
-    return lw_fail(lw, "%s: node '%s' (%s): does not fit: a tile needs at least %llu bytes for one row of A, "
-                   "%u rows and %u columns of B and the row of C, with the library, a tile has %llu, of which the "
-                   "fullest, tile %u, holds %llu already (tensors, records and control program%s)", g->source,
-                   n->name && n->name[0] ? n->name : "?",
-                   graph_ops[n->op].name, (unsigned long long)need, kd->k_block, kd->n_group,
-                   (unsigned long long)(lw->mem_end - ISA_MEMORY_BASE), fullest, (unsigned long long)most, held);
 }
 
 static bool plan_described(lowering *lw, const graph_node *n, int index, mm_plan *P);
@@ -901,8 +873,19 @@ static bool plan_described(lowering *lw, const graph_node *n, int index, mm_plan
     if (!kd.f32 && s->trans_a && !s->wgrad && !s->f32_inputs)
         return lw_unsupported(lw, n, index, "transA=1 of f16 operands is lowered on the f32 path only (compile without --f16-matmul)");
     mm_grid grid;
-    if (!lw_mm_plan_grid(lw, s, &kd, &grid))
-        return fail_no_grid(lw, n, s, &kd, kp, &grid);
+    mm_serial ser = { 1, MM_AXIS_M, 0 };
+    if (!lw_mm_plan_grid(lw, s, &kd, &grid)) {
+        mm_grid none = grid;
+        if (!lw_mm_plan_serial(lw, s, &kd, &grid, &ser))
+            return lw_mm_fail_no_grid(lw, n, s, &kd, kp, &none);
+    } else if (grid.least_memory) {
+        lw_mm_plan_serial(lw, s, &kd, &grid, &ser);
+    }
+    P->serial = ser.parts, P->serial_axis = ser.axis, P->part = ser.part;
+    P->m_lo = P->n_lo = P->k_lo = 0;
+    P->m_hi = s->m, P->n_hi = s->n, P->k_hi = s->k;
+    if (P->serial > 1)
+        *(P->serial_axis == MM_AXIS_M ? &P->m_hi : P->serial_axis == MM_AXIS_N ? &P->n_hi : &P->k_hi) = P->part;
     P->gm = grid.gm, P->gn = grid.gn, P->gk = grid.gk;
     P->mt = grid.mt, P->nt = grid.nt, P->kt = grid.kt;
     if (lw->opts->verbose)
@@ -911,6 +894,15 @@ static bool plan_described(lowering *lw, const graph_node *n, int index, mm_plan
                (unsigned long long)s->k, (unsigned long long)s->n, P->gm, P->gn, P->gk, (unsigned long long)P->mt,
                (unsigned long long)P->nt, (unsigned long long)P->kt, kd.f32 ? "f32 AMP" : "f16 AMP, f32 partials",
                grid.cycles, grid.least_memory ? " (no grid fits every tile's free blocks: the one needing least)" : "");
+    if (P->serial > 1) {
+        lw->rep->serialised_matmuls++;
+        lw->rep->serialised_by[P->serial_axis]++;
+        lw->rep->serial_parts += P->serial;
+    }
+    if (lw->opts->verbose && P->serial > 1)
+        printf("plan: %s: serialised: %u parts of %llu %s, one after another on that grid\n",
+               g->tensors[s->out].name, P->serial, (unsigned long long)P->part,
+               P->serial_axis == MM_AXIS_M ? "rows" : P->serial_axis == MM_AXIS_N ? "columns" : "of K, summed in place");
     P->np = (uint64_t)P->gn * P->nt;
     P->per_batch = P->gm * P->gn * P->gk;
     P->w_bytes = (uint32_t)(P->kt * P->nt * kd.w_eb);
@@ -1011,8 +1003,8 @@ static void place_constant_weights(lowering *lw, mm_plan *P)
                     const uint32_t slot = slot_of(P, bt, l, i, j), tile = lw_tile_of(lw, slot);
                     /* kept for the run only where one part is the whole block, on row 0 */
                     P->bw_addr[slot] = parts > 1 || i > 0
-                                           ? lw_scratch_alloc(lw, tile, w_bytes, PREFER_REGION1, 16, P->what)
-                                           : lw_tile_alloc(lw, tile, w_bytes, PREFER_REGION1, 16, P->what);
+                                           ? lw_scratch_alloc(lw, tile, w_bytes, NEED_REGION1, 16, P->what)
+                                           : lw_tile_alloc(lw, tile, w_bytes, NEED_REGION1, 16, P->what);
                 }
                 pack_block(&P->kd, P->bfull, P->np, l * P->kt, j * P->nt, P->kt, P->nt, P->block, P->packed);
                 if (parts > 1) {
@@ -1111,7 +1103,7 @@ static void gather_weight_parts(lowering *lw, mm_plan *P)
                     } else {
                         for (uint32_t i = 0; i < rows_used && !lw->failed; i++) {
                             const uint32_t slot = slot_of(P, 0, l, i, j), tile = lw_tile_of(lw, slot);
-                            if (q == 0 && !(P->bw_addr[slot] = lw_scratch_alloc(lw, tile, P->w_bytes, PREFER_REGION1,
+                            if (q == 0 && !(P->bw_addr[slot] = lw_scratch_alloc(lw, tile, P->w_bytes, NEED_REGION1,
                                                                                  16, P->what)))
                                 break;
                             if (slot == holder)
@@ -1236,7 +1228,7 @@ static uint32_t pack_runtime_b(lowering *lw, mm_plan *P, const mm_tile *t, uint3
             src = turned;
             note_temp(P, t->slot, src);
         }
-        if (!(b = lw_scratch_alloc(lw, t->tile, P->w_bytes, PREFER_REGION1, 16, P->what)))
+        if (!(b = lw_scratch_alloc(lw, t->tile, P->w_bytes, NEED_REGION1, 16, P->what)))
             return 0;
         note_temp(P, t->slot, b);
         if (lw_workers_begin(lw, t->tile, KERNEL_PACK_F32_WORDS, nt / MATMUL_F32_N_GROUP, &ws))
@@ -1248,7 +1240,7 @@ static uint32_t pack_runtime_b(lowering *lw, mm_plan *P, const mm_tile *t, uint3
         lw_workers_run(lw, t->tile, lw->kernels.vtx_pack_b_f32, &ws);
         return lw->failed ? 0 : b;
     }
-    if (!(b = lw_scratch_alloc(lw, t->tile, P->w_bytes, PREFER_REGION1, 16, P->what)))
+    if (!(b = lw_scratch_alloc(lw, t->tile, P->w_bytes, NEED_REGION1, 16, P->what)))
         return 0;
     note_temp(P, t->slot, b);
     uint32_t ks = P->s.b_transposed ? 4 : (uint32_t)nt * 4;
@@ -1278,9 +1270,12 @@ static bool emit_product(lowering *lw, mm_plan *P, const mm_tile *t)
      * block itself only where it is the result as it stands (no partials
      * to sum, f32); else scratch, the tile's share of the rows summed or
      * cast into the output's block (finish_share). */
-    const bool c_is_out = P->c_kept || (P->gk == 1 && lw->g->tensors[s->out].dtype != GDT_F16);
+    const bool c_is_out = P->gk == 1 && lw->g->tensors[s->out].dtype != GDT_F16;
     const uint32_t c_align = a >= ISA_REGION1_BASE ? 32768 : 8;
+    /* a later part of K adds into the block the first part made */
+    const bool c_again = P->serial_axis == MM_AXIS_K && P->part_now > 0;
     uint32_t c = !b ? 0
+                 : c_again ? P->c_addr[t->slot]
                  : c_is_out ? lw_tensor_alloc(lw, s->out, tile, (uint64_t)rows * nt * 4, PREFER_REGION1, c_align, true,
                                               P->what)
                             : lw_scratch_zeroed(lw, tile, (uint64_t)rows * nt * 4, PREFER_REGION1, c_align, P->what);
@@ -1366,7 +1361,7 @@ static bool finish_share(lowering *lw, mm_plan *P, const mm_tile *t)
     uint64_t elems = (t->r1 - t->r0) * nt;
     free_temps(lw, P, t);
     if (P->gk > 1 && elems) {
-        uint32_t dst = lw->g->tensors[P->s.out].dtype == GDT_F16 || P->c_kept
+        uint32_t dst = lw->g->tensors[P->s.out].dtype == GDT_F16
                            ? c
                            : lw_tensor_alloc(lw, P->s.out, t->tile, elems * 4, PREFER_REGION1, 8, false, P->what);
         if (!dst || !sum_partials(lw, P, t, c, dst, elems))
@@ -1393,19 +1388,34 @@ static bool lower_planned(lowering *lw, mm_plan *P)
         return lw_fail(lw, "internal: the weights '%s' are not kept channels-last", lw_gt(lw, P->s.b_src)->name);
     }
     P->w_parts = P->s.w_rows && !P->kd.f32;
-    P->c_kept = lw->mem_end > ISA_REGION1_BASE && (lw->mem_end - ISA_REGION1_BASE) % 32768 != 0;
     if (P->w_parts)
         gather_weight_parts(lw, P);
-    for_each_tile(lw, P, fetch_operands);
-    if (!lw->failed)
-        lw_end_phase(lw);
-    for_each_tile(lw, P, emit_product);
-    if (P->gk > 1) {
-        for_each_tile(lw, P, exchange_partials);
+    for (uint32_t q = 0; q < P->serial && !lw->failed; q++) {
+        P->part_now = q;
+        if (q) {
+            /* the next part: the last one's scratch is free (its compute
+             * sets run before the exchange that fills the next's) */
+            lw_release_scratch(lw);
+            memset(P->temps, 0, (size_t)P->per_batch * P->s.batch * MM_TEMPS * sizeof *P->temps);
+            const enum mm_axis a = P->serial_axis;
+            uint64_t *lo = a == MM_AXIS_M ? &P->m_lo : a == MM_AXIS_N ? &P->n_lo : &P->k_lo;
+            uint64_t *hi = a == MM_AXIS_M ? &P->m_hi : a == MM_AXIS_N ? &P->n_hi : &P->k_hi;
+            const uint64_t side = lw_mm_side(&P->s, a);
+            *lo = q * P->part;
+            *hi = *lo + P->part < side ? *lo + P->part : side;
+        }
+        for_each_tile(lw, P, fetch_operands);
         if (!lw->failed)
             lw_end_phase(lw);
+        for_each_tile(lw, P, emit_product);
+        if (P->gk > 1) {
+            for_each_tile(lw, P, exchange_partials);
+            if (!lw->failed)
+                lw_end_phase(lw);
+        }
+        if (P->serial_axis != MM_AXIS_K || q + 1 == P->serial)
+            for_each_tile(lw, P, finish_share);
     }
-    for_each_tile(lw, P, finish_share);
     if (P->s.conv || P->s.wgrad) {
         /* The result is kept channels-last: NCHW seen as NHWC (dW
          * [Cout, C, KH, KW] as [Cout, KH, KW, C]); 1 x 1 pixels are the

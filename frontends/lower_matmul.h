@@ -48,6 +48,9 @@ typedef struct mm_shape {
      * (kh, kw, c) read flipped as a run of its columns.  Otherwise an
      * element at a time (small f32 ones only). */
     bool w_rows;
+    /* Plan grids that do not split K (a serialised part of K, which adds
+     * into the output's block: lower_matmul.c, plan_serial). */
+    bool k_whole;
 } mm_shape;
 
 /* Which codelet, and its granularity. */
@@ -63,6 +66,18 @@ typedef struct mm_kind {
  * records, the workers' set-up). */
 #define XCH_SEND_OVERHEAD_CYCLES 20.0
 #define PASS_OVERHEAD_CYCLES 600.0
+
+/* The most serial parts a matmul is cut into when no grid fits
+ * (lw_mm_plan_serial). */
+#define MM_SERIAL_MAX 16u
+
+/* A serialised matmul's cut: its rows, its columns or K. */
+enum mm_axis { MM_AXIS_M, MM_AXIS_N, MM_AXIS_K };
+typedef struct mm_serial {
+    uint32_t parts;                   /* 1: not serialised */
+    enum mm_axis axis;
+    uint64_t part;                    /* rows, columns or K of a part (the last may have fewer) */
+} mm_serial;
 
 typedef struct mm_grid {
     uint32_t gm, gn, gk;
@@ -84,5 +99,27 @@ mm_kind lw_mm_kind(const lowering *lw, const mm_shape *s);
  * blocks of every tile; where none does, of those whose bytes fit the one
  * that needs least; false when none fits at all. */
 bool lw_mm_plan_grid(const lowering *lw, const mm_shape *s, const mm_kind *kd, mm_grid *best);
+
+/* Where no grid's blocks fit the tiles' free blocks (*grid the one
+ * needing least, or none), a serialised plan, as PopART serialises a large
+ * matmul (serializeMatMul: a vocabulary's logits and their gradients): of
+ * the rows, the columns or K, the cut with the lowest estimate among each
+ * one's fewest parts (up to MM_SERIAL_MAX) whose grid fits; the parts are
+ * computed one after another on that grid, each part's scratch free again
+ * before the next (lower_matmul.c).  *grid becomes a part's grid, its
+ * estimate that of all the parts.  Only for B computed at run time, one
+ * batch item, not a convolution (every tile's block is then fetched by
+ * its place in the product, which the parts shift); K only where the parts
+ * can add into the output's block (f32, grids that do not split K again).
+ * False, with *grid and *ser as they were, when no number of parts fits. */
+bool lw_mm_plan_serial(const lowering *lw, const mm_shape *s, const mm_kind *kd, mm_grid *grid, mm_serial *ser);
+/* "does not fit" for node n (false): A itself too big for the tiles'
+ * region 0 (its rows stay there, at least M K / tiles of it a tile, K
+ * padded to kp), or the bytes of the blocks of the grid needing least
+ * (grid), or of the smallest block, against the fullest tile. */
+bool lw_mm_fail_no_grid(lowering *lw, const graph_node *n, const mm_shape *s, const mm_kind *kd, uint64_t kp,
+                        const mm_grid *grid);
+/* The side of the product axis a cuts. */
+uint64_t lw_mm_side(const mm_shape *s, enum mm_axis a);
 
 #endif

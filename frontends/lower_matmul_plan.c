@@ -2,10 +2,13 @@
  * lower_matmul_plan.c — the matmul planner: which codelet computes a
  * matmul, and the gm x gn x gk grid of tiles it runs on, chosen by an
  * estimate of the tile cycles of each grid (the codelet's own exact count
- * for its block, receiving A and B, packing, the partial sums and the
- * epilogue) among the grids whose blocks fit the tiles' free memory
- * (lower_matmul.c describes the lowering itself).
+ * for its block, receiving A — no sooner than the tile holding most of A
+ * sends it — and B, packing, the partial sums and the epilogue) among the
+ * grids whose blocks fit the tiles' free memory; where none fits, the
+ * serial parts that do; and why nothing fits (lower_matmul.c describes
+ * the lowering itself).
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "lower_matmul.h"
@@ -65,12 +68,18 @@ static bool plan_grid_in(const lowering *lw, const mm_shape *s, const mm_kind *k
     const bool b_turn = kd->f32 && s->b_act && s->b_transposed;   /* B^T turned on the tile */
     const bool w_parts = s->w_rows && !kd->f32;   /* packed in parts down the column (gather_weight_parts) */
     const bool b_tile = s->b_act && !w_parts;     /* B received and packed on every tile */
+    /* A's sends: each element goes once (a multicast to the tiles of its
+     * grid row and K share), so the tile holding most of A sends longest.
+     * Before A is placed (its layout chosen for this plan,
+     * lw_matmul_input_layout), and for an image's im2col rows, a grid row's
+     * rows are taken to be on one tile, which sends them all. */
+    const uint64_t a_most = s->conv || s->wgrad ? 0 : lw_most_on_a_tile(lw, s->a);
     memset(best, 0, sizeof *best);
     best->cycles = 1e300;
     double best_score = 1e300;
     /* Batch items (attention heads) side by side, each with its grid. */
     uint32_t tiles = s->batch && s->batch <= lw->tiles ? (uint32_t)(lw->tiles / s->batch) : 0;
-    for (uint32_t gk = 1; gk <= tiles && gk <= kblocks; gk++) {
+    for (uint32_t gk = 1; gk <= tiles && gk <= kblocks && (gk == 1 || !s->k_whole); gk++) {
         uint64_t kt = (kblocks + gk - 1) / gk * kd->k_block;
         if (gk > 1 && (kblocks + gk - 2) / (gk - 1) == (kblocks + gk - 1) / gk)
             continue;                                      /* same K share as gk - 1 */
@@ -115,10 +124,12 @@ static bool plan_grid_in(const lowering *lw, const mm_shape *s, const mm_kind *k
                     { b_tile ? kt * nt * 4 : 0, R1 }, { a_in, R0 }, { bias_bytes, R1 },
                     { s->trans_a && !s->f32_inputs ? mt * kt * 4 : 0, R0 }, { a_wide, R0 }, { a_cast ? a_final : 0, R0 }
                 };
+                /* the packed weights only in region 1 (ld128putcs); turned,
+                 * B^T is packed where it was received */
                 const lw_block_need product[] = {
-                    { b_tile ? kt * nt * 4 : 0, R1 }, { a_cast || s->trans_a ? a_final : a_in, R0 }, { bias_bytes, R1 },
-                    { widen || (b_tile && !s->b_f32) ? kt * nt * 2 : 0, R1 },
-                    { b_turn ? kt * nt * 4 : 0, R1 }, { b_turn ? 0 : kt * nt * kd->w_eb, R1, c_weights },
+                    { b_tile ? kt * nt * 4 : 0, b_turn ? NEED_REGION1 : R1 }, { a_cast || s->trans_a ? a_final : a_in, R0 },
+                    { bias_bytes, R1 }, { widen || (b_tile && !s->b_f32) ? kt * nt * 2 : 0, R1 },
+                    { b_turn ? kt * nt * 4 : 0, R1 }, { b_turn ? 0 : kt * nt * kd->w_eb, NEED_REGION1, c_weights },
                     { mt * nt * 4, R1 }, { 4096, R1 }
                 };
                 const lw_block_need reduce[] = {
@@ -146,10 +157,11 @@ static bool plan_grid_in(const lowering *lw, const mm_shape *s, const mm_kind *k
                 if (room && (!lw_blocks_fit(room, prepare, N_PREPARE) || !lw_blocks_fit(room, product, N_PRODUCT) ||
                              !lw_blocks_fit(room, reduce, N_REDUCE)))
                     continue;
-                /* A: the tile holding a grid row's rows sends them once
-                 * (a broadcast or multicast to the grid row); split along
-                 * K, a send per row and share. */
-                double c = matmul_cycles(kd, mt, kt, nt) + (double)(mt * s->k * in_eb) / 4.0 +
+                /* A: received at 4 bytes a cycle, no sooner than its
+                 * busiest sender sends (above); split along K, a send per
+                 * row and share. */
+                const uint64_t a_send = a_most ? (a_most > mt * kt ? a_most : mt * kt) : mt * s->k;
+                double c = matmul_cycles(kd, mt, kt, nt) + (double)(a_send * in_eb) / 4.0 +
                            (gk > 1 ? (double)(mt * gk) * XCH_SEND_OVERHEAD_CYCLES : 0.0) +
                            (double)(share * nt) +                               /* the epilogue */
                            (s->f32_inputs && !kd->f32 ? (double)(mt * kt) : 0.0) +  /* cast A */
@@ -198,3 +210,82 @@ bool lw_mm_plan_grid(const lowering *lw, const mm_shape *s, const mm_kind *kd, m
     return plan_grid_in(lw, s, kd, best, room) || plan_grid_in(lw, s, kd, best, NULL);
 }
 
+
+uint64_t lw_mm_side(const mm_shape *s, enum mm_axis a)
+{
+    return a == MM_AXIS_M ? s->m : a == MM_AXIS_N ? s->n : s->k;
+}
+
+bool lw_mm_plan_serial(const lowering *lw, const mm_shape *s, const mm_kind *kd, mm_grid *grid, mm_serial *ser)
+{
+    if (!s->b_act || s->conv || s->wgrad || s->w_rows || s->batch != 1)
+        return false;
+    const bool k_ok = lw->g->tensors[s->out].dtype == GDT_F32;
+    double best = 1e300;
+    bool found = false;
+    for (enum mm_axis a = MM_AXIS_M; a <= MM_AXIS_K; a++) {
+        if (a == MM_AXIS_K && !k_ok)
+            continue;
+        const uint64_t side = lw_mm_side(s, a), gran = a == MM_AXIS_N ? kd->n_group : a == MM_AXIS_K ? kd->k_block : 1;
+        for (uint32_t parts = 2; parts <= MM_SERIAL_MAX; parts++) {
+            uint64_t part = (side + parts - 1) / parts;
+            part = (part + gran - 1) / gran * gran;
+            if (part >= side || (parts - 1) * part >= side)
+                continue;
+            mm_shape sub = *s;
+            *(a == MM_AXIS_M ? &sub.m : a == MM_AXIS_N ? &sub.n : &sub.k) = part;
+            sub.k_whole = a == MM_AXIS_K;
+            mm_grid g;
+            if (!lw_mm_plan_grid(lw, &sub, kd, &g) || g.least_memory)
+                continue;
+            const uint32_t n_parts = (uint32_t)((side + part - 1) / part);
+            g.cycles *= (double)n_parts;
+            if (g.cycles < best) {
+                best = g.cycles;
+                *grid = g;
+                *ser = (mm_serial){ n_parts, a, part };
+                found = true;
+            }
+            break;
+        }
+    }
+    return found;
+}
+
+/* Why no grid fits: A itself is too big for the tiles' region 0 (its rows
+ * stay there, at least M K / tiles of it a tile), or a tile cannot hold
+ * even the smallest block. */
+bool lw_mm_fail_no_grid(lowering *lw, const graph_node *n, const mm_shape *s, const mm_kind *kd, uint64_t kp,
+                        const mm_grid *grid)
+{
+    const graph *g = lw->g;
+    uint64_t tiles = s->batch && s->batch <= lw->tiles ? lw->tiles / s->batch : 1;
+    uint64_t a_need = (s->m * kp * kd->a_eb + tiles - 1) / tiles, region0 = 0x80000 - 0x50000;
+    if (a_need > region0)
+        return lw_fail(lw, "%s: node '%s' (%s): does not fit: its rows of A (%llu x %llu) need at least %llu "
+                       "bytes a tile over %llu tiles, and a tile keeps them in its %llu bytes of region 0",
+                       g->source, n->name && n->name[0] ? n->name : "?", graph_ops[n->op].name,
+                       (unsigned long long)s->m, (unsigned long long)s->k, (unsigned long long)a_need,
+                       (unsigned long long)tiles, (unsigned long long)region0);
+    uint32_t fullest = 0;
+    uint64_t most = lw_fullest_tile(lw, &fullest);
+    char held[512];
+    lw_describe_holders(lw, fullest, held, sizeof held);
+    if (grid->least_bytes)
+        return lw_fail(lw, "%s: node '%s' (%s): does not fit: a tile needs at least %llu bytes for the blocks of the "
+                       "grid needing least (%u x %u x %u tiles, M x N x K, blocks of %llu x %llu x %llu) with the "
+                       "library, a tile has %llu, of which the fullest, tile %u, holds %llu already (tensors, "
+                       "records and control program%s)", g->source, n->name && n->name[0] ? n->name : "?",
+                       graph_ops[n->op].name, (unsigned long long)(grid->least_bytes + lw_library_bytes(lw)),
+                       grid->least_gm, grid->least_gn, grid->least_gk, (unsigned long long)grid->least_mt,
+                       (unsigned long long)grid->least_nt, (unsigned long long)grid->least_kt,
+                       (unsigned long long)(lw->mem_end - ISA_MEMORY_BASE), fullest, (unsigned long long)most, held);
+    uint64_t need = kd->k_block * kd->a_eb + kd->k_block * kd->n_group * kd->w_eb + kd->n_group * 4 +
+                    lw_library_bytes(lw);
+    return lw_fail(lw, "%s: node '%s' (%s): does not fit: a tile needs at least %llu bytes for one row of A, "
+                   "%u rows and %u columns of B and the row of C, with the library, a tile has %llu, of which the "
+                   "fullest, tile %u, holds %llu already (tensors, records and control program%s)", g->source,
+                   n->name && n->name[0] ? n->name : "?",
+                   graph_ops[n->op].name, (unsigned long long)need, kd->k_block, kd->n_group,
+                   (unsigned long long)(lw->mem_end - ISA_MEMORY_BASE), fullest, (unsigned long long)most, held);
+}

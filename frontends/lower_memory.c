@@ -198,6 +198,23 @@ uint64_t lw_fullest_tile(const lowering *lw, uint32_t *fullest)
     return most;
 }
 
+uint64_t lw_most_on_a_tile(const lowering *lw, int t)
+{
+    const ltensor *lt = &lw->tensor[t];
+    if (!lt->placed || lt->n == 0)
+        return 0;
+    uint64_t *held = calloc(lw->program_tiles, sizeof *held), most = 0;
+    if (!held)
+        return 0;
+    for (size_t k = 0; k < lt->n; k++) {
+        uint64_t *h = &held[lt->p[k].tile];
+        *h += lt->p[k].count;
+        most = *h > most ? *h : most;
+    }
+    free(held);
+    return most;
+}
+
 uint32_t lw_tile_alloc(lowering *lw, uint32_t tile, uint64_t bytes, enum region_pref pref, uint32_t align,
                            const char *what)
 {
@@ -212,6 +229,8 @@ uint32_t lw_tile_alloc(lowering *lw, uint32_t tile, uint64_t bytes, enum region_
             break;
         if (attempt == 2)
             t->hold = t->hold_firm;
+        if (pref == NEED_REGION1 && attempt % 2)
+            continue;
         uint32_t at = lw_bump_alloc(lw, tile, bytes, need, a, (pref == PREFER_REGION0) == (attempt % 2 == 0));
         if (at) {
             if (attempt >= 2)
@@ -285,7 +304,7 @@ static uint32_t scratch_alloc(lowering *lw, uint32_t tile, uint64_t bytes, enum 
      * else new bytes, leaving room for blocks kept for the run that come
      * later (constants, vertex records, the control program), else new
      * bytes of that room; then the same in the other. */
-    for (int attempt = 0; attempt < 2 && !lw->failed; attempt++) {
+    for (int attempt = 0; attempt < (pref == NEED_REGION1 ? 1 : 2) && !lw->failed; attempt++) {
         bool r0 = (pref == PREFER_REGION0) == (attempt == 0);
         uint32_t at = take_released(lw, t, need, a, r0, true, UINT32_MAX);
         if (at) {
@@ -422,7 +441,7 @@ bool lw_blocks_fit(const uint64_t room[LW_ROOM_SIZE], const lw_block_need *block
             /* new bytes (of the region it prefers, else the other), which
              * are also the largest room of that region for scratch */
             int r = blocks[k].pref == PREFER_REGION0 ? 0 : 1;
-            if (left[2 * LW_ROOM_BLOCKS + r] < want)
+            if (left[2 * LW_ROOM_BLOCKS + r] < want && blocks[k].pref != NEED_REGION1)
                 r = !r;
             if (left[2 * LW_ROOM_BLOCKS + r] < want)
                 return false;
@@ -434,7 +453,7 @@ bool lw_blocks_fit(const uint64_t room[LW_ROOM_SIZE], const lw_block_need *block
             continue;
         }
         int best = -1;
-        for (int pass = 0; pass < 2 && best < 0; pass++) {
+        for (int pass = 0; pass < (blocks[k].pref == NEED_REGION1 ? 1 : 2) && best < 0; pass++) {
             int r = (blocks[k].pref == PREFER_REGION0) == (pass == 0) ? 0 : 1;
             for (int j = r * LW_ROOM_BLOCKS; j < (r + 1) * LW_ROOM_BLOCKS; j++)
                 if (left[j] >= want && (best < 0 || left[j] < left[best]))
@@ -542,8 +561,10 @@ uint32_t lw_tensor_alloc(lowering *lw, int tensor, uint32_t tile, uint64_t bytes
      * the other; then new bytes of that room. */
     for (int attempt = 0; attempt < 3 && !at && !lw->failed; attempt++) {
         bool r0 = (pref == PREFER_REGION0) == (attempt != 1);
+        if (pref == NEED_REGION1 && r0)
+            continue;
         if (attempt == 2) {
-            for (int k = 0; k < 2 && !at && !lw->failed; k++)
+            for (int k = 0; k < (pref == NEED_REGION1 ? 1 : 2) && !at && !lw->failed; k++)
                 at = bump_alloc(lw, tile, bytes, need, a, k ? !r0 : r0, 0);
             break;
         }

@@ -69,8 +69,6 @@ uint32_t lw_tile_used_bytes(const lowering *lw, const ltile *t);
 uint32_t lw_no_room(lowering *lw, uint32_t tile, uint64_t need, const char *what);
 /* A new block of `need` bytes aligned to a + 1 in one region (lower_memory.c). */
 uint32_t lw_bump_alloc(lowering *lw, uint32_t tile, uint64_t bytes, uint64_t need, uint32_t a, bool region0);
-/* The op is over: its scratch blocks are free for the next op. */
-void lw_release_scratch(lowering *lw);
 /* Which tensors share storage, and the last node reading each storage. */
 void lw_tensor_roots(lowering *lw);
 /* After node i: the storage of the tensors it was the last to read goes back. */

@@ -281,6 +281,9 @@ int cmd_compile(int argc, char **argv, const command *self)
                rep.updates_in_place, rep.updates_copied, rep.folded_casts ? "; " : "\n");
     if (rep.folded_casts)
         printf("%u f16 weights read as they are by their matmuls and convolutions (no f32 copy)\n", rep.folded_casts);
+    if (rep.serialised_matmuls)
+        printf("serialised: %u matmuls no grid fit at once computed in %u parts one after another (--verbose: "
+               "which)\n", rep.serialised_matmuls, rep.serial_parts);
     if (rep.split_programs)
         printf("control programs in two blocks (no region had room for one): %u tiles\n", rep.split_programs);
     printf("compile time: %.2f s\n", t1 - t0);

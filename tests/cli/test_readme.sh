@@ -22,4 +22,19 @@ while IFS= read -r line; do
 done < "$WORK/session.txt"
 check "the debugging example's session gives every line the README shows" test "$missing" -eq 0
 
+# The training example: the phase lines `ipusim run` prints for the small
+# MLP and the first and last step lines of its validation are the README's.
+awk '/^\$ ipusim compile mlp.onnx --train/{on=1; next} /^```/{if(on) exit} on' "$README" > "$WORK/train.txt"
+check "README has a training example" grep -q '^forward ' "$WORK/train.txt"
+python3 "$(dirname "$0")/train_models.py" "$WORK"
+( cd "$WORK" && "$IPUSIM" compile mlp.onnx --train --loss softmax-ce:logits:labels --lr 0.5 --momentum 0.9 \
+      -o mlp.elf && "$IPUSIM" run mlp.elf && "$IPUSIM" validate --model mlp.onnx --train \
+      --loss softmax-ce:logits:labels --lr 0.5 --momentum 0.9 --steps 20 ) > "$WORK/train_got.txt" 2>&1
+missing=0
+while IFS= read -r line; do
+    case "$line" in '$ '*|'  ...') continue ;; esac
+    grep -qxF -- "$line" "$WORK/train_got.txt" || { echo "  README line not in the output: $line"; missing=1; }
+done < "$WORK/train.txt"
+check "the training example gives every line the README shows" test "$missing" -eq 0
+
 finish
