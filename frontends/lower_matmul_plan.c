@@ -124,12 +124,12 @@ static bool plan_grid_in(const lowering *lw, const mm_shape *s, const mm_kind *k
                     { b_tile ? kt * nt * 4 : 0, R1 }, { a_in, R0 }, { bias_bytes, R1 },
                     { s->trans_a && !s->f32_inputs ? mt * kt * 4 : 0, R0 }, { a_wide, R0 }, { a_cast ? a_final : 0, R0 }
                 };
-                /* the packed weights only in region 1 (ld128putcs); turned,
-                 * B^T is packed where it was received */
+                /* (packed weights: region 1 only, held there when they are
+                 * allocated; this room, the least over tiles, does not) */
                 const lw_block_need product[] = {
-                    { b_tile ? kt * nt * 4 : 0, b_turn ? NEED_REGION1 : R1 }, { a_cast || s->trans_a ? a_final : a_in, R0 },
-                    { bias_bytes, R1 }, { widen || (b_tile && !s->b_f32) ? kt * nt * 2 : 0, R1 },
-                    { b_turn ? kt * nt * 4 : 0, R1 }, { b_turn ? 0 : kt * nt * kd->w_eb, NEED_REGION1, c_weights },
+                    { b_tile ? kt * nt * 4 : 0, R1 }, { a_cast || s->trans_a ? a_final : a_in, R0 }, { bias_bytes, R1 },
+                    { widen || (b_tile && !s->b_f32) ? kt * nt * 2 : 0, R1 },
+                    { b_turn ? kt * nt * 4 : 0, R1 }, { b_turn ? 0 : kt * nt * kd->w_eb, R1, c_weights },
                     { mt * nt * 4, R1 }, { 4096, R1 }
                 };
                 const lw_block_need reduce[] = {

@@ -603,8 +603,8 @@ static void serial_case(int M, int K, int N, uint32_t tiles, uint32_t memory_kib
 static void test_matmul_serialised(void)
 {
     serial_case(1024, 256, 64, 16, 336, 0);   /* rows */
-    serial_case(64, 64, 1024, 16, 272, 1);    /* columns */
-    serial_case(64, 256, 1024, 16, 368, 2);   /* K, added into the output's block */
+    serial_case(2, 8, 32768, 16, 304, 1);     /* columns (K one weight block, two rows) */
+    serial_case(64, 256, 1024, 16, 336, 2);   /* K, added into the output's block */
 }
 
 void test_register(void)
