@@ -252,7 +252,7 @@ static bool node_supported(const lowering *lw, const graph_node *n, const char *
 
 bool lower_supports(const graph *g, const lower_options *o, char *err, size_t err_size)
 {
-    lowering lw = { .g = g, .opts = o };
+    lowering lw = { .g = g, .opts = o, .cur_op = -1 };
     for (int i = 0; i < g->n_nodes; i++) {
         const graph_node *n = &g->nodes[i];
         const char *why;
@@ -443,7 +443,7 @@ static void begin_phase(lowering *lw, enum graph_phase phase)
         return;
     for (uint32_t i = 0; i < lw->program_tiles && !lw->failed; i++)
         lw_push_word(lw, &lw->tile[i].steps, lw->sync_step);
-    lw->syncs++;
+    lw_count_sync(lw);
     if (!phases_add(&lw->phases, lw->syncs, phase_names[phase]))
         lw_fail(lw, "%s: more than %d stretches of forward, backward and update supersteps", lw->g->source,
                 PHASES_MAX_STRETCHES);
@@ -470,6 +470,10 @@ static void lower_node(lowering *lw, int i)
     lw_release_scratch(lw);
     if (n->phase != lw->cur_phase)
         begin_phase(lw, n->phase);
+    char label[24];
+    snprintf(label, sizeof label, "#%d", i);
+    if ((lw->cur_op = op_map_add_op(&lw->ops, graph_ops[n->op].name, n->name && n->name[0] ? n->name : label)) < 0)
+        lw_fail(lw, "out of host memory");
     const lw_op_rule *rule = &lw_op_rules[n->op];
     if (rule->lower)
         rule->lower(lw, n, i);
@@ -480,12 +484,14 @@ static void lower_node(lowering *lw, int i)
             lw_sort_pieces(lw, n->outputs[k]);
     if (!lw->failed)
         lw_release_dead(lw, i);
+    lw->cur_op = -1;
 }
 
 /* Everything the lowering allocated on the host. */
 static void free_lowering(lowering *lw)
 {
     free(lw->stage_of);
+    op_map_free(&lw->ops);
     free(lw->lent);
     free(lw->control_bytes);
     free(lw->last_reader);
@@ -524,7 +530,7 @@ static ipu_exe *lower_once(const graph *g, const lower_options *o, lower_report 
                            size_t err_size, const uint32_t *hold, const uint32_t *firm, uint32_t **need)
 {
     lower_report dummy;
-    lowering lw = { .g = g, .opts = o, .rep = report ? report : &dummy, .err = err, .err_size = err_size,
+    lowering lw = { .g = g, .opts = o, .cur_op = -1, .rep = report ? report : &dummy, .err = err, .err_size = err_size,
                     .hold_bytes = hold, .hold_firm = firm };
     memset(lw.rep, 0, sizeof *lw.rep);
     *need = NULL;

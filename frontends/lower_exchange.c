@@ -244,6 +244,22 @@ static uint32_t merge_worker_records(lowering *lw, uint32_t tile, uint32_t entry
 /* runall of `entry` on the six records of lw_six_records at offset rec0,
  * each of record_words words (the tile's earlier copy of the same records
  * when it has one). */
+/* The superstep being built has compute: the first op to give it a
+ * compute set owns its compute cycles (sim/program/op_map.h). */
+static void note_compute(lowering *lw)
+{
+    if (lw->cur_op >= 0 && op_map_owner(&lw->ops, lw->syncs, OP_MAP_COMPUTE) < 0 &&
+        !op_map_note(&lw->ops, lw->syncs, OP_MAP_COMPUTE, lw->cur_op))
+        lw_fail(lw, "out of host memory");
+}
+
+void lw_count_sync(lowering *lw)
+{
+    if (!op_map_note(&lw->ops, lw->syncs, OP_MAP_EXCHANGE, lw->cur_op))
+        lw_fail(lw, "out of host memory");
+    lw->syncs++;
+}
+
 bool lw_step_run(lowering *lw, uint32_t tile, uint32_t entry, uint32_t rec0, uint32_t record_words)
 {
     ltile *t = &lw->tile[tile];
@@ -255,6 +271,7 @@ bool lw_step_run(lowering *lw, uint32_t tile, uint32_t entry, uint32_t rec0, uin
         all_bytes = padded_words(split_words) * 4;
     }
     rec0 = share_records(lw, tile, entry, rec0, all_bytes);
+    note_compute(lw);
     lw_push_word(lw, &t->steps, lw->kernels.ctl_run);
     lw_push_word(lw, &t->steps, entry);
     lw_patch_here(lw, tile);
@@ -267,6 +284,7 @@ bool lw_step_run(lowering *lw, uint32_t tile, uint32_t entry, uint32_t rec0, uin
 bool lw_step_call(lowering *lw, uint32_t tile, uint32_t entry, uint32_t rec)
 {
     ltile *t = &lw->tile[tile];
+    note_compute(lw);
     lw_push_word(lw, &t->steps, lw->kernels.ctl_call);
     lw_push_word(lw, &t->steps, entry);
     lw_patch_here(lw, tile);
@@ -872,7 +890,7 @@ bool lw_end_phase(lowering *lw)
         free(order);
         free(bcast);
         lw->rep->exchange_phases++;
-        lw->syncs++;
+        lw_count_sync(lw);
         lw->phase_has_transfers = false;
     }
     for (uint32_t i = 0; i < lw->program_tiles; i++)

@@ -28,6 +28,7 @@
 #include "lower.h"
 #include "sim/program/phases.h"
 #include "memmodel/memory_map.h"
+#include "sim/program/op_map.h"
 #include "sim/program/tensor_map.h"
 #include "workloads/codelets/codelet_library.h"
 #include "workloads/codelets/abi.h"
@@ -160,6 +161,8 @@ typedef struct lowering {
     uint32_t syncs;                   /* syncs in the program so far: the superstep being built */
     enum graph_phase cur_phase;       /* of the nodes lowered last (training) */
     program_phases phases;            /* where each phase's supersteps start */
+    op_map ops;                       /* which op each superstep's compute and exchange are */
+    int32_t cur_op;                   /* the op being lowered (in ops), -1 none */
     bool failed;
 } lowering;
 
@@ -223,6 +226,10 @@ void lw_scratch_free(lowering *lw, uint32_t tile, uint32_t addr);
 /* Every scratch block lent free again: the op is over (for the next op),
  * or a serialised matmul's part (for the next part). */
 void lw_release_scratch(lowering *lw);
+/* The superstep being built ends (its sync is the next step): its
+ * exchange and sync belong to the op being lowered (sim/program/op_map.h);
+ * lw->syncs counts it. */
+void lw_count_sync(lowering *lw);
 
 /* Scratch that starts as zeros: bytes no block used before are loaded as
  * zeros with the executable; a block used before gets a compute set of

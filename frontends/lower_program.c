@@ -355,7 +355,7 @@ bool lw_send_outputs(lowering *lw)
     lw_end_phase(lw);
     for (uint32_t i = 0; i < lw->program_tiles && !lw->failed; i++)
         lw_push_word(lw, &lw->tile[i].steps, lw->sync_step);
-    lw->syncs++;
+    lw_count_sync(lw);
     for (int i = 0; i < g->n_outputs && !lw->failed; i++) {
         const ltensor *lt = &lw->tensor[g->outputs[i]];
         for (size_t k = 0; k < lt->n; k++) {
@@ -404,6 +404,13 @@ bool lw_write_executable(lowering *lw, ipu_exe *e)
         if (!text || !exe_set_blob(&e->bsp, text, size))
             lw_fail(lw, "out of host memory");
         free(text);
+    }
+    if (lw->ops.n_ops) {
+        uint8_t *blob = NULL;
+        size_t size;
+        if (!op_map_encode(&lw->ops, &blob, &size) || !exe_set_blob(&e->ops, blob, size))
+            lw_fail(lw, "out of host memory");
+        free(blob);
     }
     /* Tiles past the last one holding anything only sync: they get no
      * code, and the syncs of the rest do not wait for them. */

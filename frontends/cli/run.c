@@ -20,6 +20,7 @@
 #include "isa/elf/executable.h"
 #include "sim/base/fileio.h"
 #include "isa/fp16.h"
+#include "sim/engine/op_stats.h"
 #include "sim/engine/phase_stats.h"
 #include "sim/engine/program_io.h"
 #include "sim/program/tensor_map.h"
@@ -284,6 +285,8 @@ typedef struct run_options {
     const char *input, *json, *trace;
     engine_options engine;
     bool supersteps;
+    bool ops;                       /* --ops given: the ops that took longest ... */
+    uint32_t ops_shown;             /* ... this many (0: all) */
     dump_request dumps[64];
     unsigned n_dumps;
     stream_file inputs[MAX_STREAM_FILES], outputs[MAX_STREAM_FILES];
@@ -335,6 +338,14 @@ static void parse_run_options(int argc, char **argv, const command *self, run_op
             parse_trace_tiles(self, cli_value(self, argc, argv, &i), &o->engine);
         else if (!strcmp(argv[i], "--supersteps"))
             o->supersteps = true;
+        else if (!strcmp(argv[i], "--ops")) {
+            const char *v = cli_value(self, argc, argv, &i), *end = v;
+            uint64_t n = 0;
+            if (!cli_parse_u64(v, UINT32_MAX, &n, &end) || *end)
+                cli_usage_error(self, "--ops: expected a count of ops (0: all), got '%s'", v);
+            o->ops = true;
+            o->ops_shown = (uint32_t)n;
+        }
         else if (!strcmp(argv[i], "--max-cycles"))
             o->engine.max_cycles = cli_cycles_value(self, argc, argv, &i);
         else if (!strcmp(argv[i], "--threads"))
@@ -595,6 +606,101 @@ static void print_phases(const run_program *p, const engine_stats *st)
     }
 }
 
+/* The ops that took longest on chip 0 (sim/engine/op_stats.h), `shown` of
+ * them (0: all), then the time by op type. */
+static void print_ops(const run_program *p, const engine_stats *st, uint32_t shown)
+{
+    op_map m;
+    char err[256];
+    if (!op_stats_read(p->e, &m, err, sizeof err))
+        return;                       /* (refused before the run) */
+    if (!m.n_ops) {
+        printf("\nops: the executable names none (an assembled program, or compiled before ops were recorded)\n");
+        return;
+    }
+    op_totals *t = calloc((size_t)m.n_ops + 1, sizeof *t);
+    if (!t) {
+        op_map_free(&m);
+        return;
+    }
+    op_stats_sum(st, &m, 0, t);
+    op_stats_sort(t, (size_t)m.n_ops + 1);
+    uint64_t all = st->chips[0].c.cycles;
+    uint32_t n = shown && shown < m.n_ops + 1 ? shown : m.n_ops + 1;
+    printf("\nops on chip 0, the %u that took longest of %u (a superstep's compute is the op whose compute set ran "
+           "first in it, its exchange, sync and wait the op whose operands it brought):\n", n, m.n_ops);
+    printf("%-44s %-20s %12s %7s %12s %12s %10s %10s\n", "op", "type", "cycles", "%", "compute", "exchange",
+           "sync+wait", "supersteps");
+    for (uint32_t i = 0; i < n; i++) {
+        const op_totals *o = &t[i];
+        const char *name = o->op < 0 ? "(no op: inputs, outputs, the step's end)" : m.ops[o->op].name;
+        printf("%-44.44s %-20.20s %12llu %7.1f %12llu %12llu %10llu %10u\n", name, o->op < 0 ? "-" : m.ops[o->op].type,
+               (unsigned long long)o->cycles, pct(o->cycles, all), (unsigned long long)o->compute_cycles,
+               (unsigned long long)o->exchange_cycles, (unsigned long long)o->sync_cycles, o->supersteps);
+    }
+    /* by type: each type's ops summed, the most first */
+    op_totals *ty = calloc((size_t)m.n_ops + 1, sizeof *ty);
+    uint32_t n_types = 0, *count = calloc((size_t)m.n_ops + 1, sizeof *count);
+    for (uint32_t i = 0; ty && count && i <= m.n_ops; i++) {
+        if (t[i].op < 0)
+            continue;
+        uint32_t k = 0;
+        while (k < n_types && strcmp(m.ops[ty[k].op].type, m.ops[t[i].op].type))
+            k++;
+        if (k == n_types)
+            ty[n_types++] = (op_totals){ .op = t[i].op };
+        ty[k].cycles += t[i].cycles;
+        count[ty[k].op]++;
+    }
+    if (ty && count) {
+        op_stats_sort(ty, n_types);
+        printf("by type:");
+        for (uint32_t k = 0; k < n_types && ty[k].cycles; k++)
+            printf("%s %s %.1f%% (%u)", k ? "," : "", m.ops[ty[k].op].type, pct(ty[k].cycles, all), count[ty[k].op]);
+    }
+    free(ty);
+    free(count);
+    printf("\n");
+    free(t);
+    op_map_free(&m);
+}
+
+/* The per-op totals of chip 0 as a JSON array, the longest first (NULL
+ * when the executable names no ops). */
+static cJSON *ops_json(const run_program *p, const engine_stats *st)
+{
+    op_map m;
+    char err[256];
+    if (!op_stats_read(p->e, &m, err, sizeof err) || !m.n_ops)
+        return NULL;
+    op_totals *t = calloc((size_t)m.n_ops + 1, sizeof *t);
+    cJSON *a = t ? cJSON_CreateArray() : NULL;
+    if (a) {
+        op_stats_sum(st, &m, 0, t);
+        op_stats_sort(t, (size_t)m.n_ops + 1);
+        for (uint32_t i = 0; i <= m.n_ops; i++) {
+            if (!t[i].cycles)
+                continue;
+            cJSON *o = cJSON_CreateObject();
+            if (t[i].op >= 0) {
+                cJSON_AddStringToObject(o, "op", m.ops[t[i].op].name);
+                cJSON_AddStringToObject(o, "type", m.ops[t[i].op].type);
+            } else {
+                cJSON_AddNullToObject(o, "op");
+            }
+            cJSON_AddNumberToObject(o, "cycles", (double)t[i].cycles);
+            cJSON_AddNumberToObject(o, "compute_cycles", (double)t[i].compute_cycles);
+            cJSON_AddNumberToObject(o, "exchange_cycles", (double)t[i].exchange_cycles);
+            cJSON_AddNumberToObject(o, "sync_cycles", (double)t[i].sync_cycles);
+            cJSON_AddNumberToObject(o, "supersteps", t[i].supersteps);
+            cJSON_AddItemToArray(a, o);
+        }
+    }
+    free(t);
+    op_map_free(&m);
+    return a;
+}
+
 /* The AMP over the run: what it issued, and against the model's own MACs
  * when the executable records them. */
 static void print_amp(const run_program *p, const engine_stats *st)
@@ -652,6 +758,8 @@ static void print_report(const run_options *o, run_program *p)
         print_supersteps(st);
     }
     print_phases(p, st);
+    if (o->ops)
+        print_ops(p, st, o->ops_shown);
     double host_s = st->host_seconds;
     printf("\nsimulation: %.3f host s, %.3g tile-cycles/s, %.3g instructions/s (%d host thread%s, %llu of %llu "
            "tile batches in parallel); simulated %.6g s\n",
@@ -800,6 +908,9 @@ static void write_json_report(const run_options *o, const run_program *p, cJSON 
     cJSON_AddNumberToObject(sim, "host_threads", st->host_threads);
     cJSON_AddNumberToObject(sim, "tile_batches", (double)st->batches);
     cJSON_AddNumberToObject(sim, "tile_batches_in_parallel", (double)st->parallel_batches);
+    cJSON *jops = ops_json(p, st);
+    if (jops)
+        cJSON_AddItemToObject(root, "ops", jops);
     if (jdumps)
         cJSON_AddItemToObject(root, "dumps", jdumps);
     if (!cli_write_json(o->json, root, err, sizeof err))
@@ -815,6 +926,13 @@ int cmd_run(int argc, char **argv, const command *self)
     run_program p;
     load_program(&o, &p);
     check_names(&o, &p);
+    if (o.ops || o.json) {
+        /* its op map read before the run: a damaged one refused now */
+        op_map m;
+        if (!op_stats_read(p.e, &m, err, sizeof err))
+            fatal("%s: section .ipusim.ops: %s", o.input, err);
+        op_map_free(&m);
+    }
     feed_inputs(&o, &p);
     int rc = run_system(&o, &p);
     print_report(&o, &p);

@@ -15,7 +15,8 @@
  *   .ipusim.filestr  SHT_STRTAB, NUL-terminated source file names
  *   .ipusim.lines    records of 16 bytes: u32 tile, u32 addr, u32 line,
  *                    u32 file (an index into .ipusim.files)
- *   .ipusim.bsp, .ipusim.tensors  opaque blobs
+ *   .ipusim.bsp, .ipusim.tensors, .ipusim.machine, .ipusim.model,
+ *   .ipusim.ops  opaque blobs
  *
  * Each of them is written only when non-empty; a missing one reads as
  * empty.  Symbols: st_value is the tile-local address (also in ET_REL
@@ -62,6 +63,7 @@ static const char SEC_BSP[] = ".ipusim.bsp";
 static const char SEC_TENSORS[] = ".ipusim.tensors";
 static const char SEC_MACHINE[] = ".ipusim.machine";
 static const char SEC_MODEL[] = ".ipusim.model";
+static const char SEC_OPS[] = ".ipusim.ops";
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -230,6 +232,7 @@ void exe_free(ipu_exe *e)
     free(e->tensors.bytes);
     free(e->machine.bytes);
     free(e->model.bytes);
+    free(e->ops.bytes);
     free(e);
 }
 
@@ -639,6 +642,8 @@ static bool add_record_sections(const ipu_exe *e, writer *w, write_bufs *b)
     if (e->model.size && !add_scn(w, SEC_MODEL, SHT_PROGBITS, 0, 0, e->model.bytes,
                                   e->model.size, ELF_T_BYTE, 1, 0, NULL))
         return false;
+    if (e->ops.size && !add_scn(w, SEC_OPS, SHT_PROGBITS, 0, 0, e->ops.bytes, e->ops.size, ELF_T_BYTE, 1, 0, NULL))
+        return false;
     return true;
 }
 
@@ -1014,7 +1019,7 @@ static Elf_Data *scn_data(reader *r, Elf *elf, size_t i)
 
 /* Indices of the sections of ipusim's own and the symbol tables. */
 typedef struct special {
-    size_t tiles, files, filestr, lines, bsp, tensors, machine, model, symtab, xndx;
+    size_t tiles, files, filestr, lines, bsp, tensors, machine, model, ops, symtab, xndx;
 } special;
 
 static bool note_special(reader *r, size_t *slot, size_t i)
@@ -1274,6 +1279,8 @@ static bool read_elf(reader *r, Elf *elf, ipu_exe *e)
             ok = note_special(r, &sp.machine, i);
         else if (!strcmp(nm, SEC_MODEL))
             ok = note_special(r, &sp.model, i);
+        else if (!strcmp(nm, SEC_OPS))
+            ok = note_special(r, &sp.ops, i);
     }
     ok = ok && alloc_array(r, (void **)&e->sections, n_tile, sizeof *e->sections);
     for (size_t i = 1; i < r->shnum && ok; i++) {
@@ -1318,7 +1325,7 @@ static bool read_elf(reader *r, Elf *elf, ipu_exe *e)
     ok = ok && sort_sections(r, e, tile_sec) && read_tiles(r, elf, e, &sp) &&
          read_lines(r, elf, e, &sp) && read_blob(r, elf, sp.bsp, &e->bsp) &&
          read_blob(r, elf, sp.tensors, &e->tensors) && read_blob(r, elf, sp.machine, &e->machine) &&
-         read_blob(r, elf, sp.model, &e->model) &&
+         read_blob(r, elf, sp.model, &e->model) && read_blob(r, elf, sp.ops, &e->ops) &&
          (!sp.symtab || read_symbols(r, elf, e, &sp, tile_sec));
     free(tile_sec);
     return ok;

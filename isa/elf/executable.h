@@ -27,6 +27,9 @@
  *   - ".ipusim.model": what the compiler knew of the model, an opaque byte
  *     blob here (sim/program/model_record.h: its name and the multiply-adds
  *     its matmuls and convolutions ask for).  Optional, as the machine is.
+ *   - ".ipusim.ops": which op of the model each superstep's compute and
+ *     exchange belong to, an opaque byte blob here (sim/program/op_map.h).
+ *     Optional, as the machine is.
  *
  * Writing goes to a temporary file renamed into place, so an interrupted
  * write never leaves a half-written executable.  Reading validates
@@ -95,6 +98,7 @@ typedef struct ipu_exe {
     exe_blob tensors;             /* .ipusim.tensors, may be empty */
     exe_blob machine;             /* .ipusim.machine, may be empty */
     exe_blob model;               /* .ipusim.model, may be empty */
+    exe_blob ops;                 /* .ipusim.ops, may be empty */
     bool relocatable;             /* ET_REL: an object not yet placed */
 } ipu_exe;
 

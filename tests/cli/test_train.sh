@@ -37,6 +37,36 @@ expect 0 "^update( +[0-9.]+){7} +1$" -- "$IPUSIM" run mlp_delayed.elf
 expect 0 "training step, by phase" -- "$IPUSIM" compare mlp.elf --items 32 --item-name samples
 expect 0 "variables: 8 updated in place by the optimizer's last op, 0 copied in at the end of the step" -- \
     "$IPUSIM" compile mlp.onnx --train --loss softmax-ce:logits:labels --lr 0.1 --momentum 0.9 -o mlp.elf
+# where the step's time goes, op by op: the longest op is a matmul (the backward pass's), every
+# cycle of the chip is some op's (or none's), and an assembled program names no ops
+expect 0 "^ops on chip 0, the 5 that took longest of 42 " -- "$IPUSIM" run mlp.elf --ops 5
+expect 0 "^by type: MatMul [0-9.]+% \(5\)," -- "$IPUSIM" run mlp.elf --ops 5
+"$IPUSIM" run mlp.elf --json ops.json >/dev/null 2>&1
+ops_add_up() {
+    python3 - "$1" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+ops = r["ops"]
+named = [o for o in ops if o["op"] is not None]
+assert named and named[0]["type"] == "MatMul", named[:1]
+assert sum(o["cycles"] for o in ops) == r["chips"][0]["cycles"], (sum(o["cycles"] for o in ops), r["chips"][0]["cycles"])
+assert all(o["cycles"] == o["compute_cycles"] + o["exchange_cycles"] + o["sync_cycles"] for o in ops)
+PY
+}
+check "run --json: the ops' cycles add up to the chip's, the longest a MatMul" ops_add_up ops.json
+printf '    .section .text.t, "ax"\n    .tile 0\n    .globl main\nmain:\n    exitz $mzero\n' > asm_ops.S
+"$IPUSIM" asm asm_ops.S -o asm_ops.elf >/dev/null 2>&1
+expect 0 "^ops: the executable names none" -- "$IPUSIM" run asm_ops.elf --ops 5
+fails 2 "ipusim run: --ops: expected a count of ops (0: all), got 'x'" -- "$IPUSIM" run mlp.elf --ops x
+# a damaged op map is refused before the run, naming the section and its line
+python3 - <<'PY'
+b = open('mlp.elf', 'rb').read()
+at = b.index(b'superstep -1 -1\n')
+open('bad_ops.elf', 'wb').write(b[:at] + b'superstep 99 -1\n' + b[at + 16:])
+PY
+fails_like 1 "^ipusim: bad_ops.elf: section .ipusim.ops: line [0-9]+: superstep: not -1 or one of the 42 ops: '99'$" -- \
+    "$IPUSIM" run bad_ops.elf --ops 3
+
 # compare counts a step's samples itself (the batch of x, 32, on each of m2000's 4 replicas)
 "$IPUSIM" compile mlp.onnx --train --loss softmax-ce:logits:labels --lr 0.1 --machine m2000 -o mlp4.elf >/dev/null 2>&1
 expect 0 "throughput \(samples/s\) +[0-9.e+]+ +[0-9.e+]+ +[0-9.]+$" -- "$IPUSIM" compare mlp4.elf
