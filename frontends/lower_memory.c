@@ -108,7 +108,16 @@ void lw_describe_holders(const lowering *lw, uint32_t tile, char *held, size_t s
  * was for, and the room there was: the largest free block (a released one,
  * or the gap between the blocks kept for the run and the ops' scratch) and
  * the free bytes of both regions. */
+static uint32_t no_room_in(lowering *lw, uint32_t tile, uint64_t need, const char *what, enum region_pref pref);
+
 uint32_t lw_no_room(lowering *lw, uint32_t tile, uint64_t need, const char *what)
+{
+    return no_room_in(lw, tile, need, what, PREFER_REGION1);
+}
+
+/* lw_no_room for a block that may go in region 1 only (NEED_REGION1):
+ * region 1's largest free block is the one named. */
+static uint32_t no_room_in(lowering *lw, uint32_t tile, uint64_t need, const char *what, enum region_pref pref)
 {
     const ltile *t = &lw->tile[tile];
     uint64_t largest[2] = { 0, 0 }, free_bytes = 0, gap[2] = { new_bytes(t, 0), new_bytes(t, 1) };
@@ -123,14 +132,15 @@ uint32_t lw_no_room(lowering *lw, uint32_t tile, uint64_t need, const char *what
             largest[r] = t->free[k].size;
         free_bytes += t->free[k].size;
     }
-    int big = largest[1] > largest[0];
+    const bool r1 = pref == NEED_REGION1;
+    int big = r1 || largest[1] > largest[0];
     char held[512];
     lw_describe_holders(lw, tile, held, sizeof held);
-    lw_fail(lw, "%s: does not fit: tile %u has no room for a block of %llu bytes for %s in region 0 or 1 "
+    lw_fail(lw, "%s: does not fit: tile %u has no room for a block of %llu bytes for %s in region %s "
             "(largest free block %llu bytes, in region %d; %llu bytes free in all, %u bytes are the kernel library%s)",
-            lw->g->source, tile, (unsigned long long)need, what, (unsigned long long)largest[big], big,
-            (unsigned long long)free_bytes,
-            (unsigned)lw_library_bytes(lw), held);
+            lw->g->source, tile, (unsigned long long)need, what,
+            r1 ? "1, where the AMP reads its packed weights" : "0 or 1", (unsigned long long)largest[big], big,
+            (unsigned long long)free_bytes, (unsigned)lw_library_bytes(lw), held);
     return 0;
 }
 
@@ -239,7 +249,7 @@ uint32_t lw_tile_alloc(lowering *lw, uint32_t tile, uint64_t bytes, enum region_
         }
     }
     t->hold = hold;
-    return lw->failed ? 0 : lw_no_room(lw, tile, need, what);
+    return lw->failed ? 0 : no_room_in(lw, tile, need, what, pref);
 }
 
 
@@ -316,7 +326,7 @@ static uint32_t scratch_alloc(lowering *lw, uint32_t tile, uint64_t bytes, enum 
             if ((at = lower_floor(lw, tile, need, a, r0, k ? 0 : LW_KEPT_RESERVE_BYTES, fresh)) != 0)
                 return at;
     }
-    return lw->failed ? 0 : lw_no_room(lw, tile, need, what);
+    return lw->failed ? 0 : no_room_in(lw, tile, need, what, pref);
 }
 
 uint32_t lw_scratch_alloc(lowering *lw, uint32_t tile, uint64_t bytes, enum region_pref pref, uint32_t align,
@@ -575,7 +585,7 @@ uint32_t lw_tensor_alloc(lowering *lw, int tensor, uint32_t tile, uint64_t bytes
             reused = (at = take_released(lw, t, need, a, r0, false, UINT32_MAX)) != 0;
     }
     if (!at)
-        return lw->failed ? 0 : lw_no_room(lw, tile, need, what);
+        return lw->failed ? 0 : no_room_in(lw, tile, need, what, pref);
     if (reused) {
         /* in the executable as part of the block it was (close_tile merges them) */
         if (!note_block(lw, t, at, bytes))

@@ -123,6 +123,11 @@ refused 1 "^ipusim: bert-large:l1: node 'layer0\.attention\.key' \(FusedMatMul\)
 refused 1 "^ipusim: matmul:100000x2000x64: node 'matmul' \(MatMul\): does not fit: its rows of A \(100000 x 2000\) need at least 271740 bytes a tile over 1472 tiles, and a tile keeps them in its 196608 bytes of region 0 \(--f16-matmul halves the matmuls' weights and operands\)$" -- \
     "$IPUSIM" compile matmul:100000x2000x64 -o "$OUT/x.elf"
 
+# the AMP's packed weights must be in region 1 (ld128putcs): a plan with no room there is
+# refused when it is compiled (on gc2's 256 KiB tiles this one compiled and then trapped)
+refused 1 "^ipusim: matmul:1024x1024x1024:f32: does not fit: tile [0-9]+ has no room for a block of [0-9]+ bytes for matmul 'c' in region 1, where the AMP reads its packed weights \(largest free block [0-9]+ bytes, in region 1; " -- \
+    "$IPUSIM" compile matmul:1024x1024x1024:f32 --machine gc2 -o "$OUT/x.elf"
+
 # ---- bad built-in specs and options ------------------------------------------------------
 refused 1 "^ipusim: matmul:0x4x4: expected matmul:MxKxN\[:f16\|:f32\] with M, K, N positive$" -- \
     "$IPUSIM" compile matmul:0x4x4 -o "$OUT/x.elf"
