@@ -775,6 +775,8 @@ typedef struct mm_plan {
     float *block;                     /* one block of it, kt x nt ... */
     void *packed;                     /* ... packed for the codelet */
     uint32_t *a_addr, *b_addr, *bw_addr, *c_addr, *recv;
+    uint32_t *kept;                   /* constant weights' parts kept, WEIGHT_PARTS per (item, K share,
+                                         column), 0: none yet (later serial parts gather them again) */
     /* per slot, MM_TEMPS scratch blocks only the product reads (A as
      * fetched, turned and cast; B as received, cast, turned and packed;
      * the codelet's scratch): free again once it has run */
@@ -922,6 +924,7 @@ static void free_plan(mm_plan *P)
     free(P->recv);
     free(P->temps);
     free(P->bias);
+    free(P->kept);
 }
 
 /* The plan's buffers, and constant B as f32, K x N, padded to (gk kt) x
@@ -940,7 +943,8 @@ static bool plan_buffers(lowering *lw, mm_plan *P)
     P->recv = calloc(slots, sizeof *P->recv);
     P->temps = calloc(slots * MM_TEMPS, sizeof *P->temps);
     P->bias = calloc(slots, sizeof *P->bias);
-    if (!P->bfull || !P->block || !P->packed || !P->a_addr || !P->b_addr || !P->bw_addr || !P->c_addr || !P->recv ||
+    P->kept = calloc((size_t)s->batch * P->gk * P->gn * WEIGHT_PARTS, sizeof *P->kept);
+    if (!P->kept || !P->bfull || !P->block || !P->packed || !P->a_addr || !P->b_addr || !P->bw_addr || !P->c_addr || !P->recv ||
         !P->temps || !P->bias)
         return lw_fail(lw, "out of host memory");
     for (uint64_t kk = 0; kk < s->k && !s->b_act; kk++)
@@ -966,10 +970,14 @@ static void spread_weight_parts(lowering *lw, mm_plan *P, uint64_t bt, uint32_t 
         const uint32_t tile = lw_tile_of(lw, holder);
         const uint32_t p0 = q * part < w_bytes ? q * part : w_bytes;
         const uint32_t p1 = p0 + part < w_bytes ? p0 + part : w_bytes;
-        uint32_t kept = p0 < p1 ? lw_tile_alloc(lw, tile, p1 - p0, PREFER_REGION1, 16, P->what) : 0;
-        if (!kept)
-            continue;
-        lw_tile_data(lw, tile, kept, (const uint8_t *)P->packed + p0, p1 - p0, "weights");
+        uint32_t *k = &P->kept[((bt * P->gk + l) * P->gn + j) * WEIGHT_PARTS + q], kept = *k;
+        if (!kept) {
+            kept = p0 < p1 ? lw_tile_alloc(lw, tile, p1 - p0, PREFER_REGION1, 16, P->what) : 0;
+            if (!kept)
+                continue;
+            lw_tile_data(lw, tile, kept, (const uint8_t *)P->packed + p0, p1 - p0, "weights");
+            *k = kept;
+        }
         lw_add_local_copy(lw, tile, kept, P->bw_addr[holder] + p0, p1 - p0);
         for (uint32_t i = 0; i < rows_used && !lw->failed; i++) {
             const uint32_t to = slot_of(P, bt, l, i, j);
@@ -992,7 +1000,10 @@ static void place_constant_weights(lowering *lw, mm_plan *P)
 {
     const mm_shape *s = &P->s;
     const uint32_t w_bytes = P->w_bytes;
-    const uint32_t rows_used = (uint32_t)((s->m + P->mt - 1) / P->mt);
+    /* (serialised by rows: a part's rows, gathered again each part from the parts kept) */
+    const uint64_t m_rows = P->serial > 1 && P->serial_axis == MM_AXIS_M ? P->part : s->m;
+    const uint32_t rows_used = (uint32_t)((m_rows + P->mt - 1) / P->mt);
+    const bool again = P->part_now > 0;
     uint32_t parts = w_bytes / WEIGHT_PART_MIN_BYTES;
     parts = parts < 1 ? 1 : parts > WEIGHT_PARTS ? WEIGHT_PARTS : parts;
     parts = parts < rows_used ? parts : rows_used;
@@ -1002,11 +1013,13 @@ static void place_constant_weights(lowering *lw, mm_plan *P)
                 for (uint32_t i = 0; i < rows_used && !lw->failed; i++) {
                     const uint32_t slot = slot_of(P, bt, l, i, j), tile = lw_tile_of(lw, slot);
                     /* kept for the run only where one part is the whole block, on row 0 */
-                    P->bw_addr[slot] = parts > 1 || i > 0
-                                           ? lw_scratch_alloc(lw, tile, w_bytes, NEED_REGION1, 16, P->what)
-                                           : lw_tile_alloc(lw, tile, w_bytes, NEED_REGION1, 16, P->what);
+                    if (parts > 1 || i > 0)
+                        P->bw_addr[slot] = lw_scratch_alloc(lw, tile, w_bytes, NEED_REGION1, 16, P->what);
+                    else if (!again)
+                        P->bw_addr[slot] = lw_tile_alloc(lw, tile, w_bytes, NEED_REGION1, 16, P->what);
                 }
-                pack_block(&P->kd, P->bfull, P->np, l * P->kt, j * P->nt, P->kt, P->nt, P->block, P->packed);
+                if (!again)
+                    pack_block(&P->kd, P->bfull, P->np, l * P->kt, j * P->nt, P->kt, P->nt, P->block, P->packed);
                 if (parts > 1) {
                     spread_weight_parts(lw, P, bt, l, j, rows_used, parts);
                     continue;
@@ -1014,7 +1027,7 @@ static void place_constant_weights(lowering *lw, mm_plan *P)
                 const uint32_t first = slot_of(P, bt, l, 0, j);
                 for (uint32_t i = 0; i < rows_used && !lw->failed; i++) {
                     const uint32_t slot = slot_of(P, bt, l, i, j);
-                    if (i == 0)
+                    if (i == 0 && !again)
                         lw_tile_data(lw, lw_tile_of(lw, slot), P->bw_addr[slot], P->packed, w_bytes, "weights");
                     else
                         lw_add_transfer(lw, lw_tile_of(lw, first), P->bw_addr[first], lw_tile_of(lw, slot),
@@ -1381,8 +1394,6 @@ static bool lower_planned(lowering *lw, mm_plan *P)
         free_plan(P);
         return false;
     }
-    if (!P->s.b_act)
-        place_constant_weights(lw, P);
     if (P->s.w_rows && P->s.kh * P->s.kw != 1 && !lw->tensor[P->s.b_src].permuted) {
         free_plan(P);
         return lw_fail(lw, "internal: the weights '%s' are not kept channels-last", lw_gt(lw, P->s.b_src)->name);
@@ -1404,6 +1415,8 @@ static bool lower_planned(lowering *lw, mm_plan *P)
             *lo = q * P->part;
             *hi = *lo + P->part < side ? *lo + P->part : side;
         }
+        if (!P->s.b_act)
+            place_constant_weights(lw, P);
         for_each_tile(lw, P, fetch_operands);
         if (!lw->failed)
             lw_end_phase(lw);

@@ -107,10 +107,11 @@ bool lw_mm_plan_grid(const lowering *lw, const mm_shape *s, const mm_kind *kd, m
  * one's fewest parts (up to MM_SERIAL_MAX) whose grid fits; the parts are
  * computed one after another on that grid, each part's scratch free again
  * before the next (lower_matmul.c).  *grid becomes a part's grid, its
- * estimate that of all the parts.  Only for B computed at run time, one
- * batch item, not a convolution (every tile's block is then fetched by
- * its place in the product, which the parts shift); K only where the parts
- * can add into the output's block (f32, grids that do not split K again).
+ * estimate that of all the parts.  For one batch item, not a convolution
+ * (every tile's block is then fetched by its place in the product, which
+ * the parts shift); constant weights by rows only (packed and kept once,
+ * gathered again for each part); K only where the parts can add into the
+ * output's block (f32, grids that do not split K again).
  * False, with *grid and *ser as they were, when no number of parts fits. */
 bool lw_mm_plan_serial(const lowering *lw, const mm_shape *s, const mm_kind *kd, mm_grid *grid, mm_serial *ser);
 /* "does not fit" for node n (false): A itself too big for the tiles'

@@ -74,6 +74,8 @@ static bool plan_grid_in(const lowering *lw, const mm_shape *s, const mm_kind *k
      * lw_matmul_input_layout), and for an image's im2col rows, a grid row's
      * rows are taken to be on one tile, which sends them all. */
     const uint64_t a_most = s->conv || s->wgrad ? 0 : lw_most_on_a_tile(lw, s->a);
+    /* region 1 past the library: the most packed weights a tile can hold */
+    const uint64_t r1_room = lw->mem_end > lw->region1_start ? lw->mem_end - lw->region1_start : 0;
     memset(best, 0, sizeof *best);
     best->cycles = 1e300;
     double best_score = 1e300;
@@ -110,9 +112,8 @@ static bool plan_grid_in(const lowering *lw, const mm_shape *s, const mm_kind *k
                  * their sum, the share of the result. */
                 const enum region_pref R0 = PREFER_REGION0, R1 = PREFER_REGION1;
                 const uint64_t bias_bytes = (s->bias_row ? share : 1) * nt * 4;
-                /* constant weights, loaded with the executable: kept for
-                 * the run (on a grid column's first tile; the others'
-                 * copies are scratch) */
+                /* constant weights, loaded with the executable: kept for the run
+                 * (on a grid column's first tile; the others' copies are scratch) */
                 const bool c_weights = !s->b_act;
                 /* A turned (transA) or cast on the tile: each form free
                  * once the next is made (prepare_a), so the product holds
@@ -144,8 +145,9 @@ static bool plan_grid_in(const lowering *lw, const mm_shape *s, const mm_kind *k
                 uint64_t reduce_bytes = stretch_bytes(reduce, N_REDUCE, &most);
                 uint64_t bytes = product_bytes > reduce_bytes ? product_bytes : reduce_bytes;
                 bytes = prepare_bytes > bytes ? prepare_bytes : bytes;
-                if (mt * kt * kd->a_eb > 0x80000 - 0x50000 || (s->wgrad && !s->f32_inputs && mt % 2))
-                    continue;
+                if (mt * kt * kd->a_eb > 0x80000 - 0x50000 || (s->wgrad && !s->f32_inputs && mt % 2) ||
+                    ALIGN8(kt * nt * kd->w_eb) + CODELET_READ_SLACK_BYTES + 16 > r1_room)
+                    continue;                          /* (the packed weights: region 1 only) */
                 if (bytes > avail) {
                     if (!best->least_bytes || bytes < best->least_bytes) {
                         best->least_bytes = bytes;
@@ -218,14 +220,14 @@ uint64_t lw_mm_side(const mm_shape *s, enum mm_axis a)
 
 bool lw_mm_plan_serial(const lowering *lw, const mm_shape *s, const mm_kind *kd, mm_grid *grid, mm_serial *ser)
 {
-    if (!s->b_act || s->conv || s->wgrad || s->w_rows || s->batch != 1)
+    if (s->conv || s->wgrad || s->w_rows || s->batch != 1)
         return false;
     const bool k_ok = lw->g->tensors[s->out].dtype == GDT_F32;
     double best = 1e300;
     bool found = false;
     for (enum mm_axis a = MM_AXIS_M; a <= MM_AXIS_K; a++) {
-        if (a == MM_AXIS_K && !k_ok)
-            continue;
+        if ((a == MM_AXIS_K && !k_ok) || (!s->b_act && a != MM_AXIS_M))
+            continue;                 /* constant weights: packed once, the parts take rows */
         const uint64_t side = lw_mm_side(s, a), gran = a == MM_AXIS_N ? kd->n_group : a == MM_AXIS_K ? kd->k_block : 1;
         for (uint32_t parts = 2; parts <= MM_SERIAL_MAX; parts++) {
             uint64_t part = (side + parts - 1) / parts;

@@ -548,9 +548,9 @@ static void test_local_copies_shared_by_workers(void)
  * into parts computed one after another on one grid, each part's scratch
  * free for the next; parts of K add into the output's block.  Each case
  * is sized so that only the serial plan fits (and the cut named is the
- * cheapest), with B computed at run time; the values are held to the f32
+ * cheapest), with B computed at run time or constant; the values are held to the f32
  * codelet's error bound against a double product (matmul_f32.h). */
-static void serial_case(int M, int K, int N, uint32_t tiles, uint32_t memory_kib, int axis)
+static void serial_case(int M, int K, int N, uint32_t tiles, uint32_t memory_kib, int axis, bool constant_b)
 {
     const int64_t da[2] = { M, K }, db[2] = { K, N };
     float *a = malloc((size_t)M * K * sizeof *a), *b = malloc((size_t)K * N * sizeof *b);
@@ -561,7 +561,10 @@ static void serial_case(int M, int K, int N, uint32_t tiles, uint32_t memory_kib
         b[i] = rnd();
     graph *g = graph_new("serial", 13);
     input(g, "a", 2, da);
-    input(g, "b", 2, db);
+    if (constant_b)
+        cnst(g, "b", 2, db, b);
+    else
+        input(g, "b", 2, db);
     node(g, GRAPH_OP_MATMUL, "a,b", "c");
     finish(g, "c");
     machine m = *gc200();
@@ -570,7 +573,7 @@ static void serial_case(int M, int K, int N, uint32_t tiles, uint32_t memory_kib
     CU_ASSERT_TRUE_FATAL(machine_set(&m, set, err, sizeof err));
     lower_options lo = { .machine = &m, .tiles = tiles };
     graph_value ins[2] = { { .dtype = GDT_F32, .shape = g->tensors[g->inputs[0]].shape, .data = a },
-                           { .dtype = GDT_F32, .shape = g->tensors[g->inputs[1]].shape, .data = b } },
+                           { .dtype = GDT_F32, .shape = g->tensors[g->inputs[g->n_inputs - 1]].shape, .data = b } },
                 y = { 0 };
     simulate_result r;
     bool ok = simulate_graph(g, &lo, ins, &y, &r, err, sizeof err);
@@ -602,9 +605,11 @@ static void serial_case(int M, int K, int N, uint32_t tiles, uint32_t memory_kib
 
 static void test_matmul_serialised(void)
 {
-    serial_case(1024, 256, 64, 16, 336, 0);   /* rows */
-    serial_case(2, 8, 32768, 16, 304, 1);     /* columns (K one weight block, two rows) */
-    serial_case(64, 256, 1024, 16, 336, 2);   /* K, added into the output's block */
+    serial_case(1024, 256, 64, 16, 336, 0, false);   /* rows */
+    serial_case(2, 8, 32768, 16, 304, 1, false);     /* columns (K one weight block, two rows) */
+    serial_case(64, 256, 1024, 16, 336, 2, false);   /* K, added into the output's block */
+    /* constant weights by rows: packed and kept once, gathered again for each part */
+    serial_case(2048, 256, 64, 16, 304, 0, true);
 }
 
 void test_register(void)
