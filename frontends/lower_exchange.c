@@ -374,9 +374,10 @@ bool lw_add_local_copy(lowering *lw, uint32_t tile, uint32_t src, uint32_t dst, 
 }
 
 /* The copies a tile owes itself, six at a time.  A copy longer than a
- * sixth of them all is cut into pieces of that length (a multiple of 8
- * bytes, so every piece keeps its copy's 8-byte phases and loop), so that
- * one large copy is shared by the six workers instead of taking one. */
+ * sixth of them all (and than LW_COPY_PIECE_MIN_BYTES) is cut into pieces
+ * of that length (a multiple of 8 bytes, so every piece keeps its copy's
+ * 8-byte phases and loop), so that one large copy is shared by the six
+ * workers instead of taking one. */
 static bool lw_flush_copies(lowering *lw, uint32_t tile)
 {
     ltile *t = &lw->tile[tile];

@@ -69,8 +69,10 @@ typedef struct word_vec {
  * bytes of both sides to it (lw_add_transfer). */
 #define LW_TRANSFER_MAX_BYTES 65536u
 /* Local copies are cut into pieces for the workers no shorter than this
- * (lower_exchange.c, lw_flush_copies). */
-#define LW_COPY_PIECE_MIN_BYTES 256u
+ * (lower_exchange.c, lw_flush_copies): each piece takes a worker record
+ * of its own, and a convolution's many small im2col copies cut at 256
+ * bytes took ResNet-50's training step past a tile's memory. */
+#define LW_COPY_PIECE_MIN_BYTES 4096u
 
 typedef struct xfer {
     uint32_t addr, bytes, peer;       /* peer: endpoint value */
