@@ -27,6 +27,7 @@
 #include "exchange/exchange.h"
 #include "lower_ops.h"
 #include "isa/isa.h"
+#include "sim/base/grow.h"
 #include "sim/program/tensor_map.h"
 #include "workloads/codelets/codelet_library.h"
 
@@ -48,17 +49,7 @@ bool lw_fail(lowering *lw, const char *fmt, ...)
 
 bool lw_grow(void **p, size_t *cap, size_t need, size_t elem)
 {
-    if (need <= *cap)
-        return true;
-    size_t c = *cap ? *cap * 2 : 16;
-    while (c < need)
-        c *= 2;
-    void *q = realloc(*p, c * elem);
-    if (!q)
-        return false;
-    *p = q;
-    *cap = c;
-    return true;
+    return base_grow(p, cap, need, elem);
 }
 
 bool lw_push_word(lowering *lw, word_vec *v, uint32_t w)

@@ -785,13 +785,13 @@ typedef struct mm_plan {
     /* Serialised (PopART's serialised matmul): where no grid's blocks fit
      * the tiles, the output's rows or columns, or K, are cut into `serial`
      * parts of `part`, computed one after another on the same grid, each
-     * part's scratch free again before the next.  The grid computes rows
-     * [m_lo, m_hi), columns [n_lo, n_hi) over K [k_lo, k_hi) (all of them
-     * when not serialised).  Parts of K add into the output's block (the
-     * codelet's C += A B), the epilogue after the last. */
+     * part's scratch free again before the next.  The grid computes
+     * [lo[a], hi[a]) of each axis a (MM_AXIS_*: rows, columns, K; all of
+     * them when not serialised).  Parts of K add into the output's block
+     * (the codelet's C += A B), the epilogue after the last. */
     uint32_t serial, part_now;
     enum mm_axis serial_axis;
-    uint64_t part, m_lo, m_hi, n_lo, n_hi, k_lo, k_hi;
+    uint64_t part, lo[3], hi[3];
     mm_bias *bias;
     char what[160];
 } mm_plan;
@@ -831,16 +831,17 @@ static void for_each_tile(lowering *lw, mm_plan *P, mm_tile_step step)
     const mm_shape *s = &P->s;
     for (uint64_t bt = 0; bt < s->batch && !lw->failed; bt++)
         for (uint32_t l = 0; l < P->gk && !lw->failed; l++)
-            for (uint32_t i = 0; i < P->gm && P->m_lo + i * P->mt < P->m_hi && !lw->failed; i++)
-                for (uint32_t j = 0; j < P->gn && P->n_lo + j * P->nt < P->n_hi && !lw->failed; j++) {
+            for (uint32_t i = 0; i < P->gm && P->lo[MM_AXIS_M] + i * P->mt < P->hi[MM_AXIS_M] && !lw->failed; i++)
+                for (uint32_t j = 0; j < P->gn && P->lo[MM_AXIS_N] + j * P->nt < P->hi[MM_AXIS_N] && !lw->failed;
+                     j++) {
                     mm_tile t = { .bt = bt, .l = l, .i = i, .j = j, .slot = slot_of(P, bt, l, i, j) };
                     t.tile = lw_tile_of(lw, t.slot);
-                    t.m0 = P->m_lo + i * P->mt;
-                    t.m1 = t.m0 + P->mt < P->m_hi ? t.m0 + P->mt : P->m_hi;
-                    t.k0 = P->k_lo + l * P->kt;
-                    t.k1 = t.k0 + P->kt < P->k_hi ? t.k0 + P->kt : P->k_hi;
-                    t.n0 = P->n_lo + j * P->nt;
-                    t.n1 = t.n0 + P->nt < P->n_hi ? t.n0 + P->nt : P->n_hi;
+                    t.m0 = P->lo[MM_AXIS_M] + i * P->mt;
+                    t.m1 = t.m0 + P->mt < P->hi[MM_AXIS_M] ? t.m0 + P->mt : P->hi[MM_AXIS_M];
+                    t.k0 = P->lo[MM_AXIS_K] + l * P->kt;
+                    t.k1 = t.k0 + P->kt < P->hi[MM_AXIS_K] ? t.k0 + P->kt : P->hi[MM_AXIS_K];
+                    t.n0 = P->lo[MM_AXIS_N] + j * P->nt;
+                    t.n1 = t.n0 + P->nt < P->hi[MM_AXIS_N] ? t.n0 + P->nt : P->hi[MM_AXIS_N];
                     reduce_share(t.m1 - t.m0, P->gk, l, &t.r0, &t.r1);
                     if (!step(lw, P, &t))
                         break;
@@ -877,17 +878,16 @@ static bool plan_described(lowering *lw, const graph_node *n, int index, mm_plan
     mm_grid grid;
     mm_serial ser = { 1, MM_AXIS_M, 0 };
     if (!lw_mm_plan_grid(lw, s, &kd, &grid)) {
-        mm_grid none = grid;
-        if (!lw_mm_plan_serial(lw, s, &kd, &grid, &ser))
-            return lw_mm_fail_no_grid(lw, n, s, &kd, kp, &none);
+        if (!lw_mm_plan_serial(lw, s, &kd, &grid, &ser))     /* (grid as it was) */
+            return lw_mm_fail_no_grid(lw, n, s, &kd, kp, &grid);
     } else if (grid.least_memory) {
         lw_mm_plan_serial(lw, s, &kd, &grid, &ser);
     }
     P->serial = ser.parts, P->serial_axis = ser.axis, P->part = ser.part;
-    P->m_lo = P->n_lo = P->k_lo = 0;
-    P->m_hi = s->m, P->n_hi = s->n, P->k_hi = s->k;
-    if (P->serial > 1)
-        *(P->serial_axis == MM_AXIS_M ? &P->m_hi : P->serial_axis == MM_AXIS_N ? &P->n_hi : &P->k_hi) = P->part;
+    for (enum mm_axis a = MM_AXIS_M; a <= MM_AXIS_K; a++) {
+        P->lo[a] = 0;
+        P->hi[a] = P->serial > 1 && a == ser.axis ? ser.part : lw_mm_side(s, a);
+    }
     P->gm = grid.gm, P->gn = grid.gn, P->gk = grid.gk;
     P->mt = grid.mt, P->nt = grid.nt, P->kt = grid.kt;
     if (lw->opts->verbose)
@@ -900,11 +900,13 @@ static bool plan_described(lowering *lw, const graph_node *n, int index, mm_plan
         lw->rep->serialised_matmuls++;
         lw->rep->serialised_by[P->serial_axis]++;
         lw->rep->serial_parts += P->serial;
+        if (lw->opts->verbose)
+            printf("plan: %s: serialised: %u parts of %llu %s, one after another on that grid\n",
+                   g->tensors[s->out].name, P->serial, (unsigned long long)P->part,
+                   P->serial_axis == MM_AXIS_M   ? "rows"
+                   : P->serial_axis == MM_AXIS_N ? "columns"
+                                                 : "of K, summed in place");
     }
-    if (lw->opts->verbose && P->serial > 1)
-        printf("plan: %s: serialised: %u parts of %llu %s, one after another on that grid\n",
-               g->tensors[s->out].name, P->serial, (unsigned long long)P->part,
-               P->serial_axis == MM_AXIS_M ? "rows" : P->serial_axis == MM_AXIS_N ? "columns" : "of K, summed in place");
     P->np = (uint64_t)P->gn * P->nt;
     P->per_batch = P->gm * P->gn * P->gk;
     P->w_bytes = (uint32_t)(P->kt * P->nt * kd.w_eb);
@@ -1409,11 +1411,9 @@ static bool lower_planned(lowering *lw, mm_plan *P)
             lw_release_scratch(lw);
             memset(P->temps, 0, (size_t)P->per_batch * P->s.batch * MM_TEMPS * sizeof *P->temps);
             const enum mm_axis a = P->serial_axis;
-            uint64_t *lo = a == MM_AXIS_M ? &P->m_lo : a == MM_AXIS_N ? &P->n_lo : &P->k_lo;
-            uint64_t *hi = a == MM_AXIS_M ? &P->m_hi : a == MM_AXIS_N ? &P->n_hi : &P->k_hi;
             const uint64_t side = lw_mm_side(&P->s, a);
-            *lo = q * P->part;
-            *hi = *lo + P->part < side ? *lo + P->part : side;
+            P->lo[a] = q * P->part;
+            P->hi[a] = P->lo[a] + P->part < side ? P->lo[a] + P->part : side;
         }
         if (!P->s.b_act)
             place_constant_weights(lw, P);

@@ -53,7 +53,7 @@ static uint64_t stretch_bytes(const lw_block_need *blocks, int n, uint64_t *most
  * bytes together beside what the fullest tile holds, and (room not NULL)
  * each in a free block (lw_least_room). */
 static bool plan_grid_in(const lowering *lw, const mm_shape *s, const mm_kind *kd, mm_grid *best,
-                         const uint64_t *room)
+                         const uint64_t *room, uint64_t a_most)
 {
     const graph *g = lw->g;
     const uint64_t kblocks = (s->k + kd->k_block - 1) / kd->k_block;
@@ -68,12 +68,6 @@ static bool plan_grid_in(const lowering *lw, const mm_shape *s, const mm_kind *k
     const bool b_turn = kd->f32 && s->b_act && s->b_transposed;   /* B^T turned on the tile */
     const bool w_parts = s->w_rows && !kd->f32;   /* packed in parts down the column (gather_weight_parts) */
     const bool b_tile = s->b_act && !w_parts;     /* B received and packed on every tile */
-    /* A's sends: each element goes once (a multicast to the tiles of its
-     * grid row and K share), so the tile holding most of A sends longest.
-     * Before A is placed (its layout chosen for this plan,
-     * lw_matmul_input_layout), and for an image's im2col rows, a grid row's
-     * rows are taken to be on one tile, which sends them all. */
-    const uint64_t a_most = s->conv || s->wgrad ? 0 : lw_most_on_a_tile(lw, s->a);
     /* region 1 past the library: the most packed weights a tile can hold */
     const uint64_t r1_room = lw->mem_end > lw->region1_start ? lw->mem_end - lw->region1_start : 0;
     memset(best, 0, sizeof *best);
@@ -209,9 +203,14 @@ bool lw_mm_plan_grid(const lowering *lw, const mm_shape *s, const mm_kind *kd, m
 {
     uint64_t room[LW_ROOM_SIZE];
     lw_least_room(lw, room);
-    return plan_grid_in(lw, s, kd, best, room) || plan_grid_in(lw, s, kd, best, NULL);
+    /* A's sends: each element goes once (a multicast to the tiles of its
+     * grid row and K share), so the tile holding most of A sends longest.
+     * Before A is placed (its layout chosen for this plan,
+     * lw_matmul_input_layout), and for an image's im2col rows (a_most 0),
+     * a grid row's rows are taken to be on one tile, which sends them all. */
+    const uint64_t a_most = s->conv || s->wgrad ? 0 : lw_most_on_a_tile(lw, s->a);
+    return plan_grid_in(lw, s, kd, best, room, a_most) || plan_grid_in(lw, s, kd, best, NULL, a_most);
 }
-
 
 uint64_t lw_mm_side(const mm_shape *s, enum mm_axis a)
 {

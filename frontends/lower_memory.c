@@ -451,7 +451,7 @@ bool lw_blocks_fit(const uint64_t room[LW_ROOM_SIZE], const lw_block_need *block
             /* new bytes (of the region it prefers, else the other), which
              * are also the largest room of that region for scratch */
             int r = blocks[k].pref == PREFER_REGION0 ? 0 : 1;
-            if (left[2 * LW_ROOM_BLOCKS + r] < want && blocks[k].pref != NEED_REGION1)
+            if (left[2 * LW_ROOM_BLOCKS + r] < want)
                 r = !r;
             if (left[2 * LW_ROOM_BLOCKS + r] < want)
                 return false;
@@ -463,7 +463,7 @@ bool lw_blocks_fit(const uint64_t room[LW_ROOM_SIZE], const lw_block_need *block
             continue;
         }
         int best = -1;
-        for (int pass = 0; pass < (blocks[k].pref == NEED_REGION1 ? 1 : 2) && best < 0; pass++) {
+        for (int pass = 0; pass < 2 && best < 0; pass++) {
             int r = (blocks[k].pref == PREFER_REGION0) == (pass == 0) ? 0 : 1;
             for (int j = r * LW_ROOM_BLOCKS; j < (r + 1) * LW_ROOM_BLOCKS; j++)
                 if (left[j] >= want && (best < 0 || left[j] < left[best]))

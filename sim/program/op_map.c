@@ -3,25 +3,12 @@
  */
 #include "op_map.h"
 
+#include "sim/base/grow.h"
+
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static bool grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
-{
-    if (need <= *cap)
-        return true;
-    uint32_t c = *cap ? *cap : 64;
-    while (c < need)
-        c *= 2;
-    void *q = realloc(*p, (size_t)c * elem);
-    if (!q)
-        return false;
-    *p = q;
-    *cap = c;
-    return true;
-}
 
 /* s with every character but letters, digits and those in `keep` made '_';
  * at most max - 1 bytes; malloc'd. */
@@ -40,7 +27,7 @@ static char *cleaned(const char *s, size_t max, const char *keep)
 
 int32_t op_map_add_op(op_map *m, const char *type, const char *name)
 {
-    if (m->n_ops >= INT32_MAX || !grow((void **)&m->ops, &m->cap_ops, m->n_ops + 1, sizeof *m->ops))
+    if (m->n_ops >= INT32_MAX || !base_grow((void **)&m->ops, &m->cap_ops, m->n_ops + 1, sizeof *m->ops))
         return -1;
     op_map_op *o = &m->ops[m->n_ops];
     char *t = cleaned(type, sizeof o->type, "_");
@@ -57,7 +44,7 @@ int32_t op_map_add_op(op_map *m, const char *type, const char *name)
 
 bool op_map_note(op_map *m, uint32_t superstep, int which, int32_t op)
 {
-    if (superstep == UINT32_MAX || !grow((void **)&m->owner, &m->cap_supersteps, superstep + 1, sizeof *m->owner))
+    if (superstep == UINT32_MAX || !base_grow((void **)&m->owner, &m->cap_supersteps, superstep + 1, sizeof *m->owner))
         return false;
     for (; m->n_supersteps <= superstep; m->n_supersteps++)
         m->owner[m->n_supersteps][0] = m->owner[m->n_supersteps][1] = -1;

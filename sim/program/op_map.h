@@ -40,9 +40,11 @@ typedef struct op_map_op {
 } op_map_op;
 
 typedef struct op_map {
-    uint32_t n_ops, cap_ops;
+    uint32_t n_ops;
+    size_t cap_ops;
     op_map_op *ops;
-    uint32_t n_supersteps, cap_supersteps;
+    uint32_t n_supersteps;
+    size_t cap_supersteps;
     int32_t (*owner)[2];              /* per superstep: [0] compute, [1] exchange; -1 none */
 } op_map;
 
