@@ -325,9 +325,10 @@ static bool plan_machine(lowering *lw)
         return false;
     }
     lw->program_tiles = lw->stages * lw->tiles;
-    lw->mem_end = ISA_MEMORY_BASE + machine_u32(m, MP_tile_memory_bytes);
+    lw->mem_base = machine_memory_base(m);
+    lw->mem_end = lw->mem_base + machine_u32(m, MP_tile_memory_bytes);
     /* Region 1's last element, where it is not one of an interleaved pair
-     * (GC2's top 16 KiB, or any size whose region 1 is not whole 32 KiB
+     * (any size, set by hand, whose region 1 is not whole 32 KiB
      * pairs), holds nothing: the codelets' paced loops take region 1 as
      * interleaved (two streams in it with address bit 3 apart never meet,
      * memmodel/tile_memory.h), and there two streams would conflict. */
@@ -342,7 +343,7 @@ static bool plan_machine(lowering *lw)
 static bool load_library(lowering *lw)
 {
     const graph *g = lw->g;
-    lw->lib = codelet_library_get(lw->err, lw->err_size);
+    lw->lib = codelet_library_get(lw->mem_base, lw->err, lw->err_size);
     if (!lw->lib)
         return false;
     if (!kernel_symbols_find(lw->lib, &lw->kernels, lw->err, lw->err_size))

@@ -138,7 +138,7 @@ typedef struct lowering {
     int *last_reader;                 /* per tensor root: the last node reading it, INT_MAX
                                          for graph outputs, -1 for none */
     uint32_t sync_step;               /* ctl_sync_chip, or ctl_sync_system with stages */
-    uint32_t mem_end;
+    uint32_t mem_base, mem_end;       /* the machine's tile memory (machine_memory_base) */
     uint32_t region0_start, region1_start;   /* first free byte of each region on every tile */
     const codelet_library *lib;
     kernel_symbols kernels;           /* addresses of the codelets in the library */
@@ -290,6 +290,13 @@ uint64_t lw_most_on_a_tile(const lowering *lw, int t);
 void lw_describe_holders(const lowering *lw, uint32_t tile, char *held, size_t size);
 /* The bytes of every tile the kernel library takes (both regions). */
 uint64_t lw_library_bytes(const lowering *lw);
+/* Region 0 above its first 16 KiB element (which the library's code
+ * fills): the most rows of A a matmul block may keep there (192 KiB on
+ * GC200/Bow, 112 KiB on GC2). */
+static inline uint64_t lw_region0_above_code(const lowering *lw)
+{
+    return ISA_REGION1_BASE - lw->mem_base - 16384u;
+}
 /* The room for an op's blocks on every tile of the current stage: for the
  * j-th largest free block of a tile in each region (room[r *
  * LW_ROOM_BLOCKS + j]), the least over the tiles; then each region's new

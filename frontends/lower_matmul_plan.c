@@ -25,16 +25,18 @@ mm_kind lw_mm_kind(const lowering *lw, const mm_shape *s)
 /* Tile cycles of the codelet on an mt x kt x nt block with A in region 0
  * and C in region 1 (the fast placement when the row steps allow): the
  * codelet's own exact count (workloads/codelets/matmul*.h). */
-static double matmul_cycles(const mm_kind *kd, uint64_t mt, uint64_t kt, uint64_t nt)
+static double matmul_cycles(const lowering *lw, const mm_kind *kd, uint64_t mt, uint64_t kt, uint64_t nt)
 {
+    const machine *m = lw->opts->machine;
     if (kd->f32) {
         matmul_f32_args a = { .a = 0x50000, .b = 0x90000, .c = 0xa0000, .m = (uint32_t)mt, .k = (uint32_t)kt,
-                              .n = (uint32_t)nt, .a_row_step = (uint32_t)kt * 4, .c_row_step = (uint32_t)nt * 4 };
+                              .n = (uint32_t)nt, .a_row_step = (uint32_t)kt * 4, .c_row_step = (uint32_t)nt * 4,
+                              .amp_peak_macs = machine_u32(m, MP_amp_f32_peak_macs_per_cycle) };
         return (double)matmul_f32_cycles(&a, 0);
     }
     matmul_f16_args a = { .a = 0x50000, .b = 0x90000, .c = 0xa0000, .m = (uint32_t)mt, .k = (uint32_t)kt,
                           .n = (uint32_t)nt, .a_row_step = (uint32_t)kt * 2, .c_row_step = (uint32_t)nt * 4,
-                          .partials = MATMUL_PARTIALS_F32 };
+                          .partials = MATMUL_PARTIALS_F32, .amp_peak_macs = machine_u32(m, MP_amp_f16_peak_macs_per_cycle) };
     return (double)matmul_f16_cycles(&a, 0);
 }
 
@@ -61,7 +63,7 @@ static bool plan_grid_in(const lowering *lw, const mm_shape *s, const mm_kind *k
     /* the tile's memory less the library, and less what the fullest tile
      * holds already (weights, variables, tensors still to be read, the
      * records and control program): the op's blocks go beside it */
-    uint64_t avail = (lw->mem_end - ISA_MEMORY_BASE) - lw_library_bytes(lw);
+    uint64_t avail = (lw->mem_end - lw->mem_base) - lw_library_bytes(lw);
     uint64_t kept = lw_fullest_tile(lw, NULL);
     avail = avail > kept ? avail - kept : 0;
     const uint64_t ngroups = (s->n + kd->n_group - 1) / kd->n_group;
@@ -139,7 +141,7 @@ static bool plan_grid_in(const lowering *lw, const mm_shape *s, const mm_kind *k
                 uint64_t reduce_bytes = stretch_bytes(reduce, N_REDUCE, &most);
                 uint64_t bytes = product_bytes > reduce_bytes ? product_bytes : reduce_bytes;
                 bytes = prepare_bytes > bytes ? prepare_bytes : bytes;
-                if (mt * kt * kd->a_eb > 0x80000 - 0x50000 || (s->wgrad && !s->f32_inputs && mt % 2) ||
+                if (mt * kt * kd->a_eb > lw_region0_above_code(lw) || (s->wgrad && !s->f32_inputs && mt % 2) ||
                     ALIGN8(kt * nt * kd->w_eb) + CODELET_READ_SLACK_BYTES + 16 > r1_room)
                     continue;                          /* (the packed weights: region 1 only) */
                 if (bytes > avail) {
@@ -157,7 +159,7 @@ static bool plan_grid_in(const lowering *lw, const mm_shape *s, const mm_kind *k
                  * busiest sender sends (above); split along K, a send per
                  * row and share. */
                 const uint64_t a_send = a_most ? (a_most > mt * kt ? a_most : mt * kt) : mt * s->k;
-                double c = matmul_cycles(kd, mt, kt, nt) + (double)(a_send * in_eb) / 4.0 +
+                double c = matmul_cycles(lw, kd, mt, kt, nt) + (double)(a_send * in_eb) / 4.0 +
                            (gk > 1 ? (double)(mt * gk) * XCH_SEND_OVERHEAD_CYCLES : 0.0) +
                            (double)(share * nt) +                               /* the epilogue */
                            (s->f32_inputs && !kd->f32 ? (double)(mt * kt) : 0.0) +  /* cast A */
@@ -261,7 +263,7 @@ bool lw_mm_fail_no_grid(lowering *lw, const graph_node *n, const mm_shape *s, co
 {
     const graph *g = lw->g;
     uint64_t tiles = s->batch && s->batch <= lw->tiles ? lw->tiles / s->batch : 1;
-    uint64_t a_need = (s->m * kp * kd->a_eb + tiles - 1) / tiles, region0 = 0x80000 - 0x50000;
+    uint64_t a_need = (s->m * kp * kd->a_eb + tiles - 1) / tiles, region0 = lw_region0_above_code(lw);
     if (a_need > region0)
         return lw_fail(lw, "%s: node '%s' (%s): does not fit: its rows of A (%llu x %llu) need at least %llu "
                        "bytes a tile over %llu tiles, and a tile keeps them in its %llu bytes of region 0",
@@ -280,7 +282,7 @@ bool lw_mm_fail_no_grid(lowering *lw, const graph_node *n, const mm_shape *s, co
                        graph_ops[n->op].name, (unsigned long long)(grid->least_bytes + lw_library_bytes(lw)),
                        grid->least_gm, grid->least_gn, grid->least_gk, (unsigned long long)grid->least_mt,
                        (unsigned long long)grid->least_nt, (unsigned long long)grid->least_kt,
-                       (unsigned long long)(lw->mem_end - ISA_MEMORY_BASE), fullest, (unsigned long long)most, held);
+                       (unsigned long long)(lw->mem_end - lw->mem_base), fullest, (unsigned long long)most, held);
     uint64_t need = kd->k_block * kd->a_eb + kd->k_block * kd->n_group * kd->w_eb + kd->n_group * 4 +
                     lw_library_bytes(lw);
     return lw_fail(lw, "%s: node '%s' (%s): does not fit: a tile needs at least %llu bytes for one row of A, "
@@ -288,5 +290,5 @@ bool lw_mm_fail_no_grid(lowering *lw, const graph_node *n, const mm_shape *s, co
                    "fullest, tile %u, holds %llu already (tensors, records and control program%s)", g->source,
                    n->name && n->name[0] ? n->name : "?",
                    graph_ops[n->op].name, (unsigned long long)need, kd->k_block, kd->n_group,
-                   (unsigned long long)(lw->mem_end - ISA_MEMORY_BASE), fullest, (unsigned long long)most, held);
+                   (unsigned long long)(lw->mem_end - lw->mem_base), fullest, (unsigned long long)most, held);
 }

@@ -38,7 +38,7 @@ uint32_t lw_tile_used_bytes(const lowering *lw, const ltile *t)
 
 uint64_t lw_library_bytes(const lowering *lw)
 {
-    return (uint64_t)(lw->region0_start - ISA_MEMORY_BASE) + (lw->region1_start - ISA_REGION1_BASE);
+    return (uint64_t)(lw->region0_start - lw->mem_base) + (lw->region1_start - ISA_REGION1_BASE);
 }
 
 /* The bytes no op has used yet in region r of tile t: between the blocks

@@ -272,7 +272,7 @@ static bool finish_tile(lowering *lw, uint32_t i, uint32_t r, ipu_exe *e)
     }
     if (!exe_set_entry(e, i, lw->kernels.supervisor))
         return lw_fail(lw, "out of host memory");
-    uint64_t used = lw_tile_used_bytes(lw, t) + (lw->region0_start - ISA_MEMORY_BASE) + (lw->region1_start - ISA_REGION1_BASE);
+    uint64_t used = lw_tile_used_bytes(lw, t) + (lw->region0_start - lw->mem_base) + (lw->region1_start - ISA_REGION1_BASE);
     if (used > lw->rep->max_tile_bytes) {
         lw->rep->max_tile_bytes = used;
         lw->rep->max_tile = i_saved;

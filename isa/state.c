@@ -7,11 +7,11 @@
 
 #include "fp16.h"
 
-void isa_state_init(isa_tile_state *t, uint32_t tile_id, uint32_t memory_bytes)
+void isa_state_init(isa_tile_state *t, uint32_t tile_id, uint32_t memory_base, uint32_t memory_bytes)
 {
     memset(t, 0, sizeof *t);
     t->tile_id = tile_id;
-    tmem_init(&t->mem, memory_bytes);
+    tmem_init(&t->mem, memory_base, memory_bytes);
     for (unsigned k = 0; k < ISA_CONTEXTS; k++) {
         isa_context *c = &t->ctx[k];
         c->id = (uint8_t)k;

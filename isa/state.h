@@ -104,8 +104,8 @@ typedef struct isa_tile_state {
 } isa_tile_state;
 
 /* Reset: supervisor running (pc 0 until the loader sets it), workers
- * inactive, registers zero, memory empty. */
-void isa_state_init(isa_tile_state *t, uint32_t tile_id, uint32_t memory_bytes);
+ * inactive, registers zero, memory of memory_bytes from memory_base empty. */
+void isa_state_init(isa_tile_state *t, uint32_t tile_id, uint32_t memory_base, uint32_t memory_bytes);
 void isa_state_free(isa_tile_state *t);
 /* Every context's PRNG seeded from `seed`, as a host seeds a program's
  * tiles before it runs (Poplar's setSeed): context k of tile t gets the

@@ -37,12 +37,13 @@ struct tmem_watch {
     unsigned n_noted;
 };
 
-void tmem_init(tile_memory *m, uint32_t size_bytes)
+void tmem_init(tile_memory *m, uint32_t base, uint32_t size_bytes)
 {
     ALWAYS(size_bytes > 0 && size_bytes % TMEM_PAGE_BYTES == 0);
     ALWAYS(size_bytes / TMEM_PAGE_BYTES <= TMEM_MAX_PAGES);
+    ALWAYS(base % TMEM_PAGE_BYTES == 0 && base >= ISA_MEMORY_BASE && base <= ISA_REGION1_BASE);
     memset(m, 0, sizeof *m);
-    m->base = ISA_MEMORY_BASE;
+    m->base = base;
     m->size_bytes = size_bytes;
     uint32_t end = m->base + size_bytes;
     /* A memory that ends before 0x80000 has no interleaved region. */

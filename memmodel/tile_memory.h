@@ -1,11 +1,13 @@
 /*
  * tile_memory.h — one tile's SRAM.
  *
- * Model (ISA2 §2.8, IPU_FACTS.md): addresses [base, base + size) where base
- * is ISA_MEMORY_BASE (0x4C000).  Region 0 runs from base to
- * ISA_REGION1_BASE (0x80000), is the only executable region and is not
- * interleaved; region 1 runs from 0x80000 to the end and is 2-way
- * interleaved on 64-bit words (address bit 3 picks the element of a pair).
+ * Model (ISA2 §2.8, IPU_FACTS.md): addresses [base, base + size).  Region
+ * 0 runs from base to ISA_REGION1_BASE (0x80000), is the only executable
+ * region and is not interleaved; region 1 runs from 0x80000 to the end and
+ * is 2-way interleaved on 64-bit words (address bit 3 picks the element of
+ * a pair).  The base is where the machine's region 0 begins
+ * (memory_map.h): 0x4C000 on GC200/Bow (208 KiB of region 0, 416 KiB of
+ * region 1), 0x60000 on GC2 (128 KiB and 128 KiB).
  * Memory is built of 16 KiB elements, 64 bits wide; the several accesses of
  * one instruction must hit different elements, else a conflict exception.
  * Accesses are naturally aligned, little-endian; loads are 8..128 bits
@@ -34,10 +36,10 @@
  *                         2 * pair + ((addr >> 3) & 1).  So 64-bit words
  *                         a and a + 8 are always in different elements.
  *   An odd element left over at the top of region 1 (only with sizes that
- *   are not a whole number of pairs past 0x80000, e.g. GC2's 256 KiB from
- *   0x4C000) is a single non-interleaved element, numbered last.
+ *   are not a whole number of pairs past 0x80000, set by hand) is a single
+ *   non-interleaved element, numbered last.
  * GC200/Bow: 13 elements in region 0 (0..12), 13 pairs in region 1
- * (13..38).  The region 1 base is 0x80000 when the memory reaches past it;
+ * (13..38); GC2: 8 in region 0, 4 pairs in region 1.  The region 1 base is 0x80000 when the memory reaches past it;
  * a smaller memory is all region 0.
  *
  * Storage pages are 16 KiB of consecutive addresses (page = off / 16 KiB),
@@ -108,8 +110,9 @@ typedef struct tile_memory {
 } tile_memory;
 
 /* Set up an empty memory of size_bytes (a multiple of TMEM_PAGE_BYTES, at
- * most TMEM_MAX_PAGES pages) starting at ISA_MEMORY_BASE. */
-void tmem_init(tile_memory *m, uint32_t size_bytes);
+ * most TMEM_MAX_PAGES pages) starting at `base` (isa_memory_base of the
+ * machine's region 0: ISA_MEMORY_BASE on GC200/Bow). */
+void tmem_init(tile_memory *m, uint32_t base, uint32_t size_bytes);
 void tmem_free(tile_memory *m);
 
 /* Loads and stores of 1, 2, 4, 8 or 16 bytes with the access rules above.

@@ -40,11 +40,6 @@ static inline sys_result sys_run_with(const char *preset, const char *sets, cons
     sys_result r;
     memset(&r, 0, sizeof r);
     char err[4096];
-    r.e = asm_assemble_string(src, "test.S", NULL, err, sizeof err);
-    if (!r.e) {
-        fprintf(stderr, "\nassembly failed:\n%s\n", err);
-        CU_FAIL_FATAL("assembly failed");
-    }
     CU_ASSERT_TRUE_FATAL(machine_preset(preset, &r.m, err, sizeof err));
     if (sets) {
         char *copy = strdup(sets), *save = NULL;
@@ -54,6 +49,12 @@ static inline sys_result sys_run_with(const char *preset, const char *sets, cons
                 CU_FAIL_FATAL("bad machine setting");
             }
         free(copy);
+    }
+    asm_options opt = { .memory_base = machine_memory_base(&r.m) };
+    r.e = asm_assemble_string(src, "test.S", &opt, err, sizeof err);
+    if (!r.e) {
+        fprintf(stderr, "\nassembly failed:\n%s\n", err);
+        CU_FAIL_FATAL("assembly failed");
     }
     r.g = engine_new(&r.m, r.e, err, sizeof err);
     if (!r.g) {

@@ -48,7 +48,7 @@ static inline isa_tile_state *fx_tile_new(void)
         fprintf(stderr, "exec_fixture: out of memory\n");
         abort();
     }
-    isa_state_init(t, 0, FX_MEMORY_BYTES);
+    isa_state_init(t, 0, ISA_MEMORY_BASE, FX_MEMORY_BYTES);
     return t;
 }
 

@@ -30,7 +30,7 @@
 static void test_memory_watch_notes_accesses(void)
 {
     tile_memory m;
-    tmem_init(&m, GC200_BYTES);
+    tmem_init(&m, ISA_MEMORY_BASE, GC200_BYTES);
     CU_ASSERT_EQUAL(tmem_store32(&m, 0x80004u, 0x11223344u), TMEM_OK);
     CU_ASSERT_EQUAL(tmem_store64(&m, 0x80010u, 0x5566778899aabbccull), TMEM_OK);
     uint8_t *page = m.page[(0x80000u - m.base) / TMEM_PAGE_BYTES];
@@ -93,7 +93,7 @@ static void test_memory_watch_notes_accesses(void)
 static void test_memory_watch_pages_and_limits(void)
 {
     tile_memory m;
-    tmem_init(&m, GC200_BYTES);
+    tmem_init(&m, ISA_MEMORY_BASE, GC200_BYTES);
     CU_ASSERT_EQUAL(tmem_store32(&m, 0x4c000u, 7), TMEM_OK);
     tile_memory before = m;
     /* Bad watches. */

@@ -832,7 +832,7 @@ static void test_element_reference(void)
     unsigned bad = 0;
     for (unsigned i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         tile_memory m;
-        tmem_init(&m, sizes[i]);
+        tmem_init(&m, ISA_MEMORY_BASE, sizes[i]);
         for (uint32_t addr = m.base - 64; addr < m.base + m.size_bytes + 64; addr += 4)
             bad += tmem_element(&m, addr) != ref_element(&m, addr);
         bad += tmem_element(&m, 0) != TMEM_NO_ELEMENT;

@@ -364,17 +364,30 @@ static void test_asm_include_cycle(void)
 /* A program that fits GC200's 624 KiB does not fit GC2's 256 KiB. */
 static void test_load_too_large_for_machine(void)
 {
-    ipu_exe *e = assemble_ok("__supervisor:\n exitz $mzero\n .data\nbig:\n .space 420000\n");
+    static const char src[] = "__supervisor:\n exitz $mzero\n .data\nbig:\n .space 420000\n";
+    ipu_exe *e = assemble_ok(src);
     CU_ASSERT_PTR_NOT_NULL_FATAL(e);
     char err[512];
     machine m;
     CU_ASSERT_TRUE_FATAL(machine_preset("gc2", &m, err, sizeof err));
     ipu_tile t;
+    /* Placed for GC200 (code from 0x4c000): below GC2's memory. */
     CU_ASSERT_TRUE_FATAL(tile_init(&t, &m, 0));
     CU_ASSERT_FALSE(tile_load(&t, e, err, sizeof err));
-    CU_ASSERT_STRING_EQUAL(err, "tile 0: section .data (420000 bytes at 0x80000) does not fit in tile memory "
-                                "(0x4c000-0x8bfff): needs up to 0xe689f");
+    CU_ASSERT_STRING_EQUAL(err, "tile 0: section .text (4 bytes at 0x4c000) does not fit in tile memory "
+                                "(0x60000-0x9ffff): needs up to 0x4c003");
     tile_free(&t);
+    /* Placed for GC2: its data runs past GC2's region 1. */
+    asm_options opt = { .memory_base = machine_memory_base(&m) };
+    ipu_exe *e2 = asm_assemble_string(src, "big.S", &opt, err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(e2);
+    CU_ASSERT_EQUAL(e2->sections[0].addr, 0x60000u);
+    CU_ASSERT_TRUE_FATAL(tile_init(&t, &m, 0));
+    CU_ASSERT_FALSE(tile_load(&t, e2, err, sizeof err));
+    CU_ASSERT_STRING_EQUAL(err, "tile 0: section .data (420000 bytes at 0x80000) does not fit in tile memory "
+                                "(0x60000-0x9ffff): needs up to 0xe689f");
+    tile_free(&t);
+    exe_free(e2);
     m = gc200();
     CU_ASSERT_TRUE_FATAL(tile_init(&t, &m, 0));
     CU_ASSERT_TRUE(tile_load(&t, e, err, sizeof err));

@@ -1034,7 +1034,7 @@ static void test_compiled_matmul(void)
 static void test_pages_copy_on_write(void)
 {
     tile_memory m;
-    tmem_init(&m, 638976);
+    tmem_init(&m, ISA_MEMORY_BASE, 638976);
     uint32_t page = (0x80000 - m.base) / TMEM_PAGE_BYTES, v = 0;
     CU_ASSERT_EQUAL(tmem_store32(&m, 0x80004, 1), TMEM_OK);
     CU_ASSERT_PTR_EQUAL(m.wpage[page], m.page[page]);

@@ -63,6 +63,11 @@ static float rnd_unit(void)
     return (float)((int32_t)(lcg_state >> 8) - (1 << 23)) / (float)(1 << 23);
 }
 
+/* The machine the calls run on (test_gc2 switches to GC2 and back) and
+ * its f16 AMP rate for the cycle formula. */
+static const char *g_preset = "gc200";
+static uint32_t g_amp_peak_macs = 64;
+
 static unsigned elem_bytes(const mc_call *c) { return c->f16_partials ? 2u : 4u; }
 static uint32_t a_step(const mc_call *c) { return c->k * 2 + c->a_pad; }
 static uint32_t c_step(const mc_call *c) { return c->n * elem_bytes(c) + c->c_pad; }
@@ -74,6 +79,7 @@ static matmul_f16_args args_of(const mc_call *c, const mc_host *h)
         .a = c->a, .b = h->b_addr, .c = c->c, .m = c->m, .k = c->k, .n = c->n,
         .a_row_step = a_step(c), .c_row_step = c_step(c),
         .partials = c->f16_partials ? MATMUL_PARTIALS_F16 : MATMUL_PARTIALS_F32,
+        .amp_peak_macs = g_amp_peak_macs,
     };
     return a;
 }
@@ -243,7 +249,7 @@ static mc_run run_calls(const mc_call *calls, unsigned n, mc_check *checks)
     memset(&run, 0, sizeof run);
     machine mach;
     char err[4096];
-    CU_ASSERT_TRUE_FATAL(machine_preset("gc200", &mach, err, sizeof err));
+    CU_ASSERT_TRUE_FATAL(machine_preset(g_preset, &mach, err, sizeof err));
     ipu_tile *t = calloc(1, sizeof *t);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     CU_ASSERT_TRUE_FATAL(tile_init(t, &mach, 0));
@@ -262,7 +268,7 @@ static mc_run run_calls(const mc_call *calls, unsigned n, mc_check *checks)
     }
     snprintf(text + len, sizeof text - len, "    exitz $mzero\n    .include \"workloads/codelets/matmul.S\"\n");
     const char *dirs[] = {IPUSIM_SOURCE_DIR};
-    asm_options opt = {.include_dirs = dirs, .n_include_dirs = 1};
+    asm_options opt = {.include_dirs = dirs, .n_include_dirs = 1, .memory_base = machine_memory_base(&mach)};
     ipu_exe *e = asm_assemble_string(text, "matmul_control.S", &opt, err, sizeof err);
     if (!e) {
         fprintf(stderr, "\nassembly failed:\n%s\n", err);
@@ -359,6 +365,34 @@ static void test_small_f32_partials(void)
 {
     const mc_call c = {.m = 12, .k = 32, .n = 16, .a = A0, .c = C0};
     expect_ok(&c, 1, true);
+}
+
+/* On GC2 (tile memory from 0x60000, one AMP engine set: 32 f16 MACs a
+ * cycle) f16v4hihov4amp (f16 partials, 64 MACs) holds its worker two
+ * turns and f16v4sisoamp (f32 partials, 32) one: the formula with
+ * amp_peak_macs = 32 still gives the simulated cycles exactly, fast, slow
+ * and mixed chunks. */
+static void test_gc2(void)
+{
+    const mc_call calls[] = {
+        {.m = 48, .k = 32, .n = 32, .f16_partials = true, .a = 0x68000, .c = C0},
+        {.m = 48, .k = 32, .n = 32, .a = 0x68000, .c = C0},
+        {.m = 14, .k = 16, .n = 16, .f16_partials = true, .initial_partials = true, .a = 0x68000, .c = C0},
+        {.m = 12, .k = 32, .n = 32, .f16_partials = true, .a = 0x68000, .c = 0x70000, .b = 0x90000},
+    };
+    uint64_t gc200[2] = { expect_ok(&calls[0], 1, true).cycles, expect_ok(&calls[1], 1, true).cycles };
+    g_preset = "gc2";
+    g_amp_peak_macs = 32;
+    uint64_t gc2[4];
+    for (unsigned i = 0; i < 4; i++)
+        gc2[i] = expect_ok(&calls[i], 1, true).cycles;
+    g_preset = "gc200";
+    g_amp_peak_macs = 64;
+    printf("    48 x 32 x 32: f16 partials %llu cycles on gc200, %llu on gc2; f32 partials %llu, %llu\n",
+           (unsigned long long)gc200[0], (unsigned long long)gc2[0], (unsigned long long)gc200[1],
+           (unsigned long long)gc2[1]);
+    CU_ASSERT_TRUE(gc2[0] > gc200[0]);
+    CU_ASSERT_EQUAL(gc2[1], gc200[1]);
 }
 
 static void test_accumulates_into_c(void)
@@ -586,7 +620,7 @@ static void test_compiler_block(void)
 static void test_in_library(void)
 {
     char err[2048];
-    const codelet_library *lib = codelet_library_get(err, sizeof err);
+    const codelet_library *lib = codelet_library_get(ISA_MEMORY_BASE, err, sizeof err);
     if (!lib)
         fprintf(stderr, "\n%s\n", err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(lib);
@@ -601,6 +635,7 @@ void test_register(void)
     ADD_SUITE("codelets_matmul",
               {"small, f16 partials: model, reference, cycles", test_small_f16_partials},
               {"small, f32 partials: model, reference, cycles", test_small_f32_partials},
+              {"gc2: one AMP engine set, the formula still exact", test_gc2},
               {"accumulates into C", test_accumulates_into_c},
               {"row counts incl. M = 0, 1, not a multiple of 6", test_row_counts},
               {"chunk and placement rules", test_chunk_rule},

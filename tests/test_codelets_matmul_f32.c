@@ -56,6 +56,11 @@ static float rnd_unit(void)
     return (float)((int32_t)(lcg_state >> 8) - (1 << 23)) / (float)(1 << 23);
 }
 
+/* The machine the calls run on (test_gc2 switches to GC2 and back) and
+ * its f32 AMP rate for the cycle formula. */
+static const char *g_preset = "gc200";
+static uint32_t g_amp_peak_macs = 16;
+
 static uint32_t a_step(const mf_call *c) { return c->k * 4 + c->a_pad; }
 static uint32_t c_step(const mf_call *c) { return c->n * 4 + c->c_pad; }
 static uint32_t align_up(uint32_t v, uint32_t a) { return (v + a - 1) & ~(a - 1); }
@@ -64,7 +69,7 @@ static matmul_f32_args args_of(const mf_call *c, uint32_t b_addr)
 {
     matmul_f32_args a = {
         .a = c->a, .b = b_addr, .c = c->c, .m = c->m, .k = c->k, .n = c->n,
-        .a_row_step = a_step(c), .c_row_step = c_step(c),
+        .a_row_step = a_step(c), .c_row_step = c_step(c), .amp_peak_macs = g_amp_peak_macs,
     };
     return a;
 }
@@ -211,7 +216,9 @@ static ipu_exe *assemble(const char *text)
 {
     char err[4096];
     const char *dirs[] = {IPUSIM_SOURCE_DIR};
-    asm_options opt = {.include_dirs = dirs, .n_include_dirs = 1};
+    machine mach;
+    CU_ASSERT_TRUE_FATAL(machine_preset(g_preset, &mach, err, sizeof err));
+    asm_options opt = {.include_dirs = dirs, .n_include_dirs = 1, .memory_base = machine_memory_base(&mach)};
     ipu_exe *e = asm_assemble_string(text, "matmul_f32_control.S", &opt, err, sizeof err);
     if (!e)
         fprintf(stderr, "\nassembly failed:\n%s\n", err);
@@ -222,7 +229,7 @@ static ipu_tile *new_tile(const ipu_exe *e)
 {
     machine mach;
     char err[4096];
-    CU_ASSERT_TRUE_FATAL(machine_preset("gc200", &mach, err, sizeof err));
+    CU_ASSERT_TRUE_FATAL(machine_preset(g_preset, &mach, err, sizeof err));
     ipu_tile *t = calloc(1, sizeof *t);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     CU_ASSERT_TRUE_FATAL(tile_init(t, &mach, 0));
@@ -362,6 +369,34 @@ static void test_special_values(void)
     CU_ASSERT_EQUAL(bits, 0x7FD9C000u);
     memcpy(&bits, &c[1], 4);
     CU_ASSERT_EQUAL(bits, 0u);
+}
+
+/* On GC2 (tile memory from 0x60000, one AMP engine set: 8 f32 MACs a
+ * cycle) every f32sisov2amp holds its worker two turns; the formula with
+ * amp_peak_macs = 8 still gives the simulated cycles exactly, fast, slow
+ * and mixed chunks, and the fast loop takes close to twice GC200's time. */
+static void test_gc2(void)
+{
+    const mf_call calls[] = {
+        {.m = 48, .k = 32, .n = 64, .a = 0x68000, .c = C0},
+        {.m = 14, .k = 8, .n = 16, .initial_partials = true, .a = 0x68000, .c = C0},
+        {.m = 3, .k = 8, .n = 16, .initial_partials = true, .a = 0x68000, .c = C0},
+        {.m = 12, .k = 16, .n = 32, .a = 0x68000, .c = 0x70000, .b = 0x90000},
+    };
+    uint64_t gc200_cycles = expect_ok(&calls[0], 1, true).cycles;
+    g_preset = "gc2";
+    g_amp_peak_macs = 8;
+    uint64_t gc2_cycles = 0;
+    for (unsigned i = 0; i < sizeof calls / sizeof calls[0]; i++) {
+        uint64_t c = expect_ok(&calls[i], 1, true).cycles;
+        if (i == 0)
+            gc2_cycles = c;
+    }
+    g_preset = "gc200";
+    g_amp_peak_macs = 16;
+    printf("    48 x 32 x 64: %llu cycles on gc200, %llu on gc2\n", (unsigned long long)gc200_cycles,
+           (unsigned long long)gc2_cycles);
+    CU_ASSERT_TRUE(gc2_cycles > gc200_cycles * 3 / 2 && gc2_cycles < gc200_cycles * 2);
 }
 
 /* The smallest K and N, M not a multiple of 6, small M (chunks walked
@@ -600,7 +635,7 @@ static void test_pack(void)
 static void test_in_library(void)
 {
     char err[2048];
-    const codelet_library *lib = codelet_library_get(err, sizeof err);
+    const codelet_library *lib = codelet_library_get(ISA_MEMORY_BASE, err, sizeof err);
     if (!lib)
         fprintf(stderr, "\n%s\n", err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(lib);
@@ -617,6 +652,7 @@ void test_register(void)
 {
     ADD_SUITE("codelets_matmul_f32",
               {"small: model, reference, cycles, MACs", test_small},
+              {"gc2: one AMP engine set, the formula still exact", test_gc2},
               {"accumulates into C", test_accumulates_into_c},
               {"special values: denormals, underflow, NaN", test_special_values},
               {"row counts incl. M = 0, 1, not a multiple of 6; K = 8, N = 16", test_row_counts},

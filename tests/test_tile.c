@@ -36,13 +36,14 @@ static run_result run_src_on(const char *preset, const char *src, uint32_t mem_a
     run_result r;
     memset(&r, 0, sizeof r);
     char err[4096];
-    ipu_exe *e = asm_assemble_string(src, "test.S", NULL, err, sizeof err);
+    machine m;
+    CU_ASSERT_TRUE_FATAL(machine_preset(preset, &m, err, sizeof err));
+    asm_options opt = { .memory_base = machine_memory_base(&m) };
+    ipu_exe *e = asm_assemble_string(src, "test.S", &opt, err, sizeof err);
     if (!e) {
         fprintf(stderr, "\nassembly failed:\n%s\n", err);
         CU_FAIL_FATAL("assembly failed");
     }
-    machine m;
-    CU_ASSERT_TRUE_FATAL(machine_preset(preset, &m, err, sizeof err));
     ipu_tile *t = calloc(1, sizeof *t);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     tile_init(t, &m, 0);
@@ -136,6 +137,35 @@ static void test_latency_is_a_machine_parameter(void)
     tile_free(t);
     free(t);
     exe_free(e);
+}
+
+/* The AMP's rate is the machine's: a form doing more MACs than the AMP
+ * does in a tile cycle holds its worker for as many turns as that takes.
+ * GC200: 64 f16 / 16 f32 MACs a cycle, every form one turn (worker 1: c6
+ * the AMP instruction, c12 exitz; supervisor c13 sync, c14 exitz -> 15).
+ * GC2 (one engine set: 32 / 8): f16v4hihov4amp (64) and f32sisov2amp (16)
+ * take two turns (exitz at c18 -> 21), f16v4sisoamp (32) and f32sisoamp
+ * (8) one. */
+static void test_amp_rate_is_the_machines(void)
+{
+    static const struct { const char *insn; uint64_t gc200, gc2; } cases[] = {
+        { "f16v4hihov4amp $a0:1, $a2:3, $a4:5, 0", 15, 21 },
+        { "f32sisov2amp $a0:1, $a2, $a4:5, 0", 15, 21 },
+        { "f16v4sisoamp $a0:1, $a2:3, $a4:5, 0", 15, 15 },
+        { "f32sisoamp $a0:1, $a2, $a4:5, 0", 15, 15 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char src[512];
+        snprintf(src, sizeof src, "__supervisor:\n setzi $m1, worker\n setzi $m2, 0\n run $m1, $m2, $mzero\n"
+                 " sync 0\n exitz $mzero\nworker:\n %s\n exitz $mzero\n", cases[i].insn);
+        run_result a = run_src_on("gc200", src, 0, NULL, 0), b = run_src_on("gc2", src, 0, NULL, 0);
+        if (a.stop == TILE_STOP_FAULT || b.stop == TILE_STOP_FAULT)
+            fprintf(stderr, "\n%s: %s%s\n", cases[i].insn, a.fault, b.fault);
+        CU_ASSERT_EQUAL(a.stop, TILE_STOP_END);
+        CU_ASSERT_EQUAL(b.stop, TILE_STOP_END);
+        CU_ASSERT_EQUAL(a.cycles, cases[i].gc200);
+        CU_ASSERT_EQUAL(b.cycles, cases[i].gc2);
+    }
 }
 
 static void test_six_workers_fill_the_barrel(void)
@@ -279,6 +309,7 @@ void test_register(void)
               {"supervisor alone issues every cycle", test_supervisor_alone},
               {"one worker: slot ownership and sync 0", test_one_worker},
               {"f32div latency holds the worker", test_latency_f32div},
+              {"the AMP's rate is the machine's", test_amp_rate_is_the_machines},
               {"latency is a machine parameter", test_latency_is_a_machine_parameter},
               {"six workers fill the barrel", test_six_workers_fill_the_barrel},
               {"rpt loops with no overhead", test_rpt_zero_overhead},

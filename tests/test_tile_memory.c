@@ -16,7 +16,7 @@
 static void test_init_layout(void)
 {
     tile_memory m;
-    tmem_init(&m, GC200_BYTES);
+    tmem_init(&m, ISA_MEMORY_BASE, GC200_BYTES);
     CU_ASSERT_EQUAL(m.base, 0x4C000u);
     CU_ASSERT_EQUAL(m.size_bytes, GC200_BYTES);
     CU_ASSERT_EQUAL(m.region1_base, 0x80000u);
@@ -25,7 +25,7 @@ static void test_init_layout(void)
     tmem_free(&m);
 
     /* Smaller than region 0: no interleaved region at all. */
-    tmem_init(&m, 4 * TMEM_PAGE_BYTES);
+    tmem_init(&m, ISA_MEMORY_BASE, 4 * TMEM_PAGE_BYTES);
     CU_ASSERT_EQUAL(m.region1_base, 0x4C000u + 0x10000u);
     uint8_t b[16] = {0};
     CU_ASSERT_EQUAL(tmem_load(&m, 0x4C000u + 0x10u, 16, b), TMEM_REGION);
@@ -35,7 +35,7 @@ static void test_init_layout(void)
 static void test_bounds(void)
 {
     tile_memory m;
-    tmem_init(&m, GC200_BYTES);
+    tmem_init(&m, ISA_MEMORY_BASE, GC200_BYTES);
     uint32_t v32 = 0x5A5A5A5Au;
     uint64_t v64 = 0;
     /* First and last valid words. */
@@ -79,7 +79,7 @@ static void test_bounds(void)
 static void test_alignment(void)
 {
     tile_memory m;
-    tmem_init(&m, GC200_BYTES);
+    tmem_init(&m, ISA_MEMORY_BASE, GC200_BYTES);
     uint32_t v32;
     uint64_t v64;
     uint8_t b[16];
@@ -101,7 +101,7 @@ static void test_alignment(void)
 static void test_widths_and_regions(void)
 {
     tile_memory m;
-    tmem_init(&m, GC200_BYTES);
+    tmem_init(&m, ISA_MEMORY_BASE, GC200_BYTES);
     uint8_t b[16];
     for (unsigned i = 0; i < 16; i++)
         b[i] = (uint8_t)(0xC0 + i);
@@ -146,7 +146,7 @@ static void test_widths_and_regions(void)
 static void test_lazy_allocation(void)
 {
     tile_memory m;
-    tmem_init(&m, GC200_BYTES);
+    tmem_init(&m, ISA_MEMORY_BASE, GC200_BYTES);
     uint32_t v32 = 1;
     uint64_t v64 = 1;
     uint8_t b[16];
@@ -197,7 +197,7 @@ static void test_lazy_allocation(void)
 static void test_little_endian(void)
 {
     tile_memory m;
-    tmem_init(&m, GC200_BYTES);
+    tmem_init(&m, ISA_MEMORY_BASE, GC200_BYTES);
     CU_ASSERT_EQUAL(tmem_store32(&m, 0x4C100u, 0x11223344u), TMEM_OK);
     uint8_t b[8];
     CU_ASSERT_EQUAL(tmem_read_bytes(&m, 0x4C100u, b, 4), TMEM_OK);
@@ -228,7 +228,7 @@ static void test_little_endian(void)
 static void test_element_mapping(void)
 {
     tile_memory m;
-    tmem_init(&m, GC200_BYTES);
+    tmem_init(&m, ISA_MEMORY_BASE, GC200_BYTES);
     /* Region 0: linear, 16 KiB each, 13 elements. */
     CU_ASSERT_EQUAL(tmem_element(&m, 0x4C000u), 0);
     CU_ASSERT_EQUAL(tmem_element(&m, 0x4FFF8u), 0);
@@ -265,7 +265,7 @@ static void test_element_mapping(void)
 static void test_conflicts(void)
 {
     tile_memory m;
-    tmem_init(&m, GC200_BYTES);
+    tmem_init(&m, ISA_MEMORY_BASE, GC200_BYTES);
     /* Region 1: a and a + 8 never clash; a and a + 16 always do. */
     uint32_t pair_ok[2] = {0x80000u, 0x80008u};
     uint32_t pair_bad[2] = {0x80000u, 0x80010u};
@@ -291,10 +291,12 @@ static void test_conflicts(void)
     tmem_free(&m);
 }
 
-static void test_gc2_size(void)
+/* 256 KiB from GC200's base (`--set tile_memory_bytes=262144`): region 1
+ * is 48 KiB, one pair and an unpaired last element. */
+static void test_small_from_gc200_base(void)
 {
     tile_memory m;
-    tmem_init(&m, GC2_BYTES);
+    tmem_init(&m, ISA_MEMORY_BASE, GC2_BYTES);
     CU_ASSERT_EQUAL(m.region1_base, 0x80000u);
     uint32_t v = 0;
     CU_ASSERT_EQUAL(tmem_store32(&m, 0x8BFFCu, 0xA5A5A5A5u), TMEM_OK);
@@ -322,6 +324,43 @@ static void test_gc2_size(void)
     tmem_free(&m);
 }
 
+/* GC2's map: 128 KiB of region 0 from 0x60000, 128 KiB of region 1 (four
+ * interleaved pairs) from 0x80000. */
+static void test_gc2_layout(void)
+{
+    tile_memory m;
+    tmem_init(&m, isa_memory_base(131072u), GC2_BYTES);
+    CU_ASSERT_EQUAL(m.base, 0x60000u);
+    CU_ASSERT_EQUAL(m.region1_base, 0x80000u);
+    uint32_t v = 0;
+    CU_ASSERT_EQUAL(tmem_store32(&m, 0x5FFFCu, 1), TMEM_RANGE);
+    CU_ASSERT_EQUAL(tmem_store32(&m, 0x60000u, 7), TMEM_OK);
+    CU_ASSERT_EQUAL(tmem_store32(&m, 0x9FFFCu, 9), TMEM_OK);
+    CU_ASSERT_EQUAL(tmem_load32(&m, 0x9FFFCu, &v), TMEM_OK);
+    CU_ASSERT_EQUAL(v, 9u);
+    CU_ASSERT_EQUAL(tmem_store32(&m, 0xA0000u, 1), TMEM_RANGE);
+    CU_ASSERT_EQUAL(tmem_element(&m, 0x60000u), 0);
+    CU_ASSERT_EQUAL(tmem_element(&m, 0x7C000u), 7);
+    CU_ASSERT_EQUAL(tmem_element(&m, 0x80000u), 8);
+    CU_ASSERT_EQUAL(tmem_element(&m, 0x80008u), 9);
+    CU_ASSERT_EQUAL(tmem_element(&m, 0x98000u), 14);
+    CU_ASSERT_EQUAL(tmem_element(&m, 0x9FFF8u), 15);
+    CU_ASSERT_EQUAL(tmem_element(&m, 0xA0000u), TMEM_NO_ELEMENT);
+    unsigned count[16] = {0};
+    for (uint32_t a = m.base; a < m.base + m.size_bytes; a += 8) {
+        unsigned e = tmem_element(&m, a);
+        CU_ASSERT_FATAL(e < 16);
+        count[e]++;
+    }
+    for (unsigned e = 0; e < 16; e++)
+        CU_ASSERT_EQUAL(count[e], ISA_ELEMENT_BYTES / 8);
+    /* 128-bit loads only from region 1. */
+    uint8_t q[16];
+    CU_ASSERT_EQUAL(tmem_load(&m, 0x80010u, 16, q), TMEM_OK);
+    CU_ASSERT_EQUAL(tmem_load(&m, 0x7FFF0u, 16, q), TMEM_REGION);
+    tmem_free(&m);
+}
+
 void test_register(void)
 {
     ADD_SUITE("tile_memory",
@@ -333,5 +372,6 @@ void test_register(void)
               {"little endian", test_little_endian},
               {"element mapping", test_element_mapping},
               {"conflicts", test_conflicts},
-              {"GC2 size", test_gc2_size});
+              {"256 KiB from GC200's base", test_small_from_gc200_base},
+              {"gc2 layout", test_gc2_layout});
 }

@@ -125,6 +125,18 @@ static double fig_exchange_tb_per_s(const micro_run *r)
     return chip_bytes_per_cycle * clock_hz(r) * 1e-12;
 }
 
+/* amp_peak.S: the chip's MACs in superstep 1, 2 flops each, over its time
+ * less its sync; the MACs of the tiles that ran it scaled to the chip. */
+static double fig_amp_tflops(const micro_run *r)
+{
+    const engine_superstep *s = superstep(r, 0, 1);
+    double seconds = step1_seconds(r, 0);
+    if (!s || seconds <= 0)
+        return -1;
+    double macs = (double)(s->c.amp_f16_macs + s->c.amp_f32_macs) * machine_get(r->m, MP_tiles_per_chip) / r->tiles;
+    return 2.0 * macs / seconds * 1e-12;
+}
+
 static uint32_t peer_tile(const micro_run *r)
 {
     return r->b->peer < 0 ? r->tiles - 1 : (uint32_t)r->b->peer;
@@ -179,6 +191,12 @@ static double fig_host_gb_per_s(const micro_run *r)
       .derivation = derivation_, .published = published_, .unit = unit_, .source = source_, .band_pct = band_, \
       .tiles = true, .quick = true, .access = access_, .repeats = 4000, .quick_repeats = 1000 }
 
+#define AMP_ROW(name_, preset_, access_, published_, source_)                                             \
+    { .name = name_, .preset = preset_, .program = "amp_peak.S", .figure = fig_amp_tflops,                     \
+      .derivation = "2 x superstep 1's AMP MACs / its time less sync (6 workers x REPEATS issues a tile)",     \
+      .published = published_, .unit = "TFLOPS", .source = source_, .band_pct = 2, .tiles = true,             \
+      .quick = true, .access = access_, .repeats = 4000, .quick_repeats = 1000 }
+
 #define MEMORY_PER_TILE "6 workers x REPEATS bundles x bytes per bundle / superstep 1 cycles less sync"
 #define MEMORY_AGGREGATE MEMORY_PER_TILE " x tiles per chip x tile clock"
 
@@ -201,6 +219,11 @@ static const micro_bench benches[] = {
     MEMORY_ROW("memory_ld2xst64pace_chip", "gc200", 3, fig_memory_tb_per_s, MEMORY_AGGREGATE, 47.5, "TB/s",
                "Graphcore GC200 product brief: 47.5 TB/s memory bandwidth (2 loads + 1 store of 64 bits per tile "
                "cycle)", 5),
+    AMP_ROW("amp_f16_chip", "gc2", 0, 124.5, DISS ": GC2 124.5 TFLOPS mixed precision (1216 tiles x 32 f16 MACs x 2 x 1.6 GHz)"),
+    AMP_ROW("amp_f16_chip", "gc200", 0, 250, "Graphcore GC200 product brief: 250 TFLOPS f16 (1472 x 64 MACs x 2 x 1.325 GHz)"),
+    AMP_ROW("amp_f16_chip", "bow", 0, 350, "Bow-2000 datasheet: 350 TFLOPS f16 a Bow IPU (1472 x 64 MACs x 2 x 1.85 GHz)"),
+    AMP_ROW("amp_f32_chip", "gc2", 1, 31.1, DISS ": GC2 31.1 TFLOPS single precision (1216 x 8 f32 MACs x 2 x 1.6 GHz)"),
+    AMP_ROW("amp_f32_chip", "gc200", 1, 62.5, "Graphcore GC200 product brief: 62.5 TFLOPS f32 (1472 x 16 MACs x 2 x 1.325 GHz)"),
     { .name = "exchange_one_tile", .preset = "gc2", .program = "exchange_one_tile.S",
       .figure = fig_exchange_tile_bytes_per_cycle, .derivation = "65536 B / superstep 1 cycles less sync",
       .published = 6.34e9 / 1.6e9, .unit = "B/cycle", .source = DISS " Table 4.4: 6.34 GB/s per tile at 1.6 GHz (GC2)",
@@ -308,7 +331,8 @@ static void run_one(const micro_bench *b, const micro_options *o, micro_result *
     const char *dir = o->dir ? o->dir : MICRO_DEFAULT_DIR;
     char name[4096];
     snprintf(name, sizeof name, "%s/micro_%s_%s.S", dir, b->name, b->preset);
-    ipu_exe *e = asm_assemble_string(text, name, NULL, err, sizeof err);
+    asm_options aopt = { .memory_base = machine_memory_base(&m) };
+    ipu_exe *e = asm_assemble_string(text, name, &aopt, err, sizeof err);
     if (!e) {
         char *nl = strchr(err, '\n');
         if (nl)

@@ -257,9 +257,15 @@ int cmd_asm(int argc, char **argv, const command *self)
     const char *input = NULL, *output = NULL;
     const char *include_dirs[64];
     size_t n_include = 0;
+    machine m;
+    char merr[256];
+    if (!machine_preset("gc200", &m, merr, sizeof merr))
+        fatal("%s", merr);
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-o"))
             output = cli_value(self, argc, argv, &i);
+        else if (cli_machine_option(self, &m, argc, argv, &i))
+            continue;
         else if (!strcmp(argv[i], "-I")) {
             if (n_include == 64)
                 fatal("asm: too many -I directories (at most 64)");
@@ -271,7 +277,8 @@ int cmd_asm(int argc, char **argv, const command *self)
     char *owned = NULL;
     if (!output)
         output = owned = default_output(input, ".elf");
-    asm_options opt = { .include_dirs = include_dirs, .n_include_dirs = n_include };
+    asm_options opt = { .include_dirs = include_dirs, .n_include_dirs = n_include,
+                        .memory_base = machine_memory_base(&m) };
     char err[4096];
     ipu_exe *e = asm_assemble_file(input, &opt, err, sizeof err);
     if (!e) {

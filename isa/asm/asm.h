@@ -78,7 +78,8 @@
  * while still empty sits at that tile address.  The others are placed after
  * the first pass, in the order they were opened, at the first free address
  * aligned to max(8, the section's largest .align): code sections from
- * 0x4C000 (region 0, the only executable region), initialised data from
+ * the start of tile memory (region 0, the only executable region: 0x4C000,
+ * or asm_options.memory_base), initialised data from
  * 0x80000 (region 1, then region 0 if region 1 is full), NOBITS sections
  * (.bss) after that, from the first free address from 0x80000.  `.org ADDR`
  * in a section with content pads up to the tile address ADDR (it is an
@@ -135,6 +136,9 @@ typedef struct asm_options {
     uint32_t default_tile;            /* the tile before any .tile directive (0) */
     bool no_include;                  /* refuse .include (for fuzzing) */
     uint32_t max_statements;          /* statements after expansion; 0: 16,000,000 */
+    uint32_t memory_base;             /* the machine's first byte of tile memory, where sections
+                                         without an address start (0: ISA_MEMORY_BASE, GC200/Bow;
+                                         memmodel/memory_map.h) */
 } asm_options;
 
 /* Assemble a file, or a string named `name` in messages (and whose

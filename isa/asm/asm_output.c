@@ -113,10 +113,10 @@ static void layout_free(asm_ctx *a, tile_layout *t)
             if (s->placed_explicitly || c != cls)
                 continue;
             uint32_t align = s->align > 8 ? s->align : 8;
-            uint32_t base;
-            bool ok = cls == 0 ? first_fit(a, t, ISA_REGION0_BASE, ISA_REGION1_BASE, s->size, align, &base)
+            uint32_t base, r0 = a->opt.memory_base ? a->opt.memory_base : ISA_REGION0_BASE;
+            bool ok = cls == 0 ? first_fit(a, t, r0, ISA_REGION1_BASE, s->size, align, &base)
                                : (first_fit(a, t, ISA_REGION1_BASE, ISA_MEMORY_END, s->size, align, &base) ||
-                                  first_fit(a, t, ISA_REGION0_BASE, ISA_REGION1_BASE, s->size, align, &base));
+                                  first_fit(a, t, r0, ISA_REGION1_BASE, s->size, align, &base));
             if (!ok) {
                 if (!s->layout_reported)
                     asm_error(a, s->loc, "section %s (%u bytes) does not fit in the free %s of tile %u", s->name,

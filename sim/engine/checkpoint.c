@@ -36,7 +36,7 @@
 
 /* A checkpoint names every field of these: a field added to them must be
  * taken and restored here (or said to need neither). */
-_Static_assert(sizeof(void *) != 8 || sizeof(struct engine) == 5472, "struct engine changed: see checkpoint.c");
+_Static_assert(sizeof(void *) != 8 || sizeof(struct engine) == 5480, "struct engine changed: see checkpoint.c");
 _Static_assert(sizeof(void *) != 8 || sizeof(xch_system) == 328, "xch_system changed: see checkpoint.c");
 _Static_assert(sizeof(void *) != 8 || sizeof(engine_stats) == 88, "engine_stats changed: see checkpoint.c");
 _Static_assert(sizeof(void *) != 8 || sizeof(xch_log) == 80, "xch_log changed: see checkpoint.c");
@@ -45,7 +45,7 @@ _Static_assert(sizeof(void *) != 8 || sizeof(xch_log) == 80, "xch_log changed: s
  * which a restore keeps as they are: a field added to them is taken as it
  * is, unless it is one of those. */
 _Static_assert(sizeof(void *) != 8 || sizeof(etile) == 256, "etile changed: see its pointers in checkpoint.c");
-_Static_assert(sizeof(void *) != 8 || sizeof(ipu_tile) == 15080, "ipu_tile changed: see its pointers in checkpoint.c");
+_Static_assert(sizeof(void *) != 8 || sizeof(ipu_tile) == 15088, "ipu_tile changed: see its pointers in checkpoint.c");
 _Static_assert(sizeof(ipu_tile) % sizeof(uint64_t) == 0, "a tile's state is whole 64-bit words");
 
 /* ---- bytes shared with the base ------------------------------------------------ */

@@ -28,7 +28,7 @@ bool tile_init(ipu_tile *t, const machine *m, uint32_t tile_id)
 {
     memset(t, 0, sizeof *t);
     t->tile_id = tile_id;
-    isa_state_init(&t->s, tile_id, machine_u32(m, MP_tile_memory_bytes));
+    isa_state_init(&t->s, tile_id, machine_memory_base(m), machine_u32(m, MP_tile_memory_bytes));
     /* A worker cycle is one turn of the barrel: ISA_WORKERS tile cycles. */
     static const enum machine_param cost_param[ISA_COST_COUNT] = {
         [ISA_COST_1] = MP_COUNT,
@@ -45,6 +45,8 @@ bool tile_init(ipu_tile *t, const machine *m, uint32_t tile_id)
         uint32_t worker_cycles = cost_param[k] == MP_COUNT ? 1u : machine_u32(m, cost_param[k]);
         t->cost_cycles[k] = (uint16_t)(worker_cycles * ISA_WORKERS);
     }
+    t->amp_peak_macs[0] = (uint16_t)machine_u32(m, MP_amp_f16_peak_macs_per_cycle);
+    t->amp_peak_macs[1] = (uint16_t)machine_u32(m, MP_amp_f32_peak_macs_per_cycle);
     t->branch_penalty_cycles = (uint16_t)machine_u32(m, MP_branch_misaligned_penalty_cycles);
     t->exchange_setup_cycles = machine_u32(m, MP_exchange_setup_cycles);
     t->exchange_send_bytes_per_cycle = machine_u32(m, MP_exchange_send_bytes_per_cycle);
@@ -149,6 +151,13 @@ static void decode_at(ipu_tile *t, const uint8_t *is_code, uint32_t i, uint32_t 
     if (amp) {
         d->amp_macs = (uint16_t)isa_amp_insn_macs(amp);
         d->amp_f32 = amp->op == ISA_OP_AMP_F32SISO || amp->op == ISA_OP_AMP_F32SISOV2;
+        /* A form doing more MACs than the machine's AMP does in a tile
+         * cycle (f16v4hihov4amp and f32sisov2amp use both engine sets; GC2
+         * has one) takes as many worker cycles as the AMP needs for it. */
+        uint32_t full = isa_amp_macs((enum isa_op)amp->op), peak = t->amp_peak_macs[d->amp_f32];
+        uint32_t need = (full + peak - 1) / peak * ISA_WORKERS;
+        if (need > d->issue_cycles)
+            d->issue_cycles = (uint16_t)need;
     }
     if (d->main.op == ISA_OP_XSEND)
         d->exchange = TILE_XCH_SEND;
@@ -195,7 +204,7 @@ bool tile_load_sections(ipu_tile *t, const ipu_exe *e, const size_t *idx, size_t
                 snprintf(err, err_size,
                          "tile %u: code section %s (0x%x-0x%llx) is outside region 0 (0x%x-0x%x), "
                          "the only executable region", t->tile_id, sec->name, sec->addr,
-                         (unsigned long long)end - 1, ISA_REGION0_BASE, ISA_REGION1_BASE - 1);
+                         (unsigned long long)end - 1, mem->base, ISA_REGION1_BASE - 1);
                 return false;
             }
             if ((sec->addr & 3) || (sec->size & 3)) {

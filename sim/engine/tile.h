@@ -129,6 +129,7 @@ typedef struct ipu_tile {
     uint8_t slot;                /* slot of s.cycle */
     uint64_t ready_cycle[ISA_CONTEXTS]; /* earliest cycle each context may issue */
     uint16_t cost_cycles[ISA_COST_COUNT];
+    uint16_t amp_peak_macs[2];   /* machine: AMP MACs a tile cycle, [0] f16, [1] f32 */
     uint16_t branch_penalty_cycles;
     uint32_t exchange_setup_cycles;       /* machine: exchange_setup_cycles */
     uint32_t exchange_send_bytes_per_cycle;

@@ -182,9 +182,9 @@ static bool set_value(machine *m, const char *name, double v, const char *where,
                  p->unit[0] ? p->unit : "a count");
         return false;
     }
-    if (i == MP_tile_memory_bytes && fmod(v, 16384.0) != 0) {
-        snprintf(err, err_size, "%smachine parameter tile_memory_bytes = %g must be a multiple of 16384 "
-                 "(whole 16 KiB memory elements)", where, v);
+    if ((i == MP_tile_memory_bytes || i == MP_tile_region0_bytes) && fmod(v, 16384.0) != 0) {
+        snprintf(err, err_size, "%smachine parameter %s = %g must be a multiple of 16384 "
+                 "(whole 16 KiB memory elements)", where, name, v);
         return false;
     }
     m->value[i] = v;
@@ -433,10 +433,19 @@ bool machine_holds_program(const machine *m, const machine *built, uint32_t last
         snprintf(err + at, err_size - at, "%u tiles a chip (tiles are numbered chip by chip)", tpc);
         return false;
     }
-    /* The compiler lays out each tile's memory up to the end of the machine's. */
+    /* The compiler lays out each tile's memory from the start of the
+     * machine's region 0 up to the end of its memory. */
     uint32_t mem = machine_u32(m, MP_tile_memory_bytes), built_mem = machine_u32(built, MP_tile_memory_bytes);
     if (mem < built_mem) {
         snprintf(err + at, err_size - at, "%u bytes of tile memory, the program's layout needs %u", mem, built_mem);
+        return false;
+    }
+    uint32_t base = machine_memory_base(m), built_base = machine_memory_base(built);
+    if (base > built_base || (uint64_t)base + mem < (uint64_t)built_base + built_mem) {
+        snprintf(err + at, err_size - at, "tile memory at 0x%x-0x%llx, the program's layout uses 0x%x-0x%llx "
+                 "(tile_region0_bytes %u and tile_memory_bytes %u; the program's %u and %u)", base,
+                 (unsigned long long)base + mem - 1, built_base, (unsigned long long)built_base + built_mem - 1,
+                 machine_u32(m, MP_tile_region0_bytes), mem, machine_u32(built, MP_tile_region0_bytes), built_mem);
         return false;
     }
     err[0] = 0;

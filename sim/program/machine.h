@@ -27,6 +27,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "memmodel/memory_map.h"
+
 enum machine_param {
 #define MACHINE_PARAM(name, ...) MP_##name,
 #include "machine.def"
@@ -101,6 +103,13 @@ bool machine_holds_program(const machine *m, const machine *built, uint32_t last
 
 static inline double machine_get(const machine *m, enum machine_param p) { return m->value[p]; }
 static inline uint32_t machine_u32(const machine *m, enum machine_param p) { return (uint32_t)m->value[p]; }
+
+/* The first byte of each tile's memory: region 0 ends at 0x80000
+ * (memmodel/memory_map.h, isa_memory_base). */
+static inline uint32_t machine_memory_base(const machine *m)
+{
+    return isa_memory_base(machine_u32(m, MP_tile_region0_bytes));
+}
 
 /* Tile cycles -> seconds at this machine's tile clock. */
 double machine_cycles_to_seconds(const machine *m, uint64_t cycles);

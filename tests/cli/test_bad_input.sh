@@ -143,8 +143,11 @@ check "a failed rename leaves no temporary beside it" bash -c "! ls '$WORK' | gr
 
 # ---------------------------------------------------------------- loading
 asm_ok big '__supervisor:\n exitz $mzero\n .data\nbig:\n .space 420000\n'
-fails 1 "ipusim: big.elf: tile 0: section .data (420000 bytes at 0x80000) does not fit in tile memory (0x4c000-0x8bfff): needs up to 0xe689f" -- \
+fails 1 "ipusim: big.elf: tile 0: section .text (4 bytes at 0x4c000) does not fit in tile memory (0x60000-0x9ffff): needs up to 0x4c003" -- \
     "$IPUSIM" run big.elf --machine gc2 --json "$OUT/r.json"
+"$IPUSIM" asm big.S --machine gc2 -o big_gc2.elf >/dev/null 2>&1 || { echo "FAIL: big.S does not assemble for gc2"; FAILED=$((FAILED + 1)); }
+fails 1 "ipusim: big_gc2.elf: tile 0: section .data (420000 bytes at 0x80000) does not fit in tile memory (0x60000-0x9ffff): needs up to 0xe689f" -- \
+    "$IPUSIM" run big_gc2.elf --machine gc2 --json "$OUT/r.json"
 asm_ok far '    .tile 1500\n__supervisor:\n    exitz $mzero\n'
 fails_like 1 "^ipusim: far.elf: tile 1500 is beyond the 1472 tiles of machine gc200( |$)" -- \
     "$IPUSIM" run far.elf --json "$OUT/r.json"

@@ -88,7 +88,9 @@ expect 1 "big.S:5:[0-9]+: error: '.space' size 700000 out of range" -- "$IPUSIM"
 printf '__supervisor:\n exitz $mzero\n .data\nbig:\n .space 420000\n' > "$WORK/big2.S"
 expect 0 "" -- "$IPUSIM" asm "$WORK/big2.S" -o "$WORK/big2.elf"
 expect 0 "completed|cycles" -- "$IPUSIM" run "$WORK/big2.elf" --machine gc200
-expect 1 "tile 0: section .data \(420000 bytes at 0x80000\) does not fit in tile memory \(0x4c000-0x8bfff\)" -- "$IPUSIM" run "$WORK/big2.elf" --machine gc2
+expect 1 "tile 0: section .text \(4 bytes at 0x4c000\) does not fit in tile memory \(0x60000-0x9ffff\)" -- "$IPUSIM" run "$WORK/big2.elf" --machine gc2
+expect 0 "" -- "$IPUSIM" asm "$WORK/big2.S" --machine gc2 -o "$WORK/big2_gc2.elf"
+expect 1 "tile 0: section .data \(420000 bytes at 0x80000\) does not fit in tile memory \(0x60000-0x9ffff\)" -- "$IPUSIM" run "$WORK/big2_gc2.elf" --machine gc2
 
 # Output to something that is not a regular file (a FIFO here, /dev/null in
 # use) is written in place: the temporary-and-rename of ordinary outputs

@@ -13,8 +13,8 @@
 //
 // Each tile posts its receive first and then sends (a receive posted after
 // the tile's own send would wait for it: exchange/exchange.h).  Both
-// buffers are NOBITS, so the executable stays small, and sit in region 0
-// from 0x50000 (GC2's region 1 holds only 48 KiB).
+// buffers are NOBITS, so the executable stays small, and sit in region 1
+// from 0x80000 (GC2's region 1 holds 128 KiB: 64 KiB each at most).
 //
 // Figure: TILES x BYTES over superstep 1 less its sync.  Each tile sends
 // on its own bus at 4 B/cycle (exchange/exchange.h, the supertile), so the
@@ -32,8 +32,8 @@
         .ifndef COLUMN
         .equ    COLUMN, TILES / 16
         .endif
-        .if 0x50000 + 2 * BYTES > 0x80000
-        .error  "BYTES: the two buffers must fit in region 0 (at most 96 KiB each)"
+        .if 2 * BYTES > 0x20000
+        .error  "BYTES: the two buffers must fit in GC2's region 1 (at most 64 KiB each)"
         .endif
 
         .macro  TILE t
@@ -50,9 +50,9 @@ __supervisor:
         xsend   $m0, $m1, $m2
         sync    1
         exitz   $mzero
-        .section .sbuf, "aw", @nobits, 0x50000
+        .section .sbuf, "aw", @nobits, 0x80000
 sbuf:   .space  BYTES
-        .section .rbuf, "aw", @nobits, 0x50000 + BYTES
+        .section .rbuf, "aw", @nobits, 0x80000 + BYTES
 rbuf:   .space  BYTES
         .endm
 

@@ -19,7 +19,7 @@ __supervisor:
         xsend   $m0, $m1, $m2
         sync    1
         exitz   $mzero
-        .section .buf, "aw", @nobits, 0x60000   // region 0: GC2's region 1 is 48 KiB
+        .section .buf, "aw", @nobits, 0x88000   // region 1, within GC2's 128 KiB
 buf:    .space  65536
 
         .tile   1
@@ -36,5 +36,5 @@ __supervisor:
         exitz   $mzero
         .data
 done:   .word   0
-        .section .buf, "aw", @nobits, 0x60000
+        .section .buf, "aw", @nobits, 0x88000
 buf:    .space  65536

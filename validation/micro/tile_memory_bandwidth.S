@@ -19,7 +19,8 @@
 // 0x80000 and 0x80008 (region 1, the two elements of an interleaved pair:
 // ld128 and ld2xst64pace's second load need region 1, ISA2 §2.8.4, and
 // one instruction's accesses must hit different elements, ISA2 §2.8.11),
-// the store to 0x50000 (region 0, away from the code's element).  The pace
+// the store to 0x7c000 (region 0's last element on every machine, away
+// from the code's first one).  The pace
 // forms use stride select 0b11 with $mzero as the stride register: +0.
 //
 // Figure: superstep 1 (from the first barrier's release to the second
@@ -47,7 +48,7 @@
 
         .equ    LOAD0, 0x80000
         .equ    LOAD1, 0x80008
-        .equ    STORE, 0x50000
+        .equ    STORE, 0x7c000
 
         .macro  TILE t
         .tile   \t

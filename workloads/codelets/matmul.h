@@ -111,6 +111,8 @@ typedef struct matmul_f16_args {
     uint32_t m, k, n;
     uint32_t a_row_step, c_row_step;
     enum matmul_partials partials;
+    uint32_t amp_peak_macs;   /* for matmul_f16_cycles: the machine's f16 AMP MACs a tile cycle
+                                 (amp_f16_peak_macs_per_cycle; 0: GC200/Bow's 64) */
 } matmul_f16_args;
 
 /* True when the placement meets the fast condition above (the sizes are
@@ -131,7 +133,8 @@ enum matmul_chunk matmul_chunk_of(uint32_t m, bool fast, unsigned w, uint32_t *f
  * issue of the control program's call (at tile cycle call_cycle, with no
  * worker running) to the codelet's return, the caller's next instruction
  * excluded: the count matmul.S's header derives, for every row count and
- * placement.  call_cycle matters only when the workers' issue counts
+ * placement, on a machine whose AMP does a->amp_peak_macs a cycle (an AMP
+ * issue doing more, GC2's f16v4hihov4amp, holds its worker two turns).  call_cycle matters only when the workers' issue counts
  * differ (M not a multiple of 6, slow chunks): the phase of each runall
  * decides which worker starts first. */
 uint64_t matmul_f16_cycles(const matmul_f16_args *a, uint64_t call_cycle);

@@ -166,6 +166,8 @@ typedef struct matmul_f32_args {
     uint32_t a, b, c;
     uint32_t m, k, n;
     uint32_t a_row_step, c_row_step;
+    uint32_t amp_peak_macs;   /* for matmul_f32_cycles: the machine's f32 AMP MACs a tile cycle
+                                 (amp_f32_peak_macs_per_cycle; 0: GC200/Bow's 16) */
 } matmul_f32_args;
 
 /* True when the placement meets the fast condition above (the sizes are
@@ -187,7 +189,9 @@ enum matmul_f32_chunk matmul_f32_chunk(const matmul_f32_args *a, unsigned w, uin
 /* Tile cycles of one call of sv_matmul_f32 for valid arguments, from the
  * issue of the control program's call (at tile cycle call_cycle, with no
  * worker running) to the codelet's return, the caller's next instruction
- * excluded: matmul_f32.S's count.  call_cycle matters only when the
+ * excluded: matmul_f32.S's count, on a machine whose AMP does
+ * a->amp_peak_macs f32 MACs a cycle (GC2's 8: each f32sisov2amp, 16 MACs,
+ * holds its worker two turns).  call_cycle matters only when the
  * workers' issue counts differ (M not a multiple of 6, slow chunks): the
  * phase of each runall decides which worker starts first. */
 uint64_t matmul_f32_cycles(const matmul_f32_args *a, uint64_t call_cycle);

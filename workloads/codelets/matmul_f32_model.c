@@ -107,6 +107,21 @@ static uint64_t worker_issues(enum matmul_f32_chunk kind, uint64_t rows)
     }
 }
 
+/* Of those, the AMP issues: 18 filling the pipeline and 8 a row (fast),
+ * 24 a row (slow). */
+static uint64_t worker_amp_issues(enum matmul_f32_chunk kind, uint64_t rows)
+{
+    switch (kind) {
+    case MATMUL_F32_CHUNK_FORWARD:
+    case MATMUL_F32_CHUNK_BACKWARD:
+        return 18 + 8 * rows;
+    case MATMUL_F32_CHUNK_SLOW:
+        return 24 * rows;
+    default:
+        return 0;
+    }
+}
+
 uint64_t matmul_f32_cycles(const matmul_f32_args *a, uint64_t call_cycle)
 {
     if (a->m == 0)
@@ -116,11 +131,14 @@ uint64_t matmul_f32_cycles(const matmul_f32_args *a, uint64_t call_cycle)
     if (a->n == 0)
         return 8;
     uint64_t groups = a->n / MATMUL_F32_N_GROUP, blocks = a->k / MATMUL_F32_K_BLOCK;
+    /* A worker's turns: its issues, an AMP issue taking as many as its 16
+     * MACs need at the machine's rate. */
+    uint64_t peak = a->amp_peak_macs ? a->amp_peak_macs : 16, amp_turns = (16 + peak - 1) / peak;
     uint64_t n_issues[CODELET_WORKERS];
     for (unsigned w = 0; w < CODELET_WORKERS; w++) {
         uint32_t first, rows;
         enum matmul_f32_chunk kind = matmul_f32_chunk(a, w, &first, &rows);
-        n_issues[w] = worker_issues(kind, rows);
+        n_issues[w] = worker_issues(kind, rows) + (amp_turns - 1) * worker_amp_issues(kind, rows);
     }
     /* The supervisor issues one instruction a cycle while it owns every
      * slot.  Worker k takes slot k - 1 at runall (sim/engine/tile.c): started by a

@@ -90,6 +90,21 @@ static uint64_t worker_issues(enum matmul_chunk kind, uint64_t rows, enum launch
     }
 }
 
+/* Of those, the AMP issues: 10 filling the pipeline and 4 a row (fast),
+ * 12 a row (slow). */
+static uint64_t worker_amp_issues(enum matmul_chunk kind, uint64_t rows)
+{
+    switch (kind) {
+    case MATMUL_CHUNK_FORWARD:
+    case MATMUL_CHUNK_BACKWARD:
+        return 10 + 4 * rows;
+    case MATMUL_CHUNK_SLOW:
+        return 12 * rows;
+    default:
+        return 0;
+    }
+}
+
 uint64_t matmul_f16_cycles(const matmul_f16_args *a, uint64_t call_cycle)
 {
     if (a->m == 0)
@@ -118,6 +133,9 @@ uint64_t matmul_f16_cycles(const matmul_f16_args *a, uint64_t call_cycle)
      * this is T + 6 n + 1 whatever T is, as tests/test_matmul_kernel.c
      * works out; with unequal counts the phase of T matters.)  t is the
      * cycle of the supervisor's next issue. */
+    /* Worker turns an AMP issue takes: its MACs over the machine's rate. */
+    uint64_t peak = a->amp_peak_macs ? a->amp_peak_macs : 64, macs = a->partials == MATMUL_PARTIALS_F16 ? 64 : 32;
+    uint64_t amp_turns = (macs + peak - 1) / peak;
     uint64_t t = call_cycle + MATMUL_SETUP_ISSUES + (a->partials == MATMUL_PARTIALS_F16);
     for (uint64_t g = 0; g < groups; g++) {
         for (uint64_t b = 0; b < blocks; b++) {
@@ -126,7 +144,8 @@ uint64_t matmul_f16_cycles(const matmul_f16_args *a, uint64_t call_cycle)
             uint64_t runall = t, last_exit = 0;
             for (unsigned k = 1; k <= CODELET_WORKERS; k++) {
                 uint64_t first = runall + 1 + (k - 1 + 6 * 6 - (runall + 1) % 6) % 6;
-                uint64_t e = first + 6 * (worker_issues(kinds[k - 1], rows[k - 1], l, stubs) - 1);
+                uint64_t e = first + 6 * (worker_issues(kinds[k - 1], rows[k - 1], l, stubs) - 1 +
+                                          (amp_turns - 1) * worker_amp_issues(kinds[k - 1], rows[k - 1]));
                 if (e > last_exit)
                     last_exit = e;
             }
