@@ -720,6 +720,19 @@ static void test_machine_section(void)
     CU_ASSERT_STRING_EQUAL(err, "compiled for gc200 (1 chip x 1472 tiles); gc2 has 1216 tiles a chip (the program uses tile 1300)");
     CU_ASSERT_FALSE(machine_holds_program(&gc2, &gc200, 10, err, sizeof err));
     CU_ASSERT_STRING_EQUAL(err, "compiled for gc200 (1 chip x 1472 tiles); gc2 has 262144 bytes of tile memory, the program's layout needs 638976");
+    /* Laid out from GC2's base (0x60000): a GC200 holds it, a machine whose
+     * memory starts higher or ends lower does not. */
+    CU_ASSERT_TRUE(machine_holds_program(&gc200, &gc2, 10, err, sizeof err));
+    machine high = gc200;
+    CU_ASSERT_TRUE_FATAL(machine_set(&high, "tile_region0_bytes=65536", err, sizeof err));
+    CU_ASSERT_FALSE(machine_holds_program(&high, &gc2, 10, err, sizeof err));
+    CU_ASSERT_STRING_EQUAL(err, "compiled for gc2 (1 chip x 1216 tiles); gc200 (modified) has tile memory at "
+                                "0x70000-0x10bfff, the program's layout uses 0x60000-0x9ffff (tile_region0_bytes "
+                                "65536 and tile_memory_bytes 638976; the program's 131072 and 262144)");
+    machine low = gc2;
+    CU_ASSERT_TRUE_FATAL(machine_set(&low, "tile_region0_bytes=212992", err, sizeof err));
+    CU_ASSERT_FALSE(machine_holds_program(&low, &gc2, 10, err, sizeof err));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "has tile memory at 0x4c000-0x8bfff, the program's layout uses 0x60000-0x9ffff"));
     CU_ASSERT_FALSE(machine_holds_program(&gc2, NULL, 1216, err, sizeof err));
     CU_ASSERT_STRING_EQUAL(err, "tile 1216 is beyond the 1216 tiles of machine gc2 (1 chip x 1216 tiles)");
 
