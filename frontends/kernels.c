@@ -73,7 +73,7 @@ bool kernel_symbols_find(const codelet_library *lib, kernel_symbols *k, char *er
         SYM(vtx_scaled_add_f32, true), SYM(vtx_scaled_add_f16, true), SYM(vtx_scaled_add_f16_sr, true),
         SYM(vtx_softmax_rows_f32, true),
         SYM(vtx_layernorm_rows_f32, true), SYM(vtx_reduce_rows_f32, true), SYM(sv_matmul_f16, true), SYM(sv_matmul_f32, true),
-        SYM(vtx_pack_b_f16, true), SYM(vtx_maxpool_nhwc_f32, true), SYM(vtx_avgpool_nhwc_f32, true),
+        SYM(vtx_pack_b_f16, true), SYM(vtx_pack_b_f16_h16, true), SYM(vtx_maxpool_nhwc_f32, true), SYM(vtx_avgpool_nhwc_f32, true),
         SYM(vtx_pack_b_f32, true), SYM(vtx_reduce_cols_f32, true), SYM(vtx_transpose_f32, true),
         SYM(vtx_gather_range, true), SYM(vtx_fill, true),
         SYM(vtx_maxpool_grad_nhwc_f32, true), SYM(vtx_scatter_add_range_f32, true),

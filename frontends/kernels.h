@@ -31,7 +31,7 @@ typedef struct kernel_symbols {
     uint32_t vtx_reduce_cols_f32_split;
     uint32_t vtx_softmax_rows_f32, vtx_layernorm_rows_f32, vtx_reduce_rows_f32;
     uint32_t sv_matmul_f16, sv_matmul_f32;      /* 0 when the library lacks it */
-    uint32_t vtx_pack_b_f16, vtx_maxpool_nhwc_f32, vtx_avgpool_nhwc_f32;
+    uint32_t vtx_pack_b_f16, vtx_pack_b_f16_h16, vtx_maxpool_nhwc_f32, vtx_avgpool_nhwc_f32;
     uint32_t vtx_pack_b_f32, vtx_reduce_cols_f32, vtx_transpose_f32, vtx_gather_range, vtx_fill;
     uint32_t vtx_maxpool_grad_nhwc_f32, vtx_scatter_add_range_f32;
 } kernel_symbols;
@@ -102,7 +102,9 @@ void kernel_gather_range_record(uint32_t *rec, uint32_t table, uint32_t idx, uin
                                 uint32_t row_bytes, uint32_t out_step_bytes, uint32_t base, uint32_t table_rows,
                                 uint32_t total_rows);
 /* vtx_pack_b_f16: `groups` groups of 8 columns of a kp x n f32 block
- * (element (k, n) at src + k k_step + n n_step) into the AMP layout. */
+ * (element (k, n) at src + k k_step + n n_step) into the AMP layout (f32
+ * partials); vtx_pack_b_f16_h16 takes the same record, groups of 16
+ * columns, the layout with f16 partials. */
 void kernel_pack_record(uint32_t *rec, uint32_t src, uint32_t dst, uint32_t blocks, uint32_t groups,
                         uint32_t k_step, uint32_t n_step);
 /* vtx_maxpool_nhwc_f32 / vtx_avgpool_nhwc_f32 (workloads/codelets/pool.h). */
