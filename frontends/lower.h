@@ -74,6 +74,8 @@ typedef struct lower_options {
     uint32_t pipeline;            /* pipeline stages, one a chip (0 or 1: none) */
     bool f16_matmul;              /* f32 MatMul/Gemm computed with f16 inputs on the AMP
                                      (f32 partial sums), as a mixed-precision compile */
+    bool half_partials;           /* the f16 AMP path sums in f16 (Poplar's partialsType half:
+                                     f16v4hihov4amp, both engine sets), not f32 */
     bool verbose;                 /* print the plan of every op on stdout */
     uint32_t control_room_bytes;  /* 0, or the most room a region offers a tile's control
                                      program (the tests split small programs with it) */

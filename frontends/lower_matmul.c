@@ -622,26 +622,6 @@ static void turn_on_tile(lowering *lw, uint32_t tile, uint32_t in, uint32_t out,
     lw_workers_run(lw, tile, lw->kernels.vtx_transpose_f32, &ws);
 }
 
-/* f(x) = a x + b over n f32 (n even or the slack after it) in place. */
-static void scale_on_tile(lowering *lw, uint32_t tile, uint32_t addr, uint64_t n, float a)
-{
-    worker_set ws;
-    if (lw_workers_begin(lw, tile, KERNEL_UNARY_WORDS, (n + 1) / 2, &ws))
-        for (int w = 0; w < CODELET_WORKERS; w++) {
-            uint64_t e0 = ws.lo[w] * 2, e1 = ws.hi[w] * 2 < n ? ws.hi[w] * 2 : n;
-            kernel_unary_record(ws.rec[w], addr + (uint32_t)(e0 * 4), addr + (uint32_t)(e0 * 4),
-                                (uint32_t)(e1 > e0 ? e1 - e0 : 0), KERNEL_UNARY_SCALE_SHIFT, a, 0.0f);
-        }
-    lw_workers_run(lw, tile, lw->kernels.vtx_unary_f32, &ws);
-}
-
-/* The bias this tile's share (rows [r0, r1) of the output, columns
- * [n0, n1)) adds, on the tile: an address and the in1 steps of the add
- * (bytes).  Fetched in the operands' phase. */
-typedef struct mm_bias {
-    uint32_t addr, row_step, col_step;
-} mm_bias;
-
 static mm_bias fetch_bias(lowering *lw, const mm_shape *s, uint32_t tile, uint64_t r0, uint64_t r1, uint64_t n0,
                           uint64_t n1, const char *what)
 {
@@ -685,61 +665,6 @@ static mm_bias fetch_bias(lowering *lw, const mm_shape *s, uint32_t tile, uint64
     return b;
 }
 
-/* The epilogue of `rows` rows of a tile's block at `c` (nt f32 a row,
- * columns [n0, n1) of the output, its first row first_row): alpha, the
- * bias (times beta), the activation, the cast to f16, and the rows become
- * pieces of the output. */
-static bool matmul_epilogue(lowering *lw, const mm_shape *s, uint32_t tile, uint32_t c, uint64_t rows,
-                            uint64_t first_row, uint64_t n0, uint64_t n1, uint64_t nt, const mm_bias *bias,
-                            const char *what)
-{
-    const graph *g = lw->g;
-    if (!rows)
-        return true;
-    if (s->alpha != 1.0)
-        scale_on_tile(lw, tile, c, rows * nt, (float)s->alpha);
-    if (s->bias >= 0) {
-        if (!bias->addr)
-            return false;
-        if (s->beta != 1.0 && s->f32_inputs)
-            scale_on_tile(lw, tile, bias->addr, (s->bias_row ? rows : 1) * (s->bias_col ? n1 - n0 : 1),
-                          (float)s->beta);
-        worker_set ws;
-        if (lw_workers_begin(lw, tile, KERNEL_BINARY_WORDS, rows, &ws))
-            for (int w = 0; w < CODELET_WORKERS; w++)
-                kernel_binary_record(ws.rec[w], c + (uint32_t)(ws.lo[w] * nt * 4),
-                                     bias->addr + (uint32_t)ws.lo[w] * bias->row_step,
-                                     c + (uint32_t)(ws.lo[w] * nt * 4), (uint32_t)(ws.hi[w] - ws.lo[w]),
-                                     (uint32_t)(n1 - n0), (uint32_t)nt * 4, bias->row_step, bias->col_step,
-                                     KERNEL_BINARY_ADD);
-        lw_workers_run(lw, tile, lw->kernels.vtx_binary_f32, &ws);
-    }
-    if (s->activation >= 0) {
-        worker_set ws;
-        if (lw_workers_begin(lw, tile, KERNEL_UNARY_WORDS, rows * nt / 2, &ws))
-            for (int w = 0; w < CODELET_WORKERS; w++)
-                kernel_unary_record(ws.rec[w], c + (uint32_t)(ws.lo[w] * 8), c + (uint32_t)(ws.lo[w] * 8),
-                                    (uint32_t)((ws.hi[w] - ws.lo[w]) * 2), s->activation, 0, 0);
-        lw_workers_run(lw, tile, lw->kernels.vtx_unary_f32, &ws);
-    }
-    uint32_t res = c, res_eb = 4;
-    if (g->tensors[s->out].dtype == GDT_F16) {
-        res = lw_tensor_alloc(lw, s->out, tile, rows * nt * 2, PREFER_REGION1, 8, false, what);
-        if (!res)
-            return false;
-        worker_set ws;
-        if (lw_workers_begin(lw, tile, KERNEL_CAST_WORDS, rows * nt / 4, &ws))
-            for (int w = 0; w < CODELET_WORKERS; w++)
-                kernel_cast_record(ws.rec[w], c + (uint32_t)(ws.lo[w] * 16), res + (uint32_t)(ws.lo[w] * 8),
-                                   (uint32_t)((ws.hi[w] - ws.lo[w]) * 4));
-        lw_workers_run(lw, tile, lw->kernels.vtx_cast_f32_to_f16, &ws);
-        res_eb = 2;
-    }
-    for (uint64_t r = 0; r < rows && !lw->failed; r++)
-        lw_add_piece(lw, s->out, tile, res + (uint32_t)(r * nt * res_eb), (first_row + r) * s->n + n0, n1 - n0);
-    return !lw->failed;
-}
-
 /* The constant weights' block (k0.., n0..) of kt x nt, packed for the
  * codelet, from B as f32 (kpad x np). */
 static void pack_block(const mm_kind *kd, const float *bfull, uint64_t np, uint64_t k0, uint64_t n0, uint64_t kt,
@@ -756,71 +681,7 @@ static void pack_block(const mm_kind *kd, const float *bfull, uint64_t np, uint6
     f16_t *h = (f16_t *)block;
     for (uint64_t q = 0; q < kt * nt; q++)
         h[q] = fp16_from_f32(block[q]);
-    matmul_pack_weights(h, kt, nt, MATMUL_PARTIALS_F32, packed);
-}
-
-/* A matmul being lowered: its shape, codelet and grid, and per grid tile
- * (slot: batch item, K share l, grid row i, grid column j) the addresses
- * of its operands and results. */
-typedef struct mm_plan {
-    mm_shape s;
-    mm_kind kd;
-    uint32_t gm, gn, gk;
-    uint64_t mt, nt, kt;
-    uint32_t in_eb;                   /* bytes of an element of A as given */
-    uint32_t per_batch;               /* gm gn gk tiles a batch item */
-    uint32_t w_bytes;                 /* a block's packed weights */
-    uint64_t np;                      /* constant B's columns, padded to gn nt */
-    float *bfull;                     /* constant B as f32, (gk kt) x np */
-    float *block;                     /* one block of it, kt x nt ... */
-    void *packed;                     /* ... packed for the codelet */
-    uint32_t *a_addr, *b_addr, *bw_addr, *c_addr, *recv;
-    uint32_t *kept;                   /* constant weights' parts kept, WEIGHT_PARTS per (item, K share,
-                                         column), 0: none yet (later serial parts gather them again) */
-    /* per slot, MM_TEMPS scratch blocks only the product reads (A as
-     * fetched, turned and cast; B as received, cast, turned and packed;
-     * the codelet's scratch): free again once it has run */
-    uint32_t *temps;
-    bool w_parts;                     /* variable weights packed in parts (gather_weight_parts) */
-    /* Serialised (PopART's serialised matmul): where no grid's blocks fit
-     * the tiles, the output's rows or columns, or K, are cut into `serial`
-     * parts of `part`, computed one after another on the same grid, each
-     * part's scratch free again before the next.  The grid computes
-     * [lo[a], hi[a]) of each axis a (MM_AXIS_*: rows, columns, K; all of
-     * them when not serialised).  Parts of K add into the output's block
-     * (the codelet's C += A B), the epilogue after the last. */
-    uint32_t serial, part_now;
-    enum mm_axis serial_axis;
-    uint64_t part, lo[3], hi[3];
-    mm_bias *bias;
-    char what[160];
-} mm_plan;
-
-/* One tile of the grid and its block: rows [m0, m1), K [k0, k1), columns
- * [n0, n1), and its share [r0, r1) of the block's rows for the sum of the
- * partials and the epilogue. */
-typedef struct mm_tile {
-    uint64_t bt;
-    uint32_t l, i, j, slot, tile;
-    uint64_t m0, m1, k0, k1, n0, n1, r0, r1;
-} mm_tile;
-
-enum { MM_TEMPS = 8 };
-
-/* Scratch block addr (0: none) of the slot's product, freed after it. */
-static void note_temp(mm_plan *P, uint32_t slot, uint32_t addr)
-{
-    uint32_t *tp = &P->temps[(size_t)slot * MM_TEMPS];
-    for (int i = 0; i < MM_TEMPS && addr; i++)
-        if (!tp[i] || tp[i] == addr) {
-            tp[i] = addr;
-            return;
-        }
-}
-
-static uint32_t slot_of(const mm_plan *P, uint64_t bt, uint32_t l, uint32_t i, uint32_t j)
-{
-    return (uint32_t)(bt * P->per_batch) + (l * P->gm + i) * P->gn + j;
+    matmul_pack_weights(h, kt, nt, kd->f16_partials ? MATMUL_PARTIALS_F16 : MATMUL_PARTIALS_F32, packed);
 }
 
 /* Run `step` on every tile of the grid that has rows and columns, batch
@@ -834,7 +695,7 @@ static void for_each_tile(lowering *lw, mm_plan *P, mm_tile_step step)
             for (uint32_t i = 0; i < P->gm && P->lo[MM_AXIS_M] + i * P->mt < P->hi[MM_AXIS_M] && !lw->failed; i++)
                 for (uint32_t j = 0; j < P->gn && P->lo[MM_AXIS_N] + j * P->nt < P->hi[MM_AXIS_N] && !lw->failed;
                      j++) {
-                    mm_tile t = { .bt = bt, .l = l, .i = i, .j = j, .slot = slot_of(P, bt, l, i, j) };
+                    mm_tile t = { .bt = bt, .l = l, .i = i, .j = j, .slot = lw_mm_slot_of(P, bt, l, i, j) };
                     t.tile = lw_tile_of(lw, t.slot);
                     t.m0 = P->lo[MM_AXIS_M] + i * P->mt;
                     t.m1 = t.m0 + P->mt < P->hi[MM_AXIS_M] ? t.m0 + P->mt : P->hi[MM_AXIS_M];
@@ -894,7 +755,7 @@ static bool plan_described(lowering *lw, const graph_node *n, int index, mm_plan
         printf("plan: %s: %llux%llux%llu on a %u x %u x %u grid of tiles (M x N x K), blocks of %llu x %llu x %llu, "
                "%s, estimated %.0f cycles%s\n", g->tensors[s->out].name, (unsigned long long)s->m,
                (unsigned long long)s->k, (unsigned long long)s->n, P->gm, P->gn, P->gk, (unsigned long long)P->mt,
-               (unsigned long long)P->nt, (unsigned long long)P->kt, kd.f32 ? "f32 AMP" : "f16 AMP, f32 partials",
+               (unsigned long long)P->nt, (unsigned long long)P->kt, kd.f32 ? "f32 AMP" : kd.f16_partials ? "f16 AMP, f16 partials" : "f16 AMP, f32 partials",
                grid.cycles, grid.least_memory ? " (no grid fits every tile's free blocks: the one needing least)" : "");
     if (P->serial > 1) {
         lw->rep->serialised_matmuls++;
@@ -968,7 +829,7 @@ static void spread_weight_parts(lowering *lw, mm_plan *P, uint64_t bt, uint32_t 
 {
     const uint32_t w_bytes = P->w_bytes, part = (w_bytes / parts + 15u) & ~15u;
     for (uint32_t q = 0; q < parts && !lw->failed; q++) {
-        const uint32_t holder = slot_of(P, bt, l, q * rows_used / parts, j);
+        const uint32_t holder = lw_mm_slot_of(P, bt, l, q * rows_used / parts, j);
         const uint32_t tile = lw_tile_of(lw, holder);
         const uint32_t p0 = q * part < w_bytes ? q * part : w_bytes;
         const uint32_t p1 = p0 + part < w_bytes ? p0 + part : w_bytes;
@@ -982,7 +843,7 @@ static void spread_weight_parts(lowering *lw, mm_plan *P, uint64_t bt, uint32_t 
         }
         lw_add_local_copy(lw, tile, kept, P->bw_addr[holder] + p0, p1 - p0);
         for (uint32_t i = 0; i < rows_used && !lw->failed; i++) {
-            const uint32_t to = slot_of(P, bt, l, i, j);
+            const uint32_t to = lw_mm_slot_of(P, bt, l, i, j);
             if (to != holder)
                 lw_add_transfer(lw, tile, kept, lw_tile_of(lw, to), P->bw_addr[to] + p0, p1 - p0);
         }
@@ -1013,7 +874,7 @@ static void place_constant_weights(lowering *lw, mm_plan *P)
         for (uint32_t l = 0; l < P->gk && !lw->failed; l++)
             for (uint32_t j = 0; j < P->gn && j * P->nt < s->n && !lw->failed; j++) {
                 for (uint32_t i = 0; i < rows_used && !lw->failed; i++) {
-                    const uint32_t slot = slot_of(P, bt, l, i, j), tile = lw_tile_of(lw, slot);
+                    const uint32_t slot = lw_mm_slot_of(P, bt, l, i, j), tile = lw_tile_of(lw, slot);
                     /* kept for the run only where one part is the whole block, on row 0 */
                     if (parts > 1 || i > 0)
                         P->bw_addr[slot] = lw_scratch_alloc(lw, tile, w_bytes, NEED_REGION1, 16, P->what);
@@ -1026,9 +887,9 @@ static void place_constant_weights(lowering *lw, mm_plan *P)
                     spread_weight_parts(lw, P, bt, l, j, rows_used, parts);
                     continue;
                 }
-                const uint32_t first = slot_of(P, bt, l, 0, j);
+                const uint32_t first = lw_mm_slot_of(P, bt, l, 0, j);
                 for (uint32_t i = 0; i < rows_used && !lw->failed; i++) {
-                    const uint32_t slot = slot_of(P, bt, l, i, j);
+                    const uint32_t slot = lw_mm_slot_of(P, bt, l, i, j);
                     if (i == 0 && !again)
                         lw_tile_data(lw, lw_tile_of(lw, slot), P->bw_addr[slot], P->packed, w_bytes, "weights");
                     else
@@ -1109,7 +970,7 @@ static void gather_weight_parts(lowering *lw, mm_plan *P)
                         continue;
                     const uint64_t g = q / per_group, j0 = q % per_group * chunk;
                     const uint64_t j1 = j0 + chunk < blocks ? j0 + chunk : blocks;
-                    const uint32_t holder = slot_of(P, 0, l, (uint32_t)(q * rows_used / parts), j);
+                    const uint32_t holder = lw_mm_slot_of(P, 0, l, (uint32_t)(q * rows_used / parts), j);
                     const uint32_t ht = lw_tile_of(lw, holder), off = (uint32_t)((g * blocks + j0) * 256);
                     if (pass == 0) {
                         fetch_weight_part(lw, P, holder, l, j, g, j0, j1, &src[at], &part[at]);
@@ -1117,7 +978,7 @@ static void gather_weight_parts(lowering *lw, mm_plan *P)
                         pack_part_on_tile(lw, P, ht, src[at], part[at], (j1 - j0) * 16);
                     } else {
                         for (uint32_t i = 0; i < rows_used && !lw->failed; i++) {
-                            const uint32_t slot = slot_of(P, 0, l, i, j), tile = lw_tile_of(lw, slot);
+                            const uint32_t slot = lw_mm_slot_of(P, 0, l, i, j), tile = lw_tile_of(lw, slot);
                             if (q == 0 && !(P->bw_addr[slot] = lw_scratch_alloc(lw, tile, P->w_bytes, NEED_REGION1,
                                                                                  16, P->what)))
                                 break;
@@ -1178,43 +1039,31 @@ static void drop_temp(lowering *lw, mm_plan *P, uint32_t slot, uint32_t tile, ui
     lw_scratch_free(lw, tile, addr);
 }
 
-/* The product's scratch on the slot's tile free again (its compute sets
- * are made: the sum of the partials and the epilogue may take it). */
-static void free_temps(lowering *lw, mm_plan *P, const mm_tile *t)
-{
-    uint32_t *tp = &P->temps[(size_t)t->slot * MM_TEMPS];
-    for (int i = 0; i < MM_TEMPS; i++) {
-        if (tp[i] && tp[i] != P->c_addr[t->slot] && tp[i] != P->bias[t->slot].addr)
-            lw_scratch_free(lw, t->tile, tp[i]);
-        tp[i] = 0;
-    }
-}
-
 /* The tile's rows of A as the codelet takes them: turned (transA; f16
  * widened first, the transposer moving f32) and cast to f16 (an f32 graph
  * on the f16 path) on the tile; 0 when lw failed. */
 static uint32_t prepare_a(lowering *lw, mm_plan *P, const mm_tile *t, uint32_t a)
 {
     const uint64_t rows = t->m1 - t->m0, kt = P->kt;
-    note_temp(P, t->slot, a);
+    lw_mm_note_temp(P, t->slot, a);
     if (P->s.trans_a) {
         if (!P->s.f32_inputs && !(a = cast_on_tile(lw, P, t->tile, a, kt * rows, true, PREFER_REGION0)))
             return 0;
-        note_temp(P, t->slot, a);
+        lw_mm_note_temp(P, t->slot, a);
         uint32_t at = lw_scratch_alloc(lw, t->tile, rows * kt * 4, PREFER_REGION0, 8, P->what);
         if (!at)
             return 0;
         turn_on_tile(lw, t->tile, a, at, kt, rows);
         drop_temp(lw, P, t->slot, t->tile, a);
         a = at;
-        note_temp(P, t->slot, a);
+        lw_mm_note_temp(P, t->slot, a);
     }
     if ((P->s.f32_inputs || P->s.trans_a) && !P->kd.f32) {
         uint32_t narrow = cast_on_tile(lw, P, t->tile, a, rows * kt, false, PREFER_REGION0);
         if (!narrow)
             return 0;
         drop_temp(lw, P, t->slot, t->tile, a);
-        note_temp(P, t->slot, a = narrow);
+        lw_mm_note_temp(P, t->slot, a = narrow);
     }
     return a;
 }
@@ -1229,8 +1078,8 @@ static uint32_t pack_runtime_b(lowering *lw, mm_plan *P, const mm_tile *t, uint3
     const uint64_t kt = P->kt, nt = P->nt;
     if (!P->s.b_f32 && !(src = cast_on_tile(lw, P, t->tile, src, kt * nt, true, PREFER_REGION1)))
         return 0;
-    note_temp(P, t->slot, P->b_addr[t->slot]);
-    note_temp(P, t->slot, src);
+    lw_mm_note_temp(P, t->slot, P->b_addr[t->slot]);
+    lw_mm_note_temp(P, t->slot, src);
     worker_set ws;
     uint32_t b = 0;
     if (P->kd.f32) {
@@ -1241,11 +1090,11 @@ static uint32_t pack_runtime_b(lowering *lw, mm_plan *P, const mm_tile *t, uint3
             turn_on_tile(lw, t->tile, src, turned, nt, kt);
             drop_temp(lw, P, t->slot, t->tile, src);   /* the packed block may take it */
             src = turned;
-            note_temp(P, t->slot, src);
+            lw_mm_note_temp(P, t->slot, src);
         }
         if (!(b = lw_scratch_alloc(lw, t->tile, P->w_bytes, NEED_REGION1, 16, P->what)))
             return 0;
-        note_temp(P, t->slot, b);
+        lw_mm_note_temp(P, t->slot, b);
         if (lw_workers_begin(lw, t->tile, KERNEL_PACK_F32_WORDS, nt / MATMUL_F32_N_GROUP, &ws))
             for (int w = 0; w < CODELET_WORKERS; w++)
                 kernel_pack_f32_record(ws.rec[w], src + (uint32_t)(ws.lo[w] * MATMUL_F32_N_GROUP * 4),
@@ -1257,15 +1106,16 @@ static uint32_t pack_runtime_b(lowering *lw, mm_plan *P, const mm_tile *t, uint3
     }
     if (!(b = lw_scratch_alloc(lw, t->tile, P->w_bytes, NEED_REGION1, 16, P->what)))
         return 0;
-    note_temp(P, t->slot, b);
+    lw_mm_note_temp(P, t->slot, b);
     uint32_t ks = P->s.b_transposed ? 4 : (uint32_t)nt * 4;
     uint32_t ns = P->s.b_transposed ? (uint32_t)kt * 4 : 4;
-    if (lw_workers_begin(lw, t->tile, KERNEL_PACK_WORDS, nt / 8, &ws))
+    const uint32_t group = P->kd.n_group;      /* 8, or 16 with f16 partials */
+    if (lw_workers_begin(lw, t->tile, KERNEL_PACK_WORDS, nt / group, &ws))
         for (int w = 0; w < CODELET_WORKERS; w++)
-            kernel_pack_record(ws.rec[w], src + (uint32_t)(ws.lo[w] * 8 * ns),
-                               b + (uint32_t)(ws.lo[w] * (kt / 16) * 256), (uint32_t)(kt / 16),
+            kernel_pack_record(ws.rec[w], src + (uint32_t)(ws.lo[w] * group * ns),
+                               b + (uint32_t)(ws.lo[w] * (kt / 16) * group * 32), (uint32_t)(kt / 16),
                                (uint32_t)(ws.hi[w] - ws.lo[w]), ks, ns);
-    lw_workers_run(lw, t->tile, lw->kernels.vtx_pack_b_f16, &ws);
+    lw_workers_run(lw, t->tile, P->kd.f16_partials ? lw->kernels.vtx_pack_b_f16_h16 : lw->kernels.vtx_pack_b_f16, &ws);
     return lw->failed ? 0 : b;
 }
 
@@ -1285,23 +1135,23 @@ static bool emit_product(lowering *lw, mm_plan *P, const mm_tile *t)
      * block itself only where it is the result as it stands (no partials
      * to sum, f32); else scratch, the tile's share of the rows summed or
      * cast into the output's block (finish_share). */
-    const bool c_is_out = P->gk == 1 && lw->g->tensors[s->out].dtype != GDT_F16;
+    const bool c_is_out = lw_mm_c_is_output(lw, P);
     const uint32_t c_align = a >= ISA_REGION1_BASE ? 32768 : 8;
     /* a later part of K adds into the block the first part made */
     const bool c_again = P->serial_axis == MM_AXIS_K && P->part_now > 0;
+    const uint64_t c_bytes = (uint64_t)rows * nt * kd->c_eb;
     uint32_t c = !b ? 0
                  : c_again ? P->c_addr[t->slot]
-                 : c_is_out ? lw_tensor_alloc(lw, s->out, tile, (uint64_t)rows * nt * 4, PREFER_REGION1, c_align, true,
-                                              P->what)
-                            : lw_scratch_zeroed(lw, tile, (uint64_t)rows * nt * 4, PREFER_REGION1, c_align, P->what);
+                 : c_is_out ? lw_tensor_alloc(lw, s->out, tile, c_bytes, PREFER_REGION1, c_align, true, P->what)
+                            : lw_scratch_zeroed(lw, tile, c_bytes, PREFER_REGION1, c_align, P->what);
     uint32_t scratch = c ? lw_scratch_alloc(lw, tile, kd->f32 ? KERNEL_MATMUL_F32_SCRATCH_BYTES
                                                               : KERNEL_MATMUL_SCRATCH_BYTES,
                                             PREFER_REGION1, 8, P->what) : 0;
     if (!scratch)
         return false;
-    note_temp(P, t->slot, scratch);
+    lw_mm_note_temp(P, t->slot, scratch);
     if (!pack)
-        note_temp(P, t->slot, b);             /* the gathered weights, where scratch */
+        lw_mm_note_temp(P, t->slot, b);             /* the gathered weights, where scratch */
     uint32_t *rec;
     uint32_t off = lw_new_record(lw, tile, kd->f32 ? KERNEL_MATMUL_F32_WORDS : KERNEL_MATMUL_WORDS, &rec);
     if (!rec)
@@ -1309,82 +1159,9 @@ static bool emit_product(lowering *lw, mm_plan *P, const mm_tile *t)
     if (kd->f32)
         kernel_matmul_f32_record(rec, a, b, c, rows, kt, nt, kt * 4, nt * 4, scratch);
     else
-        kernel_matmul_record(rec, a, b, c, rows, kt, nt, kt * 2, nt * 4, false, scratch);
+        kernel_matmul_record(rec, a, b, c, rows, kt, nt, kt * 2, nt * kd->c_eb, kd->f16_partials, scratch);
     lw_step_call(lw, tile, kd->f32 ? lw->kernels.sv_matmul_f32 : lw->kernels.sv_matmul_f16, off);
     P->c_addr[t->slot] = c;
-    return true;
-}
-
-/* K split: tile l of block (i, j) takes the l-th share of the block's
- * rows; the other gk - 1 tiles send it their partials of those rows. */
-static bool exchange_partials(lowering *lw, mm_plan *P, const mm_tile *t)
-{
-    free_temps(lw, P, t);
-    if (t->r0 == t->r1)
-        return true;
-    const uint64_t nt = P->nt, bytes = (t->r1 - t->r0) * nt * 4;
-    P->recv[t->slot] = lw_scratch_alloc(lw, t->tile, (P->gk - 1) * bytes, PREFER_REGION1, 8, P->what);
-    if (!P->recv[t->slot])
-        return false;
-    for (uint32_t q = 0, at = 0; q < P->gk && !lw->failed; q++) {
-        if (q == t->l)
-            continue;
-        uint32_t from = slot_of(P, t->bt, q, t->i, t->j);
-        lw_add_transfer(lw, lw_tile_of(lw, from), P->c_addr[from] + (uint32_t)(t->r0 * nt * 4), t->tile,
-                        P->recv[t->slot] + (uint32_t)(at++ * bytes), (uint32_t)bytes);
-    }
-    return true;
-}
-
-/* The received partials of `elems` f32 (the column-reduce codelet first
- * when there are several) added to the tile's own at c, into dst (false:
- * lw failed). */
-static bool sum_partials(lowering *lw, mm_plan *P, const mm_tile *t, uint32_t c, uint32_t dst, uint64_t elems)
-{
-    const uint32_t tile = t->tile, gk = P->gk;
-    uint32_t part = P->recv[t->slot];
-    worker_set ws;
-    if (gk > 2) {
-        uint32_t sum = lw_scratch_alloc(lw, tile, elems * 4, PREFER_REGION1, 8, P->what);
-        if (!sum)
-            return false;
-        if (lw_workers_begin(lw, tile, KERNEL_REDUCE_COLS_WORDS, elems / 2, &ws))
-            for (int w = 0; w < CODELET_WORKERS; w++)
-                kernel_reduce_cols_record(ws.rec[w], part + (uint32_t)(ws.lo[w] * 8), sum + (uint32_t)(ws.lo[w] * 8),
-                                          gk - 1, (uint32_t)((ws.hi[w] - ws.lo[w]) * 2), (uint32_t)(elems * 4),
-                                          KERNEL_REDUCE_SUM, 1.0f, false);
-        lw_workers_run(lw, tile, lw->kernels.vtx_reduce_cols_f32, &ws);
-        part = sum;
-    }
-    if (lw_workers_begin(lw, tile, KERNEL_BINARY_WORDS, elems / 2, &ws))
-        for (int w = 0; w < CODELET_WORKERS; w++) {
-            uint32_t e0 = (uint32_t)(ws.lo[w] * 2), cnt = (uint32_t)((ws.hi[w] - ws.lo[w]) * 2);
-            kernel_binary_record(ws.rec[w], c + e0 * 4, part + e0 * 4, dst + e0 * 4, cnt ? 1 : 0, cnt, cnt * 4, 0, 4,
-                                 KERNEL_BINARY_ADD);
-        }
-    lw_workers_run(lw, tile, lw->kernels.vtx_binary_f32, &ws);
-    return true;
-}
-
-/* The tile's share of the rows: the sum of the partials (K split; into
- * the output's block where it is f32, else in place before the cast), then
- * the epilogue. */
-static bool finish_share(lowering *lw, mm_plan *P, const mm_tile *t)
-{
-    const uint64_t nt = P->nt;
-    uint32_t c = P->c_addr[t->slot] + (uint32_t)(t->r0 * nt * 4);
-    uint64_t elems = (t->r1 - t->r0) * nt;
-    free_temps(lw, P, t);
-    if (P->gk > 1 && elems) {
-        uint32_t dst = lw->g->tensors[P->s.out].dtype == GDT_F16
-                           ? c
-                           : lw_tensor_alloc(lw, P->s.out, t->tile, elems * 4, PREFER_REGION1, 8, false, P->what);
-        if (!dst || !sum_partials(lw, P, t, c, dst, elems))
-            return false;
-        c = dst;
-    }
-    matmul_epilogue(lw, &P->s, t->tile, c, t->r1 - t->r0, t->bt * P->s.m + t->m0 + t->r0, t->n0, t->n1, nt,
-                    &P->bias[t->slot], P->what);
     return true;
 }
 
@@ -1422,12 +1199,12 @@ static bool lower_planned(lowering *lw, mm_plan *P)
             lw_end_phase(lw);
         for_each_tile(lw, P, emit_product);
         if (P->gk > 1) {
-            for_each_tile(lw, P, exchange_partials);
+            for_each_tile(lw, P, lw_mm_exchange_partials);
             if (!lw->failed)
                 lw_end_phase(lw);
         }
         if (P->serial_axis != MM_AXIS_K || q + 1 == P->serial)
-            for_each_tile(lw, P, finish_share);
+            for_each_tile(lw, P, lw_mm_finish_share);
     }
     if (P->s.conv || P->s.wgrad) {
         /* The result is kept channels-last: NCHW seen as NHWC (dW

@@ -55,9 +55,11 @@ typedef struct mm_shape {
 
 /* Which codelet, and its granularity. */
 typedef struct mm_kind {
-    bool f32;                         /* sv_matmul_f32; else sv_matmul_f16 with f32 partials */
+    bool f32;                         /* sv_matmul_f32; else sv_matmul_f16 */
     uint32_t k_block, n_group;        /* K and N rounded up to these */
     uint32_t a_eb, w_eb;              /* bytes of an element of A and of the packed weights */
+    bool f16_partials;                /* sv_matmul_f16 summing in f16 (--partials half) */
+    uint32_t c_eb;                    /* bytes of a partial sum: 4, or 2 with f16 partials */
 } mm_kind;
 
 /* Planner figures (measured on compiled matmuls): what a send costs the
@@ -122,5 +124,102 @@ bool lw_mm_fail_no_grid(lowering *lw, const graph_node *n, const mm_shape *s, co
                         const mm_grid *grid);
 /* The side of the product axis a cuts. */
 uint64_t lw_mm_side(const mm_shape *s, enum mm_axis a);
+
+
+/* ---- a matmul being lowered (lower_matmul.c; its partial sums and
+ * epilogue in lower_matmul_sum.c) ---------------------------------------- */
+
+/* The bias this tile's share (rows [r0, r1) of the output, columns
+ * [n0, n1)) adds, on the tile: an address and the in1 steps of the add
+ * (bytes).  Fetched in the operands' phase. */
+typedef struct mm_bias {
+    uint32_t addr, row_step, col_step;
+} mm_bias;
+
+/* A matmul being lowered: its shape, codelet and grid, and per grid tile
+ * (slot: batch item, K share l, grid row i, grid column j) the addresses
+ * of its operands and results. */
+typedef struct mm_plan {
+    mm_shape s;
+    mm_kind kd;
+    uint32_t gm, gn, gk;
+    uint64_t mt, nt, kt;
+    uint32_t in_eb;                   /* bytes of an element of A as given */
+    uint32_t per_batch;               /* gm gn gk tiles a batch item */
+    uint32_t w_bytes;                 /* a block's packed weights */
+    uint64_t np;                      /* constant B's columns, padded to gn nt */
+    float *bfull;                     /* constant B as f32, (gk kt) x np */
+    float *block;                     /* one block of it, kt x nt ... */
+    void *packed;                     /* ... packed for the codelet */
+    uint32_t *a_addr, *b_addr, *bw_addr, *c_addr, *recv;
+    uint32_t *kept;                   /* constant weights' parts kept, WEIGHT_PARTS per (item, K share,
+                                         column), 0: none yet (later serial parts gather them again) */
+    /* per slot, MM_TEMPS scratch blocks only the product reads (A as
+     * fetched, turned and cast; B as received, cast, turned and packed;
+     * the codelet's scratch): free again once it has run */
+    uint32_t *temps;
+    bool w_parts;                     /* variable weights packed in parts (gather_weight_parts) */
+    /* Serialised (PopART's serialised matmul): where no grid's blocks fit
+     * the tiles, the output's rows or columns, or K, are cut into `serial`
+     * parts of `part`, computed one after another on the same grid, each
+     * part's scratch free again before the next.  The grid computes
+     * [lo[a], hi[a]) of each axis a (MM_AXIS_*: rows, columns, K; all of
+     * them when not serialised).  Parts of K add into the output's block
+     * (the codelet's C += A B), the epilogue after the last. */
+    uint32_t serial, part_now;
+    enum mm_axis serial_axis;
+    uint64_t part, lo[3], hi[3];
+    mm_bias *bias;
+    char what[160];
+} mm_plan;
+
+/* One tile of the grid and its block: rows [m0, m1), K [k0, k1), columns
+ * [n0, n1), and its share [r0, r1) of the block's rows for the sum of the
+ * partials and the epilogue. */
+typedef struct mm_tile {
+    uint64_t bt;
+    uint32_t l, i, j, slot, tile;
+    uint64_t m0, m1, k0, k1, n0, n1, r0, r1;
+} mm_tile;
+
+enum { MM_TEMPS = 8 };
+
+/* Scratch block addr (0: none) of the slot's product, freed after it. */
+static inline void lw_mm_note_temp(mm_plan *P, uint32_t slot, uint32_t addr)
+{
+    uint32_t *tp = &P->temps[(size_t)slot * MM_TEMPS];
+    for (int i = 0; i < MM_TEMPS && addr; i++)
+        if (!tp[i] || tp[i] == addr) {
+            tp[i] = addr;
+            return;
+        }
+}
+
+static inline uint32_t lw_mm_slot_of(const mm_plan *P, uint64_t bt, uint32_t l, uint32_t i, uint32_t j)
+{
+    return (uint32_t)(bt * P->per_batch) + (l * P->gm + i) * P->gn + j;
+}
+
+/* The product's scratch on the slot's tile free again (its compute sets
+ * are made: the sum of the partials and the epilogue may take it). */
+static inline void lw_mm_free_temps(lowering *lw, mm_plan *P, const mm_tile *t)
+{
+    uint32_t *tp = &P->temps[(size_t)t->slot * MM_TEMPS];
+    for (int i = 0; i < MM_TEMPS; i++) {
+        if (tp[i] && tp[i] != P->c_addr[t->slot] && tp[i] != P->bias[t->slot].addr)
+            lw_scratch_free(lw, t->tile, tp[i]);
+        tp[i] = 0;
+    }
+}
+
+/* K split: the tile's partials of the other K shares' rows sent to them
+ * (lw_mm_exchange_partials); then its share's sum and epilogue
+ * (lw_mm_finish_share).  Steps of for_each_tile: false ends a grid row. */
+bool lw_mm_exchange_partials(lowering *lw, mm_plan *P, const mm_tile *t);
+/* Whether a tile's C block is the output's block as it stands (no K
+ * split; f32 partials for an f32 output, f16 partials for an f16 output
+ * with no epilogue to compute). */
+bool lw_mm_c_is_output(const lowering *lw, const mm_plan *P);
+bool lw_mm_finish_share(lowering *lw, mm_plan *P, const mm_tile *t);
 
 #endif

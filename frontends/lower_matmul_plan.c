@@ -18,8 +18,12 @@
 mm_kind lw_mm_kind(const lowering *lw, const mm_shape *s)
 {
     if (s->f32_inputs && !lw->opts->f16_matmul)
-        return (mm_kind){ true, MATMUL_F32_K_BLOCK, MATMUL_F32_N_GROUP, 4, 4 };
-    return (mm_kind){ false, 16, 8, 2, 2 };
+        return (mm_kind){ true, MATMUL_F32_K_BLOCK, MATMUL_F32_N_GROUP, 4, 4, false, 4 };
+    /* f16 partials (--partials half), except for run-time convolution
+     * weights packed in parts (gather_weight_parts packs for f32 partials) */
+    if (lw->opts->half_partials && !s->w_rows)
+        return (mm_kind){ false, 16, 16, 2, 2, true, 2 };
+    return (mm_kind){ false, 16, 8, 2, 2, false, 4 };
 }
 
 /* Tile cycles of the codelet on an mt x kt x nt block with A in region 0
@@ -35,8 +39,9 @@ static double matmul_cycles(const lowering *lw, const mm_kind *kd, uint64_t mt, 
         return (double)matmul_f32_cycles(&a, 0);
     }
     matmul_f16_args a = { .a = 0x50000, .b = 0x90000, .c = 0xa0000, .m = (uint32_t)mt, .k = (uint32_t)kt,
-                          .n = (uint32_t)nt, .a_row_step = (uint32_t)kt * 2, .c_row_step = (uint32_t)nt * 4,
-                          .partials = MATMUL_PARTIALS_F32, .amp_peak_macs = machine_u32(m, MP_amp_f16_peak_macs_per_cycle) };
+                          .n = (uint32_t)nt, .a_row_step = (uint32_t)kt * 2, .c_row_step = (uint32_t)nt * kd->c_eb,
+                          .partials = kd->f16_partials ? MATMUL_PARTIALS_F16 : MATMUL_PARTIALS_F32,
+                          .amp_peak_macs = machine_u32(m, MP_amp_f16_peak_macs_per_cycle) };
     return (double)matmul_f16_cycles(&a, 0);
 }
 
@@ -96,8 +101,9 @@ static bool plan_grid_in(const lowering *lw, const mm_shape *s, const mm_kind *k
                 if (gm > 1 && (s->m + gm - 2) / (gm - 1) == mt)
                     continue;
                 uint64_t share = (mt + gk - 1) / gk;
-                const bool widen = s->wgrad && !s->f32_inputs;
+                const bool widen = s->wgrad && !s->f32_inputs, h = kd->f16_partials;
                 const bool out_f16 = g->tensors[s->out].dtype == GDT_F16;
+                const bool epilogue_work = s->alpha != 1.0 || s->bias >= 0 || s->activation >= 0 || !out_f16;
                 /* Two stretches, each with the blocks it holds at once: the
                  * product (in the order a tile takes them: B received, A,
                  * the bias; A turned or cast, B widened, turned and packed
@@ -127,12 +133,15 @@ static bool plan_grid_in(const lowering *lw, const mm_shape *s, const mm_kind *k
                     { b_tile ? kt * nt * 4 : 0, R1 }, { a_cast || s->trans_a ? a_final : a_in, R0 }, { bias_bytes, R1 },
                     { widen || (b_tile && !s->b_f32) ? kt * nt * 2 : 0, R1 },
                     { b_turn ? kt * nt * 4 : 0, R1 }, { b_turn ? 0 : kt * nt * kd->w_eb, R1, c_weights },
-                    { mt * nt * 4, R1 }, { 4096, R1 }
+                    { mt * nt * kd->c_eb, R1 }, { 4096, R1 }
                 };
+                /* (f16 partials, h: the share and the partials received
+                 * widened to f32 before they are summed, lower_matmul_sum.c) */
                 const lw_block_need reduce[] = {
-                    { mt * nt * 4, R1 }, { bias_bytes, R1 },
-                    { gk > 1 ? (gk - 1) * share * nt * 4 : 0, R1 }, { gk > 2 ? share * nt * 4 : 0, R1 },
-                    { gk > 1 && !out_f16 ? share * nt * 4 : 0, R1 }, { out_f16 ? share * nt * 2 : 0, R1 }
+                    { mt * nt * kd->c_eb, R1 }, { bias_bytes, R1 },
+                    { gk > 1 ? (gk - 1) * share * nt * kd->c_eb : 0, R1 }, { gk > 2 ? share * nt * 4 : 0, R1 },
+                    { gk > 1 && !out_f16 ? share * nt * 4 : 0, R1 }, { out_f16 ? share * nt * 2 : 0, R1 },
+                    { h ? share * nt * 4 : 0, R1 }, { h && gk > 1 ? (gk - 1) * share * nt * 4 : 0, R1 }
                 };
                 enum { N_PREPARE = sizeof prepare / sizeof *prepare, N_PRODUCT = sizeof product / sizeof *product,
                        N_REDUCE = sizeof reduce / sizeof *reduce };
@@ -182,9 +191,11 @@ static bool plan_grid_in(const lowering *lw, const mm_shape *s, const mm_kind *k
                 if (w_parts)                                /* a part (at most six K blocks) packed */
                     c += PASS_OVERHEAD_CYCLES + 6.0 * 290.0 + (s->b_f32 ? 0.0 : 16.0 * 8.0 * 6.0);
                 if (gk > 1)                                 /* receive the partials, sum them */
-                    c += (double)((gk - 1) * share * nt) * (gk > 2 ? 1.6 : 1.0) +
+                    c += (double)((gk - 1) * share * nt) * (gk > 2 ? 1.6 : 1.0) * (double)kd->c_eb / 4.0 +
                          (double)(share * nt) * KERNEL_BINARY_CYCLES_PER_ELEMENT +
                          (gk > 2 ? 2.0 : 1.0) * PASS_OVERHEAD_CYCLES + 200.0;
+                if (h && (gk > 1 || epilogue_work))         /* widen the share and the partials */
+                    c += (double)(gk * share * nt) * 0.4 + (gk > 1 ? 2.0 : 1.0) * PASS_OVERHEAD_CYCLES;
                 double score = c;
                 if (!room)   /* no grid fits: the one that needs least, its largest block first (ties by cycles) */
                     score = (double)(most + bytes) * 1e6 + c;
@@ -283,7 +294,7 @@ bool lw_mm_fail_no_grid(lowering *lw, const graph_node *n, const mm_shape *s, co
                        grid->least_gm, grid->least_gn, grid->least_gk, (unsigned long long)grid->least_mt,
                        (unsigned long long)grid->least_nt, (unsigned long long)grid->least_kt,
                        (unsigned long long)(lw->mem_end - lw->mem_base), fullest, (unsigned long long)most, held);
-    uint64_t need = kd->k_block * kd->a_eb + kd->k_block * kd->n_group * kd->w_eb + kd->n_group * 4 +
+    uint64_t need = kd->k_block * kd->a_eb + kd->k_block * kd->n_group * kd->w_eb + kd->n_group * kd->c_eb +
                     lw_library_bytes(lw);
     return lw_fail(lw, "%s: node '%s' (%s): does not fit: a tile needs at least %llu bytes for one row of A, "
                    "%u rows and %u columns of B and the row of C, with the library, a tile has %llu, of which the "

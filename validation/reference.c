@@ -32,6 +32,10 @@
  *        E_acc = ((1 + gamma_{m+1}(u32)) (1 + gamma_{nb-1}(u16)) - 1) S
  *                + (nb - 1) eta16.
  *    With f32 partial sums (REF_ACCUM_F32) the second factor is 1.
+ *    With K split into parts summed on other tiles (k_split), a part's
+ *    last block is rounded to f16 too (one more f16 rounding a term, nb in
+ *    all) and the parts are added in f32 (at most nb more f32 roundings:
+ *    m + 1 + nb).
  * 4. An f16 result is one more rounding of the f32 value c~ the AMP holds:
  *        E_out = u16 |c~| + eta16,  |c~| <= |ref| + E_acc + E_ref.
  *    This is taken relative to the result, not to S, so it stays tight when
@@ -113,6 +117,10 @@ double ref_dot_bound(const ref_dot_policy *p, double sum_abs, double ref_value)
         double block = p->block ? p->block : 1;
         double nb = ceil(k / block);
         f16_roundings = nb > 1 ? nb - 1 : 0;
+        if (p->k_split) {
+            f16_roundings += 1;
+            m += nb;
+        }
         /* With f16 partials the last block's rounding is the output
          * rounding, whatever the caller says about the output. */
     }

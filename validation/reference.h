@@ -43,6 +43,9 @@ typedef struct ref_dot_policy {
                                     rounding (4: the AMP's dot4) */
     bool f16_output;        /* the result is stored as f16 */
     bool stochastic;        /* f16 roundings are stochastic: error below 1 ulp, not 1/2 */
+    bool k_split;           /* REF_ACCUM_F16 with K split into parts on several tiles: each part's
+                               sum rounded to f16, the parts added in f32 (at most one more f16
+                               rounding and ceil(k / block) more f32 ones a term) */
 } ref_dot_policy;
 
 /* The largest |computed - reference| allowed for one element, given

@@ -64,10 +64,15 @@ static float *as_f32(const graph_value *v, size_t n)
  *     own bound, 2 gamma(K + 2) sum|ab| + (3K + 1) 2^-126
  *     (workloads/codelets/matmul_f32.h). */
 static void matmul_bounds(size_t k, const double *sum_abs, const float *want, size_t n, bool f32_operands,
-                          bool f16_matmul, bool f16_output, double *bound)
+                          const lower_options *o, bool f16_output, double *bound)
 {
-    ref_dot_policy pol = { .k = k, .accum = REF_ACCUM_F32, .block = 16, .terms_per_rounding = 4,
-                           .f16_output = f16_output, .stochastic = false };
+    const bool f16_matmul = o->f16_matmul;
+    /* f16 partials (--partials half): the running sum rounded to f16 every
+     * 16 terms, and K split over tiles (lower_matmul_sum.c): each part's
+     * sum rounded to f16, the parts summed in f32 (k_split). */
+    ref_dot_policy pol = { .k = k, .accum = o->half_partials ? REF_ACCUM_F16 : REF_ACCUM_F32, .block = 16,
+                           .terms_per_rounding = 4, .f16_output = f16_output, .stochastic = false,
+                           .k_split = o->half_partials };
     double input_rounding = f32_operands && f16_matmul ? 2.0 * ldexp(1, -11) + ldexp(1, -22) : 0.0;
     for (size_t i = 0; i < n; i++)
         bound[i] = f32_operands && !f16_matmul ? matmul_f32_error_bound(k, sum_abs[i])
@@ -106,7 +111,7 @@ int validate_matmul_depth(const graph *g)
 
 /* A matmul output: the sgemm reference and the per-element bound. */
 static bool check_matmul(const graph *g, const graph_node *n, const graph_value *a, const graph_value *got,
-                         bool f16_matmul, ref_error_stats *st)
+                         const lower_options *o, ref_error_stats *st)
 {
     const graph_tensor *tb = &g->tensors[n->inputs[1]];
     bool f32_operands = tb->dtype == GDT_F32 && a->dtype == GDT_F32;
@@ -122,7 +127,7 @@ static bool check_matmul(const graph *g, const graph_node *n, const graph_value 
         fatal("out of memory");
     ref_matmul_f32(af, bf, want, m, k, nn);
     ref_matmul_abs_f64(af, bf, sum_abs, m, k, nn);
-    matmul_bounds(k, sum_abs, want, m * nn, f32_operands, f16_matmul, got->dtype == GDT_F16, bound);
+    matmul_bounds(k, sum_abs, want, m * nn, f32_operands, o, got->dtype == GDT_F16, bound);
     float *gf = as_f32(got, m * nn);
     *st = ref_compare(gf, want, bound, m * nn);
     free(af); free(bf); free(want); free(sum_abs); free(bound); free(gf);
@@ -132,7 +137,7 @@ static bool check_matmul(const graph *g, const graph_node *n, const graph_value 
 /* A convolution output: im2col on the host, cblas_sgemm, and the same
  * per-element bound as a matmul of K = C x KH x KW terms. */
 static bool check_conv(const graph *g, const graph_node *n, const graph_value *x, const graph_value *got,
-                       bool f16_matmul, ref_error_stats *st)
+                       const lower_options *opts, ref_error_stats *st)
 {
     const graph_tensor *wt = &g->tensors[n->inputs[1]];
     if (n->op != GRAPH_OP_CONV || !wt->data || x->shape.rank != 4 || n->n_inputs > 2)
@@ -179,7 +184,7 @@ static bool check_conv(const graph *g, const graph_node *n, const graph_value *x
         for (size_t o = 0; o < cout; o++)
             for (size_t q = 0; q < oh * ow; q++)
                 gp[(b * oh * ow + q) * cout + o] = gf[(b * cout + o) * oh * ow + q];
-    matmul_bounds(k, sum_abs, want, m * cout, x->dtype == GDT_F32, f16_matmul, got->dtype == GDT_F16, bound);
+    matmul_bounds(k, sum_abs, want, m * cout, x->dtype == GDT_F32, opts, got->dtype == GDT_F16, bound);
     *st = ref_compare(gp, want, bound, m * cout);
     free(xf); free(wf); free(col); free(wk); free(want); free(sum_abs); free(bound); free(gf); free(gp);
     return true;
@@ -251,16 +256,18 @@ int validate_model(const char *model, graph *g, const lower_options *o, FILE *ou
                  graph_dtype_name(t->dtype));
         bool direct = p && (p->op == GRAPH_OP_MATMUL || p->op == GRAPH_OP_CONV) && g->n_inputs == 1 &&
                       p->inputs[0] == g->inputs[0];
-        if (direct && p->op == GRAPH_OP_CONV && check_conv(g, p, &in[0], &sim[i], o->f16_matmul, &st)) {
+        if (direct && p->op == GRAPH_OP_CONV && check_conv(g, p, &in[0], &sim[i], o, &st)) {
             fprintf(out, "reference: im2col and cblas_sgemm on the inputs' f32 values; tolerance per element from the "
-                         "AMP's arithmetic (%s)\n", in[0].dtype == GDT_F32 && !o->f16_matmul
-                         ? "the f32 path, workloads/codelets/matmul_f32.h" : "validation/reference.h");
-        } else if (direct && check_matmul(g, p, &in[0], &sim[i], o->f16_matmul, &st)) {
+                         "AMP's arithmetic (%s)%s\n", in[0].dtype == GDT_F32 && !o->f16_matmul
+                         ? "the f32 path, workloads/codelets/matmul_f32.h" : "validation/reference.h",
+                         o->half_partials ? ", f16 partial sums (--partials half)" : "");
+        } else if (direct && check_matmul(g, p, &in[0], &sim[i], o, &st)) {
             bool f32 = in[0].dtype == GDT_F32;
             fprintf(out, "reference: cblas_sgemm on the inputs' f32 values; tolerance per element from the AMP's "
-                         "arithmetic (%s)%s\n", f32 && !o->f16_matmul ? "the f32 path, workloads/codelets/matmul_f32.h"
+                         "arithmetic (%s)%s%s\n", f32 && !o->f16_matmul ? "the f32 path, workloads/codelets/matmul_f32.h"
                                                                       : "validation/reference.h",
-                         o->f16_matmul && f32 ? " and the rounding of f32 operands to f16 (--f16-matmul)" : "");
+                         o->f16_matmul && f32 ? " and the rounding of f32 operands to f16 (--f16-matmul)" : "",
+                         o->half_partials ? ", f16 partial sums (--partials half)" : "");
         } else {
             if (!evaluated && !graph_eval(g, in, ref, msg, sizeof msg)) {
                 snprintf(err, err_size, "reference evaluator: %s", msg);
@@ -284,9 +291,13 @@ int validate_model(const char *model, graph *g, const lower_options *o, FILE *ou
              * the longest path through the graph add in quadrature.  So
              * c sqrt(L) (|want| + rms) per element, c = 2^-10 or 2^-18,
              * with the rel L2 error reported beside it; a graph without
-             * matmuls gets the ONNX runner's tolerance. */
+             * matmuls gets the ONNX runner's tolerance.  f16 partial sums
+             * (--partials half) round the running sum to f16 every 16
+             * terms: K / 16 <= 256 roundings of u = 2^-11 of a sum the
+             * size of the result, errors of either sign, sqrt(256) u =
+             * 2^-7. */
             int depth = validate_matmul_depth(g);
-            int c_exp = o->f16_matmul ? -10 : -18;
+            int c_exp = o->half_partials ? -7 : o->f16_matmul ? -10 : -18;
             double c = depth ? ldexp(1, c_exp) * sqrt((double)depth) : 0;
             double rms = 0;
             for (size_t k = 0; k < n; k++)
@@ -298,7 +309,8 @@ int validate_model(const char *model, graph *g, const lower_options *o, FILE *ou
             if (depth)
                 fprintf(out, "reference: the host evaluator (f64); tolerance 2^%d sqrt(%d) (|want| + rms(want)): %d "
                              "matmuls on the longest path, in %s\n", c_exp, depth, depth,
-                             o->f16_matmul ? "f16 (--f16-matmul)" : "f32");
+                             o->half_partials ? "f16 with f16 partial sums (--partials half)"
+                             : o->f16_matmul ? "f16 (--f16-matmul)" : "f32");
             else
                 fprintf(out, "reference: the host evaluator (f64); tolerance %g + %g |want| (the ONNX runner's)\n",
                              VALIDATE_ATOL, VALIDATE_RTOL);

@@ -420,7 +420,8 @@ int validate_training(const char *model, graph *g, const lower_options *o, const
     train_check tc = { .model = model, .sim = g, .ref = graph_clone(g), .o = o, .out = out, .err = err,
                        .err_size = err_size };
     tc.depth = validate_matmul_depth(g);
-    int c_exp = o->f16_matmul ? -10 : -18;
+    /* as validate --model's: 2^-7 with f16 partial sums (validate_model.c) */
+    int c_exp = o->half_partials ? -7 : o->f16_matmul ? -10 : -18;
     tc.c = ldexp(1, c_exp) * sqrt((double)(tc.depth ? tc.depth : 1));
     tc.samples = g->n_inputs && g->tensors[g->inputs[0]].shape.rank ? g->tensors[g->inputs[0]].shape.dims[0] : 1;
     graph_value *in = make_inputs(g, info);
@@ -438,7 +439,8 @@ int validate_training(const char *model, graph *g, const lower_options *o, const
             steps == 1 ? "" : "s", info->weights, info->weight_elements);
     fprintf(out, "tolerance: 2^%d sqrt(%d) (|want| + rms(want)) per element: %d matmuls and convolutions on the "
                  "longest path of the step, in %s; a weight's change compared, not the weight\n", c_exp,
-            tc.depth ? tc.depth : 1, tc.depth, o->f16_matmul ? "f16 (--f16-matmul)" : "f32");
+            tc.depth ? tc.depth : 1, tc.depth,
+            o->half_partials ? "f16 with f16 partial sums (--partials half)" : o->f16_matmul ? "f16 (--f16-matmul)" : "f32");
     bool gradients = false;
     for (int i = 0; i < g->n_outputs; i++)
         gradients |= !strncmp(g->tensors[g->outputs[i]].name, "Gradient___", 11);

@@ -68,6 +68,11 @@ bool cli_compile_option(const command *self, lower_options *o, bool *fuse, int a
         *(tiles ? &o->tiles : a[2] == 'r' ? &o->replicas : &o->pipeline) = (uint32_t)n;
     } else if (!strcmp(a, "--f16-matmul")) {
         o->f16_matmul = true;
+    } else if (!strcmp(a, "--partials")) {
+        const char *v = cli_value(self, argc, argv, i);
+        if (strcmp(v, "half") && strcmp(v, "float"))
+            cli_usage_error(self, "--partials: expected half or float, got '%s'", v);
+        o->half_partials = !strcmp(v, "half");
     } else if (!strcmp(a, "--no-fuse")) {
         *fuse = false;
     } else if (!strcmp(a, "--verbose") || !strcmp(a, "-v")) {

@@ -47,6 +47,24 @@ check "f32 path: within it" grep -q "c (\[33,17\] f32): .* 0 of 561 over tol" <<
 check "f32 path: the f32 peak" grep -q "of the chip's f32 peak" <<<"$out"
 out=$("$IPUSIM" validate --model matmul:96x300x40:f32 2>&1)
 check "f32 path, K not a multiple of 8: within its bound" grep -q "c (\[96,40\] f32): .* 0 of 3840 over tol" <<<"$out"
+# Half partials (--partials half, Poplar's partialsType): f16v4hihov4amp sums in f16,
+# twice the float partials' rate; K split over tiles, the partials exchanged as f16
+# and summed in f32.  Held to the bound for f16 running sums (validation/reference.h; the f32
+# partials' bound does not hold them: 384x1024x4096 errs by up to 3.3 times it).
+out=$("$IPUSIM" validate --model matmul:200x3000x100 --f16-matmul --partials half 2>&1)
+check "half partials: its bound" grep -q "f16 partial sums (--partials half)" <<<"$out"
+check "half partials: within it" grep -q "c (\[200,100\] f16): .* 0 of 20000 over tol" <<<"$out"
+out=$("$IPUSIM" compile matmul:200x3000x100 --f16-matmul --partials half --verbose -o "$WORK/h.elf" 2>&1)
+check "half partials: the plan says so" grep -q "f16 AMP, f16 partials" <<<"$out"
+check "half partials: K split" grep -Eq "on a [0-9]+ x [0-9]+ x ([2-9]|[1-9][0-9]+) grid of tiles" <<<"$out"
+# The same product on one tile, half against float partials: the AMP's two engine
+# sets (64 MACs an issue) against one (32).
+half=$("$IPUSIM" validate --model matmul:96x256x64 --f16-matmul --tiles 1 --partials half 2>&1 | grep -Eo "on the chip [0-9]+ cycles" | grep -Eo "[0-9]+")
+float=$("$IPUSIM" validate --model matmul:96x256x64 --f16-matmul --tiles 1 --partials float 2>&1 | grep -Eo "on the chip [0-9]+ cycles" | grep -Eo "[0-9]+")
+check "half partials on one tile: $half cycles, float $float" bash -c "[ -n '$half' ] && [ -n '$float' ] && [ $half -lt $((float * 3 / 4)) ]"
+out=$("$IPUSIM" validate --model bert-base:s16 --f16-matmul --partials half 2>&1)
+check "BERT layer with half partials passes: $(tail -1 <<<"$out")" grep -q "PASS: 1 of 1 outputs within tolerance" <<<"$out"
+expect 2 "--partials: expected half or float, got 'double'" -- "$IPUSIM" compile matmul:8x16x16 --partials double
 # ResNet-50 convolutions: im2col by the exchange into the AMP matmul, the image
 # and the result kept channels-last (the host reorders them), held against an
 # im2col + cblas_sgemm reference element by element.

@@ -1,0 +1,206 @@
+/*
+ * lower_matmul_sum.c — the end of a planned matmul (lower_matmul.c) on
+ * each tile: with K split over gk tiles, the partial sums of each block
+ * brought together (a reduce-scatter: tile l of a block sums the l-th
+ * share of its rows), then the epilogue of the share (alpha, the bias
+ * times beta, the activation, the cast to f16) and the rows made pieces
+ * of the output.
+ */
+#include "lower_matmul.h"
+#include "ops_impl.h"
+
+/* f(x) = a x + b over n f32 (n even or the slack after it) in place. */
+static void scale_on_tile(lowering *lw, uint32_t tile, uint32_t addr, uint64_t n, float a)
+{
+    worker_set ws;
+    if (lw_workers_begin(lw, tile, KERNEL_UNARY_WORDS, (n + 1) / 2, &ws))
+        for (int w = 0; w < CODELET_WORKERS; w++) {
+            uint64_t e0 = ws.lo[w] * 2, e1 = ws.hi[w] * 2 < n ? ws.hi[w] * 2 : n;
+            kernel_unary_record(ws.rec[w], addr + (uint32_t)(e0 * 4), addr + (uint32_t)(e0 * 4),
+                                (uint32_t)(e1 > e0 ? e1 - e0 : 0), KERNEL_UNARY_SCALE_SHIFT, a, 0.0f);
+        }
+    lw_workers_run(lw, tile, lw->kernels.vtx_unary_f32, &ws);
+}
+
+/* The epilogue of `rows` rows of a tile's block at `c` (nt f32 a row,
+ * columns [n0, n1) of the output, its first row first_row): alpha, the
+ * bias (times beta), the activation, the cast to f16, and the rows become
+ * pieces of the output. */
+static bool matmul_epilogue(lowering *lw, const mm_shape *s, uint32_t tile, uint32_t c, uint64_t rows,
+                            uint64_t first_row, uint64_t n0, uint64_t n1, uint64_t nt, const mm_bias *bias,
+                            const char *what)
+{
+    const graph *g = lw->g;
+    if (!rows)
+        return true;
+    if (s->alpha != 1.0)
+        scale_on_tile(lw, tile, c, rows * nt, (float)s->alpha);
+    if (s->bias >= 0) {
+        if (!bias->addr)
+            return false;
+        if (s->beta != 1.0 && s->f32_inputs)
+            scale_on_tile(lw, tile, bias->addr, (s->bias_row ? rows : 1) * (s->bias_col ? n1 - n0 : 1),
+                          (float)s->beta);
+        worker_set ws;
+        if (lw_workers_begin(lw, tile, KERNEL_BINARY_WORDS, rows, &ws))
+            for (int w = 0; w < CODELET_WORKERS; w++)
+                kernel_binary_record(ws.rec[w], c + (uint32_t)(ws.lo[w] * nt * 4),
+                                     bias->addr + (uint32_t)ws.lo[w] * bias->row_step,
+                                     c + (uint32_t)(ws.lo[w] * nt * 4), (uint32_t)(ws.hi[w] - ws.lo[w]),
+                                     (uint32_t)(n1 - n0), (uint32_t)nt * 4, bias->row_step, bias->col_step,
+                                     KERNEL_BINARY_ADD);
+        lw_workers_run(lw, tile, lw->kernels.vtx_binary_f32, &ws);
+    }
+    if (s->activation >= 0) {
+        worker_set ws;
+        if (lw_workers_begin(lw, tile, KERNEL_UNARY_WORDS, rows * nt / 2, &ws))
+            for (int w = 0; w < CODELET_WORKERS; w++)
+                kernel_unary_record(ws.rec[w], c + (uint32_t)(ws.lo[w] * 8), c + (uint32_t)(ws.lo[w] * 8),
+                                    (uint32_t)((ws.hi[w] - ws.lo[w]) * 2), s->activation, 0, 0);
+        lw_workers_run(lw, tile, lw->kernels.vtx_unary_f32, &ws);
+    }
+    uint32_t res = c, res_eb = 4;
+    if (g->tensors[s->out].dtype == GDT_F16) {
+        res = lw_tensor_alloc(lw, s->out, tile, rows * nt * 2, PREFER_REGION1, 8, false, what);
+        if (!res)
+            return false;
+        worker_set ws;
+        if (lw_workers_begin(lw, tile, KERNEL_CAST_WORDS, rows * nt / 4, &ws))
+            for (int w = 0; w < CODELET_WORKERS; w++)
+                kernel_cast_record(ws.rec[w], c + (uint32_t)(ws.lo[w] * 16), res + (uint32_t)(ws.lo[w] * 8),
+                                   (uint32_t)((ws.hi[w] - ws.lo[w]) * 4));
+        lw_workers_run(lw, tile, lw->kernels.vtx_cast_f32_to_f16, &ws);
+        res_eb = 2;
+    }
+    for (uint64_t r = 0; r < rows && !lw->failed; r++)
+        lw_add_piece(lw, s->out, tile, res + (uint32_t)(r * nt * res_eb), (first_row + r) * s->n + n0, n1 - n0);
+    return !lw->failed;
+}
+
+/* K split: tile l of block (i, j) takes the l-th share of the block's
+ * rows; the other gk - 1 tiles send it their partials of those rows. */
+bool lw_mm_exchange_partials(lowering *lw, mm_plan *P, const mm_tile *t)
+{
+    lw_mm_free_temps(lw, P, t);
+    if (t->r0 == t->r1)
+        return true;
+    const uint64_t nt = P->nt, eb = P->kd.c_eb, bytes = (t->r1 - t->r0) * nt * eb;
+    P->recv[t->slot] = lw_scratch_alloc(lw, t->tile, (P->gk - 1) * bytes, PREFER_REGION1, 8, P->what);
+    if (!P->recv[t->slot])
+        return false;
+    for (uint32_t q = 0, at = 0; q < P->gk && !lw->failed; q++) {
+        if (q == t->l)
+            continue;
+        uint32_t from = lw_mm_slot_of(P, t->bt, q, t->i, t->j);
+        lw_add_transfer(lw, lw_tile_of(lw, from), P->c_addr[from] + (uint32_t)(t->r0 * nt * eb), t->tile,
+                        P->recv[t->slot] + (uint32_t)(at++ * bytes), (uint32_t)bytes);
+    }
+    return true;
+}
+
+/* n f16 at src widened to f32 at dst (vtx_cast_f16_to_f32, exact). */
+static void widen_on_tile(lowering *lw, uint32_t tile, uint32_t src, uint32_t dst, uint64_t n)
+{
+    worker_set ws;
+    if (lw_workers_begin(lw, tile, KERNEL_CAST_WORDS, (n + 3) / 4, &ws))
+        for (int w = 0; w < CODELET_WORKERS; w++) {
+            uint64_t e0 = ws.lo[w] * 4, e1 = ws.hi[w] * 4 < n ? ws.hi[w] * 4 : n;
+            kernel_cast_record(ws.rec[w], src + (uint32_t)(e0 * 2), dst + (uint32_t)(e0 * 4),
+                               (uint32_t)(e1 > e0 ? e1 - e0 : 0));
+        }
+    lw_workers_run(lw, tile, lw->kernels.vtx_cast_f16_to_f32, &ws);
+}
+
+/* Whether the epilogue has work beyond making the rows pieces of an f16
+ * output: alpha, a bias, an activation, or an f32 output. */
+static bool epilogue_computes(const lowering *lw, const mm_shape *s)
+{
+    return s->alpha != 1.0 || s->bias >= 0 || s->activation >= 0 || lw->g->tensors[s->out].dtype != GDT_F16;
+}
+
+bool lw_mm_c_is_output(const lowering *lw, const mm_plan *P)
+{
+    if (P->gk != 1)
+        return false;
+    return P->kd.f16_partials ? !epilogue_computes(lw, &P->s) : lw->g->tensors[P->s.out].dtype != GDT_F16;
+}
+
+/* The received partials of `elems` f32 (the column-reduce codelet first
+ * when there are several) added to the tile's own at c, into dst (false:
+ * lw failed). */
+static bool sum_partials(lowering *lw, mm_plan *P, const mm_tile *t, uint32_t c, uint32_t dst, uint64_t elems)
+{
+    const uint32_t tile = t->tile, gk = P->gk;
+    uint32_t part = P->recv[t->slot];
+    worker_set ws;
+    if (gk > 2) {
+        uint32_t sum = lw_scratch_alloc(lw, tile, elems * 4, PREFER_REGION1, 8, P->what);
+        if (!sum)
+            return false;
+        if (lw_workers_begin(lw, tile, KERNEL_REDUCE_COLS_WORDS, elems / 2, &ws))
+            for (int w = 0; w < CODELET_WORKERS; w++)
+                kernel_reduce_cols_record(ws.rec[w], part + (uint32_t)(ws.lo[w] * 8), sum + (uint32_t)(ws.lo[w] * 8),
+                                          gk - 1, (uint32_t)((ws.hi[w] - ws.lo[w]) * 2), (uint32_t)(elems * 4),
+                                          KERNEL_REDUCE_SUM, 1.0f, false);
+        lw_workers_run(lw, tile, lw->kernels.vtx_reduce_cols_f32, &ws);
+        part = sum;
+    }
+    if (lw_workers_begin(lw, tile, KERNEL_BINARY_WORDS, elems / 2, &ws))
+        for (int w = 0; w < CODELET_WORKERS; w++) {
+            uint32_t e0 = (uint32_t)(ws.lo[w] * 2), cnt = (uint32_t)((ws.hi[w] - ws.lo[w]) * 2);
+            kernel_binary_record(ws.rec[w], c + e0 * 4, part + e0 * 4, dst + e0 * 4, cnt ? 1 : 0, cnt, cnt * 4, 0, 4,
+                                 KERNEL_BINARY_ADD);
+        }
+    lw_workers_run(lw, tile, lw->kernels.vtx_binary_f32, &ws);
+    return true;
+}
+
+/* The tile's share of the rows: the sum of the partials (K split; into
+ * the output's block where it is f32, else in place before the cast), then
+ * the epilogue.  f16 partials are widened first, except where they are the
+ * result as it stands (lw_mm_c_is_output). */
+bool lw_mm_finish_share(lowering *lw, mm_plan *P, const mm_tile *t)
+{
+    const uint64_t nt = P->nt, rows = t->r1 - t->r0;
+    uint32_t c = P->c_addr[t->slot] + (uint32_t)(t->r0 * nt * P->kd.c_eb);
+    uint64_t elems = rows * nt;
+    lw_mm_free_temps(lw, P, t);
+    const bool out_f16 = lw->g->tensors[P->s.out].dtype == GDT_F16;
+    if (P->kd.f16_partials && elems) {
+        if (lw_mm_c_is_output(lw, P)) {
+            /* f16 sums as they stand: C is the output's block */
+            for (uint64_t r = 0; r < rows && !lw->failed; r++)
+                lw_add_piece(lw, P->s.out, t->tile, c + (uint32_t)(r * nt * 2),
+                             (t->bt * P->s.m + t->m0 + t->r0 + r) * P->s.n + t->n0, t->n1 - t->n0);
+            return !lw->failed;
+        }
+        /* The share and the partials received widened to f32 (exact), then
+         * summed and finished as f32 partials are: the sum in f32, one
+         * rounding to f16 at the end. */
+        uint32_t wide = out_f16 || P->gk > 1
+                            ? lw_scratch_alloc(lw, t->tile, elems * 4, PREFER_REGION1, 8, P->what)
+                            : lw_tensor_alloc(lw, P->s.out, t->tile, elems * 4, PREFER_REGION1, 8, false, P->what);
+        if (!wide)
+            return false;
+        widen_on_tile(lw, t->tile, c, wide, elems);
+        c = wide;
+        if (P->gk > 1) {
+            uint32_t parts = lw_scratch_alloc(lw, t->tile, (P->gk - 1) * elems * 4, PREFER_REGION1, 8, P->what);
+            if (!parts)
+                return false;
+            widen_on_tile(lw, t->tile, P->recv[t->slot], parts, (P->gk - 1) * elems);
+            P->recv[t->slot] = parts;
+        }
+    }
+    if (P->gk > 1 && elems) {
+        uint32_t dst = lw->g->tensors[P->s.out].dtype == GDT_F16
+                           ? c
+                           : lw_tensor_alloc(lw, P->s.out, t->tile, elems * 4, PREFER_REGION1, 8, false, P->what);
+        if (!dst || !sum_partials(lw, P, t, c, dst, elems))
+            return false;
+        c = dst;
+    }
+    matmul_epilogue(lw, &P->s, t->tile, c, t->r1 - t->r0, t->bt * P->s.m + t->m0 + t->r0, t->n0, t->n1, nt,
+                    &P->bias[t->slot], P->what);
+    return true;
+}
