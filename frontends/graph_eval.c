@@ -245,15 +245,43 @@ static uint64_t mix64(uint64_t z)
  * rounding of one arithmetic result made random (Monte Carlo arithmetic,
  * Parker 1997, with the type's own precision).  Not f64, the evaluator's
  * own arithmetic. */
-static void perturb(const graph_tensor *t, void *data, uint64_t stream)
+static void perturb(const graph_tensor *t, void *data, uint64_t stream, double u_least)
 {
     double u = t->dtype == GDT_F64 ? 0 : graph_dtype_unit_roundoff(t->dtype);
     if (!u)
         return;
+    u = u > u_least ? u : u_least;
     size_t n = numel(t);
     for (size_t i = 0; i < n; i++) {
         double r = (double)(mix64(stream ^ mix64(i)) >> 11) * 0x1p-53;
         graph_store_f64(t->dtype, data, i, graph_load_f64(t->dtype, data, i) * (1 + u * (2 * r - 1)));
+    }
+}
+
+/* The products a matmul-like node sums for each result: K of a MatMul or
+ * Gemm, C x KH x KW of a convolution, the pixels of a weight gradient
+ * (0: not such a node). */
+static double summed_terms(const graph *g, const graph_node *n)
+{
+    const graph_shape *a = &g->tensors[n->inputs[0]].shape, *b = &g->tensors[n->inputs[1]].shape;
+    const graph_shape *y = &g->tensors[n->outputs[0]].shape;
+    switch (n->op) {
+    case GRAPH_OP_MATMUL:
+    case GRAPH_OP_FUSED_MATMUL:
+        return a->rank ? (double)a->dims[a->rank - 1] : 0;
+    case GRAPH_OP_GEMM: {
+        const graph_attr *ta = graph_attr_find(n, "transA");
+        return a->rank == 2 ? (double)a->dims[ta && ta->i ? 0 : 1] : 0;
+    }
+    case GRAPH_OP_CONV:
+    case GRAPH_OP_FUSED_CONV:
+        return b->rank == 4 ? (double)(b->dims[1] * b->dims[2] * b->dims[3]) : 0;
+    case GRAPH_OP_CONV_TRANSPOSE:
+        return b->rank == 4 ? (double)(b->dims[0] * b->dims[2] * b->dims[3]) : 0;
+    case GRAPH_OP_CONV_WEIGHT_GRAD:
+        return y->rank == 4 && y->dims[0] ? (double)graph_shape_numel(b) / (double)y->dims[0] : 0;
+    default:
+        return 0;
     }
 }
 
@@ -263,7 +291,7 @@ static void perturb(const graph_tensor *t, void *data, uint64_t stream)
  * its update's value; with mca_seed non-zero, each op's floating results
  * are perturbed (perturb). */
 static bool eval_graph(const graph *g, const graph_value *inputs, graph_value *outputs, graph *advance,
-                       uint64_t mca_seed, char *err, size_t err_size)
+                       uint64_t mca_seed, double partials_roundoff, char *err, size_t err_size)
 {
     size_t nt = (size_t)g->n_tensors;
     void **val = calloc(nt + 1, sizeof *val);
@@ -328,10 +356,15 @@ static bool eval_graph(const graph *g, const graph_value *inputs, graph_value *o
         }
         if (ok)
             ok = graph_ops[n->op].eval(g, n, in, out, err, err_size);
-        if (ok && mca_seed && !moves_values(n))
+        if (ok && mca_seed && !moves_values(n)) {
+            /* a matmul summing in f16 every 16 products: K / 16 roundings */
+            double terms = partials_roundoff ? summed_terms(g, n) : 0;
+            double u_least = terms > 16 ? partials_roundoff * sqrt(terms / 16) : partials_roundoff * (terms > 0);
             for (int i = 0; i < n->n_outputs; i++)
                 if (out[i])
-                    perturb(out_t(g, n, i), out[i], mix64(mca_seed ^ mix64(((uint64_t)k << 8) | (uint64_t)i)));
+                    perturb(out_t(g, n, i), out[i], mix64(mca_seed ^ mix64(((uint64_t)k << 8) | (uint64_t)i)),
+                            u_least);
+        }
         for (int i = 0; i < n->n_inputs; i++) {
             int t = n->inputs[i];
             if (t >= 0 && last_use[t] == k && owned[t]) {
@@ -377,19 +410,19 @@ done:
 
 bool graph_eval(const graph *g, const graph_value *inputs, graph_value *outputs, char *err, size_t err_size)
 {
-    return eval_graph(g, inputs, outputs, NULL, 0, err, err_size);
+    return eval_graph(g, inputs, outputs, NULL, 0, 0, err, err_size);
 }
 
 bool graph_eval_step(graph *g, const graph_value *inputs, graph_value *outputs, char *err, size_t err_size)
 {
-    return eval_graph(g, inputs, outputs, g, 0, err, err_size);
+    return eval_graph(g, inputs, outputs, g, 0, 0, err, err_size);
 }
 
-bool graph_eval_step_mca(graph *g, const graph_value *inputs, uint64_t seed, graph_value *outputs, char *err,
-                         size_t err_size)
+bool graph_eval_step_mca(graph *g, const graph_value *inputs, uint64_t seed, double partials_roundoff,
+                         graph_value *outputs, char *err, size_t err_size)
 {
     ALWAYS(seed != 0);
-    return eval_graph(g, inputs, outputs, g, seed, err, err_size);
+    return eval_graph(g, inputs, outputs, g, seed, partials_roundoff, err, err_size);
 }
 
 /* ---- elementwise ------------------------------------------------------------------------ */

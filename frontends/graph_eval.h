@@ -57,9 +57,13 @@ bool graph_eval_step(graph *g, const graph_value *inputs, graph_value *outputs, 
  * the result type's unit roundoff u, and rounded again.  Runs with
  * different seeds (non-zero) spread as far apart as the rounding of the
  * arithmetic can move the results: how well the step's results are
- * conditioned, measured.  The same seed gives the same results. */
-bool graph_eval_step_mca(graph *g, const graph_value *inputs, uint64_t seed, graph_value *outputs, char *err,
-                         size_t err_size);
+ * conditioned, measured.  The same seed gives the same results.  With
+ * partials_roundoff u16 > 0 (matmuls summing in f16: --partials half) a
+ * matmul or convolution of K products a result is perturbed at no less
+ * than u16 sqrt(K / 16), the K / 16 roundings of its running sum
+ * (random errors of either sign); 0: the result type's u alone. */
+bool graph_eval_step_mca(graph *g, const graph_value *inputs, uint64_t seed, double partials_roundoff,
+                         graph_value *outputs, char *err, size_t err_size);
 
 /* Element access in any dtype the IR holds. */
 double graph_load_f64(graph_dtype t, const void *data, size_t i);

@@ -325,9 +325,9 @@ static void test_monte_carlo_arithmetic(void)
     graph_value in = { .dtype = GDT_F32, .shape = g->tensors[x].shape, .data = v }, plain[2], a[2], b[2], c[2];
     char err[256];
     CU_ASSERT_TRUE_FATAL(graph_eval_step(g, &in, plain, err, sizeof err));
-    CU_ASSERT_TRUE_FATAL(graph_eval_step_mca(g, &in, 1, a, err, sizeof err));
-    CU_ASSERT_TRUE_FATAL(graph_eval_step_mca(g, &in, 1, b, err, sizeof err));
-    CU_ASSERT_TRUE_FATAL(graph_eval_step_mca(g, &in, 2, c, err, sizeof err));
+    CU_ASSERT_TRUE_FATAL(graph_eval_step_mca(g, &in, 1, 0, a, err, sizeof err));
+    CU_ASSERT_TRUE_FATAL(graph_eval_step_mca(g, &in, 1, 0, b, err, sizeof err));
+    CU_ASSERT_TRUE_FATAL(graph_eval_step_mca(g, &in, 2, 0, c, err, sizeof err));
     const float *pm = plain[0].data, *am = a[0].data, *at = a[1].data, *cm = c[0].data;
     CU_ASSERT_EQUAL(memcmp(a[0].data, b[0].data, sizeof v), 0);
     CU_ASSERT_EQUAL(memcmp(a[1].data, b[1].data, sizeof v), 0);
@@ -354,6 +354,43 @@ static void test_monte_carlo_arithmetic(void)
     graph_free(g);
 }
 
+/* Monte Carlo arithmetic for matmuls summing in f16 (partials_roundoff
+ * u16): a result of K = 256 products moved by up to u16 sqrt(K / 16) =
+ * 2^-9 of it, and by at most f32's rounding without it. */
+static void test_monte_carlo_f16_partials(void)
+{
+    static const int64_t d[] = { 32, 256 };
+    graph *g = graph_new("mca16", 15);
+    int x = input(g, "x", GDT_F32, 2, d);
+    node1(g, GRAPH_OP_TRANSPOSE, "xt", &x, 1);
+    int in[2] = { x, graph_find_tensor(g, "xt") };
+    node1(g, GRAPH_OP_MATMUL, "y", in, 2);
+    graph_add_output(g, graph_find_tensor(g, "y"));
+    prepare_ok(g, "y");
+    static float v[32 * 256];
+    uint32_t seed = 11;
+    for (int i = 0; i < 32 * 256; i++)
+        v[i] = frand(&seed);
+    graph_value xin = { .dtype = GDT_F32, .shape = g->tensors[x].shape, .data = v }, plain, f32u, f16p;
+    char err[256];
+    CU_ASSERT_TRUE_FATAL(graph_eval_step(g, &xin, &plain, err, sizeof err));
+    CU_ASSERT_TRUE_FATAL(graph_eval_step_mca(g, &xin, 3, 0, &f32u, err, sizeof err));
+    CU_ASSERT_TRUE_FATAL(graph_eval_step_mca(g, &xin, 3, ldexp(1, -11), &f16p, err, sizeof err));
+    const float *p = plain.data, *a = f32u.data, *h = f16p.data;
+    double most_a = 0, most_h = 0;
+    for (int k = 0; k < 32 * 32; k++) {
+        double ra = fabs((double)a[k] - p[k]) / fabs((double)p[k]), rh = fabs((double)h[k] - p[k]) / fabs((double)p[k]);
+        most_a = ra > most_a ? ra : most_a;
+        most_h = rh > most_h ? rh : most_h;
+    }
+    CU_ASSERT_TRUE(most_a <= 2.5 * ldexp(1, -24));
+    CU_ASSERT_TRUE(most_h > ldexp(1, -11) && most_h <= ldexp(1, -9) * 1.001);
+    graph_value_free(&plain);
+    graph_value_free(&f32u);
+    graph_value_free(&f16p);
+    graph_free(g);
+}
+
 void test_register(void)
 {
     ADD_SUITE("graph_eval",
@@ -364,5 +401,6 @@ void test_register(void)
               { "integer wrap, truncation, division by zero, saturation", test_integer_edges },
               { "bf16 and f16 rounding bit patterns", test_half_precision_rounding },
               { "evaluation checks its inputs", test_eval_checks_inputs },
-              { "Monte Carlo arithmetic: bounded, repeatable, values moved untouched", test_monte_carlo_arithmetic });
+              { "Monte Carlo arithmetic: bounded, repeatable, values moved untouched", test_monte_carlo_arithmetic },
+              { "Monte Carlo arithmetic of f16 partial sums", test_monte_carlo_f16_partials });
 }

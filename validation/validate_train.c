@@ -331,7 +331,8 @@ static bool each_step(int step, const graph_value *outputs, const simulate_resul
         tc->mca_out[i] = calloc((size_t)ref->n_outputs + 1, sizeof *tc->mca_out[i]);
         if (!tc->mca_out[i])
             fatal("out of memory");
-        ok = graph_eval_step_mca(tc->mca[i], tc->inputs, (uint64_t)step * MCA_RUNS + (uint64_t)i + 1, tc->mca_out[i],
+        ok = graph_eval_step_mca(tc->mca[i], tc->inputs, (uint64_t)step * MCA_RUNS + (uint64_t)i + 1,
+                                 tc->o->half_partials ? ldexp(1, -11) : 0, tc->mca_out[i],
                                  msg, sizeof msg);
     }
     ok = ok && graph_eval_step(ref, tc->inputs, rout, msg, sizeof msg);

@@ -101,6 +101,13 @@ check "cnn, f16 weights: the loss falls to under half in 20 steps" falls cnn16.t
 "$IPUSIM" validate --model cnn.onnx --train --loss softmax-ce:logits:labels --optimizer sgd --lr 0.2 --momentum 0.9 \
     --f16-matmul --steps 20 > cnn_f16mm.txt 2>&1
 check "cnn, f16 matmuls: 20 steps within tolerance" grep -q "^PASS: 20 steps of cnn.onnx within tolerance" cnn_f16mm.txt
+# --partials half: the matmuls sum in f16; the reference's Monte Carlo runs perturb each
+# matmul's result by the K / 16 roundings of its running sum
+"$IPUSIM" validate --model mlp.onnx --train --loss softmax-ce:logits:labels --lr 0.5 --momentum 0.9 \
+    --f16-matmul --partials half --steps 20 > mlp_half.txt 2>&1
+check "mlp, half partials: 20 steps within tolerance" grep -q "^PASS: 20 steps of mlp.onnx within tolerance" mlp_half.txt
+check "mlp, half partials: the tolerance says so" grep -q "in f16 with f16 partial sums (--partials half)" mlp_half.txt
+check "mlp, half partials: the loss falls to under half in 20 steps" falls mlp_half.txt
 check "cnn, f16 weights: the roundings' mean error stated" \
     grep -q "^stochastic rounding of the f16 weights: every new weight within one f16 gap" cnn16.txt
 
