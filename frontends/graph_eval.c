@@ -263,6 +263,8 @@ static void perturb(const graph_tensor *t, void *data, uint64_t stream, double u
  * (0: not such a node). */
 static double summed_terms(const graph *g, const graph_node *n)
 {
+    if (n->n_inputs < 2 || n->n_outputs < 1 || n->inputs[0] < 0 || n->inputs[1] < 0 || n->outputs[0] < 0)
+        return 0;
     const graph_shape *a = &g->tensors[n->inputs[0]].shape, *b = &g->tensors[n->inputs[1]].shape;
     const graph_shape *y = &g->tensors[n->outputs[0]].shape;
     switch (n->op) {
