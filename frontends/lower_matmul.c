@@ -1017,15 +1017,8 @@ static uint32_t cast_on_tile(lowering *lw, mm_plan *P, uint32_t tile, uint32_t i
                              enum region_pref pref)
 {
     uint32_t out = lw_scratch_alloc(lw, tile, n * (up ? 4 : 2), pref, 8, P->what);
-    if (!out)
-        return 0;
-    const uint32_t ein = up ? 8 : 16, eout = up ? 16 : 8;   /* bytes of 4 elements */
-    worker_set ws;
-    if (lw_workers_begin(lw, tile, KERNEL_CAST_WORDS, n / 4, &ws))
-        for (int w = 0; w < CODELET_WORKERS; w++)
-            kernel_cast_record(ws.rec[w], in + (uint32_t)(ws.lo[w] * ein), out + (uint32_t)(ws.lo[w] * eout),
-                               (uint32_t)((ws.hi[w] - ws.lo[w]) * 4));
-    lw_workers_run(lw, tile, up ? lw->kernels.vtx_cast_f16_to_f32 : lw->kernels.vtx_cast_f32_to_f16, &ws);
+    if (out)
+        lw_mm_cast(lw, tile, in, out, n, up);
     return out;
 }
 

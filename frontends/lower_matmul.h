@@ -216,6 +216,10 @@ static inline void lw_mm_free_temps(lowering *lw, mm_plan *P, const mm_tile *t)
  * (lw_mm_exchange_partials); then its share's sum and epilogue
  * (lw_mm_finish_share).  Steps of for_each_tile: false ends a grid row. */
 bool lw_mm_exchange_partials(lowering *lw, mm_plan *P, const mm_tile *t);
+/* n elements (a multiple of 4; the f16 partials' rows are whole groups of
+ * 16) cast on the tile from in to out: f16 to f32 (up, exact) or f32 to
+ * f16 (vtx_cast_*). */
+void lw_mm_cast(lowering *lw, uint32_t tile, uint32_t in, uint32_t out, uint64_t n, bool up);
 /* Whether a tile's C block is the output's block as it stands (no K
  * split; f32 partials for an f32 output, f16 partials for an f16 output
  * with no epilogue to compute). */

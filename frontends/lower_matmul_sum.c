@@ -22,6 +22,17 @@ static void scale_on_tile(lowering *lw, uint32_t tile, uint32_t addr, uint64_t n
     lw_workers_run(lw, tile, lw->kernels.vtx_unary_f32, &ws);
 }
 
+void lw_mm_cast(lowering *lw, uint32_t tile, uint32_t in, uint32_t out, uint64_t n, bool up)
+{
+    const uint32_t ein = up ? 8 : 16, eout = up ? 16 : 8;   /* bytes of 4 elements */
+    worker_set ws;
+    if (lw_workers_begin(lw, tile, KERNEL_CAST_WORDS, n / 4, &ws))
+        for (int w = 0; w < CODELET_WORKERS; w++)
+            kernel_cast_record(ws.rec[w], in + (uint32_t)(ws.lo[w] * ein), out + (uint32_t)(ws.lo[w] * eout),
+                               (uint32_t)((ws.hi[w] - ws.lo[w]) * 4));
+    lw_workers_run(lw, tile, up ? lw->kernels.vtx_cast_f16_to_f32 : lw->kernels.vtx_cast_f32_to_f16, &ws);
+}
+
 /* The epilogue of `rows` rows of a tile's block at `c` (nt f32 a row,
  * columns [n0, n1) of the output, its first row first_row): alpha, the
  * bias (times beta), the activation, the cast to f16, and the rows become
@@ -64,12 +75,7 @@ static bool matmul_epilogue(lowering *lw, const mm_shape *s, uint32_t tile, uint
         res = lw_tensor_alloc(lw, s->out, tile, rows * nt * 2, PREFER_REGION1, 8, false, what);
         if (!res)
             return false;
-        worker_set ws;
-        if (lw_workers_begin(lw, tile, KERNEL_CAST_WORDS, rows * nt / 4, &ws))
-            for (int w = 0; w < CODELET_WORKERS; w++)
-                kernel_cast_record(ws.rec[w], c + (uint32_t)(ws.lo[w] * 16), res + (uint32_t)(ws.lo[w] * 8),
-                                   (uint32_t)((ws.hi[w] - ws.lo[w]) * 4));
-        lw_workers_run(lw, tile, lw->kernels.vtx_cast_f32_to_f16, &ws);
+        lw_mm_cast(lw, tile, c, res, rows * nt, false);
         res_eb = 2;
     }
     for (uint64_t r = 0; r < rows && !lw->failed; r++)
@@ -96,19 +102,6 @@ bool lw_mm_exchange_partials(lowering *lw, mm_plan *P, const mm_tile *t)
                         P->recv[t->slot] + (uint32_t)(at++ * bytes), (uint32_t)bytes);
     }
     return true;
-}
-
-/* n f16 at src widened to f32 at dst (vtx_cast_f16_to_f32, exact). */
-static void widen_on_tile(lowering *lw, uint32_t tile, uint32_t src, uint32_t dst, uint64_t n)
-{
-    worker_set ws;
-    if (lw_workers_begin(lw, tile, KERNEL_CAST_WORDS, (n + 3) / 4, &ws))
-        for (int w = 0; w < CODELET_WORKERS; w++) {
-            uint64_t e0 = ws.lo[w] * 4, e1 = ws.hi[w] * 4 < n ? ws.hi[w] * 4 : n;
-            kernel_cast_record(ws.rec[w], src + (uint32_t)(e0 * 2), dst + (uint32_t)(e0 * 4),
-                               (uint32_t)(e1 > e0 ? e1 - e0 : 0));
-        }
-    lw_workers_run(lw, tile, lw->kernels.vtx_cast_f16_to_f32, &ws);
 }
 
 /* Whether the epilogue has work beyond making the rows pieces of an f16
@@ -182,13 +175,13 @@ bool lw_mm_finish_share(lowering *lw, mm_plan *P, const mm_tile *t)
                             : lw_tensor_alloc(lw, P->s.out, t->tile, elems * 4, PREFER_REGION1, 8, false, P->what);
         if (!wide)
             return false;
-        widen_on_tile(lw, t->tile, c, wide, elems);
+        lw_mm_cast(lw, t->tile, c, wide, elems, true);
         c = wide;
         if (P->gk > 1) {
             uint32_t parts = lw_scratch_alloc(lw, t->tile, (P->gk - 1) * elems * 4, PREFER_REGION1, 8, P->what);
             if (!parts)
                 return false;
-            widen_on_tile(lw, t->tile, P->recv[t->slot], parts, (P->gk - 1) * elems);
+            lw_mm_cast(lw, t->tile, P->recv[t->slot], parts, (P->gk - 1) * elems, true);
             P->recv[t->slot] = parts;
         }
     }
