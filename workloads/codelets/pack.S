@@ -31,22 +31,39 @@
     .equ PACK_V_N_STEP, 5
     .equ PACK_V_WORDS, 6
 
-    .text
-    .align 8
-    .globl vtx_pack_b_f16
-    .worker
-vtx_pack_b_f16:
+// Both codelets: the record into $m0..$m5 (nothing to do: to \exit), the
+// counts made brnzdec's, $m11 two rows of k.
+    .macro pk_record exit
     ld32    $m0, $m13, $mzero, PACK_V_SRC
     ld32    $m1, $m13, $mzero, PACK_V_DST
     ld32    $m2, $m13, $mzero, PACK_V_BLOCKS
     ld32    $m3, $m13, $mzero, PACK_V_GROUPS
     ld32    $m4, $m13, $mzero, PACK_V_K_STEP
     ld32    $m5, $m13, $mzero, PACK_V_N_STEP
-    brz     $m3, pk_exit
-    brz     $m2, pk_exit
+    brz     $m3, \exit
+    brz     $m2, \exit
     add     $m3, $m3, -1                 // brnzdec counts: n - 1 .. 0
     add     $m2, $m2, -1
     add     $m11, $m4, $m4               // two rows of k
+    .endm
+
+// One unit row: 16 values of k down the column at $m8, cast in pairs and
+// stored at $m1 on.
+    .macro pk_unit_row
+    .rept 8
+    { ld32  $a0, $m8, $mzero, 0 ; fnop }
+    { ld32  $a1, $m8, $m4, 0 ; fnop }
+    { add   $m8, $m8, $m11 ; f32v2tof16 $a2, $a0:1 }
+    { st32step $a2, $mzero, $m1+=, 1 ; fnop }
+    .endr
+    .endm
+
+    .text
+    .align 8
+    .globl vtx_pack_b_f16
+    .worker
+vtx_pack_b_f16:
+    pk_record pk_exit
     shl     $m14, $m4, 4                 // sixteen rows of k: the next block
 pk_group:                                // every issue from here a bundle (8-byte aligned)
     { mov   $m9, $m0 ; fnop }            // (k 0, n 8 g) of this group
@@ -56,12 +73,7 @@ pk_block:
     { setzi $m7, 7 ; fnop }
 pk_unit:
     { mov   $m8, $m10 ; fnop }
-    .rept 8
-    { ld32  $a0, $m8, $mzero, 0 ; fnop }
-    { ld32  $a1, $m8, $m4, 0 ; fnop }
-    { add   $m8, $m8, $m11 ; f32v2tof16 $a2, $a0:1 }
-    { st32step $a2, $mzero, $m1+=, 1 ; fnop }
-    .endr
+    pk_unit_row
     { add   $m10, $m10, $m5 ; fnop }
     { brnzdec $m7, pk_unit ; fnop }
     { add   $m9, $m9, $m14 ; fnop }
@@ -90,19 +102,9 @@ pk_exit:
     { setzi $m7, 3 ; fnop }
 1:
     { mov   $m8, $m10 ; fnop }           // the pair's first unit: column c
-    .rept 8
-    { ld32  $a0, $m8, $mzero, 0 ; fnop }
-    { ld32  $a1, $m8, $m4, 0 ; fnop }
-    { add   $m8, $m8, $m11 ; f32v2tof16 $a2, $a0:1 }
-    { st32step $a2, $mzero, $m1+=, 1 ; fnop }
-    .endr
+    pk_unit_row
     { add   $m8, $m10, $m5 ; fnop }      // its second: column c + 1
-    .rept 8
-    { ld32  $a0, $m8, $mzero, 0 ; fnop }
-    { ld32  $a1, $m8, $m4, 0 ; fnop }
-    { add   $m8, $m8, $m11 ; f32v2tof16 $a2, $a0:1 }
-    { st32step $a2, $mzero, $m1+=, 1 ; fnop }
-    .endr
+    pk_unit_row
     { add   $m10, $m10, $m14 ; fnop }
     { brnzdec $m7, 1b ; fnop }
     .endm
@@ -112,17 +114,7 @@ pk_exit:
     .globl vtx_pack_b_f16_h16
     .worker
 vtx_pack_b_f16_h16:
-    ld32    $m0, $m13, $mzero, PACK_V_SRC
-    ld32    $m1, $m13, $mzero, PACK_V_DST
-    ld32    $m2, $m13, $mzero, PACK_V_BLOCKS
-    ld32    $m3, $m13, $mzero, PACK_V_GROUPS
-    ld32    $m4, $m13, $mzero, PACK_V_K_STEP
-    ld32    $m5, $m13, $mzero, PACK_V_N_STEP
-    brz     $m3, pkh_exit
-    brz     $m2, pkh_exit
-    add     $m3, $m3, -1                 // brnzdec counts: n - 1 .. 0
-    add     $m2, $m2, -1
-    add     $m11, $m4, $m4               // two rows of k
+    pk_record pkh_exit
     shl     $m14, $m5, 2                 // four columns: the next pair
 pkh_group:                               // every issue from here a bundle (8-byte aligned)
     { mov   $m9, $m0 ; fnop }            // (k 0, n 16 g) of this group
