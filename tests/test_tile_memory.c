@@ -225,6 +225,21 @@ static void test_little_endian(void)
     tmem_free(&m);
 }
 
+/* Every one of the memory's n elements is hit by exactly 2048 of its
+ * 64-bit words (16 KiB each), and no word falls outside them. */
+static void check_whole_elements(const tile_memory *m, unsigned n)
+{
+    unsigned count[64] = {0};
+    CU_ASSERT_FATAL(n <= 64);
+    for (uint32_t a = m->base; a < m->base + m->size_bytes; a += 8) {
+        unsigned e = tmem_element(m, a);
+        CU_ASSERT_FATAL(e < n);
+        count[e]++;
+    }
+    for (unsigned e = 0; e < n; e++)
+        CU_ASSERT_EQUAL(count[e], ISA_ELEMENT_BYTES / 8);
+}
+
 static void test_element_mapping(void)
 {
     tile_memory m;
@@ -250,15 +265,7 @@ static void test_element_mapping(void)
     CU_ASSERT_EQUAL(tmem_element(&m, 0xE7FF8u), 38);    /* 39 elements */
     CU_ASSERT_EQUAL(tmem_element(&m, 0xE8000u), TMEM_NO_ELEMENT);
     CU_ASSERT_EQUAL(tmem_element(&m, 0x4BFFFu), TMEM_NO_ELEMENT);
-    /* Every element is hit by exactly 2048 64-bit words. */
-    unsigned count[39] = {0};
-    for (uint32_t a = m.base; a < m.base + m.size_bytes; a += 8) {
-        unsigned e = tmem_element(&m, a);
-        CU_ASSERT_FATAL(e < 39);
-        count[e]++;
-    }
-    for (unsigned e = 0; e < 39; e++)
-        CU_ASSERT_EQUAL(count[e], ISA_ELEMENT_BYTES / 8);
+    check_whole_elements(&m, 39);
     tmem_free(&m);
 }
 
@@ -311,14 +318,7 @@ static void test_small_from_gc200_base(void)
     CU_ASSERT_EQUAL(tmem_element(&m, 0x88008u), 15);
     CU_ASSERT_EQUAL(tmem_element(&m, 0x8BFF8u), 15);
     CU_ASSERT_EQUAL(tmem_element(&m, 0x8C000u), TMEM_NO_ELEMENT);
-    unsigned count[16] = {0};
-    for (uint32_t a = m.base; a < m.base + m.size_bytes; a += 8) {
-        unsigned e = tmem_element(&m, a);
-        CU_ASSERT_FATAL(e < 16);
-        count[e]++;
-    }
-    for (unsigned e = 0; e < 16; e++)
-        CU_ASSERT_EQUAL(count[e], ISA_ELEMENT_BYTES / 8);
+    check_whole_elements(&m, 16);
     uint32_t clash[2] = {0x88000u, 0x88008u};
     CU_ASSERT_EQUAL(tmem_check_conflict(&m, clash, 2), TMEM_CONFLICT);
     tmem_free(&m);
@@ -346,14 +346,7 @@ static void test_gc2_layout(void)
     CU_ASSERT_EQUAL(tmem_element(&m, 0x98000u), 14);
     CU_ASSERT_EQUAL(tmem_element(&m, 0x9FFF8u), 15);
     CU_ASSERT_EQUAL(tmem_element(&m, 0xA0000u), TMEM_NO_ELEMENT);
-    unsigned count[16] = {0};
-    for (uint32_t a = m.base; a < m.base + m.size_bytes; a += 8) {
-        unsigned e = tmem_element(&m, a);
-        CU_ASSERT_FATAL(e < 16);
-        count[e]++;
-    }
-    for (unsigned e = 0; e < 16; e++)
-        CU_ASSERT_EQUAL(count[e], ISA_ELEMENT_BYTES / 8);
+    check_whole_elements(&m, 16);
     /* 128-bit loads only from region 1. */
     uint8_t q[16];
     CU_ASSERT_EQUAL(tmem_load(&m, 0x80010u, 16, q), TMEM_OK);
