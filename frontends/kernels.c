@@ -26,6 +26,7 @@ const uint32_t KERNEL_SOFTMAX_WORDS = SOFTMAX_ROWS_V_WORDS;
 const uint32_t KERNEL_LAYERNORM_WORDS = LAYERNORM_ROWS_V_WORDS;
 const uint32_t KERNEL_MATMUL_WORDS = MATMUL_F16_V_WORDS;
 const uint32_t KERNEL_MATMUL_SCRATCH_BYTES = MATMUL_F16_SCRATCH_BYTES;
+const uint32_t KERNEL_MATMUL_WL_WORDS = MATMUL_F16_WL_WORDS;
 const uint32_t KERNEL_REDUCE_WORDS = REDUCE_ROWS_V_WORDS;
 const uint32_t KERNEL_REDUCE_MAX_COLS = ROWWISE_MAX_COLS;
 const uint32_t KERNEL_ROW_MAX_COLS = ROWWISE_MAX_COLS;
@@ -72,7 +73,7 @@ bool kernel_symbols_find(const codelet_library *lib, kernel_symbols *k, char *er
         SYM(vtx_cast_f32_to_f16, true), SYM(vtx_cast_f32_to_f16_sr, true), SYM(vtx_cast_f16_to_f32, true),
         SYM(vtx_scaled_add_f32, true), SYM(vtx_scaled_add_f16, true), SYM(vtx_scaled_add_f16_sr, true),
         SYM(vtx_softmax_rows_f32, true),
-        SYM(vtx_layernorm_rows_f32, true), SYM(vtx_reduce_rows_f32, true), SYM(sv_matmul_f16, true), SYM(sv_matmul_f32, true),
+        SYM(vtx_layernorm_rows_f32, true), SYM(vtx_reduce_rows_f32, true), SYM(sv_matmul_f16, true), SYM(sv_matmul_f16_wl, true), SYM(sv_matmul_f32, true),
         SYM(vtx_pack_b_f16, true), SYM(vtx_pack_b_f16_h16, true), SYM(vtx_maxpool_nhwc_f32, true), SYM(vtx_avgpool_nhwc_f32, true),
         SYM(vtx_pack_b_f32, true), SYM(vtx_reduce_cols_f32, true), SYM(vtx_transpose_f32, true),
         SYM(vtx_gather_range, true), SYM(vtx_fill, true),
@@ -228,6 +229,16 @@ void kernel_matmul_record(uint32_t *rec, uint32_t a, uint32_t b, uint32_t c, uin
     rec[MATMUL_F16_V_C_ROW_STEP] = c_row_step;
     rec[MATMUL_F16_V_PARTIALS] = f16_partials ? MATMUL_PARTIALS_F16 : MATMUL_PARTIALS_F32;
     rec[MATMUL_F16_V_SCRATCH] = scratch;
+}
+
+bool kernel_matmul_wl_record(uint32_t *rec, uint32_t a, uint32_t b, uint32_t c, uint32_t m, uint32_t k, uint32_t n,
+                             uint32_t a_row_step, uint32_t c_row_step, bool f16_partials, const char **why)
+{
+    matmul_f16_args args = {
+        .a = a, .b = b, .c = c, .m = m, .k = k, .n = n, .a_row_step = a_row_step, .c_row_step = c_row_step,
+        .partials = f16_partials ? MATMUL_PARTIALS_F16 : MATMUL_PARTIALS_F32,
+    };
+    return matmul_f16_wl_record(&args, rec, why);
 }
 
 static const uint32_t reduce_ops[] = {

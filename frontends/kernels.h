@@ -31,6 +31,7 @@ typedef struct kernel_symbols {
     uint32_t vtx_reduce_cols_f32_split;
     uint32_t vtx_softmax_rows_f32, vtx_layernorm_rows_f32, vtx_reduce_rows_f32;
     uint32_t sv_matmul_f16, sv_matmul_f32;      /* 0 when the library lacks it */
+    uint32_t sv_matmul_f16_wl;                  /* sv_matmul_f16 on the compiler's worker lists */
     uint32_t vtx_pack_b_f16, vtx_pack_b_f16_h16, vtx_maxpool_nhwc_f32, vtx_avgpool_nhwc_f32;
     uint32_t vtx_pack_b_f32, vtx_reduce_cols_f32, vtx_transpose_f32, vtx_gather_range, vtx_fill;
     uint32_t vtx_maxpool_grad_nhwc_f32, vtx_scatter_add_range_f32;
@@ -58,7 +59,7 @@ enum kernel_reduce {
 
 /* Record sizes in words and the record builders. */
 extern const uint32_t KERNEL_COPY_WORDS, KERNEL_UNARY_WORDS, KERNEL_BINARY_WORDS, KERNEL_CAST_WORDS,
-    KERNEL_SOFTMAX_WORDS, KERNEL_LAYERNORM_WORDS, KERNEL_MATMUL_WORDS, KERNEL_MATMUL_SCRATCH_BYTES,
+    KERNEL_SOFTMAX_WORDS, KERNEL_LAYERNORM_WORDS, KERNEL_MATMUL_WORDS, KERNEL_MATMUL_SCRATCH_BYTES, KERNEL_MATMUL_WL_WORDS,
     KERNEL_REDUCE_WORDS, KERNEL_REDUCE_MAX_COLS, KERNEL_ROW_MAX_COLS, KERNEL_PACK_WORDS, KERNEL_POOL_WORDS,
     KERNEL_POOL_MAX_KW, KERNEL_REDUCE_COLS_WORDS, KERNEL_REDUCE_COLS_MAX_ROWS, KERNEL_TRANSPOSE_WORDS,
     KERNEL_TRANSPOSE_MAX_COLS, KERNEL_MATMUL_F32_WORDS, KERNEL_MATMUL_F32_SCRATCH_BYTES, KERNEL_PACK_F32_WORDS,
@@ -133,6 +134,12 @@ void kernel_pack_f32_record(uint32_t *rec, uint32_t src, uint32_t dst, uint32_t 
 /* sv_matmul_f16: C[m x n] += A[m x k] B (packed), f32 or f16 partials. */
 void kernel_matmul_record(uint32_t *rec, uint32_t a, uint32_t b, uint32_t c, uint32_t m, uint32_t k, uint32_t n,
                           uint32_t a_row_step, uint32_t c_row_step, bool f16_partials, uint32_t scratch);
+
+/* sv_matmul_f16_wl: the same, the work split into the record (matmul.h:
+ * matmul_f16_wl_record); false with *why for sizes or operands it cannot
+ * take. */
+bool kernel_matmul_wl_record(uint32_t *rec, uint32_t a, uint32_t b, uint32_t c, uint32_t m, uint32_t k, uint32_t n,
+                             uint32_t a_row_step, uint32_t c_row_step, bool f16_partials, const char **why);
 
 /* Planner figures: tile cycles per element with six workers busy. */
 extern const double KERNEL_UNARY_CYCLES_PER_ELEMENT, KERNEL_BINARY_CYCLES_PER_ELEMENT,

@@ -1137,24 +1137,36 @@ static bool emit_product(lowering *lw, mm_plan *P, const mm_tile *t)
                  : c_again ? P->c_addr[t->slot]
                  : c_is_out ? lw_tensor_alloc(lw, s->out, tile, c_bytes, PREFER_REGION1, c_align, true, P->what)
                             : lw_scratch_zeroed(lw, tile, c_bytes, PREFER_REGION1, c_align, P->what);
-    uint32_t scratch = c ? lw_scratch_alloc(lw, tile, kd->f32 ? KERNEL_MATMUL_F32_SCRATCH_BYTES
-                                                              : KERNEL_MATMUL_SCRATCH_BYTES,
-                                            PREFER_REGION1, 8, P->what) : 0;
+    if (!c)
+        return false;
+    if (!pack)
+        lw_mm_note_temp(P, t->slot, b);             /* the gathered weights, where scratch */
+    P->c_addr[t->slot] = c;
+    uint32_t *rec;
+    if (!kd->f32) {
+        /* The work split and the workers' lists made here, as poplibs
+         * makes a ConvPartial1x1Out's worklists (matmul.h). */
+        uint32_t wl[KERNEL_MATMUL_WL_WORDS];
+        const char *why = NULL;
+        if (!rows)
+            return true;                            /* nothing to compute: C as allocated */
+        if (!kernel_matmul_wl_record(wl, a, b, c, rows, kt, nt, kt * 2, nt * kd->c_eb, kd->f16_partials, &why))
+            return lw_fail(lw, "%s: tile %u's product: %s", P->what, tile, why);
+        uint32_t off = lw_new_record(lw, tile, KERNEL_MATMUL_WL_WORDS, &rec);
+        if (!rec)
+            return false;
+        memcpy(rec, wl, sizeof wl);
+        return lw_step_call(lw, tile, lw->kernels.sv_matmul_f16_wl, off);
+    }
+    uint32_t scratch = lw_scratch_alloc(lw, tile, KERNEL_MATMUL_F32_SCRATCH_BYTES, PREFER_REGION1, 8, P->what);
     if (!scratch)
         return false;
     lw_mm_note_temp(P, t->slot, scratch);
-    if (!pack)
-        lw_mm_note_temp(P, t->slot, b);             /* the gathered weights, where scratch */
-    uint32_t *rec;
-    uint32_t off = lw_new_record(lw, tile, kd->f32 ? KERNEL_MATMUL_F32_WORDS : KERNEL_MATMUL_WORDS, &rec);
+    uint32_t off = lw_new_record(lw, tile, KERNEL_MATMUL_F32_WORDS, &rec);
     if (!rec)
         return false;
-    if (kd->f32)
-        kernel_matmul_f32_record(rec, a, b, c, rows, kt, nt, kt * 4, nt * 4, scratch);
-    else
-        kernel_matmul_record(rec, a, b, c, rows, kt, nt, kt * 2, nt * kd->c_eb, kd->f16_partials, scratch);
-    lw_step_call(lw, tile, kd->f32 ? lw->kernels.sv_matmul_f32 : lw->kernels.sv_matmul_f16, off);
-    P->c_addr[t->slot] = c;
+    kernel_matmul_f32_record(rec, a, b, c, rows, kt, nt, kt * 4, nt * 4, scratch);
+    lw_step_call(lw, tile, lw->kernels.sv_matmul_f32, off);
     return true;
 }
 

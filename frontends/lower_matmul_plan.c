@@ -41,7 +41,8 @@ static double matmul_cycles(const lowering *lw, const mm_kind *kd, uint64_t mt, 
     matmul_f16_args a = { .a = 0x50000, .b = 0x90000, .c = 0xa0000, .m = (uint32_t)mt, .k = (uint32_t)kt,
                           .n = (uint32_t)nt, .a_row_step = (uint32_t)kt * 2, .c_row_step = (uint32_t)nt * kd->c_eb,
                           .partials = kd->f16_partials ? MATMUL_PARTIALS_F16 : MATMUL_PARTIALS_F32,
-                          .amp_peak_macs = machine_u32(m, MP_amp_f16_peak_macs_per_cycle) };
+                          .amp_peak_macs = machine_u32(m, MP_amp_f16_peak_macs_per_cycle),
+                          .worklists = true };
     return (double)matmul_f16_cycles(&a, 0);
 }
 

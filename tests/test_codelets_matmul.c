@@ -67,6 +67,9 @@ static float rnd_unit(void)
  * its f16 AMP rate for the cycle formula. */
 static const char *g_preset = "gc200";
 static uint32_t g_amp_peak_macs = 64;
+/* true: the calls are sv_matmul_f16_wl's, on the records
+ * matmul_f16_wl_record makes (test_worklists). */
+static bool g_worklists = false;
 
 static unsigned elem_bytes(const mc_call *c) { return c->f16_partials ? 2u : 4u; }
 static uint32_t a_step(const mc_call *c) { return c->k * 2 + c->a_pad; }
@@ -79,7 +82,7 @@ static matmul_f16_args args_of(const mc_call *c, const mc_host *h)
         .a = c->a, .b = h->b_addr, .c = c->c, .m = c->m, .k = c->k, .n = c->n,
         .a_row_step = a_step(c), .c_row_step = c_step(c),
         .partials = c->f16_partials ? MATMUL_PARTIALS_F16 : MATMUL_PARTIALS_F32,
-        .amp_peak_macs = g_amp_peak_macs,
+        .amp_peak_macs = g_amp_peak_macs, .worklists = g_worklists,
     };
     return a;
 }
@@ -148,6 +151,14 @@ static void setup_call(ipu_tile *t, const mc_call *c, mc_host *h, uint32_t seed)
     rec[MATMUL_F16_V_C_ROW_STEP] = c_step(c);
     rec[MATMUL_F16_V_PARTIALS] = c->partials_word ? c->partials_word : (uint32_t)part;
     rec[MATMUL_F16_V_SCRATCH] = h->rec_addr + MATMUL_F16_V_WORDS * 4 + 8;
+    if (g_worklists) {
+        uint32_t wl[MATMUL_F16_WL_WORDS];
+        matmul_f16_args a = args_of(c, h);
+        const char *why = NULL;
+        CU_ASSERT_TRUE_FATAL(matmul_f16_wl_record(&a, wl, &why));
+        CU_ASSERT_EQUAL(tmem_write_bytes(&t->s.mem, h->rec_addr, wl, sizeof wl), TMEM_OK);
+        return;
+    }
     CU_ASSERT_EQUAL(tmem_write_bytes(&t->s.mem, h->rec_addr, rec, sizeof rec), TMEM_OK);
 }
 
@@ -264,7 +275,8 @@ static mc_run run_calls(const mc_call *calls, unsigned n, mc_check *checks)
     for (unsigned i = 0; i < n; i++) {
         layout_call(&calls[i], &host[i]);
         len += (size_t)snprintf(text + len, sizeof text - len,
-                                "    setzi $m1, 0x%x\n    call $m10, sv_matmul_f16\n", host[i].rec_addr);
+                                "    setzi $m1, 0x%x\n    call $m10, sv_matmul_f16%s\n", host[i].rec_addr,
+                                g_worklists ? "_wl" : "");
     }
     snprintf(text + len, sizeof text - len, "    exitz $mzero\n    .include \"workloads/codelets/matmul.S\"\n");
     const char *dirs[] = {IPUSIM_SOURCE_DIR};
@@ -404,7 +416,7 @@ static void test_accumulates_into_c(void)
 }
 
 /* M not a multiple of 6, small M (chunks walked backwards, or slow), M = 0. */
-static void test_row_counts(void)
+static void row_counts(void)
 {
     const unsigned ms[] = {14, 7, 6, 5, 4, 3, 2, 1};
     for (unsigned i = 0; i < sizeof ms / sizeof ms[0]; i++) {
@@ -412,6 +424,11 @@ static void test_row_counts(void)
                      .a = A0, .c = C0};
         expect_ok(&c, 1, true);
     }
+}
+
+static void test_row_counts(void)
+{
+    row_counts();
     /* M = 0: nothing touched, the call is the few instructions up to its
      * return. */
     const mc_call z = {.m = 0, .k = 16, .n = 16, .f16_partials = true, .a = A0, .c = C0};
@@ -584,6 +601,78 @@ static void test_refusals(void)
     expect_trap(&c, MATMUL_TRAP_ROWS);
 }
 
+static double check_large(const mc_call *c, double peak, double at_least);
+
+/* sv_matmul_f16_wl on the compiler's records: the same results bit for
+ * bit on every kind of chunk, placement, group and block as above, and
+ * its own formula exact; the set-up 318 supervisor issues shorter, a
+ * worker's first launch 14 issues longer (fast; 11 slow, 2 idle). */
+static void test_worklists(void)
+{
+    const mc_call shapes[] = {
+        {.m = 16, .k = 16, .n = 16, .f16_partials = true, .a = A0, .c = C0},
+        {.m = 48, .k = 32, .n = 24, .a = A0, .c = C0},
+        {.m = 5, .k = 48, .n = 32, .f16_partials = true, .initial_partials = true, .a = A0, .c = C0},
+        {.m = 13, .k = 32, .n = 24, .initial_partials = true, .a = A0, .c = 0x60000, .b = 0x90000, .c_pad = 8},
+    };
+    uint64_t rt[4], wl[4];
+    for (unsigned i = 0; i < 4; i++)
+        rt[i] = expect_ok(&shapes[i], 1, true).cycles;
+    g_worklists = true;
+    for (unsigned i = 0; i < 4; i++)
+        wl[i] = expect_ok(&shapes[i], 1, true).cycles;
+    /* All fast: 318 fewer supervisor issues before the loops and 1 after
+     * them (the return address stays in $m10), 6 x 14 more worker cycles. */
+    CU_ASSERT_EQUAL(rt[0] - wl[0], 319 - 6 * 14);
+    CU_ASSERT_EQUAL(rt[1] - wl[1], 319 - 6 * 14);
+    for (unsigned i = 0; i < 4; i++)
+        printf("    %u x %u x %u: sv_matmul_f16 %llu cycles, sv_matmul_f16_wl %llu\n", shapes[i].m, shapes[i].k,
+               shapes[i].n, (unsigned long long)rt[i], (unsigned long long)wl[i]);
+    test_small_f16_partials();
+    test_small_f32_partials();
+    test_gc2();
+    test_accumulates_into_c();
+    row_counts();
+    test_slow_placements();
+    test_fast_edges();
+    test_two_calls();
+    test_groups_and_blocks();
+    const mc_call h = {.m = 768, .k = 128, .n = 128, .f16_partials = true, .a = A0, .c = C0};
+    check_large(&h, 64.0, 0.955);
+    g_worklists = false;
+    /* What the record refuses (the run-time entry's traps, and zero sizes). */
+    matmul_f16_args a = {.a = A0, .b = 0x90000, .c = C0, .m = 6, .k = 16, .n = 16, .a_row_step = 32,
+                         .c_row_step = 32, .partials = MATMUL_PARTIALS_F16};
+    uint32_t rec[MATMUL_F16_WL_WORDS];
+    const char *why = NULL;
+    CU_ASSERT_TRUE(matmul_f16_wl_record(&a, rec, &why));
+    CU_ASSERT_EQUAL(rec[MATMUL_F16_WL_LOOPS], 1u << 31);    /* M = 6: three forwards, three backwards */
+    CU_ASSERT_EQUAL(rec[MATMUL_F16_WL_WORKER + 4], 4u | 1u << 16 | 8u << 28);
+    matmul_f16_args b = a;
+    b.m = 5;                                                /* worker 5 idle: the stubs */
+    CU_ASSERT_TRUE(matmul_f16_wl_record(&b, rec, &why));
+    CU_ASSERT_EQUAL(rec[MATMUL_F16_WL_LOOPS], 1u << 30 | 1u << 31);
+    CU_ASSERT_EQUAL(rec[MATMUL_F16_WL_WORKER + 5], 0u);
+    b = a;
+    b.k = 64;
+    b.n = 48;
+    CU_ASSERT_TRUE(matmul_f16_wl_record(&b, rec, &why));
+    CU_ASSERT_EQUAL(rec[MATMUL_F16_WL_LOOPS], 2u | 3u << 15 | 1u << 31);
+    b = a;
+    b.n = 8;
+    CU_ASSERT_FALSE(matmul_f16_wl_record(&b, rec, &why));
+    b = a;
+    b.b = 0x70000;
+    CU_ASSERT_FALSE(matmul_f16_wl_record(&b, rec, &why));
+    CU_ASSERT_STRING_EQUAL(why, "B below region 1");
+    b = a;
+    b.m = 0;
+    CU_ASSERT_FALSE(matmul_f16_wl_record(&b, rec, &why));
+    b = a;
+    b.a += 4;
+    CU_ASSERT_FALSE(matmul_f16_wl_record(&b, rec, &why));
+}
+
 static double check_large(const mc_call *c, double peak, double at_least)
 {
     mc_run r = expect_ok(c, 1, true);
@@ -645,6 +734,7 @@ void test_register(void)
               {"groups and blocks: relaunched workers of every kind", test_groups_and_blocks},
               {"cost of a weight block and of an output group", test_block_cost},
               {"refusals", test_refusals},
+              {"sv_matmul_f16_wl: the compiler's worker lists", test_worklists},
               {"large: MACs per cycle", test_large},
               {"the compiler's block: 48 x 1024 x 24", test_compiler_block},
               {"assembles in the kernel library", test_in_library});

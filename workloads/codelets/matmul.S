@@ -141,6 +141,18 @@
     .equ MMC_X_P, 6              //   partials kind
     // 57 words = 228 bytes, within MATMUL_F16_SCRATCH_BYTES (232)
 
+    // sv_matmul_f16_wl's record (matmul.h: enum matmul_f16_wl_record):
+    // six worker list entries, then the shared fields.
+    .equ MMC_WL_SHARED, 6
+    .equ MMC_SH_A, 0                 // A's address - 32
+    .equ MMC_SH_C, 1                 // C's address - 32
+    .equ MMC_SH_A_STEP, 2
+    .equ MMC_SH_C_STEP, 3
+    .equ MMC_SH_SF, 4
+    .equ MMC_SH_SB, 5
+    .equ MMC_SH_B, 6
+    .equ MMC_SH_LOOPS, 7
+
     .equ MMC_TRAP_SIZES, 0x60
     .equ MMC_TRAP_PARTIALS, 0x61
     .equ MMC_TRAP_ALIGN, 0x62
@@ -169,7 +181,7 @@
 // block of a group, the group entry ($m4: the next 32 bytes of C's rows,
 // A back to its first block).  One head for both loops, 8-byte aligned
 // (no branch penalty).
-    .macro mmc_block_loops loads, pfx
+    .macro mmc_block_loops loads, pfx, lr_in_m10=0
 \pfx\()_block:
     .set    MMC_I, 0
     .rept   \loads
@@ -183,7 +195,9 @@
     mov     $m7, $m4
     mov     $m3, $m2
     brnzdec $m0, \pfx\()_block
+    .if \lr_in_m10 == 0
     ld32    $m10, $m5, $mzero, MMC_X + MMC_X_LR
+    .endif
     br      $m10
     .endm
 
@@ -239,6 +253,48 @@
     { ld2xst64pace $a0:3, $a6:7, $m0:1+=, $m4, 0b100000 ; mmc_amp \hiho, $a6:7, $a0:1, $a2:3, MMC_AMP_P1 }
 2:
     exitz   $mzero
+    // The first launch of sv_matmul_f16_wl ($m13 the record for every
+    // worker): word i of the record, i the worker's index ($WSR bits
+    // 2..0), gives its first row run, its rows and how it runs them (4 x:
+    // 0 idle, 4 forwards, 8 backwards, 12 slow); the fields all workers
+    // share follow the six entries.  The worker works out its A and C
+    // addresses (less 32: the loops add 32 first) and takes its pace
+    // strides, then joins the loops above or the slow loop's set-up below.
+    .align  8
+    .globl  \pfx\()_wl_init
+\pfx\()_wl_init:
+    get     $m10, $WSR
+    and     $m10, $m10, 7
+    shl     $m10, $m10, 2
+    ld32    $m3, $m13, $m10, 0
+    shr     $m2, $m3, 28
+    brz     $m2, mmc_empty_init
+    and     $m5, $m3, 0xffff              // the first row run
+    ld32    $m7, $m13, $mzero, MMC_WL_SHARED + MMC_SH_A_STEP
+    mul     $m7, $m7, $m5
+    ld32    $m4, $m13, $mzero, MMC_WL_SHARED + MMC_SH_A
+    add     $m7, $m7, $m4
+    ld32    $m6, $m13, $mzero, MMC_WL_SHARED + MMC_SH_C_STEP
+    mul     $m6, $m6, $m5
+    ld32    $m4, $m13, $mzero, MMC_WL_SHARED + MMC_SH_C
+    add     $m6, $m6, $m4
+    shl     $m3, $m3, 4
+    shr     $m3, $m3, 20                  // rows
+    cmpult  $m5, $m2, 12
+    brz     $m5, \pfx\()_wl_slow
+    // strides forwards (4) or backwards (8)
+    ld32    $m4, $m13, $m2, MMC_WL_SHARED + MMC_SH_SF - 1
+    setzi   $m8, \pfx\()_fast_block
+    setzi   $m9, \pfx\()_fast_group
+    br      $m9
+    .align  8
+\pfx\()_wl_slow:
+    ld32    $m2, $m13, $mzero, MMC_WL_SHARED + MMC_SH_A_STEP
+    ld32    $m10, $m13, $mzero, MMC_WL_SHARED + MMC_SH_C_STEP
+    sub     $m11, $mzero, $m10
+    setzi   $m8, \pfx\()_slow_block
+    setzi   $m9, \pfx\()_slow_group
+    br      $m9
     // The slow loop, one row at a time: partials in (4 issues, inputs
     // zero), inputs in (4), results out (4, inputs and partials zero),
     // with single 64-bit loads and stores.  The stores address the row the
@@ -468,6 +524,49 @@ mmc_trap_b_region:
     trap    MMC_TRAP_B_REGION
 mmc_trap_rows:
     trap    MMC_TRAP_ROWS
+
+// sv_matmul_f16_wl: the same product with the work split and the workers'
+// lists worked out by the compiler (matmul_f16_wl_record, matmul.h), as
+// poplibs' ConvPartial1x1Out takes its worklists: no checks, no scratch,
+// the return address stays in $m10.  The loops word: output groups - 1 in
+// bits 14..0, weight blocks - 1 in bits 29..15, the stubs in bit 30, f16
+// partials in bit 31.
+    .align 8
+    .globl sv_matmul_f16_wl
+    .supervisor
+sv_matmul_f16_wl:
+    ld32    $m7, $m1, $mzero, MMC_WL_SHARED + MMC_SH_B
+    put     $CCCSLOAD, $m7
+    ld32    $m4, $m1, $mzero, MMC_WL_SHARED + MMC_SH_LOOPS
+    and     $m0, $m4, 0x7fff
+    shr     $m2, $m4, 15
+    and     $m2, $m2, 0x7fff
+    mov     $m5, $m1
+    setzi   $m6, 0                        // every worker's $m13 the record
+    shr     $m3, $m4, 30
+    and     $m3, $m3, 1                   // 1: use the stubs
+    setzi   $m8, mmc_disp_block
+    shr     $m4, $m4, 31
+    brnz    $m4, mmc_wl_f16_partials
+    setzi   $m7, mmc_s_wl_init
+    setzi   $m1, mmc_s_fast_block
+    sub     $m8, $m8, $m1
+    mul     $m8, $m8, $m3
+    add     $m1, $m1, $m8
+    add     $m4, $m1, -8
+    mov     $m3, $m2
+    mmc_block_loops 16, mmc_sw, 1
+    .align  8
+mmc_wl_f16_partials:
+    setzi   $m7, mmc_h_wl_init
+    setzi   $m1, mmc_h_fast_block
+    sub     $m8, $m8, $m1
+    mul     $m8, $m8, $m3
+    add     $m1, $m1, $m8
+    add     $m4, $m1, -8
+    mov     $m3, $m2
+    nop                                   // the loop head 8-byte aligned
+    mmc_block_loops 32, mmc_hw, 1
 
 // ---- workers -----------------------------------------------------------------
     .worker

@@ -113,6 +113,7 @@ typedef struct matmul_f16_args {
     enum matmul_partials partials;
     uint32_t amp_peak_macs;   /* for matmul_f16_cycles: the machine's f16 AMP MACs a tile cycle
                                  (amp_f16_peak_macs_per_cycle; 0: GC200/Bow's 64) */
+    bool worklists;           /* for matmul_f16_cycles: the call is sv_matmul_f16_wl's */
 } matmul_f16_args;
 
 /* True when the placement meets the fast condition above (the sizes are
@@ -129,6 +130,47 @@ enum matmul_chunk matmul_f16_chunk(const matmul_f16_args *a, unsigned w, uint32_
  * chunk when walked backwards) and its row count. */
 enum matmul_chunk matmul_chunk_of(uint32_t m, bool fast, unsigned w, uint32_t *first_row, uint32_t *rows);
 
+/*
+ * sv_matmul_f16_wl (supervisor codelet): the same product, bit for bit
+ * and on the same loops, with the work split done by the compiler, as
+ * poplibs' ConvPartial1x1Out vertices take worklists made when the graph
+ * is compiled (lib/poplin/ConvPartials.cpp): the record carries each
+ * worker's list entry — its first row run, its row count and how it runs
+ * them, by the rule above — and the fields they share: A's and C's
+ * addresses and row steps, both packed pace strides, B, the output groups
+ * and weight blocks less one, and whether the workers' kinds differ (the
+ * dispatch stubs).  The supervisor loads B's address and the loop counts
+ * and starts the workers; each works out its own A and C addresses at its
+ * first launch (every worker's vertex base is the record, its index in
+ * $WSR picks its entry).  No scratch, no checks at run time:
+ * matmul_f16_wl_record refuses what sv_matmul_f16 would trap on (and
+ * zero sizes, where the compiler makes no call).  The set-up takes 21
+ * supervisor issues (22 with f16 partials) where sv_matmul_f16 takes 339
+ * (340); a worker's first launch 4 R + 40 issues on the fast loop (14 R +
+ * 32 slow, 9 idle) where sv_matmul_f16's takes 4 R + 26 (14 R + 21, 7).
+ * The record is 14 words; sv_matmul_f16's is 10 words and 232 bytes of
+ * scratch.
+ */
+enum matmul_f16_wl_record {
+    MATMUL_F16_WL_WORKER = 0,   /* a word a worker: first row | rows << 16 | (4 kind) << 28,
+                                   kind 0 idle, 1 forwards, 2 backwards, 3 slow */
+    MATMUL_F16_WL_A_LESS_32 = 6,      /* A's and C's addresses - 32 (a launch adds 32 first) */
+    MATMUL_F16_WL_C_LESS_32,
+    MATMUL_F16_WL_A_ROW_STEP,
+    MATMUL_F16_WL_C_ROW_STEP,
+    MATMUL_F16_WL_STRIDES_FORWARDS,   /* ld2x64pace's packed strides, atoms */
+    MATMUL_F16_WL_STRIDES_BACKWARDS,
+    MATMUL_F16_WL_B,
+    MATMUL_F16_WL_LOOPS,              /* N / group - 1 | (K / 16 - 1) << 15 | the workers' kinds
+                                         differ (the stubs) << 30 | f16 partials << 31 */
+    MATMUL_F16_WL_WORDS
+};
+#define MATMUL_WL_MAX_LOOP 0x8000u    /* output groups or weight blocks a call */
+
+/* sv_matmul_f16_wl's record for a's operands (amp_peak_macs and worklists
+ * ignored); false, with *why, for arguments it cannot take. */
+bool matmul_f16_wl_record(const matmul_f16_args *a, uint32_t rec[MATMUL_F16_WL_WORDS], const char **why);
+
 /* Tile cycles of one call of sv_matmul_f16 for valid arguments, from the
  * issue of the control program's call (at tile cycle call_cycle, with no
  * worker running) to the codelet's return, the caller's next instruction
@@ -138,5 +180,6 @@ enum matmul_chunk matmul_chunk_of(uint32_t m, bool fast, unsigned w, uint32_t *f
  * differ (M not a multiple of 6, slow chunks): the phase of each runall
  * decides which worker starts first. */
 uint64_t matmul_f16_cycles(const matmul_f16_args *a, uint64_t call_cycle);
+/* (With a->worklists the call is sv_matmul_f16_wl's, on its record.) */
 
 #endif

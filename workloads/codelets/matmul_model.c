@@ -55,12 +55,65 @@ enum matmul_chunk matmul_f16_chunk(const matmul_f16_args *a, unsigned w, uint32_
     return matmul_chunk_of(a->m, matmul_f16_fast_placement(a), w, first_row, rows);
 }
 
+/* ld2x64pace's packed strides (ISA2 §4.1.1.3, atoms of 8 bytes): field 1
+ * from an A row's word 3 to the next row's word 0, field 2 the same for C,
+ * field 3 zero; backwards the next row is the one before. */
+static uint32_t pace_strides(uint32_t a_step, uint32_t c_step, bool backwards)
+{
+    int32_t da = (int32_t)(a_step / 8), dc = (int32_t)(c_step / 8);
+    if (backwards) {
+        da = -da;
+        dc = -dc;
+    }
+    return ((uint32_t)(da - 3) & 0x3ffu) | (((uint32_t)(dc - 3) & 0x3ffu) << 10);
+}
+
+bool matmul_f16_wl_record(const matmul_f16_args *a, uint32_t rec[MATMUL_F16_WL_WORDS], const char **why)
+{
+    uint32_t group = matmul_group(a->partials);
+    const char *bad = !a->m || !a->k || !a->n ? "a size is zero"
+                    : a->k % MATMUL_K_BLOCK || a->n % group ? "K or N not a multiple of its block"
+                    : a->m > MATMUL_MAX_ROWS ? "more rows than six workers' rpt counts take"
+                    : a->n / group > MATMUL_WL_MAX_LOOP || a->k / MATMUL_K_BLOCK > MATMUL_WL_MAX_LOOP
+                        ? "more output groups or weight blocks than the loops word holds"
+                    : (a->a | a->c | a->a_row_step | a->c_row_step) % 8 || a->b % 16 ? "an operand misaligned"
+                    : a->b < REGION1_BASE ? "B below region 1"
+                    : NULL;
+    if (bad) {
+        if (why)
+            *why = bad;
+        return false;
+    }
+    bool stubs = false;
+    for (unsigned w = 0; w < CODELET_WORKERS; w++) {
+        uint32_t first, rows;
+        enum matmul_chunk k = matmul_f16_chunk(a, w, &first, &rows);
+        uint32_t kind = k == MATMUL_CHUNK_FORWARD ? 1 : k == MATMUL_CHUNK_BACKWARD ? 2 : k == MATMUL_CHUNK_SLOW ? 3 : 0;
+        stubs |= kind == 0 || kind == 3;
+        rec[MATMUL_F16_WL_WORKER + w] = kind ? first | rows << 16 | (4 * kind) << 28 : 0;
+    }
+    rec[MATMUL_F16_WL_A_LESS_32] = a->a - 32;
+    rec[MATMUL_F16_WL_C_LESS_32] = a->c - 32;
+    rec[MATMUL_F16_WL_A_ROW_STEP] = a->a_row_step;
+    rec[MATMUL_F16_WL_C_ROW_STEP] = a->c_row_step;
+    rec[MATMUL_F16_WL_STRIDES_FORWARDS] = pace_strides(a->a_row_step, a->c_row_step, false);
+    rec[MATMUL_F16_WL_STRIDES_BACKWARDS] = pace_strides(a->a_row_step, a->c_row_step, true);
+    rec[MATMUL_F16_WL_B] = a->b;
+    rec[MATMUL_F16_WL_LOOPS] = (a->n / group - 1) | (a->k / MATMUL_K_BLOCK - 1) << 15 | (uint32_t)stubs << 30 |
+                               (a->partials == MATMUL_PARTIALS_F16 ? 1u : 0u) << 31;
+    return true;
+}
+
 /* Supervisor issues of one call (matmul.S) before the first ld128putcs,
  * from the control program's call: the call, 110 before the worker records
  * (checks, placement test, strides, rows a worker), 6 x 35 for the records,
  * 18 choosing the variant and the entries (19 with f16 partials: a nop
  * aligns the loop head).  After the loops: ld32 + br. */
 #define MATMUL_SETUP_ISSUES (1u + 110u + 6u * 35u + 18u)
+/* sv_matmul_f16_wl: the call, 13 loading B and the loops word, unpacking
+ * it and choosing the variant, 7 the entries (8 with f16 partials: the
+ * nop).  After the loops: br. */
+#define MATMUL_WL_SETUP_ISSUES (1u + 13u + 7u)
 
 /* How a launch of the workers enters (matmul.S's mmc_block_loops). */
 enum launch { LAUNCH_FIRST, LAUNCH_GROUP, LAUNCH_BLOCK };
@@ -73,20 +126,20 @@ enum launch { LAUNCH_FIRST, LAUNCH_GROUP, LAUNCH_BLOCK };
  * with 5 set-up issues (group) or 3 (block), rpt, 14 a row, exitz, always
  * through a stub; its first launch 14 reading the record.  An idle worker:
  * 7 the first time, then 2 (the stub and exitz). */
-static uint64_t worker_issues(enum matmul_chunk kind, uint64_t rows, enum launch l, bool stubs)
+static uint64_t worker_issues(enum matmul_chunk kind, uint64_t rows, enum launch l, bool stubs, bool wl)
 {
     switch (kind) {
     case MATMUL_CHUNK_FORWARD:
     case MATMUL_CHUNK_BACKWARD:
         if (l == LAUNCH_FIRST)
-            return 4 * rows + 26;
+            return 4 * rows + (wl ? 40 : 26);
         return 4 * rows + (l == LAUNCH_GROUP ? 17 : 15) + stubs;
     case MATMUL_CHUNK_SLOW:
         if (l == LAUNCH_FIRST)
-            return 14 * rows + 21;
+            return 14 * rows + (wl ? 32 : 21);
         return 14 * rows + (l == LAUNCH_GROUP ? 8 : 6);
     default:
-        return l == LAUNCH_FIRST ? 7 : 2;
+        return l == LAUNCH_FIRST ? (wl ? 9 : 7) : 2;
     }
 }
 
@@ -136,7 +189,8 @@ uint64_t matmul_f16_cycles(const matmul_f16_args *a, uint64_t call_cycle)
     /* Worker turns an AMP issue takes: its MACs over the machine's rate. */
     uint64_t peak = a->amp_peak_macs ? a->amp_peak_macs : 64, macs = a->partials == MATMUL_PARTIALS_F16 ? 64 : 32;
     uint64_t amp_turns = (macs + peak - 1) / peak;
-    uint64_t t = call_cycle + MATMUL_SETUP_ISSUES + (a->partials == MATMUL_PARTIALS_F16);
+    uint64_t t = call_cycle + (a->worklists ? MATMUL_WL_SETUP_ISSUES : MATMUL_SETUP_ISSUES) +
+                 (a->partials == MATMUL_PARTIALS_F16);
     for (uint64_t g = 0; g < groups; g++) {
         for (uint64_t b = 0; b < blocks; b++) {
             enum launch l = b ? LAUNCH_BLOCK : g ? LAUNCH_GROUP : LAUNCH_FIRST;
@@ -144,7 +198,7 @@ uint64_t matmul_f16_cycles(const matmul_f16_args *a, uint64_t call_cycle)
             uint64_t runall = t, last_exit = 0;
             for (unsigned k = 1; k <= CODELET_WORKERS; k++) {
                 uint64_t first = runall + 1 + (k - 1 + 6 * 6 - (runall + 1) % 6) % 6;
-                uint64_t e = first + 6 * (worker_issues(kinds[k - 1], rows[k - 1], l, stubs) - 1 +
+                uint64_t e = first + 6 * (worker_issues(kinds[k - 1], rows[k - 1], l, stubs, a->worklists) - 1 +
                                           (amp_turns - 1) * worker_amp_issues(kinds[k - 1], rows[k - 1]));
                 if (e > last_exit)
                     last_exit = e;
@@ -154,6 +208,6 @@ uint64_t matmul_f16_cycles(const matmul_f16_args *a, uint64_t call_cycle)
         }
         t += 3;                                   /* mov, mov, brnzdec */
     }
-    t += 2;                                       /* ld32, br */
+    t += a->worklists ? 1 : 2;                    /* (ld32,) br */
     return t - call_cycle;
 }
