@@ -345,12 +345,17 @@ static int cmp_request(const void *a, const void *b)
     return x->index < y->index ? -1 : x->index > y->index;
 }
 
+/* Deliveries by supertile (the pair of tiles 2k, 2k + 1), then arrival,
+ * send and tile: a tile's own streams in order of arrival, and a send's
+ * two deliveries to one pair next to each other (the two tiles are in one
+ * island: the same latency). */
 static int cmp_delivery(const void *a, const void *b)
 {
     const delivery *x = a, *y = b;
-    if (x->r_tile != y->r_tile) return x->r_tile < y->r_tile ? -1 : 1;
+    if (x->r_tile >> 1 != y->r_tile >> 1) return x->r_tile >> 1 < y->r_tile >> 1 ? -1 : 1;
     if (x->arrive != y->arrive) return x->arrive < y->arrive ? -1 : 1;
-    return x->send < y->send ? -1 : x->send > y->send;
+    if (x->send != y->send) return x->send < y->send ? -1 : 1;
+    return x->r_tile < y->r_tile ? -1 : x->r_tile > y->r_tile;
 }
 
 /* Step 1: pair every tile receive with its send (exchange.h, matching). */
@@ -757,34 +762,62 @@ static void serve_requests(resolver *r, const request *req, size_t nr, send_info
     }
 }
 
+/* One delivery taken: its stream through the port that is free first of
+ * ports[0 .. n_ports) (the receiver's, or a supertile's two for a common
+ * stream) into the memory of each of the n receivers dv[0 .. n). */
+static void take_stream(resolver *r, const send_info *si, const delivery *const *dv, size_t n, uint64_t **ports,
+                        size_t n_ports)
+{
+    xch_system *x = r->x;
+    xch_party *sp = &r->parties[si->party];
+    const xch_transfer *sd = &sp->log->sends[si->index];
+    uint64_t ready = 0;
+    for (size_t i = 0; i < n; i++)
+        ready = simtime_max(ready, simtime_max(dv[i]->arrive, r->parties[dv[i]->r_party].log->recvs[dv[i]->r_index].start_cycle));
+    uint64_t *port = ports[0];
+    for (size_t i = 1; i < n_ports; i++)
+        if (*ports[i] < *port)
+            port = ports[i];
+    uint64_t begin = simtime_max(ready, *port);
+    uint64_t done = begin + si->n_cycles;
+    *port = done;
+    for (size_t i = 0; i < n; i++) {
+        xch_party *rp = &r->parties[dv[i]->r_party];
+        const xch_transfer *rv = &rp->log->recvs[dv[i]->r_index];
+        uint32_t rchip = chip_of(x, rp->tile);
+        x->chip_stats[rchip].receive_conflict_cycles += begin - ready;
+        if (rv->start_cycle > dv[i]->arrive)
+            x->chip_stats[rchip].late_receives++;
+        x->chip_stats[chip_of(x, sp->tile)].exchange_transfers++;
+        note_recv_done(rp, done);
+        note_send_done(x, sp, simtime_cycles_to_ps(done, x->chip_hz[rchip]));
+        tmem_write_bytes(rp->mem, rv->addr, sp->log->data + sd->data_offset, sd->bytes);
+    }
+}
+
 /* Step 3: receivers take their streams in order of arrival, one at a time
- * through their exchange port, and the data land in their memory. */
+ * through their exchange port (a stream common to a supertile through
+ * either of its two: exchange.h), and the data land in their memory. */
 static void take_streams(resolver *r, const send_info *sends, delivery *dv, size_t n_dv)
 {
     xch_system *x = r->x;
     if (n_dv)
         qsort(dv, n_dv, sizeof *dv, cmp_delivery);
     for (size_t k = 0; k < n_dv; k++) {
-        const delivery *d = &dv[k];
-        const send_info *si = &sends[d->send];
-        xch_party *sp = &r->parties[si->party], *rp = &r->parties[d->r_party];
-        const xch_transfer *sd = &sp->log->sends[si->index];
-        const xch_transfer *rv = &rp->log->recvs[d->r_index];
-        uint32_t rchip = chip_of(x, rp->tile);
-        uint64_t ready = simtime_max(d->arrive, rv->start_cycle);
+        const delivery *d[2] = { &dv[k], k + 1 < n_dv ? &dv[k + 1] : NULL };
+        const uint32_t tile = d[0]->r_tile;
         /* On-chip and off-chip streams alike enter through the receiver's
          * exchange port (exchange.h). */
-        uint64_t *port = &x->port_free[rp->tile];
-        uint64_t begin = simtime_max(ready, *port);
-        x->chip_stats[rchip].receive_conflict_cycles += begin - ready;
-        uint64_t done = begin + si->n_cycles;
-        *port = done;
-        if (rv->start_cycle > d->arrive)
-            x->chip_stats[rchip].late_receives++;
-        x->chip_stats[chip_of(x, sp->tile)].exchange_transfers++;
-        note_recv_done(rp, done);
-        note_send_done(x, sp, simtime_cycles_to_ps(done, x->chip_hz[rchip]));
-        tmem_write_bytes(rp->mem, rv->addr, sp->log->data + sd->data_offset, sd->bytes);
+        uint64_t *ports[2] = { &x->port_free[tile], NULL };
+        bool common = x->p.supertile_receive && d[1] && d[1]->send == d[0]->send && d[1]->r_tile == (tile ^ 1u) &&
+                      chip_of(x, tile) == chip_of(x, tile ^ 1u);
+        if (common) {
+            ports[1] = &x->port_free[tile ^ 1u];
+            take_stream(r, &sends[d[0]->send], d, 2, ports, 2);
+            k++;
+            continue;
+        }
+        take_stream(r, &sends[d[0]->send], d, 1, ports, 1);
     }
 }
 

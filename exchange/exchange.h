@@ -60,7 +60,9 @@
  *                 cross-column cost if the columns differ (tile t is in
  *                 column t / ceil(tiles_per_chip / exchange_columns))
  *       begin   = max(arrive, the receiver's xrecv start, when the
- *                 receiver's port is free): a receiver takes one stream at
+ *                 receiver's port is free; for a stream common to a
+ *                 supertile, both tiles' xrecv starts and the earlier free
+ *                 of their ports): a receiver takes one stream at
  *                 a time (overlaps are serialised and their cycles counted
  *                 as receive conflicts; the hardware would lose the data),
  *                 and a stream that arrives before its xrecv was issued
@@ -80,8 +82,15 @@
  *     every tile sending at once at the full rate, which a bus shared by
  *     two senders would halve.
  *     So each tile has its own outgoing bus here; a broadcast is carried
- *     once and each receiver takes it at the port's rate (the doubled
- *     receive rate of a supertile pair is not modelled).
+ *     once and each receiver takes it at the port's rate.  With
+ *     exchange_supertile_receive (GC200, Bow) a stream that both tiles of
+ *     a supertile receive (one broadcast or multicast send matched by
+ *     both) enters through whichever of the pair's two ports is free
+ *     first and lands in both tiles: the pair takes such streams two at a
+ *     time, twice a tile's rate, as the estimators count it.  A stream
+ *     still moves at the sender's rate, so the doubling shows where the
+ *     receivers were the bottleneck: several senders at once to the same
+ *     pairs.  Streams for one tile of the pair only use its own port.
  *   - timing off the chip, in picoseconds (a faster tile clock does not
  *     make it faster): a transfer between chips takes
  *     bytes / (ipu_links_per_chip_pair x ipu_link_bandwidth), serialised
@@ -132,6 +141,7 @@ typedef struct xch_params {
     uint32_t tiles_per_column, island_tiles;
     uint32_t base_latency_cycles, cycles_per_island, cross_column_cycles;
     uint32_t send_bytes_per_cycle;
+    bool supertile_receive;           /* the pair's ports take common streams (above) */
     uint64_t link_bytes_per_s;        /* one directed chip pair: links x link bandwidth */
     uint64_t link_hop_ps;
     uint64_t host_bytes_per_s, host_latency_ps;

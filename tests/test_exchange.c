@@ -323,6 +323,51 @@ static void test_supertile_tiles_send_at_once(void)
     sys_free(&r);
 }
 
+static void test_supertile_pair_receives_together(void)
+{
+    /* Tiles 2 and 4 each multicast 64 bytes (n = 16) to their group {8, 9}
+     * (one supertile), both departing at c106 (a multicast endpoint takes
+     * three instructions to make): arrivals 169 (from 2, two islands) and
+     * 167 (from 4, one), at both tiles.  With the supertile's receive
+     * (GC200): the pair takes 4's stream through 8's port, 167..183, and
+     * 2's through 9's, 169..185, each landing in both tiles: both end at
+     * 186, no conflict.  Without it each tile takes them one after the
+     * other, 167..183..199, as two senders to one tile
+     * (test_two_senders_serialised): both end at 200, 14 cycles of
+     * conflict each.  The senders end at 108 + 16 = 124 either way. */
+    xfer xs[] = { { 2, 's', 64, xch_multicast_send(0) }, { 4, 's', 64, xch_multicast_send(0) },
+                  { 8, 'r', 64, xch_multicast_recv(0, 2) }, { 8, 'r', 64, xch_multicast_recv(0, 4) },
+                  { 9, 'r', 64, xch_multicast_recv(0, 2) }, { 9, 'r', 64, xch_multicast_recv(0, 4) } };
+    for (int shared = 1; shared >= 0; shared--) {
+        char *src = program(xs, 6, 3);
+        sys_result r = sys_run("gc200", shared ? NULL : "exchange_supertile_receive=0", src, 1);
+        free(src);
+        SYS_ASSERT_STATUS(r, ENGINE_DONE);
+        CU_ASSERT_EQUAL(sys_cycles(&r, 8), shared ? 186 : 200);
+        CU_ASSERT_EQUAL(sys_cycles(&r, 2), 124);
+        CU_ASSERT_EQUAL(sys_cycles(&r, 9), shared ? 186 : 200);
+        for (uint32_t t = 8; t <= 9; t++) {
+            CU_ASSERT_EQUAL(sys_word(&r, t, sym(&r, t, "rbuf0") + 60), 0x2000f);
+            CU_ASSERT_EQUAL(sys_word(&r, t, sym(&r, t, "rbuf1") + 60), 0x4000f);
+        }
+        const engine_superstep *st = sys_step(&r, 0, 0);
+        CU_ASSERT_EQUAL(st->c.exchange_bytes, 128);
+        CU_ASSERT_EQUAL(st->c.exchange_transfers, 4);
+        CU_ASSERT_EQUAL(st->c.receive_conflict_cycles, shared ? 0 : 28);
+        sys_free(&r);
+    }
+    /* Two tiles of different supertiles (9 and 10) taking the same two
+     * streams gain nothing: each its own port, 200 as before. */
+    xfer ys[] = { { 2, 's', 64, xch_multicast_send(0) }, { 4, 's', 64, xch_multicast_send(0) },
+                  { 9, 'r', 64, xch_multicast_recv(0, 2) }, { 9, 'r', 64, xch_multicast_recv(0, 4) },
+                  { 10, 'r', 64, xch_multicast_recv(0, 2) }, { 10, 'r', 64, xch_multicast_recv(0, 4) } };
+    sys_result r = run_xfers("gc200", ys, 6, 3);
+    SYS_ASSERT_STATUS(r, ENGINE_DONE);
+    CU_ASSERT_EQUAL(sys_cycles(&r, 9), 200);
+    CU_ASSERT_EQUAL(sys_cycles(&r, 10), 200);
+    sys_free(&r);
+}
+
 static void test_off_chip_streams_share_the_port(void)
 {
     /* m2000 (1.325 GHz, 27.2 GB/s per directed chip pair, 160 ns a hop):
@@ -448,6 +493,7 @@ void test_register(void)
               {"multicast groups", test_multicast_groups},
               {"two senders to one receiver", test_two_senders_serialised},
               {"the tiles of a supertile send at once", test_supertile_tiles_send_at_once},
+              {"a supertile takes the streams both its tiles receive two at a time", test_supertile_pair_receives_together},
               {"off-chip streams share the receiver's port", test_off_chip_streams_share_the_port},
               {"bandwidth and set-up are parameters", test_bandwidth_is_a_parameter});
     ADD_SUITE("exchange_errors",

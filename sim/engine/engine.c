@@ -170,6 +170,7 @@ engine *engine_new(const machine *m, const ipu_exe *e, char *err, size_t err_siz
         .cycles_per_island = machine_u32(m, MP_exchange_cycles_per_island),
         .cross_column_cycles = machine_u32(m, MP_exchange_cross_column_cycles),
         .send_bytes_per_cycle = machine_u32(m, MP_exchange_send_bytes_per_cycle),
+        .supertile_receive = machine_u32(m, MP_exchange_supertile_receive) != 0,
         .link_bytes_per_s = (uint64_t)(machine_get(m, MP_ipu_link_bandwidth_bytes_per_s) *
                                        machine_get(m, MP_ipu_links_per_chip_pair)),
         .link_hop_ps = (uint64_t)machine_get(m, MP_ipu_link_hop_latency_ps),
