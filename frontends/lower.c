@@ -78,6 +78,46 @@ bool lw_unsupported(lowering *lw, const graph_node *n, int index, const char *wh
 
 /* ---- inputs -------------------------------------------------------------- */
 
+/* A matmul's A [M, K] laid out for its plan (lw_matmul_input_layout): the
+ * block of grid row i and K share l, its rows' segments in order, cut in
+ * gn even runs of whole 8-byte words, run j on the op's tile (l gm + i) gn
+ * + j, one piece a row segment.  False (nothing placed) where rows or
+ * segments would not stay 8-byte aligned or a grid row has one tile. */
+static bool place_lhs(lowering *lw, int t, const lw_lhs_layout *L, const char *what)
+{
+    const graph_tensor *g = lw_gt(lw, t);
+    const uint64_t m = (uint64_t)g->shape.dims[0], k = (uint64_t)g->shape.dims[1];
+    const uint32_t eb = lw->tensor[t].element_bytes, word = 8 / eb;
+    if (L->gn < 2 || (k * eb) % 8 || (L->kt * eb) % 8)
+        return false;
+    lw->tensor[t].lhs_spread = true;
+    lw->tensor[t].lhs_base = lw->op_base;
+    for (uint32_t l = 0; l < L->gk; l++)
+        for (uint32_t i = 0; i < L->gm; i++) {
+            const uint64_t m0 = i * L->mt, m1 = m0 + L->mt < m ? m0 + L->mt : m;
+            const uint64_t k0 = l * L->kt, k1 = k0 + L->kt < k ? k0 + L->kt : k;
+            if (m0 >= m1 || k0 >= k1)
+                continue;
+            const uint64_t cols = k1 - k0, elems = (m1 - m0) * cols;
+            const uint64_t run = ((elems + L->gn - 1) / L->gn + word - 1) / word * word;
+            for (uint32_t j = 0; j < L->gn && !lw->failed; j++) {
+                uint64_t e0 = j * run, e1 = e0 + run < elems ? e0 + run : elems;
+                if (e0 >= e1)
+                    break;
+                uint32_t tile = lw_tile_of(lw, (l * L->gm + i) * L->gn + j);
+                uint32_t a = lw_tensor_alloc(lw, t, tile, (e1 - e0) * eb, PREFER_REGION0, 8, false, what);
+                for (uint64_t e = e0, at = 0; a && e < e1;) {
+                    uint64_t r = e / cols, c = e % cols, n = cols - c < e1 - e ? cols - c : e1 - e;
+                    lw_add_piece(lw, t, tile, a + (uint32_t)(at * eb), (m0 + r) * k + k0 + c, n);
+                    e += n;
+                    at += n;
+                }
+            }
+        }
+    lw_sort_pieces(lw, t);
+    return !lw->failed;
+}
+
 /* Graph inputs: linear pieces, each fed by its own host stream. */
 static bool lower_input(lowering *lw, int t)
 {
@@ -87,11 +127,7 @@ static bool lower_input(lowering *lw, int t)
     uint64_t gran = lw_gran_of(eb);
     char what[96];
     snprintf(what, sizeof what, "input '%s'", g->name);
-    /* The rows of a matmul's A: one block of its grid rows per grid row,
-     * in region 0, on the grid row's first tile (which uses them in place
-     * and broadcasts them to the rest of its row). */
-    uint64_t rows;
-    uint32_t step;
+    lw_lhs_layout lhs;
     if (g->shape.rank == 4 && lw_conv_input_layout(lw->g, t)) {
         /* An image for a convolution: kept channels-last (NHWC), whole
          * pixels per tile, spread over the tiles: every tile's pixels go to
@@ -105,16 +141,22 @@ static bool lower_input(lowering *lw, int t)
         uint32_t tiles = lw_plan_tiles(lw, total, pixel, 4.0, 200);
         return lw_place_linear(lw, t, pixel, tiles, what);
     }
-    if (g->shape.rank >= 1 && lw_matmul_input_layout(lw, t, &rows, &step)) {
+    if (g->shape.rank >= 1 && lw_matmul_input_layout(lw, t, &lhs)) {
+        if (lhs.spread && place_lhs(lw, t, &lhs, what))
+            return true;
+        if (lw->failed)
+            return false;
+        /* The rows of each grid row on the grid row's first tile, in region 0. */
         uint64_t cols = (uint64_t)g->shape.dims[g->shape.rank - 1];
-        for (uint64_t r = 0, i = 0; r * cols < total && !lw->failed; r += rows, i++) {
-            uint64_t n = (total - r * cols < rows * cols ? total - r * cols : rows * cols);
-            uint32_t tile = lw_tile_of(lw, (uint32_t)(i * step));
+        for (uint64_t r = 0, i = 0; r * cols < total && !lhs.spread && !lw->failed; r += lhs.mt, i++) {
+            uint64_t n = (total - r * cols < lhs.mt * cols ? total - r * cols : lhs.mt * cols);
+            uint32_t tile = lw_tile_of(lw, (uint32_t)(i * lhs.gn));
             uint32_t a = lw_tensor_alloc(lw, t, tile, n * eb, PREFER_REGION0, 8, false, what);
             if (a)
                 lw_add_piece(lw, t, tile, a, r * cols, n);
         }
-        return !lw->failed;
+        if (!lhs.spread)
+            return !lw->failed;
     }
     if (g->shape.rank >= 1) {
         /* Whole rows where they stay 8-byte aligned, so row ops need no exchange. */

@@ -58,6 +58,8 @@ typedef struct ltensor {
     uint32_t element_bytes;
     bool permuted;                    /* pieces count in the order of axes perm[] */
     uint32_t perm[GRAPH_MAX_RANK];    /* (tensor_map.h), e.g. NCHW kept as NHWC */
+    bool lhs_spread;                  /* a matmul's A laid out for its plan (lower_input): each */
+    uint32_t lhs_base;                /* block spread over its grid row's tiles from this op base */
 } ltensor;
 
 typedef struct word_vec {
@@ -330,9 +332,20 @@ void lw_linear_split(uint64_t n, uint64_t gran, uint32_t tiles, uint64_t *lo, ui
 void lw_worker_split(uint64_t units, uint64_t *lo, uint64_t *hi);
 
 /* Ops lowered in other files.  lw_matmul_input_layout: when `tensor` is
- * only the first operand of one matmul, how its rows should be laid out
- * for that matmul's plan (pieces of *rows rows on tiles 0, step, 2 step...). */
-bool lw_matmul_input_layout(lowering *lw, int tensor, uint64_t *rows, uint32_t *tile_step);
+ * only the first operand of one matmul (not batched, not transposed), the
+ * grid of that matmul's plan with A laid out for it, as
+ * poplin::createMatMulInputLHS lays A out: block (i, l) of A (rows i mt
+ * .., K l kt ..) spread evenly over the gn tiles (l gm + i) gn + j of the
+ * op that take it, so that they gather it from each other (spread);
+ * where the operands take more than an eighth of the tiles' memory, a plan
+ * with K whole and each grid row's rows on its first tile, which reads
+ * them in place and broadcasts them to the rest of the row (not spread). */
+typedef struct lw_lhs_layout {
+    uint32_t gm, gn, gk;
+    uint64_t mt, kt;
+    bool spread;
+} lw_lhs_layout;
+bool lw_matmul_input_layout(lowering *lw, int tensor, lw_lhs_layout *layout);
 /* Whether graph input `tensor` feeds a convolution that wants it
  * channels-last (then it is placed in NHWC order). */
 bool lw_conv_input_layout(const graph *g, int tensor);

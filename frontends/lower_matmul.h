@@ -101,6 +101,11 @@ mm_kind lw_mm_kind(const lowering *lw, const mm_shape *s);
  * blocks of every tile; where none does, of those whose bytes fit the one
  * that needs least; false when none fits at all. */
 bool lw_mm_plan_grid(const lowering *lw, const mm_shape *s, const mm_kind *kd, mm_grid *best);
+/* The same with A taken to be spread over each grid row's tiles (a_spread,
+ * ltensor.lhs_spread: each tile receives its block from the others, twice
+ * as fast where the two tiles of a supertile take the same block) or
+ * where it lies now. */
+bool lw_mm_plan_grid_as(const lowering *lw, const mm_shape *s, const mm_kind *kd, mm_grid *best, bool a_spread);
 
 /* Where no grid's blocks fit the tiles' free blocks (*grid the one
  * needing least, or none), a serialised plan, as PopART serialises a large

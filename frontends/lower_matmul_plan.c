@@ -57,11 +57,41 @@ static uint64_t stretch_bytes(const lw_block_need *blocks, int n, uint64_t *most
     return sum;
 }
 
+/* A's exchange: no sooner than its busiest sender sends send_bytes at 4
+ * bytes a cycle; or (send_bytes 0) spread over the grid row's gn tiles, each
+ * taking its block of `block` bytes from the others, a supertile's two
+ * tiles together (pair) when gn is even (the pairs lie inside a row). */
+static double a_cycles(uint64_t send_bytes, uint64_t block, uint32_t gn, bool pair)
+{
+    if (send_bytes)
+        return (double)send_bytes / 4.0;
+    return (double)block / (4.0 * (pair && gn % 2 == 0 ? 2.0 : 1.0)) +
+           (double)gn * XCH_SEND_OVERHEAD_CYCLES / (pair ? 2.0 : 1.0);
+}
+
+/* The partial sums of a share of `elems` outputs brought together and
+ * summed (K split over gk tiles; lower_matmul_sum.c), f16 partials widened. */
+static double sum_cycles(const mm_kind *kd, uint32_t gk, uint64_t elems, bool epilogue_work)
+{
+    const bool h = kd->f16_partials;
+    if (gk > 1 && h && !epilogue_work)            /* f16 partials received, widened (a cast a */
+        return (double)((gk - 1) * elems) * 2.0 / 4.0 +   /* cycle an element), one reduce */
+               (double)(gk * elems) * (1.0 + 0.6) +        /* (0.58): sum_f16_partials */
+               3.0 * PASS_OVERHEAD_CYCLES;
+    double c = 0.0;
+    if (gk > 1)                                   /* receive the partials, sum them */
+        c += (double)((gk - 1) * elems) * (gk > 2 ? 1.6 : 1.0) * (double)kd->c_eb / 4.0 +
+             (double)elems * KERNEL_BINARY_CYCLES_PER_ELEMENT + (gk > 2 ? 2.0 : 1.0) * PASS_OVERHEAD_CYCLES + 200.0;
+    if (h && (gk > 1 || epilogue_work))           /* widen the share and the partials */
+        c += (double)(gk * elems) * 0.4 + (gk > 1 ? 2.0 : 1.0) * PASS_OVERHEAD_CYCLES;
+    return c;
+}
+
 /* The grid with the lowest estimate among those whose blocks fit: their
  * bytes together beside what the fullest tile holds, and (room not NULL)
  * each in a free block (lw_least_room). */
 static bool plan_grid_in(const lowering *lw, const mm_shape *s, const mm_kind *kd, mm_grid *best,
-                         const uint64_t *room, uint64_t a_most)
+                         const uint64_t *room, uint64_t a_most, bool a_spread)
 {
     const graph *g = lw->g;
     const uint64_t kblocks = (s->k + kd->k_block - 1) / kd->k_block;
@@ -81,6 +111,7 @@ static bool plan_grid_in(const lowering *lw, const mm_shape *s, const mm_kind *k
     memset(best, 0, sizeof *best);
     best->cycles = 1e300;
     double best_score = 1e300;
+    const bool pair = machine_u32(lw->opts->machine, MP_exchange_supertile_receive) != 0;
     /* Batch items (attention heads) side by side, each with its grid. */
     uint32_t tiles = s->batch && s->batch <= lw->tiles ? (uint32_t)(lw->tiles / s->batch) : 0;
     for (uint32_t gk = 1; gk <= tiles && gk <= kblocks && (gk == 1 || !s->k_whole); gk++) {
@@ -168,8 +199,9 @@ static bool plan_grid_in(const lowering *lw, const mm_shape *s, const mm_kind *k
                 /* A: received at 4 bytes a cycle, no sooner than its
                  * busiest sender sends (above); split along K, a send per
                  * row and share. */
-                const uint64_t a_send = a_most ? (a_most > mt * kt ? a_most : mt * kt) : mt * s->k;
-                double c = matmul_cycles(lw, kd, mt, kt, nt) + (double)(a_send * in_eb) / 4.0 +
+                double c = matmul_cycles(lw, kd, mt, kt, nt) +
+                           a_cycles(a_spread ? 0 : (a_most ? (a_most > mt * kt ? a_most : mt * kt) : mt * s->k) * in_eb,
+                                    mt * kt * in_eb, gn, pair) +
                            (gk > 1 ? (double)(mt * gk) * XCH_SEND_OVERHEAD_CYCLES : 0.0) +
                            (double)(share * nt) +                               /* the epilogue */
                            (s->f32_inputs && !kd->f32 ? (double)(mt * kt) : 0.0) +  /* cast A */
@@ -191,12 +223,7 @@ static bool plan_grid_in(const lowering *lw, const mm_shape *s, const mm_kind *k
                 }
                 if (w_parts)                                /* a part (at most six K blocks) packed */
                     c += PASS_OVERHEAD_CYCLES + 6.0 * 290.0 + (s->b_f32 ? 0.0 : 16.0 * 8.0 * 6.0);
-                if (gk > 1)                                 /* receive the partials, sum them */
-                    c += (double)((gk - 1) * share * nt) * (gk > 2 ? 1.6 : 1.0) * (double)kd->c_eb / 4.0 +
-                         (double)(share * nt) * KERNEL_BINARY_CYCLES_PER_ELEMENT +
-                         (gk > 2 ? 2.0 : 1.0) * PASS_OVERHEAD_CYCLES + 200.0;
-                if (h && (gk > 1 || epilogue_work))         /* widen the share and the partials */
-                    c += (double)(gk * share * nt) * 0.4 + (gk > 1 ? 2.0 : 1.0) * PASS_OVERHEAD_CYCLES;
+                c += sum_cycles(kd, gk, share * nt, epilogue_work);
                 double score = c;
                 if (!room)   /* no grid fits: the one that needs least, its largest block first (ties by cycles) */
                     score = (double)(most + bytes) * 1e6 + c;
@@ -215,6 +242,11 @@ static bool plan_grid_in(const lowering *lw, const mm_shape *s, const mm_kind *k
 
 bool lw_mm_plan_grid(const lowering *lw, const mm_shape *s, const mm_kind *kd, mm_grid *best)
 {
+    return lw_mm_plan_grid_as(lw, s, kd, best, !s->conv && !s->wgrad && lw->tensor[s->a].lhs_spread);
+}
+
+bool lw_mm_plan_grid_as(const lowering *lw, const mm_shape *s, const mm_kind *kd, mm_grid *best, bool a_spread)
+{
     uint64_t room[LW_ROOM_SIZE];
     lw_least_room(lw, room);
     /* A's sends: each element goes once (a multicast to the tiles of its
@@ -223,7 +255,7 @@ bool lw_mm_plan_grid(const lowering *lw, const mm_shape *s, const mm_kind *kd, m
      * lw_matmul_input_layout), and for an image's im2col rows (a_most 0),
      * a grid row's rows are taken to be on one tile, which sends them all. */
     const uint64_t a_most = s->conv || s->wgrad ? 0 : lw_most_on_a_tile(lw, s->a);
-    return plan_grid_in(lw, s, kd, best, room, a_most) || plan_grid_in(lw, s, kd, best, NULL, a_most);
+    return plan_grid_in(lw, s, kd, best, room, a_most, a_spread) || plan_grid_in(lw, s, kd, best, NULL, a_most, a_spread);
 }
 
 uint64_t lw_mm_side(const mm_shape *s, enum mm_axis a)

@@ -148,6 +148,34 @@ static bool sum_partials(lowering *lw, mm_plan *P, const mm_tile *t, uint32_t c,
     return true;
 }
 
+/* f16 partials of an f16 result with nothing else to do (K split): the
+ * share and the gk - 1 partials received widened to f32 side by side (two
+ * casts), then one column reduce over the gk rows rounding each sum to f16
+ * into the output's block, as popops reduces half partials in one pass:
+ * the own share first, then the others in K order, summed in f32. */
+static bool sum_f16_partials(lowering *lw, mm_plan *P, const mm_tile *t, uint32_t c, uint64_t elems)
+{
+    const uint32_t tile = t->tile, gk = P->gk;
+    uint32_t wide = lw_scratch_alloc(lw, tile, gk * elems * 4, PREFER_REGION1, 8, P->what);
+    uint32_t out = wide ? lw_tensor_alloc(lw, P->s.out, tile, elems * 2, PREFER_REGION1, 8, false, P->what) : 0;
+    if (!out)
+        return false;
+    lw_mm_cast(lw, tile, c, wide, elems, true);
+    lw_mm_cast(lw, tile, P->recv[t->slot], wide + (uint32_t)(elems * 4), (gk - 1) * elems, true);
+    worker_set ws;
+    if (lw_workers_begin(lw, tile, KERNEL_REDUCE_COLS_WORDS, elems / 2, &ws))
+        for (int w = 0; w < CODELET_WORKERS; w++)
+            kernel_reduce_cols_record(ws.rec[w], wide + (uint32_t)(ws.lo[w] * 8), out + (uint32_t)(ws.lo[w] * 4), gk,
+                                      (uint32_t)((ws.hi[w] - ws.lo[w]) * 2), (uint32_t)(elems * 4), KERNEL_REDUCE_SUM,
+                                      1.0f, true);
+    lw_workers_run(lw, tile, lw->kernels.vtx_reduce_cols_f32, &ws);
+    const uint64_t nt = P->nt, rows = t->r1 - t->r0;
+    for (uint64_t r = 0; r < rows && !lw->failed; r++)
+        lw_add_piece(lw, P->s.out, tile, out + (uint32_t)(r * nt * 2),
+                     (t->bt * P->s.m + t->m0 + t->r0 + r) * P->s.n + t->n0, t->n1 - t->n0);
+    return !lw->failed;
+}
+
 /* The tile's share of the rows: the sum of the partials (K split; into
  * the output's block where it is f32, else in place before the cast), then
  * the epilogue.  f16 partials are widened first, except where they are the
@@ -167,6 +195,8 @@ bool lw_mm_finish_share(lowering *lw, mm_plan *P, const mm_tile *t)
                              (t->bt * P->s.m + t->m0 + t->r0 + r) * P->s.n + t->n0, t->n1 - t->n0);
             return !lw->failed;
         }
+        if (P->gk > 1 && out_f16 && !epilogue_computes(lw, &P->s))
+            return sum_f16_partials(lw, P, t, c, elems);
         /* The share and the partials received widened to f32 (exact), then
          * summed and finished as f32 partials are: the sum in f32, one
          * rounding to f16 at the end. */

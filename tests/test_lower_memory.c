@@ -19,6 +19,7 @@
 #include "frontends/lower.h"
 #include "frontends/simulate.h"
 #include "isa/fp16.h"
+#include "sim/engine/program_io.h"
 #include "workloads/codelets/matmul_f32.h"
 #include "workloads/models/models.h"
 #include "graph_fixture.h"
@@ -505,6 +506,82 @@ static void test_matmul_rows_of_a_in_place(void)
     graph_free(g);
 }
 
+/* A graph input that is only a matmul's A is laid out for the matmul's
+ * plan, as poplin::createMatMulInputLHS lays it out: each block of A (a
+ * grid row's rows, a share of K) spread in even runs over the tiles of its
+ * grid row, no tile holding much more than its run, and every tile
+ * gathering its block from the others.  Values are eighths (every sum
+ * exact in f32 in any order): the product equals the evaluator's.  The
+ * gather is where a supertile's two tiles take the same data: with
+ * exchange_supertile_receive off the same program takes longer. */
+static void test_matmul_a_spread(void)
+{
+    enum { M = 192, K = 1024, N = 512 };
+    const int64_t da[2] = { M, K }, db[2] = { K, N };
+    float *a = malloc(M * K * sizeof *a), *b = malloc(K * N * sizeof *b);
+    CU_ASSERT_FATAL(a && b);
+    for (size_t i = 0; i < M * K; i++)
+        a[i] = (float)((int)(rnd() * 16.0f)) / 8.0f;
+    for (size_t i = 0; i < K * N; i++)
+        b[i] = (float)((int)(rnd() * 16.0f)) / 8.0f;
+    graph *g = graph_new("spread", 13);
+    input(g, "a", 2, da);
+    cnst(g, "b", 2, db, b);
+    node(g, GRAPH_OP_MATMUL, "a,b", "c");
+    finish(g, "c");
+    char err[1024];
+    machine paired = *gc200(), apart = *gc200();
+    CU_ASSERT_TRUE_FATAL(machine_set(&apart, "exchange_supertile_receive=0", err, sizeof err));
+    lower_options lo = { .machine = &paired };
+    ipu_exe *e = lower_graph(g, &lo, NULL, err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+    tensor_map *map = program_tensor_map(e, "spread", err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(map);
+    const tmap_tensor *ta = tmap_find(map, "a");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ta);
+    static uint64_t held[4096];
+    memset(held, 0, sizeof held);
+    uint32_t tiles = 0;
+    uint64_t most = 0;
+    for (size_t k = 0; k < ta->n_pieces; k++) {
+        const tmap_piece *pc = &ta->pieces[k];
+        CU_ASSERT_TRUE(pc->first / K == (pc->first + pc->count - 1) / K);   /* within a row */
+        tiles += held[pc->tile] == 0;
+        held[pc->tile] += pc->count;
+        most = held[pc->tile] > most ? held[pc->tile] : most;
+    }
+    printf("\n    a: %zu pieces on %u tiles, at most %llu elements a tile", ta->n_pieces, tiles,
+           (unsigned long long)most);
+    CU_ASSERT_TRUE(tiles >= 256);
+    CU_ASSERT_TRUE(most <= 2 * (uint64_t)(M * K) / tiles);
+    tmap_free(map);
+    exe_free(e);
+    graph_value in = { .dtype = GDT_F32, .shape = g->tensors[g->inputs[0]].shape, .data = a }, y = { 0 }, want = { 0 };
+    simulate_result r[2];
+    for (int i = 0; i < 2; i++) {
+        lo.machine = i ? &apart : &paired;
+        bool ok = simulate_graph(g, &lo, &in, &y, &r[i], err, sizeof err);
+        if (!ok)
+            fprintf(stderr, "\n  %s\n", err);
+        CU_ASSERT_TRUE_FATAL(ok);
+        if (!i) {
+            CU_ASSERT_TRUE_FATAL(graph_eval(g, &in, &want, err, sizeof err));
+            CU_ASSERT_EQUAL(memcmp(y.data, want.data, M * N * sizeof(float)), 0);
+        }
+        graph_value_free(&y);
+    }
+    uint64_t on_chip[2];
+    for (int i = 0; i < 2; i++)
+        on_chip[i] = r[i].cycles - r[i].input_cycles - r[i].output_cycles;
+    printf(", on the chip %llu cycles (%llu with a supertile's tiles receiving apart)", (unsigned long long)on_chip[0],
+           (unsigned long long)on_chip[1]);
+    CU_ASSERT_TRUE(on_chip[0] < on_chip[1]);
+    graph_value_free(&want);
+    free(a);
+    free(b);
+    graph_free(g);
+}
+
 /* A tile's local copies are shared by its six workers: a Concat of two
  * 96 KiB inputs on one tile is two copies, which before took a worker each
  * (8 bytes a worker issue, one issue in six tile cycles: 74 K cycles).
@@ -625,6 +702,7 @@ void test_register(void)
               { "a transposed first operand is read as given", test_transposed_first_operand },
               { "room held back for records and control programs", test_room_held_for_control },
               { "an f32 matmul reads the rows of A it holds in place", test_matmul_rows_of_a_in_place },
+              { "a matmul's A from the host is spread over its grid rows", test_matmul_a_spread },
               { "a tile's local copies are shared by its workers", test_local_copies_shared_by_workers },
               { "a matmul that fits no grid at once is serialised", test_matmul_serialised });
 }

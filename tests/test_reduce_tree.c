@@ -275,7 +275,7 @@ static void test_rounded_sums(void)
     free(x);
 }
 
-/* x [m, k] times W [k, n] (both eighths: every product a multiple of
+/* Relu(x) [m, k] times W [k, n] (both eighths: every product a multiple of
  * 1/64, every sum of 64 of them below 2^8, exact in f32 in any order), then
  * op over the m rows of the product: a leading reduction of an input kept
  * in the matmul's blocks, each block folded where it lies and a column's
@@ -292,7 +292,11 @@ static void blocks_case(int64_t m, int64_t k, int64_t n)
         graph *g = graph_new("reduce_blocks", 15);
         input(g, "x", 2, D(m, k));
         cnst(g, "W", 2, D(k, n), w);
-        node(g, GRAPH_OP_MATMUL, "x,W", "y");
+        /* (through a Relu: a graph input that is only a matmul's A is laid
+         * out for the matmul, its blocks gathered by every tile of a grid
+         * row from all the others, many receives a tile by design) */
+        node(g, GRAPH_OP_RELU, "x", "xr");
+        node(g, GRAPH_OP_MATMUL, "xr,W", "y");
         graph_set_attr_ints(node(g, ops[q].op, "y", "s"), "axes", D(0), 1);
         finish(g, "s");
         graph_value got = { 0 }, want = { 0 };

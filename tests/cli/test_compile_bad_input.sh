@@ -133,10 +133,10 @@ refused 1 "^ipusim: matmul:200000x2000x64: does not fit: tile 0 has no room for 
 # refused when it is compiled (256 KiB tiles with GC200's 208 KiB of region 0 leave 32 KiB of
 # interleaved region 1; once this compiled and then trapped).  On gc2's own map, 128 KiB of
 # each, it fits.
-refused 1 "^ipusim: matmul:1024x1024x1024:f32: does not fit: tile [0-9]+ has no room for a block of [0-9]+ bytes for matmul 'c' in region 1, where the AMP reads its packed weights \(largest free block [0-9]+ bytes, in region 1; " -- \
-    "$IPUSIM" compile matmul:1024x1024x1024:f32 --machine gc2 --set tile_region0_bytes=212992 -o "$OUT/x.elf"
-"$IPUSIM" compile matmul:1024x1024x1024:f32 --machine gc2 -o "$WORK/gc2.elf" >/dev/null 2>&1 ||
-    { echo "FAIL: matmul:1024x1024x1024:f32 does not compile for gc2"; FAILED=$((FAILED + 1)); }
+refused 1 "^ipusim: matmul:1280x1280x1280:f32: does not fit: tile [0-9]+ has no room for a block of [0-9]+ bytes for matmul 'c' in region 1, where the AMP reads its packed weights \(largest free block [0-9]+ bytes, in region 1; " -- \
+    "$IPUSIM" compile matmul:1280x1280x1280:f32 --machine gc2 --set tile_region0_bytes=212992 -o "$OUT/x.elf"
+"$IPUSIM" compile matmul:1280x1280x1280:f32 --machine gc2 -o "$WORK/gc2.elf" >/dev/null 2>&1 ||
+    { echo "FAIL: matmul:1280x1280x1280:f32 does not compile for gc2"; FAILED=$((FAILED + 1)); }
 rm -f "$WORK/gc2.elf"
 
 # ---- bad built-in specs and options ------------------------------------------------------

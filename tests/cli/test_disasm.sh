@@ -9,7 +9,7 @@ source "$(dirname "$0")/lib.sh"
 OUT="$WORK/out"
 mkdir -p "$OUT"
 
-expect 0 "matmul:64x48x40 -> $WORK/mm.elf for gc200" -- "$IPUSIM" compile matmul:64x48x40 -o "$WORK/mm.elf"
+expect 0 "matmul:128x48x40 -> $WORK/mm.elf for gc200" -- "$IPUSIM" compile matmul:128x48x40 -o "$WORK/mm.elf"
 check "disassembled" timeout 60 "$IPUSIM" disasm "$WORK/mm.elf" -o "$WORK/mm.S"
 
 # The counts: N sections on T tiles, K written.
