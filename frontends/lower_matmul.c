@@ -776,6 +776,10 @@ static bool plan_described(lowering *lw, const graph_node *n, int index, mm_plan
                (unsigned long long)s->k, (unsigned long long)s->n, P->gm, P->gn, P->gk, (unsigned long long)P->mt,
                (unsigned long long)P->nt, (unsigned long long)P->kt, kd.f32 ? "f32 AMP" : kd.f16_partials ? "f16 AMP, f16 partials" : "f16 AMP, f32 partials",
                grid.cycles, grid.least_memory ? " (no grid fits every tile's free blocks: the one needing least)" : "");
+    if (lw->opts->verbose && grid.runner_up.gm)
+        printf("  runner-up: a %u x %u x %u grid, blocks of %llu x %llu x %llu, estimated %.0f cycles\n",
+               grid.runner_up.gm, grid.runner_up.gn, grid.runner_up.gk, (unsigned long long)grid.runner_up.mt,
+               (unsigned long long)grid.runner_up.nt, (unsigned long long)grid.runner_up.kt, grid.runner_up.cycles);
     if (P->serial > 1) {
         lw->rep->serialised_matmuls++;
         lw->rep->serialised_by[P->serial_axis]++;

@@ -81,10 +81,19 @@ typedef struct mm_serial {
     uint64_t part;                    /* rows, columns or K of a part (the last may have fewer) */
 } mm_serial;
 
+/* A grid considered, its estimate and the score it was ranked by. */
+typedef struct mm_grid_choice {
+    uint32_t gm, gn, gk;
+    uint64_t mt, nt, kt;
+    double cycles, score;
+} mm_grid_choice;
+
 typedef struct mm_grid {
     uint32_t gm, gn, gk;
     uint64_t mt, nt, kt;              /* block rows, columns (whole output groups), K (whole weight blocks) */
     double cycles;                    /* the estimate */
+    double score;                     /* what it was ranked by: the estimate, or bytes first */
+    mm_grid_choice runner_up;         /* the next best (gm 0: none) */
     bool least_memory;                /* no grid fit every tile's free blocks: the one needing least */
     /* When no grid fits at all (lw_mm_plan_grid false): the one needing
      * the fewest bytes a tile, and those bytes (0: none is possible). */

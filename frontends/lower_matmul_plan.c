@@ -57,6 +57,23 @@ static uint64_t stretch_bytes(const lw_block_need *blocks, int n, uint64_t *most
     return sum;
 }
 
+/* A candidate grid: the best so far when its score is lower (ties to the
+ * earlier), else the runner-up when lower than that. */
+static void consider(mm_grid *best, const mm_grid_choice *cand, bool least_memory)
+{
+    if (cand->score < best->score * 0.999) {
+        if (best->gm)
+            best->runner_up = (mm_grid_choice){ best->gm, best->gn, best->gk, best->mt, best->nt, best->kt,
+                                                best->cycles, best->score };
+        best->gm = cand->gm, best->gn = cand->gn, best->gk = cand->gk;
+        best->mt = cand->mt, best->nt = cand->nt, best->kt = cand->kt;
+        best->cycles = cand->cycles, best->score = cand->score;
+        best->least_memory = least_memory;
+    } else if (cand->score < best->runner_up.score * 0.999) {
+        best->runner_up = *cand;
+    }
+}
+
 /* A's exchange: no sooner than its busiest sender sends send_bytes at 4
  * bytes a cycle; or (send_bytes 0) spread over the grid row's gn tiles, each
  * taking its block of `block` bytes from the others, a supertile's two
@@ -109,8 +126,7 @@ static bool plan_grid_in(const lowering *lw, const mm_shape *s, const mm_kind *k
     /* region 1 past the library: the most packed weights a tile can hold */
     const uint64_t r1_room = lw->mem_end > lw->region1_start ? lw->mem_end - lw->region1_start : 0;
     memset(best, 0, sizeof *best);
-    best->cycles = 1e300;
-    double best_score = 1e300;
+    best->cycles = best->score = best->runner_up.score = 1e300;
     const bool pair = machine_u32(lw->opts->machine, MP_exchange_supertile_receive) != 0;
     /* Batch items (attention heads) side by side, each with its grid. */
     uint32_t tiles = s->batch && s->batch <= lw->tiles ? (uint32_t)(lw->tiles / s->batch) : 0;
@@ -227,13 +243,8 @@ static bool plan_grid_in(const lowering *lw, const mm_shape *s, const mm_kind *k
                 double score = c;
                 if (!room)   /* no grid fits: the one that needs least, its largest block first (ties by cycles) */
                     score = (double)(most + bytes) * 1e6 + c;
-                if (score < best_score * 0.999) {
-                    mm_grid least = *best;
-                    *best = (mm_grid){ gm, gn, gk, mt, nt, kt, c, !room, least.least_bytes, least.least_gm,
-                                       least.least_gn, least.least_gk, least.least_mt, least.least_nt,
-                                       least.least_kt };
-                    best_score = score;
-                }
+                const mm_grid_choice cand = { gm, gn, gk, mt, nt, kt, c, score };
+                consider(best, &cand, !room);
             }
         }
     }

@@ -10,6 +10,12 @@ expect 0 "matmul:96x64x64 -> $WORK/mm.elf for gc200: 1 ops" -- \
 check "executable written" test -s "$WORK/mm.elf"
 expect 0 "plan: c: 96x64x64 on a [0-9]+ x [0-9]+ x 1 grid of tiles \(M x N x K\)" -- \
     "$IPUSIM" compile matmul:96x64x64 -o "$WORK/mm2.elf" --tiles 64 --verbose
+# --verbose names the runner-up too, with its estimate (not below the plan's).
+out=$("$IPUSIM" compile matmul:96x64x64 -o "$WORK/mm2.elf" --tiles 64 --verbose 2>&1)
+plan_est=$(sed -nE 's/^plan: c: .*estimated ([0-9]+) cycles.*/\1/p' <<<"$out")
+runner_est=$(sed -nE 's/^  runner-up: a [0-9]+ x [0-9]+ x [0-9]+ grid, blocks of [0-9]+ x [0-9]+ x [0-9]+, estimated ([0-9]+) cycles$/\1/p' <<<"$out")
+check "--verbose: the runner-up and its estimate ($runner_est against $plan_est)" \
+    test -n "$runner_est" -a -n "$plan_est" -a "${runner_est:-0}" -ge "${plan_est:-1}"
 
 # Run it: input a by name (96 x 64 f16 = 12288 bytes), output c by name.
 head -c 12288 /dev/zero > "$WORK/a.bin"
