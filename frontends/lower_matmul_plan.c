@@ -91,9 +91,9 @@ static double a_cycles(uint64_t send_bytes, uint64_t block, uint32_t gn, bool pa
 static double sum_cycles(const mm_kind *kd, uint32_t gk, uint64_t elems, bool epilogue_work)
 {
     const bool h = kd->f16_partials;
-    if (gk > 1 && h && !epilogue_work)            /* f16 partials received, widened (a cast a */
-        return (double)((gk - 1) * elems) * 2.0 / 4.0 +   /* cycle an element), one reduce */
-               (double)(gk * elems) * (1.0 + 0.6) +        /* (0.58): sum_f16_partials */
+    if (gk > 1 && h && !epilogue_work)            /* f16 partials received, widened (0.75 */
+        return (double)((gk - 1) * elems) * 2.0 / 4.0 +   /* cycles an element), one reduce */
+               (double)(gk * elems) * (0.75 + 0.6) +       /* (0.58): sum_f16_partials */
                3.0 * PASS_OVERHEAD_CYCLES;
     double c = 0.0;
     if (gk > 1)                                   /* receive the partials, sum them */
