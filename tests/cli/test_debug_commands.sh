@@ -155,7 +155,7 @@ ring_cycles=$(run_cycles ring.elf)
 m_cycles=$(run_cycles m.elf --input a=a.bin)
 check "ipusim run: calls.elf takes 381 cycles" test "$calls_cycles" = 381
 check "ipusim run: ring.elf takes 729 cycles" test "$ring_cycles" = 729
-check "ipusim run: m.elf takes 8908 cycles" test "$m_cycles" = 8908
+check "ipusim run: m.elf takes 8902 cycles" test "$m_cycles" = 8902
 
 # ---- breakpoints, the frame, next / step / stepi / until / finish -----------
 
@@ -902,7 +902,7 @@ run_session "ring: checkpoints, reverse-continue and goto across the exchange" r
 
 session
 cmd 'info tensors'
-is 'a: f16 [64,64] input (transient), 64 pieces, first on tile 0 at 0x54e88
+is 'a: f16 [64,64] input (transient), 64 pieces, first on tile 0 at 0x54ef8
 c: f16 [64,64] output, 512 pieces, first on tile 505 at 0x805c0'
 cmd 'break superstep 3'
 is 'Breakpoint 1: end of superstep 3'
@@ -924,9 +924,9 @@ is "error: index 64 is out of range for dimension 0 of 'a' (size 64)"
 cmd 'print a[0, 0:65]'
 is 'error: slice 0:65 is out of range for dimension 1 (size 64)'
 cmd 'c'
-is 'Breakpoint 1, superstep 3 of chip 0 ended (sync 1) at cycle 5472'
+is 'Breakpoint 1, superstep 3 of chip 0 ended (sync 1) at cycle 5466'
 cmd 'tile 7'
-is 'tile 7, supervisor, pc 0x50b40 <ctl_sync_chip>, cycle 5472
+is 'tile 7, supervisor, pc 0x50b40 <ctl_sync_chip>, cycle 5466
    0x50b40:  sync 1'
 cmd 'x/4i $pc'
 is '=>  0x50b40 <ctl_sync_chip>:  sync 1
@@ -934,25 +934,25 @@ is '=>  0x50b40 <ctl_sync_chip>:  sync 1
     0x50b48 <ctl_sync_chip+0x8>:  ld32 $m1, $m9, $mzero, 0
     0x50b4c <ctl_sync_chip+0xc>:  br $m1'
 cmd 'info tiles'
-has '*      7         5472   0x50b40  ctl_sync_chip            runnable'
+has '*      7         5466   0x50b40  ctl_sync_chip            runnable'
 has '  ... 953 more tiles: info tiles 64 [COUNT]'
 lacks '^ +64 '
 cmd 'info tiles 1010 3'
 is '    tile        cycle        pc  symbol                   status
-    1010         5472   0x50b40  ctl_sync_chip            runnable
-    1011         5472   0x50b40  ctl_sync_chip            runnable
-    1012         5472   0x50b40  ctl_sync_chip            runnable
+    1010         5466   0x50b40  ctl_sync_chip            runnable
+    1011         5466   0x50b40  ctl_sync_chip            runnable
+    1012         5466   0x50b40  ctl_sync_chip            runnable
   ... 4 more tiles: info tiles 1013 [COUNT]'
 cmd 'tile 0'
 cmd 'info memory'
 has 'tile 0: 0x4c000-0xe7fff (624 KiB), 39 elements of 16 KiB'
 has '  region 1 0x80000-0xe7fff (416 KiB): data, 2-way interleaved on 64-bit words'
 has 'sections:'
-like '^  \.bss\.0 +0x54e88-0x54f07 +128 bytes  data, writable, zero-filled$'
+like '^  \.bss\.0 +0x54ef8-0x54f77 +128 bytes  data, writable, zero-filled$'
 has 'tensors:'
-like '^  a +0x54e88-0x54f07 elements 0\.\.63 \(f16\)$'
+like '^  a +0x54ef8-0x54f77 elements 0\.\.63 \(f16\)$'
 cmd 'continue'
-is "The program ended: $m_cycles cycles, 280813 instructions, 5 supersteps."
+is "The program ended: $m_cycles cycles, 278765 instructions, 5 supersteps."
 # The output: a slice of a row, one element, and the same bytes read as
 # tile memory on the tile that holds its first piece.
 cmd 'print c[0, 0:10]'
@@ -965,7 +965,7 @@ is 'c[0][1] == *(f16*)0x805c2 && c[0][7] == *(f16*)0x805ce = 1'
 cmd 'info memory'
 like '^  c +0x805c0-0x805cf elements 0\.\.7 \(f16\)$'
 cmd 'stats'
-like "^  so far: 280813 instructions, [0-9]+ issues, latest tile cycle $m_cycles, 5 supersteps ended, "
+like "^  so far: 278765 instructions, [0-9]+ issues, latest tile cycle $m_cycles, 5 supersteps ended, "
 status 1
 run_session "matmul: tensors, memory, tiles" m.elf --input a=a.bin
 
