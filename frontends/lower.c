@@ -142,21 +142,22 @@ static bool lower_input(lowering *lw, int t)
         return lw_place_linear(lw, t, pixel, tiles, what);
     }
     if (g->shape.rank >= 1 && lw_matmul_input_layout(lw, t, &lhs)) {
-        if (lhs.spread && place_lhs(lw, t, &lhs, what))
-            return true;
-        if (lw->failed)
-            return false;
-        /* The rows of each grid row on the grid row's first tile, in region 0. */
-        uint64_t cols = (uint64_t)g->shape.dims[g->shape.rank - 1];
-        for (uint64_t r = 0, i = 0; r * cols < total && !lhs.spread && !lw->failed; r += lhs.mt, i++) {
-            uint64_t n = (total - r * cols < lhs.mt * cols ? total - r * cols : lhs.mt * cols);
-            uint32_t tile = lw_tile_of(lw, (uint32_t)(i * lhs.gn));
-            uint32_t a = lw_tensor_alloc(lw, t, tile, n * eb, PREFER_REGION0, 8, false, what);
-            if (a)
-                lw_add_piece(lw, t, tile, a, r * cols, n);
-        }
-        if (!lhs.spread)
+        if (lhs.spread) {
+            if (place_lhs(lw, t, &lhs, what) || lw->failed)
+                return !lw->failed;
+            /* (declined: a linear layout, below) */
+        } else {
+            /* The rows of each grid row on the grid row's first tile, in region 0. */
+            uint64_t cols = (uint64_t)g->shape.dims[g->shape.rank - 1];
+            for (uint64_t r = 0, i = 0; r * cols < total && !lw->failed; r += lhs.mt, i++) {
+                uint64_t n = (total - r * cols < lhs.mt * cols ? total - r * cols : lhs.mt * cols);
+                uint32_t tile = lw_tile_of(lw, (uint32_t)(i * lhs.gn));
+                uint32_t a = lw_tensor_alloc(lw, t, tile, n * eb, PREFER_REGION0, 8, false, what);
+                if (a)
+                    lw_add_piece(lw, t, tile, a, r * cols, n);
+            }
             return !lw->failed;
+        }
     }
     if (g->shape.rank >= 1) {
         /* Whole rows where they stay 8-byte aligned, so row ops need no exchange. */
