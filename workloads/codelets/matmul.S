@@ -201,6 +201,25 @@
     br      $m10
     .endm
 
+// The launches' entries, then the loops: $m7 the first launch's entry,
+// $m1 the fast loop's block entry or, when $m3 is 1, the stub's ($m8 =
+// mmc_disp_block), $m4 the group entry 8 bytes before it, $m3 the blocks
+// of the first group ($m2).  pad 1: a nop, so the loop head is 8-byte
+// aligned.
+    .macro mmc_launch_loops first, fast, loads, pfx, lr_in_m10=0, pad=0
+    setzi   $m7, \first
+    setzi   $m1, \fast
+    sub     $m8, $m8, $m1
+    mul     $m8, $m8, $m3
+    add     $m1, $m1, $m8
+    add     $m4, $m1, -8
+    mov     $m3, $m2
+    .if \pad
+    nop                                   // the loop head 8-byte aligned
+    .endif
+    mmc_block_loops \loads, \pfx, \lr_in_m10
+    .endm
+
 // A worker.  The first launch of a call enters at init and reads its
 // record ($m13 = $VERTEX_BASE) into registers that the later launches
 // keep: $m3 rows, $m4 pace strides (fast) or $m2 / $m10 / $m11 the A
@@ -490,27 +509,12 @@ sv_matmul_f16:
     brnz    $m4, mmc_f16_partials
     shr     $m0, $m0, 3
     add     $m0, $m0, -1
-    setzi   $m7, mmc_s_init
-    setzi   $m1, mmc_s_fast_block
-    sub     $m8, $m8, $m1
-    mul     $m8, $m8, $m3
-    add     $m1, $m1, $m8
-    add     $m4, $m1, -8
-    mov     $m3, $m2
-    mmc_block_loops 16, mmc_s
+    mmc_launch_loops mmc_s_init, mmc_s_fast_block, 16, mmc_s
     .align  8
 mmc_f16_partials:
     shr     $m0, $m0, 4
     add     $m0, $m0, -1
-    setzi   $m7, mmc_h_init
-    setzi   $m1, mmc_h_fast_block
-    sub     $m8, $m8, $m1
-    mul     $m8, $m8, $m3
-    add     $m1, $m1, $m8
-    add     $m4, $m1, -8
-    mov     $m3, $m2
-    nop                                   // the loop head 8-byte aligned
-    mmc_block_loops 32, mmc_h
+    mmc_launch_loops mmc_h_init, mmc_h_fast_block, 32, mmc_h, 0, 1
     .align  8
 mmc_return:
     br      $m10
@@ -548,25 +552,10 @@ sv_matmul_f16_wl:
     setzi   $m8, mmc_disp_block
     shr     $m4, $m4, 31
     brnz    $m4, mmc_wl_f16_partials
-    setzi   $m7, mmc_s_wl_init
-    setzi   $m1, mmc_s_fast_block
-    sub     $m8, $m8, $m1
-    mul     $m8, $m8, $m3
-    add     $m1, $m1, $m8
-    add     $m4, $m1, -8
-    mov     $m3, $m2
-    mmc_block_loops 16, mmc_sw, 1
+    mmc_launch_loops mmc_s_wl_init, mmc_s_fast_block, 16, mmc_sw, 1
     .align  8
 mmc_wl_f16_partials:
-    setzi   $m7, mmc_h_wl_init
-    setzi   $m1, mmc_h_fast_block
-    sub     $m8, $m8, $m1
-    mul     $m8, $m8, $m3
-    add     $m1, $m1, $m8
-    add     $m4, $m1, -8
-    mov     $m3, $m2
-    nop                                   // the loop head 8-byte aligned
-    mmc_block_loops 32, mmc_hw, 1
+    mmc_launch_loops mmc_h_wl_init, mmc_h_fast_block, 32, mmc_hw, 1, 1
 
 // ---- workers -----------------------------------------------------------------
     .worker
