@@ -33,6 +33,16 @@ void lw_mm_cast(lowering *lw, uint32_t tile, uint32_t in, uint32_t out, uint64_t
     lw_workers_run(lw, tile, up ? lw->kernels.vtx_cast_f16_to_f32 : lw->kernels.vtx_cast_f32_to_f16, &ws);
 }
 
+/* `rows` rows of nt elements of eb bytes at addr on the tile become the
+ * output's columns [n0, n1) of its rows from first_row. */
+static bool share_pieces(lowering *lw, const mm_shape *s, uint32_t tile, uint32_t addr, uint64_t rows,
+                         uint64_t first_row, uint64_t n0, uint64_t n1, uint64_t nt, uint32_t eb)
+{
+    for (uint64_t r = 0; r < rows && !lw->failed; r++)
+        lw_add_piece(lw, s->out, tile, addr + (uint32_t)(r * nt * eb), (first_row + r) * s->n + n0, n1 - n0);
+    return !lw->failed;
+}
+
 /* The epilogue of `rows` rows of a tile's block at `c` (nt f32 a row,
  * columns [n0, n1) of the output, its first row first_row): alpha, the
  * bias (times beta), the activation, the cast to f16, and the rows become
@@ -78,9 +88,7 @@ static bool matmul_epilogue(lowering *lw, const mm_shape *s, uint32_t tile, uint
         lw_mm_cast(lw, tile, c, res, rows * nt, false);
         res_eb = 2;
     }
-    for (uint64_t r = 0; r < rows && !lw->failed; r++)
-        lw_add_piece(lw, s->out, tile, res + (uint32_t)(r * nt * res_eb), (first_row + r) * s->n + n0, n1 - n0);
-    return !lw->failed;
+    return share_pieces(lw, s, tile, res, rows, first_row, n0, n1, nt, res_eb);
 }
 
 /* K split: tile l of block (i, j) takes the l-th share of the block's
@@ -169,11 +177,7 @@ static bool sum_f16_partials(lowering *lw, mm_plan *P, const mm_tile *t, uint32_
                                       (uint32_t)((ws.hi[w] - ws.lo[w]) * 2), (uint32_t)(elems * 4), KERNEL_REDUCE_SUM,
                                       1.0f, true);
     lw_workers_run(lw, tile, lw->kernels.vtx_reduce_cols_f32, &ws);
-    const uint64_t nt = P->nt, rows = t->r1 - t->r0;
-    for (uint64_t r = 0; r < rows && !lw->failed; r++)
-        lw_add_piece(lw, P->s.out, tile, out + (uint32_t)(r * nt * 2),
-                     (t->bt * P->s.m + t->m0 + t->r0 + r) * P->s.n + t->n0, t->n1 - t->n0);
-    return !lw->failed;
+    return share_pieces(lw, &P->s, tile, out, t->r1 - t->r0, t->bt * P->s.m + t->m0 + t->r0, t->n0, t->n1, P->nt, 2);
 }
 
 /* The tile's share of the rows: the sum of the partials (K split; into
@@ -190,10 +194,7 @@ bool lw_mm_finish_share(lowering *lw, mm_plan *P, const mm_tile *t)
     if (P->kd.f16_partials && elems) {
         if (lw_mm_c_is_output(lw, P)) {
             /* f16 sums as they stand: C is the output's block */
-            for (uint64_t r = 0; r < rows && !lw->failed; r++)
-                lw_add_piece(lw, P->s.out, t->tile, c + (uint32_t)(r * nt * 2),
-                             (t->bt * P->s.m + t->m0 + t->r0 + r) * P->s.n + t->n0, t->n1 - t->n0);
-            return !lw->failed;
+            return share_pieces(lw, &P->s, t->tile, c, rows, t->bt * P->s.m + t->m0 + t->r0, t->n0, t->n1, nt, 2);
         }
         if (P->gk > 1 && out_f16 && !epilogue_computes(lw, &P->s))
             return sum_f16_partials(lw, P, t, c, elems);
