@@ -35,6 +35,8 @@ const uint32_t KERNEL_POOL_WORDS = POOL_V_WORDS;
 const uint32_t KERNEL_POOL_MAX_KW = POOL_MAX_KW;
 const uint32_t KERNEL_REDUCE_COLS_WORDS = REDUCE_COLS_V_WORDS;
 const uint32_t KERNEL_REDUCE_COLS_MAX_ROWS = REDUCE_COLS_MAX_ROWS;
+const uint32_t KERNEL_REDUCE_PARTIALS_WORDS = RED_PARTIALS_V_WORDS;
+const uint32_t KERNEL_REDUCE_PARTIALS_MAX_ROWS = REDUCE_PARTIALS_MAX_ROWS;
 const uint32_t KERNEL_TRANSPOSE_WORDS = TRANSPOSE_V_WORDS;
 const uint32_t KERNEL_TRANSPOSE_MAX_COLS = ROWWISE_MAX_TRANSPOSE_COLS;
 const uint32_t KERNEL_MATMUL_F32_WORDS = MATMUL_F32_V_WORDS;
@@ -70,6 +72,7 @@ bool kernel_symbols_find(const codelet_library *lib, kernel_symbols *k, char *er
         SYM(ctl_end, true),
         SYM(vtx_copy, true), SYM(vtx_unary_f32, true), SYM(vtx_binary_f32, true), SYM(vtx_unary_f32_split, true), SYM(vtx_binary_f32_split, true),
         SYM(vtx_binary_f32_split_rows, true), SYM(vtx_reduce_cols_f32_split, true),
+        SYM(vtx_reduce_partials_f16, true),
         SYM(vtx_cast_f32_to_f16, true), SYM(vtx_cast_f32_to_f16_sr, true), SYM(vtx_cast_f16_to_f32, true),
         SYM(vtx_scaled_add_f32, true), SYM(vtx_scaled_add_f16, true), SYM(vtx_scaled_add_f16_sr, true),
         SYM(vtx_softmax_rows_f32, true),
@@ -271,6 +274,18 @@ void kernel_reduce_cols_record(uint32_t *rec, uint32_t in, uint32_t out, uint32_
     rec[REDUCE_COLS_V_OP] = reduce_ops[op];
     rec[REDUCE_COLS_V_SCALE] = bits(scale);
     rec[REDUCE_COLS_V_OUT_F16] = out_f16;
+}
+
+void kernel_reduce_partials_record(uint32_t *rec, uint32_t first, uint32_t rest, uint32_t out, uint32_t rows,
+                                   uint32_t cols, uint32_t step_bytes, bool out_f16)
+{
+    rec[RED_PARTIALS_V_FIRST] = first;
+    rec[RED_PARTIALS_V_REST] = rest;
+    rec[RED_PARTIALS_V_OUT] = out;
+    rec[RED_PARTIALS_V_ROWS] = rows;
+    rec[RED_PARTIALS_V_COLS] = cols;
+    rec[RED_PARTIALS_V_STEP] = step_bytes;
+    rec[RED_PARTIALS_V_OUT_F16] = out_f16;
 }
 
 void kernel_transpose_record(uint32_t *rec, uint32_t in, uint32_t out, uint32_t rows, uint32_t cols,

@@ -29,6 +29,7 @@ typedef struct kernel_symbols {
     uint32_t vtx_scaled_add_f32, vtx_scaled_add_f16, vtx_scaled_add_f16_sr;   /* x + scale y */
     uint32_t vtx_unary_f32_split, vtx_binary_f32_split, vtx_binary_f32_split_rows;   /* one record for six workers */
     uint32_t vtx_reduce_cols_f32_split;
+    uint32_t vtx_reduce_partials_f16;           /* f16 partial sums added in f32 */
     uint32_t vtx_softmax_rows_f32, vtx_layernorm_rows_f32, vtx_reduce_rows_f32;
     uint32_t sv_matmul_f16, sv_matmul_f32;      /* 0 when the library lacks it */
     uint32_t sv_matmul_f16_wl;                  /* sv_matmul_f16 on the compiler's worker lists */
@@ -63,7 +64,8 @@ extern const uint32_t KERNEL_COPY_WORDS, KERNEL_UNARY_WORDS, KERNEL_BINARY_WORDS
     KERNEL_REDUCE_WORDS, KERNEL_REDUCE_MAX_COLS, KERNEL_ROW_MAX_COLS, KERNEL_PACK_WORDS, KERNEL_POOL_WORDS,
     KERNEL_POOL_MAX_KW, KERNEL_REDUCE_COLS_WORDS, KERNEL_REDUCE_COLS_MAX_ROWS, KERNEL_TRANSPOSE_WORDS,
     KERNEL_TRANSPOSE_MAX_COLS, KERNEL_MATMUL_F32_WORDS, KERNEL_MATMUL_F32_SCRATCH_BYTES, KERNEL_PACK_F32_WORDS,
-    KERNEL_GATHER_RANGE_WORDS, KERNEL_GATHER_MAX_ROW_BYTES, KERNEL_FILL_WORDS;
+    KERNEL_GATHER_RANGE_WORDS, KERNEL_GATHER_MAX_ROW_BYTES, KERNEL_FILL_WORDS, KERNEL_REDUCE_PARTIALS_WORDS,
+    KERNEL_REDUCE_PARTIALS_MAX_ROWS;
 extern const uint32_t KERNEL_MAXPOOL_GRAD_WORDS, KERNEL_SCATTER_ADD_WORDS, KERNEL_SCALED_ADD_WORDS;
 
 void kernel_copy_record(uint32_t *rec, uint32_t src, uint32_t dst, uint32_t bytes);
@@ -92,6 +94,11 @@ void kernel_layernorm_record(uint32_t *rec, uint32_t in, uint32_t out, uint32_t 
 void kernel_reduce_record(uint32_t *rec, uint32_t in, uint32_t out, uint32_t rows, uint32_t cols,
                           uint32_t row_step_bytes, int op, float scale);
 /* vtx_reduce_cols_f32: out[c] = REDUCE over r of in[r][c], f32 or f16 out. */
+/* vtx_reduce_partials_f16: out = the f32 sum of `rows` rows of `cols` f16
+ * partials (cols a multiple of 8), row 0 at first, row r >= 1 at rest +
+ * (r - 1) step_bytes; f32 out, or rounded to f16 when out_f16. */
+void kernel_reduce_partials_record(uint32_t *rec, uint32_t first, uint32_t rest, uint32_t out, uint32_t rows,
+                                   uint32_t cols, uint32_t step_bytes, bool out_f16);
 void kernel_reduce_cols_record(uint32_t *rec, uint32_t in, uint32_t out, uint32_t rows, uint32_t cols,
                                uint32_t in_step_bytes, int op, float scale, bool out_f16);
 /* vtx_transpose_f32: out[c][r] = in[r][c]. */

@@ -1179,6 +1179,148 @@ static void test_reduce_cols_split(void)
         }
 }
 
+/* ---- sum of f16 partials ------------------------------------------------------- */
+
+/* Worker cycles of vtx_reduce_partials_f16 before its exitz (rowwise.h):
+ * set-up 24 (f16 out) or 23 (f32) paced; unpaced 19 / 18 (rows below
+ * region 1) or 21 / 20 (rows 4 KiB apart or more); then per group of 8
+ * columns 13 + R / 11 + R paced, 11 + 3 R / 8 + 3 R unpaced. */
+static uint64_t partials_w(unsigned rows, unsigned cols, uint32_t rest, unsigned step_bytes, bool f16)
+{
+    if (!rows)
+        return 3;
+    if (!cols)
+        return 4;
+    bool region1 = rest >= 0x80000u, paced = region1 && step_bytes < 4096;
+    uint64_t setup = paced ? 23 : region1 ? 20 : 18;
+    uint64_t group = paced ? (f16 ? 13 : 11) + rows : (f16 ? 11 : 8) + 3 * (uint64_t)rows;
+    return setup + f16 + (uint64_t)cols / 8 * group;
+}
+
+/* Worker k sums columns [c0_k, c0_k + n[k]) of `rows` rows of f16: row 0
+ * at one address, the others `step` halves apart at `rest` (0: after row
+ * 0 in the rig's region-1 memory; else that address), into its own output.
+ * Values spread over 2^-8 .. 2^8 so that sums round; with `inf` column 3
+ * holds an f16 infinity (the accumulators take it as NaN). */
+static case_result partials_case(unsigned rows, const unsigned n[WORKERS], unsigned step, uint32_t rest,
+                                 bool f16, bool inf, uint32_t seed)
+{
+    case_result cr;
+    memset(&cr, 0, sizeof cr);
+    rig r;
+    CU_ASSERT_TRUE_FATAL(rig_open(&r, "vtx_reduce_partials_f16", RED_PARTIALS_V_WORDS));
+    lcg_state = seed;
+    unsigned total = 0;
+    for (unsigned k = 0; k < WORKERS; k++)
+        total += n[k];
+    size_t nr = rows > 1 ? (size_t)(rows - 1) * step : 0;
+    uint16_t *first = malloc((size_t)total * 2 + 2), *others = malloc(nr * 2 + 2);
+    CU_ASSERT_FATAL(first && others);
+    for (size_t i = 0; i < total; i++)
+        first[i] = fp16_from_f32((float)(rnd_unit() * pow(2.0, (double)(i % 17) - 8)));
+    for (size_t i = 0; i < nr; i++)
+        others[i] = fp16_from_f32((float)(rnd_unit() * pow(2.0, (double)(i % 13) - 6)));
+    if (inf && total > 3)
+        first[3] = 0x7c00;                          /* +inf: the column's sum is NaN */
+    uint32_t f = rig_alloc(&r, (size_t)total * 2);
+    uint32_t o = rest ? rest : rig_alloc(&r, nr * 2);
+    rig_write(&r, f, first, (size_t)total * 2);
+    if (nr)
+        rig_write(&r, o, others, nr * 2);
+    uint32_t rec[WORKERS * RED_PARTIALS_V_WORDS], out[WORKERS];
+    uint64_t w[WORKERS];
+    for (unsigned k = 0, c0 = 0; k < WORKERS; c0 += n[k++]) {
+        out[k] = rig_alloc(&r, (size_t)n[k] * (f16 ? 2 : 4));
+        uint32_t *v = rec + k * RED_PARTIALS_V_WORDS;
+        v[RED_PARTIALS_V_FIRST] = f + c0 * 2;
+        v[RED_PARTIALS_V_REST] = o + c0 * 2;
+        v[RED_PARTIALS_V_OUT] = out[k];
+        v[RED_PARTIALS_V_ROWS] = rows;
+        v[RED_PARTIALS_V_COLS] = n[k];
+        v[RED_PARTIALS_V_STEP] = step * 2;
+        v[RED_PARTIALS_V_OUT_F16] = f16;
+        w[k] = partials_w(rows, n[k], o, step * 2, f16);
+    }
+    cr.run = rig_run(&r, rec, RED_PARTIALS_V_WORDS);
+    cr.hand = hand_cycles(w);
+    if (!cr.run.ran)
+        fprintf(stderr, "\nreduce partials did not end: %s\n", cr.run.fault);
+    double worst = 0;
+    for (unsigned k = 0, c0 = 0; k < WORKERS && cr.run.ran; c0 += n[k++]) {
+        size_t words = (size_t)n[k] * (f16 ? 2 : 4) / 4;
+        uint32_t *got = calloc(words + 2, 4), *want = calloc(words + 2, 4);
+        CU_ASSERT_FATAL(got && want);
+        rig_read(&r, out[k], got, (words + 2) * 4);
+        rowwise_model_reduce_partials(first + c0, others + c0, rows, n[k], step, f16 ? NULL : (float *)want,
+                                      f16 ? (uint16_t *)want : NULL);
+        if (!rows)
+            for (size_t i = 0; i < words; i++)
+                want[i] = SNAN_BITS;
+        want[words] = want[words + 1] = SNAN_BITS;   /* nothing written past the output */
+        for (size_t i = 0; i < words + 2; i++)
+            if (got[i] != want[i] && cr.bit_mismatches++ < 4)
+                fprintf(stderr, "\n  partials worker %u word %zu: codelet 0x%08x, model 0x%08x", k + 1, i, got[i],
+                        want[i]);
+        /* against the exact sum: R - 1 f32 roundings of terms up to sum|p|,
+         * then for f16 out one rounding to f16 (half an ulp, 2^-25 in the
+         * subnormal range) */
+        for (unsigned c = 0; c < n[k] && rows; c++) {
+            double ref = 0, mag = 0;
+            for (unsigned q = 0; q < rows; q++) {
+                double v = fp16_to_f32(q ? others[(size_t)(q - 1) * step + c0 + c] : first[c0 + c]);
+                ref += v, mag += fabs(v);
+            }
+            double got_v = f16 ? fp16_to_f32((uint16_t)(got[c / 2] >> (16 * (c % 2)))) : float_of(got[c]);
+            if (isinf(ref)) {
+                if (!isnan(got_v) && cr.over++ < 4)
+                    fprintf(stderr, "\n  partials col %u: an infinite partial gave %g, not NaN", c0 + c, got_v);
+                continue;
+            }
+            double bound = (rows - 1) * U * mag + (f16 ? 0x1p-11 * fabs(ref) * 1.01 + 0x1p-25 : 0);
+            double e = fabs(got_v - ref);
+            if (!(e <= bound) && cr.over++ < 4)
+                fprintf(stderr, "\n  partials col %u: got %.9g, reference %.9g, bound %.3g", c0 + c, got_v, ref, bound);
+            if (bound > 0 && e / bound > worst)
+                worst = e / bound;
+        }
+        free(got); free(want);
+    }
+    cr.ratio = worst;
+    free(first); free(others);
+    rig_close(&r);
+    return cr;
+}
+
+/* Paced (rows in region 1, step below 4 KiB) and unpaced (rows in region
+ * 0, or 4 KiB apart or more), f16 and f32 out, one row to many, workers
+ * with no column; cols not a multiple of 8 trap. */
+static void test_reduce_partials(void)
+{
+    static const unsigned n[WORKERS] = {16, 8, 0, 40, 24, 8};
+    static const unsigned rows[] = {1, 2, 4, 7};
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++)
+        for (int f16 = 0; f16 <= 1; f16++) {
+            case_result cr = partials_case(rows[i], n, 104, 0, f16, false, 300u + (unsigned)i);
+            check_case(&cr);
+            cr = partials_case(rows[i], n, 100, 0x70000u, f16, false, 310u + (unsigned)i);   /* region 0 */
+            check_case(&cr);
+            cr = partials_case(rows[i], n, 2048, 0, f16, false, 320u + (unsigned)i);         /* 4 KiB apart */
+            check_case(&cr);
+        }
+    case_result cr = partials_case(0, n, 104, 0, true, false, 330u);
+    check_case(&cr);
+    /* an f16 infinity: NaN, and the invalid flag raised (not enabled) */
+    cr = partials_case(3, n, 104, 0, true, true, 331u);
+    CU_ASSERT_TRUE(cr.run.ran);
+    CU_ASSERT_EQUAL(cr.bit_mismatches + cr.over, 0);
+    CU_ASSERT_EQUAL(cr.run.cycles, cr.hand);
+    CU_ASSERT_NOT_EQUAL(cr.run.fp_sts & 1u, 0);
+    static const unsigned odd[WORKERS] = {12, 0, 0, 0, 0, 0};
+    cr = partials_case(3, odd, 104, 0, true, false, 332u);
+    CU_ASSERT_EQUAL(cr.run.stop, TILE_STOP_FAULT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(cr.run.fault, "trap"));
+}
+
 /* Hand-worked: sum, 3 rows, 12 columns on worker 1 (one block), 5 on
  * worker 2 (start 12: 8-byte aligned, fewer than 12: one at a time), rows
  * 0 for the others.  Worker 1: 18 + 2 + 1 + 1 + (19 + 14) + 1 = 56;
@@ -1333,6 +1475,7 @@ void test_register(void)
               {"reduce cols: hand cycles, zero rows, model", test_reduce_cols_hand},
               {"reduce cols: cycles per element", test_reduce_cols_large},
               {"reduce cols: one record for the six workers", test_reduce_cols_split},
+              {"reduce partials: paced, unpaced, f16 and f32 out", test_reduce_partials},
               {"gather, negative indices", test_gather},
               {"gather: out-of-range index traps", test_gather_bad_index},
               {"transpose", test_transpose},

@@ -5,6 +5,7 @@
 //   vtx_reduce_rows_f32     out[r] = sum / max / min / product / sum of squares /
 //                           sum of |x| / mean of in[r][*]
 //   vtx_reduce_cols_f32     out[c] = the same reductions of in[*][c] (f32 or f16 out)
+//   vtx_reduce_partials_f16 out[c] = the f32 sum of rows of f16 partials (f32 or f16 out)
 //   vtx_softmax_rows_f32    out[r] = softmax(in[r])           (in place allowed)
 //   vtx_layernorm_rows_f32  out[r] = (in[r] - mean) * rstd * gamma + beta
 //                           (in place allowed; mean, rstd optionally stored)
@@ -62,6 +63,9 @@
 //   reduce cols, R rows, per block of 12 columns: 19 + 7 (R - 1) (f16 out
 //     21, mean + 8); per column taken alone: 7 + 3 (R - 1) (mean + 1,
 //     f16: +2 to +4)
+//   reduce partials, R rows, per group of 8 columns: 13 + R with f16 out,
+//     11 + R with f32 out (one pace load a row after the first); 11 + 3 R
+//     and 8 + 3 R where the rows cannot be paced (rowwise.h)
 //   gather            10 + 2 (row bytes / 8), or 10 + 2 (row bytes / 4)
 //   transpose         6 + 3 cols
 // Six workers issue one bundle a tile cycle between them, so worker cycles
@@ -108,6 +112,14 @@
     .equ REDUCE_COLS_V_OUT_F16, 7
     .equ REDUCE_COLS_SPLIT_V_CHUNK, 8
 
+    .equ RED_PARTIALS_V_FIRST, 0
+    .equ RED_PARTIALS_V_REST, 1
+    .equ RED_PARTIALS_V_OUT, 2
+    .equ RED_PARTIALS_V_ROWS, 3
+    .equ RED_PARTIALS_V_COLS, 4
+    .equ RED_PARTIALS_V_STEP, 5
+    .equ RED_PARTIALS_V_OUT_F16, 6
+
     .equ SOFTMAX_ROWS_V_IN, 0
     .equ SOFTMAX_ROWS_V_OUT, 1
     .equ SOFTMAX_ROWS_V_ROWS, 2
@@ -141,6 +153,7 @@
 
     .equ ROWWISE_TRAP_BAD_OP, 0x52
     .equ ROWWISE_TRAP_GATHER_INDEX, 0x47
+    .equ ROWWISE_TRAP_PARTIALS_COLS, 0x50
 
     .text
 
@@ -773,4 +786,107 @@ rw_cols_generic:
     RW_COLS_COLUMN rw_cols_column_abs, 2, f32add, 0
     .align 8
 rw_cols_exit:
+    exitz   $mzero
+
+// ---- vtx_reduce_partials_f16 ----------------------------------------------------
+// Columns 8 at a time: the first row's 16 bytes loaded with two ld64, then
+// each further row's loaded while the previous one goes into the
+// accumulators (f16v8acc: lane i into $AACC[2i], each half widened exactly
+// and added in f32), the last row added after the loop; f32v2gina reads the
+// eight sums out in column order and leaves $AACC zero for the next group.
+// Paced rows (REST in region 1, STEP < 4096): one ld2x64pace a row loads
+// its two 64-bit halves from the two elements of a region-1 pair (address
+// bit 3), both addresses stepping STEP; otherwise two ld64 and an add.
+// $m0:1 the pace pair, $m2 rows - 1, $m3 the pace stride (STEP / 8),
+// $m4 groups - 1, $m5 STEP, $m6 the first row, $m7 the other rows, $m8 the
+// row pointer (generic) or REST + 8, $m9 OUT_F16, $m10 out.
+.macro RW_PARTIALS_GROUP label, fast, f16
+    .align 8
+\label:
+    { ld64  $a0:1, $m6, $mzero, 0 ; fnop }
+    { ld64  $a2:3, $m6, $mzero, 1 ; fnop }
+    { rpt   $m2, (2f - 1f) / 8 - 1 ; fnop }
+1:
+    .if \fast
+    { ld2x64pace $a0:1, $a2:3, $m0:1+=, $m3, 0b0101 ; f16v8acc $a0:3 }
+    .else
+    { ld64  $a0:1, $m8, $mzero, 0 ; f16v8acc $a0:3 }
+    { ld64  $a2:3, $m8, $mzero, 1 ; fnop }
+    { add   $m8, $m8, $m5 ; fnop }
+    .endif
+2:
+    { add   $m6, $m6, 16 ; f16v8acc $a0:3 }
+    { add   $m7, $m7, 16 ; f32v2gina $a0:1, $azeros }
+    .if \fast
+    { add   $m8, $m7, 8 ; f32v2gina $a2:3, $azeros }
+    .else
+    { mov   $m8, $m7 ; f32v2gina $a2:3, $azeros }
+    .endif
+    .if \f16
+    .if \fast
+    { tapack $m0:1, $m7, $m8, $mzero ; f32v2tof16 $a0, $a0:1 }
+    .else
+    { nop ; f32v2tof16 $a0, $a0:1 }
+    .endif
+    { nop ; f32v2tof16 $a1, $a2:3 }
+    { st64step $a0:1, $mzero, $m10+=, 1 ; f32v2gina $a4:5, $azeros }
+    { nop ; f32v2gina $a6:7, $azeros }
+    { nop ; f32v2tof16 $a4, $a4:5 }
+    { nop ; f32v2tof16 $a5, $a6:7 }
+    { st64step $a4:5, $mzero, $m10+=, 1 ; fnop }
+    .else
+    { st64step $a0:1, $mzero, $m10+=, 1 ; f32v2gina $a4:5, $azeros }
+    { st64step $a2:3, $mzero, $m10+=, 1 ; f32v2gina $a6:7, $azeros }
+    { st64step $a4:5, $mzero, $m10+=, 1 ; fnop }
+    .if \fast
+    { st64step $a6:7, $mzero, $m10+=, 1 ; fnop }
+    { tapack $m0:1, $m7, $m8, $mzero ; fnop }
+    .else
+    { st64step $a6:7, $mzero, $m10+=, 1 ; fnop }
+    .endif
+    .endif
+    { brnzdec $m4, \label ; fnop }
+    exitz   $mzero
+.endm
+
+    .align 8
+    .globl vtx_reduce_partials_f16
+vtx_reduce_partials_f16:
+    { ld32  $m2, $m13, $mzero, RED_PARTIALS_V_ROWS ; setzi $a0, RW_FP_CLR_ZAACC }
+    { ld32  $m4, $m13, $mzero, RED_PARTIALS_V_COLS ; uput $FP_CLR, $a0 }
+    { brz   $m2, rw_partials_exit ; fnop }
+    { brz   $m4, rw_partials_exit ; fnop }
+    { and   $m8, $m4, 7 ; fnop }
+    { brnz  $m8, rw_partials_bad_cols ; fnop }
+    { ld32  $m6, $m13, $mzero, RED_PARTIALS_V_FIRST ; fnop }
+    { ld32  $m7, $m13, $mzero, RED_PARTIALS_V_REST ; fnop }
+    { ld32  $m10, $m13, $mzero, RED_PARTIALS_V_OUT ; fnop }
+    { ld32  $m5, $m13, $mzero, RED_PARTIALS_V_STEP ; fnop }
+    { ld32  $m9, $m13, $mzero, RED_PARTIALS_V_OUT_F16 ; fnop }
+    { add   $m2, $m2, -1 ; fnop }
+    { shr   $m4, $m4, 3 ; fnop }
+    { add   $m4, $m4, -1 ; fnop }
+    { mov   $m8, $m7 ; fnop }
+    // Paced rows need REST in region 1 (address bit 19) and STEP / 8 in a
+    // pace stride field (a signed 10-bit number of 64-bit atoms).
+    { shr   $m3, $m7, 19 ; fnop }
+    { brz   $m3, rw_partials_generic ; fnop }
+    { shr   $m3, $m5, 12 ; fnop }
+    { brnz  $m3, rw_partials_generic ; fnop }
+    { shr   $m3, $m5, 3 ; fnop }
+    { add   $m8, $m7, 8 ; fnop }
+    { tapack $m0:1, $m7, $m8, $mzero ; fnop }
+    { brz   $m9, rw_partials_fast_f32 ; fnop }
+    { bri   rw_partials_fast_f16 ; fnop }
+rw_partials_generic:
+    { brz   $m9, rw_partials_generic_f32 ; fnop }
+    { bri   rw_partials_generic_f16 ; fnop }
+rw_partials_bad_cols:
+    trap    ROWWISE_TRAP_PARTIALS_COLS
+    RW_PARTIALS_GROUP rw_partials_fast_f16, 1, 1
+    RW_PARTIALS_GROUP rw_partials_fast_f32, 1, 0
+    RW_PARTIALS_GROUP rw_partials_generic_f16, 0, 1
+    RW_PARTIALS_GROUP rw_partials_generic_f32, 0, 0
+    .align 8
+rw_partials_exit:
     exitz   $mzero

@@ -47,6 +47,7 @@
 /* trap codes (the simulated fault "trap N", ISA2 trap) */
 #define ROWWISE_TRAP_BAD_OP 0x52u              /* reduce: unknown op */
 #define ROWWISE_TRAP_GATHER_INDEX 0x47u        /* gather: index out of range */
+#define ROWWISE_TRAP_PARTIALS_COLS 0x50u       /* reduce partials: cols not a multiple of 8 */
 
 /* ---- vtx_reduce_rows_f32: out[r] = REDUCE_c in[r][c] ------------------- */
 enum reduce_rows_vertex {
@@ -108,6 +109,37 @@ enum reduce_cols_split_vertex {
     REDUCE_COLS_SPLIT_V_CHUNK = REDUCE_COLS_V_WORDS,
     REDUCE_COLS_SPLIT_V_WORDS
 };
+
+/* ---- vtx_reduce_partials_f16: out[c] = sum_r p[r][c] ----------------------- *
+ * The sum of ROWS rows of f16 partial sums, as poplin's ReduceAdd sums
+ * half partials: row 0 at FIRST, row r >= 1 at REST + (r - 1) STEP (a
+ * tile's own partials and those the others sent it need not be side by
+ * side).  Each column is summed in f32 in row order from +0: acc = +0,
+ * then acc = f32add(widen(p[r][c]), acc), where widen is exact and turns an
+ * f16 infinity into the quiet NaN (f16v8acc's arithmetic operand, ISA2
+ * §2.9.4.2); then stored as f32 or rounded to f16 (f32v2tof16: to nearest
+ * even, or stochastically with $FP_CTL.ESR).  The model is
+ * rowwise_model_reduce_partials.
+ * Conditions: FIRST, REST, OUT and STEP multiples of 8; COLS a multiple of
+ * 8 (else the worker stops with trap ROWWISE_TRAP_PARTIALS_COLS); ROWS <=
+ * REDUCE_PARTIALS_MAX_ROWS.  Reads exactly the partials summed.
+ * Worker cycles before the exitz: set-up 23 with f32 out, 24 with f16;
+ * where the rows cannot be paced (REST below region 1: 18 / 19; STEP of
+ * 4096 or more: 20 / 21); then per group of 8 columns 11 + R (f32 out) or
+ * 13 + R (f16) paced, 8 + 3 R or 11 + 3 R not; ROWS = 0 takes 3, COLS = 0
+ * 4.  Paced, 8 columns of R = 4 rows with f16 out take 17 issues: 2.1 tile
+ * cycles a column with six workers (poplin's ReduceAdd: 3 issues a row). */
+enum reduce_partials_vertex {
+    RED_PARTIALS_V_FIRST = 0,   /* row 0: COLS f16 */
+    RED_PARTIALS_V_REST = 1,    /* rows 1 .. ROWS - 1, STEP bytes apart */
+    RED_PARTIALS_V_OUT = 2,     /* COLS f32, or COLS f16 (OUT_F16) */
+    RED_PARTIALS_V_ROWS = 3,
+    RED_PARTIALS_V_COLS = 4,
+    RED_PARTIALS_V_STEP = 5,
+    RED_PARTIALS_V_OUT_F16 = 6,
+    RED_PARTIALS_V_WORDS = 7,
+};
+#define REDUCE_PARTIALS_MAX_ROWS 4096u         /* rows - 1 is one rpt count */
 
 /* ---- vtx_softmax_rows_f32: out[r] = softmax(in[r]); in place allowed ---- */
 enum softmax_rows_vertex {
@@ -171,6 +203,12 @@ void rowwise_model_reduce(const float *in, float *out, size_t rows, size_t cols,
  * word's upper half (out_f16[cols]) a copy of the last element. */
 void rowwise_model_reduce_cols(const float *in, float *out, uint16_t *out_f16, bool f16, size_t rows,
                                size_t cols, size_t step, enum reduce_op op, float scale);
+
+/* The sums of vtx_reduce_partials_f16 (round to nearest even): first and
+ * rest as the record has them, step in f16 elements; out (f32) and out_f16
+ * (f16 bits) may each be NULL. */
+void rowwise_model_reduce_partials(const uint16_t *first, const uint16_t *rest, size_t rows, size_t cols,
+                                   size_t step, float *out, uint16_t *out_f16);
 
 /* One row: m = max (lanes started at x[0]); e = exp(x - m) stored; s = the
  * lanes' sum of e; r = f32oox(s) (the reciprocal, rounded once); out = e * r.

@@ -228,6 +228,25 @@ void rowwise_model_reduce_cols(const float *in, float *out, uint16_t *out_f16, b
         out_f16[cols] = out_f16[cols - 1];
 }
 
+void rowwise_model_reduce_partials(const uint16_t *first, const uint16_t *rest, size_t rows, size_t cols,
+                                   size_t step, float *out, uint16_t *out_f16)
+{
+    if (!rows)
+        return;
+    for (size_t c = 0; c < cols; c++) {
+        float acc = 0.0f;
+        for (size_t r = 0; r < rows; r++) {
+            uint16_t h = r ? rest[(r - 1) * step + c] : first[c];
+            acc = acc_add(acc, fp16_is_inf(h) ? fp32_qnan() : fp16_to_f32(h));
+        }
+        acc = acc_read(acc);
+        if (out)
+            out[c] = acc;
+        if (out_f16)
+            out_f16[c] = to_f16(acc);
+    }
+}
+
 void rowwise_model_softmax(const float *in, float *out, size_t rows, size_t cols, size_t step)
 {
     for (size_t r = 0; r < rows; r++) {
