@@ -374,7 +374,8 @@ bool lw_add_local_copy(lowering *lw, uint32_t tile, uint32_t src, uint32_t dst, 
 }
 
 /* The copies a tile owes itself, six at a time.  A copy longer than a
- * sixth of them all (and than LW_COPY_PIECE_MIN_BYTES) is cut into pieces
+ * sixth of them all (and than LW_COPY_PIECE_MIN_BYTES, or when there are
+ * fewer copies than workers LW_COPY_FEW_PIECE_MIN_BYTES) is cut into pieces
  * of that length (a multiple of 8 bytes, so every piece keeps its copy's
  * 8-byte phases and loop), so that one large copy is shared by the six
  * workers instead of taking one. */
@@ -386,7 +387,8 @@ static bool lw_flush_copies(lowering *lw, uint32_t tile)
     for (size_t k = 0; k < n; k++)
         total += t->copies.w[k * 3 + 2];
     uint64_t per = ALIGN8((total + CODELET_WORKERS - 1) / CODELET_WORKERS);
-    per = per < LW_COPY_PIECE_MIN_BYTES ? LW_COPY_PIECE_MIN_BYTES : per;
+    const uint64_t min = n < CODELET_WORKERS ? LW_COPY_FEW_PIECE_MIN_BYTES : LW_COPY_PIECE_MIN_BYTES;
+    per = per < min ? min : per;
     size_t k = 0;
     uint32_t src = 0, dst = 0, left = 0;
     while (!lw->failed) {

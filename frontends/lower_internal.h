@@ -73,8 +73,12 @@ typedef struct word_vec {
 /* Local copies are cut into pieces for the workers no shorter than this
  * (lower_exchange.c, lw_flush_copies): each piece takes a worker record
  * of its own, and a convolution's many small im2col copies cut at 256
- * bytes took ResNet-50's training step past a tile's memory. */
+ * bytes took ResNet-50's training step past a tile's memory.  Fewer
+ * copies than workers are cut down to LW_COPY_FEW_PIECE_MIN_BYTES: a
+ * gathered weight block's local part took one worker 3,000 cycles while
+ * five sat idle. */
 #define LW_COPY_PIECE_MIN_BYTES 4096u
+#define LW_COPY_FEW_PIECE_MIN_BYTES 256u
 
 typedef struct xfer {
     uint32_t addr, bytes, peer;       /* peer: endpoint value */

@@ -405,7 +405,7 @@ bool lw_matmul_supported(const graph *g, const graph_node *n, const char **why)
 #define WEIGHT_PART_MIN_BYTES 2048u
 
 /* Rows of a block of `rows` that share `share` of a split over gk tiles. */
-static void reduce_share(uint64_t rows, uint32_t gk, uint32_t share, uint64_t *r0, uint64_t *r1)
+void lw_mm_reduce_share(uint64_t rows, uint32_t gk, uint32_t share, uint64_t *r0, uint64_t *r1)
 {
     uint64_t per = (rows + gk - 1) / gk;
     *r0 = share * per < rows ? share * per : rows;
@@ -722,7 +722,7 @@ static void for_each_tile(lowering *lw, mm_plan *P, mm_tile_step step)
                     t.k1 = t.k0 + P->kt < P->hi[MM_AXIS_K] ? t.k0 + P->kt : P->hi[MM_AXIS_K];
                     t.n0 = P->lo[MM_AXIS_N] + j * P->nt;
                     t.n1 = t.n0 + P->nt < P->hi[MM_AXIS_N] ? t.n0 + P->nt : P->hi[MM_AXIS_N];
-                    reduce_share(t.m1 - t.m0, P->gk, l, &t.r0, &t.r1);
+                    lw_mm_reduce_share(t.m1 - t.m0, P->gk, l, &t.r0, &t.r1);
                     if (!step(lw, P, &t))
                         break;
                 }
@@ -1227,7 +1227,8 @@ static bool lower_planned(lowering *lw, mm_plan *P)
             lw_end_phase(lw);
         for_each_tile(lw, P, emit_product);
         if (P->gk > 1) {
-            for_each_tile(lw, P, lw_mm_exchange_partials);
+            for_each_tile(lw, P, lw_mm_receive_partials);
+            for_each_tile(lw, P, lw_mm_send_partials);
             if (!lw->failed)
                 lw_end_phase(lw);
         }

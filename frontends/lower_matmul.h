@@ -226,10 +226,15 @@ static inline void lw_mm_free_temps(lowering *lw, mm_plan *P, const mm_tile *t)
     }
 }
 
-/* K split: the tile's partials of the other K shares' rows sent to them
- * (lw_mm_exchange_partials); then its share's sum and epilogue
- * (lw_mm_finish_share).  Steps of for_each_tile: false ends a grid row. */
-bool lw_mm_exchange_partials(lowering *lw, mm_plan *P, const mm_tile *t);
+/* K split: every tile's buffer for the partials of its share of the rows
+ * (lw_mm_receive_partials), then each tile's partials of the other
+ * shares' rows sent to them (lw_mm_send_partials); then its share's sum
+ * and epilogue (lw_mm_finish_share).  Steps of for_each_tile: false ends
+ * a grid row. */
+bool lw_mm_receive_partials(lowering *lw, mm_plan *P, const mm_tile *t);
+bool lw_mm_send_partials(lowering *lw, mm_plan *P, const mm_tile *t);
+/* The rows [*r0, *r1) of a block of `rows` that K share `share` of gk sums. */
+void lw_mm_reduce_share(uint64_t rows, uint32_t gk, uint32_t share, uint64_t *r0, uint64_t *r1);
 /* n elements (a multiple of 4; the f16 partials' rows are whole groups of
  * 16) cast on the tile from in to out: f16 to f32 (up, exact) or f32 to
  * f16 (vtx_cast_*). */

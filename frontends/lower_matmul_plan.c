@@ -87,20 +87,47 @@ static double a_cycles(uint64_t send_bytes, uint64_t block, uint32_t gn, bool pa
 }
 
 /* The partial sums of a share of `elems` outputs brought together and
- * summed (K split over gk tiles; lower_matmul_sum.c), f16 partials widened. */
+ * summed (K split over gk tiles; lower_matmul_sum.c): f16 partials in one
+ * pass (vtx_reduce_partials_f16: 13 + gk issues a group of 8 columns, 11 +
+ * gk with f32 out for an epilogue), the share alone widened for an
+ * epilogue. */
 static double sum_cycles(const mm_kind *kd, uint32_t gk, uint64_t elems, bool epilogue_work)
 {
-    const bool h = kd->f16_partials;
-    if (gk > 1 && h && !epilogue_work)            /* f16 partials received, widened (0.75 */
-        return (double)((gk - 1) * elems) * 2.0 / 4.0 +   /* cycles an element), one reduce */
-               (double)(gk * elems) * (0.75 + 0.6) +       /* (0.58): sum_f16_partials */
-               3.0 * PASS_OVERHEAD_CYCLES;
+    if (kd->f16_partials) {
+        if (gk > 1)
+            return (double)((gk - 1) * elems) * 2.0 / 4.0 +
+                   (double)elems * (double)((epilogue_work ? 11 : 13) + gk) / 8.0 + PASS_OVERHEAD_CYCLES;
+        return epilogue_work ? (double)elems * 0.4 + PASS_OVERHEAD_CYCLES : 0.0;
+    }
     double c = 0.0;
     if (gk > 1)                                   /* receive the partials, sum them */
         c += (double)((gk - 1) * elems) * (gk > 2 ? 1.6 : 1.0) * (double)kd->c_eb / 4.0 +
              (double)elems * KERNEL_BINARY_CYCLES_PER_ELEMENT + (gk > 2 ? 2.0 : 1.0) * PASS_OVERHEAD_CYCLES + 200.0;
-    if (h && (gk > 1 || epilogue_work))           /* widen the share and the partials */
-        c += (double)(gk * elems) * 0.4 + (gk > 1 ? 2.0 : 1.0) * PASS_OVERHEAD_CYCLES;
+    return c;
+}
+
+/* B's block on a tile: received and packed (b_tile: B computed at run
+ * time), or gathered from the parts kept down the grid column (constant
+ * weights, or a variable's packed parts: the other parts received, the
+ * tile's own copied into the block by the six workers). */
+static double b_cycles(const mm_shape *s, const mm_kind *kd, uint32_t gm, uint32_t gk, uint64_t kt, uint64_t nt,
+                       bool b_tile, bool b_turn, bool w_parts)
+{
+    double c = b_tile ? (double)(kt * nt) * (b_turn ? 2.4 : 1.4) : 0.0;   /* receive, pack B */
+    if ((!s->b_act && gm > 1) || w_parts) {
+        const double block = (double)(kt * nt * kd->w_eb), own = 1.0 / (double)gm;
+        c += block * (1.0 - own) / 4.0 + block * own / 8.0 + 200.0;
+    }
+    if (b_tile && s->w_rows)                    /* a receive per run of weights, widen f16 */
+        c += (double)(s->w_flip ? kt : gk == 1 ? 1 : nt) * XCH_SEND_OVERHEAD_CYCLES +
+             (s->b_f32 ? 0.0 : (double)(kt * nt));
+    if (b_tile && !s->conv && !s->wgrad) {      /* a receive per row of B's block, widen f16 */
+        bool whole = s->b_transposed ? kt >= s->k : nt >= s->n;
+        c += (whole ? 1.0 : (double)(s->b_transposed ? nt : kt)) * XCH_SEND_OVERHEAD_CYCLES +
+             (s->b_f32 ? 0.0 : (double)(kt * nt));
+    }
+    if (w_parts)                                /* a part (at most six K blocks) packed */
+        c += PASS_OVERHEAD_CYCLES + 6.0 * 290.0 + (s->b_f32 ? 0.0 : 16.0 * 8.0 * 6.0);
     return c;
 }
 
@@ -183,13 +210,13 @@ static bool plan_grid_in(const lowering *lw, const mm_shape *s, const mm_kind *k
                     { b_turn ? kt * nt * 4 : 0, R1 }, { b_turn ? 0 : kt * nt * kd->w_eb, R1, c_weights },
                     { mt * nt * kd->c_eb, R1 }, { 4096, R1 }
                 };
-                /* (f16 partials, h: the share and the partials received
-                 * widened to f32 before they are summed, lower_matmul_sum.c) */
+                /* (f16 partials, h: summed in one pass, into f32 for an
+                 * epilogue, lower_matmul_sum.c) */
                 const lw_block_need reduce[] = {
                     { mt * nt * kd->c_eb, R1 }, { bias_bytes, R1 },
-                    { gk > 1 ? (gk - 1) * share * nt * kd->c_eb : 0, R1 }, { gk > 2 ? share * nt * 4 : 0, R1 },
+                    { gk > 1 ? (gk - 1) * share * nt * kd->c_eb : 0, R1 }, { gk > 2 && !h ? share * nt * 4 : 0, R1 },
                     { gk > 1 && !out_f16 ? share * nt * 4 : 0, R1 }, { out_f16 ? share * nt * 2 : 0, R1 },
-                    { h ? share * nt * 4 : 0, R1 }, { h && gk > 1 ? (gk - 1) * share * nt * 4 : 0, R1 }
+                    { h ? share * nt * 4 : 0, R1 }
                 };
                 enum { N_PREPARE = sizeof prepare / sizeof *prepare, N_PRODUCT = sizeof product / sizeof *product,
                        N_REDUCE = sizeof reduce / sizeof *reduce };
@@ -213,32 +240,25 @@ static bool plan_grid_in(const lowering *lw, const mm_shape *s, const mm_kind *k
                              !lw_blocks_fit(room, reduce, N_REDUCE)))
                     continue;
                 /* A: received at 4 bytes a cycle, no sooner than its
-                 * busiest sender sends (above); split along K, a send per
-                 * row and share. */
+                 * busiest sender sends (above). */
+                /* the epilogue: alpha, bias, activation, a cast to f16
+                 * (f16 partials' sums are rounded to f16 as they are made) */
+                const bool epilogue = s->alpha != 1.0 || s->bias >= 0 || s->activation >= 0 || (out_f16 && !h);
                 double c = matmul_cycles(lw, kd, mt, kt, nt) +
                            a_cycles(a_spread ? 0 : (a_most ? (a_most > mt * kt ? a_most : mt * kt) : mt * s->k) * in_eb,
                                     mt * kt * in_eb, gn, pair) +
-                           (gk > 1 ? (double)(mt * gk) * XCH_SEND_OVERHEAD_CYCLES : 0.0) +
-                           (double)(share * nt) +                               /* the epilogue */
+                           /* A split along K where it was not laid out for
+                            * the plan: a send per row and share */
+                           (gk > 1 && !a_spread ? (double)(mt * gk) * XCH_SEND_OVERHEAD_CYCLES : 0.0) +
+                           (epilogue ? (double)(share * nt) : 0.0) +
                            (s->f32_inputs && !kd->f32 ? (double)(mt * kt) : 0.0) +  /* cast A */
                            (s->trans_a ? (double)(mt * kt) : 0.0) +             /* turn A */
-                           (b_tile ? (double)(kt * nt) * (b_turn ? 2.4 : 1.4) : 0.0) +  /* receive, pack B */
-                           ((!s->b_act && gm > 1) || w_parts ? (double)(kt * nt * kd->w_eb) / 4.0 : 0.0);  /* weights */
+                           b_cycles(s, kd, gm, gk, kt, nt, b_tile, b_turn, w_parts);
                 if (s->wgrad)                               /* a receive per pixel row of A and */
                     c += ((mt == s->m ? 1.0 : (double)kt) +      /* per kernel row run of B's im2col */
                           (double)kt * (double)((nt + (uint64_t)(s->kw * s->c_in) - 1) / (uint64_t)(s->kw * s->c_in) + 1)) *
                              XCH_SEND_OVERHEAD_CYCLES +
                          (s->f32_inputs ? 0.0 : (double)(2 * mt * kt + kt * nt));   /* widen A, B; narrow A */
-                if (b_tile && s->w_rows)                    /* a receive per run of weights, widen f16 */
-                    c += (double)(s->w_flip ? kt : gk == 1 ? 1 : nt) * XCH_SEND_OVERHEAD_CYCLES +
-                         (s->b_f32 ? 0.0 : (double)(kt * nt));
-                if (b_tile && !s->conv && !s->wgrad) {      /* a receive per row of B's block, widen f16 */
-                    bool whole = s->b_transposed ? kt >= s->k : nt >= s->n;
-                    c += (whole ? 1.0 : (double)(s->b_transposed ? nt : kt)) * XCH_SEND_OVERHEAD_CYCLES +
-                         (s->b_f32 ? 0.0 : (double)(kt * nt));
-                }
-                if (w_parts)                                /* a part (at most six K blocks) packed */
-                    c += PASS_OVERHEAD_CYCLES + 6.0 * 290.0 + (s->b_f32 ? 0.0 : 16.0 * 8.0 * 6.0);
                 c += sum_cycles(kd, gk, share * nt, epilogue_work);
                 double score = c;
                 if (!room)   /* no grid fits: the one that needs least, its largest block first (ties by cycles) */

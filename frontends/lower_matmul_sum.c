@@ -92,24 +92,38 @@ static bool matmul_epilogue(lowering *lw, const mm_shape *s, uint32_t tile, uint
 }
 
 /* K split: tile l of block (i, j) takes the l-th share of the block's
- * rows; the other gk - 1 tiles send it their partials of those rows. */
-bool lw_mm_exchange_partials(lowering *lw, mm_plan *P, const mm_tile *t)
+ * rows; its buffer holds the other gk - 1 tiles' partials of them, in K
+ * order. */
+bool lw_mm_receive_partials(lowering *lw, mm_plan *P, const mm_tile *t)
 {
     lw_mm_free_temps(lw, P, t);
     if (t->r0 == t->r1)
         return true;
-    const uint64_t nt = P->nt, eb = P->kd.c_eb, bytes = (t->r1 - t->r0) * nt * eb;
+    const uint64_t bytes = (t->r1 - t->r0) * P->nt * P->kd.c_eb;
     P->recv[t->slot] = lw_scratch_alloc(lw, t->tile, (P->gk - 1) * bytes, PREFER_REGION1, 8, P->what);
-    if (!P->recv[t->slot])
-        return false;
-    for (uint32_t q = 0, at = 0; q < P->gk && !lw->failed; q++) {
-        if (q == t->l)
+    return P->recv[t->slot] != 0;
+}
+
+/* The tile's partials of the other shares, sent to their tiles in a
+ * staggered order: tile l sends to l + 1, l + 2, ... (mod gk), so that at
+ * each step every tile of the block receives from one sender, as Poplar
+ * schedules an all-to-all (all sending to share 0 first made each receiver
+ * in turn take gk - 1 streams while the others waited). */
+bool lw_mm_send_partials(lowering *lw, mm_plan *P, const mm_tile *t)
+{
+    const uint64_t nt = P->nt, eb = P->kd.c_eb;
+    for (uint32_t d = 1; d < P->gk && !lw->failed; d++) {
+        const uint32_t q = (t->l + d) % P->gk;
+        uint64_t r0, r1;
+        lw_mm_reduce_share(t->m1 - t->m0, P->gk, q, &r0, &r1);
+        if (r0 == r1)
             continue;
-        uint32_t from = lw_mm_slot_of(P, t->bt, q, t->i, t->j);
-        lw_add_transfer(lw, lw_tile_of(lw, from), P->c_addr[from] + (uint32_t)(t->r0 * nt * eb), t->tile,
-                        P->recv[t->slot] + (uint32_t)(at++ * bytes), (uint32_t)bytes);
+        const uint32_t to = lw_mm_slot_of(P, t->bt, q, t->i, t->j), at = t->l < q ? t->l : t->l - 1;
+        const uint64_t bytes = (r1 - r0) * nt * eb;
+        lw_add_transfer(lw, t->tile, P->c_addr[t->slot] + (uint32_t)(r0 * nt * eb), lw_tile_of(lw, to),
+                        P->recv[to] + (uint32_t)(at * bytes), (uint32_t)bytes);
     }
-    return true;
+    return !lw->failed;
 }
 
 /* Whether the epilogue has work beyond making the rows pieces of an f16
@@ -156,28 +170,27 @@ static bool sum_partials(lowering *lw, mm_plan *P, const mm_tile *t, uint32_t c,
     return true;
 }
 
-/* f16 partials of an f16 result with nothing else to do (K split): the
- * share and the gk - 1 partials received widened to f32 side by side (two
- * casts), then one column reduce over the gk rows rounding each sum to f16
- * into the output's block, as popops reduces half partials in one pass:
- * the own share first, then the others in K order, summed in f32. */
-static bool sum_f16_partials(lowering *lw, mm_plan *P, const mm_tile *t, uint32_t c, uint64_t elems)
+/* f16 partials (K split): the share at c and the gk - 1 partials received
+ * summed in one pass into out (f32, or rounded to f16), as poplin's
+ * ReduceAdd sums half partials: each column in f32 from +0, the own share
+ * first, then the others in K order (vtx_reduce_partials_f16, rowwise.h).
+ * The columns go to the workers 8 at a time (elems is a multiple of the
+ * AMP's 16 output channels). */
+static bool sum_f16_partials(lowering *lw, mm_plan *P, const mm_tile *t, uint32_t c, uint32_t out, uint64_t elems,
+                             bool out_f16)
 {
-    const uint32_t tile = t->tile, gk = P->gk;
-    uint32_t wide = lw_scratch_alloc(lw, tile, gk * elems * 4, PREFER_REGION1, 8, P->what);
-    uint32_t out = wide ? lw_tensor_alloc(lw, P->s.out, tile, elems * 2, PREFER_REGION1, 8, false, P->what) : 0;
-    if (!out)
-        return false;
-    lw_mm_cast(lw, tile, c, wide, elems, true);
-    lw_mm_cast(lw, tile, P->recv[t->slot], wide + (uint32_t)(elems * 4), (gk - 1) * elems, true);
+    if (elems % 8)
+        return lw_fail(lw, "%s: tile %u's share of %llu partial sums is not a whole number of 8-column groups",
+                       P->what, t->tile, (unsigned long long)elems);
+    const uint32_t eb = out_f16 ? 2 : 4;
     worker_set ws;
-    if (lw_workers_begin(lw, tile, KERNEL_REDUCE_COLS_WORDS, elems / 2, &ws))
-        for (int w = 0; w < CODELET_WORKERS; w++)
-            kernel_reduce_cols_record(ws.rec[w], wide + (uint32_t)(ws.lo[w] * 8), out + (uint32_t)(ws.lo[w] * 4), gk,
-                                      (uint32_t)((ws.hi[w] - ws.lo[w]) * 2), (uint32_t)(elems * 4), KERNEL_REDUCE_SUM,
-                                      1.0f, true);
-    lw_workers_run(lw, tile, lw->kernels.vtx_reduce_cols_f32, &ws);
-    return share_pieces(lw, &P->s, tile, out, t->r1 - t->r0, t->bt * P->s.m + t->m0 + t->r0, t->n0, t->n1, P->nt, 2);
+    if (lw_workers_begin(lw, t->tile, KERNEL_REDUCE_PARTIALS_WORDS, elems / 8, &ws))
+        for (int w = 0; w < CODELET_WORKERS; w++) {
+            uint32_t e0 = (uint32_t)(ws.lo[w] * 8);
+            kernel_reduce_partials_record(ws.rec[w], c + e0 * 2, P->recv[t->slot] + e0 * 2, out + e0 * eb, P->gk,
+                                          (uint32_t)((ws.hi[w] - ws.lo[w]) * 8), (uint32_t)(elems * 2), out_f16);
+        }
+    return lw_workers_run(lw, t->tile, lw->kernels.vtx_reduce_partials_f16, &ws);
 }
 
 /* The tile's share of the rows: the sum of the partials (K split; into
@@ -192,34 +205,31 @@ bool lw_mm_finish_share(lowering *lw, mm_plan *P, const mm_tile *t)
     lw_mm_free_temps(lw, P, t);
     const bool out_f16 = lw->g->tensors[P->s.out].dtype == GDT_F16;
     if (P->kd.f16_partials && elems) {
+        const uint64_t first_row = t->bt * P->s.m + t->m0 + t->r0;
         if (lw_mm_c_is_output(lw, P)) {
             /* f16 sums as they stand: C is the output's block */
-            return share_pieces(lw, &P->s, t->tile, c, rows, t->bt * P->s.m + t->m0 + t->r0, t->n0, t->n1, nt, 2);
+            return share_pieces(lw, &P->s, t->tile, c, rows, first_row, t->n0, t->n1, nt, 2);
         }
-        if (P->gk > 1 && out_f16 && !epilogue_computes(lw, &P->s))
-            return sum_f16_partials(lw, P, t, c, elems);
-        /* The share and the partials received widened to f32 (exact), then
-         * summed and finished as f32 partials are: the sum in f32, one
-         * rounding to f16 at the end. */
-        uint32_t wide = out_f16 || P->gk > 1
-                            ? lw_scratch_alloc(lw, t->tile, elems * 4, PREFER_REGION1, 8, P->what)
-                            : lw_tensor_alloc(lw, P->s.out, t->tile, elems * 4, PREFER_REGION1, 8, false, P->what);
+        if (P->gk > 1 && out_f16 && !epilogue_computes(lw, &P->s)) {
+            uint32_t out = lw_tensor_alloc(lw, P->s.out, t->tile, elems * 2, PREFER_REGION1, 8, false, P->what);
+            return out && sum_f16_partials(lw, P, t, c, out, elems, true) &&
+                   share_pieces(lw, &P->s, t->tile, out, rows, first_row, t->n0, t->n1, nt, 2);
+        }
+        /* The sum (or the share alone) in f32, finished as f32 partials
+         * are: one rounding to f16 at the end. */
+        uint32_t wide = out_f16 ? lw_scratch_alloc(lw, t->tile, elems * 4, PREFER_REGION1, 8, P->what)
+                                : lw_tensor_alloc(lw, P->s.out, t->tile, elems * 4, PREFER_REGION1, 8, false, P->what);
         if (!wide)
             return false;
-        lw_mm_cast(lw, t->tile, c, wide, elems, true);
-        c = wide;
         if (P->gk > 1) {
-            uint32_t parts = lw_scratch_alloc(lw, t->tile, (P->gk - 1) * elems * 4, PREFER_REGION1, 8, P->what);
-            if (!parts)
+            if (!sum_f16_partials(lw, P, t, c, wide, elems, false))
                 return false;
-            lw_mm_cast(lw, t->tile, P->recv[t->slot], parts, (P->gk - 1) * elems, true);
-            P->recv[t->slot] = parts;
+        } else {
+            lw_mm_cast(lw, t->tile, c, wide, elems, true);
         }
-    }
-    if (P->gk > 1 && elems) {
-        uint32_t dst = lw->g->tensors[P->s.out].dtype == GDT_F16
-                           ? c
-                           : lw_tensor_alloc(lw, P->s.out, t->tile, elems * 4, PREFER_REGION1, 8, false, P->what);
+        c = wide;
+    } else if (P->gk > 1 && elems) {
+        uint32_t dst = out_f16 ? c : lw_tensor_alloc(lw, P->s.out, t->tile, elems * 4, PREFER_REGION1, 8, false, P->what);
         if (!dst || !sum_partials(lw, P, t, c, dst, elems))
             return false;
         c = dst;
