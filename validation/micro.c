@@ -286,6 +286,14 @@ static const micro_bench benches[] = {
       .derivation = "host bytes / superstep 1 time less sync (16 tiles x 128 KiB from the host)", .published = 16,
       .unit = "GB/s", .source = "M2K: PCIe Gen4 x8 between gateway and IPU, 16 GB/s each way [I]", .band_pct = 10,
       .bytes = 131072, .senders = 16, .direction = 1 },
+    { .name = "host_write", .preset = "gc2", .program = "host_bandwidth.S", .figure = fig_host_gb_per_s,
+      .derivation = "host bytes / superstep 1 time less sync (16 tiles x 128 KiB to the host)", .published = 31.5,
+      .unit = "GB/s", .source = "C2 card: a PCIe Gen4 x16 link per GC2, 31.5 GB/s (Graphcore at the Dell EMC analyst summit 2019, silvertonconsulting.com) [I]",
+      .band_pct = 10, .bytes = 131072, .senders = 16 },
+    { .name = "host_read", .preset = "gc2", .program = "host_bandwidth.S", .figure = fig_host_gb_per_s,
+      .derivation = "host bytes / superstep 1 time less sync (16 tiles x 128 KiB from the host)", .published = 31.5,
+      .unit = "GB/s", .source = "C2 card: a PCIe Gen4 x16 link per GC2, 31.5 GB/s (Graphcore at the Dell EMC analyst summit 2019, silvertonconsulting.com) [I]",
+      .band_pct = 10, .bytes = 131072, .senders = 16, .direction = 1 },
 };
 
 size_t micro_count(void) { return sizeof benches / sizeof benches[0]; }
