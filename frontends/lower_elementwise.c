@@ -780,6 +780,46 @@ bool lw_lower_binary_fn(lowering *lw, const graph_node *n, int index, int functi
     return !lw->failed;
 }
 
+/* Layer norm of a tile's rows with each row's columns shared by the six
+ * workers (vtx_layernorm_part{1,2,3}_f32: three compute sets, rowwise.h)
+ * where that takes fewer worker issues than whole rows a worker: a tile
+ * holding fewer rows than it has workers (BERT's 128 tokens on 128 tiles:
+ * one row each, five workers idle).  Rows of an even width of 12 or more. */
+static bool layernorm_by_columns(uint64_t rows, uint64_t cols)
+{
+    if (cols % 2 || cols < 2 * CODELET_WORKERS || !rows)
+        return false;
+    const uint64_t pairs = cols / 2, share = (pairs + CODELET_WORKERS - 1) / CODELET_WORKERS;
+    const uint64_t whole = 19 + (rows + CODELET_WORKERS - 1) / CODELET_WORKERS * (27 + 7 * pairs);
+    const uint64_t parts = 34 + rows * (58 + 7 * share) + 3 * 20;   /* and three compute sets' starts */
+    return parts < whole;
+}
+
+static void layernorm_parts(lowering *lw, uint32_t tile, uint32_t in, uint32_t out, uint32_t gamma, uint32_t beta,
+                            uint32_t rows, uint32_t cols, uint32_t step, float eps, uint32_t mean_out,
+                            uint32_t rstd_out, const char *what)
+{
+    const uint32_t entry[3] = { lw->kernels.vtx_layernorm_part1_f32, lw->kernels.vtx_layernorm_part2_f32,
+                                lw->kernels.vtx_layernorm_part3_f32 };
+    uint32_t stats = lw_scratch_alloc(lw, tile, (uint64_t)rows * KERNEL_LAYERNORM_PART_STATS_BYTES, PREFER_REGION1, 8,
+                                      what);
+    const uint32_t pairs = cols / 2;
+    /* the same six records for the three parts (made three times: the
+     * second and third are given back as copies of the first) */
+    for (int part = 0; part < 3 && stats && !lw->failed; part++) {
+        uint32_t *rec[CODELET_WORKERS];
+        uint32_t off = lw_six_records(lw, tile, KERNEL_LAYERNORM_PART_WORDS, rec);
+        if (lw->failed)
+            return;
+        for (uint32_t w = 0; w < CODELET_WORKERS; w++) {
+            uint32_t p0 = pairs * w / CODELET_WORKERS, p1 = pairs * (w + 1) / CODELET_WORKERS, c0 = p0 * 8;
+            kernel_layernorm_part_record(rec[w], in + c0, out + c0, gamma + c0, beta + c0, rows, p1 - p0, step, eps,
+                                         stats, w, cols, w ? 0 : mean_out, w ? 0 : rstd_out);
+        }
+        lw_step_run(lw, tile, entry[part], off, KERNEL_LAYERNORM_PART_WORDS);
+    }
+}
+
 /* Softmax / LayerNormalization over the last axis: whole rows per tile.
  * Rows of odd length are kept padded to an even length (the codelets read
  * rows in 64-bit pairs from 8-byte aligned starts): fetched row by row
@@ -887,6 +927,11 @@ bool lw_lower_rows(lowering *lw, const graph_node *n, int index)
             bet[k] = lw_tile_alloc(lw, tile, cols * 4, PREFER_REGION1, 8, "a zero bias");
             if (!bet[k] || !lw_tile_data(lw, tile, bet[k], NULL, (uint32_t)(cols * 4), "zeros"))
                 break;
+        }
+        if (layernorm && layernorm_by_columns(h[k] - l[k], cols)) {
+            layernorm_parts(lw, tile, src[k], dst[k], gam[k], bet[k], (uint32_t)(h[k] - l[k]), (uint32_t)cols, step,
+                            eps, stat_addr[0] ? stat_addr[0][k] : 0, stat_addr[1] ? stat_addr[1][k] : 0, what);
+            continue;
         }
         worker_set ws;
         if (!lw_workers_begin(lw, tile, layernorm ? KERNEL_LAYERNORM_WORDS : KERNEL_SOFTMAX_WORDS, h[k] - l[k], &ws))

@@ -9,6 +9,8 @@
 //   vtx_softmax_rows_f32    out[r] = softmax(in[r])           (in place allowed)
 //   vtx_layernorm_rows_f32  out[r] = (in[r] - mean) * rstd * gamma + beta
 //                           (in place allowed; mean, rstd optionally stored)
+//   vtx_layernorm_part{1,2,3}_f32  the same with a row's columns shared by the
+//                           six workers: three compute sets (sums, squares, out)
 //   vtx_gather_rows         out row i = table row idx[i]
 //   vtx_transpose_f32       out[c][r] = in[r][c]
 //
@@ -66,6 +68,8 @@
 //   reduce partials, R rows, per group of 8 columns: 13 + R with f16 out,
 //     11 + R with f32 out (one pace load a row after the first); 11 + 3 R
 //     and 8 + 3 R where the rows cannot be paced (rowwise.h)
+//   layer norm parts, per row of a worker's P pairs: 7 + P (sums),
+//     15 + 2 P (squares), 36 + 4 P (out; + 7 or 8 with MEAN_OUT/INV_STD_OUT)
 //   gather            10 + 2 (row bytes / 8), or 10 + 2 (row bytes / 4)
 //   transpose         6 + 3 cols
 // Six workers issue one bundle a tile cycle between them, so worker cycles
@@ -111,6 +115,20 @@
     .equ REDUCE_COLS_V_SCALE, 6
     .equ REDUCE_COLS_V_OUT_F16, 7
     .equ REDUCE_COLS_SPLIT_V_CHUNK, 8
+
+    .equ LAYERNORM_PART_V_IN, 0
+    .equ LAYERNORM_PART_V_OUT, 1
+    .equ LAYERNORM_PART_V_GAMMA, 2
+    .equ LAYERNORM_PART_V_BETA, 3
+    .equ LAYERNORM_PART_V_ROWS, 4
+    .equ LAYERNORM_PART_V_PAIRS, 5
+    .equ LAYERNORM_PART_V_STEP, 6
+    .equ LAYERNORM_PART_V_EPS, 7
+    .equ LAYERNORM_PART_V_STATS, 8
+    .equ LAYERNORM_PART_V_SLOT, 9
+    .equ LAYERNORM_PART_V_COLS, 10
+    .equ LAYERNORM_PART_V_MEAN_OUT, 11
+    .equ LAYERNORM_PART_V_INV_STD_OUT, 12
 
     .equ RED_PARTIALS_V_FIRST, 0
     .equ RED_PARTIALS_V_REST, 1
@@ -465,6 +483,131 @@ vtx_layernorm_rows_f32:
     RW_LAYERNORM_LOOP rw_layernorm_stats_row, 1
     .align 8
 rw_layernorm_exit:
+    exitz   $mzero
+
+// ---- vtx_layernorm_part{1,2,3}_f32 ------------------------------------------------
+// A row's columns shared by the six workers, one record each (rowwise.h),
+// the same records for three compute sets.  STATS holds 12 f32 a row: the
+// workers' sums of their columns (slots 0..5), then their sums of squared
+// deviations (slots 6..11).  Part 1 writes the sums; part 2 adds the six
+// sums in slot order (the mean: that / COLS), then writes its squares;
+// part 3 works the mean out the same way, adds the squares (the variance:
+// / COLS), rstd = f32oorx(var + eps), and writes its columns of the result
+// (and, where the record names them, the row's mean and rstd).
+// $m0 in, $m1 out, $m2 rows - 1, $m3 pairs, $m4 the row's stats, $m5 step,
+// $m6 the load offset, $m7 the store offset, $m8 gamma, $m9 beta,
+// $m10 gamma and beta's offset, $m11 slot * 4 (parts 1, 2) or pairs - 1.
+.macro RW_LN_PART_HEAD
+    { ld32  $m2, $m13, $mzero, LAYERNORM_PART_V_ROWS ; setzi $a0, RW_FP_CLR_ZAACC }
+    { ld32  $m3, $m13, $mzero, LAYERNORM_PART_V_PAIRS ; uput $FP_CLR, $a0 }
+    { ld32  $m0, $m13, $mzero, LAYERNORM_PART_V_IN ; fnop }
+    { ld32  $m4, $m13, $mzero, LAYERNORM_PART_V_STATS ; fnop }
+    { ld32  $m5, $m13, $mzero, LAYERNORM_PART_V_STEP ; fnop }
+    { ld32  $m11, $m13, $mzero, LAYERNORM_PART_V_SLOT ; fnop }
+    { ld32  $a6, $m13, $mzero, LAYERNORM_PART_V_COLS ; fnop }
+    { shl   $m11, $m11, 2 ; f32fromui32 $a6, $a6 }
+    { add   $m2, $m2, -1 ; fnop }
+    { setzi $m6, 0 ; fnop }
+.endm
+// The mean of the row at $m4 into $a4 (the six sums in slot order, / COLS).
+.macro RW_LN_PART_MEAN
+    { ld64  $a2:3, $m4, $mzero, 0 ; fnop }
+    { ld64  $a4:5, $m4, $mzero, 1 ; f32add $a8, $a2, $a3 }
+    { ld64  $a10:11, $m4, $mzero, 2 ; f32add $a8, $a8, $a4 }
+    { nop ; f32add $a8, $a8, $a5 }
+    { nop ; f32add $a8, $a8, $a10 }
+    { ld64step $a0:1, $m0, $m6+=, 1 ; f32add $a8, $a8, $a11 }
+    { nop ; f32div $a4, $a8, $a6 }
+.endm
+
+    .align 8
+    .globl vtx_layernorm_part1_f32
+vtx_layernorm_part1_f32:
+    RW_LN_PART_HEAD
+rw_ln_part1_row:
+    { ld64step $a0:1, $m0, $m6+=, 1 ; fnop }
+    { rpt   $m3, 0 ; fnop }
+    { ld64step $a0:1, $m0, $m6+=, 1 ; f32v2acc $a0:1 }
+    { setzi $m6, 0 ; f32v2gina $a2:3, $azeros }
+    { add   $m0, $m0, $m5 ; f32add $a2, $a2, $a3 }
+    { st32  $a2, $m4, $m11, 0 ; fnop }
+    { add   $m4, $m4, 48 ; fnop }
+    { brnzdec $m2, rw_ln_part1_row ; fnop }
+    exitz   $mzero
+
+    .align 8
+    .globl vtx_layernorm_part2_f32
+vtx_layernorm_part2_f32:
+    RW_LN_PART_HEAD
+rw_ln_part2_row:
+    RW_LN_PART_MEAN
+    { rpt   $m3, (2f - 1f) / 8 - 1 ; mov $a5, $a4 }
+1:
+    { ld64step $a0:1, $m0, $m6+=, 1 ; f32v2sub $a2:3, $a0:1, $a4:5 }
+    { nop ; f32v2mac $a2:3, $a2:3 }
+2:
+    { setzi $m6, 0 ; f32v2gina $a2:3, $azeros }
+    { add   $m0, $m0, $m5 ; f32add $a2, $a2, $a3 }
+    { st32  $a2, $m4, $m11, 6 ; fnop }
+    { add   $m4, $m4, 48 ; fnop }
+    { brnzdec $m2, rw_ln_part2_row ; fnop }
+    exitz   $mzero
+
+    .align 8
+    .globl vtx_layernorm_part3_f32
+vtx_layernorm_part3_f32:
+    RW_LN_PART_HEAD
+    { ld32  $m1, $m13, $mzero, LAYERNORM_PART_V_OUT ; fnop }
+    { ld32  $m8, $m13, $mzero, LAYERNORM_PART_V_GAMMA ; fnop }
+    { ld32  $m9, $m13, $mzero, LAYERNORM_PART_V_BETA ; fnop }
+    { ld32  $a7, $m13, $mzero, LAYERNORM_PART_V_EPS ; fnop }
+rw_ln_part3_row:
+    RW_LN_PART_MEAN
+    // the variance: the six squares in slot order, / COLS; rstd
+    { ld64  $a2:3, $m4, $mzero, 3 ; fnop }
+    { ld64  $a12:13, $m4, $mzero, 4 ; fnop }
+    { ld64  $a10:11, $m4, $mzero, 5 ; f32add $a9, $a2, $a3 }
+    { nop ; f32add $a9, $a9, $a12 }
+    { nop ; f32add $a9, $a9, $a13 }
+    { nop ; f32add $a9, $a9, $a10 }
+    { nop ; f32add $a9, $a9, $a11 }
+    { nop ; f32div $a2, $a9, $a6 }
+    { nop ; f32add $a2, $a2, $a7 }
+    { add   $m11, $m3, -1 ; f32oorx $a8, $a2 }
+    { setzi $m10, 0 ; mov $a5, $a4 }
+    { setzi $m7, 0 ; mov $a9, $a8 }
+    // out = ((x - mean) * rstd) * gamma + beta, as vtx_layernorm_rows_f32
+    { ld64  $a0:1, $m8, $m10, 0 ; f32v2sub $a10:11, $a0:1, $a4:5 }
+    { ld64step $a2:3, $m9, $m10+=, 1 ; f32v2mul $a10:11, $a10:11, $a8:9 }
+    { ld64step $a0:1, $m0, $m6+=, 1 ; f32v2mul $a10:11, $a10:11, $a0:1 }
+    { rpt   $m11, (3f - 1f) / 8 - 1 ; f32v2add $a12:13, $a10:11, $a2:3 }
+1:
+    { ld64  $a0:1, $m8, $m10, 0 ; f32v2sub $a10:11, $a0:1, $a4:5 }
+    { ld64step $a2:3, $m9, $m10+=, 1 ; f32v2mul $a10:11, $a10:11, $a8:9 }
+    { ld64step $a0:1, $m0, $m6+=, 1 ; f32v2mul $a10:11, $a10:11, $a0:1 }
+    { st64step $a12:13, $m1, $m7+=, 1 ; f32v2add $a12:13, $a10:11, $a2:3 }
+3:
+    { st64step $a12:13, $m1, $m7+=, 1 ; fnop }
+    // the row's mean and rstd (r = rows - 1 - $m2) where the record names them
+    { ld32  $m7, $m13, $mzero, LAYERNORM_PART_V_MEAN_OUT ; fnop }
+    { ld32  $m10, $m13, $mzero, LAYERNORM_PART_V_INV_STD_OUT ; fnop }
+    { or    $m11, $m7, $m10 ; fnop }
+    { brz   $m11, 4f ; fnop }
+    { ld32  $m11, $m13, $mzero, LAYERNORM_PART_V_ROWS ; fnop }
+    { sub   $m11, $m11, $m2 ; fnop }
+    { shl   $m11, $m11, 2 ; fnop }
+    { add   $m11, $m11, -4 ; fnop }
+    { brz   $m7, 5f ; fnop }
+    { st32  $a4, $m7, $m11, 0 ; fnop }
+5:
+    { brz   $m10, 4f ; fnop }
+    { st32  $a8, $m10, $m11, 0 ; fnop }
+4:
+    { add   $m0, $m0, $m5 ; fnop }
+    { add   $m1, $m1, $m5 ; fnop }
+    { add   $m4, $m4, 48 ; fnop }
+    { setzi $m6, 0 ; fnop }
+    { brnzdec $m2, rw_ln_part3_row ; fnop }
     exitz   $mzero
 
 // ---- vtx_gather_rows ------------------------------------------------------------

@@ -169,6 +169,44 @@ enum layernorm_rows_vertex {
     LAYERNORM_ROWS_V_WORDS = 10,
 };
 
+/* ---- vtx_layernorm_part{1,2,3}_f32: a row's columns shared by workers ---
+ * vtx_layernorm_rows_f32's result where a tile holds fewer rows than it has
+ * workers: each of the six records names one worker's columns of every row
+ * (IN, OUT, GAMMA, BETA at its first column, PAIRS of them), and the same
+ * records run as three compute sets, one after another: part 1 writes the
+ * worker's sum of its columns of each row to STATS[12 r + SLOT]; part 2
+ * reads the six, adds them in slot order and divides by COLS (the mean),
+ * and writes its sum of (x - mean)^2 to STATS[12 r + 6 + SLOT]; part 3
+ * works the mean out again, adds the six squares in slot order, divides by
+ * COLS, rstd = f32oorx(var + eps), and writes out = ((x - mean) * rstd) *
+ * gamma + beta for its columns (the record naming MEAN_OUT / INV_STD_OUT
+ * also stores the row's mean and rstd at [r]).  Each worker's sums are
+ * lanes as in vtx_layernorm_rows_f32 (even and odd columns, f32v2acc /
+ * f32v2mac), so the sums differ from the whole-row codelet's only in their
+ * order; the model is rowwise_model_layernorm_parts.
+ * Conditions: PAIRS >= 1 in every record (a row of at least 12 columns);
+ * the worker's first column even; STATS 8-byte aligned, 48 bytes a row.
+ * Worker cycles before the exitz: 10, 10 and 14 to start, then a row of P
+ * pairs 7 + P (part 1), 15 + 2 P (part 2), 36 + 4 P (part 3; + 7 with
+ * MEAN_OUT or INV_STD_OUT, + 8 with both). */
+enum layernorm_part_vertex {
+    LAYERNORM_PART_V_IN = 0,
+    LAYERNORM_PART_V_OUT = 1,          /* may equal in */
+    LAYERNORM_PART_V_GAMMA = 2,
+    LAYERNORM_PART_V_BETA = 3,
+    LAYERNORM_PART_V_ROWS = 4,
+    LAYERNORM_PART_V_PAIRS = 5,        /* the worker's columns / 2 */
+    LAYERNORM_PART_V_STEP = 6,         /* bytes between rows, in and out alike */
+    LAYERNORM_PART_V_EPS = 7,          /* f32 bits */
+    LAYERNORM_PART_V_STATS = 8,        /* rows x 12 f32 the six workers share */
+    LAYERNORM_PART_V_SLOT = 9,         /* 0..5: the worker's place in STATS */
+    LAYERNORM_PART_V_COLS = 10,        /* the whole row's columns */
+    LAYERNORM_PART_V_MEAN_OUT = 11,    /* 0, or rows f32 */
+    LAYERNORM_PART_V_INV_STD_OUT = 12, /* 0, or rows f32 */
+    LAYERNORM_PART_V_WORDS = 13,
+};
+#define LAYERNORM_PART_STATS_BYTES 48u /* a row's six sums and six squares */
+
 /* ---- vtx_gather_rows: out row i = table row idx[i] ----------------------- */
 enum gather_rows_vertex {
     GATHER_ROWS_V_TABLE = 0,    /* table_rows rows of row_bytes */
@@ -226,6 +264,13 @@ void rowwise_model_layernorm(const float *in, float *out, const float *gamma, co
 void rowwise_model_layernorm_stats(const float *in, float *out, const float *gamma, const float *beta,
                                    size_t rows, size_t cols, size_t step, float eps, float *mean_out,
                                    float *rstd_out);
+
+/* Layer norm with each row's columns shared by six workers, worker w
+ * taking columns [bounds[w], bounds[w + 1]) (vtx_layernorm_part*_f32):
+ * mean_out and rstd_out may be NULL. */
+void rowwise_model_layernorm_parts(const float *in, float *out, const float *gamma, const float *beta,
+                                   size_t rows, size_t cols, size_t step, const size_t bounds[7], float eps,
+                                   float *mean_out, float *rstd_out);
 
 /* Gather as the codelet does it: returns the position of the first index
  * out of [-table_rows, table_rows) (the codelet traps there, having copied

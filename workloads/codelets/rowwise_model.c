@@ -294,6 +294,37 @@ void rowwise_model_layernorm_stats(const float *in, float *out, const float *gam
     }
 }
 
+void rowwise_model_layernorm_parts(const float *in, float *out, const float *gamma, const float *beta,
+                                   size_t rows, size_t cols, size_t step, const size_t bounds[7], float eps,
+                                   float *mean_out, float *rstd_out)
+{
+    float n = (float)cols;
+    for (size_t r = 0; r < rows; r++) {
+        const float *x = in + r * step;
+        float *y = out + r * step;
+        float sum = 0.0f, sq = 0.0f;
+        for (int w = 0; w < 6; w++) {
+            float part = lanes_sum(x + bounds[w], bounds[w + 1] - bounds[w], LANE_SUM);
+            sum = w ? op_add(sum, part) : part;
+        }
+        float mean = op_div(sum, n);
+        for (int w = 0; w < 6; w++) {
+            float lane[2] = {0.0f, 0.0f};
+            for (size_t c = bounds[w]; c < bounds[w + 1]; c++)
+                lane[c % 2] = acc_square(lane[c % 2], op_sub(x[c], mean));
+            float part = op_add(acc_read(lane[0]), acc_read(lane[1]));
+            sq = w ? op_add(sq, part) : part;
+        }
+        float rstd = op_rsqrt(op_add(op_div(sq, n), eps));
+        if (mean_out)
+            mean_out[r] = mean;
+        if (rstd_out)
+            rstd_out[r] = rstd;
+        for (size_t c = 0; c < cols; c++)
+            y[c] = op_add(op_mul(op_mul(op_sub(x[c], mean), rstd), gamma[c]), beta[c]);
+    }
+}
+
 size_t rowwise_model_gather(const void *table, const int32_t *idx, void *out, size_t n,
                             size_t row_bytes, size_t table_rows)
 {
