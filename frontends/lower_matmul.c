@@ -1126,12 +1126,32 @@ static uint32_t pack_runtime_b(lowering *lw, mm_plan *P, const mm_tile *t, uint3
     uint32_t ks = P->s.b_transposed ? 4 : (uint32_t)nt * 4;
     uint32_t ns = P->s.b_transposed ? (uint32_t)kt * 4 : 4;
     const uint32_t group = P->kd.n_group;      /* 8, or 16 with f16 partials */
-    if (lw_workers_begin(lw, t->tile, KERNEL_PACK_WORDS, nt / group, &ws))
+    const uint32_t entry = P->kd.f16_partials ? lw->kernels.vtx_pack_b_f16_h16 : lw->kernels.vtx_pack_b_f16;
+    const uint64_t groups = nt / group, blocks = kt / 16;
+    if (groups < CODELET_WORKERS && blocks > 1) {
+        /* Fewer groups than workers (attention's K^T: one group of 16):
+         * each group's K blocks shared by 6 / groups workers. */
+        uint32_t *rec[CODELET_WORKERS];
+        uint32_t off = lw_six_records(lw, t->tile, KERNEL_PACK_WORDS, rec);
+        if (lw->failed)
+            return 0;
+        const uint64_t per_group = CODELET_WORKERS / groups;
+        for (uint64_t w = 0; w < CODELET_WORKERS; w++) {
+            const uint64_t g = w / per_group, q = w % per_group;
+            const uint64_t j0 = g < groups ? blocks * q / per_group : 0, j1 = g < groups ? blocks * (q + 1) / per_group : 0;
+            kernel_pack_record(rec[w], src + (uint32_t)(g * group * ns + j0 * 16 * ks),
+                               b + (uint32_t)((g * blocks + j0) * group * 32), (uint32_t)(j1 - j0), j1 > j0 ? 1 : 0,
+                               ks, ns);
+        }
+        lw_step_run(lw, t->tile, entry, off, KERNEL_PACK_WORDS);
+        return lw->failed ? 0 : b;
+    }
+    if (lw_workers_begin(lw, t->tile, KERNEL_PACK_WORDS, groups, &ws))
         for (int w = 0; w < CODELET_WORKERS; w++)
             kernel_pack_record(ws.rec[w], src + (uint32_t)(ws.lo[w] * group * ns),
-                               b + (uint32_t)(ws.lo[w] * (kt / 16) * group * 32), (uint32_t)(kt / 16),
+                               b + (uint32_t)(ws.lo[w] * blocks * group * 32), (uint32_t)blocks,
                                (uint32_t)(ws.hi[w] - ws.lo[w]), ks, ns);
-    lw_workers_run(lw, t->tile, P->kd.f16_partials ? lw->kernels.vtx_pack_b_f16_h16 : lw->kernels.vtx_pack_b_f16, &ws);
+    lw_workers_run(lw, t->tile, entry, &ws);
     return lw->failed ? 0 : b;
 }
 

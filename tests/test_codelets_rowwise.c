@@ -202,7 +202,7 @@ static case_result reduce_case(unsigned total_rows, unsigned cols, unsigned step
     lcg_state = seed;
     float *x = malloc((size_t)total_rows * step * 4 + 4), *got = malloc((size_t)total_rows * 4 + 4);
     float *model = malloc((size_t)total_rows * 4 + 4);
-    double *ref = malloc((size_t)total_rows * 8 + 8), *bound = malloc((size_t)total_rows * 8 + 8);
+    double *ref = calloc((size_t)total_rows + 1, 8), *bound = calloc((size_t)total_rows + 1, 8);
     for (size_t i = 0; i < (size_t)total_rows * step; i++)
         x[i] = float_of(SNAN_BITS);
     wide_exponents = op == REDUCE_OP_SUMSQ ? 16 : 31;
