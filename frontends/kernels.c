@@ -38,6 +38,7 @@ const uint32_t KERNEL_REDUCE_COLS_MAX_ROWS = REDUCE_COLS_MAX_ROWS;
 const uint32_t KERNEL_REDUCE_PARTIALS_WORDS = RED_PARTIALS_V_WORDS;
 const uint32_t KERNEL_LAYERNORM_PART_WORDS = LAYERNORM_PART_V_WORDS;
 const uint32_t KERNEL_LAYERNORM_PART_STATS_BYTES = LAYERNORM_PART_STATS_BYTES;
+const uint32_t KERNEL_SOFTMAX_PART_WORDS = SOFTMAX_PART_V_WORDS;
 const uint32_t KERNEL_REDUCE_PARTIALS_MAX_ROWS = REDUCE_PARTIALS_MAX_ROWS;
 const uint32_t KERNEL_TRANSPOSE_WORDS = TRANSPOSE_V_WORDS;
 const uint32_t KERNEL_TRANSPOSE_MAX_COLS = ROWWISE_MAX_TRANSPOSE_COLS;
@@ -75,7 +76,8 @@ bool kernel_symbols_find(const codelet_library *lib, kernel_symbols *k, char *er
         SYM(vtx_copy, true), SYM(vtx_unary_f32, true), SYM(vtx_binary_f32, true), SYM(vtx_unary_f32_split, true), SYM(vtx_binary_f32_split, true),
         SYM(vtx_binary_f32_split_rows, true), SYM(vtx_reduce_cols_f32_split, true),
         SYM(vtx_reduce_partials_f16, true), SYM(vtx_layernorm_part1_f32, true), SYM(vtx_layernorm_part2_f32, true),
-        SYM(vtx_layernorm_part3_f32, true),
+        SYM(vtx_layernorm_part3_f32, true), SYM(vtx_softmax_part1_f32, true), SYM(vtx_softmax_part2_f32, true),
+        SYM(vtx_softmax_part3_f32, true),
         SYM(vtx_cast_f32_to_f16, true), SYM(vtx_cast_f32_to_f16_sr, true), SYM(vtx_cast_f16_to_f32, true),
         SYM(vtx_scaled_add_f32, true), SYM(vtx_scaled_add_f16, true), SYM(vtx_scaled_add_f16_sr, true),
         SYM(vtx_softmax_rows_f32, true),
@@ -296,6 +298,18 @@ void kernel_layernorm_part_record(uint32_t *rec, uint32_t in, uint32_t out, uint
     rec[LAYERNORM_PART_V_COLS] = cols;
     rec[LAYERNORM_PART_V_MEAN_OUT] = mean_out;
     rec[LAYERNORM_PART_V_INV_STD_OUT] = rstd_out;
+}
+
+void kernel_softmax_part_record(uint32_t *rec, uint32_t in, uint32_t out, uint32_t rows, uint32_t pairs,
+                                uint32_t row_step_bytes, uint32_t stats, uint32_t slot)
+{
+    rec[SOFTMAX_PART_V_IN] = in;
+    rec[SOFTMAX_PART_V_OUT] = out;
+    rec[SOFTMAX_PART_V_ROWS] = rows;
+    rec[SOFTMAX_PART_V_PAIRS] = pairs;
+    rec[SOFTMAX_PART_V_STEP] = row_step_bytes;
+    rec[SOFTMAX_PART_V_STATS] = stats;
+    rec[SOFTMAX_PART_V_SLOT] = slot;
 }
 
 void kernel_reduce_partials_record(uint32_t *rec, uint32_t first, uint32_t rest, uint32_t out, uint32_t rows,

@@ -32,6 +32,7 @@ typedef struct kernel_symbols {
     uint32_t vtx_reduce_partials_f16;           /* f16 partial sums added in f32 */
     uint32_t vtx_softmax_rows_f32, vtx_layernorm_rows_f32, vtx_reduce_rows_f32;
     uint32_t vtx_layernorm_part1_f32, vtx_layernorm_part2_f32, vtx_layernorm_part3_f32;   /* a row's columns on six workers */
+    uint32_t vtx_softmax_part1_f32, vtx_softmax_part2_f32, vtx_softmax_part3_f32;
     uint32_t sv_matmul_f16, sv_matmul_f32;      /* 0 when the library lacks it */
     uint32_t sv_matmul_f16_wl;                  /* sv_matmul_f16 on the compiler's worker lists */
     uint32_t vtx_pack_b_f16, vtx_pack_b_f16_h16, vtx_maxpool_nhwc_f32, vtx_avgpool_nhwc_f32;
@@ -66,7 +67,8 @@ extern const uint32_t KERNEL_COPY_WORDS, KERNEL_UNARY_WORDS, KERNEL_BINARY_WORDS
     KERNEL_POOL_MAX_KW, KERNEL_REDUCE_COLS_WORDS, KERNEL_REDUCE_COLS_MAX_ROWS, KERNEL_TRANSPOSE_WORDS,
     KERNEL_TRANSPOSE_MAX_COLS, KERNEL_MATMUL_F32_WORDS, KERNEL_MATMUL_F32_SCRATCH_BYTES, KERNEL_PACK_F32_WORDS,
     KERNEL_GATHER_RANGE_WORDS, KERNEL_GATHER_MAX_ROW_BYTES, KERNEL_FILL_WORDS, KERNEL_REDUCE_PARTIALS_WORDS,
-    KERNEL_REDUCE_PARTIALS_MAX_ROWS, KERNEL_LAYERNORM_PART_WORDS, KERNEL_LAYERNORM_PART_STATS_BYTES;
+    KERNEL_REDUCE_PARTIALS_MAX_ROWS, KERNEL_LAYERNORM_PART_WORDS, KERNEL_LAYERNORM_PART_STATS_BYTES,
+    KERNEL_SOFTMAX_PART_WORDS;
 extern const uint32_t KERNEL_MAXPOOL_GRAD_WORDS, KERNEL_SCATTER_ADD_WORDS, KERNEL_SCALED_ADD_WORDS;
 
 void kernel_copy_record(uint32_t *rec, uint32_t src, uint32_t dst, uint32_t bytes);
@@ -98,6 +100,9 @@ void kernel_layernorm_record(uint32_t *rec, uint32_t in, uint32_t out, uint32_t 
 void kernel_layernorm_part_record(uint32_t *rec, uint32_t in, uint32_t out, uint32_t gamma, uint32_t beta,
                                   uint32_t rows, uint32_t pairs, uint32_t row_step_bytes, float eps, uint32_t stats,
                                   uint32_t slot, uint32_t cols, uint32_t mean_out, uint32_t rstd_out);
+/* vtx_softmax_part{1,2,3}_f32: worker `slot`'s `pairs` pairs of columns. */
+void kernel_softmax_part_record(uint32_t *rec, uint32_t in, uint32_t out, uint32_t rows, uint32_t pairs,
+                                uint32_t row_step_bytes, uint32_t stats, uint32_t slot);
 void kernel_reduce_record(uint32_t *rec, uint32_t in, uint32_t out, uint32_t rows, uint32_t cols,
                           uint32_t row_step_bytes, int op, float scale);
 /* vtx_reduce_cols_f32: out[c] = REDUCE over r of in[r][c], f32 or f16 out. */

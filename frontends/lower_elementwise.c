@@ -780,27 +780,32 @@ bool lw_lower_binary_fn(lowering *lw, const graph_node *n, int index, int functi
     return !lw->failed;
 }
 
-/* Layer norm of a tile's rows with each row's columns shared by the six
- * workers (vtx_layernorm_part{1,2,3}_f32: three compute sets, rowwise.h)
- * where that takes fewer worker issues than whole rows a worker: a tile
- * holding fewer rows than it has workers (BERT's 128 tokens on 128 tiles:
- * one row each, five workers idle).  Rows of an even width of 12 or more. */
-static bool layernorm_by_columns(uint64_t rows, uint64_t cols)
+/* A tile's rows of a softmax or layer norm with each row's columns shared
+ * by the six workers (vtx_softmax_part{1,2,3}_f32, vtx_layernorm_part
+ * {1,2,3}_f32: three compute sets on the same records, rowwise.h) where
+ * that takes fewer worker issues than whole rows a worker: a tile holding
+ * fewer rows than it has workers (BERT's 128 tokens on 128 tiles: one row
+ * each, five workers idle).  Rows of an even width of 12 or more. */
+static bool rows_by_columns(bool layernorm, uint64_t rows, uint64_t cols)
 {
     if (cols % 2 || cols < 2 * CODELET_WORKERS || !rows)
         return false;
     const uint64_t pairs = cols / 2, share = (pairs + CODELET_WORKERS - 1) / CODELET_WORKERS;
-    const uint64_t whole = 19 + (rows + CODELET_WORKERS - 1) / CODELET_WORKERS * (27 + 7 * pairs);
-    const uint64_t parts = 34 + rows * (58 + 7 * share) + 3 * 20;   /* and three compute sets' starts */
-    return parts < whole;
+    const uint64_t rounds = (rows + CODELET_WORKERS - 1) / CODELET_WORKERS;
+    const uint64_t whole = layernorm ? 19 + rounds * (27 + 7 * pairs) : 10 + rounds * (20 + 11 * pairs);
+    const uint64_t parts = layernorm ? 34 + rows * (58 + 7 * share) : 33 + rows * (37 + 11 * share);
+    return parts + 3 * 20 < whole;                   /* and three compute sets' starts */
 }
 
-static void layernorm_parts(lowering *lw, uint32_t tile, uint32_t in, uint32_t out, uint32_t gamma, uint32_t beta,
-                            uint32_t rows, uint32_t cols, uint32_t step, float eps, uint32_t mean_out,
-                            uint32_t rstd_out, const char *what)
+static void rows_parts(lowering *lw, bool layernorm, uint32_t tile, uint32_t in, uint32_t out, uint32_t gamma,
+                       uint32_t beta, uint32_t rows, uint32_t cols, uint32_t step, float eps, uint32_t mean_out,
+                       uint32_t rstd_out, const char *what)
 {
-    const uint32_t entry[3] = { lw->kernels.vtx_layernorm_part1_f32, lw->kernels.vtx_layernorm_part2_f32,
-                                lw->kernels.vtx_layernorm_part3_f32 };
+    const uint32_t entry[2][3] = {
+        { lw->kernels.vtx_softmax_part1_f32, lw->kernels.vtx_softmax_part2_f32, lw->kernels.vtx_softmax_part3_f32 },
+        { lw->kernels.vtx_layernorm_part1_f32, lw->kernels.vtx_layernorm_part2_f32,
+          lw->kernels.vtx_layernorm_part3_f32 } };
+    const uint32_t words = layernorm ? KERNEL_LAYERNORM_PART_WORDS : KERNEL_SOFTMAX_PART_WORDS;
     uint32_t stats = lw_scratch_alloc(lw, tile, (uint64_t)rows * KERNEL_LAYERNORM_PART_STATS_BYTES, PREFER_REGION1, 8,
                                       what);
     const uint32_t pairs = cols / 2;
@@ -808,15 +813,18 @@ static void layernorm_parts(lowering *lw, uint32_t tile, uint32_t in, uint32_t o
      * second and third are given back as copies of the first) */
     for (int part = 0; part < 3 && stats && !lw->failed; part++) {
         uint32_t *rec[CODELET_WORKERS];
-        uint32_t off = lw_six_records(lw, tile, KERNEL_LAYERNORM_PART_WORDS, rec);
+        uint32_t off = lw_six_records(lw, tile, words, rec);
         if (lw->failed)
             return;
         for (uint32_t w = 0; w < CODELET_WORKERS; w++) {
             uint32_t p0 = pairs * w / CODELET_WORKERS, p1 = pairs * (w + 1) / CODELET_WORKERS, c0 = p0 * 8;
-            kernel_layernorm_part_record(rec[w], in + c0, out + c0, gamma + c0, beta + c0, rows, p1 - p0, step, eps,
-                                         stats, w, cols, w ? 0 : mean_out, w ? 0 : rstd_out);
+            if (layernorm)
+                kernel_layernorm_part_record(rec[w], in + c0, out + c0, gamma + c0, beta + c0, rows, p1 - p0, step,
+                                             eps, stats, w, cols, w ? 0 : mean_out, w ? 0 : rstd_out);
+            else
+                kernel_softmax_part_record(rec[w], in + c0, out + c0, rows, p1 - p0, step, stats, w);
         }
-        lw_step_run(lw, tile, entry[part], off, KERNEL_LAYERNORM_PART_WORDS);
+        lw_step_run(lw, tile, entry[layernorm][part], off, words);
     }
 }
 
@@ -928,9 +936,9 @@ bool lw_lower_rows(lowering *lw, const graph_node *n, int index)
             if (!bet[k] || !lw_tile_data(lw, tile, bet[k], NULL, (uint32_t)(cols * 4), "zeros"))
                 break;
         }
-        if (layernorm && layernorm_by_columns(h[k] - l[k], cols)) {
-            layernorm_parts(lw, tile, src[k], dst[k], gam[k], bet[k], (uint32_t)(h[k] - l[k]), (uint32_t)cols, step,
-                            eps, stat_addr[0] ? stat_addr[0][k] : 0, stat_addr[1] ? stat_addr[1][k] : 0, what);
+        if (rows_by_columns(layernorm, h[k] - l[k], cols)) {
+            rows_parts(lw, layernorm, tile, src[k], dst[k], gam[k], bet[k], (uint32_t)(h[k] - l[k]), (uint32_t)cols,
+                       step, eps, stat_addr[0] ? stat_addr[0][k] : 0, stat_addr[1] ? stat_addr[1][k] : 0, what);
             continue;
         }
         worker_set ws;

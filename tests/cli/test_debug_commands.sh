@@ -902,7 +902,7 @@ run_session "ring: checkpoints, reverse-continue and goto across the exchange" r
 
 session
 cmd 'info tensors'
-is 'a: f16 [64,64] input (transient), 64 pieces, first on tile 0 at 0x55518
+is 'a: f16 [64,64] input (transient), 64 pieces, first on tile 0 at 0x55780
 c: f16 [64,64] output, 512 pieces, first on tile 505 at 0x805c0'
 cmd 'break superstep 3'
 is 'Breakpoint 1: end of superstep 3'
@@ -926,31 +926,31 @@ is 'error: slice 0:65 is out of range for dimension 1 (size 64)'
 cmd 'c'
 is 'Breakpoint 1, superstep 3 of chip 0 ended (sync 1) at cycle 5466'
 cmd 'tile 7'
-is 'tile 7, supervisor, pc 0x51160 <ctl_sync_chip>, cycle 5466
-   0x51160:  sync 1'
+is 'tile 7, supervisor, pc 0x513c8 <ctl_sync_chip>, cycle 5466
+   0x513c8:  sync 1'
 cmd 'x/4i $pc'
-is '=>  0x51160 <ctl_sync_chip>:  sync 1
-    0x51164 <ctl_sync_chip+0x4>:  add $m9, $m9, 4
-    0x51168 <ctl_sync_chip+0x8>:  ld32 $m1, $m9, $mzero, 0
-    0x5116c <ctl_sync_chip+0xc>:  br $m1'
+is '=>  0x513c8 <ctl_sync_chip>:  sync 1
+    0x513cc <ctl_sync_chip+0x4>:  add $m9, $m9, 4
+    0x513d0 <ctl_sync_chip+0x8>:  ld32 $m1, $m9, $mzero, 0
+    0x513d4 <ctl_sync_chip+0xc>:  br $m1'
 cmd 'info tiles'
-has '*      7         5466   0x51160  ctl_sync_chip            runnable'
+has '*      7         5466   0x513c8  ctl_sync_chip            runnable'
 has '  ... 953 more tiles: info tiles 64 [COUNT]'
 lacks '^ +64 '
 cmd 'info tiles 1010 3'
 is '    tile        cycle        pc  symbol                   status
-    1010         5466   0x51160  ctl_sync_chip            runnable
-    1011         5466   0x51160  ctl_sync_chip            runnable
-    1012         5466   0x51160  ctl_sync_chip            runnable
+    1010         5466   0x513c8  ctl_sync_chip            runnable
+    1011         5466   0x513c8  ctl_sync_chip            runnable
+    1012         5466   0x513c8  ctl_sync_chip            runnable
   ... 4 more tiles: info tiles 1013 [COUNT]'
 cmd 'tile 0'
 cmd 'info memory'
 has 'tile 0: 0x4c000-0xe7fff (624 KiB), 39 elements of 16 KiB'
 has '  region 1 0x80000-0xe7fff (416 KiB): data, 2-way interleaved on 64-bit words'
 has 'sections:'
-like '^  \.bss\.0 +0x55518-0x55597 +128 bytes  data, writable, zero-filled$'
+like '^  \.bss\.0 +0x55780-0x557ff +128 bytes  data, writable, zero-filled$'
 has 'tensors:'
-like '^  a +0x55518-0x55597 elements 0\.\.63 \(f16\)$'
+like '^  a +0x55780-0x557ff elements 0\.\.63 \(f16\)$'
 cmd 'continue'
 is "The program ended: $m_cycles cycles, 278765 instructions, 5 supersteps."
 # The output: a slice of a row, one element, and the same bytes read as

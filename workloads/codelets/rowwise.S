@@ -11,6 +11,7 @@
 //                           (in place allowed; mean, rstd optionally stored)
 //   vtx_layernorm_part{1,2,3}_f32  the same with a row's columns shared by the
 //                           six workers: three compute sets (sums, squares, out)
+//   vtx_softmax_part{1,2,3}_f32    softmax so (maxima, exponentials and sums, out)
 //   vtx_gather_rows         out row i = table row idx[i]
 //   vtx_transpose_f32       out[c][r] = in[r][c]
 //
@@ -68,6 +69,8 @@
 //   reduce partials, R rows, per group of 8 columns: 13 + R with f16 out,
 //     11 + R with f32 out (one pace load a row after the first); 11 + 3 R
 //     and 8 + 3 R where the rows cannot be paced (rowwise.h)
+//   softmax parts, per row of a worker's P pairs: 8 + P (maxima),
+//     14 + 8 P (exponentials), 15 + 2 P (out)
 //   layer norm parts, per row of a worker's P pairs: 7 + P (sums),
 //     15 + 2 P (squares), 36 + 4 P (out; + 7 or 8 with MEAN_OUT/INV_STD_OUT)
 //   gather            10 + 2 (row bytes / 8), or 10 + 2 (row bytes / 4)
@@ -129,6 +132,14 @@
     .equ LAYERNORM_PART_V_COLS, 10
     .equ LAYERNORM_PART_V_MEAN_OUT, 11
     .equ LAYERNORM_PART_V_INV_STD_OUT, 12
+
+    .equ SOFTMAX_PART_V_IN, 0
+    .equ SOFTMAX_PART_V_OUT, 1
+    .equ SOFTMAX_PART_V_ROWS, 2
+    .equ SOFTMAX_PART_V_PAIRS, 3
+    .equ SOFTMAX_PART_V_STEP, 4
+    .equ SOFTMAX_PART_V_STATS, 5
+    .equ SOFTMAX_PART_V_SLOT, 6
 
     .equ RED_PARTIALS_V_FIRST, 0
     .equ RED_PARTIALS_V_REST, 1
@@ -608,6 +619,96 @@ rw_ln_part3_row:
     { add   $m4, $m4, 48 ; fnop }
     { setzi $m6, 0 ; fnop }
     { brnzdec $m2, rw_ln_part3_row ; fnop }
+    exitz   $mzero
+
+// ---- vtx_softmax_part{1,2,3}_f32 --------------------------------------------------
+// As the layer norm parts: STATS holds 12 f32 a row, the workers' maxima of
+// their columns (slots 0..5), then their sums of exponentials (6..11).
+// Part 1 writes the maxima (lanes started at the worker's first column);
+// part 2 takes the max of the six in slot order, writes e = exp(x - max)
+// over its columns and their sum; part 3 adds the six sums in slot order,
+// r = f32oox(sum), and scales its columns of e by r.  $m0 in, $m1 out,
+// $m2 rows - 1, $m3 pairs, $m4 the row's stats, $m5 step, $m6 the load
+// offset, $m7 the store offset, $m11 slot * 4.
+.macro RW_SM_PART_HEAD
+    { ld32  $m2, $m13, $mzero, SOFTMAX_PART_V_ROWS ; setzi $a0, RW_FP_CLR_ZAACC }
+    { ld32  $m3, $m13, $mzero, SOFTMAX_PART_V_PAIRS ; uput $FP_CLR, $a0 }
+    { ld32  $m0, $m13, $mzero, SOFTMAX_PART_V_IN ; fnop }
+    { ld32  $m1, $m13, $mzero, SOFTMAX_PART_V_OUT ; fnop }
+    { ld32  $m4, $m13, $mzero, SOFTMAX_PART_V_STATS ; fnop }
+    { ld32  $m5, $m13, $mzero, SOFTMAX_PART_V_STEP ; fnop }
+    { ld32  $m11, $m13, $mzero, SOFTMAX_PART_V_SLOT ; fnop }
+    { shl   $m11, $m11, 2 ; fnop }
+    { add   $m2, $m2, -1 ; fnop }
+    { setzi $m6, 0 ; fnop }
+    { setzi $m7, 0 ; fnop }
+.endm
+
+    .align 8
+    .globl vtx_softmax_part1_f32
+vtx_softmax_part1_f32:
+    RW_SM_PART_HEAD
+rw_sm_part1_row:
+    { ld32  $a4, $m0, $mzero, 0 ; fnop }
+    { ld64step $a0:1, $m0, $m6+=, 1 ; fnop }
+    { rpt   $m3, 0 ; mov $a5, $a4 }
+    { ld64step $a0:1, $m0, $m6+=, 1 ; f32v2max $a4:5, $a4:5, $a0:1 }
+    { setzi $m6, 0 ; f32max $a4, $a4, $a5 }
+    { add   $m0, $m0, $m5 ; fnop }
+    { st32  $a4, $m4, $m11, 0 ; fnop }
+    { add   $m4, $m4, 48 ; fnop }
+    { brnzdec $m2, rw_sm_part1_row ; fnop }
+    exitz   $mzero
+
+    .align 8
+    .globl vtx_softmax_part2_f32
+vtx_softmax_part2_f32:
+    RW_SM_PART_HEAD
+rw_sm_part2_row:
+    { ld64  $a2:3, $m4, $mzero, 0 ; fnop }
+    { ld64  $a10:11, $m4, $mzero, 1 ; f32max $a8, $a2, $a3 }
+    { ld64  $a12:13, $m4, $mzero, 2 ; f32max $a8, $a8, $a10 }
+    { nop ; f32max $a8, $a8, $a11 }
+    { nop ; f32max $a8, $a8, $a12 }
+    { ld64step $a0:1, $m0, $m6+=, 1 ; f32max $a4, $a8, $a13 }
+    { rpt   $m3, (2f - 1f) / 8 - 1 ; mov $a5, $a4 }
+1:
+    { ld64step $a0:1, $m0, $m6+=, 1 ; f32v2sub $a2:3, $a0:1, $a4:5 }
+    f32exp  $a2, $a2
+    f32exp  $a3, $a3
+    { st64step $a2:3, $m1, $m7+=, 1 ; f32v2acc $a2:3 }
+2:
+    { setzi $m6, 0 ; f32v2gina $a2:3, $azeros }
+    { setzi $m7, 0 ; f32add $a2, $a2, $a3 }
+    { add   $m0, $m0, $m5 ; fnop }
+    { add   $m1, $m1, $m5 ; fnop }
+    { st32  $a2, $m4, $m11, 6 ; fnop }
+    { add   $m4, $m4, 48 ; fnop }
+    { brnzdec $m2, rw_sm_part2_row ; fnop }
+    exitz   $mzero
+
+    .align 8
+    .globl vtx_softmax_part3_f32
+vtx_softmax_part3_f32:
+    RW_SM_PART_HEAD
+rw_sm_part3_row:
+    { ld64  $a2:3, $m4, $mzero, 3 ; fnop }
+    { ld64  $a10:11, $m4, $mzero, 4 ; f32add $a8, $a2, $a3 }
+    { ld64  $a12:13, $m4, $mzero, 5 ; f32add $a8, $a8, $a10 }
+    { nop ; f32add $a8, $a8, $a11 }
+    { nop ; f32add $a8, $a8, $a12 }
+    { ld64step $a0:1, $m1, $m6+=, 1 ; f32add $a8, $a8, $a13 }
+    { nop ; f32oox $a6, $a8 }
+    { rpt   $m3, (2f - 1f) / 8 - 1 ; mov $a7, $a6 }
+1:
+    { ld64step $a0:1, $m1, $m6+=, 1 ; f32v2mul $a2:3, $a0:1, $a6:7 }
+    { st64step $a2:3, $m1, $m7+=, 1 ; fnop }
+2:
+    { setzi $m6, 0 ; fnop }
+    { setzi $m7, 0 ; fnop }
+    { add   $m1, $m1, $m5 ; fnop }
+    { add   $m4, $m4, 48 ; fnop }
+    { brnzdec $m2, rw_sm_part3_row ; fnop }
     exitz   $mzero
 
 // ---- vtx_gather_rows ------------------------------------------------------------

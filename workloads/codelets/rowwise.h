@@ -207,6 +207,32 @@ enum layernorm_part_vertex {
 };
 #define LAYERNORM_PART_STATS_BYTES 48u /* a row's six sums and six squares */
 
+/* ---- vtx_softmax_part{1,2,3}_f32: a row's columns shared by workers ----
+ * vtx_softmax_rows_f32's result with each of the six records naming one
+ * worker's columns (IN, OUT at its first, PAIRS of them), the same records
+ * run as three compute sets: part 1 writes the worker's max of its columns
+ * of each row to STATS[12 r + SLOT] (lanes started at its first column);
+ * part 2 takes the max of the six in slot order (f32max), writes e =
+ * f32exp(x - max) to OUT over its columns and their lanes' sum to
+ * STATS[12 r + 6 + SLOT]; part 3 adds the six sums in slot order, r =
+ * f32oox(sum), and writes e * r over its columns.  The max is the whole
+ * row's, so the values differ from vtx_softmax_rows_f32's only in the
+ * order of the sum; the model is rowwise_model_softmax_parts.  Conditions
+ * as the layer norm parts' (PAIRS >= 1; OUT may equal IN).
+ * Worker cycles before the exitz: 11 to start, then a row of P pairs 8 + P
+ * (part 1), 14 + 8 P (part 2: f32exp takes 3 issue slots), 15 + 2 P (part
+ * 3; f32oox 3). */
+enum softmax_part_vertex {
+    SOFTMAX_PART_V_IN = 0,
+    SOFTMAX_PART_V_OUT = 1,
+    SOFTMAX_PART_V_ROWS = 2,
+    SOFTMAX_PART_V_PAIRS = 3,
+    SOFTMAX_PART_V_STEP = 4,
+    SOFTMAX_PART_V_STATS = 5,          /* rows x 12 f32 the six workers share */
+    SOFTMAX_PART_V_SLOT = 6,
+    SOFTMAX_PART_V_WORDS = 7,
+};
+
 /* ---- vtx_gather_rows: out row i = table row idx[i] ----------------------- */
 enum gather_rows_vertex {
     GATHER_ROWS_V_TABLE = 0,    /* table_rows rows of row_bytes */
@@ -271,6 +297,11 @@ void rowwise_model_layernorm_stats(const float *in, float *out, const float *gam
 void rowwise_model_layernorm_parts(const float *in, float *out, const float *gamma, const float *beta,
                                    size_t rows, size_t cols, size_t step, const size_t bounds[7], float eps,
                                    float *mean_out, float *rstd_out);
+
+/* Softmax with each row's columns shared by six workers, worker w taking
+ * columns [bounds[w], bounds[w + 1]) (vtx_softmax_part*_f32). */
+void rowwise_model_softmax_parts(const float *in, float *out, size_t rows, size_t cols, size_t step,
+                                 const size_t bounds[7]);
 
 /* Gather as the codelet does it: returns the position of the first index
  * out of [-table_rows, table_rows) (the codelet traps there, having copied

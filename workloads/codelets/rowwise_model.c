@@ -294,6 +294,33 @@ void rowwise_model_layernorm_stats(const float *in, float *out, const float *gam
     }
 }
 
+void rowwise_model_softmax_parts(const float *in, float *out, size_t rows, size_t cols, size_t step,
+                                 const size_t bounds[7])
+{
+    (void)cols;
+    for (size_t r = 0; r < rows; r++) {
+        const float *x = in + r * step;
+        float *y = out + r * step, m = 0.0f, sum = 0.0f;
+        for (int w = 0; w < 6; w++) {
+            float part = row_extreme(x + bounds[w], bounds[w + 1] - bounds[w], op_max);
+            m = w ? op_max(m, part) : part;
+        }
+        for (int w = 0; w < 6; w++) {
+            float lane[2] = {0.0f, 0.0f};
+            for (size_t c = bounds[w]; c < bounds[w + 1]; c++) {
+                float e = op_exp(op_sub(x[c], m));
+                y[c] = e;
+                lane[c % 2] = acc_add(lane[c % 2], e);
+            }
+            float part = op_add(acc_read(lane[0]), acc_read(lane[1]));
+            sum = w ? op_add(sum, part) : part;
+        }
+        float inv = op_recip(sum);
+        for (size_t c = 0; c < bounds[6]; c++)
+            y[c] = op_mul(y[c], inv);
+    }
+}
+
 void rowwise_model_layernorm_parts(const float *in, float *out, const float *gamma, const float *beta,
                                    size_t rows, size_t cols, size_t step, const size_t bounds[7], float eps,
                                    float *mean_out, float *rstd_out)

@@ -1,7 +1,8 @@
 /*
- * test_codelets_layernorm.c — vtx_layernorm_part{1,2,3}_f32 (workloads/
- * codelets/rowwise.S): a row's columns shared by the six workers of one
- * simulated GC200 tile, the same six records run as three compute sets.
+ * test_codelets_rowparts.c — vtx_layernorm_part{1,2,3}_f32 and
+ * vtx_softmax_part{1,2,3}_f32 (workloads/codelets/rowwise.S): a row's
+ * columns shared by the six workers of one simulated GC200 tile, the same
+ * six records run as three compute sets.
  * Each part runs on a fresh tile holding what the previous parts left (the
  * inputs and the STATS rows), so that each part's cycles are counted
  * alone:
@@ -17,7 +18,9 @@
  *         part 3: 14 + R (36 + 4 P + S)       (f32div 3, f32oorx 4; S = 8
  *                 where the record names MEAN_OUT and INV_STD_OUT, 7 where
  *                 it names one of them: worker 1's here)
- *       and the run's end from them as tests/rowwise_rig.h counts it.
+ *       and the run's end from them as tests/rowwise_rig.h counts it;
+ *       softmax: 11 + R (8 + P), 11 + R (14 + 8 P) (f32exp: 3),
+ *       11 + R (15 + 2 P) (f32oox: 3).
  */
 #include <CUnit/CUnit.h>
 #include <math.h>
@@ -218,9 +221,123 @@ static void test_layernorm_parts_speed(void)
     CU_ASSERT(total * 4 < whole);
 }
 
+/* ---- softmax ------------------------------------------------------------------ */
+
+static const char *const sm_entry[3] = {"vtx_softmax_part1_f32", "vtx_softmax_part2_f32", "vtx_softmax_part3_f32"};
+
+static uint64_t sm_w(int part, unsigned rows, unsigned pairs)
+{
+    static const uint64_t fixed[3] = {8, 14, 15}, per_pair[3] = {1, 8, 2};
+    return 11 + (uint64_t)rows * (fixed[part] + per_pair[part] * pairs);
+}
+
+/* Softmax of rows x cols (step floats apart) by the three parts: bits
+ * against rowwise_model_softmax_parts, the result against a double softmax
+ * (each output's error: the exponential's and the subtraction's roundings
+ * (|x - m| + 2) u, the sum's R u relative, the reciprocal's and the
+ * product's 2 u; doubled), hand cycles. */
+static parts_result sm_case(unsigned rows, unsigned cols, unsigned step, double spread, bool in_place, uint32_t seed)
+{
+    parts_result pr;
+    memset(&pr, 0, sizeof pr);
+    lcg_state = seed;
+    size_t nf = (size_t)rows * step + 2;
+    float *x = malloc(nf * 4), *got = malloc(nf * 4), *model = malloc(nf * 4);
+    uint8_t *stats_bytes = malloc((size_t)rows * 48);
+    CU_ASSERT_FATAL(x && got && model && stats_bytes);
+    for (size_t i = 0; i < nf; i++)
+        x[i] = model[i] = float_of(SNAN_BITS);
+    for (unsigned r = 0; r < rows; r++)
+        for (unsigned c = 0; c < cols; c++)
+            x[(size_t)r * step + c] = (float)(spread * rnd_unit());
+    size_t bounds[7];
+    for (unsigned q = 0; q <= WORKERS; q++)
+        bounds[q] = 2 * ((size_t)(cols / 2) * q / WORKERS);
+    pr.ran = true;
+    for (int part = 0; part < 3 && pr.ran; part++) {
+        rig r;
+        CU_ASSERT_TRUE_FATAL(rig_open(&r, sm_entry[part], SOFTMAX_PART_V_WORDS));
+        uint32_t in = rig_alloc(&r, nf * 4), out = in_place ? in : rig_alloc(&r, nf * 4);
+        uint32_t st = rig_alloc(&r, (size_t)rows * 48);
+        /* part 1 reads x; parts 2 and 3 find what the previous part left */
+        rig_write(&r, in, part && in_place ? got : x, nf * 4);
+        if (part) {
+            if (!in_place)
+                rig_write(&r, out, got, nf * 4);
+            rig_write(&r, st, stats_bytes, (size_t)rows * 48);
+        }
+        uint32_t rec[WORKERS * SOFTMAX_PART_V_WORDS];
+        uint64_t w[WORKERS];
+        for (unsigned k = 0; k < WORKERS; k++) {
+            uint32_t *v = rec + k * SOFTMAX_PART_V_WORDS, c0 = (uint32_t)bounds[k] * 4;
+            unsigned pairs = (unsigned)(bounds[k + 1] - bounds[k]) / 2;
+            v[SOFTMAX_PART_V_IN] = in + c0;
+            v[SOFTMAX_PART_V_OUT] = out + c0;
+            v[SOFTMAX_PART_V_ROWS] = rows;
+            v[SOFTMAX_PART_V_PAIRS] = pairs;
+            v[SOFTMAX_PART_V_STEP] = step * 4;
+            v[SOFTMAX_PART_V_STATS] = st;
+            v[SOFTMAX_PART_V_SLOT] = k;
+            w[k] = sm_w(part, rows, pairs);
+        }
+        run_result run = rig_run(&r, rec, SOFTMAX_PART_V_WORDS);
+        pr.ran = run.ran;
+        pr.cycles[part] = run.cycles;
+        pr.hand[part] = hand_cycles(w);
+        pr.fp_sts |= run.fp_sts;
+        if (!run.ran)
+            fprintf(stderr, "\nsoftmax part %d did not end: %s\n", part + 1, run.fault);
+        rig_read(&r, st, stats_bytes, (size_t)rows * 48);
+        rig_read(&r, out, got, nf * 4);
+        rig_close(&r);
+    }
+    if (pr.ran) {
+        rowwise_model_softmax_parts(x, model, rows, cols, step, bounds);
+        for (unsigned r = 0; r < rows; r++) {
+            const float *xr = x + (size_t)r * step;
+            double m = xr[0], s = 0;
+            for (unsigned c = 0; c < cols; c++)
+                m = xr[c] > m ? xr[c] : m;
+            for (unsigned c = 0; c < cols; c++)
+                s += exp(xr[c] - m);
+            for (unsigned c = 0; c < cols; c++) {
+                size_t i = (size_t)r * step + c;
+                if (bits_of(got[i]) != bits_of(model[i]) && pr.bit_mismatches++ < 4)
+                    fprintf(stderr, "\n  row %u col %u: codelet %08x, model %08x", r, c, bits_of(got[i]),
+                            bits_of(model[i]));
+                double ref = exp(xr[c] - m) / s;
+                double bound = 2 * ref * ((fabs(xr[c] - m) + 2) * U + (cols + 2) * U + 2 * U) + 0x1p-125;
+                if (!(fabs(got[i] - ref) <= bound) && pr.over++ < 4)
+                    fprintf(stderr, "\n  row %u col %u: %.9g, reference %.9g", r, c, got[i], ref);
+            }
+        }
+    }
+    free(x); free(got); free(model); free(stats_bytes);
+    return pr;
+}
+
+/* Attention's rows (128, one or two a tile), uneven shares, in place,
+ * large spreads (exp underflows to zero far below the max). */
+static void test_softmax_parts(void)
+{
+    parts_result pr = sm_case(1, 128, 128, 4.0, false, 11u);
+    check(&pr);
+    pr = sm_case(2, 128, 130, 40.0, true, 12u);
+    check(&pr);
+    pr = sm_case(3, 26, 28, 1.0, false, 13u);
+    check(&pr);
+    parts_result one = sm_case(1, 128, 128, 4.0, false, 14u);
+    uint64_t total = one.cycles[0] + one.cycles[1] + one.cycles[2];
+    uint64_t whole = 6 * (10 + 20 + 11 * 64) + 10;   /* vtx_softmax_rows_f32's hand count, one worker */
+    printf("\n    one row of 128: %llu cycles in three parts, %llu on one worker", (unsigned long long)total,
+           (unsigned long long)whole);
+    CU_ASSERT(total * 3 < whole);
+}
+
 void test_register(void)
 {
-    ADD_SUITE("codelets_layernorm",
+    ADD_SUITE("codelets_rowparts",
               {"layer norm parts vs model, reference and hand cycles", test_layernorm_parts},
-              {"layer norm parts: one row on six workers", test_layernorm_parts_speed});
+              {"layer norm parts: one row on six workers", test_layernorm_parts_speed},
+              {"softmax parts vs model, reference and hand cycles", test_softmax_parts});
 }
