@@ -815,6 +815,37 @@ static void emit_receives(lowering *lw, uint32_t i, const xfer *const *rv, size_
     free(it);
 }
 
+/* A sender whose pieces each go to a multicast group of their own (a
+ * matmul's A gathered: a row's K pieces to the grid rows' K shares) starts
+ * at piece (i mod m) of its m instead of the first, so that the tiles
+ * sending to the same groups (a block's rows, held on consecutive tiles)
+ * do not all send to the first group at once while the others wait: the
+ * staggered order Poplar's exchange scheduling gives such a gather.  The
+ * receivers' order is unchanged (a group's streams are matched by sender
+ * and group, exchange.h). */
+static void stagger_multicasts(step_item *it, size_t m, uint32_t i)
+{
+    if (m < 2)
+        return;
+    for (size_t k = 0; k < m; k++) {
+        if (it[k].x->group < 0)
+            return;
+        for (size_t q = 0; q < k; q++)
+            if (it[q].x->group == it[k].x->group)
+                return;
+    }
+    size_t rot = i % m;
+    if (!rot)
+        return;
+    step_item *tmp = malloc(rot * sizeof *tmp);
+    if (!tmp)
+        return;                       /* (the order is only a schedule: unstaggered is still right) */
+    memcpy(tmp, it, rot * sizeof *tmp);
+    memmove(it, it + rot, (m - rot) * sizeof *it);
+    memcpy(it + m - rot, tmp, rot * sizeof *tmp);
+    free(tmp);
+}
+
 /* Tile i's sends in order: the first `groups` as broadcasts when the
  * tile broadcasts, else those issued (a multicast piece once). */
 static void emit_sends(lowering *lw, uint32_t i, size_t groups)
@@ -839,6 +870,8 @@ static void emit_sends(lowering *lw, uint32_t i, size_t groups)
                     : sd->group >= 0 ? xch_multicast_send((uint32_t)sd->group) : lw_global_tile(lw, sd->peer);
         s->narrow = narrow_endpoint(lw, s);
     }
+    if (!groups)
+        stagger_multicasts(it, m, i);
     emit_steps(lw, i, it, m, true, lw->kernels.ctl_send_rows, lw->kernels.ctl_sends, lw->kernels.ctl_sends16,
                lw->kernels.ctl_send);
     free(it);
