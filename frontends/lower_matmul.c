@@ -22,8 +22,10 @@
  * zeros to the codelet's weight blocks and output groups.  With gk > 1
  * the gk partial blocks are summed by a reduce-scatter: each of the gk
  * tiles of a block receives the others' partials of its share of the
- * rows and adds them (the column-reduce codelet, then one add), so the
- * result ends spread over all of them.  The epilogue (alpha, bias times
+ * rows, sent in a staggered order (no tile receives two streams at once),
+ * and adds them (f16 partials in one pass, vtx_reduce_partials_f16; f32
+ * ones by the column-reduce codelet, then one add), so the result ends
+ * spread over all of them.  The epilogue (alpha, bias times
  * beta, activation, cast) runs on each tile's share.  The grid is the
  * one with the lowest estimate — the codelet's own exact cycle count for
  * the block (workloads/codelets/matmul*.h), receiving A at the exchange's
