@@ -67,7 +67,7 @@ extern const uint32_t KERNEL_COPY_WORDS, KERNEL_UNARY_WORDS, KERNEL_BINARY_WORDS
     KERNEL_POOL_MAX_KW, KERNEL_REDUCE_COLS_WORDS, KERNEL_REDUCE_COLS_MAX_ROWS, KERNEL_TRANSPOSE_WORDS,
     KERNEL_TRANSPOSE_MAX_COLS, KERNEL_MATMUL_F32_WORDS, KERNEL_MATMUL_F32_SCRATCH_BYTES, KERNEL_PACK_F32_WORDS,
     KERNEL_GATHER_RANGE_WORDS, KERNEL_GATHER_MAX_ROW_BYTES, KERNEL_FILL_WORDS, KERNEL_REDUCE_PARTIALS_WORDS,
-    KERNEL_REDUCE_PARTIALS_MAX_ROWS, KERNEL_LAYERNORM_PART_WORDS, KERNEL_LAYERNORM_PART_STATS_BYTES,
+    KERNEL_REDUCE_PARTIALS_MAX_ROWS, KERNEL_LAYERNORM_PART_WORDS, KERNEL_ROW_PART_STATS_BYTES,
     KERNEL_SOFTMAX_PART_WORDS;
 extern const uint32_t KERNEL_MAXPOOL_GRAD_WORDS, KERNEL_SCATTER_ADD_WORDS, KERNEL_SCALED_ADD_WORDS;
 
@@ -96,7 +96,7 @@ void kernel_layernorm_record(uint32_t *rec, uint32_t in, uint32_t out, uint32_t 
                              uint32_t rstd_out);
 /* vtx_layernorm_part{1,2,3}_f32: worker `slot`'s `pairs` pairs of columns
  * (in, out, gamma, beta at its first) of `rows` rows of `cols`, the six
- * workers' sums in stats (rows x KERNEL_LAYERNORM_PART_STATS_BYTES). */
+ * workers' sums in stats (rows x KERNEL_ROW_PART_STATS_BYTES). */
 void kernel_layernorm_part_record(uint32_t *rec, uint32_t in, uint32_t out, uint32_t gamma, uint32_t beta,
                                   uint32_t rows, uint32_t pairs, uint32_t row_step_bytes, float eps, uint32_t stats,
                                   uint32_t slot, uint32_t cols, uint32_t mean_out, uint32_t rstd_out);

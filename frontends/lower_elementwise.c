@@ -806,7 +806,7 @@ static void rows_parts(lowering *lw, bool layernorm, uint32_t tile, uint32_t in,
         { lw->kernels.vtx_layernorm_part1_f32, lw->kernels.vtx_layernorm_part2_f32,
           lw->kernels.vtx_layernorm_part3_f32 } };
     const uint32_t words = layernorm ? KERNEL_LAYERNORM_PART_WORDS : KERNEL_SOFTMAX_PART_WORDS;
-    uint32_t stats = lw_scratch_alloc(lw, tile, (uint64_t)rows * KERNEL_LAYERNORM_PART_STATS_BYTES, PREFER_REGION1, 8,
+    uint32_t stats = lw_scratch_alloc(lw, tile, (uint64_t)rows * KERNEL_ROW_PART_STATS_BYTES, PREFER_REGION1, 8,
                                       what);
     const uint32_t pairs = cols / 2;
     /* the same six records for the three parts (made three times: the

@@ -76,6 +76,28 @@ typedef struct parts_result {
     uint32_t fp_sts;
 } parts_result;
 
+/* Worker w's columns [bounds[w], bounds[w + 1]): the cols / 2 pairs split
+ * as evenly as may be, as the lowering splits them. */
+static void split_pairs(unsigned cols, size_t bounds[7])
+{
+    for (unsigned q = 0; q <= WORKERS; q++)
+        bounds[q] = 2 * ((size_t)(cols / 2) * q / WORKERS);
+}
+
+/* One part run on the rig: whether it ended, its cycles, the hand count of w
+ * and $FP_STS into pr (a part that did not end says so). */
+static void run_part(rig *r, const uint32_t *rec, unsigned words, const uint64_t w[WORKERS], int part,
+                           const char *what, parts_result *pr)
+{
+    run_result run = rig_run(r, rec, words);
+    pr->ran = run.ran;
+    pr->cycles[part] = run.cycles;
+    pr->hand[part] = hand_cycles(w);
+    pr->fp_sts |= run.fp_sts;
+    if (!run.ran)
+        fprintf(stderr, "\n%s part %d did not end: %s\n", what, part + 1, run.fault);
+}
+
 /* rows x cols (step floats apart; cols even) with worker w taking pairs
  * [lo_w, hi_w) of the cols / 2 split as evenly as may be, offset added to
  * every x; stats: 1 mean, 2 rstd stored (by worker 1's record). */
@@ -90,7 +112,7 @@ static parts_result parts_case(unsigned rows, unsigned cols, unsigned step, doub
     float *g = malloc((size_t)cols * 4), *b = malloc((size_t)cols * 4);
     float *mean_model = malloc((size_t)rows * 4), *rstd_model = malloc((size_t)rows * 4);
     float *mean_got = malloc((size_t)rows * 4), *rstd_got = malloc((size_t)rows * 4);
-    uint8_t *stats_bytes = malloc((size_t)rows * LAYERNORM_PART_STATS_BYTES);
+    uint8_t *stats_bytes = malloc((size_t)rows * ROWWISE_PART_STATS_BYTES);
     double *ref = malloc((size_t)cols * 8), *bound = malloc((size_t)cols * 8);
     CU_ASSERT_FATAL(x && got && model && g && b && mean_model && rstd_model && mean_got && rstd_got && stats_bytes &&
                     ref && bound);
@@ -104,21 +126,20 @@ static parts_result parts_case(unsigned rows, unsigned cols, unsigned step, doub
         b[c] = (float)(0.25 * rnd_unit());
     }
     size_t bounds[7];
-    for (unsigned q = 0; q <= WORKERS; q++)
-        bounds[q] = 2 * ((size_t)(cols / 2) * q / WORKERS);
+    split_pairs(cols, bounds);
     pr.ran = true;
     for (int part = 0; part < 3 && pr.ran; part++) {
         rig r;
         CU_ASSERT_TRUE_FATAL(rig_open(&r, part_entry[part], LAYERNORM_PART_V_WORDS));
         uint32_t in = rig_alloc(&r, nf * 4), out = in_place ? in : rig_alloc(&r, nf * 4);
         uint32_t ga = rig_alloc(&r, (size_t)cols * 4), be = rig_alloc(&r, (size_t)cols * 4);
-        uint32_t st = rig_alloc(&r, (size_t)rows * LAYERNORM_PART_STATS_BYTES);
+        uint32_t st = rig_alloc(&r, (size_t)rows * ROWWISE_PART_STATS_BYTES);
         uint32_t mo = rig_alloc(&r, (size_t)rows * 4), ro = rig_alloc(&r, (size_t)rows * 4);
         rig_write(&r, in, x, nf * 4);
         rig_write(&r, ga, g, (size_t)cols * 4);
         rig_write(&r, be, b, (size_t)cols * 4);
         if (part)
-            rig_write(&r, st, stats_bytes, (size_t)rows * LAYERNORM_PART_STATS_BYTES);
+            rig_write(&r, st, stats_bytes, (size_t)rows * ROWWISE_PART_STATS_BYTES);
         uint32_t rec[WORKERS * LAYERNORM_PART_V_WORDS];
         uint64_t w[WORKERS];
         for (unsigned k = 0; k < WORKERS; k++) {
@@ -139,15 +160,9 @@ static parts_result parts_case(unsigned rows, unsigned cols, unsigned step, doub
             v[LAYERNORM_PART_V_INV_STD_OUT] = !k && stats & 2 ? ro : 0;
             w[k] = part_w(part, rows, pairs, k ? 0 : stats);
         }
-        run_result run = rig_run(&r, rec, LAYERNORM_PART_V_WORDS);
-        pr.ran = run.ran;
-        pr.cycles[part] = run.cycles;
-        pr.hand[part] = hand_cycles(w);
-        pr.fp_sts |= run.fp_sts;
-        if (!run.ran)
-            fprintf(stderr, "\nlayer norm part %d did not end: %s\n", part + 1, run.fault);
-        rig_read(&r, st, stats_bytes, (size_t)rows * LAYERNORM_PART_STATS_BYTES);
-        if (part == 2 && run.ran) {
+        run_part(&r, rec, LAYERNORM_PART_V_WORDS, w, part, "layer norm", &pr);
+        rig_read(&r, st, stats_bytes, (size_t)rows * ROWWISE_PART_STATS_BYTES);
+        if (part == 2 && pr.ran) {
             rig_read(&r, out, got, nf * 4);
             rig_read(&r, mo, mean_got, (size_t)rows * 4);
             rig_read(&r, ro, rstd_got, (size_t)rows * 4);
@@ -243,7 +258,7 @@ static parts_result sm_case(unsigned rows, unsigned cols, unsigned step, double 
     lcg_state = seed;
     size_t nf = (size_t)rows * step + 2;
     float *x = malloc(nf * 4), *got = malloc(nf * 4), *model = malloc(nf * 4);
-    uint8_t *stats_bytes = malloc((size_t)rows * 48);
+    uint8_t *stats_bytes = malloc((size_t)rows * ROWWISE_PART_STATS_BYTES);
     CU_ASSERT_FATAL(x && got && model && stats_bytes);
     for (size_t i = 0; i < nf; i++)
         x[i] = model[i] = float_of(SNAN_BITS);
@@ -251,20 +266,19 @@ static parts_result sm_case(unsigned rows, unsigned cols, unsigned step, double 
         for (unsigned c = 0; c < cols; c++)
             x[(size_t)r * step + c] = (float)(spread * rnd_unit());
     size_t bounds[7];
-    for (unsigned q = 0; q <= WORKERS; q++)
-        bounds[q] = 2 * ((size_t)(cols / 2) * q / WORKERS);
+    split_pairs(cols, bounds);
     pr.ran = true;
     for (int part = 0; part < 3 && pr.ran; part++) {
         rig r;
         CU_ASSERT_TRUE_FATAL(rig_open(&r, sm_entry[part], SOFTMAX_PART_V_WORDS));
         uint32_t in = rig_alloc(&r, nf * 4), out = in_place ? in : rig_alloc(&r, nf * 4);
-        uint32_t st = rig_alloc(&r, (size_t)rows * 48);
+        uint32_t st = rig_alloc(&r, (size_t)rows * ROWWISE_PART_STATS_BYTES);
         /* part 1 reads x; parts 2 and 3 find what the previous part left */
         rig_write(&r, in, part && in_place ? got : x, nf * 4);
         if (part) {
             if (!in_place)
                 rig_write(&r, out, got, nf * 4);
-            rig_write(&r, st, stats_bytes, (size_t)rows * 48);
+            rig_write(&r, st, stats_bytes, (size_t)rows * ROWWISE_PART_STATS_BYTES);
         }
         uint32_t rec[WORKERS * SOFTMAX_PART_V_WORDS];
         uint64_t w[WORKERS];
@@ -280,14 +294,8 @@ static parts_result sm_case(unsigned rows, unsigned cols, unsigned step, double 
             v[SOFTMAX_PART_V_SLOT] = k;
             w[k] = sm_w(part, rows, pairs);
         }
-        run_result run = rig_run(&r, rec, SOFTMAX_PART_V_WORDS);
-        pr.ran = run.ran;
-        pr.cycles[part] = run.cycles;
-        pr.hand[part] = hand_cycles(w);
-        pr.fp_sts |= run.fp_sts;
-        if (!run.ran)
-            fprintf(stderr, "\nsoftmax part %d did not end: %s\n", part + 1, run.fault);
-        rig_read(&r, st, stats_bytes, (size_t)rows * 48);
+        run_part(&r, rec, SOFTMAX_PART_V_WORDS, w, part, "softmax", &pr);
+        rig_read(&r, st, stats_bytes, (size_t)rows * ROWWISE_PART_STATS_BYTES);
         rig_read(&r, out, got, nf * 4);
         rig_close(&r);
     }

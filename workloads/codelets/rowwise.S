@@ -520,14 +520,21 @@ rw_layernorm_exit:
     { add   $m2, $m2, -1 ; fnop }
     { setzi $m6, 0 ; fnop }
 .endm
+// Six STATS slots of the row at $m4, the 64-bit pairs from \pair on,
+// folded by \op in slot order into \dst ($a8 on the way, $a2, $a3, $a10 to
+// $a13 used), the row's first x pair loaded from \src into $a0:1 meanwhile
+// ($m6 the load offset).  The layer norm and softmax parts all use it.
+.macro RW_PART_FOLD6 op, pair, src, dst
+    { ld64  $a2:3, $m4, $mzero, \pair ; fnop }
+    { ld64  $a10:11, $m4, $mzero, \pair + 1 ; \op $a8, $a2, $a3 }
+    { ld64  $a12:13, $m4, $mzero, \pair + 2 ; \op $a8, $a8, $a10 }
+    { nop ; \op $a8, $a8, $a11 }
+    { nop ; \op $a8, $a8, $a12 }
+    { ld64step $a0:1, \src, $m6+=, 1 ; \op \dst, $a8, $a13 }
+.endm
 // The mean of the row at $m4 into $a4 (the six sums in slot order, / COLS).
 .macro RW_LN_PART_MEAN
-    { ld64  $a2:3, $m4, $mzero, 0 ; fnop }
-    { ld64  $a4:5, $m4, $mzero, 1 ; f32add $a8, $a2, $a3 }
-    { ld64  $a10:11, $m4, $mzero, 2 ; f32add $a8, $a8, $a4 }
-    { nop ; f32add $a8, $a8, $a5 }
-    { nop ; f32add $a8, $a8, $a10 }
-    { ld64step $a0:1, $m0, $m6+=, 1 ; f32add $a8, $a8, $a11 }
+    RW_PART_FOLD6 f32add, 0, $m0, $a8
     { nop ; f32div $a4, $a8, $a6 }
 .endm
 
@@ -665,12 +672,7 @@ rw_sm_part1_row:
 vtx_softmax_part2_f32:
     RW_SM_PART_HEAD
 rw_sm_part2_row:
-    { ld64  $a2:3, $m4, $mzero, 0 ; fnop }
-    { ld64  $a10:11, $m4, $mzero, 1 ; f32max $a8, $a2, $a3 }
-    { ld64  $a12:13, $m4, $mzero, 2 ; f32max $a8, $a8, $a10 }
-    { nop ; f32max $a8, $a8, $a11 }
-    { nop ; f32max $a8, $a8, $a12 }
-    { ld64step $a0:1, $m0, $m6+=, 1 ; f32max $a4, $a8, $a13 }
+    RW_PART_FOLD6 f32max, 0, $m0, $a4
     { rpt   $m3, (2f - 1f) / 8 - 1 ; mov $a5, $a4 }
 1:
     { ld64step $a0:1, $m0, $m6+=, 1 ; f32v2sub $a2:3, $a0:1, $a4:5 }
@@ -692,12 +694,7 @@ rw_sm_part2_row:
 vtx_softmax_part3_f32:
     RW_SM_PART_HEAD
 rw_sm_part3_row:
-    { ld64  $a2:3, $m4, $mzero, 3 ; fnop }
-    { ld64  $a10:11, $m4, $mzero, 4 ; f32add $a8, $a2, $a3 }
-    { ld64  $a12:13, $m4, $mzero, 5 ; f32add $a8, $a8, $a10 }
-    { nop ; f32add $a8, $a8, $a11 }
-    { nop ; f32add $a8, $a8, $a12 }
-    { ld64step $a0:1, $m1, $m6+=, 1 ; f32add $a8, $a8, $a13 }
+    RW_PART_FOLD6 f32add, 3, $m1, $a8
     { nop ; f32oox $a6, $a8 }
     { rpt   $m3, (2f - 1f) / 8 - 1 ; mov $a7, $a6 }
 1:

@@ -205,7 +205,7 @@ enum layernorm_part_vertex {
     LAYERNORM_PART_V_INV_STD_OUT = 12, /* 0, or rows f32 */
     LAYERNORM_PART_V_WORDS = 13,
 };
-#define LAYERNORM_PART_STATS_BYTES 48u /* a row's six sums and six squares */
+#define ROWWISE_PART_STATS_BYTES 48u   /* a row of STATS: six slots, then six more (both part codelets) */
 
 /* ---- vtx_softmax_part{1,2,3}_f32: a row's columns shared by workers ----
  * vtx_softmax_rows_f32's result with each of the six records naming one

@@ -271,6 +271,29 @@ void rowwise_model_layernorm(const float *in, float *out, const float *gamma, co
     rowwise_model_layernorm_stats(in, out, gamma, beta, rows, cols, step, eps, NULL, NULL);
 }
 
+/* The lanes' sum of fl(fl(x - mean)^2) over columns [c0, c1) (c0 even:
+ * lane c % 2), combined: a layer norm's variance pass (f32v2sub, f32v2mac). */
+static float lanes_deviation(const float *x, size_t c0, size_t c1, float mean)
+{
+    float lane[2] = {0.0f, 0.0f};
+    for (size_t c = c0; c < c1; c++)
+        lane[c % 2] = acc_square(lane[c % 2], op_sub(x[c], mean));
+    return op_add(acc_read(lane[0]), acc_read(lane[1]));
+}
+
+/* A layer norm row's result from its mean and rstd, which go to
+ * mean_out[r] and rstd_out[r] where those are given. */
+static void layernorm_out(const float *x, float *y, const float *gamma, const float *beta, size_t cols, float mean,
+                          float rstd, size_t r, float *mean_out, float *rstd_out)
+{
+    if (mean_out)
+        mean_out[r] = mean;
+    if (rstd_out)
+        rstd_out[r] = rstd;
+    for (size_t c = 0; c < cols; c++)
+        y[c] = op_add(op_mul(op_mul(op_sub(x[c], mean), rstd), gamma[c]), beta[c]);
+}
+
 void rowwise_model_layernorm_stats(const float *in, float *out, const float *gamma, const float *beta,
                                    size_t rows, size_t cols, size_t step, float eps, float *mean_out,
                                    float *rstd_out)
@@ -280,24 +303,14 @@ void rowwise_model_layernorm_stats(const float *in, float *out, const float *gam
         const float *x = in + r * step;
         float *y = out + r * step;
         float mean = op_div(lanes_sum(x, cols, LANE_SUM), n);
-        float lane[2] = {0.0f, 0.0f};
-        for (size_t c = 0; c < cols; c++)
-            lane[c % 2] = acc_square(lane[c % 2], op_sub(x[c], mean));
-        float var = op_div(op_add(acc_read(lane[0]), acc_read(lane[1])), n);
-        float rstd = op_rsqrt(op_add(var, eps));
-        if (mean_out)
-            mean_out[r] = mean;
-        if (rstd_out)
-            rstd_out[r] = rstd;
-        for (size_t c = 0; c < cols; c++)
-            y[c] = op_add(op_mul(op_mul(op_sub(x[c], mean), rstd), gamma[c]), beta[c]);
+        float var = op_div(lanes_deviation(x, 0, cols, mean), n);
+        layernorm_out(x, y, gamma, beta, cols, mean, op_rsqrt(op_add(var, eps)), r, mean_out, rstd_out);
     }
 }
 
 void rowwise_model_softmax_parts(const float *in, float *out, size_t rows, size_t cols, size_t step,
                                  const size_t bounds[7])
 {
-    (void)cols;
     for (size_t r = 0; r < rows; r++) {
         const float *x = in + r * step;
         float *y = out + r * step, m = 0.0f, sum = 0.0f;
@@ -316,7 +329,7 @@ void rowwise_model_softmax_parts(const float *in, float *out, size_t rows, size_
             sum = w ? op_add(sum, part) : part;
         }
         float inv = op_recip(sum);
-        for (size_t c = 0; c < bounds[6]; c++)
+        for (size_t c = 0; c < cols; c++)
             y[c] = op_mul(y[c], inv);
     }
 }
@@ -336,19 +349,10 @@ void rowwise_model_layernorm_parts(const float *in, float *out, const float *gam
         }
         float mean = op_div(sum, n);
         for (int w = 0; w < 6; w++) {
-            float lane[2] = {0.0f, 0.0f};
-            for (size_t c = bounds[w]; c < bounds[w + 1]; c++)
-                lane[c % 2] = acc_square(lane[c % 2], op_sub(x[c], mean));
-            float part = op_add(acc_read(lane[0]), acc_read(lane[1]));
+            float part = lanes_deviation(x, bounds[w], bounds[w + 1], mean);
             sq = w ? op_add(sq, part) : part;
         }
-        float rstd = op_rsqrt(op_add(op_div(sq, n), eps));
-        if (mean_out)
-            mean_out[r] = mean;
-        if (rstd_out)
-            rstd_out[r] = rstd;
-        for (size_t c = 0; c < cols; c++)
-            y[c] = op_add(op_mul(op_mul(op_sub(x[c], mean), rstd), gamma[c]), beta[c]);
+        layernorm_out(x, y, gamma, beta, cols, mean, op_rsqrt(op_add(op_div(sq, n), eps)), r, mean_out, rstd_out);
     }
 }
 
