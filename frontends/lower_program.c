@@ -3,8 +3,8 @@
  * outputs sent to the host after a sync, every tile's control program
  * closed and placed (in one block, or two joined by a ctl_jump), the
  * sections of each tile for each replica (the library image with the
- * tile's control program in ctl_table, vertex records, data), and the
- * tensor map.
+ * tile's control program in ctl_table, vertex records, data), the
+ * library's symbols (once, on every tile), and the tensor map.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -240,10 +240,6 @@ static bool finish_tile(lowering *lw, uint32_t i, uint32_t r, ipu_exe *e)
         if (!ok)
             return lw_fail(lw, "tile %u: %s", i, err);
     }
-    for (size_t s = 0; s < img->n_symbols; s++)
-        if (img->symbols[s].global)
-            exe_add_symbol(e, i, img->symbols[s].name, img->symbols[s].addr, img->symbols[s].size,
-                           (enum exe_symbol_kind)img->symbols[s].kind, true);
     if (rec_bytes && !exe_add_section(e, i, ".vertex", rec_base, t->records.w, rec_bytes, EXE_SEC_WRITE, err,
                                       sizeof err))
         return lw_fail(lw, "tile %u: %s", i, err);
@@ -439,6 +435,13 @@ bool lw_write_executable(lowering *lw, ipu_exe *e)
     for (uint32_t r = 0; r < lw->replicas && !lw->failed; r++)
         for (uint32_t i = 0; i < used && !lw->failed; i++)
             finish_tile(lw, i, r, e);
+    /* The library's symbols, at the same addresses on every tile with code: once. */
+    const ipu_exe *img = lw->lib->image;
+    for (size_t s = 0; s < img->n_symbols && !lw->failed; s++)
+        if (img->symbols[s].global &&
+            !exe_add_symbol(e, EXE_EVERY_TILE, img->symbols[s].name, img->symbols[s].addr, img->symbols[s].size,
+                            (enum exe_symbol_kind)img->symbols[s].kind, true))
+            lw_fail(lw, "out of host memory");
     lw->rep->tiles_used = lw->stages > 1 ? lw->tiles : used;
     lw->rep->replicas = lw->replicas;
     lw->rep->stages = lw->stages;

@@ -363,6 +363,66 @@ static void test_many_sections(void)
     unlink(p);
 }
 
+/* Sections with the same bytes are stored once, in memory and in the file,
+ * and read back sharing them; a symbol of every tile is written once
+ * (SHN_ABS) and found on every tile with code, not on one without. */
+static void test_shared_bytes(void)
+{
+    char err[256];
+    enum { TILES = 64, LIB = 4096 };
+    static uint8_t lib[LIB], own[TILES][64];
+    for (unsigned i = 0; i < LIB; i++)
+        lib[i] = (uint8_t)(i * 7 + 1);
+    ipu_exe *e = exe_new();
+    for (uint32_t t = 0; t < TILES; t++) {
+        memset(own[t], (int)t, sizeof own[t]);
+        CU_ASSERT_TRUE_FATAL(exe_add_section(e, t, ".text", 0x4C000, lib, LIB, EXE_SEC_EXEC, err, sizeof err));
+        CU_ASSERT_TRUE_FATAL(exe_add_section(e, t, ".data", 0x80000, own[t], 64, EXE_SEC_WRITE, err, sizeof err));
+        if (t != 5)
+            CU_ASSERT_TRUE_FATAL(exe_set_entry(e, t, 0x4C000));
+    }
+    CU_ASSERT_TRUE(exe_add_symbol(e, EXE_EVERY_TILE, "lib_entry", 0x4C010, 16, EXE_SYM_CODE, true));
+    CU_ASSERT_TRUE(exe_add_symbol(e, 3, "mine", 0x80000, 64, EXE_SYM_DATA, true));
+    CU_ASSERT_EQUAL(exe_section_bytes(e), (uint64_t)TILES * (LIB + 64));
+    CU_ASSERT_EQUAL(exe_distinct_bytes(e), (uint64_t)LIB + TILES * 64);
+    CU_ASSERT_PTR_EQUAL(e->sections[0].bytes, e->sections[2].bytes);   /* tile 0's and tile 1's .text */
+    const char *p = tmp_path("shared.elf");
+    CU_ASSERT_TRUE_FATAL(exe_write(e, p, err, sizeof err));
+    exe_free(e);
+    struct stat st;
+    CU_ASSERT_EQUAL_FATAL(stat(p, &st), 0);
+    /* the library once: well under one copy a tile */
+    CU_ASSERT_TRUE(st.st_size < 2 * LIB + TILES * (64 + 2 * 64 + 40));
+    ipu_exe *r = exe_read(p, err, sizeof err);
+    if (!r)
+        fprintf(stderr, "\n%s\n", err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    CU_ASSERT_EQUAL(r->n_sections, 2 * TILES);
+    for (uint32_t t = 0; t < TILES; t++) {
+        const exe_section *x = &r->sections[2 * t], *d = &r->sections[2 * t + 1];
+        CU_ASSERT_EQUAL(x->tile, t);
+        CU_ASSERT_PTR_EQUAL(x->bytes, r->sections[0].bytes);
+        CU_ASSERT_EQUAL(memcmp(x->bytes, lib, LIB), 0);
+        CU_ASSERT_EQUAL(memcmp(d->bytes, own[t], 64), 0);
+    }
+    CU_ASSERT_EQUAL(exe_distinct_bytes(r), (uint64_t)LIB + TILES * 64);
+    const exe_symbol *y = exe_find_symbol(r, "lib_entry");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(y);
+    CU_ASSERT_EQUAL(y->tile, EXE_EVERY_TILE);
+    CU_ASSERT_TRUE(exe_symbol_on_tile(r, y, 9));
+    CU_ASSERT_FALSE(exe_symbol_on_tile(r, y, 5));        /* no code there */
+    CU_ASSERT_FALSE(exe_symbol_on_tile(r, y, TILES));    /* no such tile */
+    y = exe_symbol_at(r, 40, 0x4C014);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(y);
+    CU_ASSERT_STRING_EQUAL(y->name, "lib_entry");
+    CU_ASSERT_PTR_NULL(exe_symbol_at(r, TILES + 1, 0x4C014));
+    y = exe_symbol_at(r, 3, 0x80004);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(y);
+    CU_ASSERT_STRING_EQUAL(y->name, "mine");
+    exe_free(r);
+    unlink(p);
+}
+
 /* ------------------------------------------------------------ lookups */
 
 static void test_lookups(void)
@@ -902,6 +962,7 @@ void test_register(void)
     CU_add_test(s, "object and empty round trip", test_roundtrip_object_and_empty);
     CU_add_test(s, "more than 65280 sections", test_many_sections);
     CU_add_test(s, "lookups", test_lookups);
+    CU_add_test(s, "shared bytes, symbols of every tile", test_shared_bytes);
     CU_add_test(s, "bad headers", test_bad_headers);
     CU_add_test(s, "truncated files", test_truncated);
     CU_add_test(s, "corrupt sections", test_corrupt_sections);

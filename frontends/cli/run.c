@@ -32,6 +32,7 @@ typedef struct dump_request {
     long count;       /* -1: from the symbol's size */
     const char *type; /* f16 f32 i32 u32 x32 u8 */
     const exe_symbol *sym; /* found in the program before the run */
+    uint32_t on_tile;      /* the tile whose memory is printed */
     long n;                /* elements to print */
 } dump_request;
 
@@ -139,7 +140,7 @@ static const exe_symbol *find_dump_symbol(const ipu_exe *e, const dump_request *
     if (d->tile < 0)
         return exe_find_symbol(e, d->symbol);
     for (size_t i = 0; i < e->n_symbols; i++)
-        if (e->symbols[i].tile == (uint32_t)d->tile && !strcmp(e->symbols[i].name, d->symbol))
+        if (exe_symbol_on_tile(e, &e->symbols[i], (uint32_t)d->tile) && !strcmp(e->symbols[i].name, d->symbol))
             return &e->symbols[i];
     return NULL;
 }
@@ -435,9 +436,14 @@ static void check_dump(const run_options *o, const run_program *p, dump_request 
             fatal("--dump: no symbol '%s' on tile %ld in %s", d->symbol, d->tile, o->input);
         fatal("--dump: no symbol '%s' in %s", d->symbol, o->input);
     }
-    const ipu_tile *t = engine_tile(p->g, sym->tile);
+    /* a symbol of every tile: the one named, else the first with code */
+    uint32_t on = d->tile >= 0 ? (uint32_t)d->tile : sym->tile;
+    for (size_t i = 0; on == EXE_EVERY_TILE && i < p->e->n_tiles; i++)
+        if (i == 0 || p->e->tiles[i].tile < on)
+            on = p->e->tiles[i].tile;
+    const ipu_tile *t = engine_tile(p->g, on);
     if (!t)
-        fatal("--dump: symbol '%s' is on tile %u, which has no code", sym->name, sym->tile);
+        fatal("--dump: symbol '%s' is on tile %u, which has no code", sym->name, on);
     unsigned eb = type_bytes(d->type);
     long count = d->count > 0 ? d->count : (long)(sym->size / eb);
     if (count <= 0)
@@ -447,9 +453,10 @@ static void check_dump(const run_options *o, const run_program *p, dump_request 
     uint64_t room = sym->addr >= mem->base && sym->addr < end ? (end - sym->addr) / eb : 0;
     if ((uint64_t)count > room)
         fatal("--dump %s: %ld elements of %s from 0x%x run past the end of tile %u's memory (0x%x-0x%llx): at "
-              "most %llu", sym->name, count, d->type, sym->addr, sym->tile, mem->base, (unsigned long long)end - 1,
+              "most %llu", sym->name, count, d->type, sym->addr, on, mem->base, (unsigned long long)end - 1,
               (unsigned long long)room);
     d->sym = sym;
+    d->on_tile = on;
     d->n = count;
 }
 
@@ -776,10 +783,10 @@ static cJSON *print_dumps(const run_options *o, const run_program *p, bool json)
     for (unsigned d = 0; d < o->n_dumps; d++) {
         const dump_request *dr = &o->dumps[d];
         const exe_symbol *sym = dr->sym;
-        const ipu_tile *t = engine_tile(p->g, sym->tile);
+        const ipu_tile *t = engine_tile(p->g, dr->on_tile);
         unsigned eb = type_bytes(dr->type);
         long count = dr->n;
-        printf("\n%s (tile %u, 0x%x, %ld x %s):", sym->name, sym->tile, sym->addr, count, dr->type);
+        printf("\n%s (tile %u, 0x%x, %ld x %s):", sym->name, dr->on_tile, sym->addr, count, dr->type);
         cJSON *vals = jdumps ? cJSON_CreateArray() : NULL;
         for (long i = 0; i < count; i++) {
             uint8_t buf[4] = {0};
@@ -795,7 +802,7 @@ static cJSON *print_dumps(const run_options *o, const run_program *p, bool json)
         if (jdumps) {
             cJSON *j = cJSON_CreateObject();
             cJSON_AddStringToObject(j, "symbol", sym->name);
-            cJSON_AddNumberToObject(j, "tile", sym->tile);
+            cJSON_AddNumberToObject(j, "tile", dr->on_tile);
             cJSON_AddStringToObject(j, "type", dr->type);
             cJSON_AddItemToObject(j, "values", vals);
             cJSON_AddItemToArray(jdumps, j);

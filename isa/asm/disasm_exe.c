@@ -385,6 +385,8 @@ typedef struct dis {
     const ipu_exe *e;
     dis_tile *tiles; size_t n_tiles;
     const exe_symbol **syms; bool *dup; const exe_section **owner;   /* by tile, then address */
+    exe_symbol *every;            /* the symbols of every tile, a copy on each tile with code */
+    size_t n_syms;
     const exe_section **secs;                                        /* by tile, then address */
     uint8_t *keys; size_t keys_n, keys_cap;
     group *groups; size_t n_groups, cap_groups;
@@ -461,13 +463,18 @@ static bool find_tiles(dis *d)
 {
     const ipu_exe *e = d->e;
     size_t nt = e->n_sections + e->n_tiles;
+    size_t n_every = 0;
+    for (size_t i = 0; i < e->n_symbols; i++)
+        n_every += e->symbols[i].tile == EXE_EVERY_TILE;
+    size_t ns = e->n_symbols - n_every + n_every * e->n_tiles;
     uint32_t *ids = malloc((nt ? nt : 1) * sizeof *ids);
     d->tiles = calloc(nt ? nt : 1, sizeof *d->tiles);
     d->secs = malloc((e->n_sections ? e->n_sections : 1) * sizeof *d->secs);
-    d->syms = malloc((e->n_symbols ? e->n_symbols : 1) * sizeof *d->syms);
-    d->dup = calloc(e->n_symbols ? e->n_symbols : 1, sizeof *d->dup);
-    d->owner = calloc(e->n_symbols ? e->n_symbols : 1, sizeof *d->owner);
-    if (!ids || !d->tiles || !d->secs || !d->syms || !d->dup || !d->owner) {
+    d->syms = malloc((ns ? ns : 1) * sizeof *d->syms);
+    d->dup = calloc(ns ? ns : 1, sizeof *d->dup);
+    d->owner = calloc(ns ? ns : 1, sizeof *d->owner);
+    d->every = malloc((n_every * e->n_tiles > 0 ? n_every * e->n_tiles : 1) * sizeof *d->every);
+    if (!ids || !d->tiles || !d->secs || !d->syms || !d->dup || !d->owner || !d->every) {
         free(ids);
         return false;
     }
@@ -477,12 +484,23 @@ static bool find_tiles(dis *d)
     }
     for (size_t i = 0; i < e->n_tiles; i++)
         ids[e->n_sections + i] = e->tiles[i].tile;
-    for (size_t i = 0; i < e->n_symbols; i++)
-        d->syms[i] = &e->symbols[i];
+    size_t n = 0, k = 0;
+    for (size_t i = 0; i < e->n_symbols; i++) {
+        if (e->symbols[i].tile != EXE_EVERY_TILE) {
+            d->syms[n++] = &e->symbols[i];
+            continue;
+        }
+        for (size_t t = 0; t < e->n_tiles; t++) {
+            d->every[k] = e->symbols[i];
+            d->every[k].tile = e->tiles[t].tile;
+            d->syms[n++] = &d->every[k++];
+        }
+    }
+    d->n_syms = n;
     qsort(ids, nt, sizeof *ids, cmp_u32);
     qsort(d->secs, e->n_sections, sizeof *d->secs, cmp_sec);
-    qsort(d->syms, e->n_symbols, sizeof *d->syms, cmp_sym);
-    if (!mark_duplicates(d, e->n_symbols)) {
+    qsort(d->syms, n, sizeof *d->syms, cmp_sym);
+    if (!mark_duplicates(d, n)) {
         free(ids);
         return false;
     }
@@ -492,10 +510,10 @@ static bool find_tiles(dis *d)
             continue;
         dis_tile *dt = &d->tiles[d->n_tiles++];
         dt->tile = ids[t];
-        while (yi < e->n_symbols && d->syms[yi]->tile < dt->tile)
+        while (yi < n && d->syms[yi]->tile < dt->tile)
             yi++;   /* symbols of a tile with no section nor entry are not shown */
         size_t y0 = yi;
-        while (yi < e->n_symbols && d->syms[yi]->tile == dt->tile)
+        while (yi < n && d->syms[yi]->tile == dt->tile)
             yi++;
         dt->ts = (tile_syms){ d->syms + y0, yi - y0, d->dup + y0, d->owner + y0 };
         size_t s0 = si;
@@ -981,7 +999,7 @@ static void print_header(FILE *out, const dis *d)
 {
     const ipu_exe *e = d->e;
     fprintf(out, "// ipusim disassembly: %zu section%s, %zu symbol%s\n", e->n_sections,
-            e->n_sections == 1 ? "" : "s", e->n_symbols, e->n_symbols == 1 ? "" : "s");
+            e->n_sections == 1 ? "" : "s", d->n_syms, d->n_syms == 1 ? "" : "s");
     if (d->n_groups < e->n_sections)
         fprintf(out, "// each section is shown once, under the '.tile' list of the tiles it is the same on: "
                 "%zu shown for %zu tiles\n", d->n_groups, d->n_tiles);
@@ -1004,6 +1022,7 @@ static void dis_free(dis *d)
         free((void *)d->sets[i].t);
     free(d->tiles);
     free(d->syms);
+    free(d->every);
     free(d->dup);
     free(d->owner);
     free(d->secs);

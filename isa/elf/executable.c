@@ -47,23 +47,12 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "exe_internal.h"
+#include "exe_store.h"
 #include "isa/isa.h"
 #include "sim/base/fileio.h"
 
-#define TILES_RECORD_BYTES 8u
-#define FILES_RECORD_BYTES 4u
-#define LINES_RECORD_BYTES 16u
-#define SEC_ALIGN_BYTES    8u      /* bundles are 8-byte aligned */
 
-static const char SEC_TILES[] = ".ipusim.tiles";
-static const char SEC_FILES[] = ".ipusim.files";
-static const char SEC_FILESTR[] = ".ipusim.filestr";
-static const char SEC_LINES[] = ".ipusim.lines";
-static const char SEC_BSP[] = ".ipusim.bsp";
-static const char SEC_TENSORS[] = ".ipusim.tensors";
-static const char SEC_MACHINE[] = ".ipusim.machine";
-static const char SEC_MODEL[] = ".ipusim.model";
-static const char SEC_OPS[] = ".ipusim.ops";
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -100,14 +89,6 @@ static bool reserve_one(void **arr, size_t n, size_t elem_bytes)
     return true;
 }
 
-static void put32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-    p[2] = (uint8_t)(v >> 16);
-    p[3] = (uint8_t)(v >> 24);
-}
-
 static uint32_t get32(const uint8_t *p)
 {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
@@ -138,7 +119,7 @@ static size_t upper_bound(const ipu_exe *e, uint32_t tile, uint32_t addr)
 
 /* The section holding (tile, addr), or -1.  With at_end, an address just
  * past a section's last byte counts as in it (an end label). */
-static long find_section(const ipu_exe *e, uint32_t tile, uint32_t addr, bool at_end)
+long exe_find_section(const ipu_exe *e, uint32_t tile, uint32_t addr, bool at_end)
 {
     long end_match = -1;
     for (size_t i = upper_bound(e, tile, addr); i-- > 0;) {
@@ -215,10 +196,9 @@ void exe_free(ipu_exe *e)
 {
     if (!e)
         return;
-    for (size_t i = 0; i < e->n_sections; i++) {
+    for (size_t i = 0; i < e->n_sections; i++)
         free(e->sections[i].name);
-        free(e->sections[i].bytes);
-    }
+    exe_store_free(e->store);
     for (size_t i = 0; i < e->n_symbols; i++)
         free(e->symbols[i].name);
     for (size_t i = 0; i < e->n_files; i++)
@@ -257,19 +237,11 @@ bool exe_add_section(ipu_exe *e, uint32_t tile, const char *name, uint32_t addr,
     }
     exe_section s = {.tile = tile, .addr = addr, .size = size, .flags = flags};
     s.name = dup_str(name);
-    if (!(flags & EXE_SEC_NOBITS) && size) {
-        s.bytes = malloc(size);
-        if (s.bytes) {
-            if (bytes)
-                memcpy(s.bytes, bytes, size);
-            else
-                memset(s.bytes, 0, size);
-        }
-    }
+    if (!(flags & EXE_SEC_NOBITS) && size && (e->store || (e->store = exe_store_new())))
+        s.bytes = exe_store_intern(e->store, bytes, size);
     if (!s.name || (!(flags & EXE_SEC_NOBITS) && size && !s.bytes) ||
         !reserve_one((void **)&e->sections, e->n_sections, sizeof *e->sections)) {
         free(s.name);
-        free(s.bytes);
         snprintf(err, err_size, "section %s@%u: out of memory", name, tile);
         return false;
     }
@@ -345,6 +317,20 @@ bool exe_set_blob(exe_blob *b, const void *bytes, size_t size)
     return true;
 }
 
+uint64_t exe_distinct_bytes(const ipu_exe *e)
+{
+    return exe_store_bytes(e->store);
+}
+
+uint64_t exe_section_bytes(const ipu_exe *e)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < e->n_sections; i++)
+        if (e->sections[i].bytes)
+            n += e->sections[i].size;
+    return n;
+}
+
 /* ---------------------------------------------------------------- lookups */
 
 const exe_symbol *exe_find_symbol(const ipu_exe *e, const char *name)
@@ -360,13 +346,19 @@ const exe_symbol *exe_find_symbol(const ipu_exe *e, const char *name)
     return local;
 }
 
+bool exe_symbol_on_tile(const ipu_exe *e, const exe_symbol *s, uint32_t tile)
+{
+    return s->tile == tile || (s->tile == EXE_EVERY_TILE && tile != EXE_EVERY_TILE && exe_tile(e, tile));
+}
+
 const exe_symbol *exe_symbol_at(const ipu_exe *e, uint32_t tile, uint32_t addr)
 {
-    long sec = find_section(e, tile, addr, false);
+    long sec = exe_find_section(e, tile, addr, false);
     const exe_symbol *best = NULL;
     for (size_t i = 0; i < e->n_symbols; i++) {
         const exe_symbol *s = &e->symbols[i];
-        if (s->tile != tile || s->addr > addr)
+        /* a symbol of every tile counts where the tile has a section there */
+        if ((s->tile != tile && (s->tile != EXE_EVERY_TILE || sec < 0)) || s->addr > addr)
             continue;
         if (s->size) {
             if (addr - s->addr >= s->size)
@@ -398,7 +390,7 @@ const exe_symbol *exe_symbol_at(const ipu_exe *e, uint32_t tile, uint32_t addr)
 bool exe_line_at(const ipu_exe *e, uint32_t tile, uint32_t addr,
                  const char **file, uint32_t *line)
 {
-    long sec = find_section(e, tile, addr, false);
+    long sec = exe_find_section(e, tile, addr, false);
     if (sec < 0)
         return false;
     uint32_t lo = e->sections[sec].addr;
@@ -425,375 +417,6 @@ const exe_tile_record *exe_tile(const ipu_exe *e, uint32_t tile)
         if (e->tiles[i].tile == tile)
             return &e->tiles[i];
     return NULL;
-}
-
-/* ---------------------------------------------------------------- writing */
-
-typedef struct strbuf {
-    char *buf;
-    size_t len, cap;
-    bool oom;
-} strbuf;
-
-/* Append s with its NUL; the offset of s, or 0 after running out of memory
- * (sb->oom says so). */
-static size_t sb_add(strbuf *sb, const char *s)
-{
-    size_t n = strlen(s) + 1;
-    if (sb->oom)
-        return 0;
-    if (sb->len + n > sb->cap) {
-        size_t cap = sb->cap ? sb->cap : 256;
-        while (cap < sb->len + n)
-            cap *= 2;
-        char *p = realloc(sb->buf, cap);
-        if (!p) {
-            sb->oom = true;
-            return 0;
-        }
-        sb->buf = p;
-        sb->cap = cap;
-    }
-    memcpy(sb->buf + sb->len, s, n);
-    sb->len += n;
-    return sb->len - n;
-}
-
-typedef struct writer {
-    Elf *elf;
-    strbuf shstr;
-    const char *path;
-    char *err;
-    size_t err_size;
-} writer;
-
-static bool elf_fail(writer *w, const char *what)
-{
-    snprintf(w->err, w->err_size, "%s: %s: %s", w->path, what, elf_errmsg(-1));
-    return false;
-}
-
-/* A new section holding size bytes at buf (not copied: libelf reads it at
- * elf_update); its index in *index. */
-static bool add_scn(writer *w, const char *name, Elf64_Word type, Elf64_Xword flags,
-                    Elf64_Addr addr, const void *buf, size_t size, Elf_Type dtype,
-                    size_t align, Elf64_Xword entsize, size_t *index)
-{
-    Elf_Scn *scn = elf_newscn(w->elf);
-    GElf_Shdr sh;
-    if (!scn || !gelf_getshdr(scn, &sh))
-        return elf_fail(w, "cannot add a section");
-    sh.sh_name = (Elf64_Word)sb_add(&w->shstr, name);
-    sh.sh_type = type;
-    sh.sh_flags = flags;
-    sh.sh_addr = addr;
-    sh.sh_addralign = align;
-    sh.sh_entsize = entsize;
-    if (!gelf_update_shdr(scn, &sh))
-        return elf_fail(w, "cannot add a section");
-    if (size || type == SHT_NOBITS) {
-        Elf_Data *d = elf_newdata(scn);
-        if (!d)
-            return elf_fail(w, "cannot add section data");
-        d->d_buf = (void *)buf;
-        d->d_size = size;
-        d->d_type = dtype;
-        d->d_align = align;
-        d->d_off = 0;
-        d->d_version = EV_CURRENT;
-    }
-    if (index)
-        *index = elf_ndxscn(scn);
-    return true;
-}
-
-static bool set_link(writer *w, size_t scn_index, Elf64_Word link, Elf64_Word info)
-{
-    Elf_Scn *scn = elf_getscn(w->elf, scn_index);
-    GElf_Shdr sh;
-    if (!scn || !gelf_getshdr(scn, &sh))
-        return elf_fail(w, "cannot link a section");
-    sh.sh_link = link;
-    sh.sh_info = info;
-    if (!gelf_update_shdr(scn, &sh))
-        return elf_fail(w, "cannot link a section");
-    return true;
-}
-
-/* Everything exe_write allocates besides the libelf handle. */
-typedef struct write_bufs {
-    uint8_t *tiles, *files, *lines;
-    Elf64_Sym *syms;
-    Elf64_Word *xndx;
-    strbuf strtab, filestr;
-    size_t *sec_index;            /* ELF index of each e->sections[i] */
-} write_bufs;
-
-/* "PATH: out of memory"; false. */
-static bool write_oom(writer *w)
-{
-    snprintf(w->err, w->err_size, "%s: out of memory", w->path);
-    return false;
-}
-
-/* The ELF header of an ipusim executable. */
-static bool write_header(const ipu_exe *e, writer *w)
-{
-    GElf_Ehdr eh;
-    if (!gelf_newehdr(w->elf, ELFCLASS64) || !gelf_getehdr(w->elf, &eh))
-        return elf_fail(w, "cannot create the ELF header");
-    eh.e_ident[EI_DATA] = ELFDATA2LSB;
-    eh.e_ident[EI_OSABI] = ELFOSABI_NONE;
-    eh.e_type = e->relocatable ? ET_REL : ET_EXEC;
-    eh.e_machine = EXE_EM_IPUSIM;
-    eh.e_version = EV_CURRENT;
-    eh.e_flags = EXE_FORMAT_VERSION;
-    eh.e_shstrndx = 1;
-    if (!gelf_update_ehdr(w->elf, &eh))
-        return elf_fail(w, "cannot create the ELF header");
-    return true;
-}
-
-/* One ELF section per section of every tile, named NAME@TILE; their ELF
- * indices in b->sec_index.  *need_xndx: some index needs SHN_XINDEX. */
-static bool add_tile_sections(const ipu_exe *e, writer *w, write_bufs *b, bool *need_xndx)
-{
-    *need_xndx = false;
-    for (size_t i = 0; i < e->n_sections; i++) {
-        const exe_section *s = &e->sections[i];
-        size_t n = strlen(s->name) + 16;
-        char *full = malloc(n);
-        if (!full)
-            return write_oom(w);
-        snprintf(full, n, "%s@%u", s->name, s->tile);
-        Elf64_Xword flags = SHF_ALLOC;
-        if (s->flags & EXE_SEC_EXEC)
-            flags |= SHF_EXECINSTR;
-        if (s->flags & EXE_SEC_WRITE)
-            flags |= SHF_WRITE;
-        bool nobits = (s->flags & EXE_SEC_NOBITS) != 0;
-        bool ok = add_scn(w, full, nobits ? SHT_NOBITS : SHT_PROGBITS, flags, s->addr,
-                          nobits ? NULL : s->bytes, s->size, ELF_T_BYTE, SEC_ALIGN_BYTES, 0,
-                          &b->sec_index[i]);
-        free(full);
-        if (!ok)
-            return false;
-        if (b->sec_index[i] >= SHN_LORESERVE)
-            *need_xndx = true;
-    }
-    return true;
-}
-
-/* The record sections: tile entries, source files, line records, the BSP
- * program and the tensor map. */
-static bool add_record_sections(const ipu_exe *e, writer *w, write_bufs *b)
-{
-    if (e->n_tiles) {
-        b->tiles = malloc(e->n_tiles * TILES_RECORD_BYTES);
-        if (!b->tiles)
-            return write_oom(w);
-        for (size_t i = 0; i < e->n_tiles; i++) {
-            put32(b->tiles + i * TILES_RECORD_BYTES, e->tiles[i].tile);
-            put32(b->tiles + i * TILES_RECORD_BYTES + 4, e->tiles[i].supervisor_entry);
-        }
-        if (!add_scn(w, SEC_TILES, SHT_PROGBITS, 0, 0, b->tiles, e->n_tiles * TILES_RECORD_BYTES,
-                     ELF_T_BYTE, 4, TILES_RECORD_BYTES, NULL))
-            return false;
-    }
-    if (e->n_files) {
-        b->files = malloc(e->n_files * FILES_RECORD_BYTES);
-        if (!b->files)
-            return write_oom(w);
-        sb_add(&b->filestr, "");
-        for (size_t i = 0; i < e->n_files; i++)
-            put32(b->files + i * FILES_RECORD_BYTES, (uint32_t)sb_add(&b->filestr, e->files[i]));
-        if (b->filestr.oom)
-            return write_oom(w);
-        if (!add_scn(w, SEC_FILES, SHT_PROGBITS, 0, 0, b->files, e->n_files * FILES_RECORD_BYTES,
-                     ELF_T_BYTE, 4, FILES_RECORD_BYTES, NULL) ||
-            !add_scn(w, SEC_FILESTR, SHT_STRTAB, 0, 0, b->filestr.buf, b->filestr.len,
-                     ELF_T_BYTE, 1, 0, NULL))
-            return false;
-    }
-    if (e->n_lines) {
-        b->lines = malloc(e->n_lines * LINES_RECORD_BYTES);
-        if (!b->lines)
-            return write_oom(w);
-        for (size_t i = 0; i < e->n_lines; i++) {
-            uint8_t *r = b->lines + i * LINES_RECORD_BYTES;
-            put32(r, e->lines[i].tile);
-            put32(r + 4, e->lines[i].addr);
-            put32(r + 8, e->lines[i].line);
-            put32(r + 12, e->lines[i].file);
-        }
-        if (!add_scn(w, SEC_LINES, SHT_PROGBITS, 0, 0, b->lines, e->n_lines * LINES_RECORD_BYTES,
-                     ELF_T_BYTE, 4, LINES_RECORD_BYTES, NULL))
-            return false;
-    }
-    if (e->bsp.size && !add_scn(w, SEC_BSP, SHT_PROGBITS, 0, 0, e->bsp.bytes, e->bsp.size,
-                                ELF_T_BYTE, SEC_ALIGN_BYTES, 0, NULL))
-        return false;
-    if (e->tensors.size && !add_scn(w, SEC_TENSORS, SHT_PROGBITS, 0, 0, e->tensors.bytes,
-                                    e->tensors.size, ELF_T_BYTE, SEC_ALIGN_BYTES, 0, NULL))
-        return false;
-    if (e->machine.size && !add_scn(w, SEC_MACHINE, SHT_PROGBITS, 0, 0, e->machine.bytes,
-                                    e->machine.size, ELF_T_BYTE, 1, 0, NULL))
-        return false;
-    if (e->model.size && !add_scn(w, SEC_MODEL, SHT_PROGBITS, 0, 0, e->model.bytes,
-                                  e->model.size, ELF_T_BYTE, 1, 0, NULL))
-        return false;
-    if (e->ops.size && !add_scn(w, SEC_OPS, SHT_PROGBITS, 0, 0, e->ops.bytes, e->ops.size, ELF_T_BYTE, 1, 0, NULL))
-        return false;
-    return true;
-}
-
-/* The symbol table (locals first, then globals), its strings and, when a
- * section index needs it, the extended index table. */
-static bool add_symbols(const ipu_exe *e, writer *w, write_bufs *b, bool need_xndx)
-{
-    size_t n = e->n_symbols + 1;
-    b->syms = calloc(n, sizeof *b->syms);
-    b->xndx = need_xndx ? calloc(n, sizeof *b->xndx) : NULL;
-    if (!b->syms || (need_xndx && !b->xndx))
-        return write_oom(w);
-    sb_add(&b->strtab, "");
-    size_t k = 1, first_global = 0;
-    for (int pass = 0; pass < 2; pass++) {
-        if (pass == 1)
-            first_global = k;
-        for (size_t i = 0; i < e->n_symbols; i++) {
-            const exe_symbol *s = &e->symbols[i];
-            if (s->global != (pass == 1))
-                continue;
-            long sec = find_section(e, s->tile, s->addr, true);
-            if (sec < 0) {
-                snprintf(w->err, w->err_size,
-                         "%s: symbol %s (tile %u, address 0x%x) is in no section",
-                         w->path, s->name, s->tile, s->addr);
-                return false;
-            }
-            const exe_section *in = &e->sections[sec];
-            if ((uint64_t)s->addr + s->size > (uint64_t)in->addr + in->size) {
-                snprintf(w->err, w->err_size,
-                         "%s: symbol %s [0x%x, 0x%llx) extends past the end of section "
-                         "%s@%u", w->path, s->name, s->addr,
-                         (unsigned long long)s->addr + s->size, in->name, in->tile);
-                return false;
-            }
-            Elf64_Sym *y = &b->syms[k];
-            y->st_name = (Elf64_Word)sb_add(&b->strtab, s->name);
-            unsigned type = s->kind == EXE_SYM_CODE ? STT_FUNC
-                          : s->kind == EXE_SYM_DATA ? STT_OBJECT : STT_NOTYPE;
-            y->st_info = (unsigned char)ELF64_ST_INFO(s->global ? STB_GLOBAL : STB_LOCAL, type);
-            y->st_other = STV_DEFAULT;
-            size_t ndx = b->sec_index[sec];
-            if (ndx >= SHN_LORESERVE) {
-                y->st_shndx = SHN_XINDEX;
-                b->xndx[k] = (Elf64_Word)ndx;
-            } else {
-                y->st_shndx = (Elf64_Section)ndx;
-                if (b->xndx)
-                    b->xndx[k] = 0;
-            }
-            y->st_value = s->addr;
-            y->st_size = s->size;
-            k++;
-        }
-    }
-    if (b->strtab.oom)
-        return write_oom(w);
-    size_t symtab_index, strtab_index, xndx_index;
-    if (!add_scn(w, ".symtab", SHT_SYMTAB, 0, 0, b->syms, n * sizeof *b->syms, ELF_T_SYM, 8,
-                 sizeof(Elf64_Sym), &symtab_index) ||
-        !add_scn(w, ".strtab", SHT_STRTAB, 0, 0, b->strtab.buf, b->strtab.len, ELF_T_BYTE, 1,
-                 0, &strtab_index) ||
-        !set_link(w, symtab_index, (Elf64_Word)strtab_index, (Elf64_Word)first_global))
-        return false;
-    if (need_xndx &&
-        (!add_scn(w, ".symtab_shndx", SHT_SYMTAB_SHNDX, 0, 0, b->xndx, n * sizeof *b->xndx,
-                  ELF_T_WORD, 4, sizeof(Elf64_Word), &xndx_index) ||
-         !set_link(w, xndx_index, (Elf64_Word)symtab_index, 0)))
-        return false;
-    return true;
-}
-
-/* The executable as an ELF file: header, section names, tile sections,
- * records, symbols; written by elf_update. */
-static bool write_elf(const ipu_exe *e, writer *w, write_bufs *b)
-{
-    if (!write_header(e, w))
-        return false;
-
-    /* Section 1: the section name table, filled in last. */
-    size_t shstr_index;
-    if (!add_scn(w, ".shstrtab", SHT_STRTAB, 0, 0, NULL, 0, ELF_T_BYTE, 1, 0, &shstr_index))
-        return false;
-
-    bool need_xndx;
-    if (!add_tile_sections(e, w, b, &need_xndx) || !add_record_sections(e, w, b))
-        return false;
-    if (e->n_symbols && !add_symbols(e, w, b, need_xndx))
-        return false;
-
-    /* The names are all known now. */
-    if (w->shstr.oom)
-        return write_oom(w);
-    Elf_Scn *shstr = elf_getscn(w->elf, shstr_index);
-    Elf_Data *d = shstr ? elf_newdata(shstr) : NULL;
-    if (!d)
-        return elf_fail(w, "cannot add section data");
-    d->d_buf = w->shstr.buf;
-    d->d_size = w->shstr.len;
-    d->d_type = ELF_T_BYTE;
-    d->d_align = 1;
-    d->d_version = EV_CURRENT;
-    if (elf_update(w->elf, ELF_C_WRITE) < 0)
-        return elf_fail(w, "cannot write ELF");
-    return true;
-}
-
-bool exe_write(const ipu_exe *e, const char *path, char *err, size_t err_size)
-{
-    if (elf_version(EV_CURRENT) == EV_NONE) {
-        snprintf(err, err_size, "%s: libelf is out of date", path);
-        return false;
-    }
-    for (size_t i = 0; i < e->n_lines; i++)
-        if (e->lines[i].file >= e->n_files) {
-            snprintf(err, err_size, "%s: line record %zu names file %u but there are %zu files",
-                     path, i, e->lines[i].file, e->n_files);
-            return false;
-        }
-    atomic_file f;
-    if (!afile_open(&f, path, err, err_size))
-        return false;
-    writer w = {.path = path, .err = err, .err_size = err_size};
-    write_bufs b = {0};
-    b.sec_index = calloc(e->n_sections + 1, sizeof *b.sec_index);
-    bool ok = b.sec_index != NULL;
-    if (!ok)
-        snprintf(err, err_size, "%s: out of memory", path);
-    if (ok) {
-        sb_add(&w.shstr, "");
-        w.elf = elf_begin(fileno(f.fp), ELF_C_WRITE, NULL);
-        ok = w.elf ? write_elf(e, &w, &b) : elf_fail(&w, "cannot start ELF output");
-        if (w.elf)
-            elf_end(w.elf);
-    }
-    free(b.tiles);
-    free(b.files);
-    free(b.lines);
-    free(b.syms);
-    free(b.xndx);
-    free(b.strtab.buf);
-    free(b.filestr.buf);
-    free(b.sec_index);
-    free(w.shstr.buf);
-    if (!ok) {
-        afile_abort(&f);
-        return false;
-    }
-    return afile_commit(&f, err, err_size);
 }
 
 /* ---------------------------------------------------------------- reading */
@@ -1124,6 +747,20 @@ static bool read_symbols(reader *r, Elf *elf, ipu_exe *e, const special *sp, con
                             "extended index table", nm);
             ndx = get32(xndx + 4 * k);
         }
+        if (ndx == SHN_ABS) {
+            /* on every tile with code, at the same address */
+            if (y.st_value < ISA_MEMORY_BASE || y.st_value > ISA_MEMORY_END || y.st_size > ISA_MEMORY_END - y.st_value)
+                return fail(r, "symbol %s [0x%llx, 0x%llx) (on every tile) lies outside tile memory", nm,
+                            (unsigned long long)y.st_value, (unsigned long long)(y.st_value + y.st_size));
+            char *every = dup_str(nm);
+            if (!every)
+                return fail(r, "out of memory");
+            e->symbols[e->n_symbols++] = (exe_symbol){
+                .name = every, .tile = EXE_EVERY_TILE, .addr = (uint32_t)y.st_value, .size = (uint32_t)y.st_size,
+                .kind = type == STT_FUNC ? EXE_SYM_CODE : type == STT_OBJECT ? EXE_SYM_DATA : EXE_SYM_OTHER,
+                .global = bind != STB_LOCAL};
+            continue;
+        }
         if (ndx == SHN_UNDEF || ndx >= r->shnum || tile_sec[ndx] < 0)
             return fail(r, "symbol %s refers to section %zu, which is not a tile section", nm, ndx);
         const exe_section *s = &e->sections[tile_sec[ndx]];
@@ -1310,14 +947,15 @@ static bool read_elf(reader *r, Elf *elf, ipu_exe *e)
         x.addr = (uint32_t)s->sh_addr;
         x.size = (uint32_t)s->sh_size;
         if (s->sh_type == SHT_PROGBITS && x.size) {
+            /* Sections at one place in the file share their bytes. */
             Elf_Data *d = scn_data(r, elf, i);
-            x.bytes = d ? malloc(x.size) : NULL;
+            if (d && (e->store || (e->store = exe_store_new())))
+                x.bytes = exe_store_keyed(e->store, s->sh_offset, d->d_buf, x.size);
             if (!x.bytes) {
                 free(x.name);
                 ok = d ? fail(r, "out of memory") : false;
                 break;
             }
-            memcpy(x.bytes, d->d_buf, x.size);
         }
         tile_sec[i] = (long)e->n_sections;
         e->sections[e->n_sections++] = x;

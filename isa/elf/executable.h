@@ -8,13 +8,17 @@
  *
  *   - one ELF section per piece of tile code or data, SHF_ALLOC, with
  *     sh_addr the tile-local address and SHF_EXECINSTR for code; .bss-like
- *     pieces are SHT_NOBITS.  Its name is "<name>@<tile>", e.g.
+ *     pieces are SHT_NOBITS.  Sections with the same bytes (the kernel
+ *     library on every tile, a replica's copy of another's records and
+ *     weights) point at one place in the file: each distinct content is
+ *     stored once.  Its name is "<name>@<tile>", e.g.
  *     ".text@0" or ".data@1471" (<tile> is the global tile number:
  *     chip * tiles_per_chip + tile).
  *   - ".ipusim.tiles": for every tile that has code, the supervisor entry
  *     address (records of struct exe_tile_record).
  *   - ".symtab"/".strtab": symbols, each tied to its section and so to a
- *     tile (STT_FUNC for code labels, STT_OBJECT for data).
+ *     tile (STT_FUNC for code labels, STT_OBJECT for data); a symbol on
+ *     every tile with code (EXE_EVERY_TILE) is SHN_ABS, written once.
  *   - ".ipusim.lines": address -> source file and line, for messages and
  *     the debugger.
  *   - ".ipusim.bsp" and ".ipusim.tensors": the BSP control program and the
@@ -57,14 +61,20 @@ typedef struct exe_section {
     uint32_t addr;                /* tile-local address of the first byte */
     uint32_t size;                /* bytes */
     uint32_t flags;               /* enum exe_section_flags */
-    uint8_t *bytes;               /* size bytes; NULL for NOBITS */
+    uint8_t *bytes;               /* size bytes; NULL for NOBITS.  Shared by every
+                                     section with the same bytes (exe_store.h) and
+                                     never written to */
 } exe_section;
 
 enum exe_symbol_kind { EXE_SYM_CODE, EXE_SYM_DATA, EXE_SYM_OTHER };
 
+/* The tile of a symbol that every tile with code has at the same address
+ * (the kernel library a compiled program puts on each tile): held once. */
+#define EXE_EVERY_TILE UINT32_MAX
+
 typedef struct exe_symbol {
     char *name;
-    uint32_t tile;
+    uint32_t tile;                /* global tile number, or EXE_EVERY_TILE */
     uint32_t addr;
     uint32_t size;
     uint8_t kind;                 /* enum exe_symbol_kind */
@@ -100,6 +110,7 @@ typedef struct ipu_exe {
     exe_blob model;               /* .ipusim.model, may be empty */
     exe_blob ops;                 /* .ipusim.ops, may be empty */
     bool relocatable;             /* ET_REL: an object not yet placed */
+    struct exe_store *store;      /* the sections' distinct bytes, each once */
 } ipu_exe;
 
 ipu_exe *exe_new(void);
@@ -118,6 +129,11 @@ uint32_t exe_add_file(ipu_exe *e, const char *path);
 bool exe_add_line(ipu_exe *e, uint32_t tile, uint32_t addr, uint32_t file, uint32_t line);
 bool exe_set_entry(ipu_exe *e, uint32_t tile, uint32_t supervisor_entry);
 bool exe_set_blob(exe_blob *b, const void *bytes, size_t size);
+
+/* The bytes of the sections' distinct contents (what the file holds of
+ * them), and the bytes of all the sections' contents together. */
+uint64_t exe_distinct_bytes(const ipu_exe *e);
+uint64_t exe_section_bytes(const ipu_exe *e);
 
 /* Write to path (temporary file + rename).  On failure returns false and
  * err names the file and the reason; the old file, if any, is untouched. */
@@ -150,7 +166,11 @@ bool exe_summary_of(const ipu_exe *e, exe_summary *s);
 void exe_summary_free(exe_summary *s);
 
 /* Lookups. */
+/* The first symbol of that name (on one tile, or on every tile). */
 const exe_symbol *exe_find_symbol(const ipu_exe *e, const char *name);
+/* Whether s is on tile: its own, or every tile with code when s's tile
+ * is EXE_EVERY_TILE. */
+bool exe_symbol_on_tile(const ipu_exe *e, const exe_symbol *s, uint32_t tile);
 /* The symbol covering (tile, addr), preferring code labels; NULL if none. */
 const exe_symbol *exe_symbol_at(const ipu_exe *e, uint32_t tile, uint32_t addr);
 /* Source position of (tile, addr): the line record at or before addr in the

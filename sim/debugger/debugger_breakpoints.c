@@ -201,12 +201,19 @@ static bool break_locations(debugger *d, breakpoint *b, char *w, const char *spe
     }
     for (size_t i = 0; i < d->e->n_symbols; i++) {
         const exe_symbol *s = &d->e->symbols[i];
-        if (strcmp(s->name, w) || !engine_tile(d->g, s->tile))
+        if (strcmp(s->name, w))
             continue;
-        if (!add_loc(b, s->tile, s->addr)) {
-            free(b->locs);
-            dbg_fail(out, "out of host memory");
-            return false;
+        /* a symbol of every tile: a place on each tile with code */
+        size_t n = s->tile == EXE_EVERY_TILE ? d->e->n_tiles : 1;
+        for (size_t k = 0; k < n; k++) {
+            uint32_t tile = s->tile == EXE_EVERY_TILE ? d->e->tiles[k].tile : s->tile;
+            if (!engine_tile(d->g, tile))
+                continue;
+            if (!add_loc(b, tile, s->addr)) {
+                free(b->locs);
+                dbg_fail(out, "out of host memory");
+                return false;
+            }
         }
     }
     if (!b->n_locs) {

@@ -518,7 +518,11 @@ static bool ev_symbol(const ectx *c, const node *x, raw *r)
         else
             hi = mid;
     }
-    if (lo == (size_t)x->b || p[lo].tile != c->tile)
+    /* a symbol of every tile sorts last */
+    if ((lo == (size_t)x->b || p[lo].tile != c->tile) && x->b > 0 && p[x->b - 1].tile == EXE_EVERY_TILE &&
+        exe_tile(c->d->e, c->tile))
+        lo = (size_t)x->b - 1;
+    if (lo == (size_t)x->b || (p[lo].tile != c->tile && p[lo].tile != EXE_EVERY_TILE))
         return efail(c, "no symbol '%s' on tile %u", c->e->names + x->k.u, c->tile);
     r->u = p[lo].addr;
     return true;

@@ -113,7 +113,7 @@ const ipu_tile *dbg_cur_tile(const debugger *d)
 const exe_symbol *dbg_symbol_on_tile(const debugger *d, uint32_t tile, const char *name)
 {
     for (size_t i = 0; i < d->e->n_symbols; i++)
-        if (d->e->symbols[i].tile == tile && !strcmp(d->e->symbols[i].name, name))
+        if (exe_symbol_on_tile(d->e, &d->e->symbols[i], tile) && !strcmp(d->e->symbols[i].name, name))
             return &d->e->symbols[i];
     return NULL;
 }

@@ -1,0 +1,41 @@
+/*
+ * exe_internal.h — what the executable's reader (executable.c) and writer
+ * (executable_write.c) share: the names and record sizes of ipusim's own
+ * sections and the section lookup.
+ */
+#ifndef IPUSIM_EXE_INTERNAL_H
+#define IPUSIM_EXE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "executable.h"
+
+#define SEC_TILES ".ipusim.tiles"
+#define SEC_FILES ".ipusim.files"
+#define SEC_FILESTR ".ipusim.filestr"
+#define SEC_LINES ".ipusim.lines"
+#define SEC_BSP ".ipusim.bsp"
+#define SEC_TENSORS ".ipusim.tensors"
+#define SEC_MACHINE ".ipusim.machine"
+#define SEC_MODEL ".ipusim.model"
+#define SEC_OPS ".ipusim.ops"
+
+#define TILES_RECORD_BYTES 8u
+#define FILES_RECORD_BYTES 4u
+#define LINES_RECORD_BYTES 16u
+#define SEC_ALIGN_BYTES    8u      /* bundles are 8-byte aligned */
+
+static inline void exe_put32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+
+/* The section holding (tile, addr), or -1.  With at_end, an address just
+ * past a section's last byte counts as in it (an end label). */
+long exe_find_section(const ipu_exe *e, uint32_t tile, uint32_t addr, bool at_end);
+
+#endif
