@@ -77,6 +77,8 @@ typedef struct lower_options {
     bool half_partials;           /* the f16 AMP path sums in f16 (Poplar's partialsType half:
                                      f16v4hihov4amp, both engine sets), not f32 */
     bool verbose;                 /* print the plan of every op on stdout */
+    bool compact_replicas;        /* leave replicas 1 .. to the executable's reader
+                                     (exe_expand_replicas): for a program only written */
     uint32_t control_room_bytes;  /* 0, or the most room a region offers a tile's control
                                      program (the tests split small programs with it) */
 } lower_options;

@@ -169,29 +169,25 @@ static bool close_tile(lowering *lw, uint32_t i)
     return true;
 }
 
-/* Tile i's sections in the executable, for replica r (on chip r: tile
- * numbers, tile endpoints and host streams moved on by a chip's worth). */
-static bool finish_tile(lowering *lw, uint32_t i, uint32_t r, ipu_exe *e)
+/* Tile i's sections in the executable (replica 0's; the other replicas,
+ * on chip r, have the same but for the words relocated: tile numbers, tile
+ * endpoints and host streams moved on by a chip's worth). */
+static bool finish_tile(lowering *lw, uint32_t i, ipu_exe *e)
 {
     ltile *t = &lw->tile[i];
     uint32_t rec_bytes = (uint32_t)(t->records.n * 4), step_bytes = (uint32_t)(t->steps.n * 4);
     uint32_t rec_base = t->rec_base, step_base = t->step_base;
-    uint32_t gt = lw_global_tile(lw, i) + r * lw->tiles_per_chip;
+    uint32_t gt = lw_global_tile(lw, i);
     uint32_t *steps = t->steps.w;
-    if (r) {
-        steps = malloc(step_bytes);
-        if (!steps)
+    for (size_t k = 0; lw->replicas > 1 && k < t->n_peers; k++) {
+        size_t word = t->peers[k].word;
+        uint32_t addr = t->split_word && word >= t->split_word ? t->step_base2 + (uint32_t)(word - t->split_word) * 4
+                                                                 : step_base + (uint32_t)word * 4;
+        enum exe_reloc_kind kind = t->peers[k].kind == PEER_TILE ? EXE_RELOC_TILE
+                                 : t->peers[k].kind == PEER_TILE_HIGH ? EXE_RELOC_TILE_HIGH
+                                 : t->peers[k].kind == PEER_HOST_IN ? EXE_RELOC_HOST_IN : EXE_RELOC_HOST_OUT;
+        if (!exe_add_reloc(e, gt, addr, kind))
             return lw_fail(lw, "out of host memory");
-        memcpy(steps, t->steps.w, step_bytes);
-        for (size_t k = 0; k < t->n_peers; k++) {
-            uint32_t *w = &steps[t->peers[k].word];
-            switch (t->peers[k].kind) {
-            case PEER_TILE: *w += r * lw->tiles_per_chip; break;
-            case PEER_TILE_HIGH: *w += (r * lw->tiles_per_chip) << 16; break;
-            case PEER_HOST_IN: *w = XCH_HOST | ((*w & XCH_ENDPOINT_INDEX) + r * lw->rep->input_streams); break;
-            default: *w = XCH_HOST | ((*w & XCH_ENDPOINT_INDEX) + r * lw->rep->output_streams); break;
-            }
-        }
     }
     bool ok;
     if (t->split_word) {
@@ -214,8 +210,6 @@ static bool finish_tile(lowering *lw, uint32_t i, uint32_t r, ipu_exe *e)
     } else {
         ok = exe_add_section(e, gt, ".control", step_base, steps, step_bytes, 0, lw->err, lw->err_size);
     }
-    if (r)
-        free(steps);
     if (!ok)
         return lw_fail(lw, "tile %u: %s", gt, lw->err);
     uint32_t i_saved = i;
@@ -276,27 +270,19 @@ static bool finish_tile(lowering *lw, uint32_t i, uint32_t r, ipu_exe *e)
     return true;
 }
 
-/* Tensor map entries (and symbols on each tile) for every tensor kept. */
-static bool map_tensor(lowering *lw, ipu_exe *e, int t, uint32_t role, uint32_t r)
+/* Tensor map entries (and symbols on each tile) for every tensor kept, of
+ * replica 0 (the executable and the map make the other replicas'). */
+static bool map_tensor(lowering *lw, ipu_exe *e, int t, uint32_t role)
 {
     const graph_tensor *g = lw_gt(lw, t);
     const ltensor *lt = &lw->tensor[t];
     uint64_t dims[TMAP_MAX_RANK];
     for (int d = 0; d < g->shape.rank && d < TMAP_MAX_RANK; d++)
         dims[d] = (uint64_t)g->shape.dims[d];
-    /* Replica r's copy is "replicaR/NAME" (replica 0 keeps the name). */
-    char *name = malloc(strlen(g->name) + 24);
-    if (!name)
-        return lw_fail(lw, "out of host memory");
-    if (r)
-        sprintf(name, "replica%u/%s", r, g->name);
-    else
-        strcpy(name, g->name);
     if (lw->tensor[lt->root].released)
         role |= TMAP_TRANSIENT;
-    tmap_tensor *mt = tmap_add_tensor(lw->tmap, name, (uint32_t)g->dtype, lt->element_bytes, (uint32_t)g->shape.rank, dims,
-                                      role);
-    free(name);
+    tmap_tensor *mt = tmap_add_tensor(lw->tmap, g->name, (uint32_t)g->dtype, lt->element_bytes, (uint32_t)g->shape.rank,
+                                      dims, role);
     if (!mt)
         return lw_fail(lw, "out of host memory");
     if (lt->permuted)
@@ -312,7 +298,7 @@ static bool map_tensor(lowering *lw, ipu_exe *e, int t, uint32_t role, uint32_t 
             stream = lw->next_in_stream++;
         else if (role & TMAP_OUTPUT)
             stream = lw->next_out_stream++;
-        uint32_t tile = lw_global_tile(lw, lt->p[k].tile) + r * lw->tiles_per_chip;
+        uint32_t tile = lw_global_tile(lw, lt->p[k].tile);
         if (!tmap_add_piece(mt, tile, lt->p[k].addr, lt->p[k].first, lt->p[k].count, stream))
             return lw_fail(lw, "out of host memory");
         if (!(role & TMAP_OUTPUT) || (role & TMAP_INPUT))
@@ -368,22 +354,27 @@ bool lw_send_outputs(lowering *lw)
 
 /* The tensor map: inputs and outputs first (their streams are numbered in
  * this order, as the steps of lower_graph and lw_send_outputs), then
- * weights and activations; one copy a replica. */
+ * weights and activations; replica 0's (the map names the others). */
 static void map_tensors(lowering *lw, ipu_exe *e)
 {
     const graph *g = lw->g;
-    for (uint32_t r = 0; r < lw->replicas && !lw->failed; r++) {
-        for (int i = 0; i < g->n_inputs && !lw->failed; i++)
-            if (!g->tensors[g->inputs[i]].data)
-                map_tensor(lw, e, g->inputs[i], TMAP_INPUT, r);
-        for (int i = 0; i < g->n_outputs && !lw->failed; i++)
-            map_tensor(lw, e, g->outputs[i], TMAP_OUTPUT, r);
-        for (int t = 0; t < g->n_tensors && !lw->failed; t++)
-            if (lw->tensor[t].placed && !g->tensors[t].is_input && !g->tensors[t].is_output)
-                map_tensor(lw, e, t, g->tensors[t].is_variable ? TMAP_VARIABLE
-                                     : g->tensors[t].data                ? TMAP_WEIGHT
-                                                                         : TMAP_ACTIVATION, r);
+    /* replica 0's; the map names the others (decoding makes them) */
+    if (lw->replicas > 1) {
+        lw->tmap->replicas = lw->replicas;
+        lw->tmap->tile_stride = lw->tiles_per_chip;
+        lw->tmap->input_streams = lw->rep->input_streams;
+        lw->tmap->output_streams = lw->rep->output_streams;
     }
+    for (int i = 0; i < g->n_inputs && !lw->failed; i++)
+        if (!g->tensors[g->inputs[i]].data)
+            map_tensor(lw, e, g->inputs[i], TMAP_INPUT);
+    for (int i = 0; i < g->n_outputs && !lw->failed; i++)
+        map_tensor(lw, e, g->outputs[i], TMAP_OUTPUT);
+    for (int t = 0; t < g->n_tensors && !lw->failed; t++)
+        if (lw->tensor[t].placed && !g->tensors[t].is_input && !g->tensors[t].is_output)
+            map_tensor(lw, e, t, g->tensors[t].is_variable ? TMAP_VARIABLE
+                                 : g->tensors[t].data                ? TMAP_WEIGHT
+                                                                     : TMAP_ACTIVATION);
 }
 
 bool lw_write_executable(lowering *lw, ipu_exe *e)
@@ -432,9 +423,15 @@ bool lw_write_executable(lowering *lw, ipu_exe *e)
         if (!close_tile(lw, i) && lw->failed)
             lw->control_no_room = strstr(lw->err, "has no room") != NULL;
     }
-    for (uint32_t r = 0; r < lw->replicas && !lw->failed; r++)
-        for (uint32_t i = 0; i < used && !lw->failed; i++)
-            finish_tile(lw, i, r, e);
+    for (uint32_t i = 0; i < used && !lw->failed; i++)
+        finish_tile(lw, i, e);
+    e->replicas.count = lw->replicas;
+    e->replicas.tile_stride = lw->tiles_per_chip;
+    e->replicas.input_streams = lw->rep->input_streams;
+    e->replicas.output_streams = lw->rep->output_streams;
+    char why[256];
+    if (!lw->failed && !lw->opts->compact_replicas && !exe_expand_replicas(e, why, sizeof why))
+        lw_fail(lw, "%s", why);
     /* The library's symbols, at the same addresses on every tile with code: once. */
     const ipu_exe *img = lw->lib->image;
     for (size_t s = 0; s < img->n_symbols && !lw->failed; s++)

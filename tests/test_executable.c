@@ -13,6 +13,9 @@
 #include <unistd.h>
 
 #include "isa/elf/executable.h"
+#include "isa/exchange_port.h"
+
+#define XCH_HOST_IN_WORD(n) (XCH_HOST | (uint32_t)(n))
 #include "sim/base/fileio.h"
 #include "sim/program/machine.h"
 #include "sim/program/model_record.h"
@@ -384,7 +387,7 @@ static void test_shared_bytes(void)
     CU_ASSERT_TRUE(exe_add_symbol(e, EXE_EVERY_TILE, "lib_entry", 0x4C010, 16, EXE_SYM_CODE, true));
     CU_ASSERT_TRUE(exe_add_symbol(e, 3, "mine", 0x80000, 64, EXE_SYM_DATA, true));
     CU_ASSERT_EQUAL(exe_section_bytes(e), (uint64_t)TILES * (LIB + 64));
-    CU_ASSERT_EQUAL(exe_distinct_bytes(e), (uint64_t)LIB + TILES * 64);
+    CU_ASSERT_EQUAL(exe_distinct_bytes(e), (uint64_t)LIB + TILES * 64 + sizeof "lib_entry" + sizeof "mine");
     CU_ASSERT_PTR_EQUAL(e->sections[0].bytes, e->sections[2].bytes);   /* tile 0's and tile 1's .text */
     const char *p = tmp_path("shared.elf");
     CU_ASSERT_TRUE_FATAL(exe_write(e, p, err, sizeof err));
@@ -405,7 +408,7 @@ static void test_shared_bytes(void)
         CU_ASSERT_EQUAL(memcmp(x->bytes, lib, LIB), 0);
         CU_ASSERT_EQUAL(memcmp(d->bytes, own[t], 64), 0);
     }
-    CU_ASSERT_EQUAL(exe_distinct_bytes(r), (uint64_t)LIB + TILES * 64);
+    CU_ASSERT_EQUAL(exe_distinct_bytes(r), (uint64_t)LIB + TILES * 64 + sizeof "lib_entry" + sizeof "mine");
     const exe_symbol *y = exe_find_symbol(r, "lib_entry");
     CU_ASSERT_PTR_NOT_NULL_FATAL(y);
     CU_ASSERT_EQUAL(y->tile, EXE_EVERY_TILE);
@@ -421,6 +424,98 @@ static void test_shared_bytes(void)
     CU_ASSERT_STRING_EQUAL(y->name, "mine");
     exe_free(r);
     unlink(p);
+}
+
+/* A replicated program: replica 0's tiles and the words each replica
+ * changes are written; reading makes the replicas, their relocated words
+ * (a tile endpoint in each half of a word, host streams) and the rest
+ * shared with replica 0; a relocation outside replica 0's sections is
+ * refused when writing, a damaged record when reading. */
+static void test_replicas(void)
+{
+    char err[256];
+    enum { STRIDE = 8 };
+    uint32_t control[4] = { 5, 3u | 6u << 16, XCH_HOST_IN_WORD(2), XCH_HOST_IN_WORD(1) };
+    static const uint8_t lib[64] = { 1, 2, 3 };
+    ipu_exe *e = exe_new();
+    for (uint32_t t = 0; t < 2; t++) {
+        CU_ASSERT_TRUE_FATAL(exe_add_section(e, t, ".text", 0x4C000, lib, sizeof lib, EXE_SEC_EXEC, err, sizeof err));
+        CU_ASSERT_TRUE_FATAL(exe_add_section(e, t, ".control", 0x80000, control, sizeof control, EXE_SEC_WRITE, err,
+                                             sizeof err));
+        CU_ASSERT_TRUE_FATAL(exe_set_entry(e, t, 0x4C000));
+    }
+    CU_ASSERT_TRUE(exe_add_symbol(e, 1, "x", 0x80000, 4, EXE_SYM_DATA, true));
+    CU_ASSERT_TRUE(exe_add_symbol(e, EXE_EVERY_TILE, "lib", 0x4C000, 8, EXE_SYM_CODE, true));
+    CU_ASSERT_TRUE(exe_add_reloc(e, 1, 0x80004, EXE_RELOC_TILE_HIGH));   /* out of order: sorted when used */
+    CU_ASSERT_TRUE(exe_add_reloc(e, 1, 0x80000, EXE_RELOC_TILE));
+    CU_ASSERT_TRUE(exe_add_reloc(e, 1, 0x80004, EXE_RELOC_TILE));
+    CU_ASSERT_TRUE(exe_add_reloc(e, 1, 0x80008, EXE_RELOC_HOST_IN));
+    CU_ASSERT_TRUE(exe_add_reloc(e, 1, 0x8000c, EXE_RELOC_HOST_OUT));
+    e->replicas = (exe_replicas){ .count = 3, .tile_stride = STRIDE, .input_streams = 4, .output_streams = 10,
+                                  .relocs = e->replicas.relocs, .n_relocs = e->replicas.n_relocs };
+    exe_summary sum;
+    CU_ASSERT_TRUE_FATAL(exe_summary_of(e, &sum));
+    CU_ASSERT_EQUAL(sum.last_tile, 2 * STRIDE + 1);
+    exe_summary_free(&sum);
+    const char *p = tmp_path("replicas.elf");
+    CU_ASSERT_TRUE_FATAL(exe_write(e, p, err, sizeof err));
+    CU_ASSERT_TRUE_FATAL(exe_read_summary(p, &sum, err, sizeof err));
+    CU_ASSERT_EQUAL(sum.last_tile, 2 * STRIDE + 1);
+    exe_summary_free(&sum);
+    ipu_exe *r = exe_read(p, err, sizeof err);
+    if (!r)
+        fprintf(stderr, "\n%s\n", err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    CU_ASSERT_EQUAL(r->n_sections, 3 * 4);
+    CU_ASSERT_EQUAL(r->n_tiles, 3 * 2);
+    for (uint32_t rep = 0; rep < 3; rep++)
+        for (uint32_t t = 0; t < 2; t++) {
+            uint32_t tile = rep * STRIDE + t;
+            CU_ASSERT_PTR_NOT_NULL(exe_tile(r, tile));
+            long k = -1;
+            for (size_t i = 0; i < r->n_sections; i++)
+                if (r->sections[i].tile == tile && r->sections[i].addr == 0x80000)
+                    k = (long)i;
+            CU_ASSERT_FATAL(k >= 0);
+            uint32_t w[4];
+            memcpy(w, r->sections[k].bytes, sizeof w);
+            uint32_t s = t == 1 ? rep * STRIDE : 0;         /* tile 0 has no relocations */
+            CU_ASSERT_EQUAL(w[0], 5 + s);
+            CU_ASSERT_EQUAL(w[1], (3 + s) | (6 + s) << 16);
+            CU_ASSERT_EQUAL(w[2], XCH_HOST_IN_WORD(2 + (t == 1 ? rep * 4 : 0)));
+            CU_ASSERT_EQUAL(w[3], XCH_HOST_IN_WORD(1 + (t == 1 ? rep * 10 : 0)));
+            if (t == 0)
+                CU_ASSERT_PTR_EQUAL(r->sections[k].bytes, r->sections[1].bytes);   /* shared, unchanged */
+            CU_ASSERT_TRUE(exe_symbol_on_tile(r, exe_find_symbol(r, "lib"), tile));
+        }
+    size_t xs = 0;
+    for (size_t i = 0; i < r->n_symbols; i++)
+        xs += !strcmp(r->symbols[i].name, "x");
+    CU_ASSERT_EQUAL(xs, 3);                               /* tile 1's symbol on each replica */
+    CU_ASSERT_PTR_NOT_NULL(exe_symbol_at(r, 2 * STRIDE + 1, 0x80000));
+    /* written again from the replicas made: the same file */
+    const char *p2 = tmp_path("replicas2.elf");
+    CU_ASSERT_TRUE_FATAL(exe_write(r, p2, err, sizeof err));
+    char *a, *b;
+    size_t na, nb;
+    CU_ASSERT_TRUE_FATAL(read_whole_file(p, &a, &na, err, sizeof err));
+    CU_ASSERT_TRUE_FATAL(read_whole_file(p2, &b, &nb, err, sizeof err));
+    CU_ASSERT_TRUE(na == nb && !memcmp(a, b, na));
+    /* the record damaged: a replica count of 1 */
+    size_t at = find_scn((uint8_t *)a, ".ipusim.replicas");
+    uint8_t *img = (uint8_t *)a;
+    img[shdr(img, at)->sh_offset] = 1;
+    expect_error(img, na, "t.elf: .ipusim.replicas: 1 replicas (a replicated program has 2 or more)");
+    free(a);
+    free(b);
+    exe_free(r);
+    /* a relocation in no section */
+    CU_ASSERT_TRUE(exe_add_reloc(e, 1, 0x90000, EXE_RELOC_TILE));
+    CU_ASSERT_FALSE(exe_write(e, p, err, sizeof err));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "replica relocation of tile 1, address 0x90000, is not in a section with bytes"));
+    exe_free(e);
+    unlink(p);
+    unlink(p2);
 }
 
 /* ------------------------------------------------------------ lookups */
@@ -963,6 +1058,7 @@ void test_register(void)
     CU_add_test(s, "more than 65280 sections", test_many_sections);
     CU_add_test(s, "lookups", test_lookups);
     CU_add_test(s, "shared bytes, symbols of every tile", test_shared_bytes);
+    CU_add_test(s, "replicas", test_replicas);
     CU_add_test(s, "bad headers", test_bad_headers);
     CU_add_test(s, "truncated files", test_truncated);
     CU_add_test(s, "corrupt sections", test_corrupt_sections);

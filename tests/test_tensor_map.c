@@ -135,7 +135,7 @@ static void test_malformed(void)
     expect_error(bad, size, "p.elf: tensor map: not a tensor map (bad magic)");
     memcpy(bad, blob, size);
     bad[4] = 1;
-    expect_error(bad, size, "version 1, this ipusim reads versions 2 and 3");
+    expect_error(bad, size, "version 1, this ipusim reads versions 2 to 4");
     memcpy(bad, blob, size);
     memset(bad + size, 0, 4);
     expect_error(bad, size + 4, "4 bytes after the last tensor");
@@ -161,8 +161,80 @@ static void test_malformed(void)
     tmap_free(m);
 }
 
+/* A replicated program's map holds replica 0's tensors and the replicas'
+ * description; decoded, it is the map with every replica's tensors
+ * written out (names, tiles, host streams), byte for byte. */
+static void test_replicas(void)
+{
+    tensor_map *m = sample();
+    uint64_t d[1] = { 3 };
+    tmap_tensor *y = tmap_add_tensor(m, "y", 1, 4, 1, d, TMAP_OUTPUT);
+    tmap_add_piece(y, 2, 0x80100, 0, 3, 0);
+    m->replicas = 3;
+    m->tile_stride = 100;
+    m->input_streams = 2;
+    m->output_streams = 1;
+    /* the same map written out: replica r's tensors after replica r - 1's */
+    tensor_map *full = tmap_new();
+    for (uint32_t r = 0; r < 3; r++)
+        for (size_t i = 0; i < 3; i++) {
+            const tmap_tensor *t = &m->tensors[i];
+            char name[64];
+            snprintf(name, sizeof name, r ? "replica%u/%s" : "%.0u%s", r, t->name);
+            tmap_tensor *c = tmap_add_tensor(full, name, t->dtype, t->element_bytes, t->rank, t->dims, t->role);
+            memcpy(c->perm, t->perm, sizeof c->perm);
+            c->value_limit = t->value_limit;
+            for (size_t k = 0; k < t->n_pieces; k++) {
+                const tmap_piece *p = &t->pieces[k];
+                uint32_t stream = p->stream == TMAP_NO_STREAM ? TMAP_NO_STREAM
+                                                              : p->stream + r * (t->role & TMAP_INPUT ? 2 : 1);
+                tmap_add_piece(c, p->tile + 100 * r, p->addr, p->first, p->count, stream);
+            }
+        }
+    uint8_t *blob, *want, *again;
+    size_t size, want_size, again_size;
+    CU_ASSERT_TRUE_FATAL(tmap_encode(m, &blob, &size));
+    CU_ASSERT_TRUE_FATAL(tmap_encode(full, &want, &want_size));
+    CU_ASSERT_EQUAL(blob[4], 4);                     /* version 4: the replicas */
+    CU_ASSERT_EQUAL(want[4], 3);
+    CU_ASSERT_TRUE(size < want_size / 2);
+    char err[256];
+    tensor_map *back = tmap_decode(blob, size, "p.elf", err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(back);
+    CU_ASSERT_EQUAL(back->n_tensors, 9);
+    CU_ASSERT_EQUAL(back->replicas, 0);
+    const tmap_tensor *a2 = tmap_find(back, "replica2/input.a");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a2);
+    CU_ASSERT_EQUAL(a2->pieces[1].tile, 201);
+    CU_ASSERT_EQUAL(a2->pieces[1].stream, 5);
+    CU_ASSERT_EQUAL(a2->perm[0], 1);
+    CU_ASSERT_EQUAL(a2->value_limit, 30522);
+    CU_ASSERT_EQUAL(tmap_find(back, "replica1/y")->pieces[0].stream, 1);
+    CU_ASSERT_EQUAL(tmap_find(back, "replica2/w")->pieces[0].stream, TMAP_NO_STREAM);
+    CU_ASSERT_TRUE_FATAL(tmap_encode(back, &again, &again_size));
+    CU_ASSERT_EQUAL_FATAL(again_size, want_size);
+    CU_ASSERT_EQUAL(memcmp(again, want, want_size), 0);
+    /* a piece past replica 0's tiles, and one replica, are refused */
+    m->tile_stride = 3;
+    free(blob);
+    CU_ASSERT_TRUE_FATAL(tmap_encode(m, &blob, &size));
+    expect_error(blob, size, "tensor 'w' has a piece on tile 3, past replica 0's 3 tiles");
+    m->tile_stride = 100;
+    m->replicas = 2;
+    free(blob);
+    CU_ASSERT_TRUE_FATAL(tmap_encode(m, &blob, &size));
+    blob[size - 16] = 1;
+    expect_error(blob, size, "tensor map: 1 replicas of 100 tiles");
+    free(blob);
+    free(want);
+    free(again);
+    tmap_free(back);
+    tmap_free(full);
+    tmap_free(m);
+}
+
 void test_register(void)
 {
     ADD_SUITE("tensor_map", { "round trip", test_round_trip }, { "a version 2 map still reads", test_version_2 },
-              { "malformed blobs", test_malformed });
+              { "malformed blobs", test_malformed }, { "replicas", test_replicas });
 }

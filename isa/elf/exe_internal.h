@@ -20,6 +20,7 @@
 #define SEC_MACHINE ".ipusim.machine"
 #define SEC_MODEL ".ipusim.model"
 #define SEC_OPS ".ipusim.ops"
+#define SEC_REPLICAS ".ipusim.replicas"
 
 #define TILES_RECORD_BYTES 8u
 #define FILES_RECORD_BYTES 4u
@@ -37,5 +38,15 @@ static inline void exe_put32(uint8_t *p, uint32_t v)
 /* The section holding (tile, addr), or -1.  With at_end, an address just
  * past a section's last byte counts as in it (an end label). */
 long exe_find_section(const ipu_exe *e, uint32_t tile, uint32_t addr, bool at_end);
+
+/* A section of bytes already in e's store (not copied again). */
+bool exe_add_section_stored(ipu_exe *e, uint32_t tile, const char *name, uint32_t addr, const uint8_t *bytes,
+                            uint32_t size, uint32_t flags);
+
+/* The .ipusim.replicas record of e's replicas (exe_replicas.c): NULL and 0
+ * when the program is not replicated; false with err when the description
+ * is wrong or the host is out of memory.  Decoding fills e->replicas. */
+bool exe_replicas_encode(const ipu_exe *e, uint8_t **out, size_t *size, char *err, size_t err_size);
+bool exe_replicas_decode(ipu_exe *e, const uint8_t *p, size_t n, char *err, size_t err_size);
 
 #endif

@@ -198,9 +198,8 @@ void exe_free(ipu_exe *e)
         return;
     for (size_t i = 0; i < e->n_sections; i++)
         free(e->sections[i].name);
-    exe_store_free(e->store);
-    for (size_t i = 0; i < e->n_symbols; i++)
-        free(e->symbols[i].name);
+    exe_store_free(e->store);      /* section bytes and symbol names */
+    free(e->replicas.relocs);
     for (size_t i = 0; i < e->n_files; i++)
         free(e->files[i]);
     free(e->sections);
@@ -251,14 +250,31 @@ bool exe_add_section(ipu_exe *e, uint32_t tile, const char *name, uint32_t addr,
     return true;
 }
 
+bool exe_add_section_stored(ipu_exe *e, uint32_t tile, const char *name, uint32_t addr, const uint8_t *bytes,
+                            uint32_t size, uint32_t flags)
+{
+    size_t pos = upper_bound(e, tile, addr);
+    exe_section s = {.tile = tile, .addr = addr, .size = size, .flags = flags, .bytes = (uint8_t *)bytes};
+    if (overlap_at(e, pos, tile, addr, size) >= 0 || !(s.name = dup_str(name)))
+        return false;
+    if (!reserve_one((void **)&e->sections, e->n_sections, sizeof *e->sections)) {
+        free(s.name);
+        return false;
+    }
+    memmove(&e->sections[pos + 1], &e->sections[pos], (e->n_sections - pos) * sizeof *e->sections);
+    e->sections[pos] = s;
+    e->n_sections++;
+    return true;
+}
+
 bool exe_add_symbol(ipu_exe *e, uint32_t tile, const char *name, uint32_t addr,
                     uint32_t size, enum exe_symbol_kind kind, bool global)
 {
-    char *n = dup_str(name);
-    if (!n || !reserve_one((void **)&e->symbols, e->n_symbols, sizeof *e->symbols)) {
-        free(n);
+    /* names are stored once (a tensor's name repeats on every tile) */
+    char *n = (e->store || (e->store = exe_store_new())) ? (char *)exe_store_intern(e->store, name, strlen(name) + 1)
+                                                         : NULL;
+    if (!n || !reserve_one((void **)&e->symbols, e->n_symbols, sizeof *e->symbols))
         return false;
-    }
     e->symbols[e->n_symbols++] = (exe_symbol){
         .name = n, .tile = tile, .addr = addr, .size = size, .kind = (uint8_t)kind, .global = global};
     return true;
@@ -642,7 +658,7 @@ static Elf_Data *scn_data(reader *r, Elf *elf, size_t i)
 
 /* Indices of the sections of ipusim's own and the symbol tables. */
 typedef struct special {
-    size_t tiles, files, filestr, lines, bsp, tensors, machine, model, ops, symtab, xndx;
+    size_t tiles, files, filestr, lines, bsp, tensors, machine, model, ops, replicas, symtab, xndx;
 } special;
 
 static bool note_special(reader *r, size_t *slot, size_t i)
@@ -697,6 +713,8 @@ static bool read_symbols(reader *r, Elf *elf, ipu_exe *e, const special *sp, con
 {
     size_t si = sp->symtab;
     const Elf64_Shdr *sh = &r->sh[si];
+    if (!e->store && !(e->store = exe_store_new()))
+        return fail(r, "out of memory");
     if (sh->sh_entsize != sizeof(Elf64_Sym))
         return fail(r, "symbol table entry size %llu, expected %zu",
                     (unsigned long long)sh->sh_entsize, sizeof(Elf64_Sym));
@@ -752,7 +770,7 @@ static bool read_symbols(reader *r, Elf *elf, ipu_exe *e, const special *sp, con
             if (y.st_value < ISA_MEMORY_BASE || y.st_value > ISA_MEMORY_END || y.st_size > ISA_MEMORY_END - y.st_value)
                 return fail(r, "symbol %s [0x%llx, 0x%llx) (on every tile) lies outside tile memory", nm,
                             (unsigned long long)y.st_value, (unsigned long long)(y.st_value + y.st_size));
-            char *every = dup_str(nm);
+            char *every = (char *)exe_store_intern(e->store, nm, strlen(nm) + 1);
             if (!every)
                 return fail(r, "out of memory");
             e->symbols[e->n_symbols++] = (exe_symbol){
@@ -769,7 +787,7 @@ static bool read_symbols(reader *r, Elf *elf, ipu_exe *e, const special *sp, con
             return fail(r, "symbol %s [0x%llx, 0x%llx) lies outside its section %s",
                         nm, (unsigned long long)y.st_value,
                         (unsigned long long)(y.st_value + y.st_size), sec_name(r, ndx));
-        char *copy = dup_str(nm);
+        char *copy = (char *)exe_store_intern(e->store, nm, strlen(nm) + 1);
         if (!copy)
             return fail(r, "out of memory");
         e->symbols[e->n_symbols++] = (exe_symbol){
@@ -867,6 +885,34 @@ static bool read_tiles(reader *r, Elf *elf, ipu_exe *e, const special *sp)
     return true;
 }
 
+/* The replicas' description, and the replicas made from replica 0. */
+static bool read_replicas(reader *r, Elf *elf, ipu_exe *e, const special *sp)
+{
+    if (!sp->replicas || r->sh[sp->replicas].sh_type == SHT_NOBITS)
+        return true;
+    Elf_Data *d = scn_data(r, elf, sp->replicas);
+    if (!d)
+        return false;
+    char why[256];
+    for (size_t i = 0; i < e->n_sections; i++)
+        if (e->sections[i].tile >= UINT32_MAX / 2)
+            return fail(r, "section %s@%u of a replicated program is on no tile of replica 0", e->sections[i].name,
+                        e->sections[i].tile);
+    if (!exe_replicas_decode(e, d->d_buf, d->d_size, why, sizeof why))
+        return fail(r, "%s", why);
+    for (size_t i = 0; i < e->n_sections; i++)
+        if (e->sections[i].tile >= e->replicas.tile_stride)
+            return fail(r, "section %s@%u of a replicated program is on no tile of replica 0 (tiles 0-%u)",
+                        e->sections[i].name, e->sections[i].tile, e->replicas.tile_stride - 1);
+    for (size_t i = 0; i < e->n_tiles; i++)
+        if (e->tiles[i].tile >= e->replicas.tile_stride)
+            return fail(r, "%s: tile %u of a replicated program is on no tile of replica 0 (tiles 0-%u)", SEC_TILES,
+                        e->tiles[i].tile, e->replicas.tile_stride - 1);
+    if (!exe_expand_replicas(e, why, sizeof why))
+        return fail(r, "%s", why);
+    return true;
+}
+
 static bool read_elf(reader *r, Elf *elf, ipu_exe *e)
 {
     size_t shnum = 0, shstrndx = 0;
@@ -918,6 +964,8 @@ static bool read_elf(reader *r, Elf *elf, ipu_exe *e)
             ok = note_special(r, &sp.model, i);
         else if (!strcmp(nm, SEC_OPS))
             ok = note_special(r, &sp.ops, i);
+        else if (!strcmp(nm, SEC_REPLICAS))
+            ok = note_special(r, &sp.replicas, i);
     }
     ok = ok && alloc_array(r, (void **)&e->sections, n_tile, sizeof *e->sections);
     for (size_t i = 1; i < r->shnum && ok; i++) {
@@ -964,7 +1012,7 @@ static bool read_elf(reader *r, Elf *elf, ipu_exe *e)
          read_lines(r, elf, e, &sp) && read_blob(r, elf, sp.bsp, &e->bsp) &&
          read_blob(r, elf, sp.tensors, &e->tensors) && read_blob(r, elf, sp.machine, &e->machine) &&
          read_blob(r, elf, sp.model, &e->model) && read_blob(r, elf, sp.ops, &e->ops) &&
-         (!sp.symtab || read_symbols(r, elf, e, &sp, tile_sec));
+         (!sp.symtab || read_symbols(r, elf, e, &sp, tile_sec)) && read_replicas(r, elf, e, &sp);
     free(tile_sec);
     return ok;
 }
@@ -1036,6 +1084,7 @@ static bool summarise(reader *r, exe_summary *s)
 {
     if (!check_headers(r))
         return false;
+    uint32_t replicas = 0, stride = 0;
     for (size_t i = 1; i < r->shnum; i++) {
         const Elf64_Shdr *h = &r->sh[i];
         const char *nm = sec_name(r, i);
@@ -1058,6 +1107,11 @@ static bool summarise(reader *r, exe_summary *s)
                     s->last_tile = tile;
                 s->any_tile = true;
             }
+        } else if (!strcmp(nm, SEC_REPLICAS) && h->sh_type == SHT_PROGBITS) {
+            if (h->sh_size < 8)
+                return fail(r, "%s: truncated header", nm);
+            replicas = get32(r->img + h->sh_offset);
+            stride = get32(r->img + h->sh_offset + 4);
         } else if (!strcmp(nm, SEC_MACHINE) && h->sh_type == SHT_PROGBITS) {
             if (s->machine.size)
                 return fail(r, "more than one section %s", nm);
@@ -1065,6 +1119,10 @@ static bool summarise(reader *r, exe_summary *s)
                 return fail(r, "out of memory");
         }
     }
+    /* the last replica's tiles (exe_read checks the record in full) */
+    if (replicas > 1 && s->any_tile && stride && s->last_tile < stride &&
+        (uint64_t)(replicas - 1) * stride + s->last_tile < UINT32_MAX / 2)
+        s->last_tile += (replicas - 1) * stride;
     return true;
 }
 
@@ -1101,6 +1159,8 @@ bool exe_summary_of(const ipu_exe *e, exe_summary *s)
             s->last_tile = e->tiles[i].tile;
         s->any_tile = true;
     }
+    if (e->replicas.count > 1 && !e->replicas.expanded && s->any_tile)
+        s->last_tile += (e->replicas.count - 1) * e->replicas.tile_stride;
     return exe_set_blob(&s->machine, e->machine.bytes, e->machine.size);
 }
 

@@ -34,6 +34,9 @@
  *   - ".ipusim.ops": which op of the model each superstep's compute and
  *     exchange belong to, an opaque byte blob here (sim/program/op_map.h).
  *     Optional, as the machine is.
+ *   - ".ipusim.replicas": a replicated program's replicas (exe_replicas):
+ *     only replica 0's tiles have sections, tile records and symbols in
+ *     the file; the others are made from them when it is read.
  *
  * Writing goes to a temporary file renamed into place, so an interrupted
  * write never leaves a half-written executable.  Reading validates
@@ -98,6 +101,35 @@ typedef struct exe_blob {
     size_t size;
 } exe_blob;
 
+/* A data-parallel program's replicas.  Replica 0's tiles are the tiles
+ * below tile_stride; replica r (1 <= r < count) runs the same images on
+ * tiles + r x tile_stride, except for the words the relocations name: the
+ * endpoints of its control programs, which name its own tiles and host
+ * streams.  A file holds replica 0 and this description; reading it makes
+ * the other replicas (exe_expand_replicas), each sharing replica 0's bytes
+ * but where a relocation changes them. */
+enum exe_reloc_kind {
+    EXE_RELOC_TILE,               /* a tile number: + r x tile_stride */
+    EXE_RELOC_TILE_HIGH,          /* one in the word's high half: + (r x tile_stride) << 16 */
+    EXE_RELOC_HOST_IN,            /* host input stream: index + r x input_streams */
+    EXE_RELOC_HOST_OUT,           /* host output stream: index + r x output_streams */
+};
+
+typedef struct exe_reloc {
+    uint32_t tile;                /* replica 0's tile */
+    uint32_t addr;                /* of the 4-byte word */
+    uint8_t kind;                 /* enum exe_reloc_kind */
+} exe_reloc;
+
+typedef struct exe_replicas {
+    uint32_t count;               /* 0 or 1: the program is not replicated */
+    uint32_t tile_stride;
+    uint32_t input_streams, output_streams;   /* host streams of one replica */
+    exe_reloc *relocs;
+    size_t n_relocs;
+    bool expanded;                /* replicas 1 .. count - 1 are in the sections */
+} exe_replicas;
+
 typedef struct ipu_exe {
     exe_section *sections; size_t n_sections;
     exe_symbol *symbols;   size_t n_symbols;
@@ -111,6 +143,7 @@ typedef struct ipu_exe {
     exe_blob ops;                 /* .ipusim.ops, may be empty */
     bool relocatable;             /* ET_REL: an object not yet placed */
     struct exe_store *store;      /* the sections' distinct bytes, each once */
+    exe_replicas replicas;
 } ipu_exe;
 
 ipu_exe *exe_new(void);
@@ -130,8 +163,17 @@ bool exe_add_line(ipu_exe *e, uint32_t tile, uint32_t addr, uint32_t file, uint3
 bool exe_set_entry(ipu_exe *e, uint32_t tile, uint32_t supervisor_entry);
 bool exe_set_blob(exe_blob *b, const void *bytes, size_t size);
 
-/* The bytes of the sections' distinct contents (what the file holds of
- * them), and the bytes of all the sections' contents together. */
+/* Replicas: a word of replica 0's sections that each replica changes
+ * (false: out of memory), and the replicas made from replica 0 (sections,
+ * tile records, symbols and lines of tiles below tile_stride) once the
+ * description is complete; false with err when a relocation is not in a
+ * section of replica 0 or the tiles overflow. */
+bool exe_add_reloc(ipu_exe *e, uint32_t tile, uint32_t addr, enum exe_reloc_kind kind);
+bool exe_expand_replicas(ipu_exe *e, char *err, size_t err_size);
+
+/* The bytes of the sections' distinct contents and of the symbols'
+ * distinct names (what the file holds of them), and the bytes of all the
+ * sections' contents together. */
 uint64_t exe_distinct_bytes(const ipu_exe *e);
 uint64_t exe_section_bytes(const ipu_exe *e);
 

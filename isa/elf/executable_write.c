@@ -128,7 +128,8 @@ static bool set_link(writer *w, size_t scn_index, Elf64_Word link, Elf64_Word in
 
 /* Everything exe_write allocates besides the libelf handle. */
 typedef struct write_bufs {
-    uint8_t *tiles, *files, *lines;
+    uint8_t *tiles, *files, *lines, *replicas;
+    size_t replicas_size;
     Elf64_Sym *syms;
     Elf64_Word *xndx;
     strbuf strtab, filestr;
@@ -163,11 +164,20 @@ static bool write_header(const ipu_exe *e, writer *w)
 
 /* One ELF section per section of every tile, named NAME@TILE; their ELF
  * indices in b->sec_index.  *need_xndx: some index needs SHN_XINDEX. */
+/* Whether the file holds tile's sections, records and symbols: a
+ * replicated program holds replica 0's (the others are made when read). */
+static bool stored_tile(const ipu_exe *e, uint32_t tile)
+{
+    return e->replicas.count < 2 || tile < e->replicas.tile_stride || tile == EXE_EVERY_TILE;
+}
+
 static bool add_tile_sections(const ipu_exe *e, writer *w, write_bufs *b, bool *need_xndx)
 {
     *need_xndx = false;
     for (size_t i = 0; i < e->n_sections; i++) {
         const exe_section *s = &e->sections[i];
+        if (!stored_tile(e, s->tile))
+            continue;
         size_t n = strlen(s->name) + 16;
         char *full = malloc(n);
         if (!full)
@@ -205,11 +215,13 @@ static bool add_record_sections(const ipu_exe *e, writer *w, write_bufs *b)
         b->tiles = malloc(e->n_tiles * TILES_RECORD_BYTES);
         if (!b->tiles)
             return write_oom(w);
-        for (size_t i = 0; i < e->n_tiles; i++) {
-            exe_put32(b->tiles + i * TILES_RECORD_BYTES, e->tiles[i].tile);
-            exe_put32(b->tiles + i * TILES_RECORD_BYTES + 4, e->tiles[i].supervisor_entry);
-        }
-        if (!add_scn(w, SEC_TILES, SHT_PROGBITS, 0, 0, b->tiles, e->n_tiles * TILES_RECORD_BYTES,
+        size_t n = 0;
+        for (size_t i = 0; i < e->n_tiles; i++)
+            if (stored_tile(e, e->tiles[i].tile)) {
+                exe_put32(b->tiles + n * TILES_RECORD_BYTES, e->tiles[i].tile);
+                exe_put32(b->tiles + n++ * TILES_RECORD_BYTES + 4, e->tiles[i].supervisor_entry);
+            }
+        if (!add_scn(w, SEC_TILES, SHT_PROGBITS, 0, 0, b->tiles, n * TILES_RECORD_BYTES,
                      ELF_T_BYTE, 4, TILES_RECORD_BYTES, NULL))
             return false;
     }
@@ -232,14 +244,17 @@ static bool add_record_sections(const ipu_exe *e, writer *w, write_bufs *b)
         b->lines = malloc(e->n_lines * LINES_RECORD_BYTES);
         if (!b->lines)
             return write_oom(w);
+        size_t n = 0;
         for (size_t i = 0; i < e->n_lines; i++) {
-            uint8_t *r = b->lines + i * LINES_RECORD_BYTES;
+            if (!stored_tile(e, e->lines[i].tile))
+                continue;
+            uint8_t *r = b->lines + n++ * LINES_RECORD_BYTES;
             exe_put32(r, e->lines[i].tile);
             exe_put32(r + 4, e->lines[i].addr);
             exe_put32(r + 8, e->lines[i].line);
             exe_put32(r + 12, e->lines[i].file);
         }
-        if (!add_scn(w, SEC_LINES, SHT_PROGBITS, 0, 0, b->lines, e->n_lines * LINES_RECORD_BYTES,
+        if (!add_scn(w, SEC_LINES, SHT_PROGBITS, 0, 0, b->lines, n * LINES_RECORD_BYTES,
                      ELF_T_BYTE, 4, LINES_RECORD_BYTES, NULL))
             return false;
     }
@@ -255,6 +270,15 @@ static bool add_record_sections(const ipu_exe *e, writer *w, write_bufs *b)
     if (e->model.size && !add_scn(w, SEC_MODEL, SHT_PROGBITS, 0, 0, e->model.bytes,
                                   e->model.size, ELF_T_BYTE, 1, 0, NULL))
         return false;
+    if (e->replicas.count > 1) {
+        char why[256];
+        if (!exe_replicas_encode(e, &b->replicas, &b->replicas_size, why, sizeof why)) {
+            snprintf(w->err, w->err_size, "%s: %s", w->path, why);
+            return false;
+        }
+        if (!add_scn(w, SEC_REPLICAS, SHT_PROGBITS, 0, 0, b->replicas, b->replicas_size, ELF_T_BYTE, 4, 0, NULL))
+            return false;
+    }
     if (e->ops.size && !add_scn(w, SEC_OPS, SHT_PROGBITS, 0, 0, e->ops.bytes, e->ops.size, ELF_T_BYTE, 1, 0, NULL))
         return false;
     return true;
@@ -276,7 +300,7 @@ static bool add_symbols(const ipu_exe *e, writer *w, write_bufs *b, bool need_xn
             first_global = k;
         for (size_t i = 0; i < e->n_symbols; i++) {
             const exe_symbol *s = &e->symbols[i];
-            if (s->global != (pass == 1))
+            if (s->global != (pass == 1) || !stored_tile(e, s->tile))
                 continue;
             if (s->tile == EXE_EVERY_TILE) {
                 /* the same address on every tile with code: absolute */
@@ -325,6 +349,7 @@ static bool add_symbols(const ipu_exe *e, writer *w, write_bufs *b, bool need_xn
             k++;
         }
     }
+    n = k;                        /* those of the tiles stored */
     if (b->strtab.oom)
         return write_oom(w);
     size_t symtab_index, strtab_index, xndx_index;
@@ -450,6 +475,7 @@ bool exe_write(const ipu_exe *e, const char *path, char *err, size_t err_size)
     free(b.tiles);
     free(b.files);
     free(b.lines);
+    free(b.replicas);
     free(b.syms);
     free(b.xndx);
     free(b.strtab.buf);

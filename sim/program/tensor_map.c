@@ -166,7 +166,7 @@ bool tmap_encode(const tensor_map *m, uint8_t **bytes, size_t *size)
 {
     wbuf b = { 0 };
     put(&b, "IPTM", 4);
-    put32(&b, 3);
+    put32(&b, m->replicas > 1 ? 4 : 3);
     put32(&b, (uint32_t)m->n_tensors);
     for (size_t i = 0; i < m->n_tensors; i++) {
         const tmap_tensor *t = &m->tensors[i];
@@ -193,6 +193,12 @@ bool tmap_encode(const tensor_map *m, uint8_t **bytes, size_t *size)
             put64(&b, pc->count);
             put32(&b, pc->stream);
         }
+    }
+    if (m->replicas > 1) {
+        put32(&b, m->replicas);
+        put32(&b, m->tile_stride);
+        put32(&b, m->input_streams);
+        put32(&b, m->output_streams);
     }
     if (b.oom) {
         free(b.p);
@@ -223,6 +229,61 @@ static uint64_t get64(rbuf *r) { uint64_t v = 0; get(r, &v, 8); return v; }
 
 #define FAIL(...) do { snprintf(err, err_size, __VA_ARGS__); goto fail; } while (0)
 
+/* Replicas 1 .. of the tensors decoded (replica 0's), after them in
+ * replica order, as the compiler numbers their host streams. */
+static bool replicate(tensor_map *m, rbuf *r, const char *source, char *err, size_t err_size)
+{
+    uint32_t n = get32(r), stride = get32(r), in = get32(r), out = get32(r);
+    if (r->short_read) {
+        snprintf(err, err_size, "%s: tensor map: the replicas are cut short", source);
+        return false;
+    }
+    uint64_t last_tile = 0;
+    for (size_t i = 0; i < m->n_tensors; i++)
+        for (size_t k = 0; k < m->tensors[i].n_pieces; k++)
+            if (m->tensors[i].pieces[k].tile >= stride) {
+                snprintf(err, err_size, "%s: tensor map: tensor '%s' has a piece on tile %u, past replica 0's %u "
+                         "tiles", source, m->tensors[i].name, m->tensors[i].pieces[k].tile, stride);
+                return false;
+            }
+    last_tile = (uint64_t)n * stride;
+    if (n < 2 || n > 4096 || last_tile >= UINT32_MAX) {
+        snprintf(err, err_size, "%s: tensor map: %u replicas of %u tiles", source, n, stride);
+        return false;
+    }
+    size_t n0 = m->n_tensors;
+    for (uint32_t rep = 1; rep < n; rep++)
+        for (size_t i = 0; i < n0; i++) {
+            const tmap_tensor t0 = m->tensors[i];     /* a copy: adding may move the array */
+            char *name = malloc(strlen(t0.name) + 24);
+            if (!name) {
+                snprintf(err, err_size, "%s: tensor map: out of host memory", source);
+                return false;
+            }
+            sprintf(name, "replica%u/%s", rep, t0.name);
+            tmap_tensor *t = tmap_add_tensor(m, name, t0.dtype, t0.element_bytes, t0.rank, t0.dims, t0.role);
+            free(name);
+            if (!t) {
+                snprintf(err, err_size, "%s: tensor map: out of host memory", source);
+                return false;
+            }
+            memcpy(t->perm, t0.perm, sizeof t->perm);
+            t->value_limit = t0.value_limit;
+            uint64_t streams = (uint64_t)rep * ((t0.role & TMAP_INPUT) ? in : out);
+            for (size_t k = 0; k < t0.n_pieces; k++) {
+                const tmap_piece *p = &t0.pieces[k];
+                uint64_t stream = p->stream == TMAP_NO_STREAM ? TMAP_NO_STREAM : p->stream + streams;
+                if (stream > TMAP_NO_STREAM ||
+                    !tmap_add_piece(t, p->tile + rep * stride, p->addr, p->first, p->count, (uint32_t)stream)) {
+                    snprintf(err, err_size, "%s: tensor map: tensor '%s' of replica %u: %s", source, t0.name, rep,
+                             stream > TMAP_NO_STREAM ? "its host streams overflow" : "out of host memory");
+                    return false;
+                }
+            }
+        }
+    return true;
+}
+
 tensor_map *tmap_decode(const uint8_t *bytes, size_t size, const char *source, char *err, size_t err_size)
 {
     rbuf r = { bytes, size, 0, false };
@@ -238,8 +299,8 @@ tensor_map *tmap_decode(const uint8_t *bytes, size_t size, const char *source, c
     uint32_t n = get32(&r);
     if (r.short_read || memcmp(magic, "IPTM", 4) != 0)
         FAIL("%s: tensor map: not a tensor map (bad magic)", source);
-    if (version != 2 && version != 3)
-        FAIL("%s: tensor map: version %u, this ipusim reads versions 2 and 3", source, version);
+    if (version < 2 || version > 4)
+        FAIL("%s: tensor map: version %u, this ipusim reads versions 2 to 4", source, version);
     if (n > size / 16)
         FAIL("%s: tensor map: %u tensors cannot fit in %zu bytes", source, n, size);
     for (uint32_t i = 0; i < n; i++) {
@@ -318,6 +379,8 @@ tensor_map *tmap_decode(const uint8_t *bytes, size_t size, const char *source, c
         free(name);
         name = NULL;
     }
+    if (version >= 4 && !replicate(m, &r, source, err, err_size))
+        goto fail;
     if (r.at != r.n)
         FAIL("%s: tensor map: %zu bytes after the last tensor", source, r.n - r.at);
     return m;

@@ -24,7 +24,10 @@
  *               role, value_limit (u64), n_pieces, then per piece: tile,
  *               addr, first element (u64), elements (u64), stream
  *               (TMAP_NO_STREAM if none)
- * Version 2 (no value_limit) is read too.
+ *   version 4 only, after the tensors (replica 0's): replicas,
+ *               tile_stride, input_streams, output_streams
+ * Versions 2 (no value_limit) and 3 (no replicas: every tensor written)
+ * are read too.
  * Reading checks every count against the blob's size, the pieces against
  * the tensor's element count (in range, not overlapping; an input's or an
  * output's pieces hold all its elements), and reports the
@@ -78,6 +81,13 @@ typedef struct tmap_tensor {
 typedef struct tensor_map {
     tmap_tensor *tensors;
     size_t n_tensors, cap_tensors;
+    /* A replicated program's map as the compiler builds it: replicas > 1
+     * when it holds replica 0's tensors only.  Replica r's copy of a tensor
+     * is "replicaR/NAME", on tiles + r x tile_stride, its host streams
+     * + r x input_streams (an input's) or output_streams (an output's);
+     * decoding makes them, so a decoded map holds every replica (and
+     * replicas 0). */
+    uint32_t replicas, tile_stride, input_streams, output_streams;
 } tensor_map;
 
 tensor_map *tmap_new(void);
