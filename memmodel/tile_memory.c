@@ -7,6 +7,7 @@
  */
 #include "tile_memory.h"
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -51,13 +52,20 @@ void tmem_init(tile_memory *m, uint32_t base, uint32_t size_bytes)
 }
 
 /* A page's bytes follow a header holding the number of its holders (the
- * memory and the snapshots sharing it); 64 bytes keep the bytes aligned
- * as malloc's. */
+ * memories and the snapshots sharing it); 64 bytes keep the bytes aligned
+ * as malloc's.  The count is atomic: tiles of several replicas may share a
+ * page and copy it on write from different host threads (the bytes need
+ * nothing more: a page is written in place only by its one holder). */
 #define PAGE_HEADER_BYTES 64u
 
-static uint32_t *holders_of(const uint8_t *p)
+static atomic_uint *holders_of(const uint8_t *p)
 {
-    return (uint32_t *)(void *)(uintptr_t)(p - PAGE_HEADER_BYTES);
+    return (atomic_uint *)(void *)(uintptr_t)(p - PAGE_HEADER_BYTES);
+}
+
+static unsigned holders(const uint8_t *p)
+{
+    return atomic_load_explicit(holders_of(p), memory_order_acquire);
 }
 
 /* A new page held once: zeroed, or a copy of `from`. */
@@ -67,7 +75,7 @@ static uint8_t *new_page(const uint8_t *from)
     if (!b)
         return NULL;
     uint8_t *p = b + PAGE_HEADER_BYTES;
-    *holders_of(p) = 1;
+    atomic_init(holders_of(p), 1u);
     if (from)
         memcpy(p, from, TMEM_PAGE_BYTES);
     return p;
@@ -76,12 +84,12 @@ static uint8_t *new_page(const uint8_t *from)
 void tmem_page_hold(const uint8_t *p)
 {
     if (p)
-        ++*holders_of(p);
+        atomic_fetch_add_explicit(holders_of(p), 1u, memory_order_relaxed);
 }
 
 void tmem_page_release(const uint8_t *p)
 {
-    if (p && --*holders_of(p) == 0)
+    if (p && atomic_fetch_sub_explicit(holders_of(p), 1u, memory_order_acq_rel) == 1)
         free((void *)(uintptr_t)(p - PAGE_HEADER_BYTES));
 }
 
@@ -132,7 +140,7 @@ uint8_t *tmem_page_for_write(tile_memory *m, uint32_t page)
         if (!(*slot = new_page(NULL)))
             return NULL;
         m->pages_allocated++;
-    } else if (*holders_of(*slot) > 1) {
+    } else if (holders(*slot) > 1) {
         /* Shared with a snapshot: write a copy of our own. */
         uint8_t *own = new_page(*slot);
         if (!own)
@@ -382,7 +390,7 @@ static void place_pages(tile_memory *m)
         } else if (was && !is) {
             m->page[pg] = w->moved[pg];
             w->moved[pg] = NULL;
-            if (m->page[pg] && *holders_of(m->page[pg]) == 1)
+            if (m->page[pg] && holders(m->page[pg]) == 1)
                 m->wpage[pg] = m->page[pg];
         }
     }

@@ -20,8 +20,9 @@
  * deterministic instead).
  *
  * Pages can be shared, copy on write, with snapshots of the memory (the
- * engine's checkpoints, sim/engine/engine.h): tmem_page_share hands out a
- * page as it is now, and the memory's next write to that page goes to a
+ * engine's checkpoints, sim/engine/engine.h) and with other tiles' memories
+ * (a replica's tile and replica 0's): tmem_page_share hands out a page as
+ * it is now, and the memory's next write to that page goes to a
  * copy of its own.  A page is freed with its last holder.  Stores write
  * through wpage[], which holds only the pages this memory holds alone (and
  * no watch moved), so the fast paths cost the same as without sharing.
@@ -134,9 +135,10 @@ enum tmem_status tmem_store(tile_memory *m, uint32_t addr, unsigned bytes, const
  * noted by the watches. */
 uint8_t *tmem_page_for_write(tile_memory *m, uint32_t page);
 
-/* Sharing pages with snapshots.  Not thread-safe for one page: a page is
- * only ever shared between one tile's memory and its snapshots, which are
- * taken and freed while the tile does not run.
+/* Sharing pages with snapshots, and between the tiles of replicas that
+ * load the same bytes (sim/engine/engine.c): the holder count is atomic,
+ * so the memories sharing a page may copy it on write from any thread;
+ * snapshots are taken and freed while the tile does not run.
  *   tmem_page:         page `page`'s bytes wherever they are (a watch may
  *                      have moved them); NULL when never written;
  *   tmem_page_share:   the same, held once more for the caller; the memory

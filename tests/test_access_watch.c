@@ -406,10 +406,16 @@ static void test_remove_restores(void)
     CU_ASSERT_EQUAL(engine_get_pause(g)->reason, ENGINE_PAUSE_ACCESS);
     CU_ASSERT_EQUAL(engine_get_pause(g)->pc, sym(&p, "s_ld32"));
     CU_ASSERT_EQUAL(engine_get_pause(g)->cycle, t->s.cycle);
-    /* Nothing stored yet: removing both watches gives back the same bytes. */
+    /* Nothing stored yet: removing both watches gives back the same pages
+     * (wpage[] may hold a page the memory holds alone where the load left it
+     * to be copied on write: the same stores go to the same bytes). */
     CU_ASSERT_TRUE(engine_set_access_watch(g, 0, 0x90000, 8, ENGINE_WATCH_WRITE, false));
     CU_ASSERT_TRUE(engine_set_access_watch(g, 0, 0x80004, 4, ENGINE_WATCH_READ, false));
-    CU_ASSERT_EQUAL(memcmp(&t->s.mem, &before, sizeof before), 0);
+    CU_ASSERT_EQUAL(memcmp(t->s.mem.page, before.page, sizeof before.page), 0);
+    CU_ASSERT_EQUAL(t->s.mem.watching, before.watching);
+    CU_ASSERT_EQUAL(t->s.mem.pages_allocated, before.pages_allocated);
+    for (unsigned pg = 0; pg < TMEM_MAX_PAGES; pg++)
+        CU_ASSERT(t->s.mem.wpage[pg] == before.wpage[pg] || t->s.mem.wpage[pg] == t->s.mem.page[pg]);
     /* The ldz8 of 0x80007 no longer pauses. */
     CU_ASSERT_EQUAL(engine_continue(g), ENGINE_DONE);
     sys_same_run(p.ref, g);

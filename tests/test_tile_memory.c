@@ -8,6 +8,7 @@
 
 #include "isa/isa.h"
 #include "memmodel/tile_memory.h"
+#include "sim/engine/engine_internal.h"
 #include "test_util.h"
 
 #define GC200_BYTES 638976u
@@ -354,6 +355,47 @@ static void test_gc2_layout(void)
     tmem_free(&m);
 }
 
+/* Identical loaded pages of several memories are held once
+ * (page_table_share): the same bytes read everywhere, and a store to one
+ * memory's copy leaves the others' as they were, whichever stores first. */
+static void test_shared_pages(void)
+{
+    enum { N = 3 };
+    tile_memory m[N];
+    page_table t = { 0 };
+    for (unsigned i = 0; i < N; i++) {
+        tmem_init(&m[i], ISA_MEMORY_BASE, 638976u);
+        CU_ASSERT_EQUAL(tmem_store32(&m[i], 0x80000u, 0xabcd), TMEM_OK);       /* the same on all */
+        CU_ASSERT_EQUAL(tmem_store32(&m[i], 0x90000u, 100 + i), TMEM_OK);      /* each its own */
+        page_table_share(&t, &m[i]);
+    }
+    uint32_t pa = (0x80000u - ISA_MEMORY_BASE) / TMEM_PAGE_BYTES, pb = (0x90000u - ISA_MEMORY_BASE) / TMEM_PAGE_BYTES;
+    CU_ASSERT_PTR_EQUAL(tmem_page(&m[1], pa), tmem_page(&m[0], pa));
+    CU_ASSERT_PTR_EQUAL(tmem_page(&m[2], pa), tmem_page(&m[0], pa));
+    CU_ASSERT_PTR_NOT_EQUAL(tmem_page(&m[1], pb), tmem_page(&m[0], pb));
+    /* the first holder stores: the others keep the old value */
+    CU_ASSERT_EQUAL(tmem_store32(&m[0], 0x80004u, 7), TMEM_OK);
+    CU_ASSERT_EQUAL(tmem_store32(&m[2], 0x80000u, 9), TMEM_OK);
+    uint32_t v[N][2];
+    for (unsigned i = 0; i < N; i++) {
+        CU_ASSERT_EQUAL(tmem_load(&m[i], 0x80000u, 4, &v[i][0]), TMEM_OK);
+        CU_ASSERT_EQUAL(tmem_load(&m[i], 0x80004u, 4, &v[i][1]), TMEM_OK);
+    }
+    CU_ASSERT_EQUAL(v[0][0], 0xabcd);
+    CU_ASSERT_EQUAL(v[0][1], 7);
+    CU_ASSERT_EQUAL(v[1][0], 0xabcd);
+    CU_ASSERT_EQUAL(v[1][1], 0);
+    CU_ASSERT_EQUAL(v[2][0], 9);
+    CU_ASSERT_EQUAL(v[2][1], 0);
+    /* the one left holding the page writes it in place */
+    const uint8_t *p1 = tmem_page(&m[1], pa);
+    CU_ASSERT_EQUAL(tmem_store32(&m[1], 0x80008u, 5), TMEM_OK);
+    CU_ASSERT_PTR_EQUAL(tmem_page(&m[1], pa), p1);
+    page_table_free(&t);
+    for (unsigned i = 0; i < N; i++)
+        tmem_free(&m[i]);
+}
+
 void test_register(void)
 {
     ADD_SUITE("tile_memory",
@@ -366,5 +408,6 @@ void test_register(void)
               {"element mapping", test_element_mapping},
               {"conflicts", test_conflicts},
               {"256 KiB from GC200's base", test_small_from_gc200_base},
-              {"gc2 layout", test_gc2_layout});
+              {"gc2 layout", test_gc2_layout},
+              {"identical pages held once", test_shared_pages});
 }

@@ -127,6 +127,7 @@ engine *engine_new(const machine *m, const ipu_exe *e, char *err, size_t err_siz
     for (uint32_t c = 0; c < g->chips; c++)
         g->chip[c].hz = hz;
     size_t k = 0;
+    page_table pages = { 0 };
     for (uint32_t id = 0; id < g->system_tiles; id++) {
         g->index_of[id] = -1;
         if (!has[id])
@@ -140,8 +141,11 @@ engine *engine_new(const machine *m, const ipu_exe *e, char *err, size_t err_siz
         isa_seed_prngs(&et->x->t.s, ENGINE_PRNG_SEED);
         et->log.system_tiles = g->system_tiles;
         et->x->t.s.xlog = &et->log;
-        if (!tile_load_sections(&et->x->t, e, sec_idx + sec_first[id], sec_first[id + 1] - sec_first[id],
-                                g->code_cache, err, err_size)) {
+        if (tile_load_sections(&et->x->t, e, sec_idx + sec_first[id], sec_first[id + 1] - sec_first[id],
+                               g->code_cache, err, err_size)) {
+            page_table_share(&pages, &et->x->t.s.mem);
+        } else {
+            page_table_free(&pages);
             free(has);
             free(sec_first);
             free(sec_idx);
@@ -152,6 +156,7 @@ engine *engine_new(const machine *m, const ipu_exe *e, char *err, size_t err_siz
     free(has);
     free(sec_first);
     free(sec_idx);
+    page_table_free(&pages);
     for (size_t i = 0, c = 0; c < g->chips; c++) {
         g->chip[c].first = i;
         while (i < g->n_tiles && g->tiles[i].chip == c)

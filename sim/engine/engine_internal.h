@@ -153,4 +153,22 @@ struct engine {
     double host_s;
 };
 
+/* Tiles load many identical pages: the kernel library's code on every
+ * tile, a replica's weights and records on replica 0's tile.  Each page
+ * with the bytes of one loaded before becomes that one, shared and copied
+ * on the first write of any holder (memmodel/tile_memory.h), so the host
+ * holds the library once and a replicated program's weights once.  A
+ * table of the pages met so far finds them (hash, then the bytes); a
+ * tile's pages go in as soon as it is loaded. */
+typedef struct page_table {
+    const uint8_t **slot;
+    uint64_t *hash;
+    size_t n_slots, used;
+} page_table;
+
+/* Tile memory m's pages into t: each with the bytes of one met before
+ * becomes that one (shared, copied on write), the others are kept. */
+void page_table_share(page_table *t, tile_memory *m);
+void page_table_free(page_table *t);
+
 #endif
