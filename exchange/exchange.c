@@ -233,7 +233,20 @@ uint32_t xch_chip_hops(const xch_params *p, uint32_t a, uint32_t b)
 {
     if (a == b)
         return 0;
-    return a / p->chips_per_board == b / p->chips_per_board ? 1 : p->board_hops;
+    uint32_t ba = a / p->chips_per_board, bb = b / p->chips_per_board;
+    if (ba == bb)
+        return 1;
+    /* boards in a torus of rows of board_ring: steps across it, wrapping */
+    uint32_t ring = p->board_ring ? p->board_ring : 1;
+    uint32_t boards = (p->chips + p->chips_per_board - 1) / p->chips_per_board;
+    if (boards <= (ba > bb ? ba : bb))
+        boards = (ba > bb ? ba : bb) + 1;
+    uint32_t cols = ring < boards ? ring : boards, rows = (boards + ring - 1) / ring;
+    uint32_t dx = ba % ring > bb % ring ? ba % ring - bb % ring : bb % ring - ba % ring;
+    uint32_t dy = ba / ring > bb / ring ? ba / ring - bb / ring : bb / ring - ba / ring;
+    dx = dx < cols - dx ? dx : cols - dx;
+    dy = dy < rows - dy ? dy : rows - dy;
+    return p->board_hops * (dx + dy > 0 ? dx + dy : 1);
 }
 
 /* ---- resolution ----------------------------------------------------------------- */

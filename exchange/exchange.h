@@ -96,8 +96,9 @@
  *     bytes / (ipu_links_per_chip_pair x ipu_link_bandwidth), serialised
  *     per directed chip pair (data for several receivers on one chip
  *     crosses once), paced also by the sender's bus (n cycles), plus
- *     ipu_link_hop_latency_ps per hop (1 hop on a board, board_hops
- *     between boards).  The data still enter the receiving tile through
+ *     ipu_link_hop_latency_ps per hop (1 hop on a board; between boards
+ *     board_hops for each step across the pod's torus of boards, rows of
+ *     board_ring boards, rows and columns wrapping around).  The data still enter the receiving tile through
  *     its exchange port at exchange_send_bytes_per_cycle: the stream
  *     occupies the port for the n receiver cycles before its last byte
  *     lands (arrive = that landing - n, then begin and done as on the
@@ -138,6 +139,7 @@
 /* The exchange's parameters, from the machine description (sim/program/machine.def). */
 typedef struct xch_params {
     uint32_t chips, tiles_per_chip, chips_per_board, board_hops;
+    uint32_t board_ring;              /* boards in a row of the pod's torus (xch_chip_hops) */
     uint32_t tiles_per_column, island_tiles;
     uint32_t base_latency_cycles, cycles_per_island, cross_column_cycles;
     uint32_t send_bytes_per_cycle;

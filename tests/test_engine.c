@@ -203,11 +203,11 @@ static void test_external_sync(void)
     CU_ASSERT_EQUAL(s->c.sync_cycles, 40);
     CU_ASSERT_EQUAL(s->c.tile_idle_cycles, 100);
     sys_free(&r);
-    /* On a pod16 chips 0 and 4 are on different boards: board_hops = 2,
+    /* On a bow-pod16 chips 0 and 4 are on different boards: board_hops = 2,
      * 60000 ps: release at 136227 ps = cycle 181 (180.5 up). */
     const char *src2 = ".tile 0\n__supervisor:\n sync 2\n exitz $mzero\n"
                        ".tile 5888\n__supervisor:\n .rept 100\n nop\n .endr\n sync 2\n exitz $mzero\n";
-    r = sys_run("pod16", "tile_clock_hz=1.325e9", src2, 1);
+    r = sys_run("bow-pod16", "tile_clock_hz=1.325e9", src2, 1);
     SYS_ASSERT_STATUS(r, ENGINE_DONE);
     CU_ASSERT_EQUAL(sys_cycles(&r, 0), 182);
     sys_free(&r);

@@ -122,6 +122,22 @@ static void test_latency_by_distance(void)
     CU_ASSERT_EQUAL(xch_chip_hops(&p, 0, 0), 0);
     CU_ASSERT_EQUAL(xch_chip_hops(&p, 0, 3), 1);
     CU_ASSERT_EQUAL(xch_chip_hops(&p, 3, 4), 2);
+    /* A POD64: 16 boards of 4 chips in a torus of 4 rows of 4 boards;
+     * board_hops for each step, rows and columns wrapping around. */
+    p.chips = 64;
+    p.board_ring = 4;
+    CU_ASSERT_EQUAL(xch_chip_hops(&p, 0, 4), 2);           /* boards 0 and 1 */
+    CU_ASSERT_EQUAL(xch_chip_hops(&p, 0, 8), 4);           /* boards 0 and 2: two steps either way */
+    CU_ASSERT_EQUAL(xch_chip_hops(&p, 0, 12), 2);          /* boards 0 and 3: one step, wrapping */
+    CU_ASSERT_EQUAL(xch_chip_hops(&p, 1, 16), 2);          /* boards 0 and 4: the next row */
+    CU_ASSERT_EQUAL(xch_chip_hops(&p, 0, 40), 8);          /* boards 0 and 10: row 2, column 2 */
+    CU_ASSERT_EQUAL(xch_chip_hops(&p, 40, 0), 8);
+    CU_ASSERT_EQUAL(xch_chip_hops(&p, 63, 0), 4);          /* board 15: row 3, column 3 */
+    /* A POD16: one row of 4 boards. */
+    p.chips = 16;
+    CU_ASSERT_EQUAL(xch_chip_hops(&p, 0, 8), 4);
+    CU_ASSERT_EQUAL(xch_chip_hops(&p, 5, 15), 4);          /* boards 1 and 3 */
+    CU_ASSERT_EQUAL(xch_chip_hops(&p, 5, 8), 2);           /* boards 1 and 2 */
 }
 
 static void test_neighbour(void)

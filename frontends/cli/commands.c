@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "sim/base/diag.h"
+#include "exchange/exchange.h"
 #include "isa/elf/executable.h"
 #include "sim/base/fileio.h"
 #include "isa/asm/asm.h"
@@ -335,6 +336,30 @@ static void print_value(FILE *out, double v)
         fprintf(out, "%13.10g", v);
 }
 
+/* How the chips of a system are joined: boards, the pod's torus of boards
+ * and the IPU-Link hops from chip 0 to the first chip of every board. */
+static void print_topology(const machine *m)
+{
+    uint32_t chips = machine_u32(m, MP_chips), per = machine_u32(m, MP_chips_per_board);
+    if (chips < 2)
+        return;
+    per = per ? per : 1;
+    uint32_t boards = (chips + per - 1) / per, ring = machine_u32(m, MP_board_ring);
+    ring = ring ? (ring < boards ? ring : boards) : 1;
+    xch_params p = { .chips = chips, .chips_per_board = per, .board_hops = machine_u32(m, MP_board_hops),
+                     .board_ring = machine_u32(m, MP_board_ring) };
+    printf("topology: %u chip%s on %u board%s of %u (IPU-Links between every pair on a board)", chips,
+           chips == 1 ? "" : "s", boards, boards == 1 ? "" : "s", per);
+    if (boards > 1) {
+        printf("; the boards in a torus of %u row%s of %u, rows and columns wrapping; IPU-Link hops from chip 0 "
+               "to the first chip of each board:", (boards + ring - 1) / ring, (boards + ring - 1) / ring == 1 ? "" : "s",
+               ring);
+        for (uint32_t b = 0; b < boards; b++)
+            printf(" %u", xch_chip_hops(&p, 0, b * per));
+    }
+    printf("\n\n");
+}
+
 int cmd_machines(int argc, char **argv, const command *self)
 {
     machine m;
@@ -381,6 +406,7 @@ int cmd_machines(int argc, char **argv, const command *self)
     }
     if (show) {
         printf("machine %s\n\n", m.name);
+        print_topology(&m);
         printf("%-36s %13s  %-14s %s\n", "parameter", "value", "unit", "source");
         for (int p = 0; p < MP_COUNT; p++) {
             const machine_param_info *info = &machine_params[p];
@@ -393,7 +419,7 @@ int cmd_machines(int argc, char **argv, const command *self)
     }
     printf("presets:\n");
     for (int k = 0; k < PRESET_COUNT; k++)
-        printf("  %-8s %s\n", machine_preset_names[k], machine_preset_descriptions[k]);
+        printf("  %-10s %s\n", machine_preset_names[k], machine_preset_descriptions[k]);
     printf("\n%-36s", "parameter");
     for (int k = 0; k < PRESET_COUNT; k++)
         printf(" %13s", machine_preset_names[k]);

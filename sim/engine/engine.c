@@ -169,6 +169,7 @@ engine *engine_new(const machine *m, const ipu_exe *e, char *err, size_t err_siz
         .tiles_per_chip = g->tiles_per_chip,
         .chips_per_board = machine_u32(m, MP_chips_per_board),
         .board_hops = machine_u32(m, MP_board_hops),
+        .board_ring = machine_u32(m, MP_board_ring),
         .tiles_per_column = (g->tiles_per_chip + columns - 1) / (columns ? columns : 1),
         .island_tiles = machine_u32(m, MP_exchange_island_tiles),
         .base_latency_cycles = machine_u32(m, MP_exchange_base_latency_cycles),

@@ -6,7 +6,7 @@
  *
  * The system.  `chips` chips of `tiles_per_chip` tiles (sim/program/machine.def);
  * global tile number = chip * tiles_per_chip + tile.  Only tiles with code
- * in the executable get state (a pod16 has 23,552 tiles).  Each chip has
+ * in the executable get state (a bow-pod16 has 23,552 tiles).  Each chip has
  * its own tile clock (the machine's, or engine_set_chip_clock).
  *
  * Time.  One clock for everything: picoseconds (sim/base/simtime.h).  A tile

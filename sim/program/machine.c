@@ -20,21 +20,21 @@ const machine_param_info machine_params[MP_COUNT] = {
 };
 
 const char *const machine_preset_names[PRESET_COUNT] = {
-#define MACHINE_BASE_PRESET(name, description) #name,
-#define MACHINE_PRESET(name, description, ...) #name,
+#define MACHINE_BASE_PRESET(id, name, description) name,
+#define MACHINE_PRESET(id, name, description, ...) name,
 #include "machine.def"
 };
 
 const char *const machine_preset_descriptions[PRESET_COUNT] = {
-#define MACHINE_BASE_PRESET(name, description) description,
-#define MACHINE_PRESET(name, description, ...) description,
+#define MACHINE_BASE_PRESET(id, name, description) description,
+#define MACHINE_PRESET(id, name, description, ...) description,
 #include "machine.def"
 };
 
 /* Every preset's name, for messages: ", gc2, gc200, ..." (skip the first two characters). */
 static const char preset_name_list[] =
-#define MACHINE_BASE_PRESET(name, description) ", " #name
-#define MACHINE_PRESET(name, description, ...) ", " #name
+#define MACHINE_BASE_PRESET(id, name, description) ", " name
+#define MACHINE_PRESET(id, name, description, ...) ", " name
 #include "machine.def"
     ;
 
@@ -60,9 +60,9 @@ typedef struct preset_row {
 } preset_row;
 
 static const preset_row preset_rows[PRESET_COUNT] = {
-#define MACHINE_BASE_PRESET(name, description) [PRESET_##name] = { .base = PRESET_##name },
-#define MACHINE_PRESET(name, description, base_, ...) \
-    [PRESET_##name] = { .base = PRESET_##base_, .set = { __VA_ARGS__ } },
+#define MACHINE_BASE_PRESET(id, name, description) [PRESET_##id] = { .base = PRESET_##id },
+#define MACHINE_PRESET(id, name, description, base_, ...) \
+    [PRESET_##id] = { .base = PRESET_##base_, .set = { __VA_ARGS__ } },
 #include "machine.def"
 };
 

@@ -1,7 +1,8 @@
 /*
  * machine.h — the machine description: every constant of the timing and
  * capacity model, named, with its unit and source, grouped into presets
- * (gc2, gc200, bow, m2000, bow2000, pod16) and overridable one by one.
+ * (gc2, gc200, bow, m2000, bow2000, ipu-pod16, bow-pod16, ipu-pod64, bow-pod64) and
+ * overridable one by one.
  *
  * A program is compiled once and runs unchanged on every preset; only the
  * machine description changes.  Nothing in the simulator uses a hardware
@@ -12,7 +13,7 @@
  * value on the base preset, the GC200) and the presets.  To add a preset,
  * add one row to it,
  *
- *   MACHINE_PRESET(name, "description", base, .param = { value, "source" }, ...)
+ *   MACHINE_PRESET(id, "name", "description", base, .param = { value, "source" }, ...)
  *
  * naming the preset it derives from and only the parameters whose value
  * differs from that preset's, each with its source.  The enum below, the
@@ -37,8 +38,8 @@ enum machine_param {
 
 /* PRESET_gc2, PRESET_gc200, ... in the order of the preset rows. */
 enum machine_preset {
-#define MACHINE_BASE_PRESET(name, ...) PRESET_##name,
-#define MACHINE_PRESET(name, ...) PRESET_##name,
+#define MACHINE_BASE_PRESET(id, ...) PRESET_##id,
+#define MACHINE_PRESET(id, ...) PRESET_##id,
 #include "machine.def"
     PRESET_COUNT
 };

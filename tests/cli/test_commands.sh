@@ -47,6 +47,12 @@ expect 0 "10 22 36 52 70 90" -- "$IPUSIM" run "$WORK/round.elf" --dump result:6:
 expect 0 "bow2000" -- "$IPUSIM" machines
 expect 0 "tile_clock_hz +1.85e\+09" -- "$IPUSIM" machines --show bow
 expect 0 "overridden" -- "$IPUSIM" machines --show gc200 --set tile_clock_hz=1.5e9
+# The pods: presets with their boards and the torus of boards.
+expect 0 "ipu-pod16 +IPU-POD16: 4 IPU-M2000s, 16 x GC200 at 1.325 GHz" -- "$IPUSIM" machines
+expect 0 "bow-pod64 +Bow Pod64: 16 Bow-2000s, 64 x Bow at 1.85 GHz" -- "$IPUSIM" machines
+expect 0 "topology: 64 chips on 16 boards of 4 .* torus of 4 rows of 4.*: 0 2 4 2 2 4 6 4 4 6 8 6 2 4 6 4" -- \
+    "$IPUSIM" machines --show ipu-pod64
+expect 0 "tile_clock_hz +1.85e\+09" -- "$IPUSIM" machines --show bow-pod16
 expect 0 "usage: ipusim run" -- "$IPUSIM" run --help
 
 # Bad input: one clear message, non-zero exit, no output file left behind.

@@ -117,7 +117,7 @@ static bool fuzz_cli_skipped(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strchr(a, '/') || !strncmp(a, "resnet", 6) || !strncmp(a, "bert", 4) || strstr(a, "000") ||
-            !strcmp(a, "m2000") || !strcmp(a, "bow2000") || !strcmp(a, "pod16") || strstr(a, "chips"))
+            !strcmp(a, "m2000") || !strcmp(a, "bow2000") || !strcmp(a, "ipu-pod16") || !strcmp(a, "bow-pod16") || !strcmp(a, "ipu-pod64") || !strcmp(a, "bow-pod64") || strstr(a, "chips"))
             return true;
         if (!strncmp(a, "matmul:", 7) && strlen(a) > 14)
             return true;
