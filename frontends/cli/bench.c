@@ -8,10 +8,16 @@
  * threads.
  */
 #include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "bench_record.h"
 #include "commands.h"
@@ -320,11 +326,94 @@ static int bert_benchmark(const machine *m, int seq, cJSON *arr, bench_record *r
     return 0;
 }
 
+/* ipusim ARGS... run as a child process: its peak resident memory in
+ * bytes, or 0 when it could not run or exited with neither 0 nor
+ * also_ok (why in err). */
+static uint64_t child_peak_rss(char *const *args, int also_ok, char *err, size_t err_size)
+{
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(err, err_size, "fork: %s", strerror(errno));
+        return 0;
+    }
+    if (pid == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        if (null >= 0) {
+            dup2(null, STDOUT_FILENO);
+            dup2(null, STDERR_FILENO);
+        }
+        execv("/proc/self/exe", args);
+        _exit(127);
+    }
+    int status;
+    struct rusage ru;
+    if (wait4(pid, &status, 0, &ru) != pid || !WIFEXITED(status) ||
+        (WEXITSTATUS(status) && WEXITSTATUS(status) != also_ok)) {
+        snprintf(err, err_size, "'ipusim %s %s' failed", args[1], args[2]);
+        return 0;
+    }
+    return (uint64_t)ru.ru_maxrss * 1024;
+}
+
+/* The host memory a pod-sized program takes: BERT-Base, 12 layers, f16
+ * matmuls, on an IPU-M2000 (four replicas): the executable's size and the
+ * peak resident memory of its compile and of its run's start (20,000
+ * cycles), each in a process of its own. */
+static int memory_benchmark(cJSON *arr, bench_record *rec)
+{
+    char dir[] = "/tmp/ipusim_bench_XXXXXX", elf[64], err[1024];
+    if (!mkdtemp(dir)) {
+        fprintf(stderr, "ipusim bench: cannot make a temporary folder: %s\n", strerror(errno));
+        return 1;
+    }
+    snprintf(elf, sizeof elf, "%s/b.elf", dir);
+    const char *spec = "bert-base:s128:l12";
+    char *compile[] = { "ipusim", "compile", (char *)spec, "--f16-matmul", "--machine", "m2000", "-o", elf, NULL };
+    char *run[] = { "ipusim", "run", elf, "--machine", "m2000", "--max-cycles", "20000", NULL };
+    double t0 = seconds_now();
+    uint64_t compile_rss = child_peak_rss(compile, 0, err, sizeof err);
+    double t1 = seconds_now();
+    struct stat st;
+    uint64_t size = compile_rss && stat(elf, &st) == 0 ? (uint64_t)st.st_size : 0;
+    uint64_t run_rss = size ? child_peak_rss(run, 3, err, sizeof err) : 0;   /* 3: stopped at the cycle limit */
+    double t2 = seconds_now();
+    unlink(elf);
+    rmdir(dir);
+    if (!run_rss) {
+        fprintf(stderr, "ipusim bench: %s\n", err);
+        return 1;
+    }
+    printf("\n%s --f16-matmul on m2000 (4 replicas): the executable, and the peak host memory of its compile and\n"
+           "of its run's first 20,000 cycles, each in a process of its own\n\n", spec);
+    printf("%-20s %16s %18s %18s %12s %12s\n", "workload", "executable_MB", "compile_peak_MB", "run_peak_MB",
+           "compile_s", "run_s");
+    printf("%-20s %16.1f %18.1f %18.1f %12.2f %12.2f\n", spec, size / 1e6, compile_rss / 1e6, run_rss / 1e6, t1 - t0,
+           t2 - t1);
+    char figure[96];
+    snprintf(figure, sizeof figure, "%s m2000 executable_bytes", spec);
+    bench_record_add(rec, figure, "bytes", (double)size);
+    snprintf(figure, sizeof figure, "%s m2000 compile_peak_rss_bytes", spec);
+    bench_record_add(rec, figure, "bytes", (double)compile_rss);
+    snprintf(figure, sizeof figure, "%s m2000 run_peak_rss_bytes", spec);
+    bench_record_add(rec, figure, "bytes", (double)run_rss);
+    if (arr) {
+        cJSON *jo = cJSON_CreateObject();
+        cJSON_AddStringToObject(jo, "workload", spec);
+        cJSON_AddStringToObject(jo, "machine", "m2000");
+        cJSON_AddNumberToObject(jo, "executable_bytes", (double)size);
+        cJSON_AddNumberToObject(jo, "compile_peak_rss_bytes", (double)compile_rss);
+        cJSON_AddNumberToObject(jo, "run_peak_rss_bytes", (double)run_rss);
+        cJSON_AddItemToArray(arr, jo);
+    }
+    return 0;
+}
+
 int cmd_bench(int argc, char **argv, const command *self)
 {
     double seconds = 2.0;
     const char *json = NULL;
-    bool bert = true;
+    bool bert = true, memory = true;
     int bert_seq = 128;
     bench_record rec;
     bench_record_init(&rec);
@@ -341,6 +430,8 @@ int cmd_bench(int argc, char **argv, const command *self)
             json = cli_value(self, argc, argv, &i);
         else if (!strcmp(argv[i], "--no-model"))
             bert = false;
+        else if (!strcmp(argv[i], "--no-memory"))
+            memory = false;
         else if (!strcmp(argv[i], "--seq")) {
             const char *v = cli_value(self, argc, argv, &i);
             uint64_t q;
@@ -393,6 +484,8 @@ int cmd_bench(int argc, char **argv, const command *self)
     if (chip_benchmarks(&m, seconds, root ? cJSON_AddArrayToObject(root, "chip_programs") : NULL, &rec))
         rc = 1;
     if (bert && bert_benchmark(&m, bert_seq, root ? cJSON_AddArrayToObject(root, "models") : NULL, &rec))
+        rc = 1;
+    if (memory && memory_benchmark(root ? cJSON_AddArrayToObject(root, "memory") : NULL, &rec))
         rc = 1;
     if (root) {
         if (!cli_write_json(json, root, err, sizeof err))

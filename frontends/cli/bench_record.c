@@ -238,11 +238,12 @@ static bool busy(const bench_record *r)
     return r->load_average >= 0 && r->host_threads > 0 && r->load_average > 0.5 * r->host_threads;
 }
 
-/* Figures that are times ("s") or a cost relative to the host ("ratio"):
+/* Figures that are times ("s"), a cost relative to the host ("ratio") or
+ * host memory and file sizes ("bytes"):
  * less is better. */
 static bool lower_is_better(const bench_figure *f)
 {
-    return !strcmp(f->unit, "s") || !strcmp(f->unit, "ratio");
+    return !strcmp(f->unit, "s") || !strcmp(f->unit, "ratio") || !strcmp(f->unit, "bytes");
 }
 
 void bench_record_compare(const bench_record *now, const bench_record *before, FILE *out)

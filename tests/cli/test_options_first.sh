@@ -68,7 +68,7 @@ check "compile -o /proc/x.elf: nothing compiled (no report)" test "$(wc -l <<<"$
 fails 1 "ipusim: /nonexistent/c.json: cannot create: No such file or directory" -- \
     "$IPUSIM" compare good.elf --json /nonexistent/c.json
 fails 1 "ipusim: /nonexistent/b.json: cannot create: No such file or directory" -- \
-    "$IPUSIM" bench --seconds 0.01 --no-model --json /nonexistent/b.json
+    "$IPUSIM" bench --seconds 0.01 --no-model --no-memory --json /nonexistent/b.json
 fails 1 "ipusim: /nonexistent/m.json: cannot create: No such file or directory" -- \
     "$IPUSIM" validate --micro --json /nonexistent/m.json
 
