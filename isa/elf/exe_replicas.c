@@ -20,7 +20,7 @@
 #include "exe_store.h"
 #include "isa/exchange_port.h"
 
-#define REPLICAS_MAX 4096u
+#define REPLICAS_MAX 256u          /* the largest pod: POD256 */
 
 bool exe_add_reloc(ipu_exe *e, uint32_t tile, uint32_t addr, enum exe_reloc_kind kind)
 {

@@ -247,7 +247,7 @@ static bool replicate(tensor_map *m, rbuf *r, const char *source, char *err, siz
                 return false;
             }
     last_tile = (uint64_t)n * stride;
-    if (n < 2 || n > 4096 || last_tile >= UINT32_MAX) {
+    if (n < 2 || n > 256 || last_tile >= UINT32_MAX) {          /* at most a POD256 */
         snprintf(err, err_size, "%s: tensor map: %u replicas of %u tiles", source, n, stride);
         return false;
     }
