@@ -575,8 +575,11 @@ static ipu_exe *lower_once(const graph *g, const lower_options *o, lower_report 
     if (start_lowering(&lw)) {
         /* 1. Inputs from the host.  2. The ops.  3. Outputs to the host. */
         lower_inputs(&lw);
-        for (int i = 0; i < g->n_nodes && !lw.failed; i++)
+        for (int i = 0; i < g->n_nodes && !lw.failed; i++) {
             lower_node(&lw, i);
+            if (o->progress)
+                o->progress(o->progress_ctx, (uint32_t)i + 1, (uint32_t)g->n_nodes);
+        }
         if (!lw.failed)
             lower_updates(&lw);
         e = exe_new();

@@ -79,6 +79,10 @@ typedef struct lower_options {
     bool verbose;                 /* print the plan of every op on stdout */
     bool compact_replicas;        /* leave replicas 1 .. to the executable's reader
                                      (exe_expand_replicas): for a program only written */
+    /* Called after each op is lowered (done of total; a second lowering
+     * starts again from 1); NULL: never. */
+    void (*progress)(void *ctx, uint32_t done, uint32_t total);
+    void *progress_ctx;
     uint32_t control_room_bytes;  /* 0, or the most room a region offers a tile's control
                                      program (the tests split small programs with it) */
 } lower_options;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "frontends/decompose.h"
 #include "frontends/fusion.h"
@@ -215,6 +216,35 @@ void cli_print_training(const graph *g, const cli_train *t, const train_info *in
            info->forward_nodes, info->backward_nodes, info->update_nodes);
 }
 
+/* The progress of a compile on a terminal: the op being lowered, every
+ * half second (a second lowering, with more room held back, starts again). */
+typedef struct compile_progress {
+    double start_s, next_s, lower_s;  /* the compile's start, the next report, the first op lowered */
+    uint32_t last, pass;
+    bool shown;
+} compile_progress;
+
+static void show_progress(void *ctx, uint32_t done, uint32_t total)
+{
+    compile_progress *c = ctx;
+    if (done < c->last || !c->pass)
+        c->pass++;
+    c->last = done;
+    double now = now_seconds();
+    if (!c->lower_s)
+        c->lower_s = now;
+    if (now < c->next_s || (!c->shown && now - c->start_s < 0.5))
+        return;
+    c->next_s = now + 0.5;
+    double per_op = (now - c->lower_s) / done;
+    fprintf(stderr, "\r\033[Kipusim: lowering op %u of %u%s, %.1f host s", done, total,
+            c->pass > 1 ? " (again, with room held back)" : "", now - c->start_s);
+    if (c->pass == 1 && done < total)
+        fprintf(stderr, ", about %.0f s left", per_op * (total - done));
+    fflush(stderr);
+    c->shown = true;
+}
+
 int cmd_compile(int argc, char **argv, const command *self)
 {
     machine m;
@@ -238,6 +268,11 @@ int cmd_compile(int argc, char **argv, const command *self)
     cli_require_positional(self, model, "no model given");
     o.machine = &m;
     o.compact_replicas = true;    /* written, not run: the reader makes the replicas */
+    compile_progress cp = { .start_s = now_seconds() };
+    if (isatty(STDERR_FILENO)) {
+        o.progress = show_progress;
+        o.progress_ctx = &cp;
+    }
     cli_check_compile_options(model, &o);
     char *def = out ? NULL : default_output(model);
     if (!cli_check_output(out ? out : def, err, sizeof err))
@@ -247,10 +282,14 @@ int cmd_compile(int argc, char **argv, const command *self)
     graph *g = cli_load_model(model, fuse, &t, &info);
     lower_report rep;
     ipu_exe *e = lower_graph(g, &o, &rep, err, sizeof err);
+    if (!e && cp.shown)
+        fprintf(stderr, "\r\033[K");
     if (!e && strstr(err, ": does not fit: "))
         fatal("%s%s", err, fit_hint(&o));
     if (!e)
         fatal("%s", err);
+    if (cp.shown)
+        fprintf(stderr, "\r\033[K");
     if (!exe_write(e, out ? out : def, err, sizeof err))
         fatal("%s", err);
     double t1 = now_seconds();

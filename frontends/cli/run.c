@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "commands.h"
 #include "sim/base/diag.h"
@@ -565,11 +566,50 @@ static void feed_inputs(const run_options *o, run_program *p)
     }
 }
 
+/* The progress of a run on a terminal: chip 0's supersteps (of the
+ * program's, from its op map), its cycles and simulated time, host time
+ * and, knowing the supersteps, an estimate of the host time left. */
+typedef struct run_progress {
+    uint32_t supersteps;            /* the program's on a chip (0: not known) */
+    double hz;                      /* chip 0's clock */
+    bool shown;
+} run_progress;
+
+static void show_progress(void *ctx, const engine_progress *p)
+{
+    run_progress *r = ctx;
+    char of[32] = "", left[48] = "";
+    if (r->supersteps > p->supersteps) {
+        snprintf(of, sizeof of, " of %u", r->supersteps);
+        if (p->supersteps)
+            snprintf(left, sizeof left, ", about %.0f s left",
+                     p->host_s * (double)(r->supersteps - p->supersteps) / p->supersteps);
+    }
+    fprintf(stderr, "\r\033[Kipusim: superstep %u%s, %.4g M cycles (%.4g ms simulated), %.1f host s%s", p->supersteps,
+            of, (double)p->simulated_ps * r->hz / 1e18, (double)p->simulated_ps / 1e9, p->host_s, left);
+    fflush(stderr);
+    r->shown = true;
+}
+
 /* Run the system to its end; the exit status: 0 completed, 3 a simulated
- * exception, deadlock or the cycle limit, 1 a host error. */
+ * exception, deadlock or the cycle limit, 1 a host error.  On a terminal,
+ * stderr shows the run's progress every second (nothing otherwise). */
 static int run_system(const run_options *o, run_program *p)
 {
-    p->status = engine_run(p->g, &o->engine);
+    engine_options eo = o->engine;
+    run_progress rp = { .hz = machine_get(&o->m, MP_tile_clock_hz) };
+    if (isatty(STDERR_FILENO)) {
+        op_map m;
+        char err[256];
+        if (op_stats_read(p->e, &m, err, sizeof err))
+            rp.supersteps = m.n_supersteps;
+        op_map_free(&m);
+        eo.progress = show_progress;
+        eo.progress_ctx = &rp;
+    }
+    p->status = engine_run(p->g, &eo);
+    if (rp.shown)
+        fprintf(stderr, "\r\033[K");
     if (p->status == ENGINE_FAULT) {
         fprintf(stderr, "ipusim: simulated exception: %s\n", engine_message(p->g));
         return 3;

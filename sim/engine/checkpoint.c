@@ -36,7 +36,10 @@
 
 /* A checkpoint names every field of these: a field added to them must be
  * taken and restored here (or said to need neither). */
-_Static_assert(sizeof(void *) != 8 || sizeof(struct engine) == 5504, "struct engine changed: see checkpoint.c");
+_Static_assert(sizeof(void *) != 8 || sizeof(struct engine) == 5544, "struct engine changed: see checkpoint.c");
+/* Neither taken nor restored: opt (the run's options, the same after a
+ * restore), progress_next_s and run_started_s (host-time bookkeeping of
+ * the progress report). */
 _Static_assert(sizeof(void *) != 8 || sizeof(xch_system) == 336, "xch_system changed: see checkpoint.c");
 _Static_assert(sizeof(void *) != 8 || sizeof(engine_stats) == 88, "engine_stats changed: see checkpoint.c");
 _Static_assert(sizeof(void *) != 8 || sizeof(xch_log) == 80, "xch_log changed: see checkpoint.c");

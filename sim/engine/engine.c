@@ -1070,6 +1070,20 @@ static bool received_pause(engine *g)
     return false;
 }
 
+/* A progress report when its time has come (engine_options.progress). */
+static void report_progress(engine *g, uint64_t now_ps)
+{
+    double now = seconds_now(), every = g->opt.progress_s > 0 ? g->opt.progress_s : 1.0;
+    if (g->progress_next_s == 0)
+        g->progress_next_s = now + every;
+    if (now < g->progress_next_s)
+        return;
+    g->progress_next_s = now + every;
+    engine_progress p = { .supersteps = g->chips ? g->chip[0].n_supersteps : 0, .simulated_ps = now_ps,
+                          .host_s = g->host_s + now - g->run_started_s };
+    g->opt.progress(g->opt.progress_ctx, &p);
+}
+
 /* After an event of the loop: a superstep that ended, or check(). */
 static bool event_pause(engine *g)
 {
@@ -1296,6 +1310,8 @@ static bool run_loop(engine *g)
                 process_stop(g, ev.arg);
             else
                 process_release(g, ev.arg);
+            if (g->opt.progress)
+                report_progress(g, ev.time_ps);
             if (g->debugging && g->status == ENGINE_DONE && event_pause(g))
                 return true;
         }
@@ -1331,6 +1347,7 @@ enum engine_status engine_continue(engine *g)
     }
     memset(&g->pause, 0, sizeof g->pause);
     double t0 = seconds_now();
+    g->run_started_s = t0;
     bool paused = run_loop(g);
     g->host_s += seconds_now() - t0;
     if (paused)

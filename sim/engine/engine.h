@@ -127,6 +127,13 @@ typedef struct engine engine;
  * OMP_NUM_THREADS) run on this many. */
 #define ENGINE_MAX_HOST_THREADS 1024
 
+/* How far a run has got, for a progress report (engine_options.progress). */
+typedef struct engine_progress {
+    uint32_t supersteps;          /* chip 0's supersteps ended */
+    uint64_t simulated_ps;        /* the simulated time the run has reached */
+    double host_s;                /* host seconds the run has taken */
+} engine_progress;
+
 typedef struct engine_options {
     uint64_t max_cycles;          /* a tile reaching this cycle stops the run (0: 10^10) */
     int threads;                  /* host threads (0: OpenMP's default), at most ENGINE_MAX_HOST_THREADS */
@@ -134,6 +141,11 @@ typedef struct engine_options {
     bool record_trace;            /* keep what engine_write_trace needs */
     uint32_t trace_tile_first;    /* per-tile spans for global tiles first..last */
     uint32_t trace_tile_last;     /*   (first > last: none) */
+    /* Called after a superstep ends, at most every progress_s host seconds
+     * (0: 1 s); NULL: never.  It reports, it may not touch the engine. */
+    void (*progress)(void *ctx, const engine_progress *p);
+    void *progress_ctx;
+    double progress_s;
 } engine_options;
 
 enum engine_status {

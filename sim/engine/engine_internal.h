@@ -151,6 +151,8 @@ struct engine {
     size_t n_received_pending;    /* tiles with exchange data in an access watch to report */
     uint32_t n_breakpoints;
     double host_s;
+    double progress_next_s;       /* host time (seconds_now) of the next progress report */
+    double run_started_s;         /* host time this engine_continue began */
 };
 
 /* Tiles load many identical pages: the kernel library's code on every

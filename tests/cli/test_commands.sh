@@ -110,4 +110,18 @@ check "the FIFO is still a FIFO" test -p "$WORK/fifo"
 check "the executable came through it" cmp -s "$WORK/from_fifo" "$WORK/big2.elf"
 expect 1 "is a directory" -- "$IPUSIM" asm "$WORK/big2.S" -o "$WORK"
 
+# Progress on a terminal (script(1) gives the command one), nothing when
+# stderr is not one: the op lowered, then the superstep run with the
+# program's count and the time left.
+script -qc "'$IPUSIM' compile bert-base:s128:l4 -o '$WORK/b4.elf'" /dev/null > "$WORK/compile_tty.txt" 2>&1
+check "compile on a terminal shows the op lowered" grep -aEq "lowering op [0-9]+ of [0-9]+" "$WORK/compile_tty.txt"
+script -qc "'$IPUSIM' run '$WORK/b4.elf' --max-cycles 60000" /dev/null > "$WORK/run_tty.txt" 2>&1
+check "run on a terminal shows the superstep, the cycles and the time left" \
+    grep -aEq "superstep [0-9]+ of [0-9]+, [0-9.]+ M cycles \([0-9.e-]+ ms simulated\), [0-9.]+ host s, about [0-9]+ s left" \
+    "$WORK/run_tty.txt"
+"$IPUSIM" compile bert-base:s128:l4 -o "$WORK/b4b.elf" > "$WORK/compile_pipe.txt" 2>&1
+"$IPUSIM" run "$WORK/b4.elf" --max-cycles 60000 > "$WORK/run_pipe.txt" 2>&1
+check "no progress when stderr is not a terminal" \
+    bash -c "! grep -aEq 'lowering op|superstep [0-9]+ of' '$WORK/compile_pipe.txt' '$WORK/run_pipe.txt'"
+
 finish
