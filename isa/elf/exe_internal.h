@@ -43,6 +43,10 @@ long exe_find_section(const ipu_exe *e, uint32_t tile, uint32_t addr, bool at_en
 bool exe_add_section_stored(ipu_exe *e, uint32_t tile, const char *name, uint32_t addr, const uint8_t *bytes,
                             uint32_t size, uint32_t flags);
 
+/* A tile record for a tile that has none yet (exe_set_entry without its
+ * search: replicas' tiles, made all at once). */
+bool exe_append_entry(ipu_exe *e, uint32_t tile, uint32_t supervisor_entry);
+
 /* The .ipusim.replicas record of e's replicas (exe_replicas.c): NULL and 0
  * when the program is not replicated; false with err when the description
  * is wrong or the host is out of memory.  Decoding fills e->replicas. */

@@ -136,7 +136,7 @@ bool exe_expand_replicas(ipu_exe *e, char *err, size_t err_size)
         }
         for (size_t i = 0; i < n_tiles && ok; i++)
             if (e->tiles[i].tile < x->tile_stride &&
-                !(ok = exe_set_entry(e, e->tiles[i].tile + shift, e->tiles[i].supervisor_entry)))
+                !(ok = exe_append_entry(e, e->tiles[i].tile + shift, e->tiles[i].supervisor_entry)))
                 snprintf(err, err_size, "out of host memory");
         for (size_t i = 0; i < n_sym && ok; i++) {
             const exe_symbol y = e->symbols[i];

@@ -305,13 +305,39 @@ bool exe_add_line(ipu_exe *e, uint32_t tile, uint32_t addr, uint32_t file, uint3
     return true;
 }
 
+/* The first tile record at or after tile (records are kept by tile). */
+static size_t tile_lower_bound(const ipu_exe *e, uint32_t tile)
+{
+    size_t lo = 0, hi = e->n_tiles;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (e->tiles[mid].tile < tile)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 bool exe_set_entry(ipu_exe *e, uint32_t tile, uint32_t supervisor_entry)
 {
-    for (size_t i = 0; i < e->n_tiles; i++)
-        if (e->tiles[i].tile == tile) {
-            e->tiles[i].supervisor_entry = supervisor_entry;
-            return true;
-        }
+    size_t pos = tile_lower_bound(e, tile);
+    if (pos < e->n_tiles && e->tiles[pos].tile == tile) {
+        e->tiles[pos].supervisor_entry = supervisor_entry;
+        return true;
+    }
+    if (!reserve_one((void **)&e->tiles, e->n_tiles, sizeof *e->tiles))
+        return false;
+    memmove(&e->tiles[pos + 1], &e->tiles[pos], (e->n_tiles - pos) * sizeof *e->tiles);
+    e->tiles[pos] = (exe_tile_record){.tile = tile, .supervisor_entry = supervisor_entry};
+    e->n_tiles++;
+    return true;
+}
+
+bool exe_append_entry(ipu_exe *e, uint32_t tile, uint32_t supervisor_entry)
+{
+    if (e->n_tiles && e->tiles[e->n_tiles - 1].tile >= tile)
+        return exe_set_entry(e, tile, supervisor_entry);
     if (!reserve_one((void **)&e->tiles, e->n_tiles, sizeof *e->tiles))
         return false;
     e->tiles[e->n_tiles++] = (exe_tile_record){.tile = tile, .supervisor_entry = supervisor_entry};
@@ -429,10 +455,8 @@ bool exe_line_at(const ipu_exe *e, uint32_t tile, uint32_t addr,
 
 const exe_tile_record *exe_tile(const ipu_exe *e, uint32_t tile)
 {
-    for (size_t i = 0; i < e->n_tiles; i++)
-        if (e->tiles[i].tile == tile)
-            return &e->tiles[i];
-    return NULL;
+    size_t pos = tile_lower_bound(e, tile);
+    return pos < e->n_tiles && e->tiles[pos].tile == tile ? &e->tiles[pos] : NULL;
 }
 
 /* ---------------------------------------------------------------- reading */
@@ -843,9 +867,9 @@ static bool read_lines(reader *r, Elf *elf, ipu_exe *e, const special *sp)
     return true;
 }
 
-static int cmp_u32(const void *a, const void *b)
+static int cmp_tile_record(const void *a, const void *b)
 {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    uint32_t x = ((const exe_tile_record *)a)->tile, y = ((const exe_tile_record *)b)->tile;
     return (x > y) - (x < y);
 }
 
@@ -866,22 +890,11 @@ static bool read_tiles(reader *r, Elf *elf, ipu_exe *e, const special *sp)
                         "region [0x4c000, 0x80000)", SEC_TILES, t.tile, t.supervisor_entry);
         e->tiles[e->n_tiles++] = t;
     }
-    /* Each tile at most once: sort a copy of the tile numbers. */
-    if (n < 2)
-        return true;
-    uint32_t *ids = malloc(n * sizeof *ids);
-    if (!ids)
-        return fail(r, "out of memory");
-    for (size_t i = 0; i < n; i++)
-        ids[i] = e->tiles[i].tile;
-    qsort(ids, n, sizeof *ids, cmp_u32);
+    /* Kept by tile (exe_tile searches them), each tile at most once. */
+    qsort(e->tiles, n, sizeof *e->tiles, cmp_tile_record);
     for (size_t i = 1; i < n; i++)
-        if (ids[i] == ids[i - 1]) {
-            uint32_t dup = ids[i];
-            free(ids);
-            return fail(r, "%s: tile %u is listed twice", SEC_TILES, dup);
-        }
-    free(ids);
+        if (e->tiles[i].tile == e->tiles[i - 1].tile)
+            return fail(r, "%s: tile %u is listed twice", SEC_TILES, e->tiles[i].tile);
     return true;
 }
 

@@ -135,7 +135,7 @@ typedef struct ipu_exe {
     exe_symbol *symbols;   size_t n_symbols;
     exe_line *lines;       size_t n_lines;
     char **files;          size_t n_files;
-    exe_tile_record *tiles; size_t n_tiles;
+    exe_tile_record *tiles; size_t n_tiles;   /* by tile */
     exe_blob bsp;                 /* .ipusim.bsp, may be empty */
     exe_blob tensors;             /* .ipusim.tensors, may be empty */
     exe_blob machine;             /* .ipusim.machine, may be empty */
