@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "isa/amp.h"
 #include "isa/asm/disasm.h"
@@ -57,12 +58,45 @@ bool tile_init(ipu_tile *t, const machine *m, uint32_t tile_id)
     return true;
 }
 
+/* The issue counts of n code words, zero.  A tile runs only a few of the
+ * kernel library's codelets, so the counts are mapped from the system's
+ * zero pages: only the pages of code the tile issues take host memory (a
+ * POD64's 94,208 tiles count 7 GB of words).  A header before them holds
+ * the mapping's length (0: from calloc, where mapping failed). */
+#define COUNTS_HEADER_BYTES 64u
+
+static uint64_t *counts_new(uint32_t n_words)
+{
+    size_t len = COUNTS_HEADER_BYTES + (size_t)n_words * sizeof(uint64_t);
+    uint8_t *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) {
+        if (!(p = calloc(1, len)))
+            return NULL;
+        len = 0;
+    }
+    memcpy(p, &len, sizeof len);
+    return (uint64_t *)(void *)(p + COUNTS_HEADER_BYTES);
+}
+
+static void counts_free(uint64_t *counts)
+{
+    if (!counts)
+        return;
+    uint8_t *p = (uint8_t *)counts - COUNTS_HEADER_BYTES;
+    size_t len;
+    memcpy(&len, p, sizeof len);
+    if (len)
+        munmap(p, len);
+    else
+        free(p);
+}
+
 void tile_free(ipu_tile *t)
 {
     if (!t->code_shared)
         free(t->code);
     t->code = NULL;
-    free(t->counts);
+    counts_free(t->counts);
     t->counts = NULL;
     isa_state_free(&t->s);
 }
@@ -241,8 +275,8 @@ bool tile_load_sections(ipu_tile *t, const ipu_exe *e, const size_t *idx, size_t
         free(t->code);
     t->code = NULL;
     t->code_shared = false;
-    free(t->counts);
-    t->counts = calloc(n_words, sizeof *t->counts);
+    counts_free(t->counts);
+    t->counts = counts_new(n_words);
     t->issued_instructions = t->issued_amp_macs[0] = t->issued_amp_macs[1] = 0;
     if (!is_code || !image || !t->counts) {
         free(is_code);
