@@ -69,7 +69,8 @@ static bool check(const ipu_exe *e, exe_reloc *relocs, char *err, size_t err_siz
                  x->tile_stride);
         return false;
     }
-    qsort(relocs, x->n_relocs, sizeof *relocs, cmp_reloc);
+    if (x->n_relocs > 1)
+        qsort(relocs, x->n_relocs, sizeof *relocs, cmp_reloc);
     for (size_t i = 0; i < x->n_relocs; i++) {
         const exe_reloc *q = &relocs[i];
         long s = exe_find_section(e, q->tile, q->addr, false);
@@ -203,7 +204,8 @@ bool exe_replicas_encode(const ipu_exe *e, uint8_t **out, size_t *size, char *er
         snprintf(err, err_size, "out of host memory");
         return false;
     }
-    memcpy(x->relocs, e->replicas.relocs, x->n_relocs * sizeof *x->relocs);
+    if (x->n_relocs)
+        memcpy(x->relocs, e->replicas.relocs, x->n_relocs * sizeof *x->relocs);
     if (!check(e, x->relocs, err, err_size)) {
         free(x->relocs);
         return false;

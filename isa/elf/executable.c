@@ -891,7 +891,8 @@ static bool read_tiles(reader *r, Elf *elf, ipu_exe *e, const special *sp)
         e->tiles[e->n_tiles++] = t;
     }
     /* Kept by tile (exe_tile searches them), each tile at most once. */
-    qsort(e->tiles, n, sizeof *e->tiles, cmp_tile_record);
+    if (n > 1)
+        qsort(e->tiles, n, sizeof *e->tiles, cmp_tile_record);
     for (size_t i = 1; i < n; i++)
         if (e->tiles[i].tile == e->tiles[i - 1].tile)
             return fail(r, "%s: tile %u is listed twice", SEC_TILES, e->tiles[i].tile);
