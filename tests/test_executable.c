@@ -345,6 +345,9 @@ static void test_many_sections(void)
         CU_ASSERT_TRUE_FATAL(exe_add_section(e, t, ".d", 0x80000, &t, 4, EXE_SEC_WRITE, err, sizeof err));
     CU_ASSERT_TRUE(exe_add_symbol(e, n - 1, "last", 0x80000, 4, EXE_SYM_DATA, true));
     CU_ASSERT_TRUE(exe_add_symbol(e, 3, "early", 0x80000, 4, EXE_SYM_DATA, true));
+    /* tile 65519's section is ELF section 0xfff1, SHN_ABS's number, given in
+     * the extended index table: a symbol there is on that tile, not on every one */
+    CU_ASSERT_TRUE(exe_add_symbol(e, SHN_ABS - 2, "at_abs_index", 0x80000, 4, EXE_SYM_DATA, true));
     const char *p = tmp_path("many.elf");
     CU_ASSERT_TRUE_FATAL(exe_write(e, p, err, sizeof err));
     exe_free(e);
@@ -362,6 +365,9 @@ static void test_many_sections(void)
     y = exe_find_symbol(r, "early");
     CU_ASSERT_PTR_NOT_NULL_FATAL(y);
     CU_ASSERT_EQUAL(y->tile, 3);
+    y = exe_find_symbol(r, "at_abs_index");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(y);
+    CU_ASSERT_EQUAL(y->tile, SHN_ABS - 2);
     exe_free(r);
     unlink(p);
 }

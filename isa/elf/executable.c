@@ -783,14 +783,9 @@ static bool read_symbols(reader *r, Elf *elf, ipu_exe *e, const special *sp, con
         if (type == STT_SECTION || type == STT_FILE)
             continue;
         size_t ndx = y.st_shndx;
-        if (ndx == SHN_XINDEX) {
-            if (!xndx)
-                return fail(r, "symbol %s uses an extended section index but there is no "
-                            "extended index table", nm);
-            ndx = get32(xndx + 4 * k);
-        }
-        if (ndx == SHN_ABS) {
-            /* on every tile with code, at the same address */
+        if (y.st_shndx == SHN_ABS) {
+            /* on every tile with code, at the same address (SHN_ABS itself,
+             * not an extended index that happens to equal it) */
             if (y.st_value < ISA_MEMORY_BASE || y.st_value > ISA_MEMORY_END || y.st_size > ISA_MEMORY_END - y.st_value)
                 return fail(r, "symbol %s [0x%llx, 0x%llx) (on every tile) lies outside tile memory", nm,
                             (unsigned long long)y.st_value, (unsigned long long)(y.st_value + y.st_size));
@@ -802,6 +797,12 @@ static bool read_symbols(reader *r, Elf *elf, ipu_exe *e, const special *sp, con
                 .kind = type == STT_FUNC ? EXE_SYM_CODE : type == STT_OBJECT ? EXE_SYM_DATA : EXE_SYM_OTHER,
                 .global = bind != STB_LOCAL};
             continue;
+        }
+        if (ndx == SHN_XINDEX) {
+            if (!xndx)
+                return fail(r, "symbol %s uses an extended section index but there is no "
+                            "extended index table", nm);
+            ndx = get32(xndx + 4 * k);
         }
         if (ndx == SHN_UNDEF || ndx >= r->shnum || tile_sec[ndx] < 0)
             return fail(r, "symbol %s refers to section %zu, which is not a tile section", nm, ndx);
