@@ -338,7 +338,7 @@ bool lw_add_transfer(lowering *lw, uint32_t from, uint32_t src_addr, uint32_t to
 }
 
 /* A receive from the host (or streaming memory): endpoint is the stream. */
-bool lw_note_peer(lowering *lw, uint32_t tile, enum peer_kind kind)
+bool lw_note_peer(lowering *lw, uint32_t tile, enum exe_reloc_kind kind)
 {
     ltile *t = &lw->tile[tile];
     if (!lw_grow((void **)&t->peers, &t->cap_peers, t->n_peers + 1, sizeof *t->peers))
@@ -564,14 +564,14 @@ static int cmp_multicast_recv(const void *a, const void *b)
 }
 
 /* The endpoint word of receive rv on tile i, noted for the replicas. */
-static uint32_t receive_endpoint(lowering *lw, const xfer *rv, enum peer_kind *kind)
+static uint32_t receive_endpoint(lowering *lw, const xfer *rv, enum exe_reloc_kind *kind)
 {
     if (rv->group >= 0) {
-        *kind = PEER_TILE;
+        *kind = EXE_RELOC_TILE;
         return xch_multicast_recv((uint32_t)rv->group, lw_global_tile(lw, rv->peer));
     }
     bool host = rv->peer & XCH_HOST;
-    *kind = host ? PEER_HOST_IN : PEER_TILE;
+    *kind = host ? EXE_RELOC_HOST_IN : EXE_RELOC_TILE;
     return host ? rv->peer : lw_global_tile(lw, rv->peer);
 }
 
@@ -602,7 +602,7 @@ static uint32_t receive_endpoint(lowering *lw, const xfer *rv, enum peer_kind *k
 typedef struct step_item {
     const xfer *x;
     uint32_t endpoint;
-    enum peer_kind kind;
+    enum exe_reloc_kind kind;
     bool host;                        /* from the host: never in rows or runs */
     bool note;                        /* the endpoint is renumbered for replicas */
     bool narrow;                      /* it fits half a word in every replica */
@@ -612,7 +612,7 @@ typedef struct step_item {
  * replica; only tiles' endpoints are renumbered by adding to the word). */
 static bool narrow_endpoint(const lowering *lw, const step_item *s)
 {
-    if (s->host || s->kind != PEER_TILE)
+    if (s->host || s->kind != EXE_RELOC_TILE)
         return false;
     uint64_t top = s->endpoint;
     if (s->note && lw->replicas > 1)
@@ -777,9 +777,9 @@ static void emit_steps(lowering *lw, uint32_t i, const step_item *it, size_t n, 
             const step_item *lo = &it[at[q]], *hi = q + 1 < m ? &it[at[q + 1]] : NULL;
             lw_push_word(lw, &t->steps, lo->endpoint | (hi ? hi->endpoint << 16 : 0));
             if (lo->note)
-                lw_note_peer(lw, i, PEER_TILE);
+                lw_note_peer(lw, i, EXE_RELOC_TILE);
             if (hi && hi->note)
-                lw_note_peer(lw, i, PEER_TILE_HIGH);
+                lw_note_peer(lw, i, EXE_RELOC_TILE_HIGH);
         }
         for (size_t q = 0; !narrow && q < m; q++) {
             lw_push_word(lw, &t->steps, it[at[q]].endpoint);
@@ -864,7 +864,7 @@ static void emit_sends(lowering *lw, uint32_t i, size_t groups)
         step_item *s = &it[m++];
         s->x = sd;
         s->host = false;
-        s->kind = PEER_TILE;
+        s->kind = EXE_RELOC_TILE;
         s->note = !groups && sd->group < 0;
         s->endpoint = groups ? XCH_BROADCAST
                     : sd->group >= 0 ? xch_multicast_send((uint32_t)sd->group) : lw_global_tile(lw, sd->peer);

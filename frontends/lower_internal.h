@@ -123,7 +123,8 @@ typedef struct ltile {
     size_t n_data, cap_data;
     data_item *allocs;                /* every block handed out (bytes unused) */
     size_t n_allocs, cap_allocs;
-    struct peer_ref { size_t word; uint8_t kind; } *peers;  /* step words holding an endpoint */
+    struct peer_ref { size_t word; uint8_t kind; } *peers;  /* step words holding an endpoint, each
+                                                               replica's own (enum exe_reloc_kind) */
     size_t n_peers, cap_peers;
     uint64_t compute_estimate_cycles; /* the planner's running estimate */
     uint32_t rec_base, step_base;     /* where the records and steps went (close_tile) ... */
@@ -179,16 +180,12 @@ typedef struct lowering {
  * only, ISA2 §2.7.7). */
 enum region_pref { PREFER_REGION1, PREFER_REGION0, NEED_REGION1 };
 
-/* Endpoints in the control program, renumbered for each replica
- * (PEER_TILE_HIGH: a tile's endpoint in the high half of the word). */
-enum peer_kind { PEER_TILE, PEER_HOST_IN, PEER_HOST_OUT, PEER_TILE_HIGH };
-
 /* The count word of a ctl_sends16 / ctl_recvs16 step (supervisor.S) for a
  * run of n >= 2 blocks, and the blocks a count word stands for. */
 static inline uint32_t lw_narrow_run_count(uint64_t n) { return (uint32_t)((n / 2 - 1) * 2 + n % 2); }
 static inline uint64_t lw_narrow_run_blocks(uint32_t count) { return ((uint64_t)(count >> 1) + 1) * 2 + (count & 1); }
 /* Note that the step word just pushed on tile `tile` is an endpoint. */
-bool lw_note_peer(lowering *lw, uint32_t tile, enum peer_kind kind);
+bool lw_note_peer(lowering *lw, uint32_t tile, enum exe_reloc_kind kind);
 
 bool lw_fail(lowering *lw, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 bool lw_unsupported(lowering *lw, const graph_node *n, int index, const char *why);

@@ -183,10 +183,7 @@ static bool finish_tile(lowering *lw, uint32_t i, ipu_exe *e)
         size_t word = t->peers[k].word;
         uint32_t addr = t->split_word && word >= t->split_word ? t->step_base2 + (uint32_t)(word - t->split_word) * 4
                                                                  : step_base + (uint32_t)word * 4;
-        enum exe_reloc_kind kind = t->peers[k].kind == PEER_TILE ? EXE_RELOC_TILE
-                                 : t->peers[k].kind == PEER_TILE_HIGH ? EXE_RELOC_TILE_HIGH
-                                 : t->peers[k].kind == PEER_HOST_IN ? EXE_RELOC_HOST_IN : EXE_RELOC_HOST_OUT;
-        if (!exe_add_reloc(e, gt, addr, kind))
+        if (!exe_add_reloc(e, gt, addr, (enum exe_reloc_kind)t->peers[k].kind))
             return lw_fail(lw, "out of host memory");
     }
     bool ok;
@@ -346,7 +343,7 @@ bool lw_send_outputs(lowering *lw)
             lw_push_word(lw, &tt->steps, lt->p[k].addr);
             lw_push_word(lw, &tt->steps, (uint32_t)((lt->p[k].count * lt->element_bytes + 3) & ~3ull));
             lw_push_word(lw, &tt->steps, XCH_HOST | lw->rep->output_streams++);
-            lw_note_peer(lw, lt->p[k].tile, PEER_HOST_OUT);
+            lw_note_peer(lw, lt->p[k].tile, EXE_RELOC_HOST_OUT);
         }
     }
     return !lw->failed;

@@ -282,14 +282,12 @@ int cmd_compile(int argc, char **argv, const command *self)
     graph *g = cli_load_model(model, fuse, &t, &info);
     lower_report rep;
     ipu_exe *e = lower_graph(g, &o, &rep, err, sizeof err);
-    if (!e && cp.shown)
+    if (cp.shown)
         fprintf(stderr, "\r\033[K");
     if (!e && strstr(err, ": does not fit: "))
         fatal("%s%s", err, fit_hint(&o));
     if (!e)
         fatal("%s", err);
-    if (cp.shown)
-        fprintf(stderr, "\r\033[K");
     if (!exe_write(e, out ? out : def, err, sizeof err))
         fatal("%s", err);
     double t1 = now_seconds();

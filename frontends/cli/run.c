@@ -437,11 +437,10 @@ static void check_dump(const run_options *o, const run_program *p, dump_request 
             fatal("--dump: no symbol '%s' on tile %ld in %s", d->symbol, d->tile, o->input);
         fatal("--dump: no symbol '%s' in %s", d->symbol, o->input);
     }
-    /* a symbol of every tile: the one named, else the first with code */
+    /* a symbol of every tile: the one named, else the first with code (records are by tile) */
     uint32_t on = d->tile >= 0 ? (uint32_t)d->tile : sym->tile;
-    for (size_t i = 0; on == EXE_EVERY_TILE && i < p->e->n_tiles; i++)
-        if (i == 0 || p->e->tiles[i].tile < on)
-            on = p->e->tiles[i].tile;
+    if (on == EXE_EVERY_TILE && p->e->n_tiles)
+        on = p->e->tiles[0].tile;
     const ipu_tile *t = engine_tile(p->g, on);
     if (!t)
         fatal("--dump: symbol '%s' is on tile %u, which has no code", sym->name, on);

@@ -7,6 +7,7 @@
 #define IPUSIM_EXE_INTERNAL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "executable.h"
@@ -34,6 +35,15 @@ static inline void exe_put32(uint8_t *p, uint32_t v)
     p[2] = (uint8_t)(v >> 16);
     p[3] = (uint8_t)(v >> 24);
 }
+
+static inline uint32_t exe_get32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* Room for one more element in an array of n that grows without a capacity
+ * field (executable.c); false when the host is out of memory. */
+bool exe_reserve_one(void **arr, size_t n, size_t elem_bytes);
 
 /* The section holding (tile, addr), or -1.  With at_end, an address just
  * past a section's last byte counts as in it (an end label). */

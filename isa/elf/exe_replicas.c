@@ -20,18 +20,11 @@
 #include "exe_store.h"
 #include "isa/exchange_port.h"
 
-#define REPLICAS_MAX 256u          /* the largest pod: POD256 */
-
 bool exe_add_reloc(ipu_exe *e, uint32_t tile, uint32_t addr, enum exe_reloc_kind kind)
 {
     exe_replicas *x = &e->replicas;
-    /* room for 64, then doubled whenever the count reaches a power of two */
-    if (x->n_relocs == 0 || (x->n_relocs >= 64 && !(x->n_relocs & (x->n_relocs - 1)))) {
-        exe_reloc *p = realloc(x->relocs, (x->n_relocs ? 2 * x->n_relocs : 64) * sizeof *p);
-        if (!p)
-            return false;
-        x->relocs = p;
-    }
+    if (!exe_reserve_one((void **)&x->relocs, x->n_relocs, sizeof *x->relocs))
+        return false;
     x->relocs[x->n_relocs++] = (exe_reloc){.tile = tile, .addr = addr, .kind = (uint8_t)kind};
     return true;
 }
@@ -63,7 +56,7 @@ static uint32_t relocate(const exe_replicas *x, uint32_t w, uint8_t kind, uint32
 static bool check(const ipu_exe *e, exe_reloc *relocs, char *err, size_t err_size)
 {
     const exe_replicas *x = &e->replicas;
-    if (x->count > REPLICAS_MAX || x->tile_stride == 0 ||
+    if (x->count > EXE_REPLICAS_MAX || x->tile_stride == 0 ||
         (uint64_t)x->count * x->tile_stride >= EXE_EVERY_TILE) {
         snprintf(err, err_size, "%u replicas of %u tiles are more tiles than an executable numbers", x->count,
                  x->tile_stride);
@@ -241,7 +234,7 @@ static bool get_u32(const uint8_t *p, size_t n, size_t *at, uint32_t *v)
 {
     if (n - *at < 4)
         return false;
-    *v = (uint32_t)p[*at] | (uint32_t)p[*at + 1] << 8 | (uint32_t)p[*at + 2] << 16 | (uint32_t)p[*at + 3] << 24;
+    *v = exe_get32(p + *at);
     *at += 4;
     return true;
 }

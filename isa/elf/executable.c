@@ -52,8 +52,6 @@
 #include "isa/isa.h"
 #include "sim/base/fileio.h"
 
-
-
 /* ---------------------------------------------------------------- helpers */
 
 static char *dup_str(const char *s)
@@ -77,7 +75,7 @@ static size_t cap_for(size_t n)
     return c;
 }
 
-static bool reserve_one(void **arr, size_t n, size_t elem_bytes)
+bool exe_reserve_one(void **arr, size_t n, size_t elem_bytes)
 {
     if (n != cap_for(n))
         return true;
@@ -89,10 +87,6 @@ static bool reserve_one(void **arr, size_t n, size_t elem_bytes)
     return true;
 }
 
-static uint32_t get32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
 
 static int cmp_key(uint32_t tile_a, uint32_t addr_a, uint32_t tile_b, uint32_t addr_b)
 {
@@ -215,6 +209,24 @@ void exe_free(ipu_exe *e)
     free(e);
 }
 
+/* A section with bytes already stored (NULL for none) at position pos of
+ * the sorted array; false when the host is out of memory. */
+static bool insert_section(ipu_exe *e, size_t pos, uint32_t tile, const char *name, uint32_t addr,
+                           const uint8_t *bytes, uint32_t size, uint32_t flags)
+{
+    exe_section s = {.tile = tile, .addr = addr, .size = size, .flags = flags, .bytes = (uint8_t *)bytes};
+    if (!(s.name = dup_str(name)))
+        return false;
+    if (!exe_reserve_one((void **)&e->sections, e->n_sections, sizeof *e->sections)) {
+        free(s.name);
+        return false;
+    }
+    memmove(&e->sections[pos + 1], &e->sections[pos], (e->n_sections - pos) * sizeof *e->sections);
+    e->sections[pos] = s;
+    e->n_sections++;
+    return true;
+}
+
 bool exe_add_section(ipu_exe *e, uint32_t tile, const char *name, uint32_t addr,
                      const void *bytes, uint32_t size, uint32_t flags,
                      char *err, size_t err_size)
@@ -234,37 +246,20 @@ bool exe_add_section(ipu_exe *e, uint32_t tile, const char *name, uint32_t addr,
                  (unsigned long long)c->addr + c->size);
         return false;
     }
-    exe_section s = {.tile = tile, .addr = addr, .size = size, .flags = flags};
-    s.name = dup_str(name);
+    const uint8_t *stored = NULL;
     if (!(flags & EXE_SEC_NOBITS) && size && (e->store || (e->store = exe_store_new())))
-        s.bytes = exe_store_intern(e->store, bytes, size);
-    if (!s.name || (!(flags & EXE_SEC_NOBITS) && size && !s.bytes) ||
-        !reserve_one((void **)&e->sections, e->n_sections, sizeof *e->sections)) {
-        free(s.name);
-        snprintf(err, err_size, "section %s@%u: out of memory", name, tile);
-        return false;
-    }
-    memmove(&e->sections[pos + 1], &e->sections[pos], (e->n_sections - pos) * sizeof *e->sections);
-    e->sections[pos] = s;
-    e->n_sections++;
-    return true;
+        stored = exe_store_intern(e->store, bytes, size);
+    if (((flags & EXE_SEC_NOBITS) || !size || stored) && insert_section(e, pos, tile, name, addr, stored, size, flags))
+        return true;
+    snprintf(err, err_size, "section %s@%u: out of memory", name, tile);
+    return false;
 }
 
 bool exe_add_section_stored(ipu_exe *e, uint32_t tile, const char *name, uint32_t addr, const uint8_t *bytes,
                             uint32_t size, uint32_t flags)
 {
     size_t pos = upper_bound(e, tile, addr);
-    exe_section s = {.tile = tile, .addr = addr, .size = size, .flags = flags, .bytes = (uint8_t *)bytes};
-    if (overlap_at(e, pos, tile, addr, size) >= 0 || !(s.name = dup_str(name)))
-        return false;
-    if (!reserve_one((void **)&e->sections, e->n_sections, sizeof *e->sections)) {
-        free(s.name);
-        return false;
-    }
-    memmove(&e->sections[pos + 1], &e->sections[pos], (e->n_sections - pos) * sizeof *e->sections);
-    e->sections[pos] = s;
-    e->n_sections++;
-    return true;
+    return overlap_at(e, pos, tile, addr, size) < 0 && insert_section(e, pos, tile, name, addr, bytes, size, flags);
 }
 
 bool exe_add_symbol(ipu_exe *e, uint32_t tile, const char *name, uint32_t addr,
@@ -273,7 +268,7 @@ bool exe_add_symbol(ipu_exe *e, uint32_t tile, const char *name, uint32_t addr,
     /* names are stored once (a tensor's name repeats on every tile) */
     char *n = (e->store || (e->store = exe_store_new())) ? (char *)exe_store_intern(e->store, name, strlen(name) + 1)
                                                          : NULL;
-    if (!n || !reserve_one((void **)&e->symbols, e->n_symbols, sizeof *e->symbols))
+    if (!n || !exe_reserve_one((void **)&e->symbols, e->n_symbols, sizeof *e->symbols))
         return false;
     e->symbols[e->n_symbols++] = (exe_symbol){
         .name = n, .tile = tile, .addr = addr, .size = size, .kind = (uint8_t)kind, .global = global};
@@ -287,7 +282,7 @@ uint32_t exe_add_file(ipu_exe *e, const char *path)
             return (uint32_t)i;
     char *p = dup_str(path);
     if (!p || e->n_files >= UINT32_MAX - 1 ||
-        !reserve_one((void **)&e->files, e->n_files, sizeof *e->files)) {
+        !exe_reserve_one((void **)&e->files, e->n_files, sizeof *e->files)) {
         free(p);
         return UINT32_MAX;
     }
@@ -299,7 +294,7 @@ bool exe_add_line(ipu_exe *e, uint32_t tile, uint32_t addr, uint32_t file, uint3
 {
     if (file >= e->n_files)
         return false;
-    if (!reserve_one((void **)&e->lines, e->n_lines, sizeof *e->lines))
+    if (!exe_reserve_one((void **)&e->lines, e->n_lines, sizeof *e->lines))
         return false;
     e->lines[e->n_lines++] = (exe_line){.tile = tile, .addr = addr, .line = line, .file = file};
     return true;
@@ -326,7 +321,7 @@ bool exe_set_entry(ipu_exe *e, uint32_t tile, uint32_t supervisor_entry)
         e->tiles[pos].supervisor_entry = supervisor_entry;
         return true;
     }
-    if (!reserve_one((void **)&e->tiles, e->n_tiles, sizeof *e->tiles))
+    if (!exe_reserve_one((void **)&e->tiles, e->n_tiles, sizeof *e->tiles))
         return false;
     memmove(&e->tiles[pos + 1], &e->tiles[pos], (e->n_tiles - pos) * sizeof *e->tiles);
     e->tiles[pos] = (exe_tile_record){.tile = tile, .supervisor_entry = supervisor_entry};
@@ -338,7 +333,7 @@ bool exe_append_entry(ipu_exe *e, uint32_t tile, uint32_t supervisor_entry)
 {
     if (e->n_tiles && e->tiles[e->n_tiles - 1].tile >= tile)
         return exe_set_entry(e, tile, supervisor_entry);
-    if (!reserve_one((void **)&e->tiles, e->n_tiles, sizeof *e->tiles))
+    if (!exe_reserve_one((void **)&e->tiles, e->n_tiles, sizeof *e->tiles))
         return false;
     e->tiles[e->n_tiles++] = (exe_tile_record){.tile = tile, .supervisor_entry = supervisor_entry};
     return true;
@@ -802,7 +797,7 @@ static bool read_symbols(reader *r, Elf *elf, ipu_exe *e, const special *sp, con
             if (!xndx)
                 return fail(r, "symbol %s uses an extended section index but there is no "
                             "extended index table", nm);
-            ndx = get32(xndx + 4 * k);
+            ndx = exe_get32(xndx + 4 * k);
         }
         if (ndx == SHN_UNDEF || ndx >= r->shnum || tile_sec[ndx] < 0)
             return fail(r, "symbol %s refers to section %zu, which is not a tile section", nm, ndx);
@@ -843,7 +838,7 @@ static bool read_lines(reader *r, Elf *elf, ipu_exe *e, const special *sp)
         if (!alloc_array(r, (void **)&e->files, n, sizeof *e->files))
             return false;
         for (size_t i = 0; i < n; i++) {
-            uint32_t off = get32(rec + i * FILES_RECORD_BYTES);
+            uint32_t off = exe_get32(rec + i * FILES_RECORD_BYTES);
             if (off >= str_size)
                 return fail(r, "%s: record %zu: name offset %u is beyond %s (%zu bytes)",
                             SEC_FILES, i, off, SEC_FILESTR, str_size);
@@ -858,8 +853,8 @@ static bool read_lines(reader *r, Elf *elf, ipu_exe *e, const special *sp)
         return false;
     for (size_t i = 0; i < n; i++) {
         const uint8_t *p = rec + i * LINES_RECORD_BYTES;
-        exe_line l = {.tile = get32(p), .addr = get32(p + 4), .line = get32(p + 8),
-                      .file = get32(p + 12)};
+        exe_line l = {.tile = exe_get32(p), .addr = exe_get32(p + 4), .line = exe_get32(p + 8),
+                      .file = exe_get32(p + 12)};
         if (l.file >= e->n_files)
             return fail(r, "%s: record %zu names file %u but there are %zu files",
                         SEC_LINES, i, l.file, e->n_files);
@@ -883,8 +878,8 @@ static bool read_tiles(reader *r, Elf *elf, ipu_exe *e, const special *sp)
     if (!alloc_array(r, (void **)&e->tiles, n, sizeof *e->tiles))
         return false;
     for (size_t i = 0; i < n; i++) {
-        exe_tile_record t = {.tile = get32(rec + i * TILES_RECORD_BYTES),
-                             .supervisor_entry = get32(rec + i * TILES_RECORD_BYTES + 4)};
+        exe_tile_record t = {.tile = exe_get32(rec + i * TILES_RECORD_BYTES),
+                             .supervisor_entry = exe_get32(rec + i * TILES_RECORD_BYTES + 4)};
         if (t.supervisor_entry < ISA_MEMORY_BASE || t.supervisor_entry >= ISA_REGION1_BASE ||
             (t.supervisor_entry & 3u))
             return fail(r, "%s: tile %u: supervisor entry 0x%x is not a word in the executable "
@@ -1117,7 +1112,7 @@ static bool summarise(reader *r, exe_summary *s)
                 return fail(r, "%s: size %llu is not a multiple of the %u-byte record", nm,
                             (unsigned long long)h->sh_size, TILES_RECORD_BYTES);
             for (uint64_t k = 0; k < h->sh_size; k += TILES_RECORD_BYTES) {
-                uint32_t tile = get32(r->img + h->sh_offset + k);
+                uint32_t tile = exe_get32(r->img + h->sh_offset + k);
                 if (!s->any_tile || tile > s->last_tile)
                     s->last_tile = tile;
                 s->any_tile = true;
@@ -1125,8 +1120,8 @@ static bool summarise(reader *r, exe_summary *s)
         } else if (!strcmp(nm, SEC_REPLICAS) && h->sh_type == SHT_PROGBITS) {
             if (h->sh_size < 8)
                 return fail(r, "%s: truncated header", nm);
-            replicas = get32(r->img + h->sh_offset);
-            stride = get32(r->img + h->sh_offset + 4);
+            replicas = exe_get32(r->img + h->sh_offset);
+            stride = exe_get32(r->img + h->sh_offset + 4);
         } else if (!strcmp(nm, SEC_MACHINE) && h->sh_type == SHT_PROGBITS) {
             if (s->machine.size)
                 return fail(r, "more than one section %s", nm);

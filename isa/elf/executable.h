@@ -121,6 +121,8 @@ typedef struct exe_reloc {
     uint8_t kind;                 /* enum exe_reloc_kind */
 } exe_reloc;
 
+#define EXE_REPLICAS_MAX 256u     /* the largest pod, a POD256 */
+
 typedef struct exe_replicas {
     uint32_t count;               /* 0 or 1: the program is not replicated */
     uint32_t tile_stride;

@@ -48,17 +48,15 @@ static size_t sb_add(strbuf *sb, const char *s)
 }
 
 /* s's offset in sb, appended only when sb does not hold it yet (a symbol
- * name repeats on every tile): names maps a name's hash to its offset + 1. */
+ * name repeats on every tile): the names are stored once in the executable
+ * (exe_add_symbol), so names maps a name's address to its offset + 1. */
 static size_t sb_add_once(strbuf *sb, exe_u64map *names, const char *s)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (const char *c = s; *c; c++)
-        h = (h ^ (uint8_t)*c) * 1099511628211ull;
-    uint64_t at = exe_u64map_get(names, h);
-    if (at && !strcmp(sb->buf + at - 1, s))
+    uint64_t at = exe_u64map_get(names, (uint64_t)(uintptr_t)s);
+    if (at)
         return at - 1;
     size_t off = sb_add(sb, s);
-    if (!sb->oom && !at && !exe_u64map_put(names, h, off + 1))
+    if (!sb->oom && !exe_u64map_put(names, (uint64_t)(uintptr_t)s, off + 1))
         sb->oom = true;
     return off;
 }
@@ -302,32 +300,26 @@ static bool add_symbols(const ipu_exe *e, writer *w, write_bufs *b, bool need_xn
             const exe_symbol *s = &e->symbols[i];
             if (s->global != (pass == 1) || !stored_tile(e, s->tile))
                 continue;
-            if (s->tile == EXE_EVERY_TILE) {
-                /* the same address on every tile with code: absolute */
-                Elf64_Sym *y = &b->syms[k++];
-                y->st_name = (Elf64_Word)sb_add_once(&b->strtab, &b->names, s->name);
-                y->st_info = (unsigned char)ELF64_ST_INFO(s->global ? STB_GLOBAL : STB_LOCAL,
-                                                          s->kind == EXE_SYM_CODE ? STT_FUNC
-                                                          : s->kind == EXE_SYM_DATA ? STT_OBJECT : STT_NOTYPE);
-                y->st_shndx = SHN_ABS;
-                y->st_value = s->addr;
-                y->st_size = s->size;
-                continue;
-            }
-            long sec = exe_find_section(e, s->tile, s->addr, true);
-            if (sec < 0) {
-                snprintf(w->err, w->err_size,
-                         "%s: symbol %s (tile %u, address 0x%x) is in no section",
-                         w->path, s->name, s->tile, s->addr);
-                return false;
-            }
-            const exe_section *in = &e->sections[sec];
-            if ((uint64_t)s->addr + s->size > (uint64_t)in->addr + in->size) {
-                snprintf(w->err, w->err_size,
-                         "%s: symbol %s [0x%x, 0x%llx) extends past the end of section "
-                         "%s@%u", w->path, s->name, s->addr,
-                         (unsigned long long)s->addr + s->size, in->name, in->tile);
-                return false;
+            /* a symbol of every tile with code: the same address on each, absolute */
+            bool every = s->tile == EXE_EVERY_TILE;
+            size_t ndx = SHN_ABS;
+            if (!every) {
+                long sec = exe_find_section(e, s->tile, s->addr, true);
+                if (sec < 0) {
+                    snprintf(w->err, w->err_size,
+                             "%s: symbol %s (tile %u, address 0x%x) is in no section",
+                             w->path, s->name, s->tile, s->addr);
+                    return false;
+                }
+                const exe_section *in = &e->sections[sec];
+                if ((uint64_t)s->addr + s->size > (uint64_t)in->addr + in->size) {
+                    snprintf(w->err, w->err_size,
+                             "%s: symbol %s [0x%x, 0x%llx) extends past the end of section "
+                             "%s@%u", w->path, s->name, s->addr,
+                             (unsigned long long)s->addr + s->size, in->name, in->tile);
+                    return false;
+                }
+                ndx = b->sec_index[sec];
             }
             Elf64_Sym *y = &b->syms[k];
             y->st_name = (Elf64_Word)sb_add_once(&b->strtab, &b->names, s->name);
@@ -335,8 +327,7 @@ static bool add_symbols(const ipu_exe *e, writer *w, write_bufs *b, bool need_xn
                           : s->kind == EXE_SYM_DATA ? STT_OBJECT : STT_NOTYPE;
             y->st_info = (unsigned char)ELF64_ST_INFO(s->global ? STB_GLOBAL : STB_LOCAL, type);
             y->st_other = STV_DEFAULT;
-            size_t ndx = b->sec_index[sec];
-            if (ndx >= SHN_LORESERVE) {
+            if (!every && ndx >= SHN_LORESERVE) {
                 y->st_shndx = SHN_XINDEX;
                 b->xndx[k] = (Elf64_Word)ndx;
             } else {

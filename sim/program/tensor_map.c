@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "isa/elf/executable.h"
+
 tensor_map *tmap_new(void)
 {
     return calloc(1, sizeof(tensor_map));
@@ -238,7 +240,6 @@ static bool replicate(tensor_map *m, rbuf *r, const char *source, char *err, siz
         snprintf(err, err_size, "%s: tensor map: the replicas are cut short", source);
         return false;
     }
-    uint64_t last_tile = 0;
     for (size_t i = 0; i < m->n_tensors; i++)
         for (size_t k = 0; k < m->tensors[i].n_pieces; k++)
             if (m->tensors[i].pieces[k].tile >= stride) {
@@ -246,8 +247,7 @@ static bool replicate(tensor_map *m, rbuf *r, const char *source, char *err, siz
                          "tiles", source, m->tensors[i].name, m->tensors[i].pieces[k].tile, stride);
                 return false;
             }
-    last_tile = (uint64_t)n * stride;
-    if (n < 2 || n > 256 || last_tile >= UINT32_MAX) {          /* at most a POD256 */
+    if (n < 2 || n > EXE_REPLICAS_MAX || (uint64_t)n * stride >= UINT32_MAX) {
         snprintf(err, err_size, "%s: tensor map: %u replicas of %u tiles", source, n, stride);
         return false;
     }
