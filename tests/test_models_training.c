@@ -20,6 +20,7 @@
 #include "isa/elf/executable.h"
 #include "sim/program/machine.h"
 #include "test_util.h"
+#include "workloads/models/convergence.h"
 #include "workloads/models/models.h"
 
 #define VOCAB 30522
@@ -464,6 +465,34 @@ static void test_resnet_training(void)
     graph_free(g);
 }
 
+/* MLPerf's reference convergence points read by global batch: a point
+ * itself, between two (linear), beyond the ends (the nearest), BERT in
+ * samples, models without a reference. */
+static void test_convergence(void)
+{
+    convergence c;
+    CU_ASSERT_STRING_EQUAL(convergence_family("resnet50:b1:s32"), "resnet50");
+    CU_ASSERT_STRING_EQUAL(convergence_family("bert-large:s128:l24"), "bert");
+    CU_ASSERT_PTR_NULL(convergence_family("resnet50x"));
+    CU_ASSERT_PTR_NULL(convergence_family("matmul:64x64x64"));
+    CU_ASSERT_TRUE_FATAL(convergence_at("resnet50", 3264, &c));
+    CU_ASSERT_DOUBLE_EQUAL(c.epochs, 35.2, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(c.samples, 35.2 * 1281167, 1e-3);
+    CU_ASSERT_TRUE(c.batch_lo == 3264 && c.batch_hi == 3264);
+    CU_ASSERT_TRUE_FATAL(convergence_at("resnet50", 3680, &c));     /* halfway from 3264 to 4096 */
+    CU_ASSERT_DOUBLE_EQUAL(c.epochs, 37.6, 1e-9);
+    CU_ASSERT_TRUE(c.batch_lo == 3264 && c.batch_hi == 4096);
+    CU_ASSERT_TRUE_FATAL(convergence_at("resnet50", 16, &c));       /* below the smallest: its epochs */
+    CU_ASSERT_DOUBLE_EQUAL(c.epochs, 35.0, 1e-9);
+    CU_ASSERT_TRUE_FATAL(convergence_at("resnet50", 1e6, &c));
+    CU_ASSERT_DOUBLE_EQUAL(c.epochs, 84.5, 1e-9);
+    CU_ASSERT_TRUE_FATAL(convergence_at("bert", 256, &c));
+    CU_ASSERT_DOUBLE_EQUAL(c.samples, 2552704, 1e-9);
+    CU_ASSERT_EQUAL(c.epochs, 0);
+    CU_ASSERT_FALSE(convergence_at("gpt3", 256, &c));
+    CU_ASSERT_FALSE(convergence_at("bert", 0, &c));
+}
+
 void test_register(void)
 {
     ADD_SUITE("models_training",
@@ -472,5 +501,6 @@ void test_register(void)
               { "BERT: a batch computes each sequence as alone", test_bert_batch_is_per_sequence },
               { "BERT: the attention mask hides padding", test_bert_attention_mask },
               { "BERT pre-training compiles for GC200 (f16 matmuls)", test_bert_compiles },
-              { "ResNet-50 training: batch statistics, same network, compiles", test_resnet_training });
+              { "ResNet-50 training: batch statistics, same network, compiles", test_resnet_training },
+              { "MLPerf convergence points by global batch", test_convergence });
 }

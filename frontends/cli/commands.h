@@ -73,9 +73,13 @@ bool cli_same_output(const char *a, const char *b);
 int cli_threads_value(const command *cmd, int argc, char **argv, int *i);
 uint64_t cli_cycles_value(const command *cmd, int argc, char **argv, int *i);
 
-/* The compile options of `compile` and `validate --model` (--tiles N,
- * --replicas N, --f16-matmul, --no-fuse, --verbose, ...): true when argv[*i]
- * was one (and consumed), fatal usage errors on bad values. */
+/* Whether a command's input names a model (built-in, or an ONNX file) rather
+ * than an executable: a file is an executable when it starts as ELF does. */
+bool cli_is_model(const char *input);
+
+/* The compile options of `compile`, `validate --model` and `compare MODEL`
+ * (--tiles N, --replicas N, --f16-matmul, --no-fuse, --verbose, ...): true
+ * when argv[*i] was one (and consumed), fatal usage errors on bad values. */
 bool cli_compile_option(const command *cmd, lower_options *o, bool *fuse, int argc, char **argv, int *i);
 
 /* The compile options against the machine, before the model is loaded:

@@ -26,6 +26,8 @@
 #include "sim/base/fileio.h"
 #include "sim/engine/phase_stats.h"
 #include "sim/engine/program_io.h"
+#include "frontends/lower.h"
+#include "workloads/models/convergence.h"
 
 typedef struct compare_side {
     machine m;
@@ -40,6 +42,10 @@ typedef struct compare_side {
     double amp_utilisation;
     engine_amp_summary amp;       /* over the chips with code, with the model's MACs */
     phase_totals phases[PHASES_MAX];  /* a training step's, on the critical chip */
+    double clock_hz;              /* the critical chip's */
+    double host_seconds;          /* of the simulation */
+    int host_threads;
+    uint32_t chips_used;          /* chips with code */
 } compare_side;
 
 typedef struct input_spec {
@@ -47,7 +53,7 @@ typedef struct input_spec {
     const char *path;
 } input_spec;
 
-static void summarise(compare_side *s)
+static void summarise(compare_side *s, const program_phases *ph)
 {
     const engine_stats *st = s->stats;
     uint64_t end = 0;
@@ -69,6 +75,7 @@ static void summarise(compare_side *s)
     }
     const engine_chip_stats *cc = &st->chips[s->critical_chip];
     double hz = (double)cc->clock_hz;
+    s->clock_hz = hz;
     s->seconds = (double)st->end_ps * 1e-12;
     s->cycles = cc->c.cycles;
     s->compute_s = (double)cc->c.compute_cycles / hz;
@@ -76,12 +83,17 @@ static void summarise(compare_side *s)
     s->wait_s = (double)cc->c.wait_cycles / hz;
     s->sync_s = (double)cc->c.sync_cycles / hz;
     s->amp_utilisation = cc->amp_utilisation;
+    s->host_seconds = st->host_seconds;
+    s->host_threads = st->host_threads;
+    s->chips_used = engine_chips_used(st);
+    if (ph->n)
+        phase_stats_sum(st, ph, s->critical_chip, s->phases);
 }
 
 /* 0: ran to the end; 1: a user error (err); 3: the simulated program
  * stopped with an exception, a deadlock or at the limit (err). */
-static int run_side(compare_side *s, const ipu_exe *e, const input_spec *inputs, unsigned n_inputs,
-                    int threads, char *err, size_t err_size)
+static int run_side(compare_side *s, const ipu_exe *e, const program_phases *ph, const input_spec *inputs,
+                    unsigned n_inputs, int threads, char *err, size_t err_size)
 {
     s->g = engine_new(&s->m, e, err, err_size);
     if (!s->g)
@@ -123,7 +135,12 @@ static int run_side(compare_side *s, const ipu_exe *e, const input_spec *inputs,
     if (!program_model_record(e, "executable", &mr, err, err_size))
         return 1;
     s->amp = engine_amp_totals(s->g, s->stats, mr.model_macs);
-    summarise(s);
+    summarise(s, ph);
+    /* What the comparison prints is in s now: the machine's simulated state
+     * goes before the other machine's is made (a pod's is gigabytes). */
+    engine_free(s->g);
+    s->g = NULL;
+    s->stats = NULL;
     return 0;
 }
 
@@ -175,9 +192,7 @@ static void row_number(const char *label, const char *fmt, double a, double b)
  * chip that ends last, and its compute share. */
 static void print_phases(const program_phases *ph, compare_side *a, compare_side *b)
 {
-    phase_stats_sum(a->stats, ph, a->critical_chip, a->phases);
-    phase_stats_sum(b->stats, ph, b->critical_chip, b->phases);
-    double ha = (double)a->stats->chips[a->critical_chip].clock_hz, hb = (double)b->stats->chips[b->critical_chip].clock_hz;
+    double ha = a->clock_hz, hb = b->clock_hz;
     printf("\n  training step, by phase (chip that ends last):\n");
     for (uint32_t i = 0; i < ph->n; i++) {
         char label[64];
@@ -300,7 +315,7 @@ static cJSON *side_json(const compare_side *s, double items, const char *item_na
         cJSON_AddNumberToObject(o, "model_macs", (double)s->amp.model_macs);
         cJSON_AddNumberToObject(o, "amp_useful_utilisation", s->amp.useful_utilisation);
     }
-    cJSON_AddNumberToObject(o, "host_seconds", s->stats->host_seconds);
+    cJSON_AddNumberToObject(o, "host_seconds", s->host_seconds);
     return o;
 }
 
@@ -318,6 +333,235 @@ static void read_phases(const ipu_exe *e, const char *input, program_phases *ph,
     }
 }
 
+/* A model (built-in or ONNX) compiled for machine m, in this process (the
+ * replicas made, not left to a reader). */
+static ipu_exe *compile_for(const char *model, machine *m, lower_options o, bool fuse, const cli_train *t)
+{
+    char err[4096];
+    o.machine = m;
+    cli_check_compile_options(model, &o);
+    train_info info;
+    graph *g = cli_load_model(model, fuse, t, &info);
+    lower_report rep;
+    ipu_exe *e = lower_graph(g, &o, &rep, err, sizeof err);
+    graph_free(g);
+    if (!e)
+        fatal("%s", err);
+    printf("compiled %s%s for %s: %u ops, %u replica%s%s, %u tiles a chip\n", model, t->train ? " (training step)" : "",
+           m->name, rep.ops, rep.replicas, rep.replicas == 1 ? "" : "s",
+           rep.stages > 1 ? " of a pipeline" : "", rep.tiles_used);
+    return e;
+}
+
+/* The same program serves both machines when they have the same chips,
+ * tiles and tile memory (the compiler plans by nothing else that differs
+ * between presets). */
+static bool same_shape(const machine *a, const machine *b)
+{
+    return machine_u32(a, MP_chips) == machine_u32(b, MP_chips) &&
+           machine_u32(a, MP_tiles_per_chip) == machine_u32(b, MP_tiles_per_chip) &&
+           machine_u32(a, MP_tile_memory_bytes) == machine_u32(b, MP_tile_memory_bytes);
+}
+
+/* A training step as MLPerf runs it, from the step simulated: the global
+ * batch made of `accumulate` micro-steps of the simulated step's samples
+ * (the forward and backward phases that many times, the rest once), and the
+ * time to train from MLPerf's reference convergence points. */
+typedef struct mlperf_view {
+    double global_batch, accumulate;
+    bool have_convergence;
+    convergence conv;
+    double samples_needed;        /* --samples, --epochs or the reference's */
+    const char *needed_from;
+} mlperf_view;
+
+static double step_seconds(const compare_side *s, const program_phases *ph, double accumulate)
+{
+    double micro = 0;
+    for (uint32_t i = 0; i < ph->n; i++)
+        if (!strcmp(ph->name[i], "forward") || !strcmp(ph->name[i], "backward"))
+            micro += (double)s->phases[i].c.cycles / s->clock_hz;
+    return s->seconds + (accumulate - 1) * micro;
+}
+
+static void fmt_duration(char *buf, size_t n, double s)
+{
+    if (s >= 3600)
+        snprintf(buf, n, "%.2f h", s / 3600);
+    else if (s >= 60)
+        snprintf(buf, n, "%.2f min", s / 60);
+    else
+        snprintf(buf, n, "%.3f s", s);
+}
+
+static void print_mlperf(const mlperf_view *v, const program_phases *ph, const compare_side *a,
+                         const compare_side *b, const char *model)
+{
+    double ta = step_seconds(a, ph, v->accumulate), tb = step_seconds(b, ph, v->accumulate);
+    printf("\n  training step at global batch %.0f (%.0f sample%s a step simulated", v->global_batch,
+           (double)ph->samples, ph->samples == 1 ? "" : "s");
+    if (v->accumulate > 1)
+        printf(", its forward and backward phases %.0f times: gradient accumulation, estimated from the step)",
+               v->accumulate);
+    else
+        printf(")");
+    printf(":\n");
+    row_seconds("  step time", ta, tb);
+    row_number("  samples/s", "%.1f", v->global_batch / ta, v->global_batch / tb);
+    row_number("  samples/s per IPU", "%.1f", v->global_batch / ta / a->chips_used,
+               v->global_batch / tb / b->chips_used);
+    if (!(v->samples_needed > 0)) {
+        printf("  (time to train: no MLPerf reference for %s; --samples N or --epochs E with --dataset-samples N "
+               "give one)\n", model);
+        return;
+    }
+    double steps = ceil(v->samples_needed / v->global_batch);
+    char da[32], db[32], r[32];
+    fmt_duration(da, sizeof da, steps * ta);
+    fmt_duration(db, sizeof db, steps * tb);
+    fmt_ratio(r, sizeof r, tb, ta);
+    printf("  %-30s %16s %16s %10s\n", "  time to train", da, db, r);
+    printf("    (%.0f steps of %.0f samples: %.4g samples, %s", steps, v->global_batch, v->samples_needed,
+           v->needed_from);
+    if (v->have_convergence) {
+        const convergence *c = &v->conv;
+        if (c->epochs > 0)
+            printf("; %.1f epochs of %s", c->epochs, c->dataset);
+        printf(" to %s; MLPerf Training 2.0 reference convergence points, %s", c->target, c->how);
+        if (c->batch_lo == c->batch_hi)
+            printf(" (global batch %.0f)", c->batch_lo);
+        else
+            printf(" (global batches %.0f and %.0f)", c->batch_lo, c->batch_hi);
+    }
+    printf("; of the program as simulated)\n");
+}
+
+static cJSON *mlperf_json(const mlperf_view *v, const program_phases *ph, const compare_side *s)
+{
+    cJSON *o = cJSON_CreateObject();
+    double t = step_seconds(s, ph, v->accumulate);
+    cJSON_AddNumberToObject(o, "global_batch", v->global_batch);
+    cJSON_AddNumberToObject(o, "accumulate", v->accumulate);
+    cJSON_AddNumberToObject(o, "step_seconds", t);
+    cJSON_AddNumberToObject(o, "samples_per_second", v->global_batch / t);
+    cJSON_AddNumberToObject(o, "samples_per_second_per_ipu", v->global_batch / t / s->chips_used);
+    if (v->samples_needed > 0) {
+        double steps = ceil(v->samples_needed / v->global_batch);
+        cJSON_AddNumberToObject(o, "samples_to_train", v->samples_needed);
+        cJSON_AddNumberToObject(o, "steps_to_train", steps);
+        cJSON_AddNumberToObject(o, "time_to_train_seconds", steps * t);
+    }
+    return o;
+}
+
+static double positive_value(const command *self, int argc, char **argv, int *i)
+{
+    const char *opt = argv[*i], *v = cli_value(self, argc, argv, i);
+    char *end;
+    double x = strtod(v, &end);
+    if (*end || end == v || !(x > 0) || !isfinite(x)) {
+        char what[96];
+        snprintf(what, sizeof what, "%s: '%%s' is not a positive number", opt);
+        cli_usage_error(self, what, v);
+    }
+    return x;
+}
+
+/* The MLPerf view of a training step of step_samples samples, from the
+ * options (fatal on a global batch that is not a multiple of them). */
+static mlperf_view make_mlperf_view(const char *input, bool is_model, double step_samples, double global_batch,
+                                    double epochs, double samples, double dataset_samples)
+{
+    mlperf_view mv = { 0 };
+    const char *family = is_model ? convergence_family(input) : NULL;
+    mv.global_batch = global_batch > 0 ? global_batch : step_samples;
+    mv.accumulate = mv.global_batch / step_samples;
+    if (mv.accumulate != floor(mv.accumulate))
+        fatal("%s: --global-batch %.0f is not a multiple of the %.0f samples a step simulated", input,
+              mv.global_batch, step_samples);
+    if (family && convergence_at(family, mv.global_batch, &mv.conv))
+        mv.have_convergence = true;
+    if (samples > 0) {
+        mv.samples_needed = samples;
+        mv.needed_from = "--samples";
+    } else if (epochs > 0) {
+        double per_epoch = dataset_samples > 0 ? dataset_samples : mv.have_convergence ? mv.conv.dataset_samples : 0;
+        if (!(per_epoch > 0))
+            fatal("%s: --epochs needs --dataset-samples N (no MLPerf dataset known for it)", input);
+        mv.samples_needed = epochs * per_epoch;
+        mv.needed_from = "--epochs";
+        mv.have_convergence = false;
+    } else if (mv.have_convergence) {
+        mv.samples_needed = mv.conv.samples;
+        mv.needed_from = "as MLPerf's references need";
+    }
+    return mv;
+}
+
+/* The comparison's table: both machines side by side, with the ratio. */
+static void print_report(const char *input, compare_side *a, compare_side *b, const program_phases *ph,
+                         bool same_program, const mlperf_view *mv, double items, double items_b,
+                         const char *item_name)
+{
+    printf("%s: %s vs %s\n\n", input, a->m.name, b->m.name);
+    printf("  %-30s %16s %16s %10s\n", "", a->m.name, b->m.name, "B/A");
+    row_number("chips", "%.0f", machine_get(&a->m, MP_chips), machine_get(&b->m, MP_chips));
+    row_number("tiles per chip", "%.0f", machine_get(&a->m, MP_tiles_per_chip),
+               machine_get(&b->m, MP_tiles_per_chip));
+    row_number("tile clock (GHz)", "%.4g", machine_get(&a->m, MP_tile_clock_hz) / 1e9,
+               machine_get(&b->m, MP_tile_clock_hz) / 1e9);
+    row_number("cycles (chip that ends last)", "%.0f", (double)a->cycles, (double)b->cycles);
+    row_seconds("time", a->seconds, b->seconds);
+    if (items > 0) {
+        char label[96];
+        snprintf(label, sizeof label, "throughput (%s/s)", item_name);
+        row_number(label, "%.4g", items / a->seconds, items_b / b->seconds);
+    }
+    if (ph->n && same_program)
+        print_phases(ph, a, b);
+    if (ph->samples && a->chips_used > 1)
+        printf("    (each chip's replica steps alone: no gradient all-reduce between them yet)\n");
+    if (ph->samples && same_program)
+        print_mlperf(mv, ph, a, b, input);
+    printf("\n  critical path (busiest tile of each superstep):\n");
+    row_seconds("  compute", a->compute_s, b->compute_s);
+    row_seconds("  exchange", a->exchange_s, b->exchange_s);
+    row_seconds("  waiting for other chips", a->wait_s, b->wait_s);
+    row_seconds("  sync", a->sync_s, b->sync_s);
+    printf("\n  off-chip channels (busy time, all chips):\n");
+    row_seconds("  IPU-Links", a->link_s, b->link_s);
+    row_seconds("  host link", a->host_s, b->host_s);
+    row_seconds("  streaming memory", a->stream_s, b->stream_s);
+    printf("\n");
+    row_number("instructions", "%.4g", (double)a->instructions, (double)b->instructions);
+    row_number("AMP MACs issued", "%.4g", (double)a->amp_macs, (double)b->amp_macs);
+    row_number("AMP issued (% of peak)", "%.2f", 100 * a->amp_utilisation, 100 * b->amp_utilisation);
+    if (a->amp.model_macs) {
+        row_number("model MACs (matmul, conv)", "%.4g", (double)a->amp.model_macs,
+                   (double)b->amp.model_macs);
+        row_number("AMP useful (% of peak)", "%.2f", 100 * a->amp.useful_utilisation,
+                   100 * b->amp.useful_utilisation);
+    }
+    row_number("exchange bytes sent", "%.4g", (double)a->exchange_bytes, (double)b->exchange_bytes);
+    row_number("IPU-Link bytes", "%.4g", (double)a->link_bytes, (double)b->link_bytes);
+    printf("\n  %s is %.3fx as fast as %s on this program (clock ratio %.3f).\n", b->m.name,
+           a->seconds / b->seconds, a->m.name,
+           machine_get(&b->m, MP_tile_clock_hz) / machine_get(&a->m, MP_tile_clock_hz));
+    printf("  simulation: %.3f + %.3f host s, %d host thread%s\n", a->host_seconds, b->host_seconds,
+           a->host_threads, a->host_threads == 1 ? "" : "s");
+}
+
+/* --machines A,B */
+static void machines_value(const command *self, const char *v, char names[2][64])
+{
+    const char *comma = strchr(v, ',');
+    if (!comma || comma == v || !comma[1] || strchr(comma + 1, ',') || (size_t)(comma - v) >= 64 ||
+        strlen(comma + 1) >= 64)
+        cli_usage_error(self, "--machines expects two machine names A,B, got '%s'", v);
+    snprintf(names[0], 64, "%.*s", (int)(comma - v), v);
+    snprintf(names[1], 64, "%s", comma + 1);
+}
+
 int cmd_compare(int argc, char **argv, const command *self)
 {
     char err[2048];
@@ -327,27 +571,33 @@ int cmd_compare(int argc, char **argv, const command *self)
     unsigned n_sets = 0;
     input_spec inputs[16];
     unsigned n_inputs = 0;
-    double items = 0;
+    double items = 0, global_batch = 0, epochs = 0, samples = 0, dataset_samples = 0;
     int threads = 0;
+    lower_options lo = { 0 };
+    bool fuse = true, compile_given = false;
+    cli_train t;
+    cli_train_init(&t);
     for (int i = 1; i < argc; i++) {
+        if (cli_compile_option(self, &lo, &fuse, argc, argv, &i) || cli_train_option(self, &t, argc, argv, &i)) {
+            compile_given = true;
+            continue;
+        }
         if (!strcmp(argv[i], "--machines")) {
-            const char *v = cli_value(self, argc, argv, &i);
-            const char *comma = strchr(v, ',');
-            if (!comma || comma == v || !comma[1] || strchr(comma + 1, ',') ||
-                (size_t)(comma - v) >= sizeof names[0] || strlen(comma + 1) >= sizeof names[1])
-                cli_usage_error(self, "--machines expects two machine names A,B, got '%s'", v);
-            snprintf(names[0], sizeof names[0], "%.*s", (int)(comma - v), v);
-            snprintf(names[1], sizeof names[1], "%s", comma + 1);
+            machines_value(self, cli_value(self, argc, argv, &i), names);
         } else if (!strcmp(argv[i], "--set")) {
             if (n_sets == 64)
                 fatal("compare: at most 64 --set options");
             sets[n_sets++] = cli_value(self, argc, argv, &i);
         } else if (!strcmp(argv[i], "--items")) {
-            const char *v = cli_value(self, argc, argv, &i);
-            char *end;
-            items = strtod(v, &end);
-            if (*end || end == v || !(items > 0) || !isfinite(items))
-                cli_usage_error(self, "--items: '%s' is not a positive number", v);
+            items = positive_value(self, argc, argv, &i);
+        } else if (!strcmp(argv[i], "--global-batch")) {
+            global_batch = positive_value(self, argc, argv, &i);
+        } else if (!strcmp(argv[i], "--epochs")) {
+            epochs = positive_value(self, argc, argv, &i);
+        } else if (!strcmp(argv[i], "--samples")) {
+            samples = positive_value(self, argc, argv, &i);
+        } else if (!strcmp(argv[i], "--dataset-samples")) {
+            dataset_samples = positive_value(self, argc, argv, &i);
         } else if (!strcmp(argv[i], "--item-name"))
             item_name = cli_value(self, argc, argv, &i);
         else if (!strcmp(argv[i], "--threads")) {
@@ -369,7 +619,12 @@ int cmd_compare(int argc, char **argv, const command *self)
         } else
             cli_positional(self, argv[i], &input);
     }
-    cli_require_positional(self, input, "no executable given");
+    cli_require_positional(self, input, "no executable or model given");
+    bool is_model = cli_is_model(input);
+    if (compile_given && !is_model)
+        cli_usage_error(self, "compile and --train options are for a MODEL; '%s' is an executable", input);
+    if (epochs > 0 && samples > 0)
+        cli_usage_error(self, "--epochs and --samples both say how much to train: give one%s", "");
     if (json && chart && cli_same_output(json, chart))
         cli_usage_error(self, "--json and --chart write the same file '%s'", chart);
     if ((json && !cli_check_output(json, err, sizeof err)) || (chart && !cli_check_output(chart, err, sizeof err)))
@@ -385,63 +640,45 @@ int cmd_compare(int argc, char **argv, const command *self)
                 fatal("%s", err);
     }
     machine *ms[] = { &side[0].m, &side[1].m };
-    ipu_exe *e = cli_read_program(input, ms, 2, false);
+    ipu_exe *exe[2] = { NULL, NULL };
+    if (is_model) {
+        exe[0] = compile_for(input, &side[0].m, lo, fuse, &t);
+        exe[1] = same_shape(&side[0].m, &side[1].m) ? exe[0] : compile_for(input, &side[1].m, lo, fuse, &t);
+        if (exe[1] == exe[0])
+            printf("(the same program on both: their chips, tiles and tile memory are alike)\n");
+        printf("\n");
+    } else {
+        exe[0] = exe[1] = cli_read_program(input, ms, 2, false);
+    }
+    program_phases ph[2];
+    double side_items[2];
+    const char *side_item_name[2];
+    for (int k = 0; k < 2; k++) {
+        side_items[k] = items;
+        side_item_name[k] = item_name;
+        read_phases(exe[k], input, &ph[k], &side_items[k], &side_item_name[k]);
+    }
+    items = side_items[0];
+    item_name = side_item_name[0];
+
+    /* What one step stands for, checked before anything runs. */
+    mlperf_view mv = { 0 };
+    if (ph[0].samples)
+        mv = make_mlperf_view(input, is_model, (double)ph[0].samples, global_batch, epochs, samples, dataset_samples);
+    else if (global_batch > 0 || epochs > 0 || samples > 0)
+        fatal("%s: --global-batch, --epochs and --samples are of a training step (compile with --train)", input);
+
     int rc = 0;
     for (int k = 0; k < 2 && rc == 0; k++) {
         if (isatty(2))
             fprintf(stderr, "ipusim compare: running on %s...\n", side[k].m.name);
-        rc = run_side(&side[k], e, inputs, n_inputs, threads, err, sizeof err);
+        rc = run_side(&side[k], exe[k], &ph[k], inputs, n_inputs, threads, err, sizeof err);
         if (rc)
             fprintf(stderr, "ipusim: %s: %s\n", input, err);
     }
     if (rc == 0) {
         compare_side *a = &side[0], *b = &side[1];
-        printf("%s: %s vs %s\n\n", input, a->m.name, b->m.name);
-        printf("  %-30s %16s %16s %10s\n", "", a->m.name, b->m.name, "B/A");
-        row_number("chips", "%.0f", machine_get(&a->m, MP_chips), machine_get(&b->m, MP_chips));
-        row_number("tiles per chip", "%.0f", machine_get(&a->m, MP_tiles_per_chip),
-                   machine_get(&b->m, MP_tiles_per_chip));
-        row_number("tile clock (GHz)", "%.4g", machine_get(&a->m, MP_tile_clock_hz) / 1e9,
-                   machine_get(&b->m, MP_tile_clock_hz) / 1e9);
-        row_number("cycles (chip that ends last)", "%.0f", (double)a->cycles, (double)b->cycles);
-        row_seconds("time", a->seconds, b->seconds);
-        program_phases ph;
-        read_phases(e, input, &ph, &items, &item_name);
-        if (items > 0) {
-            char label[96];
-            snprintf(label, sizeof label, "throughput (%s/s)", item_name);
-            row_number(label, "%.4g", items / a->seconds, items / b->seconds);
-        }
-        if (ph.n)
-            print_phases(&ph, a, b);
-        if (ph.samples && engine_chips_used(a->stats) > 1)
-            printf("    (each chip's replica steps alone: no gradient all-reduce between them yet)\n");
-        printf("\n  critical path (busiest tile of each superstep):\n");
-        row_seconds("  compute", a->compute_s, b->compute_s);
-        row_seconds("  exchange", a->exchange_s, b->exchange_s);
-        row_seconds("  waiting for other chips", a->wait_s, b->wait_s);
-        row_seconds("  sync", a->sync_s, b->sync_s);
-        printf("\n  off-chip channels (busy time, all chips):\n");
-        row_seconds("  IPU-Links", a->link_s, b->link_s);
-        row_seconds("  host link", a->host_s, b->host_s);
-        row_seconds("  streaming memory", a->stream_s, b->stream_s);
-        printf("\n");
-        row_number("instructions", "%.4g", (double)a->instructions, (double)b->instructions);
-        row_number("AMP MACs issued", "%.4g", (double)a->amp_macs, (double)b->amp_macs);
-        row_number("AMP issued (% of peak)", "%.2f", 100 * a->amp_utilisation, 100 * b->amp_utilisation);
-        if (a->amp.model_macs) {
-            row_number("model MACs (matmul, conv)", "%.4g", (double)a->amp.model_macs,
-                       (double)b->amp.model_macs);
-            row_number("AMP useful (% of peak)", "%.2f", 100 * a->amp.useful_utilisation,
-                       100 * b->amp.useful_utilisation);
-        }
-        row_number("exchange bytes sent", "%.4g", (double)a->exchange_bytes, (double)b->exchange_bytes);
-        row_number("IPU-Link bytes", "%.4g", (double)a->link_bytes, (double)b->link_bytes);
-        printf("\n  %s is %.3fx as fast as %s on this program (clock ratio %.3f).\n", b->m.name,
-               a->seconds / b->seconds, a->m.name,
-               machine_get(&b->m, MP_tile_clock_hz) / machine_get(&a->m, MP_tile_clock_hz));
-        printf("  simulation: %.3f + %.3f host s, %d host thread%s\n", a->stats->host_seconds,
-               b->stats->host_seconds, a->stats->host_threads, a->stats->host_threads == 1 ? "" : "s");
+        print_report(input, a, b, &ph[0], exe[0] == exe[1], &mv, items, side_items[1], item_name);
         if (chart) {
             char title[256];
             snprintf(title, sizeof title, "%s: %s vs %s", input, a->m.name, b->m.name);
@@ -450,9 +687,14 @@ int cmd_compare(int argc, char **argv, const command *self)
         }
         if (json) {
             cJSON *root = cJSON_CreateObject();
-            cJSON_AddStringToObject(root, "executable", input);
-            cJSON_AddItemToObject(root, "a", side_json(a, items, item_name));
-            cJSON_AddItemToObject(root, "b", side_json(b, items, item_name));
+            cJSON_AddStringToObject(root, is_model ? "model" : "executable", input);
+            cJSON *ja = side_json(a, items, item_name), *jb = side_json(b, side_items[1], item_name);
+            if (ph[0].samples && exe[0] == exe[1]) {
+                cJSON_AddItemToObject(ja, "training_step", mlperf_json(&mv, &ph[0], a));
+                cJSON_AddItemToObject(jb, "training_step", mlperf_json(&mv, &ph[0], b));
+            }
+            cJSON_AddItemToObject(root, "a", ja);
+            cJSON_AddItemToObject(root, "b", jb);
             cJSON_AddNumberToObject(root, "speedup_b_over_a", a->seconds / b->seconds);
             if (!cli_write_json(json, root, err, sizeof err))
                 fatal("%s", err);
@@ -461,6 +703,8 @@ int cmd_compare(int argc, char **argv, const command *self)
     for (int k = 0; k < 2; k++)
         if (side[k].g)
             engine_free(side[k].g);
-    exe_free(e);
+    if (exe[1] != exe[0])
+        exe_free(exe[1]);
+    exe_free(exe[0]);
     return rc;
 }

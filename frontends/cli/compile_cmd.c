@@ -85,6 +85,22 @@ bool cli_compile_option(const command *self, lower_options *o, bool *fuse, int a
     return true;
 }
 
+bool cli_is_model(const char *input)
+{
+    if (models_is_builtin(input))
+        return true;
+    FILE *f = fopen(input, "rb");
+    if (!f)
+        return false;
+    unsigned char magic[4] = { 0 };
+    size_t n = fread(magic, 1, 4, f);
+    fclose(f);
+    if (n == 4 && !memcmp(magic, "\177ELF", 4))
+        return false;
+    size_t len = strlen(input);
+    return len > 5 && !strcmp(input + len - 5, ".onnx");
+}
+
 void cli_check_compile_options(const char *model, const lower_options *o)
 {
     const machine *m = o->machine;

@@ -35,6 +35,25 @@ expect 0 "^update( +[0-9.]+){7} +[2-9][0-9]*$" -- "$IPUSIM" run mlp.elf
 expect 0 "^backward( +[0-9.]+){7} +1$" -- "$IPUSIM" run mlp_delayed.elf
 expect 0 "^update( +[0-9.]+){7} +1$" -- "$IPUSIM" run mlp_delayed.elf
 expect 0 "training step, by phase" -- "$IPUSIM" compare mlp.elf --items 32 --item-name samples
+# compare of a model: compiled once (the machines are alike), the step at a global batch of 4
+# micro-steps of 32 samples, the time to train for --samples (100 steps)
+out=$("$IPUSIM" compare mlp.onnx --train --loss softmax-ce:logits:labels --lr 0.1 --machines gc200,bow \
+      --global-batch 128 --samples 12800 --json cmp.json 2>/dev/null)
+check "compare MODEL compiles once" grep -q "^(the same program on both" <<<"$out"
+check "compare MODEL: the step at the global batch" \
+    grep -Eq "training step at global batch 128 \(32 samples a step simulated, its forward and backward phases 4 times" <<<"$out"
+check "compare MODEL: samples/s per IPU" grep -Eq "^ +samples/s per IPU +[0-9.]+ +[0-9.]+ +1\.[0-9]+$" <<<"$out"
+check "compare MODEL: time to train" grep -Eq "^ +time to train +[0-9.]+ (s|min|h) .*0\.[0-9]+$" <<<"$out"
+check "compare MODEL: 100 steps" grep -q "(100 steps of 128 samples: 1.28e+04 samples, --samples" <<<"$out"
+check "compare MODEL: the json has the step" grep -q '"time_to_train_seconds"' cmp.json
+expect 2 "compile and --train options are for a MODEL; 'mlp.elf' is an executable" -- \
+    "$IPUSIM" compare mlp.elf --train
+expect 1 "--global-batch 100 is not a multiple of the 128 samples a step simulated" -- \
+    "$IPUSIM" compare mlp.onnx --train --loss softmax-ce:logits:labels --global-batch 100
+expect 1 "--epochs needs --dataset-samples N" -- \
+    "$IPUSIM" compare mlp.onnx --train --loss softmax-ce:logits:labels --epochs 3
+expect 2 "--epochs and --samples both say how much to train" -- \
+    "$IPUSIM" compare mlp.onnx --train --loss softmax-ce:logits:labels --epochs 3 --samples 5
 expect 0 "variables: 8 updated in place by the optimizer's last op, 0 copied in at the end of the step" -- \
     "$IPUSIM" compile mlp.onnx --train --loss softmax-ce:logits:labels --lr 0.1 --momentum 0.9 -o mlp.elf
 # where the step's time goes, op by op: the longest op is a matmul (the backward pass's), every
