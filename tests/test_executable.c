@@ -441,7 +441,9 @@ static void test_replicas(void)
 {
     char err[256];
     enum { STRIDE = 8 };
-    uint32_t control[4] = { 5, 3u | 6u << 16, XCH_HOST_IN_WORD(2), XCH_HOST_IN_WORD(1) };
+    /* words: a tile, two tiles in halves, two host streams, the next
+     * replica's tile 3, slice 2 of 3 of 0x100 bytes from 0x90000 */
+    uint32_t control[6] = { 5, 3u | 6u << 16, XCH_HOST_IN_WORD(2), XCH_HOST_IN_WORD(1), 3 + STRIDE, 0x90200 };
     static const uint8_t lib[64] = { 1, 2, 3 };
     ipu_exe *e = exe_new();
     for (uint32_t t = 0; t < 2; t++) {
@@ -457,6 +459,8 @@ static void test_replicas(void)
     CU_ASSERT_TRUE(exe_add_reloc(e, 1, 0x80004, EXE_RELOC_TILE));
     CU_ASSERT_TRUE(exe_add_reloc(e, 1, 0x80008, EXE_RELOC_HOST_IN));
     CU_ASSERT_TRUE(exe_add_reloc(e, 1, 0x8000c, EXE_RELOC_HOST_OUT));
+    CU_ASSERT_TRUE(exe_add_reloc_rotated(e, 1, 0x80010, EXE_RELOC_RING, 1, 0));
+    CU_ASSERT_TRUE(exe_add_reloc_rotated(e, 1, 0x80014, EXE_RELOC_SLICE, 2, 0x100));
     e->replicas = (exe_replicas){ .count = 3, .tile_stride = STRIDE, .input_streams = 4, .output_streams = 10,
                                   .relocs = e->replicas.relocs, .n_relocs = e->replicas.n_relocs };
     exe_summary sum;
@@ -483,13 +487,16 @@ static void test_replicas(void)
                 if (r->sections[i].tile == tile && r->sections[i].addr == 0x80000)
                     k = (long)i;
             CU_ASSERT_FATAL(k >= 0);
-            uint32_t w[4];
+            uint32_t w[6];
             memcpy(w, r->sections[k].bytes, sizeof w);
             uint32_t s = t == 1 ? rep * STRIDE : 0;         /* tile 0 has no relocations */
             CU_ASSERT_EQUAL(w[0], 5 + s);
             CU_ASSERT_EQUAL(w[1], (3 + s) | (6 + s) << 16);
             CU_ASSERT_EQUAL(w[2], XCH_HOST_IN_WORD(2 + (t == 1 ? rep * 4 : 0)));
             CU_ASSERT_EQUAL(w[3], XCH_HOST_IN_WORD(1 + (t == 1 ? rep * 10 : 0)));
+            /* the next replica round the ring; the slice two on from its own */
+            CU_ASSERT_EQUAL(w[4], t == 1 ? 3 + (rep + 1) % 3 * STRIDE : 3 + STRIDE);
+            CU_ASSERT_EQUAL(w[5], t == 1 ? 0x90000 + (rep + 2) % 3 * 0x100 : 0x90200);
             if (t == 0)
                 CU_ASSERT_PTR_EQUAL(r->sections[k].bytes, r->sections[1].bytes);   /* shared, unchanged */
             CU_ASSERT_TRUE(exe_symbol_on_tile(r, exe_find_symbol(r, "lib"), tile));
@@ -510,11 +517,20 @@ static void test_replicas(void)
     /* the record damaged: a replica count of 1 */
     size_t at = find_scn((uint8_t *)a, ".ipusim.replicas");
     uint8_t *img = (uint8_t *)a;
-    img[shdr(img, at)->sh_offset] = 1;
+    img[shdr(img, at)->sh_offset + 4] = 1;
     expect_error(img, na, "t.elf: .ipusim.replicas: 1 replicas (a replicated program has 2 or more)");
+    /* of an older layout (no format word) */
+    img[shdr(img, at)->sh_offset + 4] = 3;
+    img[shdr(img, at)->sh_offset] ^= 0xff;
+    expect_error(img, na, "t.elf: .ipusim.replicas: not of this version's layout (compile the program again)");
     free(a);
     free(b);
     exe_free(r);
+    /* a shift past the replicas */
+    CU_ASSERT_TRUE(exe_add_reloc_rotated(e, 0, 0x80010, EXE_RELOC_RING, 3, 0));
+    CU_ASSERT_FALSE(exe_write(e, p, err, sizeof err));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "address 0x80010, shifts by more replicas than there are"));
+    e->replicas.n_relocs--;
     /* a relocation in no section */
     CU_ASSERT_TRUE(exe_add_reloc(e, 1, 0x90000, EXE_RELOC_TILE));
     CU_ASSERT_FALSE(exe_write(e, p, err, sizeof err));

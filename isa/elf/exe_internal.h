@@ -22,6 +22,9 @@
 #define SEC_MODEL ".ipusim.model"
 #define SEC_OPS ".ipusim.ops"
 #define SEC_REPLICAS ".ipusim.replicas"
+/* .ipusim.replicas's first word ("REP2"): a record without it is of an
+ * older layout (two bits of kind), refused rather than misread. */
+#define EXE_REPLICAS_FORMAT 0x32504552u
 
 #define TILES_RECORD_BYTES 8u
 #define FILES_RECORD_BYTES 4u

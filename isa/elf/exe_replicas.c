@@ -4,11 +4,13 @@
  * replicas made from replica 0.
  *
  * .ipusim.replicas, little-endian:
- *   u32 count, u32 tile_stride, u32 input_streams, u32 output_streams,
- *   u32 tiles (with relocations), then for each such tile in increasing
- *   order: u32 tile, u32 relocations, and each relocation in increasing
- *   (address, kind) order as one unsigned LEB128 number, (address - the
- *   previous one's, or 0) / 4 << 2 | kind.
+ *   u32 EXE_REPLICAS_FORMAT, u32 count, u32 tile_stride, u32
+ *   input_streams, u32 output_streams, u32 tiles (with relocations), then
+ *   for each such tile in increasing order: u32 tile, u32 relocations, and
+ *   each relocation in increasing (address, kind) order as one unsigned
+ *   LEB128 number, (address - the previous one's, or 0) / 4 << 3 | kind,
+ *   followed for RING and SLICE by the shift and for SLICE by slice_bytes
+ *   (LEB128 each).
  * A control program's endpoints are a few words apart, so a relocation
  * takes a byte or two.
  */
@@ -29,6 +31,17 @@ bool exe_add_reloc(ipu_exe *e, uint32_t tile, uint32_t addr, enum exe_reloc_kind
     return true;
 }
 
+bool exe_add_reloc_rotated(ipu_exe *e, uint32_t tile, uint32_t addr, enum exe_reloc_kind kind, uint32_t shift,
+                           uint32_t slice_bytes)
+{
+    if (!exe_add_reloc(e, tile, addr, kind))
+        return false;
+    exe_reloc *q = &e->replicas.relocs[e->replicas.n_relocs - 1];
+    q->shift = (uint16_t)(shift > 0xffff ? 0xffff : shift);
+    q->slice_bytes = slice_bytes;
+    return true;
+}
+
 static int cmp_reloc(const void *a, const void *b)
 {
     const exe_reloc *x = a, *y = b;
@@ -40,14 +53,19 @@ static int cmp_reloc(const void *a, const void *b)
 }
 
 /* The word w of replica r. */
-static uint32_t relocate(const exe_replicas *x, uint32_t w, uint8_t kind, uint32_t r)
+static uint32_t relocate(const exe_replicas *x, uint32_t w, const exe_reloc *q, uint32_t r)
 {
+    uint8_t kind = q->kind;
     switch (kind) {
     case EXE_RELOC_TILE: return w + r * x->tile_stride;
     case EXE_RELOC_TILE_HIGH: return w + ((r * x->tile_stride) << 16);
     case EXE_RELOC_HOST_IN: return XCH_HOST | ((w & XCH_ENDPOINT_INDEX) + r * x->input_streams);
-    default: return XCH_HOST | ((w & XCH_ENDPOINT_INDEX) + r * x->output_streams);
+    case EXE_RELOC_HOST_OUT: return XCH_HOST | ((w & XCH_ENDPOINT_INDEX) + r * x->output_streams);
+    default: break;
     }
+    /* RING and SLICE: from replica 0's neighbour (slice) shift to r's */
+    uint32_t to = (r + q->shift) % x->count, step = kind == EXE_RELOC_RING ? x->tile_stride : q->slice_bytes;
+    return w - q->shift * step + to * step;
 }
 
 /* Every relocation in a non-empty section with bytes of a tile of replica
@@ -69,7 +87,10 @@ static bool check(const ipu_exe *e, exe_reloc *relocs, char *err, size_t err_siz
         long s = exe_find_section(e, q->tile, q->addr, false);
         const exe_section *sec = s >= 0 ? &e->sections[s] : NULL;
         const char *why = q->tile >= x->tile_stride ? "is not on a tile of replica 0"
-                        : q->kind > EXE_RELOC_HOST_OUT ? "has an unknown kind"
+                        : q->kind >= EXE_RELOC_KINDS ? "has an unknown kind"
+                        : q->kind >= EXE_RELOC_RING && q->shift >= x->count ? "shifts by more replicas than there are"
+                        : q->kind == EXE_RELOC_RING && q->tile + (uint64_t)q->shift * x->tile_stride > UINT32_MAX
+                            ? "names a tile beyond the replicas"
                         : q->addr & 3 ? "is not at a word"
                         : !sec || !sec->bytes || (uint64_t)q->addr + 4 > (uint64_t)sec->addr + sec->size
                             ? "is not in a section with bytes"
@@ -118,7 +139,7 @@ bool exe_expand_replicas(ipu_exe *e, char *err, size_t err_size)
                 for (size_t k = q; k < q_end; k++) {
                     uint32_t w;
                     memcpy(&w, patched + (x->relocs[k].addr - s.addr), 4);
-                    w = relocate(x, w, x->relocs[k].kind, r);
+                    w = relocate(x, w, &x->relocs[k], r);
                     memcpy(patched + (x->relocs[k].addr - s.addr), &w, 4);
                 }
                 bytes = exe_store_intern(e->store, patched, s.size);
@@ -208,7 +229,8 @@ bool exe_replicas_encode(const ipu_exe *e, uint8_t **out, size_t *size, char *er
     uint32_t tiles = 0;
     for (size_t i = 0; i < x->n_relocs; i++)
         tiles += !i || x->relocs[i].tile != x->relocs[i - 1].tile;
-    bool ok = put_u32(&p, &n, &cap, x->count) && put_u32(&p, &n, &cap, x->tile_stride) &&
+    bool ok = put_u32(&p, &n, &cap, EXE_REPLICAS_FORMAT) && put_u32(&p, &n, &cap, x->count) &&
+              put_u32(&p, &n, &cap, x->tile_stride) &&
               put_u32(&p, &n, &cap, x->input_streams) && put_u32(&p, &n, &cap, x->output_streams) &&
               put_u32(&p, &n, &cap, tiles);
     for (size_t i = 0; i < x->n_relocs && ok;) {
@@ -216,8 +238,14 @@ bool exe_replicas_encode(const ipu_exe *e, uint8_t **out, size_t *size, char *er
         while (j < x->n_relocs && x->relocs[j].tile == x->relocs[i].tile)
             j++;
         ok = put_u32(&p, &n, &cap, x->relocs[i].tile) && put_u32(&p, &n, &cap, (uint32_t)(j - i));
-        for (uint32_t prev = 0; i < j && ok; prev = x->relocs[i++].addr)
-            ok = put_leb(&p, &n, &cap, (uint64_t)(x->relocs[i].addr - prev) / 4 << 2 | x->relocs[i].kind);
+        for (uint32_t prev = 0; i < j && ok; prev = x->relocs[i++].addr) {
+            const exe_reloc *q = &x->relocs[i];
+            ok = put_leb(&p, &n, &cap, (uint64_t)(q->addr - prev) / 4 << 3 | q->kind);
+            if (ok && q->kind >= EXE_RELOC_RING)
+                ok = put_leb(&p, &n, &cap, q->shift);
+            if (ok && q->kind == EXE_RELOC_SLICE)
+                ok = put_leb(&p, &n, &cap, q->slice_bytes);
+        }
     }
     free(x->relocs);
     if (!ok) {
@@ -255,7 +283,11 @@ bool exe_replicas_decode(ipu_exe *e, const uint8_t *p, size_t n, char *err, size
 {
     exe_replicas *x = &e->replicas;
     size_t at = 0;
-    uint32_t tiles;
+    uint32_t tiles, format;
+    if (!get_u32(p, n, &at, &format) || format != EXE_REPLICAS_FORMAT) {
+        snprintf(err, err_size, "%s: not of this version's layout (compile the program again)", SEC_REPLICAS);
+        return false;
+    }
     if (!get_u32(p, n, &at, &x->count) || !get_u32(p, n, &at, &x->tile_stride) ||
         !get_u32(p, n, &at, &x->input_streams) || !get_u32(p, n, &at, &x->output_streams) ||
         !get_u32(p, n, &at, &tiles)) {
@@ -275,11 +307,17 @@ bool exe_replicas_decode(ipu_exe *e, const uint8_t *p, size_t n, char *err, size
         uint64_t addr = 0;
         for (uint32_t k = 0; k < count; k++) {
             uint64_t v;
-            if (!get_leb(p, n, &at, &v) || (addr += (v >> 2) * 4) > UINT32_MAX) {
+            uint64_t shift = 0, slice = 0;
+            uint8_t kind = 0;
+            if (!get_leb(p, n, &at, &v) || (addr += (v >> 3) * 4) > UINT32_MAX ||
+                (kind = (uint8_t)(v & 7)) >= EXE_RELOC_KINDS ||
+                (kind >= EXE_RELOC_RING && (!get_leb(p, n, &at, &shift) || shift >= x->count)) ||
+                (kind == EXE_RELOC_SLICE && (!get_leb(p, n, &at, &slice) || slice > UINT32_MAX))) {
                 snprintf(err, err_size, "%s: bad relocation %u of tile %u", SEC_REPLICAS, k, tile);
                 return false;
             }
-            if (!exe_add_reloc(e, tile, (uint32_t)addr, (enum exe_reloc_kind)(v & 3))) {
+            if (!exe_add_reloc_rotated(e, tile, (uint32_t)addr, (enum exe_reloc_kind)kind, (uint32_t)shift,
+                                       (uint32_t)slice)) {
                 snprintf(err, err_size, "out of host memory");
                 return false;
             }

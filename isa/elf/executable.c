@@ -1118,10 +1118,12 @@ static bool summarise(reader *r, exe_summary *s)
                 s->any_tile = true;
             }
         } else if (!strcmp(nm, SEC_REPLICAS) && h->sh_type == SHT_PROGBITS) {
-            if (h->sh_size < 8)
+            if (h->sh_size < 12)
                 return fail(r, "%s: truncated header", nm);
-            replicas = exe_get32(r->img + h->sh_offset);
-            stride = exe_get32(r->img + h->sh_offset + 4);
+            if (exe_get32(r->img + h->sh_offset) != EXE_REPLICAS_FORMAT)
+                return fail(r, "%s: not of this version's layout (compile the program again)", nm);
+            replicas = exe_get32(r->img + h->sh_offset + 4);
+            stride = exe_get32(r->img + h->sh_offset + 8);
         } else if (!strcmp(nm, SEC_MACHINE) && h->sh_type == SHT_PROGBITS) {
             if (s->machine.size)
                 return fail(r, "more than one section %s", nm);

@@ -105,7 +105,8 @@ typedef struct exe_blob {
  * below tile_stride; replica r (1 <= r < count) runs the same images on
  * tiles + r x tile_stride, except for the words the relocations name: the
  * endpoints of its control programs, which name its own tiles and host
- * streams.  A file holds replica 0 and this description; reading it makes
+ * streams, its neighbours in a ring of replicas, and the slices of a
+ * collective's blocks it works on in each step.  A file holds replica 0 and this description; reading it makes
  * the other replicas (exe_expand_replicas), each sharing replica 0's bytes
  * but where a relocation changes them. */
 enum exe_reloc_kind {
@@ -113,12 +114,21 @@ enum exe_reloc_kind {
     EXE_RELOC_TILE_HIGH,          /* one in the word's high half: + (r x tile_stride) << 16 */
     EXE_RELOC_HOST_IN,            /* host input stream: index + r x input_streams */
     EXE_RELOC_HOST_OUT,           /* host output stream: index + r x output_streams */
+    EXE_RELOC_RING,               /* a tile of replica (r + shift) mod count, the word
+                                     replica 0's (a ring of replicas: shift 1 the next,
+                                     count - 1 the previous) */
+    EXE_RELOC_SLICE,              /* an address in a block of count slices of slice_bytes:
+                                     slice (r + shift) mod count, the word replica 0's
+                                     (slice shift); a collective's part of the block */
 };
+#define EXE_RELOC_KINDS 6
 
 typedef struct exe_reloc {
     uint32_t tile;                /* replica 0's tile */
     uint32_t addr;                /* of the 4-byte word */
     uint8_t kind;                 /* enum exe_reloc_kind */
+    uint16_t shift;               /* RING and SLICE: replicas on (below count) */
+    uint32_t slice_bytes;         /* SLICE: the distance between slices */
 } exe_reloc;
 
 #define EXE_REPLICAS_MAX 256u     /* the largest pod, a POD256 */
@@ -171,6 +181,10 @@ bool exe_set_blob(exe_blob *b, const void *bytes, size_t size);
  * description is complete; false with err when a relocation is not in a
  * section of replica 0 or the tiles overflow. */
 bool exe_add_reloc(ipu_exe *e, uint32_t tile, uint32_t addr, enum exe_reloc_kind kind);
+/* A RING or SLICE relocation (the word as replica 0 has it: its tile is
+ * replica shift's, its address slice shift's). */
+bool exe_add_reloc_rotated(ipu_exe *e, uint32_t tile, uint32_t addr, enum exe_reloc_kind kind, uint32_t shift,
+                           uint32_t slice_bytes);
 bool exe_expand_replicas(ipu_exe *e, char *err, size_t err_size);
 
 /* The bytes of the sections' distinct contents and of the symbols'
