@@ -65,6 +65,10 @@ typedef struct train_options {
                              state stays f32 */
     bool stochastic_rounding; /* that rounding stochastic (the tile PRNG), else
                              to nearest even */
+    uint32_t replicas;    /* data-parallel replicas the step runs on (0, 1: one):
+                             the gradients summed over them (one fused
+                             ReplicatedAllReduce) and the update taking their
+                             mean, the same on every replica */
 } train_options;
 
 /* Defaults: SGD, lr 0.01, momentum 0, no decay, Adam's betas 0.9 / 0.999,

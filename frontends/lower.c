@@ -465,12 +465,16 @@ static void lower_inputs(lowering *lw)
         lw_end_phase(lw);
 }
 
-static const char *const phase_names[GRAPH_PHASES] = { "forward", "backward", "update" };
+/* The phases a step is shown in: the graph's, and the replicas' all-reduce
+ * (an update node, after the backward pass) apart from the rest of the
+ * update, the part of the step that crosses chips. */
+#define PHASE_ALL_REDUCE GRAPH_PHASES
+static const char *const phase_names[GRAPH_PHASES + 1] = { "forward", "backward", "update", "all-reduce" };
 
 /* A training step's next phase (graph.h) starts in a superstep of its
  * own: the pending exchange ends, every tile syncs, and the phase is
  * recorded at the superstep that follows (sim/program/phases.h). */
-static void begin_phase(lowering *lw, enum graph_phase phase)
+static void begin_phase(lowering *lw, int phase)
 {
     if (!lw->phases.n_stretches)
         phases_add(&lw->phases, 0, phase_names[lw->cur_phase]);
@@ -480,7 +484,7 @@ static void begin_phase(lowering *lw, enum graph_phase phase)
         lw_push_word(lw, &lw->tile[i].steps, lw->sync_step);
     lw_count_sync(lw);
     if (!phases_add(&lw->phases, lw->syncs, phase_names[phase]))
-        lw_fail(lw, "%s: more than %d stretches of forward, backward and update supersteps", lw->g->source,
+        lw_fail(lw, "%s: more than %d stretches of forward, backward, all-reduce and update supersteps", lw->g->source,
                 PHASES_MAX_STRETCHES);
     lw->cur_phase = phase;
 }
@@ -503,8 +507,9 @@ static void lower_node(lowering *lw, int i)
     }
     lw->op_tiles = 0;
     lw_release_scratch(lw);
-    if (n->phase != lw->cur_phase)
-        begin_phase(lw, n->phase);
+    int phase = n->op == GRAPH_OP_ALL_REDUCE ? PHASE_ALL_REDUCE : (int)n->phase;
+    if (phase != lw->cur_phase)
+        begin_phase(lw, phase);
     char label[24];
     snprintf(label, sizeof label, "#%d", i);
     if ((lw->cur_op = op_map_add_op(&lw->ops, graph_ops[n->op].name, n->name && n->name[0] ? n->name : label)) < 0)
@@ -545,6 +550,7 @@ static void free_lowering(lowering *lw)
             free(t->data);
             free(t->allocs);
             free(t->peers);
+            free(t->record_words);
             free(t->free);
         }
     }

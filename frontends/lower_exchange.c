@@ -57,7 +57,7 @@ static bool lw_patch_here(lowering *lw, uint32_t tile)
 static uint32_t share_records(lowering *lw, uint32_t tile, uint32_t entry, uint32_t rec0, uint32_t bytes)
 {
     ltile *t = &lw->tile[tile];
-    if (entry == lw->kernels.vtx_maxpool_grad_nhwc_f32 || (size_t)rec0 + bytes != t->records.n * 4)
+    if (entry == lw->kernels.vtx_maxpool_grad_nhwc_f32 || lw->pin_records || (size_t)rec0 + bytes != t->records.n * 4)
         return rec0;
     const uint32_t *w = t->records.w + rec0 / 4;
     uint64_t h = hash_fnv1a(w, bytes) ^ bytes;
@@ -346,6 +346,62 @@ bool lw_note_peer(lowering *lw, uint32_t tile, enum exe_reloc_kind kind)
     t->peers[t->n_peers].word = t->steps.n - 1;
     t->peers[t->n_peers++].kind = (uint8_t)kind;
     return true;
+}
+
+bool lw_note_rotated(lowering *lw, uint32_t tile, int64_t record_offset, enum exe_reloc_kind kind, uint32_t shift,
+                     uint32_t slice_bytes)
+{
+    ltile *t = &lw->tile[tile];
+    struct peer_ref **v = record_offset < 0 ? &t->peers : &t->record_words;
+    size_t *n = record_offset < 0 ? &t->n_peers : &t->n_record_words;
+    size_t *cap = record_offset < 0 ? &t->cap_peers : &t->cap_record_words;
+    if (!lw_grow((void **)v, cap, *n + 1, sizeof **v))
+        return lw_fail(lw, "out of host memory");
+    (*v)[(*n)++] = (struct peer_ref){ .word = record_offset < 0 ? t->steps.n - 1 : (size_t)record_offset,
+                                      .kind = (uint8_t)kind, .shift = (uint16_t)shift, .slice_bytes = slice_bytes };
+    return true;
+}
+
+/* A ring step's words: the single transfer's step, its address (a slice
+ * noted), its bytes and the neighbour's tile (noted). */
+static void ring_step(lowering *lw, uint32_t i, uint32_t step, const lw_ring_xfer *x, uint32_t shift)
+{
+    ltile *t = &lw->tile[i];
+    lw_push_word(lw, &t->steps, step);
+    lw_push_word(lw, &t->steps, x->addr);
+    if (x->slice_shift >= 0)
+        lw_note_rotated(lw, i, -1, EXE_RELOC_SLICE, (uint32_t)x->slice_shift, x->slice_bytes);
+    lw_push_word(lw, &t->steps, (x->bytes + 3u) & ~3u);
+    lw_push_word(lw, &t->steps, lw_global_tile(lw, i) + shift * lw->tiles_per_chip);
+    lw_note_rotated(lw, i, -1, EXE_RELOC_RING, shift, 0);
+}
+
+bool lw_sync_system(lowering *lw)
+{
+    if (lw->phase_has_transfers && !lw_end_phase(lw))
+        return false;
+    for (uint32_t i = 0; i < lw->program_tiles; i++)
+        lw_push_word(lw, &lw->tile[i].steps, lw->kernels.ctl_sync_system);
+    lw_count_sync(lw);
+    return !lw->failed;
+}
+
+bool lw_ring_phase(lowering *lw, const lw_ring_xfer *send, const lw_ring_xfer *recv)
+{
+    if (lw->phase_has_transfers && !lw_end_phase(lw))
+        return false;
+    for (uint32_t i = 0; i < lw->program_tiles && !lw->failed; i++) {
+        if (recv[i].bytes) {
+            ring_step(lw, i, lw->kernels.ctl_recv, &recv[i], lw->replicas - 1);
+            lw->rep->exchange_bytes += recv[i].bytes;
+        }
+        if (send[i].bytes)
+            ring_step(lw, i, lw->kernels.ctl_send, &send[i], 1);
+        lw_push_word(lw, &lw->tile[i].steps, lw->kernels.ctl_sync_system);
+    }
+    lw->rep->exchange_phases++;
+    lw_count_sync(lw);
+    return !lw->failed;
 }
 
 bool lw_add_host_receive(lowering *lw, uint32_t tile, uint32_t addr, uint32_t bytes, uint32_t endpoint)

@@ -123,9 +123,16 @@ typedef struct ltile {
     size_t n_data, cap_data;
     data_item *allocs;                /* every block handed out (bytes unused) */
     size_t n_allocs, cap_allocs;
-    struct peer_ref { size_t word; uint8_t kind; } *peers;  /* step words holding an endpoint, each
-                                                               replica's own (enum exe_reloc_kind) */
+    struct peer_ref {                 /* step words each replica has its own of: an endpoint, */
+        size_t word;                  /* or a collective's slice (enum exe_reloc_kind, and */
+        uint8_t kind;                 /* RING's and SLICE's shift and slice bytes) */
+        uint16_t shift;
+        uint32_t slice_bytes;
+    } *peers;
     size_t n_peers, cap_peers;
+    struct peer_ref *record_words;    /* the same of vertex record words (word: byte offset
+                                         in the records) */
+    size_t n_record_words, cap_record_words;
     uint64_t compute_estimate_cycles; /* the planner's running estimate */
     uint32_t rec_base, step_base;     /* where the records and steps went (close_tile) ... */
     size_t split_word;                /* ... steps from this word on at step_base2, after a
@@ -168,10 +175,13 @@ typedef struct lowering {
     char *err;
     size_t err_size;
     uint32_t syncs;                   /* syncs in the program so far: the superstep being built */
-    enum graph_phase cur_phase;       /* of the nodes lowered last (training) */
+    int cur_phase;                    /* of the nodes lowered last (training): enum
+                                         graph_phase, or the all-reduce's (lower.c) */
     program_phases phases;            /* where each phase's supersteps start */
     op_map ops;                       /* which op each superstep's compute and exchange are */
     int32_t cur_op;                   /* the op being lowered (in ops), -1 none */
+    bool pin_records;                 /* records are not shared with earlier ones (their
+                                         words are relocated for each replica) */
     bool failed;
 } lowering;
 
@@ -186,6 +196,26 @@ static inline uint32_t lw_narrow_run_count(uint64_t n) { return (uint32_t)((n / 
 static inline uint64_t lw_narrow_run_blocks(uint32_t count) { return ((uint64_t)(count >> 1) + 1) * 2 + (count & 1); }
 /* Note that the step word just pushed on tile `tile` is an endpoint. */
 bool lw_note_peer(lowering *lw, uint32_t tile, enum exe_reloc_kind kind);
+/* The same for a RING or SLICE word: the tile's last step word
+ * (record_offset < 0) or the record word at that byte offset. */
+bool lw_note_rotated(lowering *lw, uint32_t tile, int64_t record_offset, enum exe_reloc_kind kind, uint32_t shift,
+                     uint32_t slice_bytes);
+
+/* One exchange phase round a ring of replicas: on tile i (of every
+ * replica) a receive of recv[i] from tile i of the previous replica and a
+ * send of send[i] to tile i of the next (bytes 0: none); an address with
+ * slice_shift >= 0 is slice (r + slice_shift) mod replicas of slice_bytes
+ * from it (the word replica 0's); then a sync of the whole system (the
+ * sync before the phase must be one too: lw_sync_system). */
+typedef struct lw_ring_xfer {
+    uint32_t addr, bytes;
+    int32_t slice_shift;
+    uint32_t slice_bytes;
+} lw_ring_xfer;
+bool lw_ring_phase(lowering *lw, const lw_ring_xfer *send, const lw_ring_xfer *recv);
+/* A sync of the whole system on every tile (the next exchange may cross
+ * chips: a ring phase's is preceded by one). */
+bool lw_sync_system(lowering *lw);
 
 bool lw_fail(lowering *lw, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 bool lw_unsupported(lowering *lw, const graph_node *n, int index, const char *why);
@@ -413,6 +443,8 @@ bool lw_lower_gather_grad(lowering *lw, const graph_node *n, int index);
 /* x + scale y over the output's pieces, in place over x where it may
  * (lower_elementwise.c; vtx_scaled_add_*). */
 bool lw_lower_scaled_add(lowering *lw, const graph_node *n, int index);
+/* ReplicatedAllReduce: a ring over the replicas (lower_collectives.c). */
+bool lw_lower_all_reduce(lowering *lw, const graph_node *n, int index);
 /* Output `out` of node `index` in the storage of its input `in` where this
  * node is the last to read it (`other`: another operand, -1 none, that
  * must not share it); false when it may not (lower_elementwise.c). */

@@ -183,7 +183,14 @@ static bool finish_tile(lowering *lw, uint32_t i, ipu_exe *e)
         size_t word = t->peers[k].word;
         uint32_t addr = t->split_word && word >= t->split_word ? t->step_base2 + (uint32_t)(word - t->split_word) * 4
                                                                  : step_base + (uint32_t)word * 4;
-        if (!exe_add_reloc(e, gt, addr, (enum exe_reloc_kind)t->peers[k].kind))
+        const struct peer_ref *q = &t->peers[k];
+        if (!exe_add_reloc_rotated(e, gt, addr, (enum exe_reloc_kind)q->kind, q->shift, q->slice_bytes))
+            return lw_fail(lw, "out of host memory");
+    }
+    for (size_t k = 0; lw->replicas > 1 && k < t->n_record_words; k++) {
+        const struct peer_ref *q = &t->record_words[k];
+        if (!exe_add_reloc_rotated(e, gt, rec_base + (uint32_t)q->word, (enum exe_reloc_kind)q->kind, q->shift,
+                                   q->slice_bytes))
             return lw_fail(lw, "out of host memory");
     }
     bool ok;

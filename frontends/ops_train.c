@@ -305,3 +305,41 @@ bool ops_eval_scaled_add(const graph *g, const graph_node *n, const void *const 
     }
     return true;
 }
+
+/* ---- ReplicatedAllReduce ------------------------------------------------------------------------- */
+
+bool ops_infer_all_reduce(graph *g, graph_node *n, char *err, size_t err_size)
+{
+    if (n->n_outputs != n->n_inputs)
+        return graph_node_error(g, n, err, err_size, "%d inputs and %d outputs: an output for each input",
+                                n->n_inputs, n->n_outputs);
+    int64_t replicas = graph_attr_int(n, "replicas");
+    if (replicas < 1 || replicas > 256)
+        return graph_node_error(g, n, err, err_size, "replicas %lld: 1 to 256", (long long)replicas);
+    for (int i = 0; i < n->n_inputs; i++) {
+        const graph_tensor *x = ops_input(g, n, i);
+        if (!x)
+            return graph_node_error(g, n, err, err_size, "input %d is omitted", i);
+        if (x->dtype != GDT_F32)
+            return graph_node_unsupported(g, n, err, err_size, "input %d is %s: f32 is supported", i,
+                                          graph_dtype_name(x->dtype));
+        ops_set_output(g, n, i, x->dtype, &x->shape);
+    }
+    return true;
+}
+
+bool ops_eval_all_reduce(const graph *g, const graph_node *n, const void *const *in, void *const *out, char *err,
+                         size_t err_size)
+{
+    int64_t replicas = graph_attr_int(n, "replicas");
+    if (replicas != 1) {
+        snprintf(err, err_size, "%s: the sum over %lld replicas needs every replica's values; the host evaluator "
+                 "holds one (evaluate the step with one replica)", g->source, (long long)replicas);
+        return false;
+    }
+    for (int i = 0; i < n->n_inputs; i++) {
+        const graph_tensor *x = &g->tensors[n->inputs[i]];
+        memcpy(out[i], in[i], (size_t)graph_shape_numel(&x->shape) * graph_dtype_size(x->dtype));
+    }
+    return true;
+}

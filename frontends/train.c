@@ -8,7 +8,9 @@
  * define them (PopART's SGD with momentum and weight decay; Adam with its
  * bias correction; LAMB, You et al. 2019, the trust ratio |w| / |r| per
  * weight tensor; LARS, You et al. 2017, the trust ratio
- * eta |w| / (|g| + wd |w|)), in f32.
+ * eta |w| / (|g| + wd |w|)), in f32.  A step of several data-parallel
+ * replicas sums the gradients over them first (one ReplicatedAllReduce of
+ * them all, lower_collectives.c) and updates with their mean.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -479,6 +481,37 @@ static bool anchor_gradient(builder *b, int w, int grad)
     return true;
 }
 
+/* The gradients (grads[0 .. n), -1 none) summed over the replicas by one
+ * ReplicatedAllReduce node, replaced by its outputs; those that are not
+ * f32 are left for the update to refuse. */
+static bool all_reduce_gradients(builder *b, uint32_t replicas, int *grads, int n)
+{
+    int *in = malloc(((size_t)n + 1) * sizeof *in), *out = malloc(((size_t)n + 1) * sizeof *out);
+    int *at = malloc(((size_t)n + 1) * sizeof *at), m = 0;
+    if (!in || !out || !at)
+        panic("out of host memory");
+    for (int i = 0; i < n; i++)
+        if (grads[i] >= 0 && b->g->tensors[grads[i]].dtype == GDT_F32) {
+            char *name = graph_unique_name(b->g, "all_reduced");
+            out[m] = graph_add_tensor(b->g, name);
+            free(name);
+            at[m] = i;
+            in[m++] = grads[i];
+        }
+    bool ok = true;
+    if (m) {
+        int k = graph_add_node(b->g, GRAPH_OP_ALL_REDUCE, "", in, m, out, m);
+        graph_set_attr_int(&b->g->nodes[k], "replicas", replicas);
+        ok = graph_infer_node(b->g, &b->g->nodes[k], b->err, b->err_size);
+        for (int j = 0; ok && j < m; j++)
+            grads[at[j]] = out[j];
+    }
+    free(in);
+    free(out);
+    free(at);
+    return ok;
+}
+
 bool train_graph(graph *g, const train_options *o, train_info *info, char *err, size_t err_size)
 {
     train_info dummy;
@@ -513,6 +546,8 @@ bool train_graph(graph *g, const train_options *o, train_info *info, char *err, 
     info->backward_nodes = g->n_nodes - info->forward_nodes;
     if (ok) {
         g->phase = GRAPH_PHASE_UPDATE;
+        if (o->replicas > 1)
+            ok = all_reduce_gradients(&b, o->replicas, grads, n_wrt);
         adam_step as = { -1, -1 };
         bool adam = o->optimizer == TRAIN_ADAM || o->optimizer == TRAIN_LAMB;
         for (int i = 0; i < n_wrt && ok && !b.failed; i++) {
@@ -541,8 +576,10 @@ bool train_graph(graph *g, const train_options *o, train_info *info, char *err, 
                     break;
                 value = cast_to(&b, w, GDT_F32, "nearest");
             }
-            if (o->loss_scale != 1)
-                gr = scaled(&b, gr, 1 / o->loss_scale);
+            /* the loss scale divided out, and the replicas' sum made their mean */
+            double divide = o->loss_scale * (o->replicas > 1 ? o->replicas : 1);
+            if (divide != 1)
+                gr = scaled(&b, gr, 1 / divide);
             int wn = update_weight(&b, o, value, w, gr, &as, info);
             if (wn >= 0 && o->f16_weights)
                 wn = cast_to(&b, wn, GDT_F16, o->stochastic_rounding ? "stochastic" : "nearest");

@@ -341,7 +341,7 @@ static ipu_exe *compile_for(const char *model, machine *m, lower_options o, bool
     o.machine = m;
     cli_check_compile_options(model, &o);
     train_info info;
-    graph *g = cli_load_model(model, fuse, t, &info);
+    graph *g = cli_load_model(model, fuse, t, &o, &info);
     lower_report rep;
     ipu_exe *e = lower_graph(g, &o, &rep, err, sizeof err);
     graph_free(g);
@@ -498,6 +498,39 @@ static mlperf_view make_mlperf_view(const char *input, bool is_model, double ste
     return mv;
 }
 
+/* Why the ratio is what it is: each run's time as C / f + L, C the tile
+ * cycles that scale with the clock f and L the seconds that do not
+ * (IPU-Links, gateway, host, streaming memory, and the waits on them),
+ * solved from the two runs (when their clocks differ). */
+static bool ratio_parts(const compare_side *a, const compare_side *b, double *share, double *fixed)
+{
+    double fa = a->clock_hz, fb = b->clock_hz;
+    if (fa == fb || !(a->seconds > 0))
+        return false;
+    double cycles = (a->seconds - b->seconds) / (1 / fa - 1 / fb);
+    *fixed = a->seconds - cycles / fa;
+    if (cycles < 0 || *fixed < -1e-3 * a->seconds)
+        return false;                 /* the two runs do not fit the form (a different program) */
+    if (*fixed < 0)
+        *fixed = 0;
+    *share = cycles / fa / a->seconds;
+    return true;
+}
+
+static void explain_ratio(const compare_side *a, const compare_side *b)
+{
+    double fa = a->clock_hz, fb = b->clock_hz, share, fixed;
+    if (!ratio_parts(a, b, &share, &fixed))
+        return;
+    char t[32];
+    fmt_seconds(t, sizeof t, fixed);
+    printf("  Of %s's time, %.1f%% is tile cycles, which scale with the clock, and %.1f%% (%s) is time on\n"
+           "  IPU-Links, gateways, host and streaming memory, which does not: the clock ratio applies to\n"
+           "  %.1f%% of it, 1 / (%.3f / %.3f + %.3f) = %.3fx.\n",
+           a->m.name, 100 * share, 100 * (1 - share), t, 100 * share, share, fb / fa, 1 - share,
+           1 / (share / (fb / fa) + (1 - share)));
+}
+
 /* The comparison's table: both machines side by side, with the ratio. */
 static void print_report(const char *input, compare_side *a, compare_side *b, const program_phases *ph,
                          bool same_program, const mlperf_view *mv, double items, double items_b,
@@ -519,8 +552,8 @@ static void print_report(const char *input, compare_side *a, compare_side *b, co
     }
     if (ph->n && same_program)
         print_phases(ph, a, b);
-    if (ph->samples && a->chips_used > 1)
-        printf("    (each chip's replica steps alone: no gradient all-reduce between them yet)\n");
+    if (ph->samples && a->chips_used > 1 && phase_stats_find(ph, "all-reduce") < 0)
+        printf("    (each chip's replica steps alone: this program has no gradient all-reduce)\n");
     if (ph->samples && same_program)
         print_mlperf(mv, ph, a, b, input);
     printf("\n  critical path (busiest tile of each superstep):\n");
@@ -547,8 +580,35 @@ static void print_report(const char *input, compare_side *a, compare_side *b, co
     printf("\n  %s is %.3fx as fast as %s on this program (clock ratio %.3f).\n", b->m.name,
            a->seconds / b->seconds, a->m.name,
            machine_get(&b->m, MP_tile_clock_hz) / machine_get(&a->m, MP_tile_clock_hz));
+    explain_ratio(a, b);
     printf("  simulation: %.3f + %.3f host s, %d host thread%s\n", a->host_seconds, b->host_seconds,
            a->host_threads, a->host_threads == 1 ? "" : "s");
+}
+
+/* --json: both machines' figures with their units. */
+static void write_json(const char *json, const char *input, bool is_model, const compare_side *a,
+                       const compare_side *b, const program_phases *ph, bool same_program, const mlperf_view *mv,
+                       double items, double items_b, const char *item_name)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, is_model ? "model" : "executable", input);
+    cJSON *ja = side_json(a, items, item_name), *jb = side_json(b, items_b, item_name);
+    if (ph->samples && same_program) {
+        cJSON_AddItemToObject(ja, "training_step", mlperf_json(mv, ph, a));
+        cJSON_AddItemToObject(jb, "training_step", mlperf_json(mv, ph, b));
+    }
+    cJSON_AddItemToObject(root, "a", ja);
+    cJSON_AddItemToObject(root, "b", jb);
+    cJSON_AddNumberToObject(root, "speedup_b_over_a", a->seconds / b->seconds);
+    double share, fixed;
+    if (ratio_parts(a, b, &share, &fixed)) {
+        cJSON *why = cJSON_AddObjectToObject(root, "ratio_explained");
+        cJSON_AddNumberToObject(why, "a_clock_scaled_share", share);
+        cJSON_AddNumberToObject(why, "a_unscaled_seconds", fixed);
+    }
+    char err[512];
+    if (!cli_write_json(json, root, err, sizeof err))
+        fatal("%s", err);
 }
 
 /* --machines A,B */
@@ -685,20 +745,8 @@ int cmd_compare(int argc, char **argv, const command *self)
             if (!write_chart(chart, a, b, title, err, sizeof err))
                 fatal("%s", err);
         }
-        if (json) {
-            cJSON *root = cJSON_CreateObject();
-            cJSON_AddStringToObject(root, is_model ? "model" : "executable", input);
-            cJSON *ja = side_json(a, items, item_name), *jb = side_json(b, side_items[1], item_name);
-            if (ph[0].samples && exe[0] == exe[1]) {
-                cJSON_AddItemToObject(ja, "training_step", mlperf_json(&mv, &ph[0], a));
-                cJSON_AddItemToObject(jb, "training_step", mlperf_json(&mv, &ph[0], b));
-            }
-            cJSON_AddItemToObject(root, "a", ja);
-            cJSON_AddItemToObject(root, "b", jb);
-            cJSON_AddNumberToObject(root, "speedup_b_over_a", a->seconds / b->seconds);
-            if (!cli_write_json(json, root, err, sizeof err))
-                fatal("%s", err);
-        }
+        if (json)
+            write_json(json, input, is_model, a, b, &ph[0], exe[0] == exe[1], &mv, items, side_items[1], item_name);
     }
     for (int k = 0; k < 2; k++)
         if (side[k].g)

@@ -89,16 +89,19 @@ bool cli_is_model(const char *input)
 {
     if (models_is_builtin(input))
         return true;
+    size_t len = strlen(input);
+    bool onnx = len > 5 && !strcmp(input + len - 5, ".onnx");
+    /* a pipe is read once, by whoever takes it: only its name tells */
+    struct stat st;
+    if (stat(input, &st) != 0 || !S_ISREG(st.st_mode))
+        return onnx;
     FILE *f = fopen(input, "rb");
     if (!f)
-        return false;
+        return onnx;
     unsigned char magic[4] = { 0 };
     size_t n = fread(magic, 1, 4, f);
     fclose(f);
-    if (n == 4 && !memcmp(magic, "\177ELF", 4))
-        return false;
-    size_t len = strlen(input);
-    return len > 5 && !strcmp(input + len - 5, ".onnx");
+    return !(n == 4 && !memcmp(magic, "\177ELF", 4)) && onnx;
 }
 
 void cli_check_compile_options(const char *model, const lower_options *o)
@@ -173,7 +176,16 @@ bool cli_train_option(const command *self, cli_train *t, int argc, char **argv, 
     return true;
 }
 
-graph *cli_load_model(const char *model, bool fuse, const cli_train *t, train_info *info)
+/* The replicas a program for o will have (lower_graph's rule): --replicas,
+ * else one a chip unless the chips are a pipeline's stages. */
+static uint32_t replicas_of(const lower_options *o)
+{
+    if (o->replicas)
+        return o->replicas;
+    return o->pipeline > 1 ? 1 : machine_u32(o->machine, MP_chips);
+}
+
+graph *cli_load_model(const char *model, bool fuse, const cli_train *t, const lower_options *lo, train_info *info)
 {
     char err[4096];
     graph *g;
@@ -184,6 +196,7 @@ graph *cli_load_model(const char *model, bool fuse, const cli_train *t, train_in
     if (t && !t->o.stochastic_rounding && !t->o.f16_weights)
         fatal("%s: --no-stochastic-rounding is of the f16 weights' update: it needs --f16-weights", model);
     train_options o = train ? t->o : (train_options){ 0 };
+    o.replicas = train ? replicas_of(lo) : 0;
     if (models_is_builtin(model)) {
         /* the models MLPerf trains are built for training, with their labels and loss */
         g = train ? models_build_training(model, err, sizeof err) : NULL;
@@ -295,7 +308,7 @@ int cmd_compile(int argc, char **argv, const command *self)
         fatal("%s", err);
     double t0 = now_seconds();
     train_info info;
-    graph *g = cli_load_model(model, fuse, &t, &info);
+    graph *g = cli_load_model(model, fuse, &t, &o, &info);
     lower_report rep;
     ipu_exe *e = lower_graph(g, &o, &rep, err, sizeof err);
     if (cp.shown)

@@ -648,7 +648,11 @@ static void print_phases(const run_program *p, const engine_stats *st)
         double step_s = (double)st->end_ps * 1e-12;
         printf("samples: %llu a step (all replicas), %.4g samples/s%s\n", (unsigned long long)ph.samples,
                step_s > 0 ? (double)ph.samples / step_s : 0.0,
-               engine_chips_used(st) > 1 ? " (each chip's replica steps alone: no gradient all-reduce between them yet)" : "");
+               engine_chips_used(st) < 2                ? ""
+               : phase_stats_find(&ph, "all-reduce") >= 0 ? " (the replicas' gradients summed across their chips: "
+                                                            "the all-reduce phase)"
+                                                          : " (each chip's replica steps alone: this program has no "
+                                                            "gradient all-reduce)");
     }
 }
 

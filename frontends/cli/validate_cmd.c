@@ -117,10 +117,17 @@ static int validate_model_cmd(int argc, char **argv, const command *self)
     if (steps && !t.train)
         fatal("%s: --steps needs --train", model);
     o.machine = &m;
+    /* a training step is held against the host's step of one replica: the
+     * replicas' all-reduce needs them all */
+    if (t.train && o.replicas > 1)
+        fatal("%s: validate --train holds one replica's step against the host reference; --replicas %u would sum "
+              "the gradients of %u (compare or run such a step)", model, o.replicas, o.replicas);
+    if (t.train)
+        o.replicas = 1;
     cli_check_compile_options(model, &o);
     t.o.anchor_gradients = t.train;
     train_info info;
-    graph *g = cli_load_model(model, fuse, &t, &info);
+    graph *g = cli_load_model(model, fuse, &t, &o, &info);
     int failed = t.train ? validate_training(model, g, &o, &info, steps ? (int)steps : 1, stdout, err, sizeof err)
                          : validate_model(model, g, &o, stdout, err, sizeof err);
     /* Every gradient also an output keeps them all to the end of the step
@@ -132,7 +139,7 @@ static int validate_model_cmd(int argc, char **argv, const command *self)
                "gradients through the weight changes)\n\n");
         graph_free(g);
         t.o.anchor_gradients = false;
-        g = cli_load_model(model, fuse, &t, &info);
+        g = cli_load_model(model, fuse, &t, &o, &info);
         failed = validate_training(model, g, &o, &info, steps ? (int)steps : 1, stdout, err, sizeof err);
     }
     graph_free(g);

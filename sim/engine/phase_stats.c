@@ -27,3 +27,11 @@ void phase_stats_sum(const engine_stats *st, const program_phases *ph, uint32_t 
         engine_counts_add(&out[p].c, &s->c);
     }
 }
+
+int phase_stats_find(const program_phases *ph, const char *name)
+{
+    for (uint32_t i = 0; i < ph->n; i++)
+        if (!strcmp(ph->name[i], name))
+            return (int)i;
+    return -1;
+}

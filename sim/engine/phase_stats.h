@@ -26,5 +26,7 @@ typedef struct phase_totals {
 bool phase_stats_read(const ipu_exe *e, program_phases *ph, char *err, size_t err_size);
 /* Chip `chip`'s supersteps summed per phase into out[0 .. ph->n). */
 void phase_stats_sum(const engine_stats *st, const program_phases *ph, uint32_t chip, phase_totals *out);
+/* The index of the phase named name, -1 when the program has none. */
+int phase_stats_find(const program_phases *ph, const char *name);
 
 #endif

@@ -13,6 +13,13 @@ check "IPU-Link time does not scale" grep -Eq "^ +IPU-Links .* 1\.000$" <<<"$out
 check "host time does not scale" grep -Eq "^ +host link .* 1\.000$" <<<"$out"
 check "same instructions on both" grep -Eq "^ +instructions .* 1\.000$" <<<"$out"
 check "json written" grep -q '"speedup_b_over_a"' "$WORK/c.json"
+# the ratio from the two runs: the share of m2000's time that scales with the clock and the
+# seconds that do not (the program's IPU-Link and host transfers), and what they make of 1.396
+check "the ratio explained" grep -Eq "^  Of m2000's time, [0-9.]+% is tile cycles, which scale with the clock, and [0-9.]+% \([0-9.]+ [nu]s\)" <<<"$out"
+share=$(grep -Eo "1 / \([0-9.]+ / 1\.396 \+ [0-9.]+\) = [0-9.]+x" <<<"$out")
+ratio=$(grep -Eo "is [0-9.]+x as fast" <<<"$out" | grep -Eo "[0-9.]+")
+check "the explained ratio is the measured one" grep -q "= ${ratio}x" <<<"$share"
+check "json explains the ratio" grep -q '"a_clock_scaled_share"' "$WORK/c.json"
 check "json has throughput" grep -q '"rows_per_second"' "$WORK/c.json"
 check "chart written" grep -q "<svg" "$WORK/c.svg"
 expect 0 "gc200 \(modified\) vs bow \(modified\)" -- "$IPUSIM" compare "$WORK/small.elf" --machines gc200,bow --set chips=4

@@ -89,8 +89,15 @@ fails_like 1 "^ipusim: bad_ops.elf: section .ipusim.ops: line [0-9]+: superstep:
 # compare counts a step's samples itself (the batch of x, 32, on each of m2000's 4 replicas)
 "$IPUSIM" compile mlp.onnx --train --loss softmax-ce:logits:labels --lr 0.1 --machine m2000 -o mlp4.elf >/dev/null 2>&1
 expect 0 "throughput \(samples/s\) +[0-9.e+]+ +[0-9.e+]+ +[0-9.]+$" -- "$IPUSIM" compare mlp4.elf
-expect 0 "each chip's replica steps alone: no gradient all-reduce" -- "$IPUSIM" compare mlp4.elf
-expect 0 "^samples: 128 a step \(all replicas\)" -- "$IPUSIM" run mlp4.elf
+# the 4 replicas' gradients summed over the IPU-Links, a phase of its own
+expect 0 "^ +all-reduce +[0-9.]+ (ns|us|ms) +[0-9.]+ (ns|us|ms) +[0-9.]+$" -- "$IPUSIM" compare mlp4.elf
+expect 0 "^ +IPU-Link bytes +[1-9][0-9.e+]* " -- "$IPUSIM" compare mlp4.elf
+expect 0 "^samples: 128 a step \(all replicas\), [0-9.e+]+ samples/s \(the replicas' gradients summed across their chips" \
+    -- "$IPUSIM" run mlp4.elf
+expect 0 "^all-reduce +[0-9]+ " -- "$IPUSIM" run mlp4.elf
+# validate holds one replica's step against the host: not a step of several
+expect 1 "validate --train holds one replica's step against the host reference; --replicas 4 would sum" -- \
+    "$IPUSIM" validate --model mlp.onnx --train --loss softmax-ce:logits:labels --machine m2000 --replicas 4
 expect 0 "updated by adam, lr 0.001" -- "$IPUSIM" compile cnn.onnx --train --loss softmax-ce:logits:labels --optimizer adam --lr 0.001 -o cnn.elf
 
 # ---- values: each step against the evaluator, the loss falling ----------------------------
