@@ -84,12 +84,12 @@ static bool place_outputs(lowering *lw, const graph_node *n, int index)
 {
     for (int k = 0; k < n->n_outputs && !lw->failed; k++) {
         int in = n->inputs[k], out = n->outputs[k];
+        lw_same_layout(lw, out, in);
         if (lw_place_in_place(lw, out, in, -1, index) || lw->failed)
             continue;
         char what[96];
         snprintf(what, sizeof what, "tensor '%s'", lw_gt(lw, out)->name);
         lw_place_like(lw, out, in, what);
-        lw_same_layout(lw, out, in);
     }
     return !lw->failed;
 }

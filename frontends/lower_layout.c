@@ -47,7 +47,8 @@
  *
  * Which op does what is its layout class in ops.def (enum lw_layout,
  * lower_ops.h): LAYOUT_CHANNELS_LAST, LAYOUT_ELEMENTWISE (and _FIRST, over
- * input 0 alone), LAYOUT_BARRIER for every other op.
+ * input 0 alone), LAYOUT_PAIRWISE (output k as input k), LAYOUT_BARRIER for
+ * every other op.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +80,12 @@ static bool weight_input(graph_op op, int k)
 static bool weight_variable(const graph_tensor *t)
 {
     return t->is_variable && t->shape.rank == 4 && t->shape.dims[2] * t->shape.dims[3] != 1;
+}
+
+/* Ops whose output k keeps input k's order. */
+static bool pairwise_op(graph_op op)
+{
+    return lw_op_rules[op].layout == LAYOUT_PAIRWISE;
 }
 
 /* Element-wise ops the lowering runs in any order of the elements (their
@@ -184,6 +191,9 @@ bool *lw_nhwc_set(const graph *g)
         const graph_node *n = &g->nodes[i];
         if (writes_nhwc(g, n) || elementwise_of(g, n, in) || expand_to_image(g, n))
             in[n->outputs[0]] = true;
+        for (int k = 0; pairwise_op(n->op) && k < n->n_outputs; k++)
+            if (n->inputs[k] >= 0 && n->outputs[k] >= 0 && in[n->inputs[k]])
+                in[n->outputs[k]] = true;
     }
     /* Shrink: drop a tensor one of whose readers cannot take the order. */
     for (bool changed = true; changed;) {
@@ -204,11 +214,19 @@ bool *lw_nhwc_set(const graph *g)
                     ok = true;
                 if (weight_input(n->op, k))
                     ok = true;
+                if (pairwise_op(n->op))
+                    ok = k < n->n_outputs && n->outputs[k] >= 0 && in[n->outputs[k]];
                 if (!ok) {
                     in[t] = false;
                     changed = true;
                 }
             }
+            /* A pairwise result whose input left the set leaves too. */
+            for (int k = 0; pairwise_op(n->op) && k < n->n_outputs; k++)
+                if (n->outputs[k] >= 0 && in[n->outputs[k]] && !in[n->inputs[k]]) {
+                    in[n->outputs[k]] = false;
+                    changed = true;
+                }
             /* An element-wise result whose operands left the set leaves too. */
             if (elementwise_op(n->op) && n->outputs[0] >= 0 && in[n->outputs[0]] && !elementwise_of(g, n, in)) {
                 in[n->outputs[0]] = false;

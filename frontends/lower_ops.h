@@ -27,6 +27,8 @@ enum lw_layout {
                                      its ratio and mode) */
     LAYOUT_CHANNELS_LAST,         /* convolutions and pools: read and write images
                                      channels-last */
+    LAYOUT_PAIRWISE,              /* output k in the order input k is stored in, whatever
+                                     it is (the replicas' all-reduce of the gradients) */
 };
 
 /* Lower node n (the index-th of the graph); false when lw failed. */

@@ -228,9 +228,60 @@ static void test_replicas_must_match(void)
     graph_free(g);
 }
 
+/* A convolution's weights kept channels-last ([Cout, KH, KW, C], as the
+ * convolutions read the large ones) stay so through the all-reduce: its
+ * output keeps its gradient's order, the update stays in place, and a
+ * step runs with every replica's weights the same. */
+static void test_channels_last_weights(void)
+{
+    char err[512];
+    machine m;
+    CU_ASSERT_TRUE_FATAL(machine_preset("m2000", &m, err, sizeof err));
+    rng = 5;
+    graph *g = graph_new("conv", 13);
+    input(g, "x", 4, D(1, 128, 8, 8));
+    cnst(g, "w", 4, D(64, 128, 3, 3), NULL);          /* 73,728 elements: read channels-last */
+    graph_node *c = node(g, GRAPH_OP_CONV, "x,w", "y");
+    graph_set_attr_ints(c, "pads", D(1, 1, 1, 1), 4);
+    node(g, GRAPH_OP_GLOBALAVERAGEPOOL, "y", "p");
+    finish(g, "p");
+    train_options o;
+    train_options_default(&o);
+    o.loss = "mse:p:target";
+    o.lr = 1e-3;
+    o.replicas = 4;
+    train_info info;
+    train_built(g, &o, &info);
+    lower_options lo = { .machine = &m, .tiles = 64 };
+    lower_report rep;
+    ipu_exe *e = lower_graph(g, &lo, &rep, err, sizeof err);
+    if (!e)
+        fprintf(stderr, "\n  %s\n", err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+    CU_ASSERT_EQUAL(rep.updates_copied, 0);
+    tensor_map *map = program_tensor_map(e, "conv", err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(map);
+    engine *eng = engine_new(&m, e, err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(eng);
+    CU_ASSERT_TRUE_FATAL(program_fill_inputs(eng, map, NULL, 0, NULL, "", err, sizeof err));
+    engine_options eo = { .max_cycles = 100000000ull, .trace_tile_first = 1, .trace_tile_last = 0 };
+    CU_ASSERT_EQUAL_FATAL(engine_run(eng, &eo), ENGINE_DONE);
+    static float w[4][64 * 128 * 9];
+    for (uint32_t r = 0; r < 4; r++)
+        CU_ASSERT_TRUE(program_read_tensor(eng, of_replica(map, r, "w"), w[r], err, sizeof err));
+    for (uint32_t r = 1; r < 4; r++)
+        CU_ASSERT_TRUE(!memcmp(w[r], w[0], sizeof w[0]));
+    CU_ASSERT_TRUE(memcmp(w[0], g->tensors[graph_find_tensor(g, "w")].init, sizeof w[0]) != 0);
+    engine_free(eng);
+    tmap_free(map);
+    exe_free(e);
+    graph_free(g);
+}
+
 void test_register(void)
 {
     ADD_SUITE("allreduce",
               { "ring all-reduce over 8 replicas on two boards: host sums, identical weights", test_ring_all_reduce },
-              { "the replicas the step was built for", test_replicas_must_match });
+              { "the replicas the step was built for", test_replicas_must_match },
+              { "channels-last convolution weights through the all-reduce", test_channels_last_weights });
 }
