@@ -43,19 +43,7 @@ static const int weight_elements[WEIGHTS] = { 32, 8, 24, 3 };
  * SGD (lr 0.5) for `replicas` replicas, every gradient anchored. */
 static graph *step(uint32_t replicas)
 {
-    rng = 11;
-    graph *g = graph_new("mlp", 13);
-    input(g, "x", 2, D(8, 4));
-    cnst(g, "w1", 2, D(4, 8), NULL);
-    cnst(g, "b1", 1, D(8), NULL);
-    cnst(g, "w2", 2, D(8, 3), NULL);
-    cnst(g, "b2", 1, D(3), NULL);
-    node(g, GRAPH_OP_MATMUL, "x,w1", "h0");
-    node(g, GRAPH_OP_ADD, "h0,b1", "h1");
-    node(g, GRAPH_OP_RELU, "h1", "h");
-    node(g, GRAPH_OP_MATMUL, "h,w2", "l0");
-    node(g, GRAPH_OP_ADD, "l0,b2", "logits");
-    finish(g, "logits");
+    graph *g = train_mlp(11);
     train_options o;
     train_options_default(&o);
     o.loss = "softmax-ce:logits:labels";

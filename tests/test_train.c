@@ -31,20 +31,7 @@
 /* x [8,4] -> Relu(x W1 + b1) W2 + b2 -> logits [8,3] */
 static graph *mlp(void)
 {
-    rng = 7;
-    graph *g = graph_new("mlp", 13);
-    input(g, "x", 2, D(8, 4));
-    cnst(g, "w1", 2, D(4, 8), NULL);
-    cnst(g, "b1", 1, D(8), NULL);
-    cnst(g, "w2", 2, D(8, 3), NULL);
-    cnst(g, "b2", 1, D(3), NULL);
-    node(g, GRAPH_OP_MATMUL, "x,w1", "h0");
-    node(g, GRAPH_OP_ADD, "h0,b1", "h1");
-    node(g, GRAPH_OP_RELU, "h1", "h");
-    node(g, GRAPH_OP_MATMUL, "h,w2", "l0");
-    node(g, GRAPH_OP_ADD, "l0,b2", "logits");
-    finish(g, "logits");
-    return g;
+    return train_mlp(7);
 }
 
 static float x_data[32];

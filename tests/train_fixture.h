@@ -16,6 +16,28 @@
 #include "frontends/autodiff.h"
 #include "frontends/graph_eval.h"
 #include "frontends/simulate.h"
+#include "graph_fixture.h"
+
+/* x [8,4] -> Relu(x W1 + b1) W2 + b2 -> logits [8,3], its weights random
+ * from seed (graph_fixture.h's rnd): the small classifier the training
+ * tests train.  Needs graph_fixture.h. */
+static inline graph *train_mlp(uint32_t seed)
+{
+    rng = seed;
+    graph *g = graph_new("mlp", 13);
+    input(g, "x", 2, (const int64_t[]){ 8, 4 });
+    cnst(g, "w1", 2, (const int64_t[]){ 4, 8 }, NULL);
+    cnst(g, "b1", 1, (const int64_t[]){ 8 }, NULL);
+    cnst(g, "w2", 2, (const int64_t[]){ 8, 3 }, NULL);
+    cnst(g, "b2", 1, (const int64_t[]){ 3 }, NULL);
+    node(g, GRAPH_OP_MATMUL, "x,w1", "h0");
+    node(g, GRAPH_OP_ADD, "h0,b1", "h1");
+    node(g, GRAPH_OP_RELU, "h1", "h");
+    node(g, GRAPH_OP_MATMUL, "h,w2", "l0");
+    node(g, GRAPH_OP_ADD, "l0,b2", "logits");
+    finish(g, "logits");
+    return g;
+}
 
 /* g (an inference graph) made one training step (train_prepare), fused. */
 static inline graph *train_built(graph *g, const train_options *o, train_info *info)
