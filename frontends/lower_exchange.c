@@ -362,18 +362,18 @@ bool lw_note_rotated(lowering *lw, uint32_t tile, int64_t record_offset, enum ex
     return true;
 }
 
-/* A ring step's words: the single transfer's step, its address (a slice
- * noted), its bytes and the neighbour's tile (noted). */
-static void ring_step(lowering *lw, uint32_t i, uint32_t step, const lw_ring_xfer *x, uint32_t shift)
+/* A ring transfer's words: the single transfer's step, its address (a
+ * slice noted), its bytes and the neighbour's tile (noted). */
+static void ring_words(lowering *lw, uint32_t i, const lw_ring_xfer *x)
 {
     ltile *t = &lw->tile[i];
-    lw_push_word(lw, &t->steps, step);
+    lw_push_word(lw, &t->steps, x->send ? lw->kernels.ctl_send : lw->kernels.ctl_recv);
     lw_push_word(lw, &t->steps, x->addr);
     if (x->slice_shift >= 0)
         lw_note_rotated(lw, i, -1, EXE_RELOC_SLICE, (uint32_t)x->slice_shift, x->slice_bytes);
     lw_push_word(lw, &t->steps, (x->bytes + 3u) & ~3u);
-    lw_push_word(lw, &t->steps, lw_global_tile(lw, i) + shift * lw->tiles_per_chip);
-    lw_note_rotated(lw, i, -1, EXE_RELOC_RING, shift, 0);
+    lw_push_word(lw, &t->steps, lw_global_tile(lw, i) + x->peer_shift * lw->tiles_per_chip);
+    lw_note_rotated(lw, i, -1, EXE_RELOC_RING, x->peer_shift, 0);
 }
 
 bool lw_sync_system(lowering *lw)
@@ -386,17 +386,19 @@ bool lw_sync_system(lowering *lw)
     return !lw->failed;
 }
 
-bool lw_ring_phase(lowering *lw, const lw_ring_xfer *send, const lw_ring_xfer *recv)
+bool lw_ring_phase(lowering *lw, const lw_ring_xfer *x, size_t per_tile)
 {
     if (lw->phase_has_transfers && !lw_end_phase(lw))
         return false;
     for (uint32_t i = 0; i < lw->program_tiles && !lw->failed; i++) {
-        if (recv[i].bytes) {
-            ring_step(lw, i, lw->kernels.ctl_recv, &recv[i], lw->replicas - 1);
-            lw->rep->exchange_bytes += recv[i].bytes;
-        }
-        if (send[i].bytes)
-            ring_step(lw, i, lw->kernels.ctl_send, &send[i], 1);
+        const lw_ring_xfer *own = x + (size_t)i * per_tile;
+        for (int send = 0; send < 2; send++)
+            for (size_t k = 0; k < per_tile; k++)
+                if (own[k].bytes && own[k].send == (send != 0)) {
+                    ring_words(lw, i, &own[k]);
+                    if (!send)
+                        lw->rep->exchange_bytes += own[k].bytes;
+                }
         lw_push_word(lw, &lw->tile[i].steps, lw->kernels.ctl_sync_system);
     }
     lw->rep->exchange_phases++;

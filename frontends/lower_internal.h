@@ -201,18 +201,21 @@ bool lw_note_peer(lowering *lw, uint32_t tile, enum exe_reloc_kind kind);
 bool lw_note_rotated(lowering *lw, uint32_t tile, int64_t record_offset, enum exe_reloc_kind kind, uint32_t shift,
                      uint32_t slice_bytes);
 
-/* One exchange phase round a ring of replicas: on tile i (of every
- * replica) a receive of recv[i] from tile i of the previous replica and a
- * send of send[i] to tile i of the next (bytes 0: none); an address with
- * slice_shift >= 0 is slice (r + slice_shift) mod replicas of slice_bytes
- * from it (the word replica 0's); then a sync of the whole system (the
- * sync before the phase must be one too: lw_sync_system). */
+/* One exchange phase among rings of replicas: tile i (of every replica)
+ * sends or receives x[per_tile i ..] (bytes 0: none) to or from tile i of
+ * the replica peer_shift on (mod replicas); an address with slice_shift
+ * >= 0 is slice (r + slice_shift) mod replicas of slice_bytes from it (the
+ * word replica 0's).  The receives are posted first; then a sync of the
+ * whole system (the sync before the phase must be one too:
+ * lw_sync_system). */
 typedef struct lw_ring_xfer {
     uint32_t addr, bytes;
     int32_t slice_shift;
     uint32_t slice_bytes;
+    uint32_t peer_shift;
+    bool send;
 } lw_ring_xfer;
-bool lw_ring_phase(lowering *lw, const lw_ring_xfer *send, const lw_ring_xfer *recv);
+bool lw_ring_phase(lowering *lw, const lw_ring_xfer *x, size_t per_tile);
 /* A sync of the whole system on every tile (the next exchange may cross
  * chips: a ring phase's is preceded by one). */
 bool lw_sync_system(lowering *lw);

@@ -33,7 +33,7 @@
 #include "train_fixture.h"
 
 #define D(...) ((const int64_t[]){ __VA_ARGS__ })
-#define REPLICAS 8
+#define REPLICAS 8                /* the most a test runs */
 #define WEIGHTS 4
 
 static const char *const weight_names[WEIGHTS] = { "w1", "b1", "w2", "b2" };
@@ -82,7 +82,8 @@ static const tmap_tensor *of_replica(const tensor_map *m, uint32_t r, const char
 /* One run of the program: every replica's batch (salt), the weights
  * w[r][k] written first when carry, read back after; grads[r][k] the
  * anchored gradients. */
-static void run_step(const machine *m, const ipu_exe *e, const tensor_map *map, const graph *g, int salt, bool carry,
+static void run_step(const machine *m, const ipu_exe *e, const tensor_map *map, const graph *g, uint32_t replicas,
+                     int salt, bool carry,
                      float w[REPLICAS][WEIGHTS][32], float grads[REPLICAS][WEIGHTS][32], uint64_t *link_bytes)
 {
     char err[512];
@@ -90,7 +91,7 @@ static void run_step(const machine *m, const ipu_exe *e, const tensor_map *map, 
     if (!eng)
         fprintf(stderr, "\n  %s\n", err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(eng);
-    for (uint32_t r = 0; r < REPLICAS; r++) {
+    for (uint32_t r = 0; r < replicas; r++) {
         graph_value in[2];
         batch(r, salt, in, g);
         for (int i = 0; i < g->n_inputs; i++) {
@@ -108,7 +109,7 @@ static void run_step(const machine *m, const ipu_exe *e, const tensor_map *map, 
     if (st != ENGINE_DONE)
         fprintf(stderr, "\n  %s\n", engine_message(eng));
     CU_ASSERT_EQUAL_FATAL(st, ENGINE_DONE);
-    for (uint32_t r = 0; r < REPLICAS; r++)
+    for (uint32_t r = 0; r < replicas; r++)
         for (int k = 0; k < WEIGHTS; k++) {
             char name[64];
             snprintf(name, sizeof name, "Gradient___%s", weight_names[k]);
@@ -122,32 +123,32 @@ static void run_step(const machine *m, const ipu_exe *e, const tensor_map *map, 
     engine_free(eng);
 }
 
-static void test_ring_all_reduce(void)
+static void ring_all_reduce(uint32_t replicas, const char *preset)
 {
     char err[512];
     machine m;
-    CU_ASSERT_TRUE_FATAL(machine_preset("ipu-pod16", &m, err, sizeof err));
-    graph *sim = step(REPLICAS);
-    lower_options lo = { .machine = &m, .replicas = REPLICAS, .tiles = 16 };
+    CU_ASSERT_TRUE_FATAL(machine_preset(preset, &m, err, sizeof err));
+    graph *sim = step(replicas);
+    lower_options lo = { .machine = &m,   .replicas = replicas, .tiles = 16 };
     lower_report rep;
     ipu_exe *e = lower_graph(sim, &lo, &rep, err, sizeof err);
     if (!e)
         fprintf(stderr, "\n  %s\n", err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(e);
-    CU_ASSERT_EQUAL(rep.replicas, REPLICAS);
+    CU_ASSERT_EQUAL(rep.replicas, replicas);
     tensor_map *map = program_tensor_map(e, "mlp", err, sizeof err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(map);
 
     static float w[REPLICAS][WEIGHTS][32], grads[REPLICAS][WEIGHTS][32];
     uint64_t link_bytes;
-    run_step(&m, e, map, sim, 0, false, w, grads, &link_bytes);
+    run_step(&m, e, map, sim, replicas, 0, false, w, grads, &link_bytes);
     /* each weight's elements cross a link 2 (R - 1) / R times a replica */
-    CU_ASSERT_TRUE(link_bytes >= (uint64_t)REPLICAS * 2 * (REPLICAS - 1) / REPLICAS * 67 * 4);
+    CU_ASSERT_TRUE(link_bytes >= (uint64_t)replicas * 2 * (replicas - 1) / replicas * 67 * 4);
 
     /* the host: each replica's gradients from its own batch, summed */
     double sum[WEIGHTS][32] = { { 0 } };
     float w0[WEIGHTS][32];
-    for (uint32_t r = 0; r < REPLICAS; r++) {
+    for (uint32_t r = 0; r < replicas; r++) {
         graph *ref = step(1);
         if (r == 0)
             for (int k = 0; k < WEIGHTS; k++)
@@ -166,11 +167,11 @@ static void test_ring_all_reduce(void)
         graph_free(ref);
     }
     int bad = 0;
-    for (uint32_t r = 0; r < REPLICAS; r++)
+    for (uint32_t r = 0; r < replicas; r++)
         for (int k = 0; k < WEIGHTS; k++)
             for (int i = 0; i < weight_elements[k]; i++) {
                 double want = sum[k][i], got = grads[r][k][i];
-                double want_w = (float)(w0[k][i] - (float)(0.5 * (float)(want / REPLICAS)));
+                double want_w = (float)(w0[k][i] - (float)(0.5 * (float)(want / replicas)));
                 if (!(fabs(got - want) <= 1e-4 + 1e-4 * fabs(want)) && bad++ < 4)
                     fprintf(stderr, "\n  replica %u %s[%d]: all-reduced %.8g, host sum %.8g\n", r, weight_names[k], i,
                             got, want);
@@ -179,17 +180,25 @@ static void test_ring_all_reduce(void)
                             weight_names[k], i, w[r][k][i], want_w);
             }
     CU_ASSERT_EQUAL(bad, 0);
-    for (uint32_t r = 1; r < REPLICAS; r++)
+    for (uint32_t r = 1; r < replicas; r++)
         CU_ASSERT_TRUE(!memcmp(w[r], w[0], sizeof w[0]) && !memcmp(grads[r], grads[0], sizeof grads[0]));
 
     /* a second step from the weights the first left, on new batches */
-    run_step(&m, e, map, sim, 1, true, w, grads, &link_bytes);
-    for (uint32_t r = 1; r < REPLICAS; r++)
+    run_step(&m, e, map, sim, replicas, 1, true, w, grads, &link_bytes);
+    for (uint32_t r = 1; r < replicas; r++)
         CU_ASSERT_TRUE(!memcmp(w[r], w[0], sizeof w[0]));
     CU_ASSERT_TRUE(memcmp(w[0][0], w0[0], sizeof w0[0]) != 0);
     tmap_free(map);
     exe_free(e);
     graph_free(sim);
+}
+
+/* Two replicas go round one ring (clockwise); eight, the ring pair (half
+ * the block each way), on two boards of a pod. */
+static void test_ring_all_reduce(void)
+{
+    ring_all_reduce(2, "m2000");
+    ring_all_reduce(REPLICAS, "ipu-pod16");
 }
 
 /* The step's all-reduce is for the replicas it was built for: a program
@@ -269,7 +278,8 @@ static void test_channels_last_weights(void)
 void test_register(void)
 {
     ADD_SUITE("allreduce",
-              { "ring all-reduce over 8 replicas on two boards: host sums, identical weights", test_ring_all_reduce },
+              { "ring all-reduce over 2 replicas, and 8 on two boards: host sums, identical weights",
+                test_ring_all_reduce },
               { "the replicas the step was built for", test_replicas_must_match },
               { "channels-last convolution weights through the all-reduce", test_channels_last_weights });
 }
