@@ -362,12 +362,8 @@ static bool plan_machine(lowering *lw)
                  lw->stages > 1 ? " of a pipeline" : "", chips, chips == 1 ? "" : "s");
         return false;
     }
-    if (lw->stages > 1 && lw->replicas > 1) {
-        snprintf(lw->err, lw->err_size, "%s: pipeline stages and replicas together are not yet supported",
-                 g->source);
-        return false;
-    }
     lw->program_tiles = lw->stages * lw->tiles;
+    lw->replica_stride = lw->stages * per_chip;
     lw->mem_base = machine_memory_base(m);
     lw->mem_end = lw->mem_base + machine_u32(m, MP_tile_memory_bytes);
     /* Region 1's last element, where it is not one of an interleaved pair

@@ -27,8 +27,10 @@
  *   3. every output piece goes to the host, then the program ends.
  * On a machine of several chips the program is made for chip 0 and
  * copied to every chip (data-parallel replicas; lower_options.replicas):
- * replica r's tiles are r x tiles_per_chip on, its host streams follow
- * replica r - 1's, and its tensors are "replicaR/NAME" in the tensor map.
+ * replica r's tiles are r x tiles_per_chip on (r x stages x tiles_per_chip
+ * with a pipeline: a replica of a pipeline is its stages' chips), its host
+ * streams follow replica r - 1's, and its tensors are "replicaR/NAME" in
+ * the tensor map.
  * With pipeline stages (lower_options.pipeline) the ops are cut, in order,
  * into runs of about equal estimated work, one a chip (layers per IPU);
  * tensors crossing a cut go over the IPU-Links in the exchange phase of
@@ -70,7 +72,8 @@
 typedef struct lower_options {
     const machine *machine;       /* the target (tiles per chip, memory size) */
     uint32_t tiles;               /* tiles to use on chip 0; 0: all of them */
-    uint32_t replicas;            /* data-parallel copies, one a chip (0: one on every chip) */
+    uint32_t replicas;            /* data-parallel copies, one a chip or pipeline (0: one on
+                                     every chip, without a pipeline; 1 with one) */
     uint32_t pipeline;            /* pipeline stages, one a chip (0 or 1: none) */
     bool f16_matmul;              /* f32 MatMul/Gemm computed with f16 inputs on the AMP
                                      (f32 partial sums), as a mixed-precision compile */

@@ -372,7 +372,7 @@ static void ring_words(lowering *lw, uint32_t i, const lw_ring_xfer *x)
     if (x->slice_shift >= 0)
         lw_note_rotated(lw, i, -1, EXE_RELOC_SLICE, (uint32_t)x->slice_shift, x->slice_bytes);
     lw_push_word(lw, &t->steps, (x->bytes + 3u) & ~3u);
-    lw_push_word(lw, &t->steps, lw_global_tile(lw, i) + x->peer_shift * lw->tiles_per_chip);
+    lw_push_word(lw, &t->steps, lw_global_tile(lw, i) + x->peer_shift * lw->replica_stride);
     lw_note_rotated(lw, i, -1, EXE_RELOC_RING, x->peer_shift, 0);
 }
 
@@ -674,7 +674,7 @@ static bool narrow_endpoint(const lowering *lw, const step_item *s)
         return false;
     uint64_t top = s->endpoint;
     if (s->note && lw->replicas > 1)
-        top += (uint64_t)(lw->replicas - 1) * lw->tiles_per_chip;
+        top += (uint64_t)(lw->replicas - 1) * lw->replica_stride;
     return top <= 0xffffu;
 }
 

@@ -146,6 +146,7 @@ typedef struct lowering {
     lower_report *rep;
     uint32_t tiles;                   /* program tiles: 0 .. tiles - 1 on chip 0 */
     uint32_t tiles_per_chip, replicas;
+    uint32_t replica_stride;          /* tiles from a replica to the next: its stages' chips */
     uint32_t stages, stage;           /* pipeline stages (one a chip), the current op's */
     uint32_t program_tiles;           /* stages x tiles: the index space of lw->tile */
     uint32_t *stage_of;               /* per node */

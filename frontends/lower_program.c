@@ -365,7 +365,7 @@ static void map_tensors(lowering *lw, ipu_exe *e)
     /* replica 0's; the map names the others (decoding makes them) */
     if (lw->replicas > 1) {
         lw->tmap->replicas = lw->replicas;
-        lw->tmap->tile_stride = lw->tiles_per_chip;
+        lw->tmap->tile_stride = lw->replica_stride;
         lw->tmap->input_streams = lw->rep->input_streams;
         lw->tmap->output_streams = lw->rep->output_streams;
     }
@@ -430,7 +430,7 @@ bool lw_write_executable(lowering *lw, ipu_exe *e)
     for (uint32_t i = 0; i < used && !lw->failed; i++)
         finish_tile(lw, i, e);
     e->replicas.count = lw->replicas;
-    e->replicas.tile_stride = lw->tiles_per_chip;
+    e->replicas.tile_stride = lw->replica_stride;
     e->replicas.input_streams = lw->rep->input_streams;
     e->replicas.output_streams = lw->rep->output_streams;
     char why[256];

@@ -123,13 +123,13 @@ static void run_step(const machine *m, const ipu_exe *e, const tensor_map *map, 
     engine_free(eng);
 }
 
-static void ring_all_reduce(uint32_t replicas, const char *preset)
+static void ring_all_reduce(uint32_t replicas, const char *preset, uint32_t pipeline)
 {
     char err[512];
     machine m;
     CU_ASSERT_TRUE_FATAL(machine_preset(preset, &m, err, sizeof err));
     graph *sim = step(replicas);
-    lower_options lo = { .machine = &m,   .replicas = replicas, .tiles = 16 };
+    lower_options lo = { .machine = &m, .replicas = replicas, .pipeline = pipeline, .tiles = 16 };
     lower_report rep;
     ipu_exe *e = lower_graph(sim, &lo, &rep, err, sizeof err);
     if (!e)
@@ -194,11 +194,13 @@ static void ring_all_reduce(uint32_t replicas, const char *preset)
 }
 
 /* Two replicas go round one ring (clockwise); eight, the ring pair (half
- * the block each way), on two boards of a pod. */
+ * the block each way), on two boards of a pod; two replicas of a pipeline
+ * of two stages, each stage's gradients round a ring of their own chips. */
 static void test_ring_all_reduce(void)
 {
-    ring_all_reduce(2, "m2000");
-    ring_all_reduce(REPLICAS, "ipu-pod16");
+    ring_all_reduce(2, "m2000", 0);
+    ring_all_reduce(REPLICAS, "ipu-pod16", 0);
+    ring_all_reduce(2, "m2000", 2);
 }
 
 /* The step's all-reduce is for the replicas it was built for: a program
@@ -278,7 +280,7 @@ static void test_channels_last_weights(void)
 void test_register(void)
 {
     ADD_SUITE("allreduce",
-              { "ring all-reduce over 2 replicas, and 8 on two boards: host sums, identical weights",
+              { "ring all-reduce over 2 replicas, 8 on two boards, 2 pipelines: host sums, identical weights",
                 test_ring_all_reduce },
               { "the replicas the step was built for", test_replicas_must_match },
               { "channels-last convolution weights through the all-reduce", test_channels_last_weights });

@@ -328,8 +328,11 @@ int cmd_compile(int argc, char **argv, const command *self)
         cli_print_training(g, &t, &info);
     if (rep.stages > 1)
         printf("pipeline: %u stages, one a chip\n", rep.stages);
-    printf("tiles: %u a chip, %u replica%s (one a chip); fullest tile %u uses %llu of %llu bytes (%.1f%%); host "
-           "streams a replica: %u in, %u out\n", rep.tiles_used, rep.replicas, rep.replicas == 1 ? "" : "s",
+    char each[48] = "one a chip";
+    if (rep.stages > 1)
+        snprintf(each, sizeof each, "one a pipeline of %u chips", rep.stages);
+    printf("tiles: %u a chip, %u replica%s (%s); fullest tile %u uses %llu of %llu bytes (%.1f%%); host "
+           "streams a replica: %u in, %u out\n", rep.tiles_used, rep.replicas, rep.replicas == 1 ? "" : "s", each,
            rep.max_tile, (unsigned long long)rep.max_tile_bytes, (unsigned long long)rep.memory_bytes,
            100.0 * (double)rep.max_tile_bytes / (double)rep.memory_bytes, rep.input_streams, rep.output_streams);
     printf("tensor storage: %.3g MB a chip placed where dead tensors were (a tensor's memory goes back to its "

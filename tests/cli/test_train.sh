@@ -95,6 +95,10 @@ expect 0 "^ +IPU-Link bytes +[1-9][0-9.e+]* " -- "$IPUSIM" compare mlp4.elf
 expect 0 "^samples: 128 a step \(all replicas\), [0-9.e+]+ samples/s \(the replicas' gradients summed across their chips" \
     -- "$IPUSIM" run mlp4.elf
 expect 0 "^all-reduce +[0-9]+ " -- "$IPUSIM" run mlp4.elf
+# two replicas of a two-stage pipeline on the board's four chips, each stage's gradients summed
+expect 0 "tiles: 1472 a chip, 2 replicas \(one a pipeline of 2 chips\)" -- "$IPUSIM" compile mlp.onnx --train \
+    --loss softmax-ce:logits:labels --lr 0.1 --machine m2000 --pipeline 2 --replicas 2 -o mlp22.elf
+expect 0 "^all-reduce +[0-9]+ " -- "$IPUSIM" run mlp22.elf
 # validate holds one replica's step against the host: not a step of several
 expect 1 "validate --train holds one replica's step against the host reference; --replicas 4 would sum" -- \
     "$IPUSIM" validate --model mlp.onnx --train --loss softmax-ce:logits:labels --machine m2000 --replicas 4
