@@ -203,8 +203,27 @@ static void print_phases(const program_phases *ph, compare_side *a, compare_side
     }
 }
 
+static const char *const phase_colours[PHASES_MAX] = { "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
+                                                        "#9c755f", "#76b7b2", "#4e79a7", "#e15759" };
+
+/* A training step's phases on side s's chip that ends last, as one bar
+ * at y (ph: NULL for none). */
+static void chart_phases(FILE *o, const compare_side *s, const program_phases *ph, int left, int y, double tmax,
+                         int bar_w)
+{
+    fprintf(o, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\" fill=\"#555\">by phase</text>\n", left - 8, y + 11);
+    double x = left;
+    for (uint32_t k = 0; k < ph->n; k++) {
+        double sec = (double)s->phases[k].c.cycles / s->clock_hz, w = sec / tmax * bar_w;
+        if (w > 0)
+            fprintf(o, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"14\" fill=\"%s\"><title>%s: %.6g s"
+                       "</title></rect>\n", x, y, w, phase_colours[k], ph->name[k], sec);
+        x += w;
+    }
+}
+
 static bool write_chart(const char *path, const compare_side *a, const compare_side *b, const char *title,
-                        char *err, size_t err_size)
+                        const program_phases *ph, char *err, size_t err_size)
 {
     atomic_file f;
     if (!afile_open(&f, path, err, err_size))
@@ -221,8 +240,9 @@ static bool write_chart(const char *path, const compare_side *a, const compare_s
     if (tmax <= 0)
         tmax = 1e-9;
     const int W = 900, left = 170, right = 110, bar_w = W - left - right;
-    const int rows_end = 50 + 2 * (30 + 3 * 18 + 22);   /* the layout below */
-    const int H = rows_end + 48;
+    const int phase_rows = ph ? 22 : 0;
+    const int rows_end = 50 + 2 * (30 + phase_rows + 3 * 18 + 22);   /* the layout below */
+    const int H = rows_end + 48 + (ph ? 20 : 0);
     FILE *o = f.fp;
     fprintf(o, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"sans-serif\" "
                "font-size=\"12\">\n", W, H);
@@ -254,6 +274,9 @@ static bool write_chart(const char *path, const compare_side *a, const compare_s
         }
         fprintf(o, "<text x=\"%.2f\" y=\"%d\" fill=\"#333\">%s</text>\n", x + 4, y + 15, t);
         y += 30;
+        if (ph)
+            chart_phases(o, s, ph, left, y, tmax, bar_w);
+        y += phase_rows;
         static const char *const off[] = { "IPU-Link busy", "host busy", "streaming memory busy" };
         double offv[] = { s->link_s, s->host_s, s->stream_s };
         for (int k = 0; k < 3; k++) {
@@ -272,6 +295,12 @@ static bool write_chart(const char *path, const compare_side *a, const compare_s
         fprintf(o, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/>", lx, ly, colours[k]);
         fprintf(o, "<text x=\"%d\" y=\"%d\">%s</text>\n", lx + 16, ly + 10, names[k]);
         lx += 150;
+    }
+    for (uint32_t k = 0; ph && k < ph->n; k++) {
+        int px = left + 120 * (int)k;
+        fprintf(o, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/>", px, ly + 20,
+                phase_colours[k]);
+        fprintf(o, "<text x=\"%d\" y=\"%d\">%s</text>\n", px + 16, ly + 30, ph->name[k]);
     }
     fprintf(o, "<text x=\"%d\" y=\"%d\" fill=\"#555\" font-size=\"11\">bars: the busiest tile of each superstep "
                "on the chip that ends last; off-chip: channel busy time over all chips</text>\n", left, H - 10);
@@ -742,7 +771,7 @@ int cmd_compare(int argc, char **argv, const command *self)
         if (chart) {
             char title[256];
             snprintf(title, sizeof title, "%s: %s vs %s", input, a->m.name, b->m.name);
-            if (!write_chart(chart, a, b, title, err, sizeof err))
+            if (!write_chart(chart, a, b, title, ph[0].n && exe[0] == exe[1] ? &ph[0] : NULL, err, sizeof err))
                 fatal("%s", err);
         }
         if (json)

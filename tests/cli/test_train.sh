@@ -92,6 +92,8 @@ expect 0 "throughput \(samples/s\) +[0-9.e+]+ +[0-9.e+]+ +[0-9.]+$" -- "$IPUSIM"
 # the 4 replicas' gradients summed over the IPU-Links, a phase of its own
 expect 0 "^ +all-reduce +[0-9.]+ (ns|us|ms) +[0-9.]+ (ns|us|ms) +[0-9.]+$" -- "$IPUSIM" compare mlp4.elf
 expect 0 "^ +IPU-Link bytes +[1-9][0-9.e+]* " -- "$IPUSIM" compare mlp4.elf
+"$IPUSIM" compare mlp4.elf --chart mlp4.svg >/dev/null 2>&1
+check "the chart has the step by phase" grep -q "<title>all-reduce: " mlp4.svg
 expect 0 "^samples: 128 a step \(all replicas\), [0-9.e+]+ samples/s \(the replicas' gradients summed across their chips" \
     -- "$IPUSIM" run mlp4.elf
 expect 0 "^all-reduce +[0-9]+ " -- "$IPUSIM" run mlp4.elf
