@@ -474,11 +474,8 @@ static void begin_phase(lowering *lw, int phase)
 {
     if (!lw->phases.n_stretches)
         phases_add(&lw->phases, 0, phase_names[lw->cur_phase]);
-    if (!lw_end_phase(lw))
+    if (!lw_sync_all(lw, lw->sync_step))
         return;
-    for (uint32_t i = 0; i < lw->program_tiles && !lw->failed; i++)
-        lw_push_word(lw, &lw->tile[i].steps, lw->sync_step);
-    lw_count_sync(lw);
     if (!phases_add(&lw->phases, lw->syncs, phase_names[phase]))
         lw_fail(lw, "%s: more than %d stretches of forward, backward, all-reduce and update supersteps", lw->g->source,
                 PHASES_MAX_STRETCHES);

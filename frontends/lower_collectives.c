@@ -82,12 +82,11 @@ static bool add_slices(lowering *lw, const ring_tile *rt, int part, uint32_t shi
         worker_set ws;
         if (!lw_workers_begin(lw, i, KERNEL_SCALED_ADD_WORDS, n / 2, &ws))
             break;
-        uint32_t padded = (KERNEL_SCALED_ADD_WORDS + 1u) & ~1u;
         for (int w = 0; w < CODELET_WORKERS; w++) {
             uint64_t e0 = ws.lo[w] * 2, e1 = ws.hi[w] * 2;
             kernel_scaled_add_record(ws.rec[w], x + (uint32_t)e0 * 4, t->stage + (uint32_t)e0 * 4,
                                      out + (uint32_t)e0 * 4, (uint32_t)(e1 - e0), 1.0f);
-            int64_t rec = (int64_t)ws.off + (int64_t)w * padded * 4;
+            int64_t rec = lw_worker_record(&ws, w);
             lw_note_rotated(lw, i, rec + SCALED_ADD_V_X * 4, EXE_RELOC_SLICE, shift, t->slice_bytes);
             if (!out_acc)
                 lw_note_rotated(lw, i, rec + SCALED_ADD_V_OUT * 4, EXE_RELOC_SLICE, shift, t->slice_bytes);
@@ -247,7 +246,7 @@ bool lw_lower_all_reduce(lowering *lw, const graph_node *n, int index)
         if (bytes[i])
             place_parts(lw, i, bytes[i], R, rings, &rt[i]);
     if (!lw->failed && copy_pieces(lw, n, rt, true))
-        lw_sync_system(lw);
+        lw_sync_all(lw, lw->kernels.ctl_sync_system);
     /* reduce-scatter: step s sends the partial sum (at s = 1 the replica's own
      * slice) and adds slice r - d s to what comes from the previous replica;
      * the last step's sum goes to slice r + d */

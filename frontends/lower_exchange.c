@@ -20,14 +20,11 @@
 /* Append a record of `words` words (zero-filled) and return its byte
  * offset in the tile's record area; *rec points at its words (valid until
  * the next record). */
-/* A record's words rounded up so that records stay 8-byte aligned. */
-static uint32_t padded_words(uint32_t words) { return (words + 1u) & ~1u; }
-
 uint32_t lw_new_record(lowering *lw, uint32_t tile, uint32_t words, uint32_t **rec)
 {
     ltile *t = &lw->tile[tile];
     size_t at = t->records.n;
-    size_t padded = padded_words(words);
+    size_t padded = lw_padded_words(words);
     if (!lw_grow((void **)&t->records.w, &t->records.cap, at + padded, sizeof(uint32_t))) {
         lw_fail(lw, "out of host memory");
         *rec = NULL;
@@ -215,7 +212,7 @@ static uint32_t merge_worker_records(lowering *lw, uint32_t tile, uint32_t entry
 {
     const kernel_symbols *ks = &lw->kernels;
     ltile *t = &lw->tile[tile];
-    uint32_t padded = padded_words(words);
+    uint32_t padded = lw_padded_words(words);
     if ((size_t)rec0 / 4 + (size_t)padded * CODELET_WORKERS != t->records.n)
         return 0;
     const uint32_t *r = t->records.w + rec0 / 4;
@@ -233,10 +230,10 @@ static uint32_t merge_worker_records(lowering *lw, uint32_t tile, uint32_t entry
     } else {
         return 0;
     }
-    memset(t->records.w + rec0 / 4, 0, (size_t)padded_words(n) * sizeof *t->records.w);
+    memset(t->records.w + rec0 / 4, 0, (size_t)lw_padded_words(n) * sizeof *t->records.w);
     memcpy(t->records.w + rec0 / 4, merged, n * sizeof *merged);
-    t->records.n = rec0 / 4 + padded_words(n);
-    lw->rep->merged_record_bytes += (uint64_t)(padded * CODELET_WORKERS - padded_words(n)) * 4;
+    t->records.n = rec0 / 4 + lw_padded_words(n);
+    lw->rep->merged_record_bytes += (uint64_t)(padded * CODELET_WORKERS - lw_padded_words(n)) * 4;
     *split_words = n;
     return split;
 }
@@ -263,12 +260,12 @@ void lw_count_sync(lowering *lw)
 bool lw_step_run(lowering *lw, uint32_t tile, uint32_t entry, uint32_t rec0, uint32_t record_words)
 {
     ltile *t = &lw->tile[tile];
-    uint32_t rec_bytes = padded_words(record_words) * 4, all_bytes = rec_bytes * CODELET_WORKERS, split_words;
+    uint32_t rec_bytes = lw_padded_words(record_words) * 4, all_bytes = rec_bytes * CODELET_WORKERS, split_words;
     uint32_t split = merge_worker_records(lw, tile, entry, rec0, record_words, &split_words);
     if (split) {
         entry = split;
         rec_bytes = 0;                /* the six workers start on the one record */
-        all_bytes = padded_words(split_words) * 4;
+        all_bytes = lw_padded_words(split_words) * 4;
     }
     rec0 = share_records(lw, tile, entry, rec0, all_bytes);
     note_compute(lw);
@@ -297,7 +294,7 @@ bool lw_step_call(lowering *lw, uint32_t tile, uint32_t entry, uint32_t rec)
  * the first, and recs[k] the words of worker k's. */
 uint32_t lw_six_records(lowering *lw, uint32_t tile, uint32_t words, uint32_t *recs[CODELET_WORKERS])
 {
-    uint32_t padded = padded_words(words);
+    uint32_t padded = lw_padded_words(words);
     uint32_t *all;
     uint32_t off = lw_new_record(lw, tile, padded * CODELET_WORKERS, &all);
     for (int k = 0; k < CODELET_WORKERS; k++)
@@ -340,12 +337,7 @@ bool lw_add_transfer(lowering *lw, uint32_t from, uint32_t src_addr, uint32_t to
 /* A receive from the host (or streaming memory): endpoint is the stream. */
 bool lw_note_peer(lowering *lw, uint32_t tile, enum exe_reloc_kind kind)
 {
-    ltile *t = &lw->tile[tile];
-    if (!lw_grow((void **)&t->peers, &t->cap_peers, t->n_peers + 1, sizeof *t->peers))
-        return lw_fail(lw, "out of host memory");
-    t->peers[t->n_peers].word = t->steps.n - 1;
-    t->peers[t->n_peers++].kind = (uint8_t)kind;
-    return true;
+    return lw_note_rotated(lw, tile, -1, kind, 0, 0);
 }
 
 bool lw_note_rotated(lowering *lw, uint32_t tile, int64_t record_offset, enum exe_reloc_kind kind, uint32_t shift,
@@ -376,12 +368,12 @@ static void ring_words(lowering *lw, uint32_t i, const lw_ring_xfer *x)
     lw_note_rotated(lw, i, -1, EXE_RELOC_RING, x->peer_shift, 0);
 }
 
-bool lw_sync_system(lowering *lw)
+bool lw_sync_all(lowering *lw, uint32_t step)
 {
-    if (lw->phase_has_transfers && !lw_end_phase(lw))
+    if (!lw_end_phase(lw))
         return false;
-    for (uint32_t i = 0; i < lw->program_tiles; i++)
-        lw_push_word(lw, &lw->tile[i].steps, lw->kernels.ctl_sync_system);
+    for (uint32_t i = 0; i < lw->program_tiles && !lw->failed; i++)
+        lw_push_word(lw, &lw->tile[i].steps, step);
     lw_count_sync(lw);
     return !lw->failed;
 }

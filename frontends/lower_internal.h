@@ -208,7 +208,7 @@ bool lw_note_rotated(lowering *lw, uint32_t tile, int64_t record_offset, enum ex
  * >= 0 is slice (r + slice_shift) mod replicas of slice_bytes from it (the
  * word replica 0's).  The receives are posted first; then a sync of the
  * whole system (the sync before the phase must be one too:
- * lw_sync_system). */
+ * lw_sync_all with ctl_sync_system). */
 typedef struct lw_ring_xfer {
     uint32_t addr, bytes;
     int32_t slice_shift;
@@ -217,9 +217,11 @@ typedef struct lw_ring_xfer {
     bool send;
 } lw_ring_xfer;
 bool lw_ring_phase(lowering *lw, const lw_ring_xfer *x, size_t per_tile);
-/* A sync of the whole system on every tile (the next exchange may cross
- * chips: a ring phase's is preceded by one). */
-bool lw_sync_system(lowering *lw);
+/* The pending exchange phase ended (lw_end_phase), then sync `step`
+ * (ctl_sync_chip, ctl_sync_system) on every tile: a superstep of its own
+ * starts (a new phase of the step; before a ring phase, whose exchange
+ * crosses chips, a system sync). */
+bool lw_sync_all(lowering *lw, uint32_t step);
 
 bool lw_fail(lowering *lw, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 bool lw_unsupported(lowering *lw, const graph_node *n, int index, const char *why);
@@ -488,6 +490,9 @@ int64_t lw_row_offset(const graph_shape *out, const int64_t *stride, int64_t r);
  * the first units % 6 take one more).  Fill the records between
  * lw_workers_begin (false when lw has failed, the records then perhaps
  * NULL) and lw_workers_run, which steps the tile into the compute set. */
+/* A record's words rounded up so that records stay 8-byte aligned. */
+static inline uint32_t lw_padded_words(uint32_t words) { return (words + 1u) & ~1u; }
+
 typedef struct worker_set {
     uint32_t *rec[CODELET_WORKERS];
     uint64_t lo[CODELET_WORKERS], hi[CODELET_WORKERS];
@@ -495,5 +500,10 @@ typedef struct worker_set {
 } worker_set;
 bool lw_workers_begin(lowering *lw, uint32_t tile, uint32_t words, uint64_t units, worker_set *ws);
 bool lw_workers_run(lowering *lw, uint32_t tile, uint32_t entry, const worker_set *ws);
+/* The byte offset of worker w's record in the tile's record area. */
+static inline uint32_t lw_worker_record(const worker_set *ws, int w)
+{
+    return ws->off + (uint32_t)w * lw_padded_words(ws->words) * 4;
+}
 
 #endif

@@ -96,6 +96,10 @@ void cli_positional(const command *cmd, const char *arg, const char **slot);
  * missing ("no executable given") when there was none. */
 void cli_require_positional(const command *cmd, const char *arg, const char *missing);
 
+/* The value of option opt: a finite number, at least 0, and above 0 when
+ * positive; a bad one is a fatal usage error naming it (*i advanced). */
+double cli_number_value(const command *cmd, const char *opt, int argc, char **argv, int *i, bool positive);
+
 /* The training options of `compile` and `validate --model` (--train,
  * --loss SPEC, --optimizer NAME, --lr X, --momentum X, --weight-decay X,
  * --loss-scale X): true when argv[*i] was one (and consumed), fatal

@@ -483,19 +483,6 @@ static cJSON *mlperf_json(const mlperf_view *v, const program_phases *ph, const 
     return o;
 }
 
-static double positive_value(const command *self, int argc, char **argv, int *i)
-{
-    const char *opt = argv[*i], *v = cli_value(self, argc, argv, i);
-    char *end;
-    double x = strtod(v, &end);
-    if (*end || end == v || !(x > 0) || !isfinite(x)) {
-        char what[96];
-        snprintf(what, sizeof what, "%s: '%%s' is not a positive number", opt);
-        cli_usage_error(self, what, v);
-    }
-    return x;
-}
-
 /* The MLPerf view of a training step of step_samples samples, from the
  * options (fatal on a global batch that is not a multiple of them). */
 static mlperf_view make_mlperf_view(const char *input, bool is_model, double step_samples, double global_batch,
@@ -678,15 +665,15 @@ int cmd_compare(int argc, char **argv, const command *self)
                 fatal("compare: at most 64 --set options");
             sets[n_sets++] = cli_value(self, argc, argv, &i);
         } else if (!strcmp(argv[i], "--items")) {
-            items = positive_value(self, argc, argv, &i);
+            items = cli_number_value(self, argv[i], argc, argv, &i, true);
         } else if (!strcmp(argv[i], "--global-batch")) {
-            global_batch = positive_value(self, argc, argv, &i);
+            global_batch = cli_number_value(self, argv[i], argc, argv, &i, true);
         } else if (!strcmp(argv[i], "--epochs")) {
-            epochs = positive_value(self, argc, argv, &i);
+            epochs = cli_number_value(self, argv[i], argc, argv, &i, true);
         } else if (!strcmp(argv[i], "--samples")) {
-            samples = positive_value(self, argc, argv, &i);
+            samples = cli_number_value(self, argv[i], argc, argv, &i, true);
         } else if (!strcmp(argv[i], "--dataset-samples")) {
-            dataset_samples = positive_value(self, argc, argv, &i);
+            dataset_samples = cli_number_value(self, argv[i], argc, argv, &i, true);
         } else if (!strcmp(argv[i], "--item-name"))
             item_name = cli_value(self, argc, argv, &i);
         else if (!strcmp(argv[i], "--threads")) {

@@ -125,8 +125,7 @@ void cli_train_init(cli_train *t)
     train_options_default(&t->o);
 }
 
-/* A finite number for option opt (non-negative unless negative_ok). */
-static double number_value(const command *self, const char *opt, int argc, char **argv, int *i, bool positive)
+double cli_number_value(const command *self, const char *opt, int argc, char **argv, int *i, bool positive)
 {
     const char *v = cli_value(self, argc, argv, i);
     char *end;
@@ -154,15 +153,15 @@ bool cli_train_option(const command *self, cli_train *t, int argc, char **argv, 
         if (!train_optimizer_parse(v, &t->o.optimizer))
             cli_usage_error(self, "--optimizer: '%s' is not sgd, adam, lamb or lars", v);
     } else if (!strcmp(a, "--lr")) {
-        t->o.lr = number_value(self, a, argc, argv, i, true);
+        t->o.lr = cli_number_value(self, a, argc, argv, i, true);
     } else if (!strcmp(a, "--momentum")) {
-        t->o.momentum = number_value(self, a, argc, argv, i, false);
+        t->o.momentum = cli_number_value(self, a, argc, argv, i, false);
         if (t->o.momentum >= 1)
             cli_usage_error(self, "--momentum: '%s' is not below 1", argv[*i]);
     } else if (!strcmp(a, "--weight-decay")) {
-        t->o.weight_decay = number_value(self, a, argc, argv, i, false);
+        t->o.weight_decay = cli_number_value(self, a, argc, argv, i, false);
     } else if (!strcmp(a, "--loss-scale")) {
-        t->o.loss_scale = number_value(self, a, argc, argv, i, true);
+        t->o.loss_scale = cli_number_value(self, a, argc, argv, i, true);
     } else if (!strcmp(a, "--delay-updates")) {
         t->o.delay_updates = true;
     } else if (!strcmp(a, "--f16-weights")) {
