@@ -69,6 +69,11 @@ typedef struct train_options {
                              the gradients summed over them (one fused
                              ReplicatedAllReduce) and the update taking their
                              mean, the same on every replica */
+    uint32_t stages;      /* pipeline stages, one a chip (0, 1: none): the step
+                             scheduled as a pipeline (train_pipeline.c) */
+    uint32_t micro_batches; /* micro-batches a step (0, 1: one): the forward and
+                             backward passes once for each, their gradients
+                             accumulated, one update with their mean */
 } train_options;
 
 /* Defaults: SGD, lr 0.01, momentum 0, no decay, Adam's betas 0.9 / 0.999,
@@ -102,6 +107,13 @@ bool train_graph(graph *g, const train_options *o, train_info *info, char *err, 
 /* train_graph, then what every compile does next: constants folded,
  * dead nodes pruned, the fusions (when fuse) and the decompositions. */
 bool train_prepare(graph *g, const train_options *o, bool fuse, train_info *info, char *err, size_t err_size);
+
+/* The training step g (train_prepare's, before its order) made one of
+ * `micro_batches` micro-batches on `stages` pipeline stages, each node
+ * given its stage and pipeline cycle (graph_node.stage, .cycle), and the
+ * nodes put in the schedule's order (train_pipeline.c).  False with err
+ * when the step cannot be cut into that many stages. */
+bool train_pipeline(graph *g, uint32_t stages, uint32_t micro_batches, char *err, size_t err_size);
 
 /* ---- for the rules (autodiff_rules.c) ----------------------------------------------- */
 

@@ -307,7 +307,11 @@ graph *graph_clone(const graph *g)
         int j = graph_add_node(c, n->op, n->name, n->inputs, n->n_inputs, n->outputs, n->n_outputs);
         graph_copy_attrs(&c->nodes[j], n);
         c->nodes[j].removed = n->removed;
+        c->nodes[j].stage = n->stage;
+        c->nodes[j].cycle = n->cycle;
     }
+    c->pipeline_stages = g->pipeline_stages;
+    c->micro_batches = g->micro_batches;
     c->phase = g->phase;
     for (int i = 0; i < g->n_inputs; i++)
         graph_add_input(c, g->inputs[i]);
@@ -446,7 +450,7 @@ int graph_add_node(graph *g, graph_op op, const char *name, const int *inputs, i
     int k = g->n_nodes++;
     graph_node *n = &g->nodes[k];
     *n = (graph_node){ .name = xstrdup(name ? name : ""), .op = op, .phase = g->phase, .n_inputs = n_inputs,
-                       .n_outputs = n_outputs };
+                       .n_outputs = n_outputs, .stage = -1, .cycle = -1 };
     n->inputs = xmalloc((size_t)n_inputs * sizeof *n->inputs);
     n->outputs = xmalloc((size_t)n_outputs * sizeof *n->outputs);
     if (n_inputs)
@@ -478,9 +482,10 @@ void graph_replace_node(graph *g, int k, graph_op op, const char *name, const in
     n->attrs = NULL;
     n->n_attrs = 0;
     enum graph_phase phase = n->phase;
+    int stage = n->stage, cycle = n->cycle;
     free_node_contents(n);
     *n = (graph_node){ .name = keep, .op = op, .phase = phase, .n_inputs = n_inputs, .n_outputs = n_outputs, .inputs = ins,
-                       .outputs = outs, .attrs = attrs, .n_attrs = n_attrs };
+                       .outputs = outs, .attrs = attrs, .n_attrs = n_attrs, .stage = stage, .cycle = cycle };
     for (int i = 0; i < n_outputs; i++)
         if (outputs[i] >= 0)
             g->tensors[outputs[i]].producer = k;
@@ -1264,4 +1269,14 @@ double graph_model_macs(const graph *g)
         macs += node_macs(g, n);
     }
     return macs;
+}
+
+double graph_node_work(const graph *g, const graph_node *n)
+{
+    if (n->removed || n->n_outputs < 1 || n->outputs[0] < 0 || graph_node_folded(g, n))
+        return 0;
+    double out = (double)graph_shape_numel(&g->tensors[n->outputs[0]].shape);
+    if (n->n_inputs >= 2 && n->inputs[0] >= 0 && n->inputs[1] >= 0)
+        out += node_macs(g, n) / 16.0;
+    return out;
 }

@@ -136,6 +136,12 @@ typedef struct graph_node {
     int n_attrs;
     graph_attr *attrs;
     bool removed;                       /* dropped by a pass; gone after graph_compact() */
+    /* A pipelined training step's schedule (train_pipeline.c): the stage
+     * (chip of the pipeline) that runs the node, and the pipeline cycle it
+     * runs in (-1: outside the cycles, with every stage in step, as the
+     * all-reduce and the update run).  -1 and -1 until scheduled. */
+    int stage;
+    int cycle;
 } graph_node;
 
 typedef struct graph graph;
@@ -182,6 +188,9 @@ struct graph {
                                            that rewrite a node set it to that node's */
     bool unsupported;                   /* the last error was a feature ipusim lacks,
                                            not a fault in the model */
+    uint32_t pipeline_stages;           /* > 0: a training step scheduled for this many
+                                           pipeline stages (graph_node.stage, .cycle) ... */
+    uint32_t micro_batches;             /* ... of this many micro-batches (1 or more) */
     int *name_hash;                     /* open addressing, tensor index + 1 (0: empty) */
     int hash_cap;
 };
@@ -305,6 +314,11 @@ int64_t graph_value_limit(const graph *g, int t);
  * Folded nodes count nothing.  The figure "useful" utilisation is quoted
  * against (the AMP issues more: padding, pipeline fill). */
 double graph_model_macs(const graph *g);
+/* The work of node n for cutting a graph into pipeline stages of about
+ * equal work: its output elements, plus for a matmul or convolution (and
+ * their gradients) its multiply-adds over 16 (the AMP's rate against an
+ * element-wise op's); 0 for a folded node. */
+double graph_node_work(const graph *g, const graph_node *n);
 
 /* A readable listing: inputs, one line per node with its operands' shapes,
  * outputs.  Constants are shown by shape unless small. */

@@ -216,6 +216,7 @@ static void lower_variables(lowering *lw)
         char what[96];
         snprintf(what, sizeof what, "variable '%s'", x->name);
         lw->op_tiles = 0;
+        lw->stage = lw->home_stage[t];
         if (lw_place_linear(lw, t, gran, lw_plan_tiles(lw, total, gran, 1.0, 200), what))
             for (size_t k = 0; k < lt->n; k++)
                 lw_tile_data(lw, lt->p[k].tile, lt->p[k].addr,
@@ -224,6 +225,7 @@ static void lower_variables(lowering *lw)
         free(stored);
         lw->op_base = (lw->op_base + lw->op_tiles) % lw->tiles;
     }
+    lw->stage = 0;
 }
 
 /* The end of a step: each variable takes its update's value, copied into
@@ -315,19 +317,8 @@ static void assign_stages(lowering *lw)
         return;
     for (int i = 0; i < g->n_nodes; i++) {
         const graph_node *n = &g->nodes[i];
-        if (n->n_outputs < 1 || n->outputs[0] < 0 || g->tensors[n->outputs[0]].data || lw_op_rules[n->op].view)
-            continue;
-        double out = (double)graph_shape_numel(&g->tensors[n->outputs[0]].shape);
-        double c = out;
-        if (n->op == GRAPH_OP_MATMUL || n->op == GRAPH_OP_GEMM || n->op == GRAPH_OP_FUSED_MATMUL) {
-            const graph_shape *a = &g->tensors[n->inputs[0]].shape;
-            c += out * (double)a->dims[a->rank - 1] / 16.0;
-        } else if (n->op == GRAPH_OP_CONV || n->op == GRAPH_OP_FUSED_CONV) {
-            const graph_shape *w = &g->tensors[n->inputs[1]].shape;
-            c += out * (double)(graph_shape_numel(w) / w->dims[0]) / 16.0;
-        }
-        cost[i] = c;
-        total += c;
+        cost[i] = lw_op_rules[n->op].view ? 0 : graph_node_work(g, n);
+        total += cost[i];
     }
     double acc = 0;
     for (int i = 0; i < g->n_nodes; i++) {
@@ -336,6 +327,26 @@ static void assign_stages(lowering *lw)
         acc += cost[i];
     }
     free(cost);
+}
+
+/* A pipelined training step's stages (train_pipeline.c): each node's, and
+ * the stage of each input and variable, the stage of the first node that
+ * reads it. */
+static void scheduled_stages(lowering *lw)
+{
+    const graph *g = lw->g;
+    for (int t = 0; t < g->n_tensors; t++)
+        lw->home_stage[t] = UINT32_MAX;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const graph_node *n = &g->nodes[i];
+        lw->stage_of[i] = n->stage > 0 ? (uint32_t)n->stage : 0;
+        for (int k = 0; k < n->n_inputs && n->op != GRAPH_OP_IPU_COPY; k++)
+            if (n->inputs[k] >= 0 && lw->home_stage[n->inputs[k]] == UINT32_MAX)
+                lw->home_stage[n->inputs[k]] = lw->stage_of[i];
+    }
+    for (int t = 0; t < g->n_tensors; t++)
+        if (lw->home_stage[t] == UINT32_MAX)
+            lw->home_stage[t] = 0;
 }
 
 /* The machine the program is for: tiles of chip 0, replicas or pipeline
@@ -351,6 +362,11 @@ static bool plan_machine(lowering *lw)
     lw->tiles_per_chip = per_chip;
     uint32_t chips = machine_u32(m, MP_chips);
     lw->stages = o->pipeline ? o->pipeline : 1;
+    if (g->pipeline_stages && g->pipeline_stages != lw->stages) {
+        snprintf(lw->err, lw->err_size, "%s: the training step was made for %u pipeline stage%s, and is compiled for "
+                 "%u", g->source, g->pipeline_stages, g->pipeline_stages == 1 ? "" : "s", lw->stages);
+        return false;
+    }
     if (lw->stages > chips) {
         snprintf(lw->err, lw->err_size, "%s: %u pipeline stages on a machine of %u chip%s", g->source, lw->stages,
                  chips, chips == 1 ? "" : "s");
@@ -409,13 +425,20 @@ static bool start_lowering(lowering *lw)
     const graph *g = lw->g;
     lw->tile = calloc(lw->program_tiles, sizeof *lw->tile);
     lw->sync_step = lw->stages > 1 ? lw->kernels.ctl_sync_system : lw->kernels.ctl_sync_chip;
+    lw->scope_hi = lw->program_tiles;
+    lw->overlap = g->pipeline_stages > 1 && !lw->opts->serial_pipeline;
     lw->stage_of = calloc((size_t)g->n_nodes + 1, sizeof *lw->stage_of);
-    if (lw->stage_of && lw->stages > 1)
+    lw->home_stage = calloc((size_t)g->n_tensors + 1, sizeof *lw->home_stage);
+    lw->stage_syncs = calloc(lw->stages, sizeof *lw->stage_syncs);
+    if (lw->stage_of && lw->home_stage && g->pipeline_stages)
+        scheduled_stages(lw);
+    else if (lw->stage_of && lw->stages > 1)
         assign_stages(lw);
     lw->tensor = calloc((size_t)g->n_tensors + 1, sizeof *lw->tensor);
     lw->last_reader = calloc((size_t)g->n_tensors + 1, sizeof *lw->last_reader);
     lw->tmap = tmap_new();
-    if (!lw->tile || !lw->tensor || !lw->tmap || !lw->stage_of || !lw->last_reader) {
+    if (!lw->tile || !lw->tensor || !lw->tmap || !lw->stage_of || !lw->last_reader || !lw->home_stage ||
+        !lw->stage_syncs) {
         snprintf(lw->err, lw->err_size, "out of host memory");
         return false;
     }
@@ -443,9 +466,11 @@ static void lower_inputs(lowering *lw)
         int t = g->inputs[i];
         if (g->tensors[t].data)
             continue;
+        lw->stage = lw->home_stage[t];
         if (!lower_input(lw, t))
             break;
     }
+    lw->stage = 0;
     uint32_t stream = 0;
     for (int i = 0; i < g->n_inputs && !lw->failed; i++) {
         const ltensor *lt = &lw->tensor[g->inputs[i]];
@@ -465,7 +490,9 @@ static void lower_inputs(lowering *lw)
  * (an update node, after the backward pass) apart from the rest of the
  * update, the part of the step that crosses chips. */
 #define PHASE_ALL_REDUCE GRAPH_PHASES
-static const char *const phase_names[GRAPH_PHASES + 1] = { "forward", "backward", "update", "all-reduce" };
+#define PHASE_PIPELINE (GRAPH_PHASES + 1)
+static const char *const phase_names[GRAPH_PHASES + 2] = { "forward", "backward", "update", "all-reduce",
+                                                           "pipeline" };
 
 /* A training step's next phase (graph.h) starts in a superstep of its
  * own: the pending exchange ends, every tile syncs, and the phase is
@@ -480,6 +507,78 @@ static void begin_phase(lowering *lw, int phase)
         lw_fail(lw, "%s: more than %d stretches of forward, backward, all-reduce and update supersteps", lw->g->source,
                 PHASES_MAX_STRETCHES);
     lw->cur_phase = phase;
+}
+
+/* ---- pipeline cycles ------------------------------------------------------ */
+
+/* The stage whose supersteps are being built ends its exchange phase, and
+ * counts its syncs in the cycle. */
+static void leave_stage(lowering *lw)
+{
+    lw_end_phase(lw);
+    lw->stage_syncs[lw->cycle_stage] = lw->syncs - lw->cycle_base;
+}
+
+/* The next supersteps are stage s's: its exchange phases and syncs are for
+ * its tiles alone, chip syncs, counted from the start of the cycle (the
+ * stages' k-th supersteps of a cycle share a number, sim/program/op_map.h). */
+static void enter_stage(lowering *lw, uint32_t s)
+{
+    lw->cycle_stage = s;
+    lw->scope_lo = s * lw->tiles;
+    lw->scope_hi = (s + 1) * lw->tiles;
+    lw->syncs = lw->cycle_base + lw->stage_syncs[s];
+    lw->sync_step = lw->kernels.ctl_sync_chip;
+}
+
+static void open_cycle(lowering *lw, int cycle)
+{
+    lw_end_phase(lw);               /* the copies of the cycle before, in one exchange */
+    lw->in_cycle = true;
+    lw->cycle = cycle;
+    lw->cycle_base = lw->syncs;
+    memset(lw->stage_syncs, 0, lw->stages * sizeof *lw->stage_syncs);
+    enter_stage(lw, 0);
+}
+
+/* The end of a cycle: every stage's tiles sync (a chip sync) until each
+ * has as many supersteps in the cycle as the stage with the most, then
+ * the whole system syncs; the copies between the stages follow. */
+static void close_cycle(lowering *lw)
+{
+    leave_stage(lw);
+    uint32_t most = 0;
+    for (uint32_t s = 0; s < lw->stages; s++)
+        most = lw->stage_syncs[s] > most ? lw->stage_syncs[s] : most;
+    for (uint32_t s = 0; s < lw->stages && !lw->failed; s++)
+        for (uint32_t k = lw->stage_syncs[s]; k < most; k++)
+            for (uint32_t i = s * lw->tiles; i < (s + 1) * lw->tiles; i++)
+                lw_push_word(lw, &lw->tile[i].steps, lw->kernels.ctl_sync_chip);
+    lw->syncs = lw->cycle_base + most;
+    lw->in_cycle = false;
+    lw->scope_lo = 0;
+    lw->scope_hi = lw->program_tiles;
+    lw->sync_step = lw->kernels.ctl_sync_system;
+    lw_sync_all(lw, lw->sync_step);
+}
+
+/* Before node i of a pipelined step: leave the cycle it is not in, or
+ * enter its cycle and its stage's supersteps. */
+static void pipeline_section(lowering *lw, const graph_node *n, int phase)
+{
+    int cycle = lw->overlap && n->op != GRAPH_OP_IPU_COPY ? n->cycle : -1;
+    if (lw->in_cycle && cycle != lw->cycle)
+        close_cycle(lw);
+    if (phase != lw->cur_phase)
+        begin_phase(lw, phase);
+    if (cycle < 0 || lw->failed)
+        return;
+    if (!lw->in_cycle)
+        open_cycle(lw, cycle);
+    if ((uint32_t)n->stage != lw->cycle_stage) {
+        leave_stage(lw);
+        enter_stage(lw, (uint32_t)n->stage);
+    }
 }
 
 /* Node i with the lowering its row of the op table names; then its
@@ -501,8 +600,9 @@ static void lower_node(lowering *lw, int i)
     lw->op_tiles = 0;
     lw_release_scratch(lw);
     int phase = n->op == GRAPH_OP_ALL_REDUCE ? PHASE_ALL_REDUCE : (int)n->phase;
-    if (phase != lw->cur_phase)
-        begin_phase(lw, phase);
+    if (lw->overlap && (n->cycle >= 0 || n->op == GRAPH_OP_IPU_COPY))
+        phase = PHASE_PIPELINE;
+    pipeline_section(lw, n, phase);
     char label[24];
     snprintf(label, sizeof label, "#%d", i);
     if ((lw->cur_op = op_map_add_op(&lw->ops, graph_ops[n->op].name, n->name && n->name[0] ? n->name : label)) < 0)
@@ -524,6 +624,8 @@ static void lower_node(lowering *lw, int i)
 static void free_lowering(lowering *lw)
 {
     free(lw->stage_of);
+    free(lw->home_stage);
+    free(lw->stage_syncs);
     op_map_free(&lw->ops);
     free(lw->lent);
     free(lw->control_bytes);
@@ -579,6 +681,8 @@ static ipu_exe *lower_once(const graph *g, const lower_options *o, lower_report 
             if (o->progress)
                 o->progress(o->progress_ctx, (uint32_t)i + 1, (uint32_t)g->n_nodes);
         }
+        if (lw.in_cycle && !lw.failed)
+            close_cycle(&lw);
         if (!lw.failed)
             lower_updates(&lw);
         e = exe_new();

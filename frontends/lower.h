@@ -75,6 +75,8 @@ typedef struct lower_options {
     uint32_t replicas;            /* data-parallel copies, one a chip or pipeline (0: one on
                                      every chip, without a pipeline; 1 with one) */
     uint32_t pipeline;            /* pipeline stages, one a chip (0 or 1: none) */
+    bool serial_pipeline;         /* a pipelined training step's cycles run one stage at a
+                                     time (every sync a system sync), not the stages at once */
     bool f16_matmul;              /* f32 MatMul/Gemm computed with f16 inputs on the AMP
                                      (f32 partial sums), as a mixed-precision compile */
     bool half_partials;           /* the f16 AMP path sums in f16 (Poplar's partialsType half:

@@ -265,3 +265,35 @@ bool lw_lower_all_reduce(lowering *lw, const graph_node *n, int index)
     free(x);
     return !lw->failed;
 }
+
+/* ---- IpuCopy --------------------------------------------------------------------------------- */
+
+/* Each piece of the input goes to the same tile of the node's stage (the
+ * destination chip), in new storage there: the tiles of a pipeline stage
+ * hold a tensor the way the stage that made it holds it, and each sends
+ * its own pieces over the IPU-Links at once.  The phase is left open, so
+ * that the copies between two pipeline cycles share one exchange. */
+bool lw_lower_ipu_copy(lowering *lw, const graph_node *n, int index)
+{
+    (void)index;
+    int in = n->inputs[0], out = n->outputs[0];
+    char what[96];
+    snprintf(what, sizeof what, "tensor '%s'", lw_gt(lw, out)->name);
+    lw_same_layout(lw, out, in);
+    const ltensor *src = &lw->tensor[in];
+    uint32_t eb = src->element_bytes;
+    for (size_t k = 0; k < src->n && !lw->failed; k++) {
+        piece p = lw->tensor[in].p[k];
+        uint32_t to = lw->stage * lw->tiles + p.tile % lw->tiles;
+        uint64_t bytes = p.count * eb;
+        uint32_t addr = lw_tensor_alloc(lw, out, to, bytes, PREFER_REGION0, 8, false, what);
+        if (!addr || !lw_add_piece(lw, out, to, addr, p.first, p.count))
+            return false;
+        for (uint64_t at = 0; at < bytes; at += LW_TRANSFER_MAX_BYTES) {
+            uint64_t part = bytes - at < LW_TRANSFER_MAX_BYTES ? bytes - at : LW_TRANSFER_MAX_BYTES;
+            if (!lw_add_transfer(lw, p.tile, p.addr + (uint32_t)at, to, addr + (uint32_t)at, (uint32_t)part))
+                return false;
+        }
+    }
+    return !lw->failed;
+}

@@ -372,7 +372,7 @@ bool lw_sync_all(lowering *lw, uint32_t step)
 {
     if (!lw_end_phase(lw))
         return false;
-    for (uint32_t i = 0; i < lw->program_tiles && !lw->failed; i++)
+    for (uint32_t i = lw->scope_lo; i < lw->scope_hi && !lw->failed; i++)
         lw_push_word(lw, &lw->tile[i].steps, step);
     lw_count_sync(lw);
     return !lw->failed;
@@ -935,17 +935,22 @@ static void emit_sends(lowering *lw, uint32_t i, size_t groups)
 bool lw_end_phase(lowering *lw)
 {
     if (lw->phase_has_transfers) {
+        for (uint32_t i = 0; i < lw->program_tiles; i++)
+            if ((i < lw->scope_lo || i >= lw->scope_hi) && (lw->tile[i].n_sends || lw->tile[i].n_recvs))
+                return lw_fail(lw, "%s: tile %u of pipeline stage %u takes part in an exchange of stage %u within a "
+                               "pipeline cycle (a copy between the stages is missing)", lw->g->source,
+                               i % lw->tiles, i / lw->tiles, lw->cycle_stage);
         size_t *bcast = calloc(lw->program_tiles + 1, sizeof *bcast);
         if (!bcast)
             return lw_fail(lw, "out of host memory");
-        for (uint32_t i = 0; i < lw->program_tiles && !lw->failed; i++) {
+        for (uint32_t i = lw->scope_lo; i < lw->scope_hi && !lw->failed; i++) {
             bcast[i] = broadcast_groups(&lw->tile[i]);
             if (!bcast[i] && lw->tile[i].n_sends > 1)
                 multicast_groups(lw, i);
         }
         const xfer **mc = NULL, **order = NULL;
         size_t cap_mc = 0, cap_order = 0;
-        for (uint32_t i = 0; i < lw->program_tiles && !lw->failed; i++) {
+        for (uint32_t i = lw->scope_lo; i < lw->scope_hi && !lw->failed; i++) {
             ltile *t = &lw->tile[i];
             size_t n_mc = 0, n_order = 0;
             for (size_t k = 0; k < t->n_recvs; k++) {

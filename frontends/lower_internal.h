@@ -150,6 +150,7 @@ typedef struct lowering {
     uint32_t stages, stage;           /* pipeline stages (one a chip), the current op's */
     uint32_t program_tiles;           /* stages x tiles: the index space of lw->tile */
     uint32_t *stage_of;               /* per node */
+    uint32_t *home_stage;             /* per tensor: the stage an input or variable is placed on */
     int *last_reader;                 /* per tensor root: the last node reading it, INT_MAX
                                          for graph outputs, -1 for none */
     uint32_t sync_step;               /* ctl_sync_chip, or ctl_sync_system with stages */
@@ -183,6 +184,16 @@ typedef struct lowering {
     int32_t cur_op;                   /* the op being lowered (in ops), -1 none */
     bool pin_records;                 /* records are not shared with earlier ones (their
                                          words are relocated for each replica) */
+    /* A pipelined step (graph.pipeline_stages, lower.c): in a pipeline
+     * cycle each stage's tiles run their own supersteps, ended by chip
+     * syncs; the tiles an exchange phase and a sync are for. */
+    bool overlap;                     /* the stages of a cycle run at the same time */
+    bool in_cycle;
+    int cycle;                        /* the cycle being lowered, while in_cycle */
+    uint32_t cycle_stage;             /* the stage whose supersteps are being built */
+    uint32_t cycle_base;              /* syncs before the cycle */
+    uint32_t *stage_syncs;            /* per stage: its syncs in the cycle so far */
+    uint32_t scope_lo, scope_hi;      /* program tiles of the phase: all but in a cycle */
     bool failed;
 } lowering;
 
@@ -451,6 +462,9 @@ bool lw_lower_gather_grad(lowering *lw, const graph_node *n, int index);
 bool lw_lower_scaled_add(lowering *lw, const graph_node *n, int index);
 /* ReplicatedAllReduce: a ring over the replicas (lower_collectives.c). */
 bool lw_lower_all_reduce(lowering *lw, const graph_node *n, int index);
+/* IpuCopy: the input's pieces sent to the same tiles of the node's stage,
+ * in the exchange phase being built (lower_collectives.c). */
+bool lw_lower_ipu_copy(lowering *lw, const graph_node *n, int index);
 /* Output `out` of node `index` in the storage of its input `in` where this
  * node is the last to read it (`other`: another operand, -1 none, that
  * must not share it); false when it may not (lower_elementwise.c). */

@@ -10,7 +10,8 @@
  * weight tensor; LARS, You et al. 2017, the trust ratio
  * eta |w| / (|g| + wd |w|)), in f32.  A step of several data-parallel
  * replicas sums the gradients over them first (one ReplicatedAllReduce of
- * them all, lower_collectives.c) and updates with their mean.
+ * them all, lower_collectives.c) and updates with their mean; a step of
+ * several micro-batches (train_pipeline.c) sums theirs first.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -577,7 +578,8 @@ bool train_graph(graph *g, const train_options *o, train_info *info, char *err, 
                 value = cast_to(&b, w, GDT_F32, "nearest");
             }
             /* the loss scale divided out, and the replicas' sum made their mean */
-            double divide = o->loss_scale * (o->replicas > 1 ? o->replicas : 1);
+            double divide = o->loss_scale * (o->replicas > 1 ? o->replicas : 1) *
+                            (o->micro_batches > 1 ? o->micro_batches : 1);
             if (divide != 1)
                 gr = scaled(&b, gr, 1 / divide);
             int wn = update_weight(&b, o, value, w, gr, &as, info);
@@ -893,6 +895,8 @@ bool train_prepare(graph *g, const train_options *o, bool fuse, train_info *info
     if (fuse && fusion_scaled_add(g) && !graph_infer_all(g, false, err, err_size))
         return false;
     g->phase = GRAPH_PHASE_FORWARD;
+    if (o->stages > 1 || o->micro_batches > 1)
+        return train_pipeline(g, o->stages, o->micro_batches, err, err_size);
     order_steps(g, o->delay_updates);
     return true;
 }

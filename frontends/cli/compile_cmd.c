@@ -68,6 +68,8 @@ bool cli_compile_option(const command *self, lower_options *o, bool *fuse, int a
             cli_usage_error(self, "%s: not a count of chips (1..64)", a);
         }
         *(tiles ? &o->tiles : a[2] == 'r' ? &o->replicas : &o->pipeline) = (uint32_t)n;
+    } else if (!strcmp(a, "--serial-pipeline")) {
+        o->serial_pipeline = true;
     } else if (!strcmp(a, "--f16-matmul")) {
         o->f16_matmul = true;
     } else if (!strcmp(a, "--partials")) {
@@ -164,6 +166,12 @@ bool cli_train_option(const command *self, cli_train *t, int argc, char **argv, 
         t->o.loss_scale = cli_number_value(self, a, argc, argv, i, true);
     } else if (!strcmp(a, "--delay-updates")) {
         t->o.delay_updates = true;
+    } else if (!strcmp(a, "--accumulate")) {
+        const char *v = cli_value(self, argc, argv, i);
+        uint64_t n;
+        if (!cli_parse_u64(v, 4096, &n, NULL) || n == 0)
+            cli_usage_error(self, "--accumulate: '%s' is not a count of micro-batches (1..4096)", v);
+        t->o.micro_batches = (uint32_t)n;
     } else if (!strcmp(a, "--f16-weights")) {
         t->o.f16_weights = true;
     } else if (!strcmp(a, "--no-stochastic-rounding")) {
@@ -191,11 +199,14 @@ graph *cli_load_model(const char *model, bool fuse, const cli_train *t, const lo
     bool train = t && t->train;
     if (t && t->given && !train)
         fatal("%s: --loss, --optimizer, --lr, --momentum, --weight-decay, --loss-scale, --delay-updates, "
-              "--f16-weights and --no-stochastic-rounding need --train", model);
+              "--accumulate, --f16-weights and --no-stochastic-rounding need --train", model);
+    if (lo && lo->serial_pipeline && !(train && lo->pipeline > 1))
+        fatal("%s: --serial-pipeline is of a pipelined training step: it needs --train and --pipeline N", model);
     if (t && !t->o.stochastic_rounding && !t->o.f16_weights)
         fatal("%s: --no-stochastic-rounding is of the f16 weights' update: it needs --f16-weights", model);
     train_options o = train ? t->o : (train_options){ 0 };
     o.replicas = train ? replicas_of(lo) : 0;
+    o.stages = train && lo->pipeline > 1 ? lo->pipeline : 0;
     if (models_is_builtin(model)) {
         /* the models MLPerf trains are built for training, with their labels and loss */
         g = train ? models_build_training(model, err, sizeof err) : NULL;
@@ -240,6 +251,11 @@ void cli_print_training(const graph *g, const cli_train *t, const train_info *in
         printf(", loss scale %g", o->loss_scale);
     if (o->f16_weights)
         printf(", f16 weights (updated in f32, rounded %s)", o->stochastic_rounding ? "stochastically" : "to nearest");
+    if (g->micro_batches > 1)
+        printf(", %u micro-batches accumulated", g->micro_batches);
+    if (g->pipeline_stages > 1)
+        printf(", a pipeline of %u stages in %u cycles", g->pipeline_stages,
+               g->micro_batches + 2 * g->pipeline_stages - 2);
     printf("; %d optimizer state variables; nodes: %d forward, %d backward, %d update\n", info->state,
            info->forward_nodes, info->backward_nodes, info->update_nodes);
 }

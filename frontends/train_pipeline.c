@@ -1,0 +1,425 @@
+/*
+ * train_pipeline.c — a training step of several micro-batches, on several
+ * pipeline stages, scheduled as Graphcore's software runs one (PopART's
+ * pipelining with gradient accumulation):
+ *
+ *   - micro-batches: the forward and backward passes are made once for
+ *     each micro-batch (the step's nodes that read the data copied, their
+ *     tensors and inputs named "mbM/NAME" for micro-batch M > 0; nodes that
+ *     read only weights stay one); each gradient the update reads is the
+ *     sum of the micro-batches' (an Add a micro-batch, in its backward
+ *     pass, as PopART accumulates), and the update divides by their count
+ *     (train.c);
+ *   - stages: the forward nodes are cut, in order, into runs of about equal
+ *     work (graph_node_work), one a stage; a backward node runs on the
+ *     stage of the forward tensors it reads (the last stage that reads
+ *     them), or lower where its gradient inputs come from a lower stage, so
+ *     that the backward pass goes down the stages again; where a stage reads
+ *     a tensor another stage made (or an input or weight another stage
+ *     holds) an IpuCopy to the reading stage is made, once for each;
+ *   - the schedule: in pipeline cycle t, stage s runs the forward pass of
+ *     micro-batch t - s and the backward pass of micro-batch
+ *     t - (2 S - 2 - s), S the stages (PopART's pipeline stages: the
+ *     forward stages on chips 0 .. S-1, then the backward stages on chips
+ *     S-1 .. 0), M + 2 S - 2 cycles in all; the copies of what a cycle made
+ *     run in the exchange after it; the all-reduce and the update follow
+ *     the last cycle.  graph_node.cycle is the node's cycle (-1 for the
+ *     all-reduce and the update), graph_node.stage its stage.
+ *
+ * The lowering (lower.c) runs the stages of one cycle at the same time,
+ * each chip with syncs of its own, and ends the cycle with a sync of the
+ * whole system: a cycle takes as long as its slowest stage.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "autodiff.h"
+#include "sim/base/diag.h"
+
+static bool fwd_bwd(const graph_node *n)
+{
+    return n->phase == GRAPH_PHASE_FORWARD || n->phase == GRAPH_PHASE_BACKWARD;
+}
+
+/* ---- stages ------------------------------------------------------------------------------------ */
+
+/* The forward nodes cut into `stages` runs of about equal work; every
+ * other node's stage from the tensors it reads (above). */
+static void assign_stages(graph *g, uint32_t stages)
+{
+    double total = 0, acc = 0;
+    for (int k = 0; k < g->n_nodes; k++)
+        if (g->nodes[k].phase == GRAPH_PHASE_FORWARD)
+            total += graph_node_work(g, &g->nodes[k]);
+    int *home = malloc((size_t)g->n_tensors * sizeof *home + 1);
+    if (!home)
+        panic("out of host memory");
+    for (int t = 0; t < g->n_tensors; t++)
+        home[t] = -1;
+    for (int k = 0; k < g->n_nodes; k++) {
+        graph_node *n = &g->nodes[k];
+        if (n->phase != GRAPH_PHASE_FORWARD)
+            continue;
+        uint32_t s = (uint32_t)(acc / (total > 0 ? total : 1) * stages);
+        n->stage = (int)(s < stages ? s : stages - 1);
+        acc += graph_node_work(g, n);
+        for (int i = 0; i < n->n_inputs; i++)
+            if (n->inputs[i] >= 0 && n->stage > home[n->inputs[i]])
+                home[n->inputs[i]] = n->stage;
+    }
+    for (int k = 0; k < g->n_nodes; k++) {
+        graph_node *n = &g->nodes[k];
+        if (n->phase == GRAPH_PHASE_FORWARD)
+            continue;
+        int forward = -1, backward = -1, produced = -1;
+        for (int i = 0; i < n->n_inputs; i++) {
+            int t = n->inputs[i];
+            if (t < 0)
+                continue;
+            int p = g->tensors[t].producer;
+            if (p >= 0 && g->nodes[p].phase != GRAPH_PHASE_FORWARD) {
+                int ps = g->nodes[p].stage;
+                if (g->nodes[p].phase == GRAPH_PHASE_BACKWARD && (backward < 0 || ps < backward))
+                    backward = ps;
+                if (ps > produced)
+                    produced = ps;
+            } else if (home[t] > forward) {
+                forward = home[t];
+            }
+        }
+        if (n->phase == GRAPH_PHASE_UPDATE) {
+            /* the update runs outside the cycles: near its operands */
+            n->stage = produced >= 0 ? produced : forward >= 0 ? forward : 0;
+            continue;
+        }
+        int s = forward >= 0 ? forward : (int)stages - 1;
+        if (backward >= 0 && backward < s)
+            s = backward;
+        n->stage = s;
+        for (int i = 0; i < n->n_outputs; i++)
+            if (n->outputs[i] >= 0)
+                home[n->outputs[i]] = -1;
+    }
+    free(home);
+}
+
+/* ---- micro-batches ----------------------------------------------------------------------------- */
+
+static int clone_tensor(graph *g, int t, uint32_t m)
+{
+    size_t len = strlen(g->tensors[t].name) + 16;
+    char *base = malloc(len);
+    if (!base)
+        panic("out of host memory");
+    snprintf(base, len, "mb%u/%s", m, g->tensors[t].name);
+    char *name = graph_unique_name(g, base);
+    int c = graph_add_tensor(g, name);
+    free(name);
+    free(base);
+    const graph_tensor *x = &g->tensors[t];
+    graph_tensor *y = &g->tensors[c];
+    y->dtype = x->dtype;
+    y->shape = x->shape;
+    y->shape_known = x->shape_known;
+    y->value_limit = x->value_limit;
+    return c;
+}
+
+/* Micro-batches 1 .. m - 1 of every forward and backward node that reads
+ * the data (node.cycle holds each node's micro-batch until the schedule);
+ * the update reading each gradient's sum over them. */
+static void unroll(graph *g, uint32_t micro_batches)
+{
+    int n_tensors = g->n_tensors, n_nodes = g->n_nodes, n_inputs = g->n_inputs, n_outputs = g->n_outputs;
+    bool *data = calloc((size_t)n_tensors + 1, sizeof *data);
+    int *map = malloc((size_t)n_tensors * sizeof *map + 1);
+    int **copies = calloc((size_t)n_tensors + 1, sizeof *copies);
+    if (!data || !map || !copies)
+        panic("out of host memory");
+    for (int i = 0; i < g->n_inputs; i++) {
+        const graph_tensor *x = &g->tensors[g->inputs[i]];
+        data[g->inputs[i]] = !x->data && !x->is_variable;
+    }
+    for (int k = 0; k < n_nodes; k++) {
+        graph_node *n = &g->nodes[k];
+        n->cycle = 0;
+        if (!fwd_bwd(n) || n->removed)
+            continue;
+        bool reads = false;
+        for (int i = 0; i < n->n_inputs; i++)
+            reads |= n->inputs[i] >= 0 && data[n->inputs[i]];
+        for (int i = 0; i < n->n_outputs; i++)
+            if (n->outputs[i] >= 0)
+                data[n->outputs[i]] = reads;
+    }
+    for (int t = 0; t < n_tensors; t++)
+        if (data[t] && !(copies[t] = malloc(micro_batches * sizeof **copies)))
+            panic("out of host memory");
+    for (uint32_t m = 1; m < micro_batches; m++) {
+        for (int t = 0; t < n_tensors; t++) {
+            map[t] = data[t] ? clone_tensor(g, t, m) : t;
+            if (data[t])
+                copies[t][m] = map[t];
+        }
+        for (int i = 0; i < n_inputs; i++)
+            if (data[g->inputs[i]])
+                graph_add_input(g, map[g->inputs[i]]);
+        for (int i = 0; i < n_outputs; i++)
+            if (data[g->outputs[i]])
+                graph_add_output(g, map[g->outputs[i]]);
+        for (int k = 0; k < n_nodes; k++) {
+            const graph_node *n = &g->nodes[k];
+            bool reads = false;
+            for (int i = 0; i < n->n_outputs; i++)
+                reads |= n->outputs[i] >= 0 && data[n->outputs[i]];
+            if (!reads || !fwd_bwd(n) || n->removed)
+                continue;
+            int in[n->n_inputs + 1], out[n->n_outputs + 1];
+            for (int i = 0; i < n->n_inputs; i++)
+                in[i] = n->inputs[i] < 0 ? -1 : map[n->inputs[i]];
+            for (int i = 0; i < n->n_outputs; i++)
+                out[i] = n->outputs[i] < 0 ? -1 : map[n->outputs[i]];
+            char name[256];
+            snprintf(name, sizeof name, "mb%u/%s", m, n->name);
+            g->phase = n->phase;
+            int j = graph_add_node(g, n->op, n->name[0] ? name : "", in, n->n_inputs, out, n->n_outputs);
+            graph_copy_attrs(&g->nodes[j], &g->nodes[k]);
+            g->nodes[j].stage = g->nodes[k].stage;
+            g->nodes[j].cycle = (int)m;
+        }
+    }
+    /* The update reads a backward tensor as its sum over the micro-batches
+     * (added as each micro-batch's backward pass makes it), a forward one
+     * as the last micro-batch's. */
+    int *sum = malloc((size_t)n_tensors * sizeof *sum + 1);
+    if (!sum)
+        panic("out of host memory");
+    for (int t = 0; t < n_tensors; t++)
+        sum[t] = -1;
+    for (int k = 0; k < n_nodes; k++) {
+        if (g->nodes[k].phase != GRAPH_PHASE_UPDATE || g->nodes[k].removed)
+            continue;
+        for (int i = 0; i < g->nodes[k].n_inputs; i++) {
+            int t = g->nodes[k].inputs[i];
+            if (t < 0 || t >= n_tensors || !data[t])
+                continue;
+            if (sum[t] < 0) {
+                int p = g->tensors[t].producer;
+                if (g->nodes[p].phase == GRAPH_PHASE_FORWARD) {
+                    sum[t] = copies[t][micro_batches - 1];
+                } else {
+                    int acc = t, stage = g->nodes[p].stage;
+                    g->phase = GRAPH_PHASE_BACKWARD;
+                    for (uint32_t m = 1; m < micro_batches; m++) {
+                        char *name = graph_unique_name(g, "accumulated");
+                        int out = graph_add_tensor(g, name);
+                        free(name);
+                        g->tensors[out].dtype = g->tensors[t].dtype;
+                        g->tensors[out].shape = g->tensors[t].shape;
+                        g->tensors[out].shape_known = true;
+                        int in[2] = { acc, copies[t][m] };
+                        int j = graph_add_node(g, GRAPH_OP_ADD, "", in, 2, &out, 1);
+                        g->nodes[j].stage = stage;
+                        g->nodes[j].cycle = (int)m;
+                        acc = out;
+                    }
+                    sum[t] = acc;
+                }
+            }
+            g->nodes[k].inputs[i] = sum[t];
+        }
+    }
+    g->phase = GRAPH_PHASE_FORWARD;
+    for (int t = 0; t < n_tensors; t++)
+        free(copies[t]);
+    free(copies);
+    free(sum);
+    free(map);
+    free(data);
+}
+
+/* ---- copies between stages --------------------------------------------------------------------- */
+
+/* Where a forward or backward node reads a tensor of another stage: an
+ * IpuCopy onto its stage, one for each tensor and stage, with the cycle of
+ * what it copies (node.cycle: the producer's micro-batch, -1 for an input
+ * or a weight; the schedule turns it into the copy's boundary). */
+static void copy_between_stages(graph *g, uint32_t stages)
+{
+    int n_nodes = g->n_nodes, n_tensors = g->n_tensors;
+    int *first_stage = malloc((size_t)n_tensors * sizeof *first_stage + 1);
+    int *copy = malloc((size_t)n_tensors * stages * sizeof *copy + 1);
+    if (!first_stage || !copy)
+        panic("out of host memory");
+    for (int t = 0; t < n_tensors; t++)
+        first_stage[t] = -1;
+    for (size_t i = 0; i < (size_t)n_tensors * stages; i++)
+        copy[i] = -1;
+    /* an input or weight is held by the lowest stage that reads it */
+    for (int k = 0; k < n_nodes; k++) {
+        const graph_node *n = &g->nodes[k];
+        if (!fwd_bwd(n) || n->removed)
+            continue;
+        for (int i = 0; i < n->n_inputs; i++) {
+            int t = n->inputs[i];
+            if (t >= 0 && g->tensors[t].producer < 0 && !g->tensors[t].data &&
+                (first_stage[t] < 0 || n->stage < first_stage[t]))
+                first_stage[t] = n->stage;
+        }
+    }
+    for (int k = 0; k < n_nodes; k++) {
+        if (!fwd_bwd(&g->nodes[k]) || g->nodes[k].removed)
+            continue;
+        for (int i = 0; i < g->nodes[k].n_inputs; i++) {
+            int t = g->nodes[k].inputs[i], reader = g->nodes[k].stage;
+            if (t < 0 || g->tensors[t].data)
+                continue;
+            int p = g->tensors[t].producer;
+            int from = p >= 0 ? g->nodes[p].stage : first_stage[t];
+            if (from == reader)
+                continue;
+            int *c = &copy[(size_t)t * stages + (size_t)reader];
+            if (*c < 0) {
+                size_t len = strlen(g->tensors[t].name) + 32;
+                char *base = malloc(len);
+                if (!base)
+                    panic("out of host memory");
+                snprintf(base, len, "%s/stage%d", g->tensors[t].name, reader);
+                char *name = graph_unique_name(g, base);
+                *c = graph_add_tensor(g, name);
+                free(name);
+                free(base);
+                g->tensors[*c].dtype = g->tensors[t].dtype;
+                g->tensors[*c].shape = g->tensors[t].shape;
+                g->tensors[*c].shape_known = true;
+                g->phase = p >= 0 ? g->nodes[p].phase : GRAPH_PHASE_FORWARD;
+                int j = graph_add_node(g, GRAPH_OP_IPU_COPY, "", &t, 1, c, 1);
+                g->nodes[j].stage = reader;
+                g->nodes[j].cycle = p >= 0 ? g->nodes[p].cycle : -1;
+            }
+            g->nodes[k].inputs[i] = *c;
+        }
+    }
+    g->phase = GRAPH_PHASE_FORWARD;
+    free(first_stage);
+    free(copy);
+}
+
+/* ---- the schedule ------------------------------------------------------------------------------ */
+
+typedef struct slot {
+    long long key;
+    int node;
+} slot;
+
+static int cmp_slot(const void *a, const void *b)
+{
+    const slot *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return (x->node > y->node) - (x->node < y->node);
+}
+
+/* The cycle a forward or backward node of micro-batch m runs in on stage s. */
+static int cycle_of(const graph_node *n, int m, int s, int stages)
+{
+    return n->phase == GRAPH_PHASE_FORWARD ? m + s : m + 2 * stages - 2 - s;
+}
+
+/* Each node's cycle, and the nodes in the schedule's order: before cycle
+ * 0 the copies of inputs and weights; in cycle t each stage's forward
+ * nodes then its backward ones, then the copies of what the cycle made;
+ * after the last cycle the update.  False (err) where a node would read
+ * what a later cycle makes. */
+static bool schedule(graph *g, int stages, char *err, size_t err_size)
+{
+    int n = g->n_nodes;
+    slot *order = malloc((size_t)n * sizeof *order + 1);
+    graph_node *sorted = malloc((size_t)n * sizeof *sorted + 1);
+    if (!order || !sorted)
+        panic("out of host memory");
+    int last = 0;
+    for (int k = 0; k < n; k++) {
+        graph_node *x = &g->nodes[k];
+        if (x->op != GRAPH_OP_IPU_COPY && fwd_bwd(x)) {
+            x->cycle = cycle_of(x, x->cycle, x->stage, stages);
+            last = x->cycle > last ? x->cycle : last;
+        }
+    }
+    for (int k = 0; k < n; k++) {
+        graph_node *x = &g->nodes[k];
+        if (x->op == GRAPH_OP_IPU_COPY) {
+            int p = g->tensors[x->inputs[0]].producer;
+            x->cycle = p >= 0 ? g->nodes[p].cycle : -1;
+        }
+    }
+    for (int k = 0; k < n; k++) {
+        graph_node *x = &g->nodes[k];
+        long long key;
+        if (x->phase == GRAPH_PHASE_UPDATE) {
+            x->cycle = -1;
+            key = 2LL * (last + 2);
+        } else if (x->op == GRAPH_OP_IPU_COPY) {
+            key = 2LL * (x->cycle + 1);          /* the exchange after cycle x->cycle */
+        } else {
+            key = 2LL * x->cycle + 1;
+        }
+        key = key * (2 * stages + 1) + (x->op == GRAPH_OP_IPU_COPY || x->phase == GRAPH_PHASE_UPDATE
+                                            ? 0 : 2 * x->stage + (x->phase == GRAPH_PHASE_BACKWARD));
+        order[k] = (slot){ key, k };
+    }
+    /* what each node reads must be made in an earlier cycle, or earlier in its own on its stage */
+    for (int k = 0; k < n; k++) {
+        const graph_node *x = &g->nodes[k];
+        if (x->op == GRAPH_OP_IPU_COPY || !fwd_bwd(x))
+            continue;
+        for (int i = 0; i < x->n_inputs; i++) {
+            int t = x->inputs[i], p = t >= 0 ? g->tensors[t].producer : -1;
+            if (p < 0 || order[p].key < order[k].key || (order[p].key == order[k].key && p < k))
+                continue;
+            char label[160];
+            snprintf(err, err_size, "%s: %s of pipeline stage %d, cycle %d, reads '%s' made later in the schedule "
+                     "(stage %d, cycle %d): the step cannot be pipelined this way", g->source,
+                     graph_node_label(g, x, label, sizeof label), x->stage, x->cycle, g->tensors[t].name,
+                     g->nodes[p].stage, g->nodes[p].cycle);
+            free(order);
+            free(sorted);
+            return false;
+        }
+    }
+    qsort(order, (size_t)n, sizeof *order, cmp_slot);
+    for (int k = 0; k < n; k++)
+        sorted[k] = g->nodes[order[k].node];
+    memcpy(g->nodes, sorted, (size_t)n * sizeof *sorted);
+    free(sorted);
+    free(order);
+    for (int k = 0; k < n; k++)
+        for (int i = 0; i < g->nodes[k].n_outputs; i++)
+            if (g->nodes[k].outputs[i] >= 0)
+                g->tensors[g->nodes[k].outputs[i]].producer = k;
+    return true;
+}
+
+bool train_pipeline(graph *g, uint32_t stages, uint32_t micro_batches, char *err, size_t err_size)
+{
+    if (stages < 1)
+        stages = 1;
+    if (micro_batches < 1)
+        micro_batches = 1;
+    if (!graph_sort(g, err, err_size))
+        return false;
+    graph_compact(g);
+    for (int k = 0; k < g->n_nodes; k++)
+        g->nodes[k].stage = 0;
+    if (stages > 1)
+        assign_stages(g, stages);
+    unroll(g, micro_batches);
+    if (stages > 1)
+        copy_between_stages(g, stages);
+    if (!schedule(g, (int)stages, err, err_size))
+        return false;
+    g->pipeline_stages = stages;
+    g->micro_batches = micro_batches;
+    return true;
+}

@@ -1,0 +1,307 @@
+/*
+ * test_pipeline.c — training steps of several micro-batches, and pipelined
+ * over stages with the micro-batches overlapped (train_pipeline.c, the
+ * lowering's pipeline cycles in lower.c):
+ *
+ *   - a step of two micro-batches updates the weights with the mean of the
+ *     gradients each micro-batch gives alone (host evaluator), and the
+ *     simulated step, a pipeline of two stages, gives the evaluator's
+ *     values for the same graph;
+ *   - the schedule: every stage reads only what its own chip holds or an
+ *     IpuCopy brought, and each node runs in the cycle its micro-batch and
+ *     stage give (forward t = m + s, backward t = m + 2S - 2 - s);
+ *   - the overlapped step takes the time its schedule predicts: the
+ *     serial run (one stage at a time) gives each stage's forward and
+ *     backward time per micro-batch, F_s and B_s; the pipeline's cycles
+ *     then take sum over t of max over s of the work stage s has in cycle
+ *     t; the simulated overlapped step is held within 12% of that, and
+ *     well below the serial step.
+ *
+ * Tolerance of the first check: the mean of two f32 gradients (sums of 8
+ * products of values below 2) against the same computed in f64 and
+ * rounded per op: 1e-5 absolute and relative.  A gradient of one
+ * micro-batch only, or a sum instead of a mean, is off by half or more.
+ */
+#include <CUnit/CUnit.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frontends/autodiff.h"
+#include "frontends/graph_eval.h"
+#include "frontends/lower.h"
+#include "graph_fixture.h"
+#include "sim/engine/engine.h"
+#include "sim/engine/phase_stats.h"
+#include "sim/engine/program_io.h"
+#include "test_util.h"
+#include "train_fixture.h"
+
+#define WEIGHTS 4
+#define MB_MAX 8
+
+static const char *const weight_names[WEIGHTS] = { "w1", "b1", "w2", "b2" };
+static const int weight_elements[WEIGHTS] = { 32, 8, 24, 3 };
+
+static graph *step(uint32_t stages, uint32_t micro_batches)
+{
+    graph *g = train_mlp(5);
+    train_options o;
+    train_options_default(&o);
+    o.loss = "softmax-ce:logits:labels";
+    o.lr = 0.5;
+    o.stages = stages;
+    o.micro_batches = micro_batches;
+    train_info info;
+    return train_built(g, &o, &info);
+}
+
+static float x_data[MB_MAX][32];
+static int32_t label_data[MB_MAX][8];
+
+/* Micro-batch m's data; in[] for graph g's inputs ("x", "labels",
+ * "mbM/x", "mbM/labels"). */
+static void feed(const graph *g, graph_value *in)
+{
+    for (int m = 0; m < MB_MAX; m++) {
+        for (int i = 0; i < 32; i++)
+            x_data[m][i] = (float)((i * 7 + m * 5) % 13) / 6.0f - 1.0f;
+        for (int i = 0; i < 8; i++)
+            label_data[m][i] = (i * 5 + m * 2) % 3;
+    }
+    for (int i = 0; i < g->n_inputs; i++) {
+        const graph_tensor *t = &g->tensors[g->inputs[i]];
+        int m = 0;
+        const char *name = t->name;
+        if (!strncmp(name, "mb", 2)) {
+            m = atoi(name + 2);
+            name = strchr(name, '/') + 1;
+        }
+        CU_ASSERT_FATAL(m < MB_MAX);
+        in[i] = (graph_value){ .dtype = t->dtype, .shape = t->shape,
+                               .data = !strcmp(name, "x") ? (void *)x_data[m] : (void *)label_data[m] };
+    }
+}
+
+static const float *weight(const graph *g, int k)
+{
+    int t = graph_find_tensor(g, weight_names[k]);
+    CU_ASSERT_FATAL(t >= 0 && g->tensors[t].init);
+    return g->tensors[t].init;
+}
+
+/* Two micro-batches: w - lr (g0 + g1) / 2, g_m micro-batch m's gradient
+ * alone; and the simulated pipeline of two stages gives the same. */
+static void test_accumulated_mean(void)
+{
+    char err[512];
+    graph *two = step(1, 2);
+    CU_ASSERT_EQUAL(two->micro_batches, 2);
+    CU_ASSERT_EQUAL(two->n_inputs, 4);
+    graph_value in[8], out[8];
+    feed(two, in);
+    CU_ASSERT_TRUE_FATAL(graph_eval_step(two, in, out, err, sizeof err));
+    for (int o = 0; o < two->n_outputs; o++)
+        graph_value_free(&out[o]);
+
+    double want[WEIGHTS][32] = { { 0 } };
+    float w0[WEIGHTS][32];
+    for (int m = 0; m < 2; m++) {
+        graph *one = train_mlp(5);
+        train_options o;
+        train_options_default(&o);
+        o.loss = "softmax-ce:logits:labels";
+        o.lr = 0.5;
+        o.anchor_gradients = true;
+        train_info info;
+        train_built(one, &o, &info);
+        for (int k = 0; k < WEIGHTS; k++)
+            memcpy(w0[k], weight(one, k), (size_t)weight_elements[k] * 4);
+        graph_value in1[2], out1[8];
+        for (int i = 0; i < one->n_inputs; i++) {
+            const graph_tensor *t = &one->tensors[one->inputs[i]];
+            in1[i] = (graph_value){ .dtype = t->dtype, .shape = t->shape,
+                                    .data = !strcmp(t->name, "x") ? (void *)x_data[m] : (void *)label_data[m] };
+        }
+        CU_ASSERT_TRUE_FATAL(graph_eval_step(one, in1, out1, err, sizeof err));
+        for (int q = 0; q < one->n_outputs; q++) {
+            const char *name = one->tensors[one->outputs[q]].name;
+            for (int k = 0; k < WEIGHTS; k++)
+                if (!strncmp(name, "Gradient___", 11) && !strcmp(name + 11, weight_names[k]))
+                    for (int i = 0; i < weight_elements[k]; i++)
+                        want[k][i] += ((const float *)out1[q].data)[i] / 2;
+            graph_value_free(&out1[q]);
+        }
+        graph_free(one);
+    }
+    int bad = 0;
+    for (int k = 0; k < WEIGHTS; k++)
+        for (int i = 0; i < weight_elements[k]; i++) {
+            double expect = w0[k][i] - 0.5 * want[k][i], got = weight(two, k)[i];
+            if (!(fabs(got - expect) <= 1e-5 + 1e-5 * fabs(expect)) && bad++ < 4)
+                fprintf(stderr, "\n  %s[%d]: after two micro-batches %.8g, w - lr mean(g) %.8g\n", weight_names[k], i,
+                        got, expect);
+        }
+    CU_ASSERT_EQUAL(bad, 0);
+    graph_free(two);
+
+    /* the same step pipelined on two chips, simulated, against the evaluator */
+    machine m;
+    CU_ASSERT_TRUE_FATAL(machine_preset("m2000", &m, err, sizeof err));
+    graph *sim = step(2, 2), *ref = step(2, 2);
+    lower_options lo = { .machine = &m, .pipeline = 2, .tiles = 16 };
+    feed(sim, in);
+    CU_ASSERT_EQUAL(train_check_step(sim, ref, in, &lo, 1e-5, 1e-5), WEIGHTS);
+    graph_free(sim);
+    graph_free(ref);
+}
+
+/* Every forward and backward node of micro-batch m on stage s in cycle
+ * m + s (forward) or m + 2S - 2 - s (backward); what it reads made on its
+ * stage or copied there; the nodes in the order of their cycles. */
+static void test_schedule(void)
+{
+    const uint32_t S = 3, M = 4;
+    graph *g = step(S, M);
+    CU_ASSERT_EQUAL(g->pipeline_stages, S);
+    int copies = 0, last = -1, stages_seen = 0;
+    for (int k = 0; k < g->n_nodes; k++) {
+        const graph_node *n = &g->nodes[k];
+        CU_ASSERT_TRUE(n->stage >= 0 && n->stage < (int)S);
+        if (n->phase == GRAPH_PHASE_UPDATE) {
+            CU_ASSERT_EQUAL(n->cycle, -1);
+            continue;
+        }
+        CU_ASSERT_TRUE(n->cycle >= -1 && n->cycle < (int)(M + 2 * S - 2));
+        if (n->op == GRAPH_OP_IPU_COPY) {
+            copies++;
+            continue;
+        }
+        stages_seen |= 1 << n->stage;
+        CU_ASSERT_TRUE(n->cycle >= last);
+        last = n->cycle;
+        int m = 0;
+        if (!strncmp(n->name, "mb", 2))
+            m = atoi(n->name + 2);
+        if (n->name[0] && n->op != GRAPH_OP_ADD)
+            CU_ASSERT_EQUAL(n->cycle, n->phase == GRAPH_PHASE_FORWARD ? m + n->stage : m + 2 * (int)S - 2 - n->stage);
+        for (int i = 0; i < n->n_inputs; i++) {
+            int t = n->inputs[i];
+            if (t < 0 || g->tensors[t].data)
+                continue;
+            int p = g->tensors[t].producer;
+            if (p >= 0) {
+                CU_ASSERT_TRUE(g->nodes[p].stage == n->stage || g->nodes[p].phase == GRAPH_PHASE_UPDATE);
+                CU_ASSERT_TRUE(p < k);
+            }
+        }
+    }
+    CU_ASSERT_EQUAL(stages_seen, (1 << S) - 1);
+    CU_ASSERT_TRUE(copies > 0);
+    graph_free(g);
+}
+
+/* One run of a compiled step: each chip's busy cycles (compute, exchange
+ * and sync, no waiting) in each phase, and the cycles of the pipeline
+ * phase (or of the whole step). */
+typedef struct run_figures {
+    uint64_t cycles, pipeline_cycles;
+    double busy[2][2];            /* [stage][forward, backward] */
+} run_figures;
+
+static void run(const machine *m, graph *g, bool serial, run_figures *f)
+{
+    char err[512];
+    lower_options lo = { .machine = m, .pipeline = 2, .tiles = 16, .serial_pipeline = serial };
+    ipu_exe *e = lower_graph(g, &lo, NULL, err, sizeof err);
+    if (!e)
+        fprintf(stderr, "\n  %s\n", err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+    engine *eng = engine_new(m, e, err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(eng);
+    tensor_map *map = program_tensor_map(e, "mlp", err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(map);
+    graph_value in[2 * MB_MAX];
+    CU_ASSERT_FATAL(g->n_inputs <= 2 * MB_MAX);
+    feed(g, in);
+    for (int i = 0; i < g->n_inputs; i++) {
+        const graph_tensor *t = &g->tensors[g->inputs[i]];
+        const tmap_tensor *mt = tmap_find(map, t->name);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(mt);
+        CU_ASSERT_TRUE_FATAL(program_set_input(eng, mt, in[i].data,
+                                               (size_t)graph_shape_numel(&t->shape) * graph_dtype_size(t->dtype), err,
+                                               sizeof err));
+    }
+    tmap_free(map);
+    engine_options eo = { .max_cycles = 100000000ull, .trace_tile_first = 1, .trace_tile_last = 0 };
+    enum engine_status status = engine_run(eng, &eo);
+    if (status != ENGINE_DONE)
+        fprintf(stderr, "\n  %s\n", engine_message(eng));
+    CU_ASSERT_EQUAL_FATAL(status, ENGINE_DONE);
+    const engine_stats *st = engine_get_stats(eng);
+    static program_phases ph;
+    CU_ASSERT_TRUE_FATAL(phase_stats_read(e, &ph, err, sizeof err));
+    memset(f, 0, sizeof *f);
+    f->cycles = st->chips[0].c.cycles;
+    for (uint32_t chip = 0; chip < 2; chip++) {
+        phase_totals tot[PHASES_MAX_STRETCHES > 16 ? 16 : PHASES_MAX_STRETCHES];
+        CU_ASSERT_FATAL(ph.n <= 16);
+        phase_stats_sum(st, &ph, chip, tot);
+        for (int d = 0; d < 2; d++) {
+            int i = phase_stats_find(&ph, d ? "backward" : "forward");
+            if (i >= 0)
+                f->busy[chip][d] = (double)(tot[i].c.compute_cycles + tot[i].c.exchange_cycles + tot[i].c.sync_cycles);
+        }
+        int p = phase_stats_find(&ph, "pipeline");
+        if (p >= 0 && chip == 0)
+            f->pipeline_cycles = tot[p].c.cycles;
+    }
+    engine_free(eng);
+    exe_free(e);
+}
+
+static void test_overlap_as_scheduled(void)
+{
+    char err[512];
+    machine m;
+    CU_ASSERT_TRUE_FATAL(machine_preset("m2000", &m, err, sizeof err));
+    const int S = 2, M = 6;
+    graph *g = step((uint32_t)S, (uint32_t)M);
+    run_figures serial, overlap;
+    run(&m, g, true, &serial);
+    run(&m, g, false, &overlap);
+    CU_ASSERT_TRUE_FATAL(overlap.pipeline_cycles > 0);
+    /* F_s, B_s a micro-batch from the serial run; the schedule's cycles */
+    double predicted = 0;
+    for (int t = 0; t < M + 2 * S - 2; t++) {
+        double most = 0;
+        for (int s = 0; s < S; s++) {
+            double work = 0;
+            if (t - s >= 0 && t - s < M)
+                work += serial.busy[s][0] / M;
+            if (t - (2 * S - 2 - s) >= 0 && t - (2 * S - 2 - s) < M)
+                work += serial.busy[s][1] / M;
+            most = work > most ? work : most;
+        }
+        predicted += most;
+    }
+    double serial_fb = serial.busy[0][0] + serial.busy[0][1] + serial.busy[1][0] + serial.busy[1][1];
+    fprintf(stderr, "\n  serial step %llu cycles (stages' forward %.0f %.0f, backward %.0f %.0f); overlapped step "
+            "%llu, its pipeline %llu cycles; the schedule predicts %.0f (%+.1f%%)\n",
+            (unsigned long long)serial.cycles, serial.busy[0][0], serial.busy[1][0], serial.busy[0][1],
+            serial.busy[1][1], (unsigned long long)overlap.cycles, (unsigned long long)overlap.pipeline_cycles,
+            predicted, 100.0 * ((double)overlap.pipeline_cycles / predicted - 1));
+    CU_ASSERT_TRUE(fabs((double)overlap.pipeline_cycles / predicted - 1) <= 0.12);
+    CU_ASSERT_TRUE((double)overlap.pipeline_cycles < 0.8 * serial_fb);
+    CU_ASSERT_TRUE(overlap.cycles < serial.cycles);
+    graph_free(g);
+}
+
+void test_register(void)
+{
+    ADD_SUITE("pipeline",
+              { "two micro-batches update with the mean gradient", test_accumulated_mean },
+              { "stages and cycles as the schedule gives them", test_schedule },
+              { "the overlapped pipeline takes its schedule's time", test_overlap_as_scheduled });
+}
