@@ -312,6 +312,7 @@ graph *graph_clone(const graph *g)
     }
     c->pipeline_stages = g->pipeline_stages;
     c->micro_batches = g->micro_batches;
+    c->pipeline_cycles = g->pipeline_cycles;
     c->phase = g->phase;
     for (int i = 0; i < g->n_inputs; i++)
         graph_add_input(c, g->inputs[i]);

@@ -190,7 +190,8 @@ struct graph {
                                            not a fault in the model */
     uint32_t pipeline_stages;           /* > 0: a training step scheduled for this many
                                            pipeline stages (graph_node.stage, .cycle) ... */
-    uint32_t micro_batches;             /* ... of this many micro-batches (1 or more) */
+    uint32_t micro_batches;             /* ... of this many micro-batches (1 or more), in ... */
+    uint32_t pipeline_cycles;           /* ... this many pipeline cycles */
     int *name_hash;                     /* open addressing, tensor index + 1 (0: empty) */
     int hash_cap;
 };

@@ -389,7 +389,13 @@ bool lw_write_executable(lowering *lw, ipu_exe *e)
          * model's first input (images, token sequences), on each replica. */
         const graph *g = lw->g;
         if (g->n_inputs && g->tensors[g->inputs[0]].shape.rank)
-            lw->phases.samples = (uint64_t)g->tensors[g->inputs[0]].shape.dims[0] * lw->replicas;
+            lw->phases.samples = (uint64_t)g->tensors[g->inputs[0]].shape.dims[0] * lw->replicas *
+                                 (g->micro_batches ? g->micro_batches : 1);
+        if (lw->overlap) {
+            lw->phases.pipeline_stages = g->pipeline_stages;
+            lw->phases.micro_batches = g->micro_batches;
+            lw->phases.pipeline_cycles = g->pipeline_cycles;
+        }
         size_t size;
         char *text = phases_encode(&lw->phases, &size);
         if (!text || !exe_set_blob(&e->bsp, text, size))

@@ -17,11 +17,15 @@
  *     that the backward pass goes down the stages again; where a stage reads
  *     a tensor another stage made (or an input or weight another stage
  *     holds) an IpuCopy to the reading stage is made, once for each;
+ *   - a tied weight: where a later stage's forward node reads a weight the
+ *     first stage reads (BERT's masked-LM decoder and the word table), that
+ *     node and what follows from it are one more stage, S, on chip 0
+ *     (wrap_tied_head), as Graphcore's BERT runs its decoder on IPU 0;
  *   - the schedule: in pipeline cycle t, stage s runs the forward pass of
  *     micro-batch t - s and the backward pass of micro-batch
  *     t - (2 S - 2 - s), S the stages (PopART's pipeline stages: the
  *     forward stages on chips 0 .. S-1, then the backward stages on chips
- *     S-1 .. 0), M + 2 S - 2 cycles in all; the copies of what a cycle made
+ *     S-1 .. 0), M + 2 S - 2 cycles in all (S counting a tied head); the copies of what a cycle made
  *     run in the exchange after it; the all-reduce and the update follow
  *     the last cycle.  graph_node.cycle is the node's cycle (-1 for the
  *     all-reduce and the update), graph_node.stage its stage.
@@ -44,9 +48,63 @@ static bool fwd_bwd(const graph_node *n)
 
 /* ---- stages ------------------------------------------------------------------------------------ */
 
-/* The forward nodes cut into `stages` runs of about equal work; every
- * other node's stage from the tensors it reads (above). */
-static void assign_stages(graph *g, uint32_t stages)
+/* A weight the first stage reads (an embedding table) read again by a
+ * forward node of a later stage (the masked-LM decoder tied to it): that
+ * node and the forward nodes after it that read what it makes go to one
+ * more stage, S, on chip 0 with the weight, as Graphcore's BERT runs its
+ * decoder on the embedding's IPU; the table is not copied.  Returns the
+ * stages counted so (S or S + 1). */
+static uint32_t wrap_tied_head(graph *g, uint32_t stages)
+{
+    bool *first = calloc((size_t)g->n_tensors + 1, sizeof *first), *wrapped = calloc((size_t)g->n_tensors + 1, 1);
+    if (!first || !wrapped)
+        panic("out of host memory");
+    /* the weights stage 0 reads, and what it computes of weights alone (an
+     * f16 weight's Cast) */
+    for (int k = 0; k < g->n_nodes; k++) {
+        const graph_node *n = &g->nodes[k];
+        if (n->phase != GRAPH_PHASE_FORWARD || n->stage != 0)
+            continue;
+        bool weights_only = true;
+        for (int i = 0; i < n->n_inputs; i++) {
+            int t = n->inputs[i];
+            if (t < 0)
+                continue;
+            if (g->tensors[t].is_variable)
+                first[t] = true;
+            else if (!first[t] && !g->tensors[t].data)
+                weights_only = false;
+        }
+        for (int i = 0; i < n->n_outputs && weights_only; i++)
+            if (n->outputs[i] >= 0)
+                first[n->outputs[i]] = true;
+    }
+    bool any = false;
+    for (int k = 0; k < g->n_nodes && stages > 1; k++) {
+        graph_node *n = &g->nodes[k];
+        if (n->phase != GRAPH_PHASE_FORWARD || n->stage == 0)
+            continue;
+        bool wrap = false;
+        for (int i = 0; i < n->n_inputs; i++)
+            wrap |= n->inputs[i] >= 0 && (first[n->inputs[i]] || wrapped[n->inputs[i]]);
+        if (!wrap)
+            continue;
+        n->stage = (int)stages;
+        any = true;
+        for (int i = 0; i < n->n_outputs; i++)
+            if (n->outputs[i] >= 0)
+                wrapped[n->outputs[i]] = true;
+    }
+    free(first);
+    free(wrapped);
+    return any ? stages + 1 : stages;
+}
+
+/* The forward nodes cut into `stages` runs of about equal work (and a
+ * tied head, wrap_tied_head); every other node's stage from the tensors
+ * it reads (above).  Stages here are the pipeline's (v), on chip v mod S;
+ * returns how many. */
+static uint32_t assign_stages(graph *g, uint32_t stages)
 {
     double total = 0, acc = 0;
     for (int k = 0; k < g->n_nodes; k++)
@@ -64,9 +122,45 @@ static void assign_stages(graph *g, uint32_t stages)
         uint32_t s = (uint32_t)(acc / (total > 0 ? total : 1) * stages);
         n->stage = (int)(s < stages ? s : stages - 1);
         acc += graph_node_work(g, n);
-        for (int i = 0; i < n->n_inputs; i++)
-            if (n->inputs[i] >= 0 && n->stage > home[n->inputs[i]])
-                home[n->inputs[i]] = n->stage;
+    }
+    uint32_t pipeline = wrap_tied_head(g, stages);
+    if (pipeline > stages) {
+        /* chip 0 also runs the head: the rest cut again with the head's
+         * work counted as chip 0's first */
+        double head = 0;
+        for (int k = 0; k < g->n_nodes; k++)
+            if (g->nodes[k].phase == GRAPH_PHASE_FORWARD && g->nodes[k].stage == (int)stages)
+                head += graph_node_work(g, &g->nodes[k]);
+        acc = head;
+        for (int k = 0; k < g->n_nodes; k++) {
+            graph_node *n = &g->nodes[k];
+            if (n->phase != GRAPH_PHASE_FORWARD || n->stage == (int)stages)
+                continue;
+            uint32_t v = (uint32_t)(acc / (total > 0 ? total : 1) * stages);
+            int keep = n->stage;
+            n->stage = (int)(v < stages ? v : stages - 1);
+            if (keep == 0 && n->stage != 0) {
+                /* what read the tied weight on chip 0 stays there */
+                for (int i = 0; i < n->n_inputs; i++)
+                    if (n->inputs[i] >= 0 && g->tensors[n->inputs[i]].is_variable) {
+                        bool tied = false;
+                        for (int j = 0; j < g->n_nodes && !tied; j++)
+                            if (g->nodes[j].stage == (int)stages && g->nodes[j].phase == GRAPH_PHASE_FORWARD)
+                                for (int q = 0; q < g->nodes[j].n_inputs; q++)
+                                    tied |= g->nodes[j].inputs[q] == n->inputs[i];
+                        if (tied)
+                            n->stage = 0;
+                    }
+            }
+            acc += graph_node_work(g, n);
+        }
+    }
+    for (int k = 0; k < g->n_nodes; k++) {
+        const graph_node *n = &g->nodes[k];
+        if (n->phase == GRAPH_PHASE_FORWARD)
+            for (int i = 0; i < n->n_inputs; i++)
+                if (n->inputs[i] >= 0 && n->stage > home[n->inputs[i]])
+                    home[n->inputs[i]] = n->stage;
     }
     for (int k = 0; k < g->n_nodes; k++) {
         graph_node *n = &g->nodes[k];
@@ -93,7 +187,7 @@ static void assign_stages(graph *g, uint32_t stages)
             n->stage = produced >= 0 ? produced : forward >= 0 ? forward : 0;
             continue;
         }
-        int s = forward >= 0 ? forward : (int)stages - 1;
+        int s = forward >= 0 ? forward : (int)pipeline - 1;
         if (backward >= 0 && backward < s)
             s = backward;
         n->stage = s;
@@ -102,6 +196,7 @@ static void assign_stages(graph *g, uint32_t stages)
                 home[n->outputs[i]] = -1;
     }
     free(home);
+    return pipeline;
 }
 
 /* ---- micro-batches ----------------------------------------------------------------------------- */
@@ -175,7 +270,9 @@ static void unroll(graph *g, uint32_t micro_batches)
                 reads |= n->outputs[i] >= 0 && data[n->outputs[i]];
             if (!reads || !fwd_bwd(n) || n->removed)
                 continue;
-            int in[n->n_inputs + 1], out[n->n_outputs + 1];
+            int *in = malloc(((size_t)n->n_inputs + (size_t)n->n_outputs + 1) * sizeof *in), *out = in + n->n_inputs;
+            if (!in)
+                panic("out of host memory");
             for (int i = 0; i < n->n_inputs; i++)
                 in[i] = n->inputs[i] < 0 ? -1 : map[n->inputs[i]];
             for (int i = 0; i < n->n_outputs; i++)
@@ -184,6 +281,7 @@ static void unroll(graph *g, uint32_t micro_batches)
             snprintf(name, sizeof name, "mb%u/%s", m, n->name);
             g->phase = n->phase;
             int j = graph_add_node(g, n->op, n->name[0] ? name : "", in, n->n_inputs, out, n->n_outputs);
+            free(in);
             graph_copy_attrs(&g->nodes[j], &g->nodes[k]);
             g->nodes[j].stage = g->nodes[k].stage;
             g->nodes[j].cycle = (int)m;
@@ -247,6 +345,7 @@ static void unroll(graph *g, uint32_t micro_batches)
  * or a weight; the schedule turns it into the copy's boundary). */
 static void copy_between_stages(graph *g, uint32_t stages)
 {
+    /* (node.stage is the pipeline's stage here, on chip stage mod S) */
     int n_nodes = g->n_nodes, n_tensors = g->n_tensors;
     int *first_stage = malloc((size_t)n_tensors * sizeof *first_stage + 1);
     int *copy = malloc((size_t)n_tensors * stages * sizeof *copy + 1);
@@ -264,19 +363,19 @@ static void copy_between_stages(graph *g, uint32_t stages)
         for (int i = 0; i < n->n_inputs; i++) {
             int t = n->inputs[i];
             if (t >= 0 && g->tensors[t].producer < 0 && !g->tensors[t].data &&
-                (first_stage[t] < 0 || n->stage < first_stage[t]))
-                first_stage[t] = n->stage;
+                (first_stage[t] < 0 || n->stage % (int)stages < first_stage[t]))
+                first_stage[t] = n->stage % (int)stages;
         }
     }
     for (int k = 0; k < n_nodes; k++) {
         if (!fwd_bwd(&g->nodes[k]) || g->nodes[k].removed)
             continue;
         for (int i = 0; i < g->nodes[k].n_inputs; i++) {
-            int t = g->nodes[k].inputs[i], reader = g->nodes[k].stage;
+            int t = g->nodes[k].inputs[i], reader = g->nodes[k].stage % (int)stages;
             if (t < 0 || g->tensors[t].data)
                 continue;
             int p = g->tensors[t].producer;
-            int from = p >= 0 ? g->nodes[p].stage : first_stage[t];
+            int from = (p >= 0 ? g->nodes[p].stage : first_stage[t]) % (int)stages;
             if (from == reader)
                 continue;
             int *c = &copy[(size_t)t * stages + (size_t)reader];
@@ -332,7 +431,7 @@ static int cycle_of(const graph_node *n, int m, int s, int stages)
  * nodes then its backward ones, then the copies of what the cycle made;
  * after the last cycle the update.  False (err) where a node would read
  * what a later cycle makes. */
-static bool schedule(graph *g, int stages, char *err, size_t err_size)
+static bool schedule(graph *g, int stages, int chips, char *err, size_t err_size)
 {
     int n = g->n_nodes;
     slot *order = malloc((size_t)n * sizeof *order + 1);
@@ -394,10 +493,12 @@ static bool schedule(graph *g, int stages, char *err, size_t err_size)
     memcpy(g->nodes, sorted, (size_t)n * sizeof *sorted);
     free(sorted);
     free(order);
-    for (int k = 0; k < n; k++)
+    for (int k = 0; k < n; k++) {
+        g->nodes[k].stage %= chips;
         for (int i = 0; i < g->nodes[k].n_outputs; i++)
             if (g->nodes[k].outputs[i] >= 0)
                 g->tensors[g->nodes[k].outputs[i]].producer = k;
+    }
     return true;
 }
 
@@ -412,14 +513,14 @@ bool train_pipeline(graph *g, uint32_t stages, uint32_t micro_batches, char *err
     graph_compact(g);
     for (int k = 0; k < g->n_nodes; k++)
         g->nodes[k].stage = 0;
-    if (stages > 1)
-        assign_stages(g, stages);
+    uint32_t pipeline = stages > 1 ? assign_stages(g, stages) : 1;
     unroll(g, micro_batches);
     if (stages > 1)
         copy_between_stages(g, stages);
-    if (!schedule(g, (int)stages, err, err_size))
+    if (!schedule(g, (int)pipeline, (int)stages, err, err_size))
         return false;
     g->pipeline_stages = stages;
     g->micro_batches = micro_batches;
+    g->pipeline_cycles = micro_batches + 2 * pipeline - 2;
     return true;
 }

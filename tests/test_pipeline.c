@@ -68,7 +68,7 @@ static void feed(const graph *g, graph_value *in)
         for (int i = 0; i < 32; i++)
             x_data[m][i] = (float)((i * 7 + m * 5) % 13) / 6.0f - 1.0f;
         for (int i = 0; i < 8; i++)
-            label_data[m][i] = (i * 5 + m * 2) % 3;
+            label_data[m][i] = (i * 5 + m * 2) % 3;   /* classes of both models */
     }
     for (int i = 0; i < g->n_inputs; i++) {
         const graph_tensor *t = &g->tensors[g->inputs[i]];
@@ -202,6 +202,61 @@ static void test_schedule(void)
     graph_free(g);
 }
 
+/* A weight the first stage reads and the last reads again (a decoder tied
+ * to an embedding, here W1 and its transpose): the reading node runs on
+ * chip 0, a third pipeline stage, and W1 is never copied; the step gives
+ * the evaluator's values. */
+static void test_tied_weight(void)
+{
+    const uint32_t M = 3;
+    graph *built[2];
+    for (int k = 0; k < 2; k++) {
+        rng = 9;
+        graph *g = graph_new("tied", 13);
+        input(g, "x", 2, (const int64_t[]){ 8, 4 });
+        cnst(g, "w1", 2, (const int64_t[]){ 4, 8 }, NULL);
+        cnst(g, "w2", 2, (const int64_t[]){ 8, 8 }, NULL);
+        node(g, GRAPH_OP_MATMUL, "x,w1", "h0");
+        node(g, GRAPH_OP_RELU, "h0", "h");
+        node(g, GRAPH_OP_MATMUL, "h,w2", "h2");
+        node(g, GRAPH_OP_TRANSPOSE, "w1", "w1t");
+        node(g, GRAPH_OP_MATMUL, "h2,w1t", "logits");
+        finish(g, "logits");
+        train_options o;
+        train_options_default(&o);
+        o.loss = "softmax-ce:logits:labels";
+        o.lr = 0.5;
+        o.stages = 2;
+        o.micro_batches = M;
+        train_info info;
+        built[k] = train_built(g, &o, &info);
+    }
+    graph *g = built[0];
+    CU_ASSERT_EQUAL(g->pipeline_cycles, M + 2 * 3 - 2);
+    int logits = 0;
+    for (int k = 0; k < g->n_nodes; k++) {
+        const graph_node *n = &g->nodes[k];
+        if (n->op == GRAPH_OP_IPU_COPY)
+            CU_ASSERT_FALSE(g->tensors[n->inputs[0]].is_variable && !strcmp(g->tensors[n->inputs[0]].name, "w1"));
+        for (int i = 0; i < n->n_outputs; i++)
+            if (n->outputs[i] >= 0 && !strcmp(g->tensors[n->outputs[i]].name, "logits")) {
+                CU_ASSERT_EQUAL(n->stage, 0);
+                CU_ASSERT_EQUAL(n->cycle, 2);
+                logits++;
+            }
+    }
+    CU_ASSERT_EQUAL(logits, 1);
+    char err[256];
+    machine m;
+    CU_ASSERT_TRUE_FATAL(machine_preset("m2000", &m, err, sizeof err));
+    lower_options lo = { .machine = &m, .pipeline = 2, .tiles = 16 };
+    graph_value in[2 * MB_MAX];
+    feed(g, in);
+    CU_ASSERT_EQUAL(train_check_step(g, built[1], in, &lo, 1e-5, 1e-5), 2);
+    graph_free(built[0]);
+    graph_free(built[1]);
+}
+
 /* One run of a compiled step: each chip's busy cycles (compute, exchange
  * and sync, no waiting) in each phase, and the cycles of the pipeline
  * phase (or of the whole step). */
@@ -303,5 +358,6 @@ void test_register(void)
     ADD_SUITE("pipeline",
               { "two micro-batches update with the mean gradient", test_accumulated_mean },
               { "stages and cycles as the schedule gives them", test_schedule },
+              { "a tied weight's reader on the weight's chip, a stage of its own", test_tied_weight },
               { "the overlapped pipeline takes its schedule's time", test_overlap_as_scheduled });
 }

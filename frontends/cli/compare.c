@@ -404,9 +404,20 @@ typedef struct mlperf_view {
     const char *needed_from;
 } mlperf_view;
 
+/* The step at `accumulate` times the samples simulated.  A pipelined
+ * step of M micro-batches runs M + 2P - 2 cycles for P stages; kM
+ * micro-batches run kM + 2P - 2 of them, each as long as the mean of the
+ * simulated ones. */
 static double step_seconds(const compare_side *s, const program_phases *ph, double accumulate)
 {
     double micro = 0;
+    if (ph->pipeline_stages) {
+        double cycles = ph->pipeline_cycles;
+        for (uint32_t i = 0; i < ph->n; i++)
+            if (!strcmp(ph->name[i], "pipeline"))
+                micro += (double)s->phases[i].c.cycles / s->clock_hz * ph->micro_batches / cycles;
+        return s->seconds + (accumulate - 1) * micro;
+    }
     for (uint32_t i = 0; i < ph->n; i++)
         if (!strcmp(ph->name[i], "forward") || !strcmp(ph->name[i], "backward"))
             micro += (double)s->phases[i].c.cycles / s->clock_hz;
@@ -429,7 +440,11 @@ static void print_mlperf(const mlperf_view *v, const program_phases *ph, const c
     double ta = step_seconds(a, ph, v->accumulate), tb = step_seconds(b, ph, v->accumulate);
     printf("\n  training step at global batch %.0f (%.0f sample%s a step simulated", v->global_batch,
            (double)ph->samples, ph->samples == 1 ? "" : "s");
-    if (v->accumulate > 1)
+    if (v->accumulate > 1 && ph->pipeline_stages)
+        printf(", its pipeline run for %.0f micro-batches, %.0f cycles as long as the simulated ones: gradient "
+               "accumulation, estimated from the step)", v->accumulate * ph->micro_batches,
+               v->accumulate * ph->micro_batches + ph->pipeline_cycles - ph->micro_batches);
+    else if (v->accumulate > 1)
         printf(", its forward and backward phases %.0f times: gradient accumulation, estimated from the step)",
                v->accumulate);
     else
@@ -471,6 +486,10 @@ static cJSON *mlperf_json(const mlperf_view *v, const program_phases *ph, const 
     double t = step_seconds(s, ph, v->accumulate);
     cJSON_AddNumberToObject(o, "global_batch", v->global_batch);
     cJSON_AddNumberToObject(o, "accumulate", v->accumulate);
+    if (ph->pipeline_stages) {
+        cJSON_AddNumberToObject(o, "pipeline_stages", ph->pipeline_stages);
+        cJSON_AddNumberToObject(o, "micro_batches_simulated", ph->micro_batches);
+    }
     cJSON_AddNumberToObject(o, "step_seconds", t);
     cJSON_AddNumberToObject(o, "samples_per_second", v->global_batch / t);
     cJSON_AddNumberToObject(o, "samples_per_second_per_ipu", v->global_batch / t / s->chips_used);

@@ -254,8 +254,7 @@ void cli_print_training(const graph *g, const cli_train *t, const train_info *in
     if (g->micro_batches > 1)
         printf(", %u micro-batches accumulated", g->micro_batches);
     if (g->pipeline_stages > 1)
-        printf(", a pipeline of %u stages in %u cycles", g->pipeline_stages,
-               g->micro_batches + 2 * g->pipeline_stages - 2);
+        printf(", a pipeline of %u stages in %u cycles", g->pipeline_stages, g->pipeline_cycles);
     printf("; %d optimizer state variables; nodes: %d forward, %d backward, %d update\n", info->state,
            info->forward_nodes, info->backward_nodes, info->update_nodes);
 }

@@ -55,6 +55,9 @@ char *phases_encode(const program_phases *ph, size_t *size)
     s[0] = 0;
     if (ph->samples)
         len += (size_t)snprintf(s, cap, "samples %llu\n", (unsigned long long)ph->samples);
+    if (ph->pipeline_stages)
+        len += (size_t)snprintf(s + len, cap - len, "pipeline %u %u %u\n", ph->pipeline_stages, ph->micro_batches,
+                                ph->pipeline_cycles);
     for (uint32_t i = 0; i < ph->n_stretches; i++)
         len += (size_t)snprintf(s + len, cap - len, "superstep %u %s\n", ph->s[i].first_superstep,
                                 ph->name[ph->s[i].phase]);
@@ -101,6 +104,20 @@ bool phases_decode(const void *bytes, size_t size, program_phases *ph, char *err
                 return false;
             }
             ph->samples = samples;
+            s = nl + 1;
+            continue;
+        }
+        unsigned stages, micro, cycles;
+        used = 0;
+        if (!ph->n_stretches && !ph->pipeline_stages && !strncmp(buf, "pipeline ", 9)) {
+            if (sscanf(buf, "pipeline %u %u %u%n", &stages, &micro, &cycles, &used) != 3 || (size_t)used != n ||
+                !stages || !micro || cycles < micro || buf[9] < '0' || buf[9] > '9') {
+                snprintf(err, err_size, "phases: line %u: expected \"pipeline CHIPS MICRO_BATCHES CYCLES\"", line);
+                return false;
+            }
+            ph->pipeline_stages = stages;
+            ph->micro_batches = micro;
+            ph->pipeline_cycles = cycles;
             s = nl + 1;
             continue;
         }

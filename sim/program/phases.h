@@ -14,11 +14,13 @@
  * (NAME: letters, digits, '_' and '-', at most 15 bytes), after an
  * optional first line "samples N\n": the samples one run of the program
  * (one training step) takes, all replicas together, for samples per
- * second.
+ * second; then an optional line "pipeline S M C\n": a pipelined step on S
+ * chips of M micro-batches, whose C cycles (M + 2 P - 2 for P pipeline
+ * stages, where micro-batches are in the forward and backward passes at
+ * once) are the phase "pipeline".
  *
  * Models what PopVision's execution trace shows of a PopART training step
- * (the forward, backward and optimizer programs).  Pipelined steps, whose
- * micro-batches are in several phases at once, are not described.
+ * (the forward, backward and optimizer programs).
  */
 #ifndef IPUSIM_SIM_PROGRAM_PHASES_H
 #define IPUSIM_SIM_PROGRAM_PHASES_H
@@ -38,7 +40,11 @@ typedef struct program_phases {
         uint32_t first_superstep;
         uint8_t phase;            /* index into name[] */
     } s[PHASES_MAX_STRETCHES];
-    uint64_t samples;             /* samples a step, all replicas (0: not recorded) */
+    uint64_t samples;             /* samples a step, all replicas and micro-batches (0: not
+                                     recorded) */
+    uint32_t pipeline_stages;     /* a pipelined step's stages (0: not pipelined) ... */
+    uint32_t micro_batches;       /* ... its micro-batches ... */
+    uint32_t pipeline_cycles;     /* ... and cycles */
 } program_phases;
 
 /* From superstep `first` on, phase `name`: a new stretch, or the last one

@@ -101,6 +101,24 @@ expect 0 "^all-reduce +[0-9]+ " -- "$IPUSIM" run mlp4.elf
 expect 0 "tiles: 1472 a chip, 2 replicas \(one a pipeline of 2 chips\)" -- "$IPUSIM" compile mlp.onnx --train \
     --loss softmax-ce:logits:labels --lr 0.1 --machine m2000 --pipeline 2 --replicas 2 -o mlp22.elf
 expect 0 "^all-reduce +[0-9]+ " -- "$IPUSIM" run mlp22.elf
+# a pipeline of two stages, four micro-batches overlapped, on two replicas: its cycles shown as the
+# pipeline phase, the same schedule one stage at a time slower; the global batch made of more
+# micro-batches through the pipeline
+expect 0 "4 micro-batches accumulated, a pipeline of 2 stages in 6 cycles" -- "$IPUSIM" compile mlp.onnx --train \
+    --loss softmax-ce:logits:labels --machine m2000 --pipeline 2 --replicas 2 --accumulate 4 -o mlp224.elf
+expect 0 "^pipeline +[0-9]+ " -- "$IPUSIM" run mlp224.elf
+cycles_of() { "$IPUSIM" run "$1" 2>/dev/null | awk '$1 == "0" { print $4 }'; }
+"$IPUSIM" compile mlp.onnx --train --loss softmax-ce:logits:labels --machine m2000 --pipeline 2 --replicas 2 \
+    --accumulate 4 --serial-pipeline -o mlp224s.elf >/dev/null
+check "the serial pipeline is slower than the overlapped one" \
+    awk -v a="$(cycles_of mlp224.elf)" -v b="$(cycles_of mlp224s.elf)" 'BEGIN { exit !(a > 0 && b > a) }'
+expect 0 "^backward +[0-9]+ " -- "$IPUSIM" run mlp224s.elf
+expect 0 "its pipeline run for 8 micro-batches, 10 cycles as long as the simulated ones" -- \
+    "$IPUSIM" compare mlp224.elf --global-batch 512
+fails 1 "ipusim: mlp.onnx: --serial-pipeline is of a pipelined training step: it needs --train and --pipeline N" -- \
+    "$IPUSIM" compile mlp.onnx --train --loss softmax-ce:logits:labels --serial-pipeline -o bad.elf
+fails 2 "ipusim compile: --accumulate: '0' is not a count of micro-batches (1..4096)" -- \
+    "$IPUSIM" compile mlp.onnx --train --loss softmax-ce:logits:labels --accumulate 0 -o bad.elf
 # validate holds one replica's step against the host: not a step of several
 expect 1 "validate --train holds one replica's step against the host reference; --replicas 4 would sum" -- \
     "$IPUSIM" validate --model mlp.onnx --train --loss softmax-ce:logits:labels --machine m2000 --replicas 4
@@ -148,7 +166,7 @@ fails 2 "ipusim compile: --optimizer: 'rmsprop' is not sgd, adam, lamb or lars" 
     "$IPUSIM" compile mlp.onnx --train --optimizer rmsprop -o "$OUT/x.elf"
 fails 2 "ipusim compile: --lr: '-1' is not a positive number" -- "$IPUSIM" compile mlp.onnx --train --lr -1 -o "$OUT/x.elf"
 fails 2 "ipusim compile: --momentum: '1.5' is not below 1" -- "$IPUSIM" compile mlp.onnx --train --momentum 1.5 -o "$OUT/x.elf"
-fails 1 "ipusim: mlp.onnx: --loss, --optimizer, --lr, --momentum, --weight-decay, --loss-scale, --delay-updates, --f16-weights and --no-stochastic-rounding need --train" -- \
+fails 1 "ipusim: mlp.onnx: --loss, --optimizer, --lr, --momentum, --weight-decay, --loss-scale, --delay-updates, --accumulate, --f16-weights and --no-stochastic-rounding need --train" -- \
     "$IPUSIM" compile mlp.onnx --lr 0.1 -o "$OUT/x.elf"
 fails 1 "ipusim: mlp.onnx: --no-stochastic-rounding is of the f16 weights' update: it needs --f16-weights" -- \
     "$IPUSIM" compile mlp.onnx --train --loss softmax-ce:logits:labels --no-stochastic-rounding -o "$OUT/x.elf"
