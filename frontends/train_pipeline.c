@@ -126,34 +126,49 @@ static uint32_t assign_stages(graph *g, uint32_t stages)
     uint32_t pipeline = wrap_tied_head(g, stages);
     if (pipeline > stages) {
         /* chip 0 also runs the head: the rest cut again with the head's
-         * work counted as chip 0's first */
+         * work counted as chip 0's first; what chip 0 reads or makes for
+         * the head (the tied weight's lookup, its transpose) stays there */
         double head = 0;
+        bool *for_head = calloc((size_t)g->n_tensors + 1, sizeof *for_head);
+        if (!for_head)
+            panic("out of host memory");
         for (int k = 0; k < g->n_nodes; k++)
-            if (g->nodes[k].phase == GRAPH_PHASE_FORWARD && g->nodes[k].stage == (int)stages)
+            if (g->nodes[k].phase == GRAPH_PHASE_FORWARD && g->nodes[k].stage == (int)stages) {
                 head += graph_node_work(g, &g->nodes[k]);
+                for (int i = 0; i < g->nodes[k].n_inputs; i++)
+                    if (g->nodes[k].inputs[i] >= 0)
+                        for_head[g->nodes[k].inputs[i]] = true;
+            }
+        bool *of_weights = calloc((size_t)g->n_tensors + 1, sizeof *of_weights);
+        if (!of_weights)
+            panic("out of host memory");
         acc = head;
         for (int k = 0; k < g->n_nodes; k++) {
             graph_node *n = &g->nodes[k];
-            if (n->phase != GRAPH_PHASE_FORWARD || n->stage == (int)stages)
+            if (n->phase != GRAPH_PHASE_FORWARD)
+                continue;
+            bool weights_only = true, stay = false;
+            for (int i = 0; i < n->n_inputs; i++) {
+                int t = n->inputs[i];
+                if (t >= 0 && !g->tensors[t].is_variable && !g->tensors[t].data && !of_weights[t])
+                    weights_only = false;
+            }
+            for (int i = 0; i < n->n_outputs && weights_only; i++)
+                if (n->outputs[i] >= 0)
+                    of_weights[n->outputs[i]] = true;
+            if (n->stage == (int)stages)
                 continue;
             uint32_t v = (uint32_t)(acc / (total > 0 ? total : 1) * stages);
-            int keep = n->stage;
-            n->stage = (int)(v < stages ? v : stages - 1);
-            if (keep == 0 && n->stage != 0) {
-                /* what read the tied weight on chip 0 stays there */
-                for (int i = 0; i < n->n_inputs; i++)
-                    if (n->inputs[i] >= 0 && g->tensors[n->inputs[i]].is_variable) {
-                        bool tied = false;
-                        for (int j = 0; j < g->n_nodes && !tied; j++)
-                            if (g->nodes[j].stage == (int)stages && g->nodes[j].phase == GRAPH_PHASE_FORWARD)
-                                for (int q = 0; q < g->nodes[j].n_inputs; q++)
-                                    tied |= g->nodes[j].inputs[q] == n->inputs[i];
-                        if (tied)
-                            n->stage = 0;
-                    }
-            }
+            for (int i = 0; i < n->n_inputs && n->stage == 0; i++)
+                stay |= n->inputs[i] >= 0 && g->tensors[n->inputs[i]].is_variable && for_head[n->inputs[i]];
+            for (int i = 0; i < n->n_outputs && n->stage == 0 && weights_only; i++)
+                stay |= n->outputs[i] >= 0 && for_head[n->outputs[i]];
+            if (!stay)
+                n->stage = (int)(v < stages ? v : stages - 1);
             acc += graph_node_work(g, n);
         }
+        free(for_head);
+        free(of_weights);
     }
     for (int k = 0; k < g->n_nodes; k++) {
         const graph_node *n = &g->nodes[k];
@@ -195,6 +210,42 @@ static uint32_t assign_stages(graph *g, uint32_t stages)
             if (n->outputs[i] >= 0)
                 home[n->outputs[i]] = -1;
     }
+    /* A backward node of weights alone (a weight's transpose for the data
+     * gradient) read on one stage only runs there, so the weight is not
+     * sent across in its new form: from the last node back (reader[t]: -1
+     * none yet, -2 several stages). */
+    int *reader = malloc((size_t)g->n_tensors * sizeof *reader + 1);
+    bool *weights = calloc((size_t)g->n_tensors + 1, sizeof *weights);
+    if (!reader || !weights)
+        panic("out of host memory");
+    for (int t = 0; t < g->n_tensors; t++) {
+        reader[t] = -1;
+        weights[t] = g->tensors[t].is_variable || g->tensors[t].data;
+    }
+    for (int k = 0; k < g->n_nodes; k++) {
+        const graph_node *n = &g->nodes[k];
+        bool only = n->phase != GRAPH_PHASE_UPDATE;
+        for (int i = 0; i < n->n_inputs && only; i++)
+            only = n->inputs[i] < 0 || weights[n->inputs[i]];
+        for (int i = 0; i < n->n_outputs && only; i++)
+            if (n->outputs[i] >= 0)
+                weights[n->outputs[i]] = true;
+    }
+    for (int k = g->n_nodes - 1; k >= 0; k--) {
+        graph_node *n = &g->nodes[k];
+        if (n->phase == GRAPH_PHASE_BACKWARD && n->n_outputs && n->outputs[0] >= 0 && weights[n->outputs[0]] &&
+            reader[n->outputs[0]] >= 0)
+            n->stage = reader[n->outputs[0]];
+        if (n->phase == GRAPH_PHASE_UPDATE)
+            continue;
+        for (int i = 0; i < n->n_inputs; i++) {
+            int t = n->inputs[i];
+            if (t >= 0)
+                reader[t] = reader[t] == -1 || reader[t] == n->stage ? n->stage : -2;
+        }
+    }
+    free(reader);
+    free(weights);
     free(home);
     return pipeline;
 }
