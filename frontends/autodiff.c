@@ -295,6 +295,10 @@ bool autodiff_gradients(graph *g, int loss, double seed, const int *wrt, int n_w
     int n_forward = g->n_nodes;
     enum graph_phase saved = g->phase;
     g->phase = GRAPH_PHASE_BACKWARD;
+    /* each node a rule makes tagged with its forward node (graph_node.origin) */
+    for (int k = 0; k < n_forward; k++)
+        g->nodes[k].origin = k;
+    g->origin = -1;
     if (c.wanted[loss]) {
         int s = grad_scalar(&c, seed, g->tensors[loss].dtype);
         c.grad[loss] = grad_expand(&c, s, &g->tensors[loss].shape);
@@ -314,6 +318,7 @@ bool autodiff_gradients(graph *g, int loss, double seed, const int *wrt, int n_w
         if (!flows || !needed)
             continue;
         graph_grad_fn rule = grad_rules[n->op];
+        g->origin = k;
         if (!rule) {
             grad_fail(&c, k, "ipusim has no gradient rule for %s (the loss depends on a weight through it)",
                       graph_ops[n->op].name);
@@ -323,6 +328,7 @@ bool autodiff_gradients(graph *g, int loss, double seed, const int *wrt, int n_w
             grad_fail(&c, k, "the rule failed");
     }
     g->phase = saved;
+    g->origin = -1;
     for (int i = 0; i < n_wrt; i++)
         grads[i] = wrt[i] >= 0 && wrt[i] < c.n_tracked ? c.grad[wrt[i]] : -1;
     bool ok = !c.failed;

@@ -31,7 +31,8 @@ static inline rewrite rewrite_begin(graph *g, int k)
     rewrite rw = { .g = g, .out = n->outputs[0], .first_new = g->n_nodes };
     snprintf(rw.base, sizeof rw.base, "%s", g->tensors[rw.out].name);
     snprintf(rw.node_name, sizeof rw.node_name, "%s", n->name);
-    g->phase = n->phase;              /* the nodes replacing it are of its phase */
+    g->phase = n->phase;              /* the nodes replacing it are of its phase ... */
+    g->origin = n->origin;            /* ... and its origin */
     n->removed = true;
     return rw;
 }

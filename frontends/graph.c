@@ -270,6 +270,7 @@ graph *graph_new(const char *source, int opset)
     graph *g = xcalloc(1, sizeof *g);
     g->source = xstrdup(source ? source : "graph");
     g->opset = opset;
+    g->origin = -1;
     hash_rebuild(g);
     return g;
 }
@@ -309,7 +310,9 @@ graph *graph_clone(const graph *g)
         c->nodes[j].removed = n->removed;
         c->nodes[j].stage = n->stage;
         c->nodes[j].cycle = n->cycle;
+        c->nodes[j].origin = n->origin;
     }
+    c->origin = g->origin;
     c->pipeline_stages = g->pipeline_stages;
     c->micro_batches = g->micro_batches;
     c->pipeline_cycles = g->pipeline_cycles;
@@ -451,7 +454,7 @@ int graph_add_node(graph *g, graph_op op, const char *name, const int *inputs, i
     int k = g->n_nodes++;
     graph_node *n = &g->nodes[k];
     *n = (graph_node){ .name = xstrdup(name ? name : ""), .op = op, .phase = g->phase, .n_inputs = n_inputs,
-                       .n_outputs = n_outputs, .stage = -1, .cycle = -1 };
+                       .n_outputs = n_outputs, .stage = -1, .cycle = -1, .origin = g->origin };
     n->inputs = xmalloc((size_t)n_inputs * sizeof *n->inputs);
     n->outputs = xmalloc((size_t)n_outputs * sizeof *n->outputs);
     if (n_inputs)
@@ -483,10 +486,11 @@ void graph_replace_node(graph *g, int k, graph_op op, const char *name, const in
     n->attrs = NULL;
     n->n_attrs = 0;
     enum graph_phase phase = n->phase;
-    int stage = n->stage, cycle = n->cycle;
+    int stage = n->stage, cycle = n->cycle, origin = n->origin;
     free_node_contents(n);
     *n = (graph_node){ .name = keep, .op = op, .phase = phase, .n_inputs = n_inputs, .n_outputs = n_outputs, .inputs = ins,
-                       .outputs = outs, .attrs = attrs, .n_attrs = n_attrs, .stage = stage, .cycle = cycle };
+                       .outputs = outs, .attrs = attrs, .n_attrs = n_attrs, .stage = stage, .cycle = cycle,
+                       .origin = origin };
     for (int i = 0; i < n_outputs; i++)
         if (outputs[i] >= 0)
             g->tensors[outputs[i]].producer = k;

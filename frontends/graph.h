@@ -142,6 +142,12 @@ typedef struct graph_node {
      * all-reduce and the update run).  -1 and -1 until scheduled. */
     int stage;
     int cycle;
+    /* The forward node whose gradient rule made this node (autodiff.c), as
+     * a tag every forward node of a training step carries for itself (its
+     * place when the backward pass was made); -1: none (a node added
+     * later, an inference graph's).  Passes that rewrite a node give the
+     * nodes replacing it its tag (graph.origin). */
+    int origin;
 } graph_node;
 
 typedef struct graph graph;
@@ -186,6 +192,7 @@ struct graph {
     int n_outputs;
     enum graph_phase phase;             /* the phase of the nodes added next: passes
                                            that rewrite a node set it to that node's */
+    int origin;                         /* the same for graph_node.origin (-1: none) */
     bool unsupported;                   /* the last error was a feature ipusim lacks,
                                            not a fault in the model */
     uint32_t pipeline_stages;           /* > 0: a training step scheduled for this many

@@ -12,9 +12,10 @@
  *     (train.c);
  *   - stages: the forward nodes are cut, in order, into runs of about equal
  *     work (graph_node_work), one a stage; a backward node runs on the
- *     stage of the forward tensors it reads (the last stage that reads
- *     them), or lower where its gradient inputs come from a lower stage, so
- *     that the backward pass goes down the stages again; where a stage reads
+ *     stage of the forward node whose gradient it is (graph_node.origin;
+ *     one a pass made since, on the stage of the forward tensors it reads),
+ *     or lower where its gradient inputs come from a lower stage, so that
+ *     the backward pass goes down the stages again; where a stage reads
  *     a tensor another stage made (or an input or weight another stage
  *     holds) an IpuCopy to the reading stage is made, once for each;
  *   - a tied weight: where a later stage's forward node reads a weight the
@@ -177,6 +178,19 @@ static uint32_t assign_stages(graph *g, uint32_t stages)
                 if (n->inputs[i] >= 0 && n->stage > home[n->inputs[i]])
                     home[n->inputs[i]] = n->stage;
     }
+    /* the stage of each forward node by its tag (graph_node.origin) */
+    int tags = 0;
+    for (int k = 0; k < g->n_nodes; k++)
+        if (g->nodes[k].origin >= tags)
+            tags = g->nodes[k].origin + 1;
+    int *tag_stage = malloc((size_t)tags * sizeof *tag_stage + 1);
+    if (!tag_stage)
+        panic("out of host memory");
+    for (int i = 0; i < tags; i++)
+        tag_stage[i] = -1;
+    for (int k = 0; k < g->n_nodes; k++)
+        if (g->nodes[k].phase == GRAPH_PHASE_FORWARD && g->nodes[k].origin >= 0)
+            tag_stage[g->nodes[k].origin] = g->nodes[k].stage;
     for (int k = 0; k < g->n_nodes; k++) {
         graph_node *n = &g->nodes[k];
         if (n->phase == GRAPH_PHASE_FORWARD)
@@ -202,7 +216,11 @@ static uint32_t assign_stages(graph *g, uint32_t stages)
             n->stage = produced >= 0 ? produced : forward >= 0 ? forward : 0;
             continue;
         }
-        int s = forward >= 0 ? forward : (int)pipeline - 1;
+        /* the stage of the forward node it is the gradient of; else of
+         * the forward tensors it reads */
+        int s = n->origin >= 0 && tag_stage[n->origin] >= 0 ? tag_stage[n->origin]
+                : forward >= 0                              ? forward
+                                                            : (int)pipeline - 1;
         if (backward >= 0 && backward < s)
             s = backward;
         n->stage = s;
@@ -247,6 +265,7 @@ static uint32_t assign_stages(graph *g, uint32_t stages)
     free(reader);
     free(weights);
     free(home);
+    free(tag_stage);
     return pipeline;
 }
 
@@ -562,6 +581,7 @@ bool train_pipeline(graph *g, uint32_t stages, uint32_t micro_batches, char *err
     if (!graph_sort(g, err, err_size))
         return false;
     graph_compact(g);
+    g->origin = -1;
     for (int k = 0; k < g->n_nodes; k++)
         g->nodes[k].stage = 0;
     uint32_t pipeline = stages > 1 ? assign_stages(g, stages) : 1;
