@@ -243,17 +243,30 @@ static uint32_t merge_worker_records(lowering *lw, uint32_t tile, uint32_t entry
  * when it has one). */
 /* The superstep being built has compute: the first op to give it a
  * compute set owns its compute cycles (sim/program/op_map.h). */
+/* In a pipeline cycle each stage's supersteps are its own: the op is
+ * noted for the stage being built; elsewhere in a pipelined step, for
+ * every stage (op_map.h). */
+static void note_op(lowering *lw, int which, int32_t op)
+{
+    uint32_t first = lw->in_cycle ? lw->cycle_stage : 0;
+    uint32_t last = lw->in_cycle ? lw->cycle_stage : lw->overlap ? lw->stages - 1 : 0;
+    for (uint32_t s = first; s <= last; s++)
+        if (!op_map_note_stage(&lw->ops, s, lw->syncs, which, op)) {
+            lw_fail(lw, "out of host memory");
+            return;
+        }
+}
+
 static void note_compute(lowering *lw)
 {
-    if (lw->cur_op >= 0 && op_map_owner(&lw->ops, lw->syncs, OP_MAP_COMPUTE) < 0 &&
-        !op_map_note(&lw->ops, lw->syncs, OP_MAP_COMPUTE, lw->cur_op))
-        lw_fail(lw, "out of host memory");
+    if (lw->cur_op >= 0 &&
+        op_map_owner_stage(&lw->ops, lw->in_cycle ? lw->cycle_stage : 0, lw->syncs, OP_MAP_COMPUTE) < 0)
+        note_op(lw, OP_MAP_COMPUTE, lw->cur_op);
 }
 
 void lw_count_sync(lowering *lw)
 {
-    if (!op_map_note(&lw->ops, lw->syncs, OP_MAP_EXCHANGE, lw->cur_op))
-        lw_fail(lw, "out of host memory");
+    note_op(lw, OP_MAP_EXCHANGE, lw->cur_op);
     lw->syncs++;
 }
 

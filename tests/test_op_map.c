@@ -67,7 +67,10 @@ static void test_bad_sections(void)
     refused("op MatMul\n", "line 1: expected 'op TYPE NAME'");
     refused("superstep 0\n", "line 1: expected 'superstep C X'");
     refused("superstep -2 -1\n", "line 1: superstep: not -1 or one of the 0 ops: '-2'");
-    refused("step 0 0\n", "line 1: expected 'op' or 'superstep'");
+    refused("step 0 0\n", "line 1: expected 'op', 'superstep' or 'stage'");
+    refused("op A a\nsuperstep 0 0\nstage 2\n", "line 3: expected 'stage 1', got 'stage 2'");
+    refused("op A a\nstage 1\nsuperstep 0 0\nstage 1\n", "line 4: stages out of order: 'stage 1'");
+    refused("op A a\nstage 1\nop B b\n", "line 3: an op after the supersteps");
     const char nul[] = "op A b\0c\n";
     op_map m;
     char err[160];
@@ -118,10 +121,56 @@ static void test_cycles_by_op(void)
     op_map_free(&m);
 }
 
+/* A pipelined step: chip 0 (stage 0) and chip 1 (stage 1) run different
+ * ops in the same superstep, each chip's cycles going to its own; chip 2
+ * is the next replica's stage 0.  The map round-trips with its stage. */
+static void test_stages(void)
+{
+    op_map m = { 0 };
+    op_map_add_op(&m, "MatMul", "stage0.mm");
+    op_map_add_op(&m, "Relu", "stage1.relu");
+    CU_ASSERT_TRUE(op_map_note_stage(&m, 0, 0, OP_MAP_COMPUTE, 0));
+    CU_ASSERT_TRUE(op_map_note_stage(&m, 1, 0, OP_MAP_COMPUTE, 1));
+    CU_ASSERT_TRUE(op_map_note_stage(&m, 1, 1, OP_MAP_EXCHANGE, 1));
+    CU_ASSERT_EQUAL(m.n_stages, 2);
+    CU_ASSERT_EQUAL(op_map_owner_stage(&m, 1, 0, OP_MAP_COMPUTE), 1);
+    CU_ASSERT_EQUAL(op_map_owner_stage(&m, 0, 0, OP_MAP_COMPUTE), 0);
+    CU_ASSERT_EQUAL(op_map_owner_stage(&m, 5, 0, OP_MAP_COMPUTE), 0);      /* past the stages: stage 0's */
+    uint8_t *bytes;
+    size_t size;
+    CU_ASSERT_TRUE_FATAL(op_map_encode(&m, &bytes, &size));
+    const char *want = "op MatMul stage0.mm\nop Relu stage1.relu\nsuperstep 0 -1\nstage 1\nsuperstep 1 -1\n"
+                       "superstep -1 1\n";
+    CU_ASSERT_EQUAL(size, strlen(want));
+    CU_ASSERT_NSTRING_EQUAL((const char *)bytes, want, strlen(want));
+    op_map back;
+    char err[160];
+    CU_ASSERT_TRUE_FATAL(op_map_decode(bytes, size, &back, err, sizeof err));
+    free(bytes);
+    CU_ASSERT_EQUAL(back.n_stages, 2);
+    CU_ASSERT_EQUAL(op_map_owner_stage(&back, 1, 1, OP_MAP_EXCHANGE), 1);
+    engine_superstep s[3] = {
+        { .chip = 0, .index = 0, .c = { .cycles = 100, .compute_cycles = 100 } },
+        { .chip = 1, .index = 0, .c = { .cycles = 100, .compute_cycles = 60, .wait_cycles = 40 } },
+        { .chip = 2, .index = 0, .c = { .cycles = 100, .compute_cycles = 70, .sync_cycles = 30 } },
+    };
+    engine_stats st = { .supersteps = s, .n_supersteps = 3 };
+    op_totals t[3];
+    op_stats_sum(&st, &back, 1, t);
+    CU_ASSERT_EQUAL(t[1].compute_cycles, 60);
+    CU_ASSERT_EQUAL(t[0].cycles, 0);
+    op_stats_sum(&st, &back, 2, t);
+    CU_ASSERT_EQUAL(t[0].compute_cycles, 70);
+    CU_ASSERT_EQUAL(t[1].cycles, 0);
+    op_map_free(&back);
+    op_map_free(&m);
+}
+
 void test_register(void)
 {
     ADD_SUITE("op map",
               { "ops and superstep owners encoded and read back", test_round_trip },
               { "malformed sections refused with their line", test_bad_sections },
-              { "a chip's cycles given to the ops that own them", test_cycles_by_op });
+              { "a chip's cycles given to the ops that own them", test_cycles_by_op },
+              { "a pipeline's stages, each chip's cycles to its own ops", test_stages });
 }

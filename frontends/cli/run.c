@@ -656,8 +656,35 @@ static void print_phases(const run_program *p, const engine_stats *st)
     }
 }
 
-/* The ops that took longest on chip 0 (sim/engine/op_stats.h), `shown` of
- * them (0: all), then the time by op type. */
+/* Each op's totals on chip 0, or with a pipeline on the chips of replica
+ * 0's stages (each its own ops) together, into t; returns those chips'
+ * cycles together. */
+static uint64_t ops_of_replica0(const engine_stats *st, const op_map *m, op_totals *t)
+{
+    uint32_t chips = m->n_stages > 1 ? m->n_stages : 1;
+    uint64_t all = 0;
+    op_totals *one = calloc((size_t)m->n_ops + 1, sizeof *one);
+    op_stats_sum(st, m, 0, t);
+    for (uint32_t c = 0; c < chips && c < st->n_chips; c++) {
+        all += st->chips[c].c.cycles;
+        if (!c || !one)
+            continue;
+        op_stats_sum(st, m, c, one);
+        for (uint32_t i = 0; i <= m->n_ops; i++) {
+            t[i].supersteps += one[i].supersteps;
+            t[i].cycles += one[i].cycles;
+            t[i].compute_cycles += one[i].compute_cycles;
+            t[i].exchange_cycles += one[i].exchange_cycles;
+            t[i].sync_cycles += one[i].sync_cycles;
+        }
+    }
+    free(one);
+    return all;
+}
+
+/* The ops that took longest on chip 0, or a pipeline's chips
+ * (sim/engine/op_stats.h), `shown` of them (0: all), then the time by op
+ * type. */
 static void print_ops(const run_program *p, const engine_stats *st, uint32_t shown)
 {
     op_map m;
@@ -673,17 +700,24 @@ static void print_ops(const run_program *p, const engine_stats *st, uint32_t sho
         op_map_free(&m);
         return;
     }
-    op_stats_sum(st, &m, 0, t);
+    uint64_t all = ops_of_replica0(st, &m, t);
     op_stats_sort(t, (size_t)m.n_ops + 1);
-    uint64_t all = st->chips[0].c.cycles;
     uint32_t n = shown && shown < m.n_ops + 1 ? shown : m.n_ops + 1;
-    printf("\nops on chip 0, the %u that took longest of %u (a superstep's compute is the op whose compute set ran "
-           "first in it, its exchange, sync and wait the op whose operands it brought):\n", n, m.n_ops);
+    if (m.n_stages > 1)
+        printf("\nops on chips 0-%u (a pipeline's stages, each chip's cycles given to its own ops), the %u that took "
+               "longest of %u (a superstep's compute is the op whose compute set ran first in it, its exchange, sync "
+               "and wait the op whose operands it brought; %% of the chips' cycles together):\n", m.n_stages - 1, n,
+               m.n_ops);
+    else
+        printf("\nops on chip 0, the %u that took longest of %u (a superstep's compute is the op whose compute set "
+               "ran first in it, its exchange, sync and wait the op whose operands it brought):\n", n, m.n_ops);
     printf("%-44s %-20s %12s %7s %12s %12s %10s %10s\n", "op", "type", "cycles", "%", "compute", "exchange",
            "sync+wait", "supersteps");
     for (uint32_t i = 0; i < n; i++) {
         const op_totals *o = &t[i];
-        const char *name = o->op < 0 ? "(no op: inputs, outputs, the step's end)" : m.ops[o->op].name;
+        const char *name = o->op >= 0      ? m.ops[o->op].name
+                           : m.n_stages > 1 ? "(no op: inputs, outputs, a stage's waits in its cycles)"
+                                            : "(no op: inputs, outputs, the step's end)";
         printf("%-44.44s %-20.20s %12llu %7.1f %12llu %12llu %10llu %10u\n", name, o->op < 0 ? "-" : m.ops[o->op].type,
                (unsigned long long)o->cycles, pct(o->cycles, all), (unsigned long long)o->compute_cycles,
                (unsigned long long)o->exchange_cycles, (unsigned long long)o->sync_cycles, o->supersteps);
@@ -726,7 +760,7 @@ static cJSON *ops_json(const run_program *p, const engine_stats *st)
     op_totals *t = calloc((size_t)m.n_ops + 1, sizeof *t);
     cJSON *a = t ? cJSON_CreateArray() : NULL;
     if (a) {
-        op_stats_sum(st, &m, 0, t);
+        ops_of_replica0(st, &m, t);
         op_stats_sort(t, (size_t)m.n_ops + 1);
         for (uint32_t i = 0; i <= m.n_ops; i++) {
             if (!t[i].cycles)

@@ -21,7 +21,9 @@ void op_stats_sum(const engine_stats *st, const op_map *m, uint32_t chip, op_tot
         const engine_superstep *s = &st->supersteps[k];
         if (s->chip != chip)
             continue;
-        int32_t c = op_map_owner(m, s->index, OP_MAP_COMPUTE), x = op_map_owner(m, s->index, OP_MAP_EXCHANGE);
+        uint32_t stage = m->n_stages > 1 ? chip % m->n_stages : 0;
+        int32_t c = op_map_owner_stage(m, stage, s->index, OP_MAP_COMPUTE);
+        int32_t x = op_map_owner_stage(m, stage, s->index, OP_MAP_EXCHANGE);
         op_totals *tc = &out[c < 0 ? m->n_ops : (uint32_t)c], *tx = &out[x < 0 ? m->n_ops : (uint32_t)x];
         uint64_t sync = s->c.sync_cycles + s->c.wait_cycles;
         tc->compute_cycles += s->c.compute_cycles;

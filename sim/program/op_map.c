@@ -57,12 +57,45 @@ int32_t op_map_owner(const op_map *m, uint32_t superstep, int which)
     return superstep < m->n_supersteps ? m->owner[superstep][which] : -1;
 }
 
+bool op_map_note_stage(op_map *m, uint32_t stage, uint32_t superstep, int which, int32_t op)
+{
+    if (!stage)
+        return op_map_note(m, superstep, which, op);
+    if (stage >= m->n_stages) {
+        uint32_t n = m->n_stages ? m->n_stages : 1;
+        struct op_map_stage *more = realloc(m->stages, (size_t)stage * sizeof *more);
+        if (!more)
+            return false;
+        memset(more + (n - 1), 0, (size_t)(stage + 1 - n) * sizeof *more);
+        m->stages = more;
+        m->n_stages = stage + 1;
+    }
+    struct op_map_stage *st = &m->stages[stage - 1];
+    if (superstep == UINT32_MAX || !base_grow((void **)&st->owner, &st->cap_supersteps, superstep + 1, sizeof *st->owner))
+        return false;
+    for (; st->n_supersteps <= superstep; st->n_supersteps++)
+        st->owner[st->n_supersteps][0] = st->owner[st->n_supersteps][1] = -1;
+    st->owner[superstep][which] = op;
+    return true;
+}
+
+int32_t op_map_owner_stage(const op_map *m, uint32_t stage, uint32_t superstep, int which)
+{
+    if (!stage || stage >= m->n_stages)
+        return op_map_owner(m, superstep, which);
+    const struct op_map_stage *st = &m->stages[stage - 1];
+    return superstep < st->n_supersteps ? st->owner[superstep][which] : -1;
+}
+
 void op_map_free(op_map *m)
 {
     for (uint32_t i = 0; i < m->n_ops; i++)
         free(m->ops[i].name);
     free(m->ops);
     free(m->owner);
+    for (uint32_t s = 1; s < m->n_stages; s++)
+        free(m->stages[s - 1].owner);
+    free(m->stages);
     memset(m, 0, sizeof *m);
 }
 
@@ -72,6 +105,8 @@ bool op_map_encode(const op_map *m, uint8_t **bytes, size_t *size)
     for (uint32_t i = 0; i < m->n_ops; i++)
         cap += strlen(m->ops[i].type) + strlen(m->ops[i].name) + 8;
     cap += (size_t)m->n_supersteps * 36;
+    for (uint32_t s = 1; s < m->n_stages; s++)
+        cap += (size_t)m->stages[s - 1].n_supersteps * 36 + 24;
     char *t = malloc(cap);
     if (!t)
         return false;
@@ -79,6 +114,12 @@ bool op_map_encode(const op_map *m, uint8_t **bytes, size_t *size)
         n += (size_t)snprintf(t + n, cap - n, "op %s %s\n", m->ops[i].type, m->ops[i].name);
     for (uint32_t s = 0; s < m->n_supersteps; s++)
         n += (size_t)snprintf(t + n, cap - n, "superstep %d %d\n", (int)m->owner[s][0], (int)m->owner[s][1]);
+    for (uint32_t g = 1; g < m->n_stages; g++) {
+        const struct op_map_stage *st = &m->stages[g - 1];
+        n += (size_t)snprintf(t + n, cap - n, "stage %u\n", g);
+        for (uint32_t s = 0; s < st->n_supersteps; s++)
+            n += (size_t)snprintf(t + n, cap - n, "superstep %d %d\n", (int)st->owner[s][0], (int)st->owner[s][1]);
+    }
     *bytes = (uint8_t *)t;
     *size = n;
     return true;
@@ -117,6 +158,7 @@ bool op_map_decode(const void *bytes, size_t size, op_map *m, char *err, size_t 
     memset(m, 0, sizeof *m);
     const char *p = bytes, *end = p + size;
     char line[OP_MAP_NAME_MAX_BYTES + OP_MAP_TYPE_BYTES + 16];
+    uint32_t stage = 0, next = 0;          /* the stage of the superstep lines, its next superstep */
     for (unsigned n = 1; p < end; n++) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         size_t len = (size_t)((nl ? nl : end) - p);
@@ -128,8 +170,21 @@ bool op_map_decode(const void *bytes, size_t size, op_map *m, char *err, size_t 
         memcpy(line, p, len);
         line[len] = 0;
         p += len + (nl != NULL);
+        if (!strncmp(line, "stage ", 6)) {
+            char want[24];
+            snprintf(want, sizeof want, "stage %u", stage + 1);
+            if (strcmp(line, want))
+                return fail(m, err, err_size, n, stage + 1 < 2 ? "expected 'stage 1', got" : "stages out of order:",
+                            line);
+            stage++;
+            next = 0;
+            if (!op_map_note_stage(m, stage, 0, OP_MAP_COMPUTE, -1))
+                return fail(m, err, err_size, n, "out of host memory at", line);
+            m->stages[stage - 1].n_supersteps = 0;
+            continue;
+        }
         if (!strncmp(line, "op ", 3)) {
-            if (m->n_supersteps)
+            if (m->n_supersteps || stage)
                 return fail(m, err, err_size, n, "an op after the supersteps:", line);
             char *type = line + 3, *sp = strchr(type, ' ');
             if (!sp || sp == type || !sp[1])
@@ -153,11 +208,11 @@ bool op_map_decode(const void *bytes, size_t size, op_map *m, char *err, size_t 
                 snprintf(what, sizeof what, "superstep: not -1 or one of the %u ops:", m->n_ops);
                 return fail(m, err, err_size, n, what, parse_owner(c, m->n_ops, &co) ? x : c);
             }
-            uint32_t s = m->n_supersteps;
-            if (!op_map_note(m, s, OP_MAP_COMPUTE, co) || !op_map_note(m, s, OP_MAP_EXCHANGE, xo))
+            uint32_t s = stage ? next++ : m->n_supersteps;
+            if (!op_map_note_stage(m, stage, s, OP_MAP_COMPUTE, co) || !op_map_note_stage(m, stage, s, OP_MAP_EXCHANGE, xo))
                 return fail(m, err, err_size, n, "out of host memory at", line);
         } else {
-            return fail(m, err, err_size, n, "expected 'op' or 'superstep', got", line);
+            return fail(m, err, err_size, n, "expected 'op', 'superstep' or 'stage', got", line);
         }
     }
     return true;

@@ -21,8 +21,14 @@
  *   superstep C X         superstep s is the s-th such line (from 0): C the
  *                         op of its compute, X of its exchange and sync,
  *                         each an op's number or -1
+ *   stage S               the superstep lines after it are pipeline stage
+ *                         S's (S = 1, 2, ... in order; before the first
+ *                         such line, stage 0's)
  * Supersteps past the last line (and every superstep of a program without
- * the section) belong to no op.
+ * the section) belong to no op.  A pipelined training step's chips run
+ * different ops in the same superstep (each stage its own, lower.c): its
+ * map has a list of owners for each stage, and chip c reads stage
+ * c mod stages's (a program without stage lines: every chip stage 0's).
  */
 #ifndef IPUSIM_SIM_OP_MAP_H
 #define IPUSIM_SIM_OP_MAP_H
@@ -45,7 +51,14 @@ typedef struct op_map {
     op_map_op *ops;
     uint32_t n_supersteps;
     size_t cap_supersteps;
-    int32_t (*owner)[2];              /* per superstep: [0] compute, [1] exchange; -1 none */
+    int32_t (*owner)[2];              /* per superstep: [0] compute, [1] exchange; -1 none
+                                         (stage 0's) */
+    uint32_t n_stages;                /* 0 or 1: one list of owners; else stages 1 .. */
+    struct op_map_stage {
+        uint32_t n_supersteps;
+        size_t cap_supersteps;
+        int32_t (*owner)[2];
+    } *stages;                        /* ... n_stages - 1 here (stages[s - 1]) */
 } op_map;
 
 enum { OP_MAP_COMPUTE = 0, OP_MAP_EXCHANGE = 1 };
@@ -59,6 +72,11 @@ int32_t op_map_add_op(op_map *m, const char *type, const char *name);
 bool op_map_note(op_map *m, uint32_t superstep, int which, int32_t op);
 /* The owner, or -1 (past the supersteps noted). */
 int32_t op_map_owner(const op_map *m, uint32_t superstep, int which);
+/* The same for pipeline stage `stage` (0: op_map_note, op_map_owner); a
+ * stage past the map's reads stage 0's.  False when the host is out of
+ * memory. */
+bool op_map_note_stage(op_map *m, uint32_t stage, uint32_t superstep, int which, int32_t op);
+int32_t op_map_owner_stage(const op_map *m, uint32_t stage, uint32_t superstep, int which);
 void op_map_free(op_map *m);
 
 /* Into a new buffer (*bytes, freed by the caller); false when the host is

@@ -107,6 +107,8 @@ expect 0 "^all-reduce +[0-9]+ " -- "$IPUSIM" run mlp22.elf
 expect 0 "4 micro-batches accumulated, a pipeline of 2 stages in 6 cycles" -- "$IPUSIM" compile mlp.onnx --train \
     --loss softmax-ce:logits:labels --machine m2000 --pipeline 2 --replicas 2 --accumulate 4 -o mlp224.elf
 expect 0 "^pipeline +[0-9]+ " -- "$IPUSIM" run mlp224.elf
+expect 0 "^ops on chips 0-1 \(a pipeline's stages, each chip's cycles given to its own ops\)" -- \
+    "$IPUSIM" run mlp224.elf --ops 5
 cycles_of() { "$IPUSIM" run "$1" 2>/dev/null | awk '$1 == "0" { print $4 }'; }
 "$IPUSIM" compile mlp.onnx --train --loss softmax-ce:logits:labels --machine m2000 --pipeline 2 --replicas 2 \
     --accumulate 4 --serial-pipeline -o mlp224s.elf >/dev/null
