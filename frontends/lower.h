@@ -34,8 +34,14 @@
  * With pipeline stages (lower_options.pipeline) the ops are cut, in order,
  * into runs of about equal estimated work, one a chip (layers per IPU);
  * tensors crossing a cut go over the IPU-Links in the exchange phase of
- * the op that reads them, and every sync is a system sync (sync 2).  One
- * batch passes through the stages in turn (no micro-batches overlap yet).
+ * the op that reads them, and every sync is a system sync (sync 2); one
+ * batch passes through the stages in turn.  A training step scheduled as
+ * a pipeline (train_pipeline.c: graph.pipeline_stages, each node's stage
+ * and cycle) is lowered by its schedule instead: in each pipeline cycle
+ * every stage's tiles run supersteps of their own (chip syncs, padded to
+ * the same count), the cycle ends in a system sync, and the IpuCopy
+ * nodes between the stages share the exchange that follows
+ * (lower_options.serial_pipeline: one stage at a time).
  * Tensors are laid out in pieces: a piece is a run of consecutive elements
  * (row-major) at consecutive addresses of one tile, starting 8-byte aligned.
  * Views (Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout) share the

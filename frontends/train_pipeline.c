@@ -101,6 +101,55 @@ static uint32_t wrap_tied_head(graph *g, uint32_t stages)
     return any ? stages + 1 : stages;
 }
 
+/* After a tied head: chip 0 also runs the head, so the rest of the
+ * forward pass is cut again with the head's work counted as chip 0's
+ * first; what chip 0 reads or makes for the head (the tied weight's
+ * lookup, its transpose) stays there. */
+static void recut_after_head(graph *g, uint32_t stages, double total)
+{
+    double head = 0;
+    bool *for_head = calloc((size_t)g->n_tensors + 1, sizeof *for_head);
+    if (!for_head)
+        panic("out of host memory");
+    for (int k = 0; k < g->n_nodes; k++)
+        if (g->nodes[k].phase == GRAPH_PHASE_FORWARD && g->nodes[k].stage == (int)stages) {
+            head += graph_node_work(g, &g->nodes[k]);
+            for (int i = 0; i < g->nodes[k].n_inputs; i++)
+                if (g->nodes[k].inputs[i] >= 0)
+                    for_head[g->nodes[k].inputs[i]] = true;
+        }
+    bool *of_weights = calloc((size_t)g->n_tensors + 1, sizeof *of_weights);
+    if (!of_weights)
+        panic("out of host memory");
+    double acc = head;
+    for (int k = 0; k < g->n_nodes; k++) {
+        graph_node *n = &g->nodes[k];
+        if (n->phase != GRAPH_PHASE_FORWARD)
+            continue;
+        bool weights_only = true, stay = false;
+        for (int i = 0; i < n->n_inputs; i++) {
+            int t = n->inputs[i];
+            if (t >= 0 && !g->tensors[t].is_variable && !g->tensors[t].data && !of_weights[t])
+                weights_only = false;
+        }
+        for (int i = 0; i < n->n_outputs && weights_only; i++)
+            if (n->outputs[i] >= 0)
+                of_weights[n->outputs[i]] = true;
+        if (n->stage == (int)stages)
+            continue;
+        uint32_t v = (uint32_t)(acc / (total > 0 ? total : 1) * stages);
+        for (int i = 0; i < n->n_inputs && n->stage == 0; i++)
+            stay |= n->inputs[i] >= 0 && g->tensors[n->inputs[i]].is_variable && for_head[n->inputs[i]];
+        for (int i = 0; i < n->n_outputs && n->stage == 0 && weights_only; i++)
+            stay |= n->outputs[i] >= 0 && for_head[n->outputs[i]];
+        if (!stay)
+            n->stage = (int)(v < stages ? v : stages - 1);
+        acc += graph_node_work(g, n);
+    }
+    free(for_head);
+    free(of_weights);
+}
+
 /* The forward nodes cut into `stages` runs of about equal work (and a
  * tied head, wrap_tied_head); every other node's stage from the tensors
  * it reads (above).  Stages here are the pipeline's (v), on chip v mod S;
@@ -125,52 +174,8 @@ static uint32_t assign_stages(graph *g, uint32_t stages)
         acc += graph_node_work(g, n);
     }
     uint32_t pipeline = wrap_tied_head(g, stages);
-    if (pipeline > stages) {
-        /* chip 0 also runs the head: the rest cut again with the head's
-         * work counted as chip 0's first; what chip 0 reads or makes for
-         * the head (the tied weight's lookup, its transpose) stays there */
-        double head = 0;
-        bool *for_head = calloc((size_t)g->n_tensors + 1, sizeof *for_head);
-        if (!for_head)
-            panic("out of host memory");
-        for (int k = 0; k < g->n_nodes; k++)
-            if (g->nodes[k].phase == GRAPH_PHASE_FORWARD && g->nodes[k].stage == (int)stages) {
-                head += graph_node_work(g, &g->nodes[k]);
-                for (int i = 0; i < g->nodes[k].n_inputs; i++)
-                    if (g->nodes[k].inputs[i] >= 0)
-                        for_head[g->nodes[k].inputs[i]] = true;
-            }
-        bool *of_weights = calloc((size_t)g->n_tensors + 1, sizeof *of_weights);
-        if (!of_weights)
-            panic("out of host memory");
-        acc = head;
-        for (int k = 0; k < g->n_nodes; k++) {
-            graph_node *n = &g->nodes[k];
-            if (n->phase != GRAPH_PHASE_FORWARD)
-                continue;
-            bool weights_only = true, stay = false;
-            for (int i = 0; i < n->n_inputs; i++) {
-                int t = n->inputs[i];
-                if (t >= 0 && !g->tensors[t].is_variable && !g->tensors[t].data && !of_weights[t])
-                    weights_only = false;
-            }
-            for (int i = 0; i < n->n_outputs && weights_only; i++)
-                if (n->outputs[i] >= 0)
-                    of_weights[n->outputs[i]] = true;
-            if (n->stage == (int)stages)
-                continue;
-            uint32_t v = (uint32_t)(acc / (total > 0 ? total : 1) * stages);
-            for (int i = 0; i < n->n_inputs && n->stage == 0; i++)
-                stay |= n->inputs[i] >= 0 && g->tensors[n->inputs[i]].is_variable && for_head[n->inputs[i]];
-            for (int i = 0; i < n->n_outputs && n->stage == 0 && weights_only; i++)
-                stay |= n->outputs[i] >= 0 && for_head[n->outputs[i]];
-            if (!stay)
-                n->stage = (int)(v < stages ? v : stages - 1);
-            acc += graph_node_work(g, n);
-        }
-        free(for_head);
-        free(of_weights);
-    }
+    if (pipeline > stages)
+        recut_after_head(g, stages, total);
     for (int k = 0; k < g->n_nodes; k++) {
         const graph_node *n = &g->nodes[k];
         if (n->phase == GRAPH_PHASE_FORWARD)
