@@ -238,11 +238,6 @@ static uint32_t merge_worker_records(lowering *lw, uint32_t tile, uint32_t entry
     return split;
 }
 
-/* runall of `entry` on the six records of lw_six_records at offset rec0,
- * each of record_words words (the tile's earlier copy of the same records
- * when it has one). */
-/* The superstep being built has compute: the first op to give it a
- * compute set owns its compute cycles (sim/program/op_map.h). */
 /* In a pipeline cycle each stage's supersteps are its own: the op is
  * noted for the stage being built; elsewhere in a pipelined step, for
  * every stage (op_map.h). */
@@ -257,6 +252,8 @@ static void note_op(lowering *lw, int which, int32_t op)
         }
 }
 
+/* The superstep being built has compute: the first op to give it a
+ * compute set owns its compute cycles (sim/program/op_map.h). */
 static void note_compute(lowering *lw)
 {
     if (lw->cur_op >= 0 &&
@@ -270,6 +267,9 @@ void lw_count_sync(lowering *lw)
     lw->syncs++;
 }
 
+/* runall of `entry` on the six records of lw_six_records at offset rec0,
+ * each of record_words words (the tile's earlier copy of the same records
+ * when it has one). */
 bool lw_step_run(lowering *lw, uint32_t tile, uint32_t entry, uint32_t rec0, uint32_t record_words)
 {
     ltile *t = &lw->tile[tile];

@@ -35,6 +35,7 @@
  * each chip with syncs of its own, and ends the cycle with a sync of the
  * whole system: a cycle takes as long as its slowest stage.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -276,18 +277,26 @@ static uint32_t assign_stages(graph *g, uint32_t stages)
 
 /* ---- micro-batches ----------------------------------------------------------------------------- */
 
-static int clone_tensor(graph *g, int t, uint32_t m)
+/* A new tensor of `like`'s dtype, shape and values, named from the format
+ * (made unique). */
+static int tensor_like(graph *g, int like, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int tensor_like(graph *g, int like, const char *fmt, ...)
 {
-    size_t len = strlen(g->tensors[t].name) + 16;
-    char *base = malloc(len);
+    va_list ap;
+    va_start(ap, fmt);
+    int len = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *base = malloc((size_t)len + 1);
     if (!base)
         panic("out of host memory");
-    snprintf(base, len, "mb%u/%s", m, g->tensors[t].name);
+    va_start(ap, fmt);
+    vsnprintf(base, (size_t)len + 1, fmt, ap);
+    va_end(ap);
     char *name = graph_unique_name(g, base);
     int c = graph_add_tensor(g, name);
     free(name);
     free(base);
-    const graph_tensor *x = &g->tensors[t];
+    const graph_tensor *x = &g->tensors[like];
     graph_tensor *y = &g->tensors[c];
     y->dtype = x->dtype;
     y->shape = x->shape;
@@ -328,7 +337,7 @@ static void unroll(graph *g, uint32_t micro_batches)
             panic("out of host memory");
     for (uint32_t m = 1; m < micro_batches; m++) {
         for (int t = 0; t < n_tensors; t++) {
-            map[t] = data[t] ? clone_tensor(g, t, m) : t;
+            map[t] = data[t] ? tensor_like(g, t, "mb%u/%s", m, g->tensors[t].name) : t;
             if (data[t])
                 copies[t][m] = map[t];
         }
@@ -385,12 +394,7 @@ static void unroll(graph *g, uint32_t micro_batches)
                     int acc = t, stage = g->nodes[p].stage;
                     g->phase = GRAPH_PHASE_BACKWARD;
                     for (uint32_t m = 1; m < micro_batches; m++) {
-                        char *name = graph_unique_name(g, "accumulated");
-                        int out = graph_add_tensor(g, name);
-                        free(name);
-                        g->tensors[out].dtype = g->tensors[t].dtype;
-                        g->tensors[out].shape = g->tensors[t].shape;
-                        g->tensors[out].shape_known = true;
+                        int out = tensor_like(g, t, "accumulated");
                         int in[2] = { acc, copies[t][m] };
                         int j = graph_add_node(g, GRAPH_OP_ADD, "", in, 2, &out, 1);
                         g->nodes[j].stage = stage;
@@ -455,18 +459,7 @@ static void copy_between_stages(graph *g, uint32_t stages)
                 continue;
             int *c = &copy[(size_t)t * stages + (size_t)reader];
             if (*c < 0) {
-                size_t len = strlen(g->tensors[t].name) + 32;
-                char *base = malloc(len);
-                if (!base)
-                    panic("out of host memory");
-                snprintf(base, len, "%s/stage%d", g->tensors[t].name, reader);
-                char *name = graph_unique_name(g, base);
-                *c = graph_add_tensor(g, name);
-                free(name);
-                free(base);
-                g->tensors[*c].dtype = g->tensors[t].dtype;
-                g->tensors[*c].shape = g->tensors[t].shape;
-                g->tensors[*c].shape_known = true;
+                *c = tensor_like(g, t, "%s/stage%d", g->tensors[t].name, reader);
                 g->phase = p >= 0 ? g->nodes[p].phase : GRAPH_PHASE_FORWARD;
                 int j = graph_add_node(g, GRAPH_OP_IPU_COPY, "", &t, 1, c, 1);
                 g->nodes[j].stage = reader;
