@@ -189,7 +189,7 @@ const uint8_t *xch_host_output(const xch_system *x, uint32_t n, size_t *size)
 bool xch_set_stream_buffer(xch_system *x, uint32_t n, const void *data, size_t size, char *err, size_t err_size)
 {
     xch_stream *old = find_stream(&x->buffers, n);
-    uint64_t used = x->stream_used_bytes - (old ? old->size : 0);
+    uint64_t used = x->stream_used_bytes - (old ? old->size - old->start : 0);
     if (used + size > x->p.stream_capacity_bytes) {
         snprintf(err, err_size,
                  "streaming-memory buffer %u (%zu bytes) does not fit: %llu of %llu bytes already used "
@@ -202,7 +202,7 @@ bool xch_set_stream_buffer(xch_system *x, uint32_t n, const void *data, size_t s
         snprintf(err, err_size, "out of host memory for streaming-memory buffer %u", n);
         return false;
     }
-    s->size = s->cursor = 0;
+    s->size = s->cursor = s->start = 0;
     if (!stream_append(s, data, size)) {
         snprintf(err, err_size, "out of host memory for streaming-memory buffer %u", n);
         return false;
@@ -214,8 +214,15 @@ bool xch_set_stream_buffer(xch_system *x, uint32_t n, const void *data, size_t s
 const uint8_t *xch_stream_buffer(const xch_system *x, uint32_t n, size_t *size)
 {
     const xch_stream *s = find_stream(&x->buffers, n);
-    *size = s ? s->size : 0;
-    return s ? (s->data ? s->data : (const uint8_t *)"") : NULL;
+    *size = s ? s->size - s->start : 0;
+    return s ? (s->data ? s->data + s->start : (const uint8_t *)"") : NULL;
+}
+
+uint8_t *xch_stream_buffer_mut(xch_system *x, uint32_t n, size_t *size)
+{
+    xch_stream *s = find_stream(&x->buffers, n);
+    *size = s ? s->size - s->start : 0;
+    return s && s->data ? s->data + s->start : NULL;
 }
 
 /* ---- distances ------------------------------------------------------------------ */
@@ -515,11 +522,11 @@ static void serve_read(resolver *r, xch_party *p, const xch_transfer *rv, bool h
     }
     if (!host) {
         if (s && s->cursor == s->size)
-            s->cursor = 0;
+            s->cursor = s->start;
         if (!s || s->size - s->cursor < rv->bytes) {
             fault(r, p, ISA_EXC_EXCHANGE, rv->pc,
                   "xrecv of %u bytes from streaming-memory buffer %u: the buffer holds %zu bytes from read "
-                  "position %zu", rv->bytes, n, s ? s->size - s->cursor : 0, s ? s->cursor : 0);
+                  "position %zu", rv->bytes, n, s ? s->size - s->cursor : 0, s ? s->cursor - s->start : 0);
             return;
         }
     }
@@ -554,6 +561,23 @@ static uint64_t depart_on_bus(xch_system *x, uint32_t tile, const xch_transfer *
     return depart;
 }
 
+/* Before a write to a streaming-memory buffer: the bytes already read go
+ * (a buffer read to its end is written anew, as the optimizer state a step
+ * loads and stores back; one only read keeps its bytes for every step).
+ * The bytes are moved down once those let go outnumber those held, so
+ * that a buffer read and written piece by piece costs no more than its
+ * bytes. */
+static void let_go_of_read_bytes(xch_system *x, xch_stream *s)
+{
+    x->stream_used_bytes -= s->cursor - s->start;
+    s->start = s->cursor;
+    if (s->start && s->start >= s->size - s->start) {
+        memmove(s->data, s->data + s->start, s->size - s->start);
+        s->size -= s->start;
+        s->cursor = s->start = 0;
+    }
+}
+
 /* A write to the host or to streaming memory. */
 static void serve_write(resolver *r, xch_party *p, const xch_transfer *sd, bool host)
 {
@@ -561,7 +585,9 @@ static void serve_write(resolver *r, xch_party *p, const xch_transfer *sd, bool 
     uint32_t chip = chip_of(x, p->tile);
     uint32_t n = sd->endpoint & XCH_ENDPOINT_INDEX;
     if (!host) {
-        if (x->stream_used_bytes + sd->bytes > x->p.stream_capacity_bytes) {
+        const xch_stream *b = find_stream(&x->buffers, n);
+        uint64_t freed = b ? b->cursor - b->start : 0;
+        if (x->stream_used_bytes - freed + sd->bytes > x->p.stream_capacity_bytes) {
             if (x->p.stream_capacity_bytes == 0)
                 fault(r, p, ISA_EXC_EXCHANGE, sd->pc,
                       "xsend of %u bytes to streaming-memory buffer %u: this machine has no streaming memory "
@@ -575,6 +601,8 @@ static void serve_write(resolver *r, xch_party *p, const xch_transfer *sd, bool 
         }
     }
     xch_stream *s = host ? get_stream(&x->host_out, n) : get_stream(&x->buffers, n);
+    if (s && !host)
+        let_go_of_read_bytes(x, s);
     if (!s || !stream_append(s, p->log->data + sd->data_offset, sd->bytes)) {
         fault(r, p, ISA_EXC_EXCHANGE, sd->pc, "xsend: the simulator is out of host memory");
         return;

@@ -182,6 +182,8 @@ typedef struct xch_stream {
     uint8_t *data;
     size_t size, cap;
     size_t cursor;          /* host input / buffer read position */
+    size_t start;           /* a buffer's first byte still held: those before it
+                               were read and let go by a later write */
 } xch_stream;
 
 /* Host streams or streaming-memory buffers by number: in order of first
@@ -250,7 +252,11 @@ const uint8_t *xch_host_output(const xch_system *x, uint32_t n, size_t *size);
  * with a message when it does not fit or the host is out of memory. */
 bool xch_set_stream_buffer(xch_system *x, uint32_t n, const void *data, size_t size,
                            char *err, size_t err_size);
+/* Streaming-memory buffer n's bytes held (from its first not let go),
+ * NULL when it has none; the second may be written (a variable kept in
+ * streaming memory given its value between runs). */
 const uint8_t *xch_stream_buffer(const xch_system *x, uint32_t n, size_t *size);
+uint8_t *xch_stream_buffer_mut(xch_system *x, uint32_t n, size_t *size);
 
 /* Latency in cycles between two tiles of one chip (tile numbers within the
  * chip). */

@@ -27,11 +27,15 @@
  *                                     to the host, xrecv: the next bytes of
  *                                     input stream n)
  *   XCH_STREAM_MEMORY | n             streaming-memory buffer n (DDR behind
- *                                     the gateway): xsend appends to it,
- *                                     xrecv reads it in order from its start
- *                                     (and from the start again after the
- *                                     last byte, so data written once can be
- *                                     streamed in every step)
+ *                                     the gateway): xrecv reads it in order
+ *                                     from its start (and from the start
+ *                                     again after the last byte, so data
+ *                                     written once can be streamed in every
+ *                                     step); xsend lets go of the bytes read
+ *                                     so far and appends (a buffer read to
+ *                                     its end is written anew, as a step
+ *                                     loads its optimizer state and stores
+ *                                     it back, piece by piece, in order)
  *   n is at most XCH_ENDPOINT_INDEX; other bit patterns are errors.
  */
 #ifndef IPUSIM_ISA_EXCHANGE_PORT_H

@@ -439,6 +439,44 @@ static void test_streaming_memory_round_trip(void)
     sys_free(&r);
 }
 
+/* A buffer read to its end and written again holds only the new bytes: a
+ * step loads two pieces (8 bytes each) and stores each back changed, in
+ * the order it loaded them, twice; the buffer stays 16 bytes and the
+ * second step reads what the first stored. */
+static const char *queue_src =
+    "__supervisor:\n setzi $m2, 0x40000\n shl $m2, $m2, 12\n or $m2, $m2, 3\n setzi $m1, 8\n setzi $m4, 2\n"
+    "step:\n setzi $m0, a\n xrecv $m0, $m1, $m2\n sync 3\n ld32 $m5, $m0, $mzero, 0\n add $m5, $m5, 100\n"
+    " st32 $m5, $m0, $mzero, 0\n xsend $m0, $m1, $m2\n sync 3\n"
+    " setzi $m0, b\n xrecv $m0, $m1, $m2\n sync 3\n ld32 $m5, $m0, $mzero, 0\n add $m5, $m5, 1000\n"
+    " st32 $m5, $m0, $mzero, 0\n xsend $m0, $m1, $m2\n sync 3\n"
+    " add $m4, $m4, -1\n brnz $m4, step\n exitz $mzero\n"
+    " .data\na: .word 0, 0\nb: .word 0, 0\n";
+
+static void preload_queue(engine *g)
+{
+    uint32_t init[4] = { 1, 2, 3, 4 };
+    char err[256];
+    CU_ASSERT_TRUE(engine_set_stream_buffer(g, 3, init, sizeof init, err, sizeof err));
+}
+
+static void test_streaming_memory_rewritten(void)
+{
+    sys_result r = sys_run_with("m2000", NULL, queue_src, 1, preload_queue, false);
+    SYS_ASSERT_STATUS(r, ENGINE_DONE);
+    size_t size;
+    const uint8_t *buf = engine_stream_buffer(r.g, 3, &size);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
+    CU_ASSERT_EQUAL_FATAL(size, 16);
+    uint32_t w[4];
+    memcpy(w, buf, sizeof w);
+    CU_ASSERT_EQUAL(w[0], 201);          /* piece a: 1 + 100 + 100 */
+    CU_ASSERT_EQUAL(w[1], 2);
+    CU_ASSERT_EQUAL(w[2], 2003);         /* piece b: 3 + 1000 + 1000 */
+    CU_ASSERT_EQUAL(w[3], 4);
+    CU_ASSERT_EQUAL(r.st->chips[0].c.stream_bytes, 4 * 2 * 8);
+    sys_free(&r);
+}
+
 static void test_streaming_memory_capacity(void)
 {
     sys_result r = sys_run("m2000", "streaming_memory_bytes=16", stream_src, 1);
@@ -601,6 +639,7 @@ void test_register(void)
               {"host streams round trip", test_host_round_trip},
               {"host input exhausted", test_host_input_exhausted},
               {"streaming memory round trip", test_streaming_memory_round_trip},
+              {"streaming memory rewritten", test_streaming_memory_rewritten},
               {"streaming memory capacity", test_streaming_memory_capacity});
     ADD_SUITE("engine_parallel",
               {"1, 2 and 3 threads give the same run", test_threads_deterministic},

@@ -642,12 +642,13 @@ static bool take_streams(const xch_stream *s, size_t n, const engine_checkpoint 
     for (size_t i = 0; i < n; i++) {
         stream_copy *k = &c->streams[list][i];
         k->index = s[i].index;
-        k->cursor = s[i].cursor;
+        k->cursor = s[i].cursor - s[i].start;        /* the bytes held (a buffer's read ones let go) */
         const seq *base = NULL;
         for (size_t j = 0; b && j < b->n_streams[list] && !base; j++)
             if (b->streams[list][j].index == s[i].index)
                 base = b->streams[list][j].data;
-        if (!seq_take(base, s[i].data, s[i].size, &k->data, &c->own_bytes))
+        if (!seq_take(base, s[i].data ? s[i].data + s[i].start : NULL, s[i].size - s[i].start, &k->data,
+                      &c->own_bytes))
             return false;
     }
     return true;

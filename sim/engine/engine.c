@@ -254,6 +254,11 @@ const uint8_t *engine_stream_buffer(const engine *g, uint32_t n, size_t *size)
     return xch_stream_buffer(&g->xch, n, size);
 }
 
+uint8_t *engine_stream_buffer_mut(engine *g, uint32_t n, size_t *size)
+{
+    return xch_stream_buffer_mut(&g->xch, n, size);
+}
+
 const char *engine_message(const engine *g) { return g->message; }
 const engine_stats *engine_get_stats(const engine *g) { return &g->stats; }
 

@@ -430,6 +430,7 @@ engine_amp_summary engine_amp_totals(const engine *g, const engine_stats *st, ui
 /* Host output stream n, or NULL when nothing was sent to it. */
 const uint8_t *engine_host_output(const engine *g, uint32_t stream, size_t *size);
 const uint8_t *engine_stream_buffer(const engine *g, uint32_t n, size_t *size);
+uint8_t *engine_stream_buffer_mut(engine *g, uint32_t n, size_t *size);
 
 /* Tiles with code, in increasing global number. */
 size_t engine_tile_count(const engine *g);
