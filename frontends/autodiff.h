@@ -65,6 +65,9 @@ typedef struct train_options {
                              state stays f32 */
     bool stochastic_rounding; /* that rounding stochastic (the tile PRNG), else
                              to nearest even */
+    bool optimizer_state_offchip; /* the optimizer's state (momentum, moments) kept
+                             in streaming memory, loaded for each weight's update
+                             and stored back (graph_tensor.in_streaming_memory) */
     uint32_t replicas;    /* data-parallel replicas the step runs on (0, 1: one):
                              the gradients summed over them (one fused
                              ReplicatedAllReduce) and the update taking their

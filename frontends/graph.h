@@ -89,6 +89,11 @@ typedef struct graph_tensor {
     bool is_variable;
     void *init;
     int update;
+    /* A variable kept in streaming memory (optimizer state, as PopART's
+     * OffChip location keeps it): zero before the first step, loaded into
+     * tile memory before its first reader in a step and stored back once
+     * its update is made (lower.c). */
+    bool in_streaming_memory;
 } graph_tensor;
 
 enum graph_attr_type {

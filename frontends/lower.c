@@ -19,6 +19,7 @@
  */
 #include "lower.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,6 +172,60 @@ static bool lower_input(lowering *lw, int t)
 
 /* ---- variables ----------------------------------------------------------- */
 
+bool lw_place_variable(lowering *lw, int t, enum variable_placing how)
+{
+    bool with_init = how == LW_VARIABLE_WITH_INIT;
+    const graph *g = lw->g;
+    const graph_tensor *x = &g->tensors[t];
+    ltensor *lt = &lw->tensor[t];
+    const uint32_t eb = lt->element_bytes;
+    uint64_t total = (uint64_t)graph_shape_numel(&x->shape), gran = lw_gran_of(eb);
+    uint64_t cols = x->shape.rank ? (uint64_t)x->shape.dims[x->shape.rank - 1] : 1;
+    uint8_t *stored = NULL;
+    bool channels_last = lw_weights_channels_last(g, t);
+    if (channels_last) {
+        const int64_t *d = x->shape.dims;
+        lw_keep_channels_last(lt, true);
+        cols = (uint64_t)(d[1] * d[2] * d[3]);
+        stored = with_init ? malloc(total * eb + 1) : NULL;
+        if (with_init && !stored)
+            return lw_fail(lw, "out of host memory");
+        /* the initial values in the stored order, as the tensor map reorders them */
+        tmap_tensor view = { .element_bytes = eb, .rank = 4 };
+        for (uint32_t a = 0; a < 4; a++) {
+            view.dims[a] = (uint64_t)d[a];
+            view.perm[a] = lt->perm[a];
+        }
+        if (stored)
+            tmap_permute(&view, x->init, stored, true);
+    }
+    /* (a weight's row of K: whole rows up to ResNet's 3 x 3 x 512) */
+    if (cols && (cols * eb) % 8 == 0 && cols <= (channels_last ? 8192u : 4096u))
+        gran = cols;
+    char what[96];
+    snprintf(what, sizeof what, "variable '%s'", x->name);
+    uint32_t tiles = lw_plan_tiles(lw, total, gran, 1.0, 200);
+    if (how == LW_VARIABLE_TILES_ONLY) {
+        /* the tiles lw_place_linear would take (lw_tile_of) */
+        uint64_t *l = malloc(tiles * sizeof *l), *h = malloc(tiles * sizeof *h);
+        if (l && h) {
+            lw_linear_split(total, gran, tiles, l, h);
+            for (uint32_t i = 0; i < tiles; i++)
+                if (h[i] != l[i] && i + 1 > lw->op_tiles)
+                    lw->op_tiles = i + 1;
+        }
+        free(l);
+        free(h);
+        return (l && h) || lw_fail(lw, "out of host memory");
+    }
+    bool ok = lw_place_linear(lw, t, gran, tiles, what);
+    for (size_t k = 0; ok && with_init && k < lt->n; k++)
+        lw_tile_data(lw, lt->p[k].tile, lt->p[k].addr, (stored ? stored : (const uint8_t *)x->init) + lt->p[k].first * eb,
+                     (uint32_t)(lt->p[k].count * eb), x->name);
+    free(stored);
+    return ok && !lw->failed;
+}
+
 /* Variables (training weights, optimizer state): linear pieces in whole
  * rows where they stay 8-byte aligned, kept for the run, their initial
  * values loaded with the executable (as Poplar's variables are written by
@@ -180,7 +235,8 @@ static bool lower_input(lowering *lw, int t)
  * channel, their initial values reordered on the host, as
  * poplin::createWeights lays them out for the convolution.  Each starts
  * on the tile after the previous one's last, so small ones do not pile up
- * on tile 0. */
+ * on tile 0.  Those kept in streaming memory are placed when a step loads
+ * them (lower_streaming.c), on the tiles they would have had here. */
 static void lower_variables(lowering *lw)
 {
     const graph *g = lw->g;
@@ -188,41 +244,11 @@ static void lower_variables(lowering *lw)
         const graph_tensor *x = &g->tensors[t];
         if (!x->is_variable)
             continue;
-        ltensor *lt = &lw->tensor[t];
-        const uint32_t eb = lt->element_bytes;
-        uint64_t total = (uint64_t)graph_shape_numel(&x->shape), gran = lw_gran_of(eb);
-        uint64_t cols = x->shape.rank ? (uint64_t)x->shape.dims[x->shape.rank - 1] : 1;
-        uint8_t *stored = NULL;
-        if (lw_weights_channels_last(g, t)) {
-            const int64_t *d = x->shape.dims;
-            lw_keep_channels_last(lt, true);
-            cols = (uint64_t)(d[1] * d[2] * d[3]);
-            stored = malloc(total * eb + 1);
-            if (!stored) {
-                lw_fail(lw, "out of host memory");
-                break;
-            }
-            /* the initial values in the stored order, as the tensor map reorders them */
-            tmap_tensor view = { .element_bytes = eb, .rank = 4 };
-            for (uint32_t a = 0; a < 4; a++) {
-                view.dims[a] = (uint64_t)d[a];
-                view.perm[a] = lt->perm[a];
-            }
-            tmap_permute(&view, x->init, stored, true);
-        }
-        /* (a weight's row of K: whole rows up to ResNet's 3 x 3 x 512) */
-        if (cols && (cols * eb) % 8 == 0 && cols <= (stored ? 8192u : 4096u))
-            gran = cols;
-        char what[96];
-        snprintf(what, sizeof what, "variable '%s'", x->name);
         lw->op_tiles = 0;
         lw->stage = lw->home_stage[t];
-        if (lw_place_linear(lw, t, gran, lw_plan_tiles(lw, total, gran, 1.0, 200), what))
-            for (size_t k = 0; k < lt->n; k++)
-                lw_tile_data(lw, lt->p[k].tile, lt->p[k].addr,
-                             (stored ? stored : (const uint8_t *)x->init) + lt->p[k].first * eb,
-                             (uint32_t)(lt->p[k].count * eb), x->name);
-        free(stored);
+        if (x->in_streaming_memory)
+            lw->stream_base[t] = lw->op_base;
+        lw_place_variable(lw, t, x->in_streaming_memory ? LW_VARIABLE_TILES_ONLY : LW_VARIABLE_WITH_INIT);
         lw->op_base = (lw->op_base + lw->op_tiles) % lw->tiles;
     }
     lw->stage = 0;
@@ -240,7 +266,7 @@ static void lower_updates(lowering *lw)
     lw_release_scratch(lw);
     for (int t = 0; t < g->n_tensors && !lw->failed; t++) {
         const graph_tensor *x = &g->tensors[t];
-        if (!x->is_variable || x->update < 0 || lw->tensor[x->update].root == t)
+        if (!x->is_variable || x->update < 0 || lw->tensor[x->update].root == t || x->in_streaming_memory)
             continue;
         const ltensor *lv = &lw->tensor[t], *lu = &lw->tensor[lw->tensor[x->update].root];
         if (lu->permuted != lv->permuted || (lv->permuted && memcmp(lu->perm, lv->perm, sizeof lv->perm))) {
@@ -454,7 +480,7 @@ static bool start_lowering(lowering *lw)
     for (int t = 0; t < g->n_tensors; t++)
         lw->tensor[t].element_bytes = (uint32_t)graph_dtype_size(g->tensors[t].dtype);
     lw_tensor_roots(lw);
-    return true;
+    return lw_streaming_plan(lw);
 }
 
 /* The graph inputs from the host: their pieces, a host stream each, then
@@ -608,6 +634,8 @@ static void lower_node(lowering *lw, int i)
     if ((lw->cur_op = op_map_add_op(&lw->ops, graph_ops[n->op].name, n->name && n->name[0] ? n->name : label)) < 0)
         lw_fail(lw, "out of host memory");
     const lw_op_rule *rule = &lw_op_rules[n->op];
+    if (lw->failed || !lw_streaming_load(lw, i))
+        return;
     if (rule->lower)
         rule->lower(lw, n, i);
     else
@@ -615,8 +643,8 @@ static void lower_node(lowering *lw, int i)
     for (int k = 0; k < n->n_outputs && !lw->failed; k++)
         if (n->outputs[k] >= 0)
             lw_sort_pieces(lw, n->outputs[k]);
-    if (!lw->failed)
-        lw_release_dead(lw, i);
+    if (!lw->failed && lw_release_dead(lw, i))
+        lw_streaming_store(lw, i);
     lw->cur_op = -1;
 }
 
@@ -625,6 +653,9 @@ static void free_lowering(lowering *lw)
 {
     free(lw->stage_of);
     free(lw->home_stage);
+    free(lw->stream_done);
+    free(lw->stream_base);
+    free(lw->stream_order);
     free(lw->stage_syncs);
     op_map_free(&lw->ops);
     free(lw->lent);
@@ -683,7 +714,7 @@ static ipu_exe *lower_once(const graph *g, const lower_options *o, lower_report 
         }
         if (lw.in_cycle && !lw.failed)
             close_cycle(&lw);
-        if (!lw.failed)
+        if (!lw.failed && lw_streaming_store(&lw, INT_MAX))
             lower_updates(&lw);
         e = exe_new();
         if (!e) {

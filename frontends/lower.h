@@ -120,6 +120,8 @@ typedef struct lower_report {
     uint32_t max_tile;            /* ... and which tile that is */
     uint32_t updates_in_place;    /* variables whose new value the optimizer wrote over them */
     uint32_t updates_copied;      /* ... and those copied into them at the end of the step */
+    uint32_t streaming_variables; /* variables kept in streaming memory ... */
+    uint64_t streaming_bytes;     /* ... their bytes there (one replica) */
     uint32_t scatters_in_place;   /* GatherGrads added into their initial gradient's storage */
     uint32_t scatter_chunks;      /* ... in this many chunks of dY rows in all (more than one
                                      a scatter where its dY slices did not fit at once) */

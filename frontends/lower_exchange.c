@@ -347,7 +347,6 @@ bool lw_add_transfer(lowering *lw, uint32_t from, uint32_t src_addr, uint32_t to
     return true;
 }
 
-/* A receive from the host (or streaming memory): endpoint is the stream. */
 bool lw_note_peer(lowering *lw, uint32_t tile, enum exe_reloc_kind kind)
 {
     return lw_note_rotated(lw, tile, -1, kind, 0, 0);
@@ -411,6 +410,8 @@ bool lw_ring_phase(lowering *lw, const lw_ring_xfer *x, size_t per_tile)
     return !lw->failed;
 }
 
+/* A receive from the host (endpoint: the stream) or from streaming memory
+ * (XCH_STREAM_MEMORY | the program tile whose buffer it is). */
 bool lw_add_host_receive(lowering *lw, uint32_t tile, uint32_t addr, uint32_t bytes, uint32_t endpoint)
 {
     ltile *r = &lw->tile[tile];
@@ -635,6 +636,8 @@ static uint32_t receive_endpoint(lowering *lw, const xfer *rv, enum exe_reloc_ki
     }
     bool host = rv->peer & XCH_HOST;
     *kind = host ? EXE_RELOC_HOST_IN : EXE_RELOC_TILE;
+    if (rv->peer & XCH_STREAM_MEMORY)     /* the tile's own buffer: a replica's are its tiles' */
+        return XCH_STREAM_MEMORY | lw_global_tile(lw, rv->peer & XCH_ENDPOINT_INDEX);
     return host ? rv->peer : lw_global_tile(lw, rv->peer);
 }
 
@@ -869,7 +872,7 @@ static void emit_receives(lowering *lw, uint32_t i, const xfer *const *rv, size_
     for (size_t k = 0; k < n; k++) {
         it[k].x = rv[k];
         it[k].endpoint = receive_endpoint(lw, rv[k], &it[k].kind);
-        it[k].host = rv[k]->peer & XCH_HOST;
+        it[k].host = rv[k]->peer & (XCH_HOST | XCH_STREAM_MEMORY);   /* a step each, in order */
         it[k].note = true;
         it[k].narrow = narrow_endpoint(lw, &it[k]);
     }

@@ -194,6 +194,13 @@ typedef struct lowering {
     uint32_t cycle_base;              /* syncs before the cycle */
     uint32_t *stage_syncs;            /* per stage: its syncs in the cycle so far */
     uint32_t scope_lo, scope_hi;      /* program tiles of the phase: all but in a cycle */
+    /* Variables kept in streaming memory (lower_streaming.c). */
+    int *stream_done;                 /* per tensor: for such a variable, the last node reading
+                                         or writing it or its update (-1: none, or not one) */
+    uint32_t *stream_base;            /* ... and the op base it is placed from (lower_variables) */
+    int *stream_order;                /* the ones loaded so far, in the order they were */
+    size_t n_stream_order, cap_stream_order;
+    size_t stream_stored;             /* ... of which the first this many stored back */
     bool failed;
 } lowering;
 
@@ -320,6 +327,28 @@ bool lw_fetch_into(lowering *lw, int t, uint64_t first, uint64_t count, uint32_t
  * data is loaded with the executable), else the op's scratch. */
 uint32_t lw_fetch_buffer(lowering *lw, int t, uint64_t count, uint32_t tile, enum region_pref pref, const char *what);
 bool lw_place_linear(lowering *lw, int out, uint64_t gran, uint32_t tiles, const char *what);
+/* Variables kept in streaming memory (graph_tensor.in_streaming_memory,
+ * lower_streaming.c): lw_streaming_plan after the tensors' roots are
+ * known; before node i (in its phase) lw_streaming_load places and loads
+ * those it reads that are not in tile memory; after it lw_streaming_store
+ * stores back those no later node touches, in the order they were loaded
+ * (each tile's buffer holds its pieces in that order, read and rewritten
+ * every step), and frees their storage; lw_streaming_map puts them in the
+ * tensor map (after the tensors in tile memory). */
+bool lw_streaming_plan(lowering *lw);
+bool lw_streaming_load(lowering *lw, int i);
+bool lw_streaming_store(lowering *lw, int i);
+bool lw_streaming_map(lowering *lw);
+/* Tensor root t's storage back to its tiles now (the exchange and copies
+ * pending before it in the program). */
+bool lw_release_tensor(lowering *lw, int t);
+
+/* Variable t placed (lower.c: linear pieces in whole rows, a convolution's
+ * weights and state channels-last) on the current stage from lw->op_base,
+ * with its initial values in the executable or without; or only the tiles
+ * it would take counted in lw->op_tiles. */
+enum variable_placing { LW_VARIABLE_WITH_INIT, LW_VARIABLE_EMPTY, LW_VARIABLE_TILES_ONLY };
+bool lw_place_variable(lowering *lw, int t, enum variable_placing how);
 uint64_t lw_gran_of(uint32_t eb);
 /* Row-major strides (elements) of a shape. */
 void lw_row_major_strides(const graph_shape *s, int64_t *stride);

@@ -636,6 +636,20 @@ void lw_tensor_roots(lowering *lw)
         }
 }
 
+bool lw_release_tensor(lowering *lw, int t)
+{
+    ltensor *r = &lw->tensor[t];
+    if (r->released)
+        return true;
+    if (!lw_end_phase(lw))
+        return false;
+    for (size_t b = 0; b < r->n_blocks; b++)
+        if (!give_back(lw, r->blocks[b]))
+            return false;
+    r->released = true;
+    return true;
+}
+
 /* After node i: the storage of every tensor it was the last to read (or
  * wrote and nobody reads) goes back to its tiles, once the exchange and
  * copies it left pending are in the program. */

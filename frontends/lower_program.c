@@ -375,10 +375,13 @@ static void map_tensors(lowering *lw, ipu_exe *e)
     for (int i = 0; i < g->n_outputs && !lw->failed; i++)
         map_tensor(lw, e, g->outputs[i], TMAP_OUTPUT);
     for (int t = 0; t < g->n_tensors && !lw->failed; t++)
-        if (lw->tensor[t].placed && !g->tensors[t].is_input && !g->tensors[t].is_output)
+        if (lw->tensor[t].placed && !g->tensors[t].is_input && !g->tensors[t].is_output &&
+            !(g->tensors[t].is_variable && g->tensors[t].in_streaming_memory))
             map_tensor(lw, e, t, g->tensors[t].is_variable ? TMAP_VARIABLE
                                  : g->tensors[t].data                ? TMAP_WEIGHT
                                                                      : TMAP_ACTIVATION);
+    if (!lw->failed)
+        lw_streaming_map(lw);
 }
 
 bool lw_write_executable(lowering *lw, ipu_exe *e)

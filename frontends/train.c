@@ -56,6 +56,7 @@ typedef struct builder {
     char *err;
     size_t err_size;
     bool failed;
+    bool state_offchip;   /* state_of's variables kept in streaming memory */
 } builder;
 
 static int op_n(builder *b, graph_op op, const int *in, int n_in)
@@ -283,7 +284,10 @@ static int state_of(builder *b, int w, const char *what, train_info *info)
     snprintf(base, sizeof base, "%s/%s", b->g->tensors[w].name, what);
     info->state++;
     graph_shape shape = b->g->tensors[w].shape;   /* adding the variable may move the tensors */
-    return graph_add_variable(b->g, base, GDT_F32, &shape, NULL);
+    int v = graph_add_variable(b->g, base, GDT_F32, &shape, NULL);
+    if (v >= 0)
+        b->g->tensors[v].in_streaming_memory = b->state_offchip;
+    return v;
 }
 
 static int mul(builder *b, int a, int c) { return op2(b, GRAPH_OP_MUL, a, c); }
@@ -519,7 +523,8 @@ bool train_graph(graph *g, const train_options *o, train_info *info, char *err, 
     if (!info)
         info = &dummy;
     memset(info, 0, sizeof *info);
-    builder b = { .g = g, .info = info, .err = err, .err_size = err_size };
+    builder b = { .g = g, .info = info, .err = err, .err_size = err_size,
+                  .state_offchip = o->optimizer_state_offchip };
     err[0] = 0;
     g->phase = GRAPH_PHASE_FORWARD;
     fusion_gelu(g);

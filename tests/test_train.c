@@ -22,6 +22,7 @@
 #include "frontends/graph_eval.h"
 #include "frontends/lower.h"
 #include "frontends/simulate.h"
+#include "sim/engine/program_io.h"
 #include "graph_fixture.h"
 #include "test_util.h"
 #include "train_fixture.h"
@@ -436,6 +437,116 @@ static void test_f16_table_lookup(void)
     }
 }
 
+/* The optimizer's state kept in streaming memory (Adam on an M2000, whose
+ * gateway has DDR): three steps give the weights and the moments bit for
+ * bit as with the state in tile memory, the moments read back from the
+ * tiles' buffers; the loads and stores make the step slower.  With two
+ * replicas, each replica's moments are in its own tiles' buffers and
+ * equal after the all-reduced step.  A machine without streaming memory
+ * is refused. */
+static const machine *m2000(void)
+{
+    static machine m;
+    static bool ready;
+    char err[256];
+    if (!ready)
+        CU_ASSERT_TRUE_FATAL(machine_preset("m2000", &m, err, sizeof err));
+    ready = true;
+    return &m;
+}
+
+static train_options adam_offchip(bool offchip, uint32_t replicas)
+{
+    train_options o = sgd(0);
+    o.optimizer = TRAIN_ADAM;
+    o.lr = 0.01;
+    o.optimizer_state_offchip = offchip;
+    o.replicas = replicas;
+    return o;
+}
+
+static void test_state_in_streaming_memory(void)
+{
+    static const char *const names[4] = { "w1", "b1", "w2", "b2" };
+    static const char *const what[3] = { "", "/first_moment", "/second_moment" };
+    static const size_t count[4] = { 32, 8, 24, 3 };
+    float values[2][12][32];
+    uint64_t cycles[2];
+    char err[512];
+    train_info info;
+    for (int offchip = 0; offchip < 2; offchip++) {
+        train_options o = adam_offchip(offchip, 0);
+        graph *g = trained(&o, &info);
+        graph_value in[2], out[1];
+        data(in, g);
+        lower_options lo = { .machine = m2000(), .tiles = 16, .replicas = 1 };
+        simulate_result r;
+        bool ok = simulate_training(g, &lo, in, 3, out, &r, NULL, NULL, err, sizeof err);
+        if (!ok)
+            fprintf(stderr, "\n  %s\n", err);
+        CU_ASSERT_TRUE_FATAL(ok);
+        graph_value_free(&out[0]);
+        CU_ASSERT_EQUAL(r.plan.streaming_variables, offchip ? 8u : 0u);
+        CU_ASSERT_EQUAL(r.plan.streaming_bytes, offchip ? 67u * 2 * 4 : 0u);
+        cycles[offchip] = r.cycles;
+        for (int i = 0; i < 12; i++) {
+            char name[64];
+            snprintf(name, sizeof name, "%s%s", names[i % 4], what[i / 4]);
+            int t = graph_find_tensor(g, name);
+            CU_ASSERT_TRUE_FATAL(t >= 0);
+            CU_ASSERT_EQUAL(g->tensors[t].in_streaming_memory, offchip && i >= 4);
+            memcpy(values[offchip][i], g->tensors[t].init, count[i % 4] * sizeof(float));
+        }
+        graph_free(g);
+    }
+    for (int i = 0; i < 12; i++)
+        CU_ASSERT_EQUAL(memcmp(values[0][i], values[1][i], count[i % 4] * sizeof(float)), 0);
+    CU_ASSERT(values[1][4][0] != 0 && values[1][8][0] != 0);     /* the moments moved */
+    CU_ASSERT(cycles[1] > cycles[0]);
+
+    /* two replicas: each in its own tiles' buffers */
+    train_options o = adam_offchip(true, 2);
+    graph *g = trained(&o, &info);
+    lower_options lo = { .machine = m2000(), .tiles = 16, .replicas = 2 };
+    ipu_exe *e = lower_graph(g, &lo, NULL, err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+    tensor_map *map = program_tensor_map(e, "mlp", err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(map);
+    engine *eng = engine_new(m2000(), e, err, sizeof err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(eng);
+    CU_ASSERT_TRUE_FATAL(program_fill_inputs(eng, map, NULL, 0, NULL, "", err, sizeof err));
+    engine_options eo = { .max_cycles = 100000000ull, .trace_tile_first = 1, .trace_tile_last = 0 };
+    CU_ASSERT_EQUAL_FATAL(engine_run(eng, &eo), ENGINE_DONE);
+    const tmap_tensor *m0 = tmap_find(map, "w1/second_moment"), *m1 = tmap_find(map, "replica1/w1/second_moment");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m1);
+    CU_ASSERT_EQUAL(m0->role, TMAP_VARIABLE | TMAP_STREAMING);
+    CU_ASSERT_EQUAL(m0->pieces[0].stream, m0->pieces[0].tile);
+    CU_ASSERT_EQUAL(m1->pieces[0].stream, m1->pieces[0].tile);
+    CU_ASSERT_EQUAL(m1->pieces[0].tile, m0->pieces[0].tile + 1472);   /* chip 1's tile */
+    float v0[32], v1[32];
+    CU_ASSERT_TRUE(program_read_tensor(eng, m0, v0, err, sizeof err));
+    CU_ASSERT_TRUE(program_read_tensor(eng, m1, v1, err, sizeof err));
+    CU_ASSERT_EQUAL(memcmp(v0, v1, sizeof v0), 0);
+    CU_ASSERT(v0[0] > 0);
+    const engine_stats *st = engine_get_stats(eng);
+    CU_ASSERT_EQUAL(st->chips[0].c.stream_bytes, 2 * 67 * 2 * 4);   /* loaded and stored */
+    CU_ASSERT_EQUAL(st->chips[1].c.stream_bytes, 2 * 67 * 2 * 4);
+    engine_free(eng);
+    tmap_free(map);
+    exe_free(e);
+    graph_free(g);
+
+    /* no streaming memory on a lone GC200 */
+    o = adam_offchip(true, 0);
+    g = trained(&o, &info);
+    lo = (lower_options){ .machine = gc200(), .tiles = 16 };
+    CU_ASSERT_PTR_NULL(lower_graph(g, &lo, NULL, err, sizeof err));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "the optimizer state is to be kept in streaming memory, and machine gc200 has "
+                                       "none (streaming_memory_bytes = 0)"));
+    graph_free(g);
+}
+
 void test_register(void)
 {
     ADD_SUITE("train",
@@ -447,5 +558,6 @@ void test_register(void)
               { "bad loss specs", test_bad_loss_specs },
               { "f16 weights, updated in f32 and rounded (to nearest, stochastically)", test_f16_weights },
               { "an f16 table looked up as f16 rows", test_f16_table_lookup },
-              { "stochastic rounding: the PRNGs run on from step to step", test_rounding_across_steps });
+              { "stochastic rounding: the PRNGs run on from step to step", test_rounding_across_steps },
+              { "the optimizer state in streaming memory", test_state_in_streaming_memory });
 }

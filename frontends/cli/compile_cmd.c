@@ -174,6 +174,8 @@ bool cli_train_option(const command *self, cli_train *t, int argc, char **argv, 
         t->o.micro_batches = (uint32_t)n;
     } else if (!strcmp(a, "--f16-weights")) {
         t->o.f16_weights = true;
+    } else if (!strcmp(a, "--optimizer-state-offchip")) {
+        t->o.optimizer_state_offchip = true;
     } else if (!strcmp(a, "--no-stochastic-rounding")) {
         t->o.stochastic_rounding = false;
     } else {
@@ -199,7 +201,8 @@ graph *cli_load_model(const char *model, bool fuse, const cli_train *t, const lo
     bool train = t && t->train;
     if (t && t->given && !train)
         fatal("%s: --loss, --optimizer, --lr, --momentum, --weight-decay, --loss-scale, --delay-updates, "
-              "--accumulate, --f16-weights and --no-stochastic-rounding need --train", model);
+              "--accumulate, --f16-weights, --no-stochastic-rounding and --optimizer-state-offchip need --train",
+              model);
     if (lo && lo->serial_pipeline && !(train && lo->pipeline > 1))
         fatal("%s: --serial-pipeline is of a pipelined training step: it needs --train and --pipeline N", model);
     if (t && !t->o.stochastic_rounding && !t->o.f16_weights)
@@ -251,6 +254,8 @@ void cli_print_training(const graph *g, const cli_train *t, const train_info *in
         printf(", loss scale %g", o->loss_scale);
     if (o->f16_weights)
         printf(", f16 weights (updated in f32, rounded %s)", o->stochastic_rounding ? "stochastically" : "to nearest");
+    if (o->optimizer_state_offchip && info->state)
+        printf(", optimizer state in streaming memory");
     if (g->micro_batches > 1)
         printf(", %u micro-batches accumulated", g->micro_batches);
     if (g->pipeline_stages > 1)
@@ -371,6 +376,10 @@ int cmd_compile(int argc, char **argv, const command *self)
                rep.updates_in_place, rep.updates_copied, rep.folded_casts ? "; " : "\n");
     if (rep.folded_casts)
         printf("%u f16 weights read as they are by their matmuls and convolutions (no f32 copy)\n", rep.folded_casts);
+    if (rep.streaming_variables)
+        printf("streaming memory: %u optimizer state variables, %.3f MB a replica, each loaded for its weight's "
+               "update and stored back (%.3f MB moved a step)\n", rep.streaming_variables,
+               (double)rep.streaming_bytes / 1e6, 2.0 * (double)rep.streaming_bytes / 1e6);
     if (rep.serialised_matmuls)
         printf("serialised: %u matmuls no grid fit at once computed in %u parts one after another (--verbose: "
                "which)\n", rep.serialised_matmuls, rep.serial_parts);

@@ -4,6 +4,7 @@
  * barrier releases, and the statistics (the model is in engine.h).
  */
 #include "engine_internal.h"
+#include "program_io.h"
 
 #include <omp.h>
 #include <stdio.h>
@@ -43,6 +44,23 @@ static uint64_t chip_ps(const engine *g, uint32_t chip, uint64_t cycles)
 }
 
 /* ---- set-up ------------------------------------------------------------------ */
+
+/* The buffers of the variables the executable keeps in streaming memory
+ * (its tensor map says which), zero before the first step. */
+static bool set_up_streaming(engine *g, const ipu_exe *e, char *err, size_t err_size)
+{
+    if (!e->tensors.size)
+        return true;
+    char why[512];
+    tensor_map *m = tmap_decode(e->tensors.bytes, e->tensors.size, "the executable", why, sizeof why);
+    if (!m) {
+        snprintf(err, err_size, "%s", why);
+        return false;
+    }
+    bool ok = program_set_up_streaming(g, m, err, err_size);
+    tmap_free(m);
+    return ok;
+}
 
 engine *engine_new(const machine *m, const ipu_exe *e, char *err, size_t err_size)
 {
@@ -193,6 +211,10 @@ engine *engine_new(const machine *m, const ipu_exe *e, char *err, size_t err_siz
     }
     for (size_t i = 0; i < g->n_tiles; i++)
         xch_set_has_code(&g->xch, g->tiles[i].tile_id);
+    if (!set_up_streaming(g, e, err, err_size)) {
+        engine_free(g);
+        return NULL;
+    }
     return g;
 }
 

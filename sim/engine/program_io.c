@@ -175,11 +175,33 @@ bool program_read_tensor(const engine *g, const tmap_tensor *t, void *data, char
     return read_permuted(g, t, data, false, err, err_size);
 }
 
+/* A piece of a variable in streaming memory: its bytes in its buffer
+ * (NULL with err when the buffer does not hold them). */
+static uint8_t *streaming_piece(const engine *g, const tmap_tensor *t, size_t k, char *err, size_t err_size)
+{
+    const tmap_piece *p = &t->pieces[k];
+    size_t size, want = (size_t)(p->count * t->element_bytes);
+    uint8_t *buf = engine_stream_buffer_mut((engine *)(uintptr_t)g, p->stream, &size);
+    if (!buf || p->addr > size || size - p->addr < want) {
+        snprintf(err, err_size, "tensor '%s': piece %zu (streaming-memory buffer %u, offset %u, %zu bytes) is not in "
+                 "streaming memory (the buffer holds %zu bytes)", t->name, k, p->stream, p->addr, want, buf ? size : 0);
+        return NULL;
+    }
+    return buf + p->addr;
+}
+
 /* The pieces, in the stored order, into tile memory. */
 static bool write_tiles(engine *g, const tmap_tensor *t, const void *data, char *err, size_t err_size)
 {
     for (size_t k = 0; k < t->n_pieces; k++) {
         const tmap_piece *p = &t->pieces[k];
+        if (t->role & TMAP_STREAMING) {
+            uint8_t *at = streaming_piece(g, t, k, err, err_size);
+            if (!at)
+                return false;
+            memcpy(at, (const uint8_t *)data + p->first * t->element_bytes, (size_t)(p->count * t->element_bytes));
+            continue;
+        }
         ipu_tile *tile = engine_tile_mut(g, p->tile);
         size_t want = (size_t)(p->count * t->element_bytes);
         if (!tile || tmem_write_bytes(&tile->s.mem, p->addr, (const uint8_t *)data + p->first * t->element_bytes,
@@ -238,6 +260,13 @@ static bool read_tiles(const engine *g, const tmap_tensor *t, void *data, char *
 {
     for (size_t k = 0; k < t->n_pieces; k++) {
         const tmap_piece *p = &t->pieces[k];
+        if (t->role & TMAP_STREAMING) {
+            const uint8_t *at = streaming_piece(g, t, k, err, err_size);
+            if (!at)
+                return false;
+            memcpy((uint8_t *)data + p->first * t->element_bytes, at, (size_t)(p->count * t->element_bytes));
+            continue;
+        }
         const ipu_tile *tile = engine_tile(g, p->tile);
         size_t want = (size_t)(p->count * t->element_bytes);
         if (!tile || tmem_read_bytes(&tile->s.mem, p->addr, (uint8_t *)data + p->first * t->element_bytes, want) !=
@@ -283,4 +312,49 @@ bool program_fill_inputs(engine *g, const tensor_map *m, const char *const *give
         fprintf(note, "%s... and %zu more inputs not given: random values (floats uniform in [-1, 1), integers "
                 "within the values each takes, else 0..9)\n", prefix, filled - 4);
     return true;
+}
+
+bool program_set_up_streaming(engine *g, const tensor_map *m, char *err, size_t err_size)
+{
+    /* a buffer a tile (its number): its size, the end of its last piece */
+    uint32_t top = 0;
+    for (size_t i = 0; i < m->n_tensors; i++) {
+        const tmap_tensor *t = &m->tensors[i];
+        for (size_t k = 0; (t->role & TMAP_STREAMING) && k < t->n_pieces; k++) {
+            const tmap_piece *p = &t->pieces[k];
+            if (p->stream != p->tile || !engine_tile(g, p->tile)) {
+                snprintf(err, err_size, "tensor '%s': piece %zu is in streaming-memory buffer %u, not in the buffer "
+                         "of tile %u, a tile with code", t->name, k, p->stream, p->tile);
+                return false;
+            }
+            top = p->tile + 1 > top ? p->tile + 1 : top;
+        }
+    }
+    if (!top)
+        return true;
+    uint64_t *end = calloc(top, sizeof *end);
+    if (!end) {
+        snprintf(err, err_size, "out of host memory");
+        return false;
+    }
+    uint64_t most = 0;
+    for (size_t i = 0; i < m->n_tensors; i++) {
+        const tmap_tensor *t = &m->tensors[i];
+        for (size_t k = 0; (t->role & TMAP_STREAMING) && k < t->n_pieces; k++) {
+            const tmap_piece *p = &t->pieces[k];
+            uint64_t e = p->addr + p->count * t->element_bytes;
+            end[p->tile] = e > end[p->tile] ? e : end[p->tile];
+            most = end[p->tile] > most ? end[p->tile] : most;
+        }
+    }
+    void *zeros = calloc(1, most ? most : 1);
+    bool ok = zeros != NULL;
+    if (!ok)
+        snprintf(err, err_size, "out of host memory");
+    for (uint32_t b = 0; b < top && ok; b++)
+        if (end[b])
+            ok = engine_set_stream_buffer(g, b, zeros, end[b], err, err_size);
+    free(zeros);
+    free(end);
+    return ok;
 }

@@ -58,7 +58,14 @@ bool program_read_output(const engine *g, const tmap_tensor *t, void *data, char
  * the inverse of program_read_tensor. */
 bool program_write_tensor(engine *g, const tmap_tensor *t, const void *data, size_t size, char *err,
                           size_t err_size);
-/* Any tensor from tile memory, now. */
+/* Any tensor from tile memory (a variable kept in streaming memory: from
+ * its buffers), now. */
 bool program_read_tensor(const engine *g, const tmap_tensor *t, void *data, char *err, size_t err_size);
+
+/* The streaming-memory buffers of the map's variables kept there
+ * (TMAP_STREAMING), zero-filled to hold their pieces: what engine_new
+ * does for an executable's own map; false with err when they do not fit
+ * the machine's streaming memory. */
+bool program_set_up_streaming(engine *g, const tensor_map *m, char *err, size_t err_size);
 
 #endif

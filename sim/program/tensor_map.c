@@ -269,7 +269,10 @@ static bool replicate(tensor_map *m, rbuf *r, const char *source, char *err, siz
             }
             memcpy(t->perm, t0.perm, sizeof t->perm);
             t->value_limit = t0.value_limit;
-            uint64_t streams = (uint64_t)rep * ((t0.role & TMAP_INPUT) ? in : out);
+            /* a variable in streaming memory: its buffers are its tiles' */
+            uint64_t streams = (uint64_t)rep * ((t0.role & TMAP_STREAMING) ? stride
+                                                : (t0.role & TMAP_INPUT)   ? in
+                                                                           : out);
             for (size_t k = 0; k < t0.n_pieces; k++) {
                 const tmap_piece *p = &t0.pieces[k];
                 uint64_t stream = p->stream == TMAP_NO_STREAM ? TMAP_NO_STREAM : p->stream + streams;

@@ -53,6 +53,12 @@ enum tmap_role {
     TMAP_VARIABLE = 32,      /* a variable (a weight being trained, optimizer state):
                                 loaded with the executable, kept for the run, and
                                 given its new value at the end of each step */
+    TMAP_STREAMING = 64,     /* with TMAP_VARIABLE: kept in streaming memory, zero
+                                before the first step, loaded into tile memory for
+                                its update and stored back: a piece's stream is the
+                                buffer (the global number of the tile that loads
+                                it), its addr the piece's byte offset there (the
+                                buffer as it is between steps) */
 };
 
 typedef struct tmap_piece {

@@ -162,13 +162,23 @@ check "mlp, half partials: the tolerance says so" grep -q "in f16 with f16 parti
 check "mlp, half partials: the loss falls to under half in 20 steps" falls mlp_half.txt
 check "cnn, f16 weights: the roundings' mean error stated" \
     grep -q "^stochastic rounding of the f16 weights: every new weight within one f16 gap" cnn16.txt
+# the optimizer's state in streaming memory (an M2000's gateway DDR): loaded for each
+# weight's update and stored back; 5 LAMB steps held against the host reference
+expect 0 "streaming memory: 8 optimizer state variables, 0.012 MB a replica" -- \
+    "$IPUSIM" compile cnn.onnx --train --loss softmax-ce:logits:labels --optimizer lamb --optimizer-state-offchip \
+    --machine m2000 -o cnn_offchip.elf
+"$IPUSIM" validate --model cnn.onnx --train --loss softmax-ce:logits:labels --optimizer lamb --lr 0.05 \
+    --optimizer-state-offchip --machine m2000 --steps 5 > cnn_offchip.txt 2>&1
+check "cnn, LAMB state in streaming memory: 5 steps within tolerance" \
+    grep -q "^PASS: 5 steps of cnn.onnx within tolerance" cnn_offchip.txt
+check "cnn, LAMB state in streaming memory: the moments compared" grep -q "change of k2/second_moment" cnn_offchip.txt
 
 # ---- refused before any work ----------------------------------------------------------
 fails 2 "ipusim compile: --optimizer: 'rmsprop' is not sgd, adam, lamb or lars" -- \
     "$IPUSIM" compile mlp.onnx --train --optimizer rmsprop -o "$OUT/x.elf"
 fails 2 "ipusim compile: --lr: '-1' is not a positive number" -- "$IPUSIM" compile mlp.onnx --train --lr -1 -o "$OUT/x.elf"
 fails 2 "ipusim compile: --momentum: '1.5' is not below 1" -- "$IPUSIM" compile mlp.onnx --train --momentum 1.5 -o "$OUT/x.elf"
-fails 1 "ipusim: mlp.onnx: --loss, --optimizer, --lr, --momentum, --weight-decay, --loss-scale, --delay-updates, --accumulate, --f16-weights and --no-stochastic-rounding need --train" -- \
+fails 1 "ipusim: mlp.onnx: --loss, --optimizer, --lr, --momentum, --weight-decay, --loss-scale, --delay-updates, --accumulate, --f16-weights, --no-stochastic-rounding and --optimizer-state-offchip need --train" -- \
     "$IPUSIM" compile mlp.onnx --lr 0.1 -o "$OUT/x.elf"
 fails 1 "ipusim: mlp.onnx: --no-stochastic-rounding is of the f16 weights' update: it needs --f16-weights" -- \
     "$IPUSIM" compile mlp.onnx --train --loss softmax-ce:logits:labels --no-stochastic-rounding -o "$OUT/x.elf"
@@ -178,6 +188,12 @@ fails 1 "ipusim: mlp.onnx: loss 'softmax-ce:nope:labels': the model has no tenso
     "$IPUSIM" compile mlp.onnx --train --loss softmax-ce:nope:labels -o "$OUT/x.elf"
 fails 1 "ipusim: mlp.onnx: loss: 'x' is f32[32,16], the loss needs i32[32]" -- \
     "$IPUSIM" compile mlp.onnx --train --loss softmax-ce:logits:x -o "$OUT/x.elf"
+fails 1 "ipusim: mlp.onnx: the optimizer state is to be kept in streaming memory, and machine gc200 has none (streaming_memory_bytes = 0)" -- \
+    "$IPUSIM" compile mlp.onnx --train --loss softmax-ce:logits:labels --optimizer adam --optimizer-state-offchip -o "$OUT/x.elf"
+check "the refused compile wrote nothing" test ! -e "$OUT/x.elf"
+fails 1 "ipusim: mlp.onnx: the optimizer state kept in streaming memory takes 13984 bytes (2 replicas), more than machine m2000 (modified) has (streaming_memory_bytes = 4096)" -- \
+    "$IPUSIM" compile mlp.onnx --train --loss softmax-ce:logits:labels --optimizer adam --optimizer-state-offchip \
+    --machine m2000 --replicas 2 --set streaming_memory_bytes=4096 -o "$OUT/x.elf"
 fails 1 "ipusim: mlp.onnx: --steps needs --train" -- "$IPUSIM" validate --model mlp.onnx --steps 3
 fails 2 "ipusim validate: --steps: '0' is not a step count (1..1000)" -- \
     "$IPUSIM" validate --model mlp.onnx --train --steps 0
