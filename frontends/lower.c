@@ -655,6 +655,8 @@ static void free_lowering(lowering *lw)
     free(lw->home_stage);
     free(lw->stream_done);
     free(lw->stream_base);
+    free(lw->stream_first);
+    free(lw->stream_queue);
     free(lw->stream_order);
     free(lw->stage_syncs);
     op_map_free(&lw->ops);

@@ -197,7 +197,10 @@ typedef struct lowering {
     /* Variables kept in streaming memory (lower_streaming.c). */
     int *stream_done;                 /* per tensor: for such a variable, the last node reading
                                          or writing it or its update (-1: none, or not one) */
-    uint32_t *stream_base;            /* ... and the op base it is placed from (lower_variables) */
+    uint32_t *stream_base;            /* ... the op base it is placed from (lower_variables) ... */
+    int *stream_first;                /* ... and the first node reading it (-1: none) */
+    int *stream_queue;                /* the ones read, in the order they are first read ... */
+    size_t n_stream_queue, stream_next;   /* ... up to the first not loaded yet */
     int *stream_order;                /* the ones loaded so far, in the order they were */
     size_t n_stream_order, cap_stream_order;
     size_t stream_stored;             /* ... of which the first this many stored back */

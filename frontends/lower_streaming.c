@@ -6,19 +6,22 @@
  * Before the first node that reads such a variable in a step, its pieces
  * are placed as a variable in tile memory would be (lw_place_variable, on
  * the tiles lower_variables planned for it, so that the step computes
- * just as with the state in tile memory) and loaded: an exchange phase in which each tile reads its pieces from its
- * own streaming-memory buffer (XCH_STREAM_MEMORY | the tile's global
- * number; a replica's tiles are its own buffers, relocated as tiles).
- * After the last node that reads or writes the variable or its update,
- * the update's value (written over the variable by the optimizer's last
- * op, or copied into it here) is sent back to the buffer and the storage
- * freed.  A buffer is read in order and lets go of what was read when it
- * is written (isa/exchange_port.h), so each tile's pieces are stored back
- * in the order they were loaded: a variable is stored only once every one
- * loaded before it has been.  A buffer between steps holds its tile's
- * pieces in that order: the tensor map names each piece's buffer and
- * offset (TMAP_STREAMING, sim/program/tensor_map.h), and the buffers are
- * zero before the first step (an optimizer's state starts at zero).
+ * just as with the state in tile memory) and loaded: an exchange phase in
+ * which each tile reads its pieces from its own streaming-memory buffer
+ * (XCH_STREAM_MEMORY | the tile's global number; a replica's tiles are
+ * its own buffers, relocated as tiles).  The state first read before that
+ * update's last node comes in the same phase (a weight's two moments):
+ * each phase waits for the link's latency once.  After the last node that
+ * reads or writes the variable or its update, the update's value (written
+ * over the variable by the optimizer's last op, or copied into it here)
+ * is sent back to the buffer and the storage freed.  A buffer is read in
+ * order and lets go of what was read when it is written
+ * (isa/exchange_port.h), so each tile's pieces are stored back in the
+ * order they were loaded: a variable is stored only once every one loaded
+ * before it has been.  A buffer between steps holds its tile's pieces in
+ * that order: the tensor map names each piece's buffer and offset
+ * (TMAP_STREAMING, sim/program/tensor_map.h), and the buffers are zero
+ * before the first step (an optimizer's state starts at zero).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -39,13 +42,15 @@ bool lw_streaming_plan(lowering *lw)
     int *owner = malloc(((size_t)g->n_tensors + 1) * sizeof *owner);
     lw->stream_done = malloc(((size_t)g->n_tensors + 1) * sizeof *lw->stream_done);
     lw->stream_base = calloc((size_t)g->n_tensors + 1, sizeof *lw->stream_base);
-    if (!owner || !lw->stream_done || !lw->stream_base) {
+    lw->stream_first = malloc(((size_t)g->n_tensors + 1) * sizeof *lw->stream_first);
+    lw->stream_queue = malloc(((size_t)g->n_tensors + 1) * sizeof *lw->stream_queue);
+    if (!owner || !lw->stream_done || !lw->stream_base || !lw->stream_first || !lw->stream_queue) {
         free(owner);
         return lw_fail(lw, "out of host memory");
     }
     bool any = false;
     for (int t = 0; t < g->n_tensors; t++)
-        owner[t] = lw->stream_done[t] = -1;
+        owner[t] = lw->stream_done[t] = lw->stream_first[t] = -1;
     for (int t = 0; t < g->n_tensors; t++) {
         if (!streaming_variable(lw, t))
             continue;
@@ -61,6 +66,10 @@ bool lw_streaming_plan(lowering *lw)
             int v = x >= 0 ? owner[lw->tensor[x].root] : -1;
             if (v >= 0 && i > lw->stream_done[v])
                 lw->stream_done[v] = i;
+            if (v >= 0 && k < n->n_inputs && lw->stream_first[v] < 0 && lw->tensor[x].root == v) {
+                lw->stream_first[v] = i;
+                lw->stream_queue[lw->n_stream_queue++] = v;      /* in the order they are first read */
+            }
         }
     }
     free(owner);
@@ -71,43 +80,63 @@ bool lw_streaming_plan(lowering *lw)
     return true;
 }
 
+/* Variable v placed on the tiles lower_variables planned for it and its
+ * pieces' loads added to the exchange phase being built. */
+static bool load_variable(lowering *lw, int v)
+{
+    uint32_t stage = lw->stage, base = lw->op_base, tiles = lw->op_tiles;
+    lw->stage = lw->home_stage[v];
+    lw->op_base = lw->stream_base[v];
+    lw->op_tiles = 0;
+    bool placed = lw_place_variable(lw, v, LW_VARIABLE_EMPTY);
+    lw->stage = stage;
+    lw->op_base = base;
+    lw->op_tiles = tiles;
+    if (!placed)
+        return false;
+    const ltensor *lt = &lw->tensor[v];
+    for (size_t q = 0; q < lt->n; q++) {
+        uint32_t bytes = (uint32_t)(lt->p[q].count * lt->element_bytes);
+        if (bytes % 4)
+            return lw_fail(lw, "%s: variable '%s' in streaming memory: a piece of %u bytes (not whole words)",
+                           lw->g->source, lw_gt(lw, v)->name, bytes);
+        if (!lw_add_host_receive(lw, lt->p[q].tile, lt->p[q].addr, bytes, XCH_STREAM_MEMORY | lt->p[q].tile))
+            return false;
+        lw->rep->streaming_bytes += bytes;
+    }
+    if (!lw_grow((void **)&lw->stream_order, &lw->cap_stream_order, lw->n_stream_order + 1, sizeof *lw->stream_order))
+        return lw_fail(lw, "out of host memory");
+    lw->stream_order[lw->n_stream_order++] = v;
+    lw->rep->streaming_variables++;
+    return true;
+}
+
 bool lw_streaming_load(lowering *lw, int i)
 {
     const graph_node *n = &lw->g->nodes[i];
-    bool any = false;
-    for (int k = 0; k < n->n_inputs && !lw->failed; k++) {
+    /* the update that needs a variable loaded lasts until its last node;
+     * the state it or another update reads before then comes in the same
+     * phase (a weight's first and second moments together) */
+    int window = -1;
+    for (int k = 0; k < n->n_inputs; k++) {
         int v = n->inputs[k] >= 0 ? lw->tensor[n->inputs[k]].root : -1;
-        if (v < 0 || !streaming_variable(lw, v) || lw->tensor[v].placed)
-            continue;
-        uint32_t stage = lw->stage, base = lw->op_base, tiles = lw->op_tiles;
-        lw->stage = lw->home_stage[v];
-        lw->op_base = lw->stream_base[v];
-        lw->op_tiles = 0;
-        bool placed = lw_place_variable(lw, v, LW_VARIABLE_EMPTY);
-        lw->stage = stage;
-        lw->op_base = base;
-        lw->op_tiles = tiles;
-        if (!placed)
-            return false;
-        const ltensor *lt = &lw->tensor[v];
-        for (size_t q = 0; q < lt->n; q++) {
-            uint32_t bytes = (uint32_t)(lt->p[q].count * lt->element_bytes);
-            if (bytes % 4)
-                return lw_fail(lw, "%s: variable '%s' in streaming memory: a piece of %u bytes (not whole words)",
-                               lw->g->source, lw_gt(lw, v)->name, bytes);
-            if (!lw_add_host_receive(lw, lt->p[q].tile, lt->p[q].addr, bytes, XCH_STREAM_MEMORY | lt->p[q].tile))
-                return false;
-            lw->rep->streaming_bytes += bytes;
-        }
-        if (!lw_grow((void **)&lw->stream_order, &lw->cap_stream_order, lw->n_stream_order + 1,
-                     sizeof *lw->stream_order))
-            return lw_fail(lw, "out of host memory");
-        lw->stream_order[lw->n_stream_order++] = v;
-        lw->rep->streaming_variables++;
-        any = true;
+        if (v >= 0 && streaming_variable(lw, v) && !lw->tensor[v].placed && lw->stream_done[v] > window)
+            window = lw->stream_done[v] > i ? lw->stream_done[v] : i;
     }
+    if (window < 0)
+        return true;
+    for (size_t q = lw->stream_next; q < lw->n_stream_queue && !lw->failed; q++) {
+        int v = lw->stream_queue[q];
+        if (lw->tensor[v].placed)
+            continue;
+        if (lw->stream_first[v] > window)
+            break;
+        load_variable(lw, v);
+    }
+    while (lw->stream_next < lw->n_stream_queue && lw->tensor[lw->stream_queue[lw->stream_next]].placed)
+        lw->stream_next++;
     /* the loads in an exchange phase of their own, before the node's compute */
-    return !any || lw_end_phase(lw);
+    return !lw->failed && lw_end_phase(lw);
 }
 
 /* Whether update u's pieces are variable v's (written over it). */
