@@ -77,6 +77,9 @@ typedef struct train_options {
     uint32_t micro_batches; /* micro-batches a step (0, 1: one): the forward and
                              backward passes once for each, their gradients
                              accumulated, one update with their mean */
+    bool recompute;       /* a pipeline's stages but the last make their forward
+                             nodes again in their backward pass, stashing only
+                             what they receive (PopART's pipeline recomputation) */
 } train_options;
 
 /* Defaults: SGD, lr 0.01, momentum 0, no decay, Adam's betas 0.9 / 0.999,
@@ -114,9 +117,11 @@ bool train_prepare(graph *g, const train_options *o, bool fuse, train_info *info
 /* The training step g (train_prepare's, before its order) made one of
  * `micro_batches` micro-batches on `stages` pipeline stages, each node
  * given its stage and pipeline cycle (graph_node.stage, .cycle), and the
- * nodes put in the schedule's order (train_pipeline.c).  False with err
- * when the step cannot be cut into that many stages. */
-bool train_pipeline(graph *g, uint32_t stages, uint32_t micro_batches, char *err, size_t err_size);
+ * nodes put in the schedule's order (train_pipeline.c); with recompute,
+ * each stage but the last making its forward nodes again in its backward
+ * pass.  False with err when the step cannot be cut into that many
+ * stages. */
+bool train_pipeline(graph *g, uint32_t stages, uint32_t micro_batches, bool recompute, char *err, size_t err_size);
 
 /* ---- for the rules (autodiff_rules.c) ----------------------------------------------- */
 

@@ -153,6 +153,10 @@ typedef struct graph_node {
      * later, an inference graph's).  Passes that rewrite a node give the
      * nodes replacing it its tag (graph.origin). */
     int origin;
+    /* A forward node made again in the backward pass (pipeline
+     * recomputation, train_pipeline.c): it runs in its stage's backward
+     * cycle, before the backward nodes that read what it makes. */
+    bool recomputed;
 } graph_node;
 
 typedef struct graph graph;

@@ -901,7 +901,7 @@ bool train_prepare(graph *g, const train_options *o, bool fuse, train_info *info
         return false;
     g->phase = GRAPH_PHASE_FORWARD;
     if (o->stages > 1 || o->micro_batches > 1)
-        return train_pipeline(g, o->stages, o->micro_batches, err, err_size);
+        return train_pipeline(g, o->stages, o->micro_batches, o->recompute, err, err_size);
     order_steps(g, o->delay_updates);
     return true;
 }

@@ -320,17 +320,22 @@ static void unroll(graph *g, uint32_t micro_batches)
         const graph_tensor *x = &g->tensors[g->inputs[i]];
         data[g->inputs[i]] = !x->data && !x->is_variable;
     }
-    for (int k = 0; k < n_nodes; k++) {
-        graph_node *n = &g->nodes[k];
-        n->cycle = 0;
-        if (!fwd_bwd(n) || n->removed)
-            continue;
-        bool reads = false;
-        for (int i = 0; i < n->n_inputs; i++)
-            reads |= n->inputs[i] >= 0 && data[n->inputs[i]];
-        for (int i = 0; i < n->n_outputs; i++)
-            if (n->outputs[i] >= 0)
-                data[n->outputs[i]] = reads;
+    /* (until nothing changes: the recomputed nodes come after the backward
+     * nodes that read them) */
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (int k = 0; k < n_nodes; k++) {
+            graph_node *n = &g->nodes[k];
+            n->cycle = 0;
+            if (!fwd_bwd(n) || n->removed)
+                continue;
+            bool reads = false;
+            for (int i = 0; i < n->n_inputs; i++)
+                reads |= n->inputs[i] >= 0 && data[n->inputs[i]];
+            for (int i = 0; i < n->n_outputs; i++)
+                if (n->outputs[i] >= 0 && reads && !data[n->outputs[i]])
+                    data[n->outputs[i]] = changed = true;
+        }
     }
     for (int t = 0; t < n_tensors; t++)
         if (data[t] && !(copies[t] = malloc(micro_batches * sizeof **copies)))
@@ -368,6 +373,7 @@ static void unroll(graph *g, uint32_t micro_batches)
             free(in);
             graph_copy_attrs(&g->nodes[j], &g->nodes[k]);
             g->nodes[j].stage = g->nodes[k].stage;
+            g->nodes[j].recomputed = g->nodes[k].recomputed;
             g->nodes[j].cycle = (int)m;
         }
     }
@@ -413,6 +419,94 @@ static void unroll(graph *g, uint32_t micro_batches)
     free(copies);
     free(sum);
     free(map);
+    free(data);
+}
+
+/* ---- recomputation ------------------------------------------------------------------------------ */
+
+/* PopART's pipeline recomputation: each stage but the last (whose forward
+ * and backward passes share a cycle) keeps only what it receives until
+ * its backward pass, where the forward nodes whose tensors that pass reads
+ * are made again (graph_node.recomputed, phase backward, on the stage,
+ * "recompute/NAME"), and the stage's backward nodes read their tensors
+ * instead: the stashed activations of a micro-batch are then the stage's
+ * inputs alone, for one more forward pass of work. */
+static void recompute_stages(graph *g, int stages)
+{
+    int n_nodes = g->n_nodes, n_tensors = g->n_tensors;
+    bool *data = calloc((size_t)n_tensors + 1, sizeof *data), *need = calloc((size_t)n_nodes + 1, sizeof *need);
+    int *again = malloc((size_t)n_tensors * sizeof *again + 1);
+    if (!data || !need || !again)
+        panic("out of host memory");
+    for (int i = 0; i < g->n_inputs; i++) {
+        const graph_tensor *x = &g->tensors[g->inputs[i]];
+        data[g->inputs[i]] = !x->data && !x->is_variable;
+    }
+    for (int k = 0; k < n_nodes; k++) {
+        const graph_node *n = &g->nodes[k];
+        bool reads = false;
+        for (int i = 0; i < n->n_inputs && n->phase == GRAPH_PHASE_FORWARD; i++)
+            reads |= n->inputs[i] >= 0 && data[n->inputs[i]];
+        for (int i = 0; i < n->n_outputs; i++)
+            if (n->outputs[i] >= 0)
+                data[n->outputs[i]] = reads;
+    }
+    for (int t = 0; t < n_tensors; t++)
+        again[t] = -1;
+    /* a forward tensor of the data that a backward node of the same stage
+     * reads, and what it is made from on that stage */
+#define MADE_HERE(t, s) ((t) >= 0 && data[t] && g->tensors[t].producer >= 0 && \
+                         g->nodes[g->tensors[t].producer].phase == GRAPH_PHASE_FORWARD && \
+                         g->nodes[g->tensors[t].producer].stage == (s))
+    for (int k = 0; k < n_nodes; k++) {
+        const graph_node *n = &g->nodes[k];
+        if (n->phase != GRAPH_PHASE_BACKWARD || n->removed || n->stage >= stages - 1)
+            continue;
+        for (int i = 0; i < n->n_inputs; i++)
+            if (MADE_HERE(n->inputs[i], n->stage))
+                need[g->tensors[n->inputs[i]].producer] = true;
+    }
+    for (int k = n_nodes - 1; k >= 0; k--) {
+        const graph_node *n = &g->nodes[k];
+        for (int i = 0; need[k] && i < n->n_inputs; i++)
+            if (MADE_HERE(n->inputs[i], n->stage))
+                need[g->tensors[n->inputs[i]].producer] = true;
+    }
+    for (int k = 0; k < n_nodes; k++) {
+        if (!need[k])
+            continue;
+        const graph_node *n = &g->nodes[k];
+        int *io = malloc(((size_t)n->n_inputs + (size_t)n->n_outputs + 1) * sizeof *io), *out = io + n->n_inputs;
+        if (!io)
+            panic("out of host memory");
+        for (int i = 0; i < n->n_inputs; i++)     /* what another stage made comes as it was */
+            io[i] = MADE_HERE(n->inputs[i], n->stage) ? again[n->inputs[i]] : n->inputs[i];
+        for (int i = 0; i < n->n_outputs; i++)
+            out[i] = n->outputs[i] < 0 ? -1 : (again[n->outputs[i]] = tensor_like(g, n->outputs[i], "recompute/%s",
+                                                                                   g->tensors[n->outputs[i]].name));
+        char name[256];
+        snprintf(name, sizeof name, "recompute/%s", n->name);
+        g->phase = GRAPH_PHASE_BACKWARD;
+        g->origin = n->origin;
+        int j = graph_add_node(g, n->op, n->name[0] ? name : "", io, n->n_inputs, out, n->n_outputs);
+        free(io);
+        graph_copy_attrs(&g->nodes[j], &g->nodes[k]);
+        g->nodes[j].stage = g->nodes[k].stage;
+        g->nodes[j].recomputed = true;
+    }
+    for (int k = 0; k < n_nodes; k++) {
+        graph_node *n = &g->nodes[k];
+        if (n->phase != GRAPH_PHASE_BACKWARD || n->removed || n->stage >= stages - 1)
+            continue;
+        for (int i = 0; i < n->n_inputs; i++)
+            if (MADE_HERE(n->inputs[i], n->stage))
+                n->inputs[i] = again[n->inputs[i]];
+    }
+#undef MADE_HERE
+    g->phase = GRAPH_PHASE_FORWARD;
+    g->origin = -1;
+    free(again);
+    free(need);
     free(data);
 }
 
@@ -532,8 +626,10 @@ static bool schedule(graph *g, int stages, int chips, char *err, size_t err_size
         } else {
             key = 2LL * x->cycle + 1;
         }
-        key = key * (2 * stages + 1) + (x->op == GRAPH_OP_IPU_COPY || x->phase == GRAPH_PHASE_UPDATE
-                                            ? 0 : 2 * x->stage + (x->phase == GRAPH_PHASE_BACKWARD));
+        key = key * (3 * stages + 1) + (x->op == GRAPH_OP_IPU_COPY || x->phase == GRAPH_PHASE_UPDATE
+                                            ? 0
+                                            : 3 * x->stage + (x->phase == GRAPH_PHASE_BACKWARD) +
+                                                  (x->phase == GRAPH_PHASE_BACKWARD && !x->recomputed));
         order[k] = (slot){ key, k };
     }
     /* what each node reads must be made in an earlier cycle, or earlier in its own on its stage */
@@ -570,7 +666,7 @@ static bool schedule(graph *g, int stages, int chips, char *err, size_t err_size
     return true;
 }
 
-bool train_pipeline(graph *g, uint32_t stages, uint32_t micro_batches, char *err, size_t err_size)
+bool train_pipeline(graph *g, uint32_t stages, uint32_t micro_batches, bool recompute, char *err, size_t err_size)
 {
     if (stages < 1)
         stages = 1;
@@ -583,6 +679,8 @@ bool train_pipeline(graph *g, uint32_t stages, uint32_t micro_batches, char *err
     for (int k = 0; k < g->n_nodes; k++)
         g->nodes[k].stage = 0;
     uint32_t pipeline = stages > 1 ? assign_stages(g, stages) : 1;
+    if (recompute && pipeline > 1)
+        recompute_stages(g, (int)pipeline);
     unroll(g, micro_batches);
     if (stages > 1)
         copy_between_stages(g, stages);

@@ -44,7 +44,7 @@
 static const char *const weight_names[WEIGHTS] = { "w1", "b1", "w2", "b2" };
 static const int weight_elements[WEIGHTS] = { 32, 8, 24, 3 };
 
-static graph *step(uint32_t stages, uint32_t micro_batches)
+static graph *step_with(uint32_t stages, uint32_t micro_batches, bool recompute)
 {
     graph *g = train_mlp(5);
     train_options o;
@@ -53,9 +53,12 @@ static graph *step(uint32_t stages, uint32_t micro_batches)
     o.lr = 0.5;
     o.stages = stages;
     o.micro_batches = micro_batches;
+    o.recompute = recompute;
     train_info info;
     return train_built(g, &o, &info);
 }
+
+static graph *step(uint32_t stages, uint32_t micro_batches) { return step_with(stages, micro_batches, false); }
 
 static float x_data[MB_MAX][32];
 static int32_t label_data[MB_MAX][8];
@@ -353,11 +356,60 @@ static void test_overlap_as_scheduled(void)
     graph_free(g);
 }
 
+/* Recomputation (--recompute): stage 0 of a 2-stage pipeline of 4
+ * micro-batches makes the forward nodes its backward pass reads again in
+ * its backward cycles, and its backward nodes read nothing else its
+ * forward pass made; the last stage recomputes nothing (its two passes
+ * share a cycle).  The step's weights are bit for bit those of the step
+ * without it (the same ops on the same values) and the evaluator's within
+ * the tolerance above; the extra forward work makes the pipeline longer. */
+static void test_recompute(void)
+{
+    char err[512];
+    machine m;
+    CU_ASSERT_TRUE_FATAL(machine_preset("m2000", &m, err, sizeof err));
+    graph *g[2], *ref = step_with(2, 4, true);
+    run_figures f[2];
+    for (int r = 0; r < 2; r++) {
+        g[r] = step_with(2, 4, r);
+        run(&m, g[r], false, &f[r]);
+    }
+    int recomputed = 0;
+    for (int k = 0; k < g[1]->n_nodes; k++) {
+        const graph_node *n = &g[1]->nodes[k];
+        recomputed += n->recomputed;
+        CU_ASSERT(!n->recomputed || (n->stage == 0 && n->phase == GRAPH_PHASE_BACKWARD));
+        if (n->recomputed || n->phase != GRAPH_PHASE_BACKWARD || n->stage != 0)
+            continue;
+        for (int i = 0; i < n->n_inputs; i++) {
+            int p = n->inputs[i] >= 0 ? g[1]->tensors[n->inputs[i]].producer : -1;
+            CU_ASSERT(p < 0 || g[1]->nodes[p].phase != GRAPH_PHASE_FORWARD || g[1]->nodes[p].stage != 0 ||
+                      g[1]->nodes[p].op == GRAPH_OP_IPU_COPY);
+        }
+    }
+    CU_ASSERT(recomputed >= 4 * 2);          /* at least fc1's MatMul and Add, for each micro-batch */
+    CU_ASSERT(f[1].pipeline_cycles > f[0].pipeline_cycles);
+    lower_options lo = { .machine = &m, .pipeline = 2, .tiles = 16 };
+    graph_value in[2 * MB_MAX];
+    feed(g[1], in);
+    CU_ASSERT_EQUAL(train_check_step(g[1], ref, in, &lo, 1e-5, 1e-5), WEIGHTS);
+    feed(g[0], in);
+    graph *plain_ref = step_with(2, 4, false);
+    CU_ASSERT_EQUAL(train_check_step(g[0], plain_ref, in, &lo, 1e-5, 1e-5), WEIGHTS);
+    for (int k = 0; k < WEIGHTS; k++)
+        CU_ASSERT_EQUAL(memcmp(weight(g[0], k), weight(g[1], k), (size_t)weight_elements[k] * 4), 0);
+    graph_free(plain_ref);
+    graph_free(ref);
+    graph_free(g[0]);
+    graph_free(g[1]);
+}
+
 void test_register(void)
 {
     ADD_SUITE("pipeline",
               { "two micro-batches update with the mean gradient", test_accumulated_mean },
               { "stages and cycles as the schedule gives them", test_schedule },
               { "a tied weight's reader on the weight's chip, a stage of its own", test_tied_weight },
-              { "the overlapped pipeline takes its schedule's time", test_overlap_as_scheduled });
+              { "the overlapped pipeline takes its schedule's time", test_overlap_as_scheduled },
+              { "recomputation: the same step, the stashed activations the stages' inputs", test_recompute });
 }

@@ -174,6 +174,8 @@ bool cli_train_option(const command *self, cli_train *t, int argc, char **argv, 
         t->o.micro_batches = (uint32_t)n;
     } else if (!strcmp(a, "--f16-weights")) {
         t->o.f16_weights = true;
+    } else if (!strcmp(a, "--recompute")) {
+        t->o.recompute = true;
     } else if (!strcmp(a, "--optimizer-state-offchip")) {
         t->o.optimizer_state_offchip = true;
     } else if (!strcmp(a, "--no-stochastic-rounding")) {
@@ -201,10 +203,12 @@ graph *cli_load_model(const char *model, bool fuse, const cli_train *t, const lo
     bool train = t && t->train;
     if (t && t->given && !train)
         fatal("%s: --loss, --optimizer, --lr, --momentum, --weight-decay, --loss-scale, --delay-updates, "
-              "--accumulate, --f16-weights, --no-stochastic-rounding and --optimizer-state-offchip need --train",
-              model);
+              "--accumulate, --f16-weights, --no-stochastic-rounding, --optimizer-state-offchip and --recompute need "
+              "--train", model);
     if (lo && lo->serial_pipeline && !(train && lo->pipeline > 1))
         fatal("%s: --serial-pipeline is of a pipelined training step: it needs --train and --pipeline N", model);
+    if (t && t->o.recompute && !(train && lo && lo->pipeline > 1))
+        fatal("%s: --recompute is of a pipelined training step: it needs --train and --pipeline N", model);
     if (t && !t->o.stochastic_rounding && !t->o.f16_weights)
         fatal("%s: --no-stochastic-rounding is of the f16 weights' update: it needs --f16-weights", model);
     train_options o = train ? t->o : (train_options){ 0 };
@@ -259,7 +263,8 @@ void cli_print_training(const graph *g, const cli_train *t, const train_info *in
     if (g->micro_batches > 1)
         printf(", %u micro-batches accumulated", g->micro_batches);
     if (g->pipeline_stages > 1)
-        printf(", a pipeline of %u stages in %u cycles", g->pipeline_stages, g->pipeline_cycles);
+        printf(", a pipeline of %u stages in %u cycles%s", g->pipeline_stages, g->pipeline_cycles,
+               o->recompute ? " (the stages' forward passes recomputed in their backward passes)" : "");
     printf("; %d optimizer state variables; nodes: %d forward, %d backward, %d update\n", info->state,
            info->forward_nodes, info->backward_nodes, info->update_nodes);
 }

@@ -117,6 +117,19 @@ check "the serial pipeline is slower than the overlapped one" \
 expect 0 "^backward +[0-9]+ " -- "$IPUSIM" run mlp224s.elf
 expect 0 "its pipeline run for 8 micro-batches, 10 cycles as long as the simulated ones" -- \
     "$IPUSIM" compare mlp224.elf --global-batch 512
+# recomputation: the stages' forward ops made again in their backward passes, the step held
+# against the host reference, and a little longer than without
+expect 0 "a pipeline of 2 stages in 6 cycles \(the stages' forward passes recomputed in their backward passes\)" -- \
+    "$IPUSIM" compile mlp.onnx --train --loss softmax-ce:logits:labels --machine m2000 --pipeline 2 --replicas 2 \
+    --accumulate 4 --recompute -o mlp224r.elf
+check "recomputation makes the step longer" \
+    awk -v a="$(cycles_of mlp224.elf)" -v b="$(cycles_of mlp224r.elf)" 'BEGIN { exit !(a > 0 && b > a) }'
+"$IPUSIM" validate --model mlp.onnx --train --loss softmax-ce:logits:labels --machine m2000 --pipeline 2 \
+    --accumulate 4 --recompute --steps 2 > mlp_recompute.txt 2>&1
+check "mlp, pipeline with recomputation: 2 steps within tolerance" \
+    grep -q "^PASS: 2 steps of mlp.onnx within tolerance" mlp_recompute.txt
+fails 1 "ipusim: mlp.onnx: --recompute is of a pipelined training step: it needs --train and --pipeline N" -- \
+    "$IPUSIM" compile mlp.onnx --train --loss softmax-ce:logits:labels --recompute -o bad.elf
 fails 1 "ipusim: mlp.onnx: --serial-pipeline is of a pipelined training step: it needs --train and --pipeline N" -- \
     "$IPUSIM" compile mlp.onnx --train --loss softmax-ce:logits:labels --serial-pipeline -o bad.elf
 fails 2 "ipusim compile: --accumulate: '0' is not a count of micro-batches (1..4096)" -- \
@@ -178,7 +191,7 @@ fails 2 "ipusim compile: --optimizer: 'rmsprop' is not sgd, adam, lamb or lars" 
     "$IPUSIM" compile mlp.onnx --train --optimizer rmsprop -o "$OUT/x.elf"
 fails 2 "ipusim compile: --lr: '-1' is not a positive number" -- "$IPUSIM" compile mlp.onnx --train --lr -1 -o "$OUT/x.elf"
 fails 2 "ipusim compile: --momentum: '1.5' is not below 1" -- "$IPUSIM" compile mlp.onnx --train --momentum 1.5 -o "$OUT/x.elf"
-fails 1 "ipusim: mlp.onnx: --loss, --optimizer, --lr, --momentum, --weight-decay, --loss-scale, --delay-updates, --accumulate, --f16-weights, --no-stochastic-rounding and --optimizer-state-offchip need --train" -- \
+fails 1 "ipusim: mlp.onnx: --loss, --optimizer, --lr, --momentum, --weight-decay, --loss-scale, --delay-updates, --accumulate, --f16-weights, --no-stochastic-rounding, --optimizer-state-offchip and --recompute need --train" -- \
     "$IPUSIM" compile mlp.onnx --lr 0.1 -o "$OUT/x.elf"
 fails 1 "ipusim: mlp.onnx: --no-stochastic-rounding is of the f16 weights' update: it needs --f16-weights" -- \
     "$IPUSIM" compile mlp.onnx --train --loss softmax-ce:logits:labels --no-stochastic-rounding -o "$OUT/x.elf"
