@@ -456,7 +456,7 @@ static void test_machine_options(void)
     machine m;
     char err[512];
     CU_ASSERT_FALSE(machine_preset("gc300", &m, err, sizeof err));
-    CU_ASSERT_STRING_EQUAL(err, "unknown machine 'gc300' (known: gc2, gc200, bow, m2000, bow2000, ipu-pod16, bow-pod16, ipu-pod64, bow-pod64)");
+    CU_ASSERT_STRING_EQUAL(err, "unknown machine 'gc300' (known: gc2, gc200, bow, m2000, bow2000, ipu-pod16, bow-pod16, ipu-pod64, bow-pod64, ipu-pod128, bow-pod128, ipu-pod256, bow-pod256)");
 }
 
 /* Tile memory is built of 16 KiB pages (memmodel/tile_memory.h): a size
@@ -479,7 +479,7 @@ static void test_machine_config_files(void)
         { "{\"preset\": \"bow\", \"params\": {\"tile_clock_hz\": -1}}",
           "machine parameter tile_clock_hz = -1 is out of range (1e+08..4e+09 Hz)" },
         { "{\"params\": {\"nope\": 1}}", "unknown machine parameter 'nope' (`ipusim machines` lists them)" },
-        { "{\"preset\": \"bow3\"}", "unknown machine 'bow3' (known: gc2, gc200, bow, m2000, bow2000, ipu-pod16, bow-pod16, ipu-pod64, bow-pod64)" },
+        { "{\"preset\": \"bow3\"}", "unknown machine 'bow3' (known: gc2, gc200, bow, m2000, bow2000, ipu-pod16, bow-pod16, ipu-pod64, bow-pod64, ipu-pod128, bow-pod128, ipu-pod256, bow-pod256)" },
         { "[1, 2]", "not a JSON object (expected {\"preset\": ..., \"params\": {...}})" },
         { "{\"params\": {\"tile_clock_hz\": \"fast\"}}", "parameter 'tile_clock_hz' must be a number" },
         { "{\"extra\": 1}", "unknown key 'extra' (expected \"preset\" and \"params\")" },

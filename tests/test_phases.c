@@ -40,20 +40,22 @@ static void test_round_trip(void)
     CU_ASSERT_EQUAL(back.samples, 0);
     CU_ASSERT_EQUAL(back.n, 2);
     /* a pipelined step: its stages and micro-batches */
-    program_phases pp = { .samples = 64, .pipeline_stages = 4, .micro_batches = 16, .pipeline_cycles = 24 };
+    program_phases pp = { .samples = 64, .pipeline_stages = 4, .micro_batches = 16, .pipeline_cycles = 24,
+                          .all_reduce_bytes = 102228128 };
     CU_ASSERT_TRUE(phases_add(&pp, 0, "forward"));
     CU_ASSERT_TRUE(phases_add(&pp, 2, "pipeline"));
     CU_ASSERT_TRUE(phases_add(&pp, 700, "update"));
     text = phases_encode(&pp, &size);
     CU_ASSERT_PTR_NOT_NULL_FATAL(text);
-    const char *want_pipeline = "samples 64\npipeline 4 16 24\nsuperstep 0 forward\nsuperstep 2 pipeline\n"
-                                "superstep 700 update\n";
+    const char *want_pipeline = "samples 64\npipeline 4 16 24\nall-reduce 102228128\nsuperstep 0 forward\n"
+                                "superstep 2 pipeline\nsuperstep 700 update\n";
     CU_ASSERT_EQUAL(size, strlen(want_pipeline));
     CU_ASSERT_NSTRING_EQUAL(text, want_pipeline, strlen(want_pipeline));
     CU_ASSERT_TRUE_FATAL(phases_decode(text, size, &back, err, sizeof err));
     CU_ASSERT_EQUAL(back.pipeline_stages, 4);
     CU_ASSERT_EQUAL(back.micro_batches, 16);
     CU_ASSERT_EQUAL(back.pipeline_cycles, 24);
+    CU_ASSERT_EQUAL(back.all_reduce_bytes, 102228128);
     CU_ASSERT_EQUAL(back.n, 3);
     free(text);
 }
@@ -117,6 +119,9 @@ static void test_bad_blobs(void)
         { "pipeline 0 8 14\nsuperstep 0 pipeline\n", "phases: line 1: expected \"pipeline CHIPS MICRO_BATCHES CYCLES\"" },
         { "pipeline 2 8 7\nsuperstep 0 pipeline\n", "phases: line 1: expected \"pipeline CHIPS MICRO_BATCHES CYCLES\"" },
         { "superstep 0 forward\npipeline 2 4 6\n", "phases: line 2: expected \"superstep N NAME\"" },
+        { "all-reduce 0\nsuperstep 0 forward\n", "phases: line 1: expected \"all-reduce BYTES\"" },
+        { "all-reduce 12 kB\nsuperstep 0 forward\n", "phases: line 1: expected \"all-reduce BYTES\"" },
+        { "superstep 0 forward\nall-reduce 4\n", "phases: line 2: expected \"superstep N NAME\"" },
         { "samples 4", "phases: line 1 has no end" },
         { "superstep 3 forward\nsuperstep 3 update\n", "phases: line 2: superstep 3 does not follow 3" },
     };

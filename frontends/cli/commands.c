@@ -357,6 +357,12 @@ static void print_topology(const machine *m)
         for (uint32_t b = 0; b < boards; b++)
             printf(" %u", xch_chip_hops(&p, 0, b * per));
     }
+    uint32_t domains = machine_u32(m, MP_ipu_link_domains);
+    if (domains > 1)
+        printf("; %u such IPU-Link domains joined by the gateways' GW-Links (%.3g GB/s a board each way), %u chips "
+               "in all: the simulation runs one domain, compare estimates the system (the gradients' all-reduce "
+               "across the domains modelled)", domains, machine_get(m, MP_gw_link_bandwidth_bytes_per_s) / 1e9,
+               chips * domains);
     printf("\n\n");
 }
 

@@ -46,6 +46,13 @@ typedef struct compare_side {
     double host_seconds;          /* of the simulation */
     int host_threads;
     uint32_t chips_used;          /* chips with code */
+    /* A system of several IPU-Link domains (machine.def ipu_link_domains:
+     * POD128, POD256): one domain simulated, the gradients' all-reduce
+     * across the domains over the GW-Links estimated and added to the
+     * time (gateway_estimate). */
+    uint32_t domains;
+    double gateway_s;             /* that estimate */
+    double gateway_bytes;         /* the bytes each chip sends over the GW-Links for it */
 } compare_side;
 
 typedef struct input_spec {
@@ -88,6 +95,28 @@ static void summarise(compare_side *s, const program_phases *ph)
     s->chips_used = engine_chips_used(st);
     if (ph->n)
         phase_stats_sum(st, ph, s->critical_chip, s->phases);
+}
+
+/* The step of a system of D IPU-Link domains, one simulated: as GCL
+ * all-reduces across POD64s, each domain's reduce-scatter (simulated, in
+ * the all-reduce) leaves each chip 1/R of its B gradient bytes (R the
+ * replicas of a domain, a ring of the chips of one stage); the chips of
+ * the D domains holding the same slice then all-reduce it in a ring over
+ * the GW-Links, each sending 2 (D - 1) / D of it through its board's
+ * gateway (shared by the board's chips), with 2 (D - 1) transfers'
+ * latency; the domain's all-gather (simulated) follows.  That ring's time
+ * is added to the step. */
+static void gateway_estimate(compare_side *s, const program_phases *ph)
+{
+    s->domains = machine_u32(&s->m, MP_ipu_link_domains);
+    if (s->domains < 2 || !ph->all_reduce_bytes)
+        return;
+    double d = s->domains, stages = ph->pipeline_stages ? ph->pipeline_stages : 1;
+    double replicas = s->chips_used / stages, per_board = machine_get(&s->m, MP_chips_per_board);
+    double chip_bw = machine_get(&s->m, MP_gw_link_bandwidth_bytes_per_s) / (per_board > 0 ? per_board : 1);
+    s->gateway_bytes = 2 * (d - 1) / d * (double)ph->all_reduce_bytes / (replicas > 1 ? replicas : 1);
+    s->gateway_s = s->gateway_bytes / chip_bw + 2 * (d - 1) * machine_get(&s->m, MP_gw_link_latency_ps) * 1e-12;
+    s->seconds += s->gateway_s;
 }
 
 /* 0: ran to the end; 1: a user error (err); 3: the simulated program
@@ -136,6 +165,7 @@ static int run_side(compare_side *s, const ipu_exe *e, const program_phases *ph,
         return 1;
     s->amp = engine_amp_totals(s->g, s->stats, mr.model_macs);
     summarise(s, ph);
+    gateway_estimate(s, ph);
     /* What the comparison prints is in s now: the machine's simulated state
      * goes before the other machine's is made (a pod's is gigabytes). */
     engine_free(s->g);
@@ -316,6 +346,13 @@ static cJSON *side_json(const compare_side *s, double items, const char *item_na
     cJSON_AddNumberToObject(o, "tiles_per_chip", machine_get(&s->m, MP_tiles_per_chip));
     cJSON_AddNumberToObject(o, "tile_clock_hz", machine_get(&s->m, MP_tile_clock_hz));
     cJSON_AddNumberToObject(o, "critical_chip", s->critical_chip);
+    if (s->domains > 1) {
+        cJSON *d = cJSON_AddObjectToObject(o, "estimate");
+        cJSON_AddNumberToObject(d, "ipu_link_domains", s->domains);
+        cJSON_AddNumberToObject(d, "chips_in_all", (double)s->chips_used * s->domains);
+        cJSON_AddNumberToObject(d, "gateway_all_reduce_seconds", s->gateway_s);
+        cJSON_AddNumberToObject(d, "gateway_bytes_per_chip", s->gateway_bytes);
+    }
     cJSON_AddNumberToObject(o, "cycles", (double)s->cycles);
     cJSON_AddNumberToObject(o, "seconds", s->seconds);
     if (items > 0) {
@@ -350,12 +387,13 @@ static cJSON *side_json(const compare_side *s, double items, const char *item_na
 
 /* The program's phases; a training step counts its samples (the batch of
  * every replica) as the items unless --items gave them. */
-static void read_phases(const ipu_exe *e, const char *input, program_phases *ph, double *items,
+static void read_phases(const ipu_exe *e, const char *input, const machine *m, program_phases *ph, double *items,
                         const char **item_name)
 {
     char err[256];
     if (!phase_stats_read(e, ph, err, sizeof err))
         fatal("%s: %s", input, err);
+    ph->samples *= machine_u32(m, MP_ipu_link_domains);     /* every domain's (gateway_estimate) */
     if (!(*items > 0) && ph->samples) {
         *items = (double)ph->samples;
         *item_name = "samples";
@@ -452,8 +490,8 @@ static void print_mlperf(const mlperf_view *v, const program_phases *ph, const c
     printf(":\n");
     row_seconds("  step time", ta, tb);
     row_number("  samples/s", "%.1f", v->global_batch / ta, v->global_batch / tb);
-    row_number("  samples/s per IPU", "%.1f", v->global_batch / ta / a->chips_used,
-               v->global_batch / tb / b->chips_used);
+    row_number("  samples/s per IPU", "%.1f", v->global_batch / ta / (a->chips_used * a->domains),
+               v->global_batch / tb / (b->chips_used * b->domains));
     if (!(v->samples_needed > 0)) {
         printf("  (time to train: no MLPerf reference for %s; --samples N or --epochs E with --dataset-samples N "
                "give one)\n", model);
@@ -492,7 +530,7 @@ static cJSON *mlperf_json(const mlperf_view *v, const program_phases *ph, const 
     }
     cJSON_AddNumberToObject(o, "step_seconds", t);
     cJSON_AddNumberToObject(o, "samples_per_second", v->global_batch / t);
-    cJSON_AddNumberToObject(o, "samples_per_second_per_ipu", v->global_batch / t / s->chips_used);
+    cJSON_AddNumberToObject(o, "samples_per_second_per_ipu", v->global_batch / t / (s->chips_used * s->domains));
     if (v->samples_needed > 0) {
         double steps = ceil(v->samples_needed / v->global_batch);
         cJSON_AddNumberToObject(o, "samples_to_train", v->samples_needed);
@@ -600,6 +638,13 @@ static void print_report(const char *input, compare_side *a, compare_side *b, co
     row_seconds("  IPU-Links", a->link_s, b->link_s);
     row_seconds("  host link", a->host_s, b->host_s);
     row_seconds("  streaming memory", a->stream_s, b->stream_s);
+    if (a->domains > 1 || b->domains > 1) {
+        row_seconds("  GW-Links (estimated)", a->gateway_s, b->gateway_s);
+        printf("    (estimate: one IPU-Link domain of %u chips simulated, %u and %u domains in the systems; the\n"
+               "    gradients' all-reduce across them, a ring over the GW-Links of %.4g KB a chip, added to the\n"
+               "    time, and each step's samples counted for every domain)\n", a->chips_used, a->domains, b->domains,
+               (a->domains > 1 ? a->gateway_bytes : b->gateway_bytes) / 1e3);
+    }
     printf("\n");
     row_number("instructions", "%.4g", (double)a->instructions, (double)b->instructions);
     row_number("AMP MACs issued", "%.4g", (double)a->amp_macs, (double)b->amp_macs);
@@ -751,8 +796,14 @@ int cmd_compare(int argc, char **argv, const command *self)
     for (int k = 0; k < 2; k++) {
         side_items[k] = items;
         side_item_name[k] = item_name;
-        read_phases(exe[k], input, &ph[k], &side_items[k], &side_item_name[k]);
+        read_phases(exe[k], input, &side[k].m, &ph[k], &side_items[k], &side_item_name[k]);
     }
+    uint32_t domains[2] = { machine_u32(&side[0].m, MP_ipu_link_domains),
+                            machine_u32(&side[1].m, MP_ipu_link_domains) };
+    if (ph[0].samples && domains[0] != domains[1])
+        fatal("%s: %s has %u IPU-Link domain%s and %s %u: a training step is compared on systems of as many "
+              "domains (POD64s)", input, side[0].m.name, domains[0], domains[0] == 1 ? "" : "s", side[1].m.name,
+              domains[1]);
     items = side_items[0];
     item_name = side_item_name[0];
 

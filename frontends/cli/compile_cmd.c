@@ -359,6 +359,11 @@ int cmd_compile(int argc, char **argv, const command *self)
            "streams a replica: %u in, %u out\n", rep.tiles_used, rep.replicas, rep.replicas == 1 ? "" : "s", each,
            rep.max_tile, (unsigned long long)rep.max_tile_bytes, (unsigned long long)rep.memory_bytes,
            100.0 * (double)rep.max_tile_bytes / (double)rep.memory_bytes, rep.input_streams, rep.output_streams);
+    if (machine_u32(o.machine, MP_ipu_link_domains) > 1)
+        printf("%s: %u IPU-Link domains of %u chips: the program is one domain's (the domains run it alike; "
+               "compare estimates the whole system, the all-reduce across the domains over the GW-Links "
+               "modelled)\n", o.machine->name, machine_u32(o.machine, MP_ipu_link_domains),
+               machine_u32(o.machine, MP_chips));
     printf("tensor storage: %.3g MB a chip placed where dead tensors were (a tensor's memory goes back to its "
            "tiles after its last reader), %.3g MB of it where past ops' scratch was; ops' scratch: %.3g MB in dead "
            "tensors' blocks\n", (double)rep.reused_bytes / 1e6, (double)rep.reused_scratch_bytes / 1e6,

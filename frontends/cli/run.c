@@ -625,7 +625,7 @@ static int run_system(const run_options *o, run_program *p)
  * speed.  Notes the longest tile's cycles in p. */
 /* A training step's phases (sim/program/phases.h) on chip 0: cycles and
  * their compute / exchange / sync / wait split. */
-static void print_phases(const run_program *p, const engine_stats *st)
+static void print_phases(const run_program *p, const engine_stats *st, uint32_t domains)
 {
     program_phases ph;
     char err[256];
@@ -653,6 +653,9 @@ static void print_phases(const run_program *p, const engine_stats *st)
                                                             "the all-reduce phase)"
                                                           : " (each chip's replica steps alone: this program has no "
                                                             "gradient all-reduce)");
+        if (domains > 1)
+            printf("  (one of the machine's %u IPU-Link domains, which run it alike: compare estimates the whole "
+                   "system, the all-reduce across the domains over the GW-Links modelled)\n", domains);
     }
 }
 
@@ -841,7 +844,7 @@ static void print_report(const run_options *o, run_program *p)
         printf("\n");
         print_supersteps(st);
     }
-    print_phases(p, st);
+    print_phases(p, st, machine_u32(&o->m, MP_ipu_link_domains));
     if (o->ops)
         print_ops(p, st, o->ops_shown);
     double host_s = st->host_seconds;

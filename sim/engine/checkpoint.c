@@ -36,7 +36,7 @@
 
 /* A checkpoint names every field of these: a field added to them must be
  * taken and restored here (or said to need neither). */
-_Static_assert(sizeof(void *) != 8 || sizeof(struct engine) == 5544, "struct engine changed: see checkpoint.c");
+_Static_assert(sizeof(void *) != 8 || sizeof(struct engine) == 5568, "struct engine changed: see checkpoint.c");
 /* Neither taken nor restored: opt (the run's options, the same after a
  * restore), progress_next_s and run_started_s (host-time bookkeeping of
  * the progress report). */

@@ -58,6 +58,8 @@ char *phases_encode(const program_phases *ph, size_t *size)
     if (ph->pipeline_stages)
         len += (size_t)snprintf(s + len, cap - len, "pipeline %u %u %u\n", ph->pipeline_stages, ph->micro_batches,
                                 ph->pipeline_cycles);
+    if (ph->all_reduce_bytes)
+        len += (size_t)snprintf(s + len, cap - len, "all-reduce %llu\n", (unsigned long long)ph->all_reduce_bytes);
     for (uint32_t i = 0; i < ph->n_stretches; i++)
         len += (size_t)snprintf(s + len, cap - len, "superstep %u %s\n", ph->s[i].first_superstep,
                                 ph->name[ph->s[i].phase]);
@@ -118,6 +120,18 @@ bool phases_decode(const void *bytes, size_t size, program_phases *ph, char *err
             ph->pipeline_stages = stages;
             ph->micro_batches = micro;
             ph->pipeline_cycles = cycles;
+            s = nl + 1;
+            continue;
+        }
+        unsigned long long reduced;
+        used = 0;
+        if (!ph->n_stretches && !ph->all_reduce_bytes && !strncmp(buf, "all-reduce ", 11)) {
+            if (sscanf(buf, "all-reduce %llu%n", &reduced, &used) != 1 || (size_t)used != n || !reduced ||
+                buf[11] < '0' || buf[11] > '9') {
+                snprintf(err, err_size, "phases: line %u: expected \"all-reduce BYTES\"", line);
+                return false;
+            }
+            ph->all_reduce_bytes = reduced;
             s = nl + 1;
             continue;
         }

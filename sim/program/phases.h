@@ -17,7 +17,8 @@
  * second; then an optional line "pipeline S M C\n": a pipelined step on S
  * chips of M micro-batches, whose C cycles (M + 2 P - 2 for P pipeline
  * stages, where micro-batches are in the forward and backward passes at
- * once) are the phase "pipeline".
+ * once) are the phase "pipeline"; then an optional line "all-reduce B\n":
+ * the gradient bytes the busiest chip of a replica all-reduces a step.
  *
  * Models what PopVision's execution trace shows of a PopART training step
  * (the forward, backward and optimizer programs).
@@ -45,6 +46,9 @@ typedef struct program_phases {
     uint32_t pipeline_stages;     /* a pipelined step's stages (0: not pipelined) ... */
     uint32_t micro_batches;       /* ... its micro-batches ... */
     uint32_t pipeline_cycles;     /* ... and cycles */
+    uint64_t all_reduce_bytes;    /* the gradient bytes the busiest chip of a replica all-reduces
+                                     a step (0: none; what compare's estimate of a system of
+                                     several IPU-Link domains sends over the GW-Links) */
 } program_phases;
 
 /* From superstep `first` on, phase `name`: a new stretch, or the last one

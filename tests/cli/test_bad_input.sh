@@ -158,7 +158,7 @@ fails 1 "ipusim: machine parameter tile_clock_hz = 0 is out of range (1e+08..4e+
 fails 1 "ipusim: --set tile_clock_hz: 'fast' is not a number" -- "$IPUSIM" run good.elf --set tile_clock_hz=fast
 fails 1 "ipusim: --set expects name=value, got 'tile_clock_hz'" -- "$IPUSIM" run good.elf --set tile_clock_hz
 fails 1 "ipusim: unknown machine parameter 'nope' (\`ipusim machines\` lists them)" -- "$IPUSIM" machines --set nope=1
-fails 1 "ipusim: unknown machine 'gc300' (known: gc2, gc200, bow, m2000, bow2000, ipu-pod16, bow-pod16, ipu-pod64, bow-pod64)" -- \
+fails 1 "ipusim: unknown machine 'gc300' (known: gc2, gc200, bow, m2000, bow2000, ipu-pod16, bow-pod16, ipu-pod64, bow-pod64, ipu-pod128, bow-pod128, ipu-pod256, bow-pod256)" -- \
     "$IPUSIM" machines --show gc300 --json "$OUT/m.json"
 fails 1 "ipusim: machine parameter tile_memory_bytes = 1000 is out of range (65536..1.04858e+06 B)" -- \
     "$IPUSIM" run good.elf --set tile_memory_bytes=1000

@@ -117,6 +117,26 @@ check "the serial pipeline is slower than the overlapped one" \
 expect 0 "^backward +[0-9]+ " -- "$IPUSIM" run mlp224s.elf
 expect 0 "its pipeline run for 8 micro-batches, 10 cycles as long as the simulated ones" -- \
     "$IPUSIM" compare mlp224.elf --global-batch 512
+# IPU-POD128 / Bow Pod128: one POD64 simulated; the gradients' all-reduce across the two POD64s, a
+# ring over the GW-Links after each POD64's reduce-scatter, estimated and added; samples for both
+"$IPUSIM" compare mlp.onnx --train --loss softmax-ce:logits:labels --machines ipu-pod128,bow-pod128 \
+    --json pod128.json > pod128.txt 2>&1
+check "pod128: the GW-Links' estimate shown" grep -q "^    GW-Links (estimated) " pod128.txt
+check "pod128: a step of both POD64s' samples" grep -q "(4096 samples a step simulated)" pod128.txt
+check "pod128: the estimate's arithmetic (3496 gradient bytes a chip, 64 replicas a POD64, a board's 25 GB/s shared by 4)" \
+    python3 -c '
+import json, sys
+a = json.load(open("pod128.json"))["a"]
+e = a["estimate"]
+want = (2 * 1 / 2 * 3496 / 64) / (2.5e10 / 4) + 2 * 1 * 5e-6
+ok = abs(e["gateway_all_reduce_seconds"] - want) < 1e-12 and e["chips_in_all"] == 128 and e["ipu_link_domains"] == 2
+t = a["training_step"]
+ok = ok and abs(t["samples_per_second_per_ipu"] * 128 - t["samples_per_second"]) < 1e-6 * t["samples_per_second"]
+sys.exit(0 if ok else 1)'
+fails 1 "ipusim: mlp.onnx: ipu-pod64 has 1 IPU-Link domain and ipu-pod128 2: a training step is compared on systems of as many domains (POD64s)" -- \
+    "$IPUSIM" compare mlp.onnx --train --loss softmax-ce:logits:labels --machines ipu-pod64,ipu-pod128
+expect 0 "2 such IPU-Link domains joined by the gateways' GW-Links \(25 GB/s a board each way\), 128 chips in all" -- \
+    "$IPUSIM" machines --show ipu-pod128
 # recomputation: the stages' forward ops made again in their backward passes, the step held
 # against the host reference, and a little longer than without
 expect 0 "a pipeline of 2 stages in 6 cycles \(the stages' forward passes recomputed in their backward passes\)" -- \
