@@ -65,6 +65,8 @@ typedef struct train_options {
                              state stays f32 */
     bool stochastic_rounding; /* that rounding stochastic (the tile PRNG), else
                              to nearest even */
+    bool f16_optimizer_state; /* the optimizer's state kept in f16 (read through a
+                             Cast to f32, its new value rounded to nearest) */
     bool optimizer_state_offchip; /* the optimizer's state (momentum, moments) kept
                              in streaming memory, loaded for each weight's update
                              and stored back (graph_tensor.in_streaming_memory) */

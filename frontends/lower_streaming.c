@@ -80,6 +80,14 @@ bool lw_streaming_plan(lowering *lw)
     return true;
 }
 
+/* The bytes piece q of a variable takes in its buffer and moves: whole
+ * words (an f16 piece of an odd count padded, its block's alignment
+ * leaving room for the padding). */
+static uint32_t piece_bytes(const ltensor *lt, size_t q)
+{
+    return (uint32_t)((lt->p[q].count * lt->element_bytes + 3) & ~3ull);
+}
+
 /* Variable v placed on the tiles lower_variables planned for it and its
  * pieces' loads added to the exchange phase being built. */
 static bool load_variable(lowering *lw, int v)
@@ -96,10 +104,7 @@ static bool load_variable(lowering *lw, int v)
         return false;
     const ltensor *lt = &lw->tensor[v];
     for (size_t q = 0; q < lt->n; q++) {
-        uint32_t bytes = (uint32_t)(lt->p[q].count * lt->element_bytes);
-        if (bytes % 4)
-            return lw_fail(lw, "%s: variable '%s' in streaming memory: a piece of %u bytes (not whole words)",
-                           lw->g->source, lw_gt(lw, v)->name, bytes);
+        uint32_t bytes = piece_bytes(lt, q);
         if (!lw_add_host_receive(lw, lt->p[q].tile, lt->p[q].addr, bytes, XCH_STREAM_MEMORY | lt->p[q].tile))
             return false;
         lw->rep->streaming_bytes += bytes;
@@ -171,7 +176,7 @@ static bool store_variable(lowering *lw, int v)
         ltile *t = &lw->tile[lv->p[k].tile];
         lw_push_word(lw, &t->steps, lw->kernels.ctl_send);
         lw_push_word(lw, &t->steps, lv->p[k].addr);
-        lw_push_word(lw, &t->steps, (uint32_t)(lv->p[k].count * lv->element_bytes));
+        lw_push_word(lw, &t->steps, piece_bytes(lv, k));
         lw_push_word(lw, &t->steps, XCH_STREAM_MEMORY | lw_global_tile(lw, lv->p[k].tile));
         lw_note_peer(lw, lv->p[k].tile, EXE_RELOC_TILE);
     }
@@ -220,7 +225,7 @@ bool lw_streaming_map(lowering *lw)
         for (size_t k = 0; ok && k < lt->n; k++) {
             uint32_t tile = lw_global_tile(lw, lt->p[k].tile);
             ok = tmap_add_piece(mt, tile, (uint32_t)offset[lt->p[k].tile], lt->p[k].first, lt->p[k].count, tile);
-            offset[lt->p[k].tile] += lt->p[k].count * lt->element_bytes;
+            offset[lt->p[k].tile] += piece_bytes(lt, k);
         }
     }
     free(offset);

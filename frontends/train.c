@@ -57,6 +57,7 @@ typedef struct builder {
     size_t err_size;
     bool failed;
     bool state_offchip;   /* state_of's variables kept in streaming memory */
+    bool state_f16;       /* ... and kept in f16 */
 } builder;
 
 static int op_n(builder *b, graph_op op, const int *in, int n_in)
@@ -277,17 +278,31 @@ static int build_loss(builder *b, const char *spec)
 
 /* ---- the optimizer ---------------------------------------------------------------------- */
 
-/* A zero-initialised f32 state variable shaped like w. */
-static int state_of(builder *b, int w, const char *what, train_info *info)
+/* A zero-initialised state variable shaped like w (f32, or f16 kept and
+ * read through a Cast to f32), and the f32 value the update reads. */
+typedef struct state {
+    int var, f32;
+} state;
+
+static int cast_to(builder *b, int x, graph_dtype to, const char *rounding);
+
+static state state_of(builder *b, int w, const char *what, train_info *info)
 {
     char base[300];
     snprintf(base, sizeof base, "%s/%s", b->g->tensors[w].name, what);
     info->state++;
     graph_shape shape = b->g->tensors[w].shape;   /* adding the variable may move the tensors */
-    int v = graph_add_variable(b->g, base, GDT_F32, &shape, NULL);
+    int v = graph_add_variable(b->g, base, b->state_f16 ? GDT_F16 : GDT_F32, &shape, NULL);
     if (v >= 0)
         b->g->tensors[v].in_streaming_memory = b->state_offchip;
-    return v;
+    return (state){ v, v >= 0 && b->state_f16 ? cast_to(b, v, GDT_F32, "nearest") : v };
+}
+
+/* The state's new value (f32), rounded to nearest where it is kept in f16. */
+static void set_state(builder *b, state s, int value)
+{
+    if (s.var >= 0 && value >= 0)
+        graph_set_update(b->g, s.var, s.var == s.f32 ? value : cast_to(b, value, GDT_F16, "nearest"));
 }
 
 static int mul(builder *b, int a, int c) { return op2(b, GRAPH_OP_MUL, a, c); }
@@ -327,7 +342,6 @@ static adam_step adam_corrections(builder *b, const train_options *o, train_info
 static int update_weight(builder *b, const train_options *o, int w, int named, int g, const adam_step *as,
                          train_info *info)
 {
-    graph *gr = b->g;
     if (o->optimizer == TRAIN_SGD || o->optimizer == TRAIN_LARS) {
         int gw = o->weight_decay ? add(b, g, scaled(b, w, o->weight_decay)) : g;
         if (o->optimizer == TRAIN_LARS) {
@@ -339,17 +353,17 @@ static int update_weight(builder *b, const train_options *o, int w, int named, i
          * first, so that the sum is written over w (lower_elementwise.c) */
         if (!o->momentum)
             return add(b, w, scaled(b, gw, -o->lr));
-        int v = state_of(b, named, "momentum", info);
-        int vn = add(b, scaled(b, v, o->momentum), gw);
-        graph_set_update(gr, v, vn);
+        state v = state_of(b, named, "momentum", info);
+        int vn = add(b, scaled(b, v.f32, o->momentum), gw);
+        set_state(b, v, vn);
         return sub(b, w, scaled(b, vn, o->lr));
     }
     int gw = o->optimizer == TRAIN_ADAM && o->weight_decay ? add(b, g, scaled(b, w, o->weight_decay)) : g;
-    int m = state_of(b, named, "first_moment", info), v = state_of(b, named, "second_moment", info);
-    int mn = add(b, scaled(b, m, o->beta1), scaled(b, gw, 1 - o->beta1));
-    int vn = add(b, scaled(b, v, o->beta2), scaled(b, mul(b, gw, gw), 1 - o->beta2));
-    graph_set_update(gr, m, mn);
-    graph_set_update(gr, v, vn);
+    state m = state_of(b, named, "first_moment", info), v = state_of(b, named, "second_moment", info);
+    int mn = add(b, scaled(b, m.f32, o->beta1), scaled(b, gw, 1 - o->beta1));
+    int vn = add(b, scaled(b, v.f32, o->beta2), scaled(b, mul(b, gw, gw), 1 - o->beta2));
+    set_state(b, m, mn);
+    set_state(b, v, vn);
     int dir = divide(b, mul(b, mn, as->c1),
                      add(b, op1(b, GRAPH_OP_SQRT, mul(b, vn, as->c2)), scalar(b, o->epsilon)));
     if (o->optimizer == TRAIN_LAMB) {
@@ -524,7 +538,7 @@ bool train_graph(graph *g, const train_options *o, train_info *info, char *err, 
         info = &dummy;
     memset(info, 0, sizeof *info);
     builder b = { .g = g, .info = info, .err = err, .err_size = err_size,
-                  .state_offchip = o->optimizer_state_offchip };
+                  .state_offchip = o->optimizer_state_offchip, .state_f16 = o->f16_optimizer_state };
     err[0] = 0;
     g->phase = GRAPH_PHASE_FORWARD;
     fusion_gelu(g);

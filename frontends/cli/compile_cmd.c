@@ -174,6 +174,8 @@ bool cli_train_option(const command *self, cli_train *t, int argc, char **argv, 
         t->o.micro_batches = (uint32_t)n;
     } else if (!strcmp(a, "--f16-weights")) {
         t->o.f16_weights = true;
+    } else if (!strcmp(a, "--f16-optimizer-state")) {
+        t->o.f16_optimizer_state = true;
     } else if (!strcmp(a, "--recompute")) {
         t->o.recompute = true;
     } else if (!strcmp(a, "--optimizer-state-offchip")) {
@@ -203,8 +205,8 @@ graph *cli_load_model(const char *model, bool fuse, const cli_train *t, const lo
     bool train = t && t->train;
     if (t && t->given && !train)
         fatal("%s: --loss, --optimizer, --lr, --momentum, --weight-decay, --loss-scale, --delay-updates, "
-              "--accumulate, --f16-weights, --no-stochastic-rounding, --optimizer-state-offchip and --recompute need "
-              "--train", model);
+              "--accumulate, --f16-weights, --no-stochastic-rounding, --f16-optimizer-state, --optimizer-state-offchip "
+              "and --recompute need --train", model);
     if (lo && lo->serial_pipeline && !(train && lo->pipeline > 1))
         fatal("%s: --serial-pipeline is of a pipelined training step: it needs --train and --pipeline N", model);
     if (t && t->o.recompute && !(train && lo && lo->pipeline > 1))
@@ -258,6 +260,8 @@ void cli_print_training(const graph *g, const cli_train *t, const train_info *in
         printf(", loss scale %g", o->loss_scale);
     if (o->f16_weights)
         printf(", f16 weights (updated in f32, rounded %s)", o->stochastic_rounding ? "stochastically" : "to nearest");
+    if (o->f16_optimizer_state && info->state)
+        printf(", optimizer state in f16");
     if (o->optimizer_state_offchip && info->state)
         printf(", optimizer state in streaming memory");
     if (g->micro_batches > 1)

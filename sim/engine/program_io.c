@@ -342,7 +342,7 @@ bool program_set_up_streaming(engine *g, const tensor_map *m, char *err, size_t 
         const tmap_tensor *t = &m->tensors[i];
         for (size_t k = 0; (t->role & TMAP_STREAMING) && k < t->n_pieces; k++) {
             const tmap_piece *p = &t->pieces[k];
-            uint64_t e = p->addr + p->count * t->element_bytes;
+            uint64_t e = p->addr + ((p->count * t->element_bytes + 3) & ~3ull);   /* whole words */
             end[p->tile] = e > end[p->tile] ? e : end[p->tile];
             most = end[p->tile] > most ? end[p->tile] : most;
         }

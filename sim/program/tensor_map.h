@@ -58,7 +58,8 @@ enum tmap_role {
                                 its update and stored back: a piece's stream is the
                                 buffer (the global number of the tile that loads
                                 it), its addr the piece's byte offset there (the
-                                buffer as it is between steps) */
+                                buffer as it is between steps; each piece padded to
+                                whole words) */
 };
 
 typedef struct tmap_piece {

@@ -205,13 +205,18 @@ expect 0 "streaming memory: 8 optimizer state variables, 0.012 MB a replica" -- 
 check "cnn, LAMB state in streaming memory: 5 steps within tolerance" \
     grep -q "^PASS: 5 steps of cnn.onnx within tolerance" cnn_offchip.txt
 check "cnn, LAMB state in streaming memory: the moments compared" grep -q "change of k2/second_moment" cnn_offchip.txt
+# ... and kept in f16 there (pieces of an odd count padded to whole words)
+"$IPUSIM" validate --model cnn.onnx --train --loss softmax-ce:logits:labels --optimizer lamb --lr 0.05 \
+    --f16-optimizer-state --optimizer-state-offchip --machine m2000 --steps 5 > cnn_offchip16.txt 2>&1
+check "cnn, LAMB state in f16 in streaming memory: 5 steps within tolerance" \
+    grep -q "^PASS: 5 steps of cnn.onnx within tolerance" cnn_offchip16.txt
 
 # ---- refused before any work ----------------------------------------------------------
 fails 2 "ipusim compile: --optimizer: 'rmsprop' is not sgd, adam, lamb or lars" -- \
     "$IPUSIM" compile mlp.onnx --train --optimizer rmsprop -o "$OUT/x.elf"
 fails 2 "ipusim compile: --lr: '-1' is not a positive number" -- "$IPUSIM" compile mlp.onnx --train --lr -1 -o "$OUT/x.elf"
 fails 2 "ipusim compile: --momentum: '1.5' is not below 1" -- "$IPUSIM" compile mlp.onnx --train --momentum 1.5 -o "$OUT/x.elf"
-fails 1 "ipusim: mlp.onnx: --loss, --optimizer, --lr, --momentum, --weight-decay, --loss-scale, --delay-updates, --accumulate, --f16-weights, --no-stochastic-rounding, --optimizer-state-offchip and --recompute need --train" -- \
+fails 1 "ipusim: mlp.onnx: --loss, --optimizer, --lr, --momentum, --weight-decay, --loss-scale, --delay-updates, --accumulate, --f16-weights, --no-stochastic-rounding, --f16-optimizer-state, --optimizer-state-offchip and --recompute need --train" -- \
     "$IPUSIM" compile mlp.onnx --lr 0.1 -o "$OUT/x.elf"
 fails 1 "ipusim: mlp.onnx: --no-stochastic-rounding is of the f16 weights' update: it needs --f16-weights" -- \
     "$IPUSIM" compile mlp.onnx --train --loss softmax-ce:logits:labels --no-stochastic-rounding -o "$OUT/x.elf"
