@@ -15,11 +15,24 @@
  */
 #include "disasm.h"
 
-#include "sim/base/grow.h"
-
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Room in *p (capacity *cap elements of elem bytes) for `need`: half as
+ * much again as asked; false (nothing changed) when out of host memory. */
+static bool room_for(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return true;
+    size_t more = need + need / 2 + 8;
+    void *q = realloc(*p, more * elem);
+    if (!q)
+        return false;
+    *p = q;
+    *cap = more;
+    return true;
+}
 
 /* ---- names ---------------------------------------------------------------------- */
 
@@ -559,7 +572,7 @@ static uint64_t hash_bytes(uint64_t h, const uint8_t *p, size_t n)
 /* Append to the key being built (at the end of d->keys, from `from`). */
 static void key_add(dis *d, const void *p, size_t n)
 {
-    if (!base_grow((void **)&d->keys, &d->keys_cap, d->keys_n + n, 1)) {
+    if (!room_for((void **)&d->keys, &d->keys_cap, d->keys_n + n, 1)) {
         d->oom = true;
         return;
     }
@@ -603,7 +616,7 @@ static void section_key(dis *d, const dis_tile *dt, const exe_section *sec)
 /* Tile's section into group g. */
 static bool add_member(dis *d, group *g, size_t tile, const exe_section *sec)
 {
-    if (!base_grow((void **)&g->m, &g->cap, g->n + 1, sizeof *g->m)) {
+    if (!room_for((void **)&g->m, &g->cap, g->n + 1, sizeof *g->m)) {
         d->oom = true;
         return false;
     }
@@ -666,7 +679,7 @@ static void group_section(dis *d, size_t t, const exe_section *sec)
             return;
         }
     }
-    if (!base_grow((void **)&d->groups, &d->cap_groups, d->n_groups + 1, sizeof *d->groups)) {
+    if (!room_for((void **)&d->groups, &d->cap_groups, d->n_groups + 1, sizeof *d->groups)) {
         d->oom = true;
         return;
     }
@@ -715,7 +728,7 @@ static void split_by_targets(dis *d, size_t gi)
     }
     free(lk.addrs);
     g->n = keep;
-    if (rest && base_grow((void **)&d->groups, &d->cap_groups, d->n_groups + 1, sizeof *d->groups)) {
+    if (rest && room_for((void **)&d->groups, &d->cap_groups, d->n_groups + 1, sizeof *d->groups)) {
         g = &d->groups[gi];
         d->groups[d->n_groups++] = (group){ g->hash, g->key_off, g->key_len, others, rest, n, 0 };
         return;
@@ -777,7 +790,7 @@ static size_t intern_set(dis *d, const size_t *t, size_t n)
             return d->set_slots[j] - 1;
     }
     size_t *copy = malloc((n ? n : 1) * sizeof *copy);
-    if (!copy || !base_grow((void **)&d->sets, &d->cap_sets, d->n_sets + 1, sizeof *d->sets)) {
+    if (!copy || !room_for((void **)&d->sets, &d->cap_sets, d->n_sets + 1, sizeof *d->sets)) {
         free(copy);
         return SIZE_MAX;
     }
@@ -870,7 +883,7 @@ typedef struct item_list { item *v; size_t n, cap; } item_list;
 /* Append it to l; false when out of memory. */
 static bool add_item(item_list *l, item it)
 {
-    if (!base_grow((void **)&l->v, &l->cap, l->n + 1, sizeof *l->v))
+    if (!room_for((void **)&l->v, &l->cap, l->n + 1, sizeof *l->v))
         return false;
     l->v[l->n++] = it;
     return true;
