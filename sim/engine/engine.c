@@ -45,10 +45,18 @@ static uint64_t chip_ps(const engine *g, uint32_t chip, uint64_t cycles)
 
 /* ---- set-up ------------------------------------------------------------------ */
 
-/* The buffers of the variables the executable keeps in streaming memory
- * (its tensor map says which), zero before the first step. */
-static bool set_up_streaming(engine *g, const ipu_exe *e, char *err, size_t err_size)
+/* The exchange of the system: which tiles have code, and the buffers of
+ * the variables the executable keeps in streaming memory (its tensor map
+ * says which), zero before the first step. */
+static bool start_exchange(engine *g, const xch_params *p, uint64_t hz, const ipu_exe *e, char *err,
+                           size_t err_size)
 {
+    if (!xch_system_init(&g->xch, p, hz)) {
+        snprintf(err, err_size, "out of host memory for the exchange of %u tiles", g->system_tiles);
+        return false;
+    }
+    for (size_t i = 0; i < g->n_tiles; i++)
+        xch_set_has_code(&g->xch, g->tiles[i].tile_id);
     if (!e->tensors.size)
         return true;
     char why[512];
@@ -204,14 +212,7 @@ engine *engine_new(const machine *m, const ipu_exe *e, char *err, size_t err_siz
         .stream_latency_ps = (uint64_t)machine_get(m, MP_streaming_memory_latency_ps),
         .stream_capacity_bytes = (uint64_t)machine_get(m, MP_streaming_memory_bytes),
     };
-    if (!xch_system_init(&g->xch, &p, hz)) {
-        snprintf(err, err_size, "out of host memory for the exchange of %u tiles", g->system_tiles);
-        engine_free(g);
-        return NULL;
-    }
-    for (size_t i = 0; i < g->n_tiles; i++)
-        xch_set_has_code(&g->xch, g->tiles[i].tile_id);
-    if (!set_up_streaming(g, e, err, err_size)) {
+    if (!start_exchange(g, &p, hz, e, err, err_size)) {
         engine_free(g);
         return NULL;
     }
