@@ -584,9 +584,9 @@ static void serve_write(resolver *r, xch_party *p, const xch_transfer *sd, bool 
     xch_system *x = r->x;
     uint32_t chip = chip_of(x, p->tile);
     uint32_t n = sd->endpoint & XCH_ENDPOINT_INDEX;
+    xch_stream *s = host ? NULL : find_stream(&x->buffers, n);
     if (!host) {
-        const xch_stream *b = find_stream(&x->buffers, n);
-        uint64_t freed = b ? b->cursor - b->start : 0;
+        uint64_t freed = s ? s->cursor - s->start : 0;       /* (let go of before the write) */
         if (x->stream_used_bytes - freed + sd->bytes > x->p.stream_capacity_bytes) {
             if (x->p.stream_capacity_bytes == 0)
                 fault(r, p, ISA_EXC_EXCHANGE, sd->pc,
@@ -600,7 +600,8 @@ static void serve_write(resolver *r, xch_party *p, const xch_transfer *sd, bool 
             return;
         }
     }
-    xch_stream *s = host ? get_stream(&x->host_out, n) : get_stream(&x->buffers, n);
+    if (!s)
+        s = host ? get_stream(&x->host_out, n) : get_stream(&x->buffers, n);
     if (s && !host)
         let_go_of_read_bytes(x, s);
     if (!s || !stream_append(s, p->log->data + sd->data_offset, sd->bytes)) {

@@ -237,22 +237,20 @@ bool lw_lower_all_reduce(lowering *lw, const graph_node *n, int index)
         free(rt); free(bytes); free(x);
         return lw_fail(lw, "out of host memory");
     }
-    uint64_t *stage_bytes = calloc((size_t)lw->stages + 1, sizeof *stage_bytes), most = 0;
-    if (!stage_bytes) {
-        free(rt); free(bytes); free(x);
-        return lw_fail(lw, "out of host memory");
-    }
     for (int k = 0; k < n->n_inputs; k++) {
         const ltensor *li = &lw->tensor[n->inputs[k]];
-        for (size_t j = 0; j < li->n; j++) {
+        for (size_t j = 0; j < li->n; j++)
             bytes[li->p[j].tile] += li->p[j].count * 4;
-            stage_bytes[li->p[j].tile / lw->tiles] += li->p[j].count * 4;
-        }
     }
-    for (uint32_t s = 0; s < lw->stages; s++)
-        most = stage_bytes[s] > most ? stage_bytes[s] : most;
-    lw->phases.all_reduce_bytes += most;      /* (the busiest chip's, for compare's estimate) */
-    free(stage_bytes);
+    /* the busiest chip's bytes (a stage's tiles), for compare's estimate */
+    uint64_t most = 0;
+    for (uint32_t first = 0; first < tiles; first += lw->tiles) {
+        uint64_t chip = 0;
+        for (uint32_t i = first; i < first + lw->tiles; i++)
+            chip += bytes[i];
+        most = chip > most ? chip : most;
+    }
+    lw->phases.all_reduce_bytes += most;
     for (uint32_t i = 0; i < tiles && !lw->failed; i++)
         if (bytes[i])
             place_parts(lw, i, bytes[i], R, rings, &rt[i]);

@@ -352,6 +352,17 @@ bool lw_note_peer(lowering *lw, uint32_t tile, enum exe_reloc_kind kind)
     return lw_note_rotated(lw, tile, -1, kind, 0, 0);
 }
 
+bool lw_push_send(lowering *lw, uint32_t tile, uint32_t addr, uint32_t bytes, uint32_t endpoint,
+                  enum exe_reloc_kind kind)
+{
+    word_vec *steps = &lw->tile[tile].steps;
+    lw_push_word(lw, steps, lw->kernels.ctl_send);
+    lw_push_word(lw, steps, addr);
+    lw_push_word(lw, steps, bytes);
+    lw_push_word(lw, steps, endpoint);
+    return lw_note_peer(lw, tile, kind) && !lw->failed;
+}
+
 bool lw_note_rotated(lowering *lw, uint32_t tile, int64_t record_offset, enum exe_reloc_kind kind, uint32_t shift,
                      uint32_t slice_bytes)
 {

@@ -218,6 +218,11 @@ static inline uint32_t lw_narrow_run_count(uint64_t n) { return (uint32_t)((n / 
 static inline uint64_t lw_narrow_run_blocks(uint32_t count) { return ((uint64_t)(count >> 1) + 1) * 2 + (count & 1); }
 /* Note that the step word just pushed on tile `tile` is an endpoint. */
 bool lw_note_peer(lowering *lw, uint32_t tile, enum exe_reloc_kind kind);
+/* A send step of `bytes` (whole words) at addr to the host or streaming
+ * memory, pushed on the tile's steps now (outside an exchange phase's
+ * matched transfers), its endpoint word noted as `kind`. */
+bool lw_push_send(lowering *lw, uint32_t tile, uint32_t addr, uint32_t bytes, uint32_t endpoint,
+                  enum exe_reloc_kind kind);
 /* The same for a RING or SLICE word: the tile's last step word
  * (record_offset < 0) or the record word at that byte offset. */
 bool lw_note_rotated(lowering *lw, uint32_t tile, int64_t record_offset, enum exe_reloc_kind kind, uint32_t shift,

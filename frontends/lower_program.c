@@ -344,14 +344,10 @@ bool lw_send_outputs(lowering *lw)
     lw_count_sync(lw);
     for (int i = 0; i < g->n_outputs && !lw->failed; i++) {
         const ltensor *lt = &lw->tensor[g->outputs[i]];
-        for (size_t k = 0; k < lt->n; k++) {
-            ltile *tt = &lw->tile[lt->p[k].tile];
-            lw_push_word(lw, &tt->steps, lw->kernels.ctl_send);
-            lw_push_word(lw, &tt->steps, lt->p[k].addr);
-            lw_push_word(lw, &tt->steps, (uint32_t)((lt->p[k].count * lt->element_bytes + 3) & ~3ull));
-            lw_push_word(lw, &tt->steps, XCH_HOST | lw->rep->output_streams++);
-            lw_note_peer(lw, lt->p[k].tile, EXE_RELOC_HOST_OUT);
-        }
+        for (size_t k = 0; k < lt->n; k++)
+            lw_push_send(lw, lt->p[k].tile, lt->p[k].addr,
+                         (uint32_t)((lt->p[k].count * lt->element_bytes + 3) & ~3ull),
+                         XCH_HOST | lw->rep->output_streams++, EXE_RELOC_HOST_OUT);
     }
     return !lw->failed;
 }

@@ -80,12 +80,12 @@ bool lw_streaming_plan(lowering *lw)
     return true;
 }
 
-/* The bytes piece q of a variable takes in its buffer and moves: whole
- * words (an f16 piece of an odd count padded, its block's alignment
- * leaving room for the padding). */
+/* The bytes piece q of a variable takes in its buffer and moves
+ * (tmap_streaming_bytes: an f16 piece of an odd count padded, its block's
+ * alignment leaving room for the padding). */
 static uint32_t piece_bytes(const ltensor *lt, size_t q)
 {
-    return (uint32_t)((lt->p[q].count * lt->element_bytes + 3) & ~3ull);
+    return (uint32_t)tmap_streaming_bytes(lt->p[q].count * lt->element_bytes);
 }
 
 /* Variable v placed on the tiles lower_variables planned for it and its
@@ -172,14 +172,9 @@ static bool store_variable(lowering *lw, int v)
         lw->rep->updates_copied++;
     else if (u >= 0)
         lw->rep->updates_in_place++;
-    for (size_t k = 0; k < lv->n && !lw->failed; k++) {
-        ltile *t = &lw->tile[lv->p[k].tile];
-        lw_push_word(lw, &t->steps, lw->kernels.ctl_send);
-        lw_push_word(lw, &t->steps, lv->p[k].addr);
-        lw_push_word(lw, &t->steps, piece_bytes(lv, k));
-        lw_push_word(lw, &t->steps, XCH_STREAM_MEMORY | lw_global_tile(lw, lv->p[k].tile));
-        lw_note_peer(lw, lv->p[k].tile, EXE_RELOC_TILE);
-    }
+    for (size_t k = 0; k < lv->n && !lw->failed; k++)
+        lw_push_send(lw, lv->p[k].tile, lv->p[k].addr, piece_bytes(lv, k),
+                     XCH_STREAM_MEMORY | lw_global_tile(lw, lv->p[k].tile), EXE_RELOC_TILE);
     /* the next phase's end syncs after the sends (their bytes leave the
      * tile as they are issued, so the storage may be reused at once) */
     lw->phase_has_transfers = true;

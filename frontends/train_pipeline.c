@@ -305,28 +305,23 @@ static int tensor_like(graph *g, int like, const char *fmt, ...)
     return c;
 }
 
-/* Micro-batches 1 .. m - 1 of every forward and backward node that reads
- * the data (node.cycle holds each node's micro-batch until the schedule);
- * the update reading each gradient's sum over them. */
-static void unroll(graph *g, uint32_t micro_batches)
+/* The tensors the step's forward and backward nodes make from the data
+ * (the graph's inputs that are neither constants nor variables), found
+ * until nothing changes (recomputed nodes come after the backward nodes
+ * that read them); calloc'd, one a tensor. */
+static bool *data_tensors(const graph *g)
 {
-    int n_tensors = g->n_tensors, n_nodes = g->n_nodes, n_inputs = g->n_inputs, n_outputs = g->n_outputs;
-    bool *data = calloc((size_t)n_tensors + 1, sizeof *data);
-    int *map = malloc((size_t)n_tensors * sizeof *map + 1);
-    int **copies = calloc((size_t)n_tensors + 1, sizeof *copies);
-    if (!data || !map || !copies)
+    bool *data = calloc((size_t)g->n_tensors + 1, sizeof *data);
+    if (!data)
         panic("out of host memory");
     for (int i = 0; i < g->n_inputs; i++) {
         const graph_tensor *x = &g->tensors[g->inputs[i]];
         data[g->inputs[i]] = !x->data && !x->is_variable;
     }
-    /* (until nothing changes: the recomputed nodes come after the backward
-     * nodes that read them) */
     for (bool changed = true; changed;) {
         changed = false;
-        for (int k = 0; k < n_nodes; k++) {
-            graph_node *n = &g->nodes[k];
-            n->cycle = 0;
+        for (int k = 0; k < g->n_nodes; k++) {
+            const graph_node *n = &g->nodes[k];
             if (!fwd_bwd(n) || n->removed)
                 continue;
             bool reads = false;
@@ -337,6 +332,22 @@ static void unroll(graph *g, uint32_t micro_batches)
                     data[n->outputs[i]] = changed = true;
         }
     }
+    return data;
+}
+
+/* Micro-batches 1 .. m - 1 of every forward and backward node that reads
+ * the data (node.cycle holds each node's micro-batch until the schedule);
+ * the update reading each gradient's sum over them. */
+static void unroll(graph *g, uint32_t micro_batches)
+{
+    int n_tensors = g->n_tensors, n_nodes = g->n_nodes, n_inputs = g->n_inputs, n_outputs = g->n_outputs;
+    bool *data = data_tensors(g);
+    int *map = malloc((size_t)n_tensors * sizeof *map + 1);
+    int **copies = calloc((size_t)n_tensors + 1, sizeof *copies);
+    if (!map || !copies)
+        panic("out of host memory");
+    for (int k = 0; k < n_nodes; k++)
+        g->nodes[k].cycle = 0;
     for (int t = 0; t < n_tensors; t++)
         if (data[t] && !(copies[t] = malloc(micro_batches * sizeof **copies)))
             panic("out of host memory");
@@ -434,23 +445,10 @@ static void unroll(graph *g, uint32_t micro_batches)
 static void recompute_stages(graph *g, int stages)
 {
     int n_nodes = g->n_nodes, n_tensors = g->n_tensors;
-    bool *data = calloc((size_t)n_tensors + 1, sizeof *data), *need = calloc((size_t)n_nodes + 1, sizeof *need);
+    bool *data = data_tensors(g), *need = calloc((size_t)n_nodes + 1, sizeof *need);
     int *again = malloc((size_t)n_tensors * sizeof *again + 1);
-    if (!data || !need || !again)
+    if (!need || !again)
         panic("out of host memory");
-    for (int i = 0; i < g->n_inputs; i++) {
-        const graph_tensor *x = &g->tensors[g->inputs[i]];
-        data[g->inputs[i]] = !x->data && !x->is_variable;
-    }
-    for (int k = 0; k < n_nodes; k++) {
-        const graph_node *n = &g->nodes[k];
-        bool reads = false;
-        for (int i = 0; i < n->n_inputs && n->phase == GRAPH_PHASE_FORWARD; i++)
-            reads |= n->inputs[i] >= 0 && data[n->inputs[i]];
-        for (int i = 0; i < n->n_outputs; i++)
-            if (n->outputs[i] >= 0)
-                data[n->outputs[i]] = reads;
-    }
     for (int t = 0; t < n_tensors; t++)
         again[t] = -1;
     /* a forward tensor of the data that a backward node of the same stage

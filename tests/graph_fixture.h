@@ -24,16 +24,30 @@
 #include "frontends/graph.h"
 #include "sim/program/machine.h"
 
-/* The GC200 preset the graphs are compiled for. */
+/* Preset `name` into m, once (*ready). */
+static inline const machine *fixture_preset(const char *name, machine *m, bool *ready)
+{
+    char err[256];
+    if (!*ready)
+        CU_ASSERT_TRUE_FATAL(machine_preset(name, m, err, sizeof err));
+    *ready = true;
+    return m;
+}
+
+/* The GC200 preset the graphs are compiled for, and an IPU-M2000 (four
+ * chips, streaming memory). */
 static inline const machine *gc200(void)
 {
     static machine m;
     static bool ready;
-    char err[256];
-    if (!ready)
-        CU_ASSERT_TRUE_FATAL(machine_preset("gc200", &m, err, sizeof err));
-    ready = true;
-    return &m;
+    return fixture_preset("gc200", &m, &ready);
+}
+
+static inline const machine *m2000(void)
+{
+    static machine m;
+    static bool ready;
+    return fixture_preset("m2000", &m, &ready);
 }
 
 /* The values of random constants and inputs: a fixed sequence. */

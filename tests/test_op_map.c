@@ -14,6 +14,19 @@
 #include "sim/program/op_map.h"
 #include "test_util.h"
 
+/* m encoded as `want` exactly, and decoded again into back. */
+static void round_trip(const op_map *m, const char *want, op_map *back)
+{
+    uint8_t *bytes;
+    size_t size;
+    char err[160];
+    CU_ASSERT_TRUE_FATAL(op_map_encode(m, &bytes, &size));
+    CU_ASSERT_EQUAL(size, strlen(want));
+    CU_ASSERT_NSTRING_EQUAL((const char *)bytes, want, strlen(want));
+    CU_ASSERT_TRUE_FATAL(op_map_decode(bytes, size, back, err, sizeof err));
+    free(bytes);
+}
+
 static void test_round_trip(void)
 {
     op_map m = { 0 };
@@ -26,23 +39,15 @@ static void test_round_trip(void)
     CU_ASSERT_EQUAL(m.n_supersteps, 4);
     CU_ASSERT_EQUAL(op_map_owner(&m, 0, OP_MAP_COMPUTE), -1);           /* before any note: none */
     CU_ASSERT_EQUAL(op_map_owner(&m, 9, OP_MAP_EXCHANGE), -1);          /* past the end: none */
-    uint8_t *bytes;
-    size_t size;
-    CU_ASSERT_TRUE_FATAL(op_map_encode(&m, &bytes, &size));
-    const char *want = "op MatMul layer0.attention.query.matmul\nop Add grad/Add 3_x\nop Odd_Type ?\n"
-                       "superstep -1 -1\nsuperstep 0 1\nsuperstep -1 -1\nsuperstep -1 2\n";
-    CU_ASSERT_EQUAL(size, strlen(want));
-    CU_ASSERT_NSTRING_EQUAL((const char *)bytes, want, strlen(want));
     op_map back;
-    char err[160];
-    CU_ASSERT_TRUE_FATAL(op_map_decode(bytes, size, &back, err, sizeof err));
+    round_trip(&m, "op MatMul layer0.attention.query.matmul\nop Add grad/Add 3_x\nop Odd_Type ?\n"
+                   "superstep -1 -1\nsuperstep 0 1\nsuperstep -1 -1\nsuperstep -1 2\n", &back);
     CU_ASSERT_EQUAL(back.n_ops, 3);
     CU_ASSERT_STRING_EQUAL(back.ops[1].type, "Add");
     CU_ASSERT_STRING_EQUAL(back.ops[1].name, "grad/Add 3_x");
     CU_ASSERT_EQUAL(back.n_supersteps, 4);
     CU_ASSERT_EQUAL(op_map_owner(&back, 1, OP_MAP_COMPUTE), 0);
     CU_ASSERT_EQUAL(op_map_owner(&back, 3, OP_MAP_EXCHANGE), 2);
-    free(bytes);
     op_map_free(&back);
     op_map_free(&m);
 }
@@ -102,7 +107,7 @@ static void test_cycles_by_op(void)
     };
     engine_stats st = { .supersteps = s, .n_supersteps = 4 };
     op_totals t[3];
-    op_stats_sum(&st, &m, 0, t);
+    op_stats_sum(&st, &m, 0, 1, t);
     CU_ASSERT_EQUAL(t[0].compute_cycles, 400);
     CU_ASSERT_EQUAL(t[0].cycles, 400);
     CU_ASSERT_EQUAL(t[0].supersteps, 2);
@@ -136,17 +141,9 @@ static void test_stages(void)
     CU_ASSERT_EQUAL(op_map_owner_stage(&m, 1, 0, OP_MAP_COMPUTE), 1);
     CU_ASSERT_EQUAL(op_map_owner_stage(&m, 0, 0, OP_MAP_COMPUTE), 0);
     CU_ASSERT_EQUAL(op_map_owner_stage(&m, 5, 0, OP_MAP_COMPUTE), 0);      /* past the stages: stage 0's */
-    uint8_t *bytes;
-    size_t size;
-    CU_ASSERT_TRUE_FATAL(op_map_encode(&m, &bytes, &size));
-    const char *want = "op MatMul stage0.mm\nop Relu stage1.relu\nsuperstep 0 -1\nstage 1\nsuperstep 1 -1\n"
-                       "superstep -1 1\n";
-    CU_ASSERT_EQUAL(size, strlen(want));
-    CU_ASSERT_NSTRING_EQUAL((const char *)bytes, want, strlen(want));
     op_map back;
-    char err[160];
-    CU_ASSERT_TRUE_FATAL(op_map_decode(bytes, size, &back, err, sizeof err));
-    free(bytes);
+    round_trip(&m, "op MatMul stage0.mm\nop Relu stage1.relu\nsuperstep 0 -1\nstage 1\nsuperstep 1 -1\n"
+                   "superstep -1 1\n", &back);
     CU_ASSERT_EQUAL(back.n_stages, 2);
     CU_ASSERT_EQUAL(op_map_owner_stage(&back, 1, 1, OP_MAP_EXCHANGE), 1);
     engine_superstep s[3] = {
@@ -156,12 +153,17 @@ static void test_stages(void)
     };
     engine_stats st = { .supersteps = s, .n_supersteps = 3 };
     op_totals t[3];
-    op_stats_sum(&st, &back, 1, t);
+    op_stats_sum(&st, &back, 1, 1, t);
     CU_ASSERT_EQUAL(t[1].compute_cycles, 60);
     CU_ASSERT_EQUAL(t[0].cycles, 0);
-    op_stats_sum(&st, &back, 2, t);
+    op_stats_sum(&st, &back, 2, 1, t);
     CU_ASSERT_EQUAL(t[0].compute_cycles, 70);
     CU_ASSERT_EQUAL(t[1].cycles, 0);
+    /* chips 0 and 1 together, each to its own stage's ops (run --ops) */
+    op_stats_sum(&st, &back, 0, 2, t);
+    CU_ASSERT_EQUAL(t[0].compute_cycles, 100);
+    CU_ASSERT_EQUAL(t[1].compute_cycles, 60);
+    CU_ASSERT_EQUAL(t[2].sync_cycles, 40);       /* chip 1's wait: no op's */
     op_map_free(&back);
     op_map_free(&m);
 }

@@ -438,24 +438,7 @@ static void test_f16_table_lookup(void)
     }
 }
 
-/* The optimizer's state kept in streaming memory (Adam on an M2000, whose
- * gateway has DDR): three steps give the weights and the moments bit for
- * bit as with the state in tile memory, the moments read back from the
- * tiles' buffers; the loads and stores make the step slower.  With two
- * replicas, each replica's moments are in its own tiles' buffers and
- * equal after the all-reduced step.  A machine without streaming memory
- * is refused. */
-static const machine *m2000(void)
-{
-    static machine m;
-    static bool ready;
-    char err[256];
-    if (!ready)
-        CU_ASSERT_TRUE_FATAL(machine_preset("m2000", &m, err, sizeof err));
-    ready = true;
-    return &m;
-}
-
+/* Adam, lr 0.01, its state where offchip says, for `replicas`. */
 static train_options adam_offchip(bool offchip, uint32_t replicas)
 {
     train_options o = sgd(0);
@@ -503,6 +486,13 @@ static uint64_t three_steps(const train_options *o, uint8_t values[12][128])
     return r.cycles;
 }
 
+/* The optimizer's state kept in streaming memory (Adam on an M2000, whose
+ * gateway has DDR): three steps give the weights and the moments bit for
+ * bit as with the state in tile memory, the moments read back from the
+ * tiles' buffers; the loads and stores make the step slower.  With two
+ * replicas, each replica's moments are in its own tiles' buffers and
+ * equal after the all-reduced step.  A machine without streaming memory
+ * is refused. */
 static void test_state_in_streaming_memory(void)
 {
     char err[512];

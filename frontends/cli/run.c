@@ -666,22 +666,9 @@ static uint64_t ops_of_replica0(const engine_stats *st, const op_map *m, op_tota
 {
     uint32_t chips = m->n_stages > 1 ? m->n_stages : 1;
     uint64_t all = 0;
-    op_totals *one = calloc((size_t)m->n_ops + 1, sizeof *one);
-    op_stats_sum(st, m, 0, t);
-    for (uint32_t c = 0; c < chips && c < st->n_chips; c++) {
+    op_stats_sum(st, m, 0, chips, t);
+    for (uint32_t c = 0; c < chips && c < st->n_chips; c++)
         all += st->chips[c].c.cycles;
-        if (!c || !one)
-            continue;
-        op_stats_sum(st, m, c, one);
-        for (uint32_t i = 0; i <= m->n_ops; i++) {
-            t[i].supersteps += one[i].supersteps;
-            t[i].cycles += one[i].cycles;
-            t[i].compute_cycles += one[i].compute_cycles;
-            t[i].exchange_cycles += one[i].exchange_cycles;
-            t[i].sync_cycles += one[i].sync_cycles;
-        }
-    }
-    free(one);
     return all;
 }
 

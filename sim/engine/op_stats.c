@@ -12,16 +12,16 @@ bool op_stats_read(const ipu_exe *e, op_map *m, char *err, size_t err_size)
     return !e->ops.size || op_map_decode(e->ops.bytes, e->ops.size, m, err, err_size);
 }
 
-void op_stats_sum(const engine_stats *st, const op_map *m, uint32_t chip, op_totals *out)
+void op_stats_sum(const engine_stats *st, const op_map *m, uint32_t first_chip, uint32_t chips, op_totals *out)
 {
     memset(out, 0, sizeof *out * (m->n_ops + 1));
     for (uint32_t i = 0; i <= m->n_ops; i++)
         out[i].op = i < m->n_ops ? (int32_t)i : -1;
     for (size_t k = 0; k < st->n_supersteps; k++) {
         const engine_superstep *s = &st->supersteps[k];
-        if (s->chip != chip)
+        if (s->chip < first_chip || s->chip - first_chip >= chips)
             continue;
-        uint32_t stage = m->n_stages > 1 ? chip % m->n_stages : 0;
+        uint32_t stage = m->n_stages > 1 ? s->chip % m->n_stages : 0;
         int32_t c = op_map_owner_stage(m, stage, s->index, OP_MAP_COMPUTE);
         int32_t x = op_map_owner_stage(m, stage, s->index, OP_MAP_EXCHANGE);
         op_totals *tc = &out[c < 0 ? m->n_ops : (uint32_t)c], *tx = &out[x < 0 ? m->n_ops : (uint32_t)x];

@@ -26,10 +26,11 @@ typedef struct op_totals {
 /* The program's op map from its executable; false with err on a bad
  * section, true with m->n_ops == 0 when there is none. */
 bool op_stats_read(const ipu_exe *e, op_map *m, char *err, size_t err_size);
-/* Chip `chip`'s supersteps given to their ops (a pipelined step's: to its
- * stage's, chip mod the map's stages): out[0 .. m->n_ops) the ops in the
- * map's order, out[m->n_ops] no op. */
-void op_stats_sum(const engine_stats *st, const op_map *m, uint32_t chip, op_totals *out);
+/* The supersteps of chips first_chip .. first_chip + chips - 1 given to
+ * their ops (a pipelined step's chip to its stage's, chip mod the map's
+ * stages), summed: out[0 .. m->n_ops) the ops in the map's order,
+ * out[m->n_ops] no op. */
+void op_stats_sum(const engine_stats *st, const op_map *m, uint32_t first_chip, uint32_t chips, op_totals *out);
 /* out (n entries) sorted by cycles, the most first (ties: map order). */
 void op_stats_sort(op_totals *out, size_t n);
 

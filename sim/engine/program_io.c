@@ -175,19 +175,17 @@ bool program_read_tensor(const engine *g, const tmap_tensor *t, void *data, char
     return read_permuted(g, t, data, false, err, err_size);
 }
 
-/* A piece of a variable in streaming memory: its bytes in its buffer
- * (NULL with err when the buffer does not hold them). */
-static uint8_t *streaming_piece(const engine *g, const tmap_tensor *t, size_t k, char *err, size_t err_size)
+/* Whether buffer `buf` (size bytes, NULL: none) holds piece k of a
+ * variable in streaming memory (false with err when it does not). */
+static bool in_buffer(const tmap_tensor *t, size_t k, const uint8_t *buf, size_t size, char *err, size_t err_size)
 {
     const tmap_piece *p = &t->pieces[k];
-    size_t size, want = (size_t)(p->count * t->element_bytes);
-    uint8_t *buf = engine_stream_buffer_mut((engine *)(uintptr_t)g, p->stream, &size);
-    if (!buf || p->addr > size || size - p->addr < want) {
-        snprintf(err, err_size, "tensor '%s': piece %zu (streaming-memory buffer %u, offset %u, %zu bytes) is not in "
-                 "streaming memory (the buffer holds %zu bytes)", t->name, k, p->stream, p->addr, want, buf ? size : 0);
-        return NULL;
-    }
-    return buf + p->addr;
+    size_t want = (size_t)(p->count * t->element_bytes);
+    if (buf && p->addr <= size && size - p->addr >= want)
+        return true;
+    snprintf(err, err_size, "tensor '%s': piece %zu (streaming-memory buffer %u, offset %u, %zu bytes) is not in "
+             "streaming memory (the buffer holds %zu bytes)", t->name, k, p->stream, p->addr, want, buf ? size : 0);
+    return false;
 }
 
 /* The pieces, in the stored order, into tile memory. */
@@ -196,10 +194,12 @@ static bool write_tiles(engine *g, const tmap_tensor *t, const void *data, char 
     for (size_t k = 0; k < t->n_pieces; k++) {
         const tmap_piece *p = &t->pieces[k];
         if (t->role & TMAP_STREAMING) {
-            uint8_t *at = streaming_piece(g, t, k, err, err_size);
-            if (!at)
+            size_t size;
+            uint8_t *buf = engine_stream_buffer_mut(g, p->stream, &size);
+            if (!in_buffer(t, k, buf, size, err, err_size))
                 return false;
-            memcpy(at, (const uint8_t *)data + p->first * t->element_bytes, (size_t)(p->count * t->element_bytes));
+            memcpy(buf + p->addr, (const uint8_t *)data + p->first * t->element_bytes,
+                   (size_t)(p->count * t->element_bytes));
             continue;
         }
         ipu_tile *tile = engine_tile_mut(g, p->tile);
@@ -261,10 +261,11 @@ static bool read_tiles(const engine *g, const tmap_tensor *t, void *data, char *
     for (size_t k = 0; k < t->n_pieces; k++) {
         const tmap_piece *p = &t->pieces[k];
         if (t->role & TMAP_STREAMING) {
-            const uint8_t *at = streaming_piece(g, t, k, err, err_size);
-            if (!at)
+            size_t size;
+            const uint8_t *buf = engine_stream_buffer(g, p->stream, &size);
+            if (!in_buffer(t, k, buf, size, err, err_size))
                 return false;
-            memcpy((uint8_t *)data + p->first * t->element_bytes, at, (size_t)(p->count * t->element_bytes));
+            memcpy((uint8_t *)data + p->first * t->element_bytes, buf + p->addr, (size_t)(p->count * t->element_bytes));
             continue;
         }
         const ipu_tile *tile = engine_tile(g, p->tile);
@@ -342,7 +343,7 @@ bool program_set_up_streaming(engine *g, const tensor_map *m, char *err, size_t 
         const tmap_tensor *t = &m->tensors[i];
         for (size_t k = 0; (t->role & TMAP_STREAMING) && k < t->n_pieces; k++) {
             const tmap_piece *p = &t->pieces[k];
-            uint64_t e = p->addr + ((p->count * t->element_bytes + 3) & ~3ull);   /* whole words */
+            uint64_t e = p->addr + tmap_streaming_bytes(p->count * t->element_bytes);
             end[p->tile] = e > end[p->tile] ? e : end[p->tile];
             most = end[p->tile] > most ? end[p->tile] : most;
         }

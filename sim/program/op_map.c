@@ -42,14 +42,21 @@ int32_t op_map_add_op(op_map *m, const char *type, const char *name)
     return (int32_t)m->n_ops++;
 }
 
+/* One list of owners (stage 0's, or a stage's): op for superstep's
+ * `which`, the supersteps up to it none's until noted. */
+static bool note_owner(int32_t (**owner)[2], uint32_t *n, size_t *cap, uint32_t superstep, int which, int32_t op)
+{
+    if (superstep == UINT32_MAX || !base_grow((void **)owner, cap, superstep + 1, sizeof **owner))
+        return false;
+    for (; *n <= superstep; (*n)++)
+        (*owner)[*n][0] = (*owner)[*n][1] = -1;
+    (*owner)[superstep][which] = op;
+    return true;
+}
+
 bool op_map_note(op_map *m, uint32_t superstep, int which, int32_t op)
 {
-    if (superstep == UINT32_MAX || !base_grow((void **)&m->owner, &m->cap_supersteps, superstep + 1, sizeof *m->owner))
-        return false;
-    for (; m->n_supersteps <= superstep; m->n_supersteps++)
-        m->owner[m->n_supersteps][0] = m->owner[m->n_supersteps][1] = -1;
-    m->owner[superstep][which] = op;
-    return true;
+    return note_owner(&m->owner, &m->n_supersteps, &m->cap_supersteps, superstep, which, op);
 }
 
 int32_t op_map_owner(const op_map *m, uint32_t superstep, int which)
@@ -71,12 +78,7 @@ bool op_map_note_stage(op_map *m, uint32_t stage, uint32_t superstep, int which,
         m->n_stages = stage + 1;
     }
     struct op_map_stage *st = &m->stages[stage - 1];
-    if (superstep == UINT32_MAX || !base_grow((void **)&st->owner, &st->cap_supersteps, superstep + 1, sizeof *st->owner))
-        return false;
-    for (; st->n_supersteps <= superstep; st->n_supersteps++)
-        st->owner[st->n_supersteps][0] = st->owner[st->n_supersteps][1] = -1;
-    st->owner[superstep][which] = op;
-    return true;
+    return note_owner(&st->owner, &st->n_supersteps, &st->cap_supersteps, superstep, which, op);
 }
 
 int32_t op_map_owner_stage(const op_map *m, uint32_t stage, uint32_t superstep, int which)

@@ -107,6 +107,9 @@ bool tmap_add_piece(tmap_tensor *t, uint32_t tile, uint32_t addr, uint64_t first
                     uint32_t stream);
 
 uint64_t tmap_elements(const tmap_tensor *t);
+/* The bytes a piece of `bytes` takes in a TMAP_STREAMING tensor's buffer
+ * (and on the way there and back): whole words. */
+static inline uint64_t tmap_streaming_bytes(uint64_t bytes) { return (bytes + 3) & ~3ull; }
 /* Whether the stored order is the tensor's own (perm is the identity). */
 bool tmap_is_identity(const tmap_tensor *t);
 /* Reorder between the tensor's row-major order and its stored order
