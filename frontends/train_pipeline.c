@@ -151,6 +151,83 @@ static void recut_after_head(graph *g, uint32_t stages, double total)
     free(of_weights);
 }
 
+/* A forward node of weights alone (an f16 weight's Cast to f32), which
+ * the topological order puts first, on the earliest stage that reads what
+ * it makes, so that a weight goes with its layer (and only the tables the
+ * first stage looks up count as the first stage's, wrap_tied_head). */
+static void weights_with_readers(graph *g)
+{
+    bool *of_weights = calloc((size_t)g->n_tensors + 1, sizeof *of_weights);
+    bool *alone = calloc((size_t)g->n_nodes + 1, sizeof *alone);
+    int *reader = malloc(((size_t)g->n_tensors + 1) * sizeof *reader);
+    if (!of_weights || !alone || !reader)
+        panic("out of host memory");
+    for (int k = 0; k < g->n_nodes; k++) {
+        const graph_node *n = &g->nodes[k];
+        if (n->phase != GRAPH_PHASE_FORWARD)
+            continue;
+        alone[k] = n->n_outputs > 0;
+        for (int i = 0; i < n->n_inputs; i++) {
+            int t = n->inputs[i];
+            if (t >= 0 && !g->tensors[t].is_variable && !g->tensors[t].data && !of_weights[t])
+                alone[k] = false;
+        }
+        for (int i = 0; i < n->n_outputs && alone[k]; i++)
+            if (n->outputs[i] >= 0)
+                of_weights[n->outputs[i]] = true;
+    }
+    for (int t = 0; t < g->n_tensors; t++)
+        reader[t] = -1;
+    for (int k = g->n_nodes - 1; k >= 0; k--) {
+        graph_node *n = &g->nodes[k];
+        if (n->phase != GRAPH_PHASE_FORWARD)
+            continue;
+        int first = -1;
+        for (int i = 0; i < n->n_outputs && alone[k]; i++)
+            if (n->outputs[i] >= 0 && reader[n->outputs[i]] >= 0 && (first < 0 || reader[n->outputs[i]] < first))
+                first = reader[n->outputs[i]];
+        if (first >= 0)
+            n->stage = first;
+        for (int i = 0; i < n->n_inputs; i++) {
+            int t = n->inputs[i];
+            if (t >= 0 && (reader[t] < 0 || n->stage < reader[t]))
+                reader[t] = n->stage;
+        }
+    }
+    free(of_weights);
+    free(alone);
+    free(reader);
+}
+
+/* An update node of the optimizer's state and constants alone (unplaced:
+ * a moment's decay, the Cast of f16 state) runs on the stage of the update
+ * that reads what it makes, the weight's, so that the state lives on the
+ * weight's chip: from the last node back (the nodes are in a topological
+ * order), each tensor's update reader's stage in reader[]. */
+static void state_with_its_weight(graph *g, bool *unplaced)
+{
+    int *reader = malloc(((size_t)g->n_tensors + 1) * sizeof *reader);
+    if (!reader)
+        panic("out of host memory");
+    for (int t = 0; t < g->n_tensors; t++)
+        reader[t] = -1;
+    for (int k = g->n_nodes - 1; k >= 0; k--) {
+        graph_node *n = &g->nodes[k];
+        if (n->phase != GRAPH_PHASE_UPDATE)
+            continue;
+        for (int i = 0; i < n->n_outputs && unplaced[k]; i++)
+            if (n->outputs[i] >= 0 && reader[n->outputs[i]] >= 0) {
+                n->stage = reader[n->outputs[i]];
+                unplaced[k] = false;
+            }
+        for (int i = 0; i < n->n_inputs && !unplaced[k]; i++)
+            if (n->inputs[i] >= 0)
+                reader[n->inputs[i]] = n->stage;
+    }
+    free(reader);
+    free(unplaced);
+}
+
 /* The forward nodes cut into `stages` runs of about equal work (and a
  * tied head, wrap_tied_head); every other node's stage from the tensors
  * it reads (above).  Stages here are the pipeline's (v), on chip v mod S;
@@ -174,9 +251,12 @@ static uint32_t assign_stages(graph *g, uint32_t stages)
         n->stage = (int)(s < stages ? s : stages - 1);
         acc += graph_node_work(g, n);
     }
+    weights_with_readers(g);
     uint32_t pipeline = wrap_tied_head(g, stages);
-    if (pipeline > stages)
+    if (pipeline > stages) {
         recut_after_head(g, stages, total);
+        weights_with_readers(g);
+    }
     for (int k = 0; k < g->n_nodes; k++) {
         const graph_node *n = &g->nodes[k];
         if (n->phase == GRAPH_PHASE_FORWARD)
@@ -197,14 +277,23 @@ static uint32_t assign_stages(graph *g, uint32_t stages)
     for (int k = 0; k < g->n_nodes; k++)
         if (g->nodes[k].phase == GRAPH_PHASE_FORWARD && g->nodes[k].origin >= 0)
             tag_stage[g->nodes[k].origin] = g->nodes[k].stage;
+    bool *unplaced = calloc((size_t)g->n_nodes + 1, sizeof *unplaced);
+    if (!unplaced)
+        panic("out of host memory");
     for (int k = 0; k < g->n_nodes; k++) {
         graph_node *n = &g->nodes[k];
         if (n->phase == GRAPH_PHASE_FORWARD)
             continue;
         int forward = -1, backward = -1, produced = -1;
+        /* an update node goes by its largest operands, the weight-shaped
+         * ones, not by the scalars all updates share (Adam's corrections) */
+        int64_t largest = 0;
+        for (int i = 0; i < n->n_inputs && n->phase == GRAPH_PHASE_UPDATE; i++)
+            if (n->inputs[i] >= 0 && graph_shape_numel(&g->tensors[n->inputs[i]].shape) > largest)
+                largest = graph_shape_numel(&g->tensors[n->inputs[i]].shape);
         for (int i = 0; i < n->n_inputs; i++) {
             int t = n->inputs[i];
-            if (t < 0)
+            if (t < 0 || graph_shape_numel(&g->tensors[t].shape) < largest)
                 continue;
             int p = g->tensors[t].producer;
             if (p >= 0 && g->nodes[p].phase != GRAPH_PHASE_FORWARD) {
@@ -218,8 +307,10 @@ static uint32_t assign_stages(graph *g, uint32_t stages)
             }
         }
         if (n->phase == GRAPH_PHASE_UPDATE) {
-            /* the update runs outside the cycles: near its operands */
+            /* the update runs outside the cycles: near its operands (one
+             * of the optimizer's state and constants alone: below) */
             n->stage = produced >= 0 ? produced : forward >= 0 ? forward : 0;
+            unplaced[k] = produced < 0 && forward < 0;
             continue;
         }
         /* the stage of the forward node it is the gradient of; else of
@@ -234,6 +325,7 @@ static uint32_t assign_stages(graph *g, uint32_t stages)
             if (n->outputs[i] >= 0)
                 home[n->outputs[i]] = -1;
     }
+    state_with_its_weight(g, unplaced);
     /* A backward node of weights alone (a weight's transpose for the data
      * gradient) read on one stage only runs there, so the weight is not
      * sent across in its new form: from the last node back (reader[t]: -1

@@ -10,6 +10,8 @@
  *   - the schedule: every stage reads only what its own chip holds or an
  *     IpuCopy brought, and each node runs in the cycle its micro-batch and
  *     stage give (forward t = m + s, backward t = m + 2S - 2 - s);
+ *   - each f16 weight's Cast on its layer's stage, each weight's Adam
+ *     moments read on the weight's stage;
  *   - the overlapped step takes the time its schedule predicts: the
  *     serial run (one stage at a time) gives each stage's forward and
  *     backward time per micro-batch, F_s and B_s; the pipeline's cycles
@@ -404,6 +406,77 @@ static void test_recompute(void)
     graph_free(g[1]);
 }
 
+/* Where a pipelined step's weights and optimizer state live: with f16
+ * weights, each weight's Cast to f32 (a node of weights alone, which the
+ * topological order puts first) runs on the stage of the layer that reads
+ * it, so no weight counts as a table the first stage looks up and the
+ * last reads again (no tied head: M + 2S - 2 cycles); each node of the
+ * update that reads a weight's Adam moments runs on that weight's stage,
+ * where the moments then live, not on chip 0 by default (a moment's decay
+ * reads only the moment and a constant, and the bias corrections are
+ * scalars every weight's update reads). */
+static void test_weight_and_state_stages(void)
+{
+    const uint32_t S = 2, M = 4;
+    graph *g = train_mlp(5);
+    train_options o;
+    train_options_default(&o);
+    o.loss = "softmax-ce:logits:labels";
+    o.lr = 0.01;
+    o.optimizer = TRAIN_ADAM;
+    o.f16_weights = true;
+    o.stages = S;
+    o.micro_batches = M;
+    train_info info;
+    g = train_built(g, &o, &info);
+    CU_ASSERT_EQUAL(g->pipeline_cycles, M + 2 * S - 2);
+    int stage_of[WEIGHTS];
+    for (int w = 0; w < WEIGHTS; w++) {
+        int v = graph_find_tensor(g, weight_names[w]);
+        CU_ASSERT_FATAL(v >= 0 && g->tensors[v].dtype == GDT_F16);
+        stage_of[w] = -1;
+        for (int k = 0; k < g->n_nodes; k++) {
+            const graph_node *n = &g->nodes[k];
+            if (n->phase != GRAPH_PHASE_FORWARD || n->op != GRAPH_OP_CAST || n->inputs[0] != v)
+                continue;
+            CU_ASSERT_EQUAL(stage_of[w], -1);
+            stage_of[w] = n->stage;
+            for (int r = 0; r < g->n_nodes; r++)      /* its readers, of every micro-batch */
+                for (int i = 0; i < g->nodes[r].n_inputs; i++)
+                    if (g->nodes[r].inputs[i] == n->outputs[0] && g->nodes[r].phase == GRAPH_PHASE_FORWARD)
+                        CU_ASSERT_EQUAL(g->nodes[r].stage, n->stage);
+        }
+        CU_ASSERT(stage_of[w] >= 0);
+        int readers = 0;
+        for (int mo = 0; mo < 2; mo++) {
+            char name[64];
+            snprintf(name, sizeof name, "%s/%s", weight_names[w], mo ? "second_moment" : "first_moment");
+            int t = graph_find_tensor(g, name);
+            CU_ASSERT_FATAL(t >= 0);
+            for (int k = 0; k < g->n_nodes; k++)
+                for (int i = 0; i < g->nodes[k].n_inputs; i++)
+                    if (g->nodes[k].inputs[i] == t) {
+                        CU_ASSERT_EQUAL(g->nodes[k].phase, GRAPH_PHASE_UPDATE);
+                        CU_ASSERT_EQUAL(g->nodes[k].stage, stage_of[w]);
+                        readers++;
+                    }
+        }
+        CU_ASSERT(readers >= 2);
+    }
+    CU_ASSERT_EQUAL(stage_of[0], 0);     /* fc1 on the first stage, fc2 on the second */
+    CU_ASSERT_EQUAL(stage_of[2], 1);
+    char err[512];
+    machine m;
+    CU_ASSERT_TRUE_FATAL(machine_preset("m2000", &m, err, sizeof err));
+    lower_options lo = { .machine = &m, .pipeline = 2, .tiles = 16 };
+    ipu_exe *e = lower_graph(g, &lo, NULL, err, sizeof err);
+    if (!e)
+        fprintf(stderr, "\n  %s\n", err);
+    CU_ASSERT_PTR_NOT_NULL(e);
+    exe_free(e);
+    graph_free(g);
+}
+
 void test_register(void)
 {
     ADD_SUITE("pipeline",
@@ -411,5 +484,6 @@ void test_register(void)
               { "stages and cycles as the schedule gives them", test_schedule },
               { "a tied weight's reader on the weight's chip, a stage of its own", test_tied_weight },
               { "the overlapped pipeline takes its schedule's time", test_overlap_as_scheduled },
-              { "recomputation: the same step, the stashed activations the stages' inputs", test_recompute });
+              { "recomputation: the same step, the stashed activations the stages' inputs", test_recompute },
+              { "f16 weights with their layers, the optimizer's state with its weight", test_weight_and_state_stages });
 }

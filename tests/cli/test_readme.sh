@@ -30,10 +30,17 @@ python3 "$(dirname "$0")/train_models.py" "$WORK"
 ( cd "$WORK" && "$IPUSIM" compile mlp.onnx --train --loss softmax-ce:logits:labels --lr 0.5 --momentum 0.9 \
       -o mlp.elf && "$IPUSIM" run mlp.elf && "$IPUSIM" validate --model mlp.onnx --train \
       --loss softmax-ce:logits:labels --lr 0.5 --momentum 0.9 --steps 20 ) > "$WORK/train_got.txt" 2>&1
+# A gradient's error figures are held against the host reference, whose
+# last bits follow the host's BLAS kernels (OpenBLAS picks them by CPU):
+# those figures are masked on both sides, the simulated values' own lines
+# (phases, cycles, losses) compared as they are.
+mask() { sed -E 's/max rel [^ ]+  rel L2 [^ ]+  max err\/tol [^,]+/max rel *  rel L2 *  max err\/tol */'; }
+mask < "$WORK/train_got.txt" > "$WORK/train_masked.txt"
 missing=0
 while IFS= read -r line; do
     case "$line" in '$ '*|'  ...') continue ;; esac
-    grep -qxF -- "$line" "$WORK/train_got.txt" || { echo "  README line not in the output: $line"; missing=1; }
+    want=$(mask <<<"$line")
+    grep -qxF -- "$want" "$WORK/train_masked.txt" || { echo "  README line not in the output: $line"; missing=1; }
 done < "$WORK/train.txt"
 check "the training example gives every line the README shows" test "$missing" -eq 0
 
