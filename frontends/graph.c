@@ -389,7 +389,7 @@ int graph_add_tensor(graph *g, const char *name)
         g->tensors = xrealloc(g->tensors, (size_t)g->cap_tensors * sizeof *g->tensors);
     }
     int t = g->n_tensors++;
-    g->tensors[t] = (graph_tensor){ .name = xstrdup(name), .producer = -1, .update = -1 };
+    g->tensors[t] = (graph_tensor){ .name = xstrdup(name), .producer = -1, .update = -1, .state_of = -1 };
     if (2 * g->n_tensors + 2 > g->hash_cap)
         hash_rebuild(g);
     else
@@ -1042,9 +1042,12 @@ void graph_compact(graph *g)
         g->inputs[i] = map[g->inputs[i]];
     for (int i = 0; i < g->n_outputs; i++)
         g->outputs[i] = map[g->outputs[i]];
-    for (int t = 0; t < g->n_tensors; t++)
+    for (int t = 0; t < g->n_tensors; t++) {
         if (g->tensors[t].update >= 0)
             g->tensors[t].update = map[g->tensors[t].update];
+        if (g->tensors[t].state_of >= 0)
+            g->tensors[t].state_of = map[g->tensors[t].state_of];
+    }
     free(map);
     free(node_map);
     free(used);

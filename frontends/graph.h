@@ -94,6 +94,10 @@ typedef struct graph_tensor {
      * tile memory before its first reader in a step and stored back once
      * its update is made (lower.c). */
     bool in_streaming_memory;
+    /* Optimizer state: the weight variable it belongs to, whose layout on
+     * the tiles it takes (as PopLibs creates an optimizer's state as a
+     * clone of the weight's tile mapping), else -1. */
+    int state_of;
 } graph_tensor;
 
 enum graph_attr_type {

@@ -13,6 +13,7 @@
 #include "workloads/codelets/embedding.h"
 #include "workloads/codelets/matmul.h"
 #include "workloads/codelets/matmul_f32.h"
+#include "workloads/codelets/optimizer.h"
 #include "workloads/codelets/pack.h"
 #include "workloads/codelets/pool.h"
 #include "workloads/codelets/rowwise.h"
@@ -22,6 +23,7 @@ const uint32_t KERNEL_UNARY_WORDS = UNARY_F32_V_WORDS;
 const uint32_t KERNEL_BINARY_WORDS = BINARY_F32_V_WORDS;
 const uint32_t KERNEL_CAST_WORDS = CAST_V_WORDS;
 const uint32_t KERNEL_SCALED_ADD_WORDS = SCALED_ADD_V_WORDS;
+const uint32_t KERNEL_ADAM_UPDATER_WORDS = ADAM_V_WORDS;
 const uint32_t KERNEL_SOFTMAX_WORDS = SOFTMAX_ROWS_V_WORDS;
 const uint32_t KERNEL_LAYERNORM_WORDS = LAYERNORM_ROWS_V_WORDS;
 const uint32_t KERNEL_MATMUL_WORDS = MATMUL_F16_V_WORDS;
@@ -86,6 +88,7 @@ bool kernel_symbols_find(const codelet_library *lib, kernel_symbols *k, char *er
         SYM(vtx_pack_b_f32, true), SYM(vtx_reduce_cols_f32, true), SYM(vtx_transpose_f32, true),
         SYM(vtx_gather_range, true), SYM(vtx_fill, true),
         SYM(vtx_maxpool_grad_nhwc_f32, true), SYM(vtx_scatter_add_range_f32, true),
+        SYM(vtx_adam_updater_f32, true),
 #undef SYM
     };
     memset(k, 0, sizeof *k);
@@ -196,6 +199,26 @@ void kernel_scaled_add_record(uint32_t *rec, uint32_t x, uint32_t y, uint32_t ou
     rec[SCALED_ADD_V_OUT] = out;
     rec[SCALED_ADD_V_N] = n;
     memcpy(&rec[SCALED_ADD_V_SCALE], &scale, 4);
+}
+
+void kernel_adam_updater_record(uint32_t *rec, uint32_t g, uint32_t m, uint32_t v, uint32_t w, uint32_t r,
+                                uint32_t n, uint32_t c1, uint32_t c2, const kernel_adam_constants *k)
+{
+    rec[ADAM_V_G] = g;
+    rec[ADAM_V_M] = m;
+    rec[ADAM_V_V] = v;
+    rec[ADAM_V_W] = w;
+    rec[ADAM_V_R] = r;
+    rec[ADAM_V_N] = n;
+    rec[ADAM_V_C1] = c1;
+    rec[ADAM_V_C2] = c2;
+    rec[ADAM_V_BETA1] = bits((float)k->beta1);
+    rec[ADAM_V_ONE_MINUS_BETA1] = bits((float)(1 - k->beta1));
+    rec[ADAM_V_BETA2] = bits((float)k->beta2);
+    rec[ADAM_V_ONE_MINUS_BETA2] = bits((float)(1 - k->beta2));
+    rec[ADAM_V_EPSILON] = bits((float)k->epsilon);
+    rec[ADAM_V_WEIGHT_DECAY] = bits((float)k->weight_decay);
+    rec[ADAM_V_FLAGS] = k->flags;
 }
 
 void kernel_softmax_record(uint32_t *rec, uint32_t in, uint32_t out, uint32_t rows, uint32_t cols,

@@ -38,6 +38,7 @@ typedef struct kernel_symbols {
     uint32_t vtx_pack_b_f16, vtx_pack_b_f16_h16, vtx_maxpool_nhwc_f32, vtx_avgpool_nhwc_f32;
     uint32_t vtx_pack_b_f32, vtx_reduce_cols_f32, vtx_transpose_f32, vtx_gather_range, vtx_fill;
     uint32_t vtx_maxpool_grad_nhwc_f32, vtx_scatter_add_range_f32;
+    uint32_t vtx_adam_updater_f32;              /* Adam's and LAMB's moments and direction */
 } kernel_symbols;
 
 /* Look the symbols up; false with err naming a missing one. */
@@ -70,10 +71,22 @@ extern const uint32_t KERNEL_COPY_WORDS, KERNEL_UNARY_WORDS, KERNEL_BINARY_WORDS
     KERNEL_REDUCE_PARTIALS_MAX_ROWS, KERNEL_LAYERNORM_PART_WORDS, KERNEL_ROW_PART_STATS_BYTES,
     KERNEL_SOFTMAX_PART_WORDS;
 extern const uint32_t KERNEL_MAXPOOL_GRAD_WORDS, KERNEL_SCATTER_ADD_WORDS, KERNEL_SCALED_ADD_WORDS;
+extern const uint32_t KERNEL_ADAM_UPDATER_WORDS;
 
 void kernel_copy_record(uint32_t *rec, uint32_t src, uint32_t dst, uint32_t bytes);
 /* vtx_scaled_add_*: out = x + scale y over n elements. */
 void kernel_scaled_add_record(uint32_t *rec, uint32_t x, uint32_t y, uint32_t out, uint32_t n, float scale);
+
+/* vtx_adam_updater_f32 over n elements (workloads/codelets/optimizer.h):
+ * the gradient, moments, weight (0: not read) and direction at g, m, v,
+ * w and r; c1 and c2 the addresses of this step's bias corrections;
+ * beta1, beta2, epsilon and the decay; flags ADAM_FLAG_*. */
+typedef struct kernel_adam_constants {
+    double beta1, beta2, epsilon, weight_decay;
+    uint32_t flags;
+} kernel_adam_constants;
+void kernel_adam_updater_record(uint32_t *rec, uint32_t g, uint32_t m, uint32_t v, uint32_t w, uint32_t r,
+                                uint32_t n, uint32_t c1, uint32_t c2, const kernel_adam_constants *k);
 /* vtx_fill: bytes (a multiple of 4) of zeros from dst (8-byte aligned). */
 void kernel_fill_record(uint32_t *rec, uint32_t dst, uint32_t bytes);
 void kernel_unary_record(uint32_t *rec, uint32_t in, uint32_t out, uint32_t n, int function, float a, float b);

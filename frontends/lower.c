@@ -204,6 +204,19 @@ bool lw_place_variable(lowering *lw, int t, enum variable_placing how)
         gran = cols;
     char what[96];
     snprintf(what, sizeof what, "variable '%s'", x->name);
+    /* optimizer state on its weight's pieces (the moments and the weight
+     * of one update then lie together) */
+    const ltensor *lw8 = x->state_of >= 0 ? &lw->tensor[x->state_of] : NULL;
+    if (lw8 && lw8->placed && lw8->n && lw8->permuted == lt->permuted &&
+        graph_shape_numel(&g->tensors[x->state_of].shape) == (int64_t)total) {
+        bool ok = how == LW_VARIABLE_TILES_ONLY || lw_place_like(lw, t, x->state_of, what);
+        for (size_t k = 0; ok && with_init && k < lt->n; k++)
+            lw_tile_data(lw, lt->p[k].tile, lt->p[k].addr,
+                         (stored ? stored : (const uint8_t *)x->init) + lt->p[k].first * eb,
+                         (uint32_t)(lt->p[k].count * eb), x->name);
+        free(stored);
+        return ok && !lw->failed;
+    }
     uint32_t tiles = lw_plan_tiles(lw, total, gran, 1.0, 200);
     if (how == LW_VARIABLE_TILES_ONLY) {
         /* the tiles lw_place_linear would take (lw_tile_of) */

@@ -497,6 +497,7 @@ bool lw_lower_gather_grad(lowering *lw, const graph_node *n, int index);
 /* x + scale y over the output's pieces, in place over x where it may
  * (lower_elementwise.c; vtx_scaled_add_*). */
 bool lw_lower_scaled_add(lowering *lw, const graph_node *n, int index);
+bool lw_lower_adam_updater(lowering *lw, const graph_node *n, int index);
 /* ReplicatedAllReduce: a ring over the replicas (lower_collectives.c). */
 bool lw_lower_all_reduce(lowering *lw, const graph_node *n, int index);
 /* IpuCopy: the input's pieces sent to the same tiles of the node's stage,

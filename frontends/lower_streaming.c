@@ -88,15 +88,43 @@ static uint32_t piece_bytes(const ltensor *lt, size_t q)
     return (uint32_t)tmap_streaming_bytes(lt->p[q].count * lt->element_bytes);
 }
 
-/* Variable v placed on the tiles lower_variables planned for it and its
- * pieces' loads added to the exchange phase being built. */
-static bool load_variable(lowering *lw, int v)
+/* The tensor whose pieces variable v takes when node i, the first to
+ * read it, is an AdamUpdater reading it as a moment: the gradient's, so
+ * that the update runs where the gradient lies and writes the moments and
+ * the direction over their inputs (lower_optimizer.c); else -1. */
+static int placed_like(const lowering *lw, int v, int i)
+{
+    const graph_node *n = &lw->g->nodes[i];
+    if (n->op != GRAPH_OP_ADAM_UPDATER || (n->inputs[1] != v && n->inputs[2] != v))
+        return -1;
+    const ltensor *lg = &lw->tensor[n->inputs[0]];
+    if (!lg->placed || !lg->n || lg->permuted || lg->element_bytes != lw->tensor[v].element_bytes)
+        return -1;
+    /* a piece or so a tile (a matmul's output comes as a piece a row of
+     * each block: the update would take a compute set a piece) */
+    bool *seen = calloc((size_t)lw->program_tiles + 1, 1);
+    size_t tiles = 0;
+    for (size_t k = 0; seen && k < lg->n; k++) {
+        tiles += !seen[lg->p[k].tile];
+        seen[lg->p[k].tile] = true;
+    }
+    free(seen);
+    return tiles && lg->n <= 2 * tiles ? n->inputs[0] : -1;
+}
+
+/* Variable v placed (like tensor `like`, else on the tiles lower_variables
+ * planned for it) and its pieces' loads added to the exchange phase being
+ * built. */
+static bool load_variable(lowering *lw, int v, int like)
 {
     uint32_t stage = lw->stage, base = lw->op_base, tiles = lw->op_tiles;
     lw->stage = lw->home_stage[v];
     lw->op_base = lw->stream_base[v];
     lw->op_tiles = 0;
-    bool placed = lw_place_variable(lw, v, LW_VARIABLE_EMPTY);
+    char what[96];
+    snprintf(what, sizeof what, "variable '%s'", lw_gt(lw, v)->name);
+    bool placed = like >= 0 ? lw_place_like(lw, v, like, what)
+                            : lw_place_variable(lw, v, LW_VARIABLE_EMPTY);
     lw->stage = stage;
     lw->op_base = base;
     lw->op_tiles = tiles;
@@ -136,7 +164,7 @@ bool lw_streaming_load(lowering *lw, int i)
             continue;
         if (lw->stream_first[v] > window)
             break;
-        load_variable(lw, v);
+        load_variable(lw, v, placed_like(lw, v, i));
     }
     while (lw->stream_next < lw->n_stream_queue && lw->tensor[lw->stream_queue[lw->stream_next]].placed)
         lw->stream_next++;

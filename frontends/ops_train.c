@@ -306,6 +306,74 @@ bool ops_eval_scaled_add(const graph *g, const graph_node *n, const void *const 
     return true;
 }
 
+/* ---- AdamUpdater ----------------------------------------------------------------------------------- */
+
+bool ops_infer_adam_updater(graph *g, graph_node *n, char *err, size_t err_size)
+{
+    static const char *const names[] = { "g", "m", "v", "c1", "c2", "w" };
+    char s1[200], s2[200];
+    for (int i = 0; i < n->n_inputs; i++) {
+        const graph_tensor *x = ops_input(g, n, i);
+        if (!x)
+            return graph_node_error(g, n, err, err_size, "input %s is omitted", names[i]);
+        if (x->dtype != GDT_F32 && !(i == 5 && x->dtype == GDT_F16))
+            return graph_node_unsupported(g, n, err, err_size, "%s is %s: f32 is supported (w: f32 or f16)", names[i],
+                                          graph_dtype_name(x->dtype));
+        bool scalar = i == 3 || i == 4;
+        if (scalar ? graph_shape_numel(&x->shape) != 1 : !graph_shape_equal(&x->shape, &ops_input(g, n, 0)->shape))
+            return graph_node_error(g, n, err, err_size, "%s %s: %s", names[i], graph_shape_str(&x->shape, s1, sizeof s1),
+                                    scalar ? "a scalar is expected"
+                                           : (snprintf(s2, sizeof s2, "g's shape %s is expected",
+                                                       graph_shape_str(&ops_input(g, n, 0)->shape, s1, sizeof s1)),
+                                              s2));
+    }
+    const char *decay = graph_attr_string(n, "decay");
+    if (strcmp(decay, "none") && strcmp(decay, "l2") && strcmp(decay, "decoupled"))
+        return graph_node_error(g, n, err, err_size, "decay '%s': expected none, l2 or decoupled", decay);
+    if (strcmp(decay, "none") && n->n_inputs < 6)
+        return graph_node_error(g, n, err, err_size, "decay '%s' reads the weight: give it as the sixth input", decay);
+    const graph_tensor *gt = ops_input(g, n, 0);
+    graph_shape shape = gt->shape;
+    for (int o = 0; o < 3; o++)
+        ops_set_output(g, n, o, GDT_F32, &shape);
+    return true;
+}
+
+static float f32_mul(float a, float b) { return (float)((double)a * (double)b); }
+static float f32_add(float a, float b) { return (float)((double)a + (double)b); }
+
+/* The element-wise ops' values (optimizer.h), each step rounded to f32. */
+bool ops_eval_adam_updater(const graph *g, const graph_node *n, const void *const *in, void *const *out, char *err,
+                           size_t err_size)
+{
+    (void)err;
+    (void)err_size;
+    const float beta1 = (float)graph_attr_float(n, "beta1"), beta2 = (float)graph_attr_float(n, "beta2");
+    const float b1c = (float)(1 - graph_attr_float(n, "beta1")), b2c = (float)(1 - graph_attr_float(n, "beta2"));
+    const float eps = (float)graph_attr_float(n, "epsilon"), wd = (float)graph_attr_float(n, "weight_decay");
+    const char *decay = graph_attr_string(n, "decay");
+    bool l2 = !strcmp(decay, "l2"), decoupled = !strcmp(decay, "decoupled");
+    const float c1 = ((const float *)in[3])[0], c2 = ((const float *)in[4])[0];
+    const graph_tensor *wt = n->n_inputs > 5 ? &g->tensors[n->inputs[5]] : NULL;
+    size_t count = (size_t)graph_shape_numel(&g->tensors[n->inputs[0]].shape);
+    for (size_t i = 0; i < count; i++) {
+        float w = wt ? (float)graph_load_f64(wt->dtype, in[5], i) : 0;
+        float gw = ((const float *)in[0])[i];
+        if (l2)
+            gw = f32_add(gw, f32_mul(w, wd));
+        float m = f32_add(f32_mul(((const float *)in[1])[i], beta1), f32_mul(gw, b1c));
+        float v = f32_add(f32_mul(((const float *)in[2])[i], beta2), f32_mul(f32_mul(gw, gw), b2c));
+        float den = f32_add((float)sqrt((double)f32_mul(v, c2)), eps);
+        float r = (float)((double)f32_mul(m, c1) / (double)den);
+        if (decoupled)
+            r = f32_add(r, f32_mul(w, wd));
+        ((float *)out[0])[i] = r;
+        ((float *)out[1])[i] = m;
+        ((float *)out[2])[i] = v;
+    }
+    return true;
+}
+
 /* ---- ReplicatedAllReduce ------------------------------------------------------------------------- */
 
 bool ops_infer_all_reduce(graph *g, graph_node *n, char *err, size_t err_size)

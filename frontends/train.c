@@ -89,11 +89,6 @@ static int finish(builder *b, int k)
     return b->g->nodes[k].outputs[0];
 }
 
-static int op1(builder *b, graph_op op, int a)
-{
-    return finish(b, op_n(b, op, &a, 1));
-}
-
 static int op2(builder *b, graph_op op, int a, int c)
 {
     int in[2] = { a, c };
@@ -293,8 +288,10 @@ static state state_of(builder *b, int w, const char *what, train_info *info)
     info->state++;
     graph_shape shape = b->g->tensors[w].shape;   /* adding the variable may move the tensors */
     int v = graph_add_variable(b->g, base, b->state_f16 ? GDT_F16 : GDT_F32, &shape, NULL);
-    if (v >= 0)
+    if (v >= 0) {
         b->g->tensors[v].in_streaming_memory = b->state_offchip;
+        b->g->tensors[v].state_of = w;
+    }
     return (state){ v, v >= 0 && b->state_f16 ? cast_to(b, v, GDT_F32, "nearest") : v };
 }
 
@@ -338,6 +335,47 @@ static adam_step adam_corrections(builder *b, const train_options *o, train_info
                         .c2 = divide(b, scalar(b, 1), sub(b, scalar(b, 1), n2)) };
 }
 
+/* Adam's and LAMB's moments of weight `named` (value w, f32) updated and
+ * the update's direction made from gradient g, in one AdamUpdater node
+ * (ops.def; the element-wise steps it stands for, rounded as they would
+ * be: gw = g (+ decay w for Adam), m = beta1 m + (1 - beta1) gw,
+ * v = beta2 v + (1 - beta2) gw gw, (m c1) / (sqrt(v c2) + epsilon)
+ * (+ decay w for LAMB)); an f16 weight is read as it is. */
+static int adam_direction(builder *b, const train_options *o, int w, int named, int g, const adam_step *as,
+                          train_info *info)
+{
+    state m = state_of(b, named, "first_moment", info), v = state_of(b, named, "second_moment", info);
+    bool decay = o->weight_decay != 0;
+    int in[6] = { g, m.f32, v.f32, as->c1, as->c2, b->g->tensors[named].dtype == GDT_F16 ? named : w };
+    for (int i = 0; i < 6; i++)
+        if (in[i] < 0)
+            b->failed = true;
+    if (b->failed)
+        return -1;
+    static const char *const what[3] = { "train_AdamUpdater", "train_AdamUpdater/first_moment",
+                                         "train_AdamUpdater/second_moment" };
+    int out[3];
+    for (int i = 0; i < 3; i++) {
+        char *name = graph_unique_name(b->g, what[i]);
+        out[i] = graph_add_tensor(b->g, name);
+        free(name);
+    }
+    int k = graph_add_node(b->g, GRAPH_OP_ADAM_UPDATER, "", in, decay ? 6 : 5, out, 3);
+    graph_node *n = &b->g->nodes[k];
+    graph_set_attr_float(n, "beta1", o->beta1);
+    graph_set_attr_float(n, "beta2", o->beta2);
+    graph_set_attr_float(n, "epsilon", o->epsilon);
+    if (decay) {
+        graph_set_attr_float(n, "weight_decay", o->weight_decay);
+        graph_set_attr_string(n, "decay", o->optimizer == TRAIN_LAMB ? "decoupled" : "l2");
+    }
+    if (finish(b, k) < 0)
+        return -1;
+    set_state(b, m, out[1]);
+    set_state(b, v, out[2]);
+    return out[0];
+}
+
 /* The new value of weight w from its gradient g (loss scale divided out). */
 static int update_weight(builder *b, const train_options *o, int w, int named, int g, const adam_step *as,
                          train_info *info)
@@ -358,18 +396,13 @@ static int update_weight(builder *b, const train_options *o, int w, int named, i
         set_state(b, v, vn);
         return sub(b, w, scaled(b, vn, o->lr));
     }
-    int gw = o->optimizer == TRAIN_ADAM && o->weight_decay ? add(b, g, scaled(b, w, o->weight_decay)) : g;
-    state m = state_of(b, named, "first_moment", info), v = state_of(b, named, "second_moment", info);
-    int mn = add(b, scaled(b, m.f32, o->beta1), scaled(b, gw, 1 - o->beta1));
-    int vn = add(b, scaled(b, v.f32, o->beta2), scaled(b, mul(b, gw, gw), 1 - o->beta2));
-    set_state(b, m, mn);
-    set_state(b, v, vn);
-    int dir = divide(b, mul(b, mn, as->c1),
-                     add(b, op1(b, GRAPH_OP_SQRT, mul(b, vn, as->c2)), scalar(b, o->epsilon)));
+    int dir = adam_direction(b, o, w, named, g, as, info);
     if (o->optimizer == TRAIN_LAMB) {
-        if (o->weight_decay)
-            dir = add(b, dir, scaled(b, w, o->weight_decay));
-        dir = mul(b, dir, ratio_or_one(b, reduce_all(b, GRAPH_OP_REDUCEL2, w), reduce_all(b, GRAPH_OP_REDUCEL2, dir)));
+        /* the weight's norm from its own Cast of an f16 weight, so that
+         * the update's Cast is read by the update alone (fused into a
+         * scaled add of the f16 weight, fusion_scaled_add) */
+        int wf = b->g->tensors[named].dtype == GDT_F16 ? cast_to(b, named, GDT_F32, "nearest") : w;
+        dir = mul(b, dir, ratio_or_one(b, reduce_all(b, GRAPH_OP_REDUCEL2, wf), reduce_all(b, GRAPH_OP_REDUCEL2, dir)));
     }
     return sub(b, w, scaled(b, dir, o->lr));
 }

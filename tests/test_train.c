@@ -438,6 +438,66 @@ static void test_f16_table_lookup(void)
     }
 }
 
+/* Adam (its weight decay into the gradient) and LAMB (its decay into the
+ * direction, f16 weights) make each weight's moments and direction in
+ * one AdamUpdater node (vtx_adam_updater_f32), no element-wise Sqrt or
+ * Div left in the update; the moments lie on their weight's pieces and
+ * are written over themselves (nothing copied at the end: the second
+ * moments were copied when they lay on tiles of their own, their
+ * variables planned one after another), LAMB's f16 weight is read as it is
+ * and its new value is one f16 ScaledAdd; the simulated step matches the
+ * evaluator's. */
+static void test_adam_updater(void)
+{
+    static const char *const names[4] = { "w1", "b1", "w2", "b2" };
+    for (int lamb = 0; lamb < 2; lamb++) {
+        train_options o = sgd(0);
+        o.optimizer = lamb ? TRAIN_LAMB : TRAIN_ADAM;
+        o.lr = 0.01;
+        o.weight_decay = 0.01;
+        o.f16_weights = lamb;
+        o.anchor_gradients = true;
+        train_info info;
+        graph *sim = trained(&o, &info), *ref = trained(&o, &info);
+        int updaters = 0, spelled = 0;
+        for (int k = 0; k < sim->n_nodes; k++) {
+            const graph_node *n = &sim->nodes[k];
+            if (n->phase != GRAPH_PHASE_UPDATE)
+                continue;
+            spelled += (n->op == GRAPH_OP_SQRT || n->op == GRAPH_OP_DIV) &&
+                       graph_shape_numel(&sim->tensors[n->outputs[0]].shape) > 1;
+            if (n->op != GRAPH_OP_ADAM_UPDATER)
+                continue;
+            updaters++;
+            CU_ASSERT_EQUAL(n->n_inputs, 6);
+            CU_ASSERT_STRING_EQUAL(graph_attr_string(n, "decay"), lamb ? "decoupled" : "l2");
+            CU_ASSERT_EQUAL(sim->tensors[n->inputs[5]].dtype, lamb ? GDT_F16 : GDT_F32);
+        }
+        CU_ASSERT_EQUAL(updaters, 4);
+        CU_ASSERT_EQUAL(spelled, 0);                 /* (the bias corrections and trust ratios are scalars) */
+        for (int i = 0; lamb && i < 4; i++) {
+            const graph_tensor *w = &sim->tensors[graph_find_tensor(sim, names[i])];
+            CU_ASSERT_EQUAL(sim->nodes[sim->tensors[w->update].producer].op, GRAPH_OP_SCALED_ADD);
+        }
+        lower_options lo = { .machine = gc200(), .tiles = 16 };
+        lower_report rep;
+        char err[512];
+        ipu_exe *e = lower_graph(sim, &lo, &rep, err, sizeof err);
+        if (!e)
+            fprintf(stderr, "\n  %s\n", err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+        CU_ASSERT_EQUAL(rep.updates_copied, 0);      /* the moments on their weight's pieces */
+        CU_ASSERT_EQUAL(rep.updates_in_place, 4 + 8 + 2);
+        exe_free(e);
+        graph_value in[2];
+        data(in, sim);
+        /* the weights, their moments and Adam's two powers of beta */
+        CU_ASSERT_EQUAL(train_check_step(sim, ref, in, &lo, 1e-4, 2e-3), 4 + 8 + 2);
+        graph_free(sim);
+        graph_free(ref);
+    }
+}
+
 /* Adam, lr 0.01, its state where offchip says, for `replicas`. */
 static train_options adam_offchip(bool offchip, uint32_t replicas)
 {
@@ -577,5 +637,6 @@ void test_register(void)
               { "f16 weights, updated in f32 and rounded (to nearest, stochastically)", test_f16_weights },
               { "an f16 table looked up as f16 rows", test_f16_table_lookup },
               { "stochastic rounding: the PRNGs run on from step to step", test_rounding_across_steps },
-              { "the optimizer state in streaming memory", test_state_in_streaming_memory });
+              { "the optimizer state in streaming memory", test_state_in_streaming_memory },
+              { "Adam's and LAMB's moments and direction in one AdamUpdater", test_adam_updater });
 }
