@@ -206,8 +206,8 @@ bool lw_place_variable(lowering *lw, int t, enum variable_placing how)
     snprintf(what, sizeof what, "variable '%s'", x->name);
     /* optimizer state on its weight's pieces (the moments and the weight
      * of one update then lie together) */
-    const ltensor *lw8 = x->state_of >= 0 ? &lw->tensor[x->state_of] : NULL;
-    if (lw8 && lw8->placed && lw8->n && lw8->permuted == lt->permuted &&
+    const ltensor *weight = x->state_of >= 0 ? &lw->tensor[x->state_of] : NULL;
+    if (weight && weight->placed && weight->n && weight->permuted == lt->permuted &&
         graph_shape_numel(&g->tensors[x->state_of].shape) == (int64_t)total) {
         bool ok = how == LW_VARIABLE_TILES_ONLY || lw_place_like(lw, t, x->state_of, what);
         for (size_t k = 0; ok && with_init && k < lt->n; k++)
@@ -248,7 +248,8 @@ bool lw_place_variable(lowering *lw, int t, enum variable_placing how)
  * channel, their initial values reordered on the host, as
  * poplin::createWeights lays them out for the convolution.  Each starts
  * on the tile after the previous one's last, so small ones do not pile up
- * on tile 0.  Those kept in streaming memory are placed when a step loads
+ * on tile 0; an optimizer's state on its weight's pieces (graph_tensor.
+ * state_of).  Those kept in streaming memory are placed when a step loads
  * them (lower_streaming.c), on the tiles they would have had here. */
 static void lower_variables(lowering *lw)
 {

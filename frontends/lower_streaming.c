@@ -4,9 +4,10 @@
  * memory only while a step updates them.
  *
  * Before the first node that reads such a variable in a step, its pieces
- * are placed as a variable in tile memory would be (lw_place_variable, on
- * the tiles lower_variables planned for it, so that the step computes
- * just as with the state in tile memory) and loaded: an exchange phase in
+ * are placed as a variable in tile memory would be (lw_place_variable: on
+ * its weight's pieces, or the tiles lower_variables planned for it), or,
+ * when that node is an AdamUpdater whose gradient lies a piece or so a
+ * tile, on the gradient's pieces (placed_like), and loaded: an exchange phase in
  * which each tile reads its pieces from its own streaming-memory buffer
  * (XCH_STREAM_MEMORY | the tile's global number; a replica's tiles are
  * its own buffers, relocated as tiles).  The state first read before that
