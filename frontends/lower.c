@@ -207,17 +207,11 @@ bool lw_place_variable(lowering *lw, int t, enum variable_placing how)
     /* optimizer state on its weight's pieces (the moments and the weight
      * of one update then lie together) */
     const ltensor *weight = x->state_of >= 0 ? &lw->tensor[x->state_of] : NULL;
-    if (weight && weight->placed && weight->n && weight->permuted == lt->permuted &&
-        graph_shape_numel(&g->tensors[x->state_of].shape) == (int64_t)total) {
-        bool ok = how == LW_VARIABLE_TILES_ONLY || lw_place_like(lw, t, x->state_of, what);
-        for (size_t k = 0; ok && with_init && k < lt->n; k++)
-            lw_tile_data(lw, lt->p[k].tile, lt->p[k].addr,
-                         (stored ? stored : (const uint8_t *)x->init) + lt->p[k].first * eb,
-                         (uint32_t)(lt->p[k].count * eb), x->name);
-        free(stored);
-        return ok && !lw->failed;
-    }
-    uint32_t tiles = lw_plan_tiles(lw, total, gran, 1.0, 200);
+    bool like_weight = weight && weight->placed && weight->n && weight->permuted == lt->permuted &&
+                       graph_shape_numel(&g->tensors[x->state_of].shape) == (int64_t)total;
+    uint32_t tiles = like_weight ? 0 : lw_plan_tiles(lw, total, gran, 1.0, 200);
+    if (how == LW_VARIABLE_TILES_ONLY && like_weight)
+        return true;                  /* placed on its weight's pieces when loaded */
     if (how == LW_VARIABLE_TILES_ONLY) {
         /* the tiles lw_place_linear would take (lw_tile_of) */
         uint64_t *l = malloc(tiles * sizeof *l), *h = malloc(tiles * sizeof *h);
@@ -231,7 +225,7 @@ bool lw_place_variable(lowering *lw, int t, enum variable_placing how)
         free(h);
         return (l && h) || lw_fail(lw, "out of host memory");
     }
-    bool ok = lw_place_linear(lw, t, gran, tiles, what);
+    bool ok = like_weight ? lw_place_like(lw, t, x->state_of, what) : lw_place_linear(lw, t, gran, tiles, what);
     for (size_t k = 0; ok && with_init && k < lt->n; k++)
         lw_tile_data(lw, lt->p[k].tile, lt->p[k].addr, (stored ? stored : (const uint8_t *)x->init) + lt->p[k].first * eb,
                      (uint32_t)(lt->p[k].count * eb), x->name);
@@ -289,11 +283,7 @@ static void lower_updates(lowering *lw)
                     g->tensors[x->update].name, lu->permuted ? "channels-last" : "in its own order");
             break;
         }
-        bool in_place = lu->n == lv->n;
-        for (size_t k = 0; k < lv->n && in_place; k++)
-            in_place = lu->p[k].tile == lv->p[k].tile && lu->p[k].addr == lv->p[k].addr &&
-                       lu->p[k].first == lv->p[k].first && lu->p[k].count == lv->p[k].count;
-        if (in_place) {                     /* written over the variable (lower_elementwise.c) */
+        if (lw_same_pieces(lu, lv, true)) {     /* written over the variable (lower_elementwise.c) */
             lw->rep->updates_in_place++;
             continue;
         }

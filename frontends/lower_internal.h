@@ -327,6 +327,9 @@ bool lw_end_phase(lowering *lw);
 
 /* Tensors. */
 bool lw_add_piece(lowering *lw, int tensor, uint32_t tile, uint32_t addr, uint64_t first, uint64_t count);
+/* Whether tensors a and b come in the same pieces (tile, elements; with
+ * addresses, the same storage too). */
+bool lw_same_pieces(const ltensor *a, const ltensor *b, bool addresses);
 uint32_t lw_fetch(lowering *lw, int t, uint64_t first, uint64_t count, uint32_t tile, enum region_pref pref);
 /* The same into a given tile address (count elements from there). */
 bool lw_fetch_into(lowering *lw, int t, uint64_t first, uint64_t count, uint32_t tile, uint32_t addr);

@@ -708,6 +708,17 @@ bool lw_add_piece(lowering *lw, int tensor, uint32_t tile, uint32_t addr, uint64
     return true;
 }
 
+bool lw_same_pieces(const ltensor *a, const ltensor *b, bool addresses)
+{
+    if (a->n != b->n)
+        return false;
+    for (size_t k = 0; k < a->n; k++)
+        if (a->p[k].tile != b->p[k].tile || a->p[k].first != b->p[k].first || a->p[k].count != b->p[k].count ||
+            (addresses && a->p[k].addr != b->p[k].addr))
+            return false;
+    return true;
+}
+
 static int cmp_piece(const void *a, const void *b)
 {
     const piece *x = a, *y = b;

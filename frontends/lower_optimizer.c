@@ -23,17 +23,6 @@
 #include "lower_ops.h"
 #include "workloads/codelets/optimizer.h"
 
-/* Whether tensors a and b have the same pieces (tile, address aside). */
-static bool same_split(const ltensor *a, const ltensor *b)
-{
-    if (a->n != b->n)
-        return false;
-    for (size_t k = 0; k < a->n; k++)
-        if (a->p[k].tile != b->p[k].tile || a->p[k].first != b->p[k].first || a->p[k].count != b->p[k].count)
-            return false;
-    return true;
-}
-
 /* Output `out` of node `index` over input `in` (in place) when that is
  * allowed and lays it out like `like` (out == like: any); else new
  * storage like `like` (like == out: like in).  *copy tells whether in's
@@ -41,7 +30,8 @@ static bool same_split(const ltensor *a, const ltensor *b)
 static bool place_output(lowering *lw, int out, int in, int like, int index, const char *what, bool *copy)
 {
     *copy = false;
-    if ((like == out || same_split(&lw->tensor[in], &lw->tensor[like])) && lw_place_in_place(lw, out, in, -1, index))
+    if ((like == out || lw_same_pieces(&lw->tensor[in], &lw->tensor[like], false)) &&
+        lw_place_in_place(lw, out, in, -1, index))
         return true;
     if (lw->failed)
         return false;

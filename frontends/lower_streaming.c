@@ -173,18 +173,6 @@ bool lw_streaming_load(lowering *lw, int i)
     return !lw->failed && lw_end_phase(lw);
 }
 
-/* Whether update u's pieces are variable v's (written over it). */
-static bool same_pieces(const ltensor *lv, const ltensor *lu)
-{
-    if (lu->n != lv->n)
-        return false;
-    for (size_t k = 0; k < lv->n; k++)
-        if (lu->p[k].tile != lv->p[k].tile || lu->p[k].addr != lv->p[k].addr || lu->p[k].first != lv->p[k].first ||
-            lu->p[k].count != lv->p[k].count)
-            return false;
-    return true;
-}
-
 /* Variable v's new value into its pieces, sent to the tiles' buffers in
  * the order it was loaded; its storage (and its update's) freed. */
 static bool store_variable(lowering *lw, int v)
@@ -192,7 +180,7 @@ static bool store_variable(lowering *lw, int v)
     const graph_tensor *x = lw_gt(lw, v);
     const ltensor *lv = &lw->tensor[v];
     int u = x->update >= 0 ? lw->tensor[x->update].root : -1;
-    bool copied = u >= 0 && u != v && !same_pieces(lv, &lw->tensor[u]);
+    bool copied = u >= 0 && u != v && !lw_same_pieces(lv, &lw->tensor[u], true);
     for (size_t k = 0; copied && k < lv->n && !lw->failed; k++)
         lw_fetch_into(lw, x->update, lv->p[k].first, lv->p[k].count, lv->p[k].tile, lv->p[k].addr);
     if (lw->failed || !lw_end_phase(lw))

@@ -313,19 +313,18 @@ bool ops_infer_adam_updater(graph *g, graph_node *n, char *err, size_t err_size)
     static const char *const names[] = { "g", "m", "v", "c1", "c2", "w" };
     char s1[200], s2[200];
     for (int i = 0; i < n->n_inputs; i++) {
-        const graph_tensor *x = ops_input(g, n, i);
+        const graph_tensor *x = ops_input(g, n, i), *gt = ops_input(g, n, 0);
         if (!x)
             return graph_node_error(g, n, err, err_size, "input %s is omitted", names[i]);
         if (x->dtype != GDT_F32 && !(i == 5 && x->dtype == GDT_F16))
             return graph_node_unsupported(g, n, err, err_size, "%s is %s: f32 is supported (w: f32 or f16)", names[i],
                                           graph_dtype_name(x->dtype));
-        bool scalar = i == 3 || i == 4;
-        if (scalar ? graph_shape_numel(&x->shape) != 1 : !graph_shape_equal(&x->shape, &ops_input(g, n, 0)->shape))
-            return graph_node_error(g, n, err, err_size, "%s %s: %s", names[i], graph_shape_str(&x->shape, s1, sizeof s1),
-                                    scalar ? "a scalar is expected"
-                                           : (snprintf(s2, sizeof s2, "g's shape %s is expected",
-                                                       graph_shape_str(&ops_input(g, n, 0)->shape, s1, sizeof s1)),
-                                              s2));
+        if ((i == 3 || i == 4) && graph_shape_numel(&x->shape) != 1)
+            return graph_node_error(g, n, err, err_size, "%s %s: a scalar is expected", names[i],
+                                    graph_shape_str(&x->shape, s1, sizeof s1));
+        if (i != 3 && i != 4 && !graph_shape_equal(&x->shape, &gt->shape))
+            return graph_node_error(g, n, err, err_size, "%s %s: g's shape %s is expected", names[i],
+                                    graph_shape_str(&x->shape, s1, sizeof s1), graph_shape_str(&gt->shape, s2, sizeof s2));
     }
     const char *decay = graph_attr_string(n, "decay");
     if (strcmp(decay, "none") && strcmp(decay, "l2") && strcmp(decay, "decoupled"))

@@ -102,6 +102,33 @@ static uint32_t wrap_tied_head(graph *g, uint32_t stages)
     return any ? stages + 1 : stages;
 }
 
+/* The forward nodes of weights alone (their inputs variables, constants
+ * or what such nodes make: an f16 weight's Cast, a weight's transpose):
+ * calloc'd, one a node. */
+static bool *nodes_of_weights(const graph *g)
+{
+    bool *of_weights = calloc((size_t)g->n_tensors + 1, sizeof *of_weights);
+    bool *alone = calloc((size_t)g->n_nodes + 1, sizeof *alone);
+    if (!of_weights || !alone)
+        panic("out of host memory");
+    for (int k = 0; k < g->n_nodes; k++) {
+        const graph_node *n = &g->nodes[k];
+        if (n->phase != GRAPH_PHASE_FORWARD)
+            continue;
+        alone[k] = true;
+        for (int i = 0; i < n->n_inputs; i++) {
+            int t = n->inputs[i];
+            if (t >= 0 && !g->tensors[t].is_variable && !g->tensors[t].data && !of_weights[t])
+                alone[k] = false;
+        }
+        for (int i = 0; i < n->n_outputs && alone[k]; i++)
+            if (n->outputs[i] >= 0)
+                of_weights[n->outputs[i]] = true;
+    }
+    free(of_weights);
+    return alone;
+}
+
 /* After a tied head: chip 0 also runs the head, so the rest of the
  * forward pass is cut again with the head's work counted as chip 0's
  * first; what chip 0 reads or makes for the head (the tied weight's
@@ -119,36 +146,24 @@ static void recut_after_head(graph *g, uint32_t stages, double total)
                 if (g->nodes[k].inputs[i] >= 0)
                     for_head[g->nodes[k].inputs[i]] = true;
         }
-    bool *of_weights = calloc((size_t)g->n_tensors + 1, sizeof *of_weights);
-    if (!of_weights)
-        panic("out of host memory");
+    bool *weights_only = nodes_of_weights(g);
     double acc = head;
     for (int k = 0; k < g->n_nodes; k++) {
         graph_node *n = &g->nodes[k];
-        if (n->phase != GRAPH_PHASE_FORWARD)
+        if (n->phase != GRAPH_PHASE_FORWARD || n->stage == (int)stages)
             continue;
-        bool weights_only = true, stay = false;
-        for (int i = 0; i < n->n_inputs; i++) {
-            int t = n->inputs[i];
-            if (t >= 0 && !g->tensors[t].is_variable && !g->tensors[t].data && !of_weights[t])
-                weights_only = false;
-        }
-        for (int i = 0; i < n->n_outputs && weights_only; i++)
-            if (n->outputs[i] >= 0)
-                of_weights[n->outputs[i]] = true;
-        if (n->stage == (int)stages)
-            continue;
+        bool stay = false;
         uint32_t v = (uint32_t)(acc / (total > 0 ? total : 1) * stages);
         for (int i = 0; i < n->n_inputs && n->stage == 0; i++)
             stay |= n->inputs[i] >= 0 && g->tensors[n->inputs[i]].is_variable && for_head[n->inputs[i]];
-        for (int i = 0; i < n->n_outputs && n->stage == 0 && weights_only; i++)
+        for (int i = 0; i < n->n_outputs && n->stage == 0 && weights_only[k]; i++)
             stay |= n->outputs[i] >= 0 && for_head[n->outputs[i]];
         if (!stay)
             n->stage = (int)(v < stages ? v : stages - 1);
         acc += graph_node_work(g, n);
     }
     free(for_head);
-    free(of_weights);
+    free(weights_only);
 }
 
 /* A forward node of weights alone (an f16 weight's Cast to f32), which
@@ -157,25 +172,10 @@ static void recut_after_head(graph *g, uint32_t stages, double total)
  * first stage looks up count as the first stage's, wrap_tied_head). */
 static void weights_with_readers(graph *g)
 {
-    bool *of_weights = calloc((size_t)g->n_tensors + 1, sizeof *of_weights);
-    bool *alone = calloc((size_t)g->n_nodes + 1, sizeof *alone);
+    bool *alone = nodes_of_weights(g);
     int *reader = malloc(((size_t)g->n_tensors + 1) * sizeof *reader);
-    if (!of_weights || !alone || !reader)
+    if (!reader)
         panic("out of host memory");
-    for (int k = 0; k < g->n_nodes; k++) {
-        const graph_node *n = &g->nodes[k];
-        if (n->phase != GRAPH_PHASE_FORWARD)
-            continue;
-        alone[k] = n->n_outputs > 0;
-        for (int i = 0; i < n->n_inputs; i++) {
-            int t = n->inputs[i];
-            if (t >= 0 && !g->tensors[t].is_variable && !g->tensors[t].data && !of_weights[t])
-                alone[k] = false;
-        }
-        for (int i = 0; i < n->n_outputs && alone[k]; i++)
-            if (n->outputs[i] >= 0)
-                of_weights[n->outputs[i]] = true;
-    }
     for (int t = 0; t < g->n_tensors; t++)
         reader[t] = -1;
     for (int k = g->n_nodes - 1; k >= 0; k--) {
@@ -194,7 +194,6 @@ static void weights_with_readers(graph *g)
                 reader[t] = n->stage;
         }
     }
-    free(of_weights);
     free(alone);
     free(reader);
 }
@@ -225,7 +224,6 @@ static void state_with_its_weight(graph *g, bool *unplaced)
                 reader[n->inputs[i]] = n->stage;
     }
     free(reader);
-    free(unplaced);
 }
 
 /* The forward nodes cut into `stages` runs of about equal work (and a
@@ -326,6 +324,7 @@ static uint32_t assign_stages(graph *g, uint32_t stages)
                 home[n->outputs[i]] = -1;
     }
     state_with_its_weight(g, unplaced);
+    free(unplaced);
     /* A backward node of weights alone (a weight's transpose for the data
      * gradient) read on one stage only runs there, so the weight is not
      * sent across in its new form: from the last node back (reader[t]: -1
