@@ -9,7 +9,8 @@
  *     read only weights stay one); each gradient the update reads is the
  *     sum of the micro-batches' (an Add a micro-batch, in its backward
  *     pass, as PopART accumulates), and the update divides by their count
- *     (train.c);
+ *     (train.c); a table the first stage looks up and the tied head reads
+ *     again has one accumulator both add into as they make their parts;
  *   - stages: the forward nodes are cut, in order, into runs of about equal
  *     work (graph_node_work), one a stage; a backward node runs on the
  *     stage of the forward node whose gradient it is (graph_node.origin;
@@ -426,10 +427,90 @@ static bool *data_tensors(const graph *g)
     return data;
 }
 
+/* Micro-batch m's copy of tensor x (x itself for m = 0 or a tensor not of
+ * the data). */
+static int of_micro_batch(int x, uint32_t m, int *const *copies, const bool *data)
+{
+    return m && x >= 0 && data[x] ? copies[x][m] : x;
+}
+
+/* Whether backward tensor t is a scatter-add into a gradient that another
+ * stage on the same chip makes (BERT's word table: the lookup's gradient
+ * on the first stage scattered into the tied decoder's, made on the head,
+ * train.c scatter_into_sums), read by the update alone. */
+static bool scatter_into_other_stage(const graph *g, int t, const bool *data, int chips)
+{
+    const graph_node *n = &g->nodes[g->tensors[t].producer];
+    if (n->op != GRAPH_OP_GATHERGRAD || n->phase != GRAPH_PHASE_BACKWARD || n->n_inputs != 3 || n->inputs[2] < 0)
+        return false;
+    int a = n->inputs[2], p = g->tensors[a].producer;
+    if (p < 0 || !data[a] || g->nodes[p].phase != GRAPH_PHASE_BACKWARD || g->nodes[p].stage == n->stage ||
+        g->nodes[p].stage % chips != n->stage % chips)
+        return false;
+    for (int k = 0; k < g->n_nodes; k++)
+        for (int i = 0; i < g->nodes[k].n_inputs && !g->nodes[k].removed; i++)
+            if (g->nodes[k].inputs[i] == t && g->nodes[k].phase != GRAPH_PHASE_UPDATE)
+                return false;
+    return true;
+}
+
+/* The sum over the micro-batches of backward tensor t: an Add a
+ * micro-batch on t's stage, in the cycle that makes it, as PopART adds
+ * each micro-batch's gradient into its accumulator.  A scatter-add into
+ * another stage's gradient (scatter_into_other_stage) is one accumulator
+ * both stages add into, in the order of their cycles: the head's gradient
+ * of each micro-batch added as it is made, each micro-batch's lookup
+ * scattered into the sum (PopLibs' multiUpdateAdd into the accumulator),
+ * so that no micro-batch's table-sized gradient waits for the first
+ * stage's backward pass of it; t's own scatter-adds are then dropped. */
+static int micro_batch_sum(graph *g, int t, int *const *copies, const bool *data, uint32_t micro_batches, int chips)
+{
+    int p = g->tensors[t].producer;
+    g->phase = GRAPH_PHASE_BACKWARD;
+    if (micro_batches > 1 && scatter_into_other_stage(g, t, data, chips)) {
+        int a = g->nodes[p].inputs[2], sa = g->nodes[g->tensors[a].producer].stage, st = g->nodes[p].stage;
+        int acc = a;
+        /* backward cycles go as m - stage: the sooner of the next of each */
+        for (uint32_t ma = 1, ms = 0; ma < micro_batches || ms < micro_batches;) {
+            int ka = (int)ma - sa, ks = (int)ms - st;
+            bool add = ma < micro_batches && (ms >= micro_batches || ka < ks || (ka == ks && sa < st));
+            int out = tensor_like(g, t, "accumulated");
+            if (add) {
+                int in[2] = { acc, copies[a][ma] };
+                int j = graph_add_node(g, GRAPH_OP_ADD, "", in, 2, &out, 1);
+                g->nodes[j].stage = sa;
+                g->nodes[j].cycle = (int)ma++;
+            } else {
+                int from = g->tensors[of_micro_batch(t, ms, copies, data)].producer;
+                int in[3] = { of_micro_batch(g->nodes[p].inputs[0], ms, copies, data),
+                              of_micro_batch(g->nodes[p].inputs[1], ms, copies, data), acc };
+                int j = graph_add_node(g, GRAPH_OP_GATHERGRAD, "", in, 3, &out, 1);
+                graph_copy_attrs(&g->nodes[j], &g->nodes[from]);
+                g->nodes[j].stage = st;
+                g->nodes[j].cycle = (int)ms++;
+                g->nodes[from].removed = true;
+            }
+            acc = out;
+        }
+        return acc;
+    }
+    int acc = t, stage = g->nodes[p].stage;
+    for (uint32_t m = 1; m < micro_batches; m++) {
+        int out = tensor_like(g, t, "accumulated");
+        int in[2] = { acc, copies[t][m] };
+        int j = graph_add_node(g, GRAPH_OP_ADD, "", in, 2, &out, 1);
+        g->nodes[j].stage = stage;
+        g->nodes[j].cycle = (int)m;
+        acc = out;
+    }
+    return acc;
+}
+
 /* Micro-batches 1 .. m - 1 of every forward and backward node that reads
  * the data (node.cycle holds each node's micro-batch until the schedule);
- * the update reading each gradient's sum over them. */
-static void unroll(graph *g, uint32_t micro_batches)
+ * the update reading each gradient's sum over them (chips: the chips the
+ * stages run on). */
+static void unroll(graph *g, uint32_t micro_batches, uint32_t chips)
 {
     int n_tensors = g->n_tensors, n_nodes = g->n_nodes, n_inputs = g->n_inputs, n_outputs = g->n_outputs;
     bool *data = data_tensors(g);
@@ -496,21 +577,9 @@ static void unroll(graph *g, uint32_t micro_batches)
                 continue;
             if (sum[t] < 0) {
                 int p = g->tensors[t].producer;
-                if (g->nodes[p].phase == GRAPH_PHASE_FORWARD) {
-                    sum[t] = copies[t][micro_batches - 1];
-                } else {
-                    int acc = t, stage = g->nodes[p].stage;
-                    g->phase = GRAPH_PHASE_BACKWARD;
-                    for (uint32_t m = 1; m < micro_batches; m++) {
-                        int out = tensor_like(g, t, "accumulated");
-                        int in[2] = { acc, copies[t][m] };
-                        int j = graph_add_node(g, GRAPH_OP_ADD, "", in, 2, &out, 1);
-                        g->nodes[j].stage = stage;
-                        g->nodes[j].cycle = (int)m;
-                        acc = out;
-                    }
-                    sum[t] = acc;
-                }
+                sum[t] = g->nodes[p].phase == GRAPH_PHASE_FORWARD
+                             ? copies[t][micro_batches - 1]
+                             : micro_batch_sum(g, t, copies, data, micro_batches, (int)chips);
             }
             g->nodes[k].inputs[i] = sum[t];
         }
@@ -521,6 +590,11 @@ static void unroll(graph *g, uint32_t micro_batches)
     free(copies);
     free(sum);
     free(map);
+    bool dropped = false;   /* the scatter-adds summed by parts */
+    for (int k = 0; k < g->n_nodes && !dropped; k++)
+        dropped = g->nodes[k].removed;
+    if (dropped)
+        graph_compact(g);
     free(data);
 }
 
@@ -770,7 +844,7 @@ bool train_pipeline(graph *g, uint32_t stages, uint32_t micro_batches, bool reco
     uint32_t pipeline = stages > 1 ? assign_stages(g, stages) : 1;
     if (recompute && pipeline > 1)
         recompute_stages(g, (int)pipeline);
-    unroll(g, micro_batches);
+    unroll(g, micro_batches, stages);
     if (stages > 1)
         copy_between_stages(g, stages);
     if (!schedule(g, (int)pipeline, (int)stages, err, err_size))

@@ -477,6 +477,110 @@ static void test_weight_and_state_stages(void)
     graph_free(g);
 }
 
+/* A table the first stage looks up and a tied decoder on the head reads
+ * again (BERT's word embeddings): its gradient, the lookup's scatter-add
+ * into the decoder's weight gradient, is one accumulator over the
+ * micro-batches that the head adds each micro-batch's decoder gradient
+ * into as it makes it and the first stage scatters each lookup into, so
+ * that no micro-batch's table-sized gradient waits for the first stage's
+ * backward pass of it: at no point of the schedule are more than two
+ * table-sized gradients held (summing each micro-batch's whole gradient
+ * at the first stage holds the head's of three micro-batches and the
+ * sum); and the step gives the evaluator's values. */
+static void test_tied_table_accumulated(void)
+{
+    enum { V = 24, D = 16, ROWS = 6, M = 4 };
+    graph *built[2];
+    for (int k = 0; k < 2; k++) {
+        rng = 21;
+        graph *g = graph_new("tied", 13);
+        int ix = input(g, "ids", 1, (const int64_t[]){ ROWS });
+        g->tensors[ix].dtype = GDT_I32;
+        float small[V * D];          /* |values| below 1/4: sums of 16 products well within f32 */
+        for (int e = 0; e < V * D; e++)
+            small[e] = rnd() / 8;
+        cnst(g, "table", 2, (const int64_t[]){ V, D }, small);
+        node(g, GRAPH_OP_GATHER, "table,ids", "h0");
+        for (int l = 1; l <= 3; l++) {   /* the layers, more work than the decoder */
+            char w[8], ins[32], h[8];
+            snprintf(w, sizeof w, "w%d", l);
+            for (int e = 0; e < D * D; e++)
+                small[e] = rnd() / 8;
+            cnst(g, w, 2, (const int64_t[]){ D, D }, small);
+            snprintf(ins, sizeof ins, "h%d,%s", l - 1, w);
+            snprintf(h, sizeof h, "a%d", l);
+            node(g, GRAPH_OP_MATMUL, ins, h);
+            snprintf(ins, sizeof ins, "a%d", l);
+            snprintf(h, sizeof h, "h%d", l);
+            node(g, GRAPH_OP_RELU, ins, h);
+        }
+        graph_set_attr_int(node(g, GRAPH_OP_GEMM, "h3,table", "logits"), "transB", 1);
+        finish(g, "logits");
+        train_options o;
+        train_options_default(&o);
+        o.loss = "mse:logits:target";
+        o.lr = 0.1;
+        o.stages = 2;
+        o.micro_batches = M;
+        train_info info;
+        built[k] = train_built(g, &o, &info);
+    }
+    graph *g = built[0];
+    CU_ASSERT_EQUAL(g->pipeline_cycles, M + 2 * 3 - 2);       /* the decoder a stage of its own */
+    /* table-sized tensors the backward pass makes, in the schedule's order:
+     * [made, last read) */
+    int *made = malloc((size_t)g->n_tensors * sizeof *made), *last = malloc((size_t)g->n_tensors * sizeof *last);
+    CU_ASSERT_FATAL(made && last);
+    for (int t = 0; t < g->n_tensors; t++)
+        made[t] = last[t] = -1;
+    int scatters = 0;
+    for (int k = 0; k < g->n_nodes; k++) {
+        const graph_node *n = &g->nodes[k];
+        scatters += n->op == GRAPH_OP_GATHERGRAD;
+        if (n->phase == GRAPH_PHASE_BACKWARD && n->outputs[0] >= 0 &&
+            graph_shape_numel(&g->tensors[n->outputs[0]].shape) == V * D)
+            made[n->outputs[0]] = k;
+        for (int i = 0; i < n->n_inputs; i++)
+            if (n->inputs[i] >= 0)
+                last[n->inputs[i]] = k;
+    }
+    CU_ASSERT_EQUAL(scatters, M);
+    int most = 0, tables = 0;
+    for (int k = 0; k < g->n_nodes; k++) {
+        int held = 0;                 /* after node k, still to be read */
+        for (int t = 0; t < g->n_tensors; t++)
+            held += made[t] >= 0 && made[t] <= k && last[t] > k;
+        most = held > most ? held : most;
+    }
+    for (int t = 0; t < g->n_tensors; t++)
+        tables += made[t] >= 0;
+    CU_ASSERT_EQUAL(tables, 3 * M - 1);   /* the decoder's M gradients, M - 1 Adds, M scatter-adds */
+    CU_ASSERT(most <= 2);
+    free(made);
+    free(last);
+    char err[256];
+    machine m;
+    CU_ASSERT_TRUE_FATAL(machine_preset("m2000", &m, err, sizeof err));
+    lower_options lo = { .machine = &m, .pipeline = 2, .tiles = 16 };
+    graph_value in[2 * M];
+    static int32_t ids[M][ROWS];
+    static float target[M][ROWS * V];
+    CU_ASSERT_FATAL(g->n_inputs == 2 * M);
+    for (int i = 0; i < g->n_inputs; i++) {
+        const graph_tensor *t = &g->tensors[g->inputs[i]];
+        int mb = strncmp(t->name, "mb", 2) ? 0 : atoi(t->name + 2);
+        for (int r = 0; r < ROWS; r++)
+            ids[mb][r] = (r * 7 + mb * 3) % V;
+        for (int e = 0; e < ROWS * V; e++)
+            target[mb][e] = rnd() / 4;
+        in[i] = (graph_value){ .dtype = t->dtype, .shape = t->shape,
+                               .data = t->dtype == GDT_I32 ? (void *)ids[mb] : (void *)target[mb] };
+    }
+    CU_ASSERT_EQUAL(train_check_step(g, built[1], in, &lo, 1e-5, 1e-5), 4);
+    graph_free(built[0]);
+    graph_free(built[1]);
+}
+
 void test_register(void)
 {
     ADD_SUITE("pipeline",
@@ -485,5 +589,6 @@ void test_register(void)
               { "a tied weight's reader on the weight's chip, a stage of its own", test_tied_weight },
               { "the overlapped pipeline takes its schedule's time", test_overlap_as_scheduled },
               { "recomputation: the same step, the stashed activations the stages' inputs", test_recompute },
-              { "f16 weights with their layers, the optimizer's state with its weight", test_weight_and_state_stages });
+              { "f16 weights with their layers, the optimizer's state with its weight", test_weight_and_state_stages },
+              { "a tied table's gradient: one accumulator both stages add into", test_tied_table_accumulated });
 }
