@@ -783,6 +783,33 @@ static bool place_scatter_tile(lowering *lw, const graph_node *n, const gather_s
     return *dy != 0;
 }
 
+/* A later pass on table tile k: the indices [i0, i0 + s->n) and their dY
+ * slice received. */
+static bool fetch_scatter_pass(lowering *lw, const graph_node *n, const gather_shape *s, const scatter_plan *p,
+                               uint32_t k, uint64_t i0, uint32_t *raw, uint32_t *idx, uint32_t *dy)
+{
+    uint32_t tile = lw_tile_of(lw, k);
+    uint64_t c0 = (uint64_t)(k / p->r) * p->w, wc = min_u64(p->w, s->d - c0);
+    if (!fetch_indices(lw, n->inputs[1], s, i0, tile, raw, idx))
+        return false;
+    *dy = fetch_dy_columns(lw, n->inputs[0], s, i0, c0, wc, tile);
+    return *dy != 0;
+}
+
+/* The indices a pass takes: all of them where the plan fits, else as many
+ * as fit beside the table block (an even number, so that every pass's dY
+ * rows start 8-byte aligned), as PopLibs splits the lookups of an update
+ * that would not fit at once. */
+static uint64_t scatter_pass(const gather_shape *s, const scatter_plan *p, uint64_t room)
+{
+    uint64_t limit = room * 9 / 10;
+    uint64_t fixed = ceil_div(s->v, p->r) * p->w * 4 + 4 * CODELET_READ_SLACK_BYTES;
+    uint64_t per = p->w * 4 + (s->ieb == 8 ? 16 : 4);
+    if (p->mem_bytes <= limit || limit < fixed + 2 * per)
+        return s->n ? s->n : 1;
+    return ((limit - fixed) / per) & ~(uint64_t)1;
+}
+
 /* Phase 2 on table tile k: i64 indices narrowed, then the scatter-add, the
  * workers sharing the block's rows. */
 static void run_scatter_tile(lowering *lw, const gather_shape *s, const scatter_plan *p, uint32_t k,
@@ -1003,15 +1030,27 @@ bool lw_lower_gather_grad(lowering *lw, const graph_node *n, int index)
         return lw_fail(lw, "out of host memory");
     }
     lw_linear_split(s.v, 1, p.r, rl, rh);
-    for (uint32_t k = 0; k < tiles && !lw->failed; k++)
-        if (!place_scatter_tile(lw, n, &s, &p, k, rl, rh, &addr[4 * k], &addr[4 * k + 1], &addr[4 * k + 2],
-                                &addr[4 * k + 3], what))
-            break;
-    if (!lw->failed)
-        lw_end_phase(lw);
-    for (uint32_t k = 0; k < tiles && !lw->failed; k++)
-        run_scatter_tile(lw, &s, &p, k, rl, rh, addr[4 * k], addr[4 * k + 1], addr[4 * k + 2], addr[4 * k + 3],
-                         init < 0);
+    /* In passes of indices where they do not fit at once: each adds its
+     * rows in index order, so the sums are those of one pass. */
+    uint64_t pass = scatter_pass(&s, &p, block < avail ? block : avail);
+    for (uint64_t i0 = 0; (i0 == 0 || i0 < s.n) && !lw->failed; i0 += pass) {
+        gather_shape sp = s;
+        sp.n = min_u64(pass, s.n - i0);
+        for (uint32_t k = 0; k < tiles && !lw->failed; k++) {
+            uint32_t *a = &addr[4 * k];
+            if (i0 ? !fetch_scatter_pass(lw, n, &sp, &p, k, i0, &a[1], &a[2], &a[3])
+                   : !place_scatter_tile(lw, n, &sp, &p, k, rl, rh, &a[0], &a[1], &a[2], &a[3], what))
+                break;
+        }
+        if (!lw->failed)
+            lw_end_phase(lw);
+        for (uint32_t k = 0; k < tiles && !lw->failed; k++)
+            run_scatter_tile(lw, &sp, &p, k, rl, rh, addr[4 * k], addr[4 * k + 1], addr[4 * k + 2],
+                             addr[4 * k + 3], init < 0 && i0 == 0);
+        for (uint32_t k = 0; k < tiles && i0 + pass < s.n; k++)    /* the pass's buffers, for the next */
+            for (int j = 1; j < 4; j++)
+                lw_scratch_free(lw, lw_tile_of(lw, k), addr[4 * k + j]);
+    }
     free(rl); free(rh); free(addr);
     return !lw->failed;
 }
