@@ -651,7 +651,11 @@ bool lw_lower_gather(lowering *lw, const graph_node *n, int index)
  * = 1, else one piece of w a row.  The plan is the estimate of tile cycles
  * (indices and dY in, the zeroing, every worker scanning every index, the
  * rows added) over C in 1, 2, 4 .. 16 (C bounded so that dT has at most 16
- * pieces a row), R as many row ranges as the tiles allow. */
+ * pieces a row), R as many row ranges as the tiles allow.  Where a table
+ * tile cannot hold all N indices and their dY slice beside its block, the
+ * indices come in passes of as many as it can (scatter_pass), each an
+ * exchange and a scatter-add that adds in index order, so the sums are
+ * those of one pass. */
 
 typedef struct scatter_plan {
     uint64_t w;
