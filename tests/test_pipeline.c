@@ -485,8 +485,8 @@ static void test_weight_and_state_stages(void)
  * that no micro-batch's table-sized gradient waits for the first stage's
  * backward pass of it: at no point of the schedule are more than two
  * table-sized gradients held (summing each micro-batch's whole gradient
- * at the first stage holds the head's of three micro-batches and the
- * sum); and the step gives the evaluator's values. */
+ * at the first stage held three here, the head's of later micro-batches
+ * waiting beside the sum); and the step gives the evaluator's values. */
 static void test_tied_table_accumulated(void)
 {
     enum { V = 24, D = 16, ROWS = 6, M = 4 };
