@@ -30,8 +30,11 @@
  * steps and bytes, the copy or sum compute sets) over slice widths and
  * output tile counts, the table's rows split as little as tile memory
  * allows (fewer partials to sum); a plan that copies is taken over one
- * that sums unless the sum is more than 5% faster.  When no plan fits,
- * the smallest one is lowered anyway and tile memory gives its "does not
+ * that sums unless the sum is more than 5% faster.  When no plan fits all
+ * N indices, the lookup runs in passes of fewer (halved until a plan with
+ * output tiles fits), each the phases below for its indices and its rows
+ * of the output, the table's blocks placed once; when none fits even so,
+ * the smallest plan is lowered anyway and tile memory gives its "does not
  * fit" error.
  *
  * i64 indices: the codelet reads i32 indices.  Each table tile receives
@@ -137,8 +140,10 @@ static void estimate(const gather_shape *s, gather_plan *p, uint32_t tiles)
 }
 
 /* The cheapest plan that fits `avail` bytes a tile (largest block
- * `block_avail`); false when none does (then *best is the smallest). */
-static bool choose_plan(const gather_shape *s, uint32_t tiles, uint64_t avail, uint64_t block_avail,
+ * `block_avail`), with staged one with output tiles (not the direct
+ * lookup into the output); false when none does (then *best is the
+ * smallest). */
+static bool choose_plan(const gather_shape *s, uint32_t tiles, uint64_t avail, uint64_t block_avail, bool staged,
                         gather_plan *best)
 {
     uint64_t g = lw_gran_of(s->eb);
@@ -186,7 +191,7 @@ static bool choose_plan(const gather_shape *s, uint32_t tiles, uint64_t avail, u
             continue;
         }
         uint32_t max_out = (uint32_t)min_u64(s->n, tiles);
-        for (uint32_t o = p.c == 1 && p.r == 1 ? 0 : 1; o <= max_out; o++) {
+        for (uint32_t o = p.c == 1 && p.r == 1 && !staged ? 0 : 1; o <= max_out; o++) {
             gather_plan q = p;
             q.out_tiles = o;
             estimate(s, &q, tiles);
@@ -327,6 +332,9 @@ typedef struct gather_run {
     uint32_t groups, parts;
     uint64_t *gl, *gh;
     uint32_t *gsum;
+    /* In passes of the indices (pass < all_n, the lookup's N): this
+     * pass's first index; G->s.n is the pass's count. */
+    uint64_t i0, pass, all_n;
     char what[96];
 } gather_run;
 
@@ -391,6 +399,9 @@ static void sum_groups(lowering *lw, gather_run *G)
         if (!lw->failed)
             flush_moves(lw, tile, &ms, m, (uint32_t)(cols * 4));
     }
+    for (uint32_t k = 0; k < G->table_tiles && G->pass < G->all_n && buf; k++)
+        if (buf[k])        /* summed: free for the passes to come */
+            lw_scratch_free(lw, lw_tile_of(lw, k), buf[k]);
     free(buf);
 }
 
@@ -401,12 +412,13 @@ static void place_tables(lowering *lw, gather_run *G)
         uint64_t c0 = c * G->p.w, wc = min_u64(G->p.w, G->s.d - c0);
         for (uint32_t r = 0; r < G->p.r && !lw->failed; r++) {
             uint32_t k = c * G->p.r + r, tile = lw_tile_of(lw, k);
-            G->tab[k] = G->outer > 1
-                            ? lw_fetch(lw, G->data, 0, G->outer * G->s.v * G->s.d, tile, PREFER_REGION1)
-                            : place_table_block(lw, G->data, &G->s, G->rl[r], G->rh[r], c0, wc, tile);
+            if (G->i0 == 0)    /* the table's blocks stay for every pass */
+                G->tab[k] = G->outer > 1
+                                ? lw_fetch(lw, G->data, 0, G->outer * G->s.v * G->s.d, tile, PREFER_REGION1)
+                                : place_table_block(lw, G->data, &G->s, G->rl[r], G->rh[r], c0, wc, tile);
             if (!G->tab[k])
                 break;
-            G->raw[k] = lw_fetch(lw, G->ix, 0, G->s.n, tile, PREFER_REGION1);
+            G->raw[k] = lw_fetch(lw, G->ix, G->i0, G->s.n, tile, PREFER_REGION1);
             if (!G->raw[k])
                 break;
             G->idx[k] = G->s.ieb == 8
@@ -481,7 +493,7 @@ static void collect_partials(lowering *lw, gather_run *G)
                                       G->what);
         if (!G->oaddr[o])
             break;
-        lw_add_piece(lw, G->out, tile, G->oaddr[o], G->nl[o] * G->s.d, nrows * G->s.d);
+        lw_add_piece(lw, G->out, tile, G->oaddr[o], (G->i0 + G->nl[o]) * G->s.d, nrows * G->s.d);
         G->stage[o] = lw_scratch_alloc(lw, tile, (uint64_t)G->p.c * G->parts * bsz, PREFER_REGION1, 8, "partial rows");
         if (!G->stage[o])
             break;
@@ -548,6 +560,20 @@ static void write_output_rows(lowering *lw, gather_run *G)
     }
 }
 
+/* A pass's buffers (indices, partials, sums, staging), free for the next. */
+static void free_pass(lowering *lw, const gather_run *G)
+{
+    for (uint32_t k = 0; k < G->table_tiles; k++) {
+        uint32_t tile = lw_tile_of(lw, k);
+        lw_scratch_free(lw, tile, G->raw[k]);
+        lw_scratch_free(lw, tile, G->idx[k]);
+        lw_scratch_free(lw, tile, G->part[k]);
+        lw_scratch_free(lw, tile, G->gsum[k]);
+    }
+    for (uint32_t o = 0; o < G->n_out; o++)
+        lw_scratch_free(lw, lw_tile_of(lw, (G->table_tiles + o) % lw->tiles), G->stage[o]);
+}
+
 bool lw_lower_gather(lowering *lw, const graph_node *n, int index)
 {
     const graph *g = lw->g;
@@ -590,9 +616,23 @@ bool lw_lower_gather(lowering *lw, const graph_node *n, int index)
     gather_plan p;
     uint64_t avail, block;
     free_bytes(lw, &avail, &block);
-    if (outer == 1) {
-        choose_plan(&s, lw->tiles, avail, block, &p);
-    } else {
+    uint64_t pass = s.n;
+    if (outer == 1 && !choose_plan(&s, lw->tiles, avail, block, false, &p)) {
+        /* No plan fits all N indices: passes of fewer (an even number, so
+         * that each pass's indices start 8-byte aligned), each a lookup of
+         * its indices into its rows of the output, with the table's blocks
+         * placed once. */
+        for (uint64_t k = (s.n / 2) & ~(uint64_t)1; k >= 2; k = (k / 2) & ~(uint64_t)1) {
+            gather_shape sk = s;
+            sk.n = k;
+            gather_plan q;
+            if (choose_plan(&sk, lw->tiles, avail, block, true, &q)) {
+                p = q;
+                pass = k;
+                break;
+            }
+        }
+    } else if (outer > 1) {
         /* Other axes: only the whole table on one tile, gathered straight
          * into the output. */
         p = (gather_plan){ .w = s.d, .c = 1, .r = 1, .out_tiles = 0 };
@@ -608,7 +648,7 @@ bool lw_lower_gather(lowering *lw, const graph_node *n, int index)
         return lw_unsupported(lw, n, index, "table rows wider than the gather codelet takes");
     gather_run G = { .s = s, .p = p, .data = data, .ix = ix, .out = out, .outer = outer, .total = total,
                      .table_tiles = p.c * p.r, .n_out = p.out_tiles ? p.out_tiles : 1,
-                     .even_n = (s.n + 1) & ~(uint64_t)1 };
+                     .even_n = (s.n + 1) & ~(uint64_t)1, .pass = pass, .all_n = s.n };
     snprintf(G.what, sizeof G.what, "tensor '%s'", lw_gt(lw, out)->name);
     G.rl = malloc((size_t)p.r * sizeof *G.rl), G.rh = malloc((size_t)p.r * sizeof *G.rh);
     G.idx = calloc(G.table_tiles, sizeof *G.idx), G.raw = calloc(G.table_tiles, sizeof *G.raw);
@@ -624,14 +664,20 @@ bool lw_lower_gather(lowering *lw, const graph_node *n, int index)
         lw_fail(lw, "out of host memory");
     } else {
         lw_linear_split(s.v, 1, p.r, G.rl, G.rh);
-        lw_linear_split(s.n, 1, G.n_out, G.nl, G.nh);
-        place_tables(lw, &G);
-        run_gathers(lw, &G);
-        if (p.out_tiles && !lw->failed) {
-            if (G.groups)
-                sum_groups(lw, &G);
-            collect_partials(lw, &G);
-            write_output_rows(lw, &G);
+        for (G.i0 = 0; (G.i0 == 0 || G.i0 < s.n) && !lw->failed; G.i0 += pass) {
+            G.s.n = min_u64(pass, s.n - G.i0);
+            G.even_n = (G.s.n + 1) & ~(uint64_t)1;
+            lw_linear_split(G.s.n, 1, G.n_out, G.nl, G.nh);
+            place_tables(lw, &G);
+            run_gathers(lw, &G);
+            if (p.out_tiles && !lw->failed) {
+                if (G.groups)
+                    sum_groups(lw, &G);
+                collect_partials(lw, &G);
+                write_output_rows(lw, &G);
+            }
+            if (G.i0 + pass < s.n)
+                free_pass(lw, &G);
         }
     }
     free(G.rl); free(G.rh); free(G.idx); free(G.raw); free(G.tab); free(G.part);

@@ -3,7 +3,8 @@
  * lower_pool_grad.c, lower_gather.c): the evaluator on values worked by
  * hand (ties, overlapping windows, padding, repeated and negative
  * indices), and graphs compiled for a GC200 and simulated against the
- * evaluator.
+ * evaluator; the scatter-add and the lookup of more indices than a tile
+ * holds, in passes, bit for bit.
  *
  * Tolerances.  The evaluator sums in f64 and rounds once; the tile sums a
  * dX element's (or a table element's) k contributions one f32 addition at
@@ -300,6 +301,64 @@ static void test_sim_gather_grad_passes(void)
     graph_free(g);
 }
 
+/* The lookup too: 60,000 i32 indices (40,000 i64 ones, narrowed on the tiles)
+ * into a table computed at run time (an input) on 4 tiles, where no plan
+ * holds every index and its partial row on a table tile, runs in passes
+ * of the indices, the table's blocks placed once; each output row is the
+ * table's row, bit for bit (normal values: the sums of a row with zeros
+ * are exact). */
+static void run_gather_passes(graph_dtype idt, int64_t N)
+{
+    enum { V = 64, D = 2 };
+    graph *g = graph_new("gather", 13);
+    input(g, "table", 2, (const int64_t[]){ V, D });
+    int ix = input(g, "idx", 1, (const int64_t[]){ N });
+    g->tensors[ix].dtype = idt;
+    node(g, GRAPH_OP_GATHER, "table,idx", "rows");
+    finish(g, "rows");
+    float table[V * D];
+    int64_t *idx = malloc((size_t)N * 8);
+    int32_t *idx32 = malloc((size_t)N * 4);
+    CU_ASSERT_FATAL(idx && idx32);
+    rng = 7;
+    for (int i = 0; i < V * D; i++)
+        table[i] = (rnd() < 0 ? -1.0f : 1.0f) * (float)(i + 1) / 8.0f;
+    for (int64_t i = 0; i < N; i++) {
+        rng = rng * 1664525u + 1013904223u;
+        int64_t t = (int64_t)((rng >> 8) % V);
+        idx[i] = i % 7 == 3 ? t - V : t;
+        idx32[i] = (int32_t)idx[i];
+    }
+    graph_value in[2] = { { GDT_F32, g->tensors[g->inputs[0]].shape, table },
+                          { idt, g->tensors[g->inputs[1]].shape, idt == GDT_I64 ? (void *)idx : (void *)idx32 } };
+    lower_options lo = { .machine = gc200(), .tiles = 4 };
+    graph_value out = { 0 };
+    simulate_result r;
+    char err[1024];
+    bool ok = simulate_graph(g, &lo, in, &out, &r, err, sizeof err);
+    if (!ok)
+        fprintf(stderr, "\n  %s\n", err);
+    CU_ASSERT_TRUE_FATAL(ok);
+    CU_ASSERT_EQUAL_FATAL(graph_shape_numel(&out.shape), (int64_t)N * D);
+    const float *got = out.data;
+    int64_t bad = 0;
+    for (int64_t i = 0; i < N; i++) {
+        int64_t t = idx[i] < 0 ? idx[i] + V : idx[i];
+        bad += memcmp(&got[i * D], &table[t * D], D * 4) != 0;
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+    graph_value_free(&out);
+    free(idx);
+    free(idx32);
+    graph_free(g);
+}
+
+static void test_sim_gather_passes(void)
+{
+    run_gather_passes(GDT_I32, 60000);
+    run_gather_passes(GDT_I64, 40000);
+}
+
 /* GatherGrad(dY, idx, G): the scatter-add into an initial gradient G.  G a
  * matmul's result read by nothing else (P [v, k] x Q [k, d]): added into
  * G's storage, the matmul's blocks (many tiles: column slices; few: whole
@@ -425,6 +484,7 @@ void test_register(void)
               {"MaxPoolGrad compiled and simulated vs evaluator", test_sim_maxpool_grad},
               {"GatherGrad compiled and simulated vs evaluator", test_sim_gather_grad},
               {"GatherGrad of more indices than a tile holds, in passes", test_sim_gather_grad_passes},
+              {"Gather of more indices than a tile holds, in passes", test_sim_gather_passes},
               {"GatherGrad into an initial gradient, in place and not", test_sim_gather_grad_into},
               {"training: the tied table's gradient sum scatters into the other term", test_train_fuses_scatter_add});
 }
