@@ -37,6 +37,7 @@
 #include "isa/asm/asm.h"
 #include "sim/program/machine.h"
 #include "sim/engine/tile.h"
+#include "codelet_fixture.h"
 #include "test_util.h"
 #include "workloads/codelets/abi.h"
 #include "workloads/codelets/logic.h"
@@ -73,42 +74,7 @@ typedef struct lg_run {
 static void lg_setup(lg_run *r, const char *entry)
 {
     memset(r, 0, sizeof *r);
-    char text[1024], err[4096];
-    snprintf(text, sizeof text,
-             "    .include \"workloads/codelets/logic.S\"\n"
-             "    .section .text.test_supervisor, \"ax\"\n"
-             "    .align 8\n"
-             "    .globl __supervisor\n"
-             "    .supervisor\n"
-             "__supervisor:\n"
-             "    setzi  $m5, 0x%x\n"
-             "    setzi  $m6, %u\n"
-             "    setzi  $m7, %s\n"
-             "    runall $m7, $m5, $m6\n"
-             "    sync   0\n"
-             "    exitz  $mzero\n",
-             REC_ADDR, REC_STEP, entry);
-    const char *dirs[] = {IPUSIM_SOURCE_DIR};
-    asm_options opt = {.include_dirs = dirs, .n_include_dirs = 1};
-    r->e = asm_assemble_string(text, "logic_test.S", &opt, err, sizeof err);
-    if (!r->e) {
-        fprintf(stderr, "\nassembly failed:\n%s\n", err);
-        CU_FAIL_FATAL("logic.S does not assemble");
-    }
-    machine mach;
-    CU_ASSERT_TRUE_FATAL(machine_preset("gc200", &mach, err, sizeof err));
-    r->t = calloc(1, sizeof *r->t);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(r->t);
-    CU_ASSERT_TRUE_FATAL(tile_init(r->t, &mach, 0));
-    if (!tile_load(r->t, r->e, err, sizeof err)) {
-        fprintf(stderr, "\nload failed: %s\n", err);
-        CU_FAIL_FATAL("load failed");
-    }
-    for (size_t i = 0; i < r->e->n_sections; i++) {
-        const exe_section *s = &r->e->sections[i];
-        uint32_t limit = (s->flags & EXE_SEC_EXEC) ? 0x50000u : REC_ADDR;
-        CU_ASSERT_TRUE_FATAL(s->addr + s->size <= limit);
-    }
+    codelet_tile_load(&r->e, &r->t, "logic.S", entry, REC_ADDR, REC_STEP);
 }
 
 static bool lg_go(lg_run *r)
@@ -125,11 +91,7 @@ static bool lg_go(lg_run *r)
 
 static void lg_done(lg_run *r)
 {
-    if (r->t) {
-        tile_free(r->t);
-        free(r->t);
-    }
-    exe_free(r->e);
+    codelet_tile_free(&r->e, &r->t);
     memset(r, 0, sizeof *r);
 }
 

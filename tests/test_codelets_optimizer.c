@@ -26,6 +26,7 @@
 #include "isa/fp16.h"
 #include "sim/engine/tile.h"
 #include "sim/program/machine.h"
+#include "codelet_fixture.h"
 #include "test_util.h"
 #include "workloads/codelets/abi.h"
 #include "workloads/codelets/elementwise.h"
@@ -60,33 +61,7 @@ typedef struct opt_run {
 static void setup(opt_run *r)
 {
     memset(r, 0, sizeof *r);
-    char text[1024], err[4096];
-    snprintf(text, sizeof text,
-             "    .include \"workloads/codelets/optimizer.S\"\n"
-             "    .section .text.test_supervisor, \"ax\"\n"
-             "    .align 8\n"
-             "    .globl __supervisor\n"
-             "    .supervisor\n"
-             "__supervisor:\n"
-             "    setzi  $m5, 0x%x\n"
-             "    setzi  $m6, %u\n"
-             "    setzi  $m7, vtx_adam_updater_f32\n"
-             "    runall $m7, $m5, $m6\n"
-             "    sync   0\n"
-             "    exitz  $mzero\n",
-             REC_ADDR, REC_STEP);
-    const char *dirs[] = { IPUSIM_SOURCE_DIR };
-    asm_options opt = { .include_dirs = dirs, .n_include_dirs = 1 };
-    r->e = asm_assemble_string(text, "optimizer_test.S", &opt, err, sizeof err);
-    if (!r->e)
-        fprintf(stderr, "\nassembly failed:\n%s\n", err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(r->e);
-    machine mach;
-    CU_ASSERT_TRUE_FATAL(machine_preset("gc200", &mach, err, sizeof err));
-    r->t = calloc(1, sizeof *r->t);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(r->t);
-    CU_ASSERT_TRUE_FATAL(tile_init(r->t, &mach, 0));
-    CU_ASSERT_TRUE_FATAL(tile_load(r->t, r->e, err, sizeof err));
+    codelet_tile_load(&r->e, &r->t, "optimizer.S", "vtx_adam_updater_f32", REC_ADDR, REC_STEP);
 }
 
 static void put(opt_run *r, uint32_t addr, const void *data, size_t bytes)
@@ -99,12 +74,7 @@ static void get(opt_run *r, uint32_t addr, void *data, size_t bytes)
     CU_ASSERT_EQUAL_FATAL(tmem_read_bytes(&r->t->s.mem, addr, data, bytes), TMEM_OK);
 }
 
-static void done(opt_run *r)
-{
-    tile_free(r->t);
-    free(r->t);
-    exe_free(r->e);
-}
+static void done(opt_run *r) { codelet_tile_free(&r->e, &r->t); }
 
 typedef struct adam_case {
     uint32_t n, flags;
