@@ -62,6 +62,20 @@ static graph *step_with(uint32_t stages, uint32_t micro_batches, bool recompute)
 
 static graph *step(uint32_t stages, uint32_t micro_batches) { return step_with(stages, micro_batches, false); }
 
+/* g made a training step of `loss` at rate lr, a pipeline of two stages
+ * over M micro-batches. */
+static graph *two_stages(graph *g, const char *loss, double lr, uint32_t M)
+{
+    train_options o;
+    train_options_default(&o);
+    o.loss = loss;
+    o.lr = lr;
+    o.stages = 2;
+    o.micro_batches = M;
+    train_info info;
+    return train_built(g, &o, &info);
+}
+
 static float x_data[MB_MAX][32];
 static int32_t label_data[MB_MAX][8];
 
@@ -227,14 +241,7 @@ static void test_tied_weight(void)
         node(g, GRAPH_OP_TRANSPOSE, "w1", "w1t");
         node(g, GRAPH_OP_MATMUL, "h2,w1t", "logits");
         finish(g, "logits");
-        train_options o;
-        train_options_default(&o);
-        o.loss = "softmax-ce:logits:labels";
-        o.lr = 0.5;
-        o.stages = 2;
-        o.micro_batches = M;
-        train_info info;
-        built[k] = train_built(g, &o, &info);
+        built[k] = two_stages(g, "softmax-ce:logits:labels", 0.5, M);
     }
     graph *g = built[0];
     CU_ASSERT_EQUAL(g->pipeline_cycles, M + 2 * 3 - 2);
@@ -516,14 +523,7 @@ static void test_tied_table_accumulated(void)
         }
         graph_set_attr_int(node(g, GRAPH_OP_GEMM, "h3,table", "logits"), "transB", 1);
         finish(g, "logits");
-        train_options o;
-        train_options_default(&o);
-        o.loss = "mse:logits:target";
-        o.lr = 0.1;
-        o.stages = 2;
-        o.micro_batches = M;
-        train_info info;
-        built[k] = train_built(g, &o, &info);
+        built[k] = two_stages(g, "mse:logits:target", 0.1, M);
     }
     graph *g = built[0];
     CU_ASSERT_EQUAL(g->pipeline_cycles, M + 2 * 3 - 2);       /* the decoder a stage of its own */

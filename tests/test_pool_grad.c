@@ -142,20 +142,29 @@ static void test_eval_gather_grad(void)
 
 /* ---- compiled and simulated ------------------------------------------------------ */
 
+/* g compiled for `tiles` tiles of a GC200 (0: all) and simulated on in:
+ * its output 0 into *out; the simulated result. */
+static simulate_result simulated(const graph *g, graph_value *in, uint32_t tiles, graph_value *out)
+{
+    lower_options lo = { .machine = gc200(), .tiles = tiles };
+    simulate_result r;
+    char err[1024];
+    *out = (graph_value){ 0 };
+    bool ok = simulate_graph(g, &lo, in, out, &r, err, sizeof err);
+    if (!ok)
+        fprintf(stderr, "\n  %s\n", err);
+    CU_ASSERT_TRUE_FATAL(ok);
+    return r;
+}
+
 /* Simulate g on `tiles` tiles (0: all) and compare output 0 with the
  * evaluator within (kmax - 1) u S + u |ref| + 2^-126, S the evaluator on
  * in_abs; the simulated result. */
 static simulate_result sim_vs_eval(const graph *g, graph_value *in, graph_value *in_abs, uint32_t tiles,
                                    double kmax)
 {
-    lower_options lo = { .machine = gc200(), .tiles = tiles };
-    graph_value out = { 0 };
-    simulate_result r;
-    char err[1024];
-    bool ok = simulate_graph(g, &lo, in, &out, &r, err, sizeof err);
-    if (!ok)
-        fprintf(stderr, "\n  %s\n", err);
-    CU_ASSERT_TRUE_FATAL(ok);
+    graph_value out;
+    simulate_result r = simulated(g, in, tiles, &out);
     float *ref = eval_one(g, in), *mag = eval_one(g, in_abs);
     size_t n = (size_t)graph_shape_numel(&out.shape), bad = 0;
     const float *got = out.data;
@@ -284,14 +293,8 @@ static void test_sim_gather_grad_passes(void)
     }
     graph_value in[2] = { { GDT_F32, g->tensors[g->inputs[0]].shape, dy },
                           { GDT_I32, g->tensors[g->inputs[1]].shape, idx } };
-    lower_options lo = { .machine = gc200(), .tiles = 4 };
-    graph_value out = { 0 };
-    simulate_result r;
-    char err[1024];
-    bool ok = simulate_graph(g, &lo, in, &out, &r, err, sizeof err);
-    if (!ok)
-        fprintf(stderr, "\n  %s\n", err);
-    CU_ASSERT_TRUE_FATAL(ok);
+    graph_value out;
+    simulated(g, in, 4, &out);
     CU_ASSERT_EQUAL_FATAL(graph_shape_numel(&out.shape), V * D);
     CU_ASSERT_EQUAL(memcmp(out.data, want, V * D * 4), 0);
     graph_value_free(&out);
@@ -331,14 +334,8 @@ static void run_gather_passes(graph_dtype idt, int64_t N)
     }
     graph_value in[2] = { { GDT_F32, g->tensors[g->inputs[0]].shape, table },
                           { idt, g->tensors[g->inputs[1]].shape, idt == GDT_I64 ? (void *)idx : (void *)idx32 } };
-    lower_options lo = { .machine = gc200(), .tiles = 4 };
-    graph_value out = { 0 };
-    simulate_result r;
-    char err[1024];
-    bool ok = simulate_graph(g, &lo, in, &out, &r, err, sizeof err);
-    if (!ok)
-        fprintf(stderr, "\n  %s\n", err);
-    CU_ASSERT_TRUE_FATAL(ok);
+    graph_value out;
+    simulated(g, in, 4, &out);
     CU_ASSERT_EQUAL_FATAL(graph_shape_numel(&out.shape), (int64_t)N * D);
     const float *got = out.data;
     int64_t bad = 0;
