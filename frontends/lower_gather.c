@@ -804,13 +804,13 @@ static void scatter_rows(lowering *lw, const gather_shape *s, uint32_t tile, uin
     lw_workers_run(lw, tile, lw->kernels.vtx_scatter_add_range_f32, &ws);
 }
 
-/* Phase 1 on table tile k: dT's block placed, the indices and the dY slice
- * received; *idx, *raw, *dy their addresses. */
+/* Phase 1 on table tile k: dT's block placed (*blk), holding the initial
+ * gradient's rows where there is one (fetch_scatter_pass then brings each
+ * pass's indices and dY slice). */
 static bool place_scatter_tile(lowering *lw, const graph_node *n, const gather_shape *s, const scatter_plan *p,
-                               uint32_t k, const uint64_t *rl, const uint64_t *rh, uint32_t *blk, uint32_t *raw,
-                               uint32_t *idx, uint32_t *dy, const char *what)
+                               uint32_t k, const uint64_t *rl, const uint64_t *rh, uint32_t *blk, const char *what)
 {
-    int dyt = n->inputs[0], ix = n->inputs[1], out = n->outputs[0];
+    int out = n->outputs[0];
     uint32_t c = k / p->r, r = k % p->r, tile = lw_tile_of(lw, k);
     uint64_t c0 = (uint64_t)c * p->w, wc = min_u64(p->w, s->d - c0), rows = rh[r] - rl[r];
     *blk = lw_tensor_alloc(lw, out, tile, rows * wc * 4, PREFER_REGION1, 8, false, what);
@@ -825,16 +825,11 @@ static bool place_scatter_tile(lowering *lw, const graph_node *n, const gather_s
     else
         for (uint64_t i = 0; i < rows && !lw->failed; i++)
             lw_add_piece(lw, out, tile, *blk + (uint32_t)(i * wc * 4), (rl[r] + i) * s->d + c0, wc);
-    if (!s->n)
-        return !lw->failed;
-    if (!fetch_indices(lw, ix, s, 0, tile, raw, idx))
-        return false;
-    *dy = fetch_dy_columns(lw, dyt, s, 0, c0, wc, tile);
-    return *dy != 0;
+    return !lw->failed;
 }
 
-/* A later pass on table tile k: the indices [i0, i0 + s->n) and their dY
- * slice received. */
+/* A pass on table tile k: the indices [i0, i0 + s->n) and their dY slice
+ * received. */
 static bool fetch_scatter_pass(lowering *lw, const graph_node *n, const gather_shape *s, const scatter_plan *p,
                                uint32_t k, uint64_t i0, uint32_t *raw, uint32_t *idx, uint32_t *dy)
 {
@@ -1088,8 +1083,8 @@ bool lw_lower_gather_grad(lowering *lw, const graph_node *n, int index)
         sp.n = min_u64(pass, s.n - i0);
         for (uint32_t k = 0; k < tiles && !lw->failed; k++) {
             uint32_t *a = &addr[4 * k];
-            if (i0 ? !fetch_scatter_pass(lw, n, &sp, &p, k, i0, &a[1], &a[2], &a[3])
-                   : !place_scatter_tile(lw, n, &sp, &p, k, rl, rh, &a[0], &a[1], &a[2], &a[3], what))
+            if ((i0 == 0 && !place_scatter_tile(lw, n, &sp, &p, k, rl, rh, &a[0], what)) ||
+                (sp.n && !fetch_scatter_pass(lw, n, &sp, &p, k, i0, &a[1], &a[2], &a[3])))
                 break;
         }
         if (!lw->failed)
