@@ -161,6 +161,10 @@ typedef struct graph_node {
      * recomputation, train_pipeline.c): it runs in its stage's backward
      * cycle, before the backward nodes that read what it makes. */
     bool recomputed;
+    /* A micro-batch's part added into a running sum over the micro-batches
+     * (train_pipeline.c): its input 0 (a GatherGrad's input 2) is the sum
+     * so far, its output the sum after it, written in place. */
+    bool accumulates;
 } graph_node;
 
 typedef struct graph graph;

@@ -484,7 +484,7 @@ static bool start_lowering(lowering *lw)
     for (int t = 0; t < g->n_tensors; t++)
         lw->tensor[t].element_bytes = (uint32_t)graph_dtype_size(g->tensors[t].dtype);
     lw_tensor_roots(lw);
-    return lw_streaming_plan(lw);
+    return lw_streaming_plan(lw) && lw_sections_plan(lw);
 }
 
 /* The graph inputs from the host: their pieces, a host stream each, then
@@ -629,10 +629,14 @@ static void lower_node(lowering *lw, int i)
     }
     lw->op_tiles = 0;
     lw_release_scratch(lw);
+    if (lw->sections && !lw_section_in(lw, i) && (!lw_section_leave(lw) || !lw_sections_release(lw, i)))
+        return;
     int phase = n->op == GRAPH_OP_ALL_REDUCE ? PHASE_ALL_REDUCE : (int)n->phase;
     if (lw->overlap && (n->cycle >= 0 || n->op == GRAPH_OP_IPU_COPY))
         phase = PHASE_PIPELINE;
     pipeline_section(lw, n, phase);
+    if (lw->sections && !lw_section_enter(lw, i))
+        return;
     char label[24];
     snprintf(label, sizeof label, "#%d", i);
     if ((lw->cur_op = op_map_add_op(&lw->ops, graph_ops[n->op].name, n->name && n->name[0] ? n->name : label)) < 0)
@@ -655,6 +659,7 @@ static void lower_node(lowering *lw, int i)
 /* Everything the lowering allocated on the host. */
 static void free_lowering(lowering *lw)
 {
+    lw_sections_free(lw);
     free(lw->stage_of);
     free(lw->home_stage);
     free(lw->stream_done);
@@ -666,6 +671,7 @@ static void free_lowering(lowering *lw)
     op_map_free(&lw->ops);
     free(lw->lent);
     free(lw->control_bytes);
+    free(lw->arena_need);
     free(lw->last_reader);
     if (lw->tile) {
         for (uint32_t i = 0; i < lw->program_tiles; i++) {
@@ -674,6 +680,7 @@ static void free_lowering(lowering *lw)
             free(t->records.w);
             free(t->shared);
             free(t->patch);
+            free(t->step_refs);
             free(t->sends);
             free(t->recvs);
             free(t->copies.w);
@@ -700,13 +707,15 @@ static void free_lowering(lowering *lw)
  * its records and control program (NULL: none); on a tile whose found no
  * room, *need (allocated here) says what each tile's take. */
 static ipu_exe *lower_once(const graph *g, const lower_options *o, lower_report *report, char *err,
-                           size_t err_size, const uint32_t *hold, const uint32_t *firm, uint32_t **need)
+                           size_t err_size, const uint32_t *hold, const uint32_t *firm, uint32_t **need,
+                           const uint32_t *arena, uint32_t **arena_need)
 {
     lower_report dummy;
     lowering lw = { .g = g, .opts = o, .cur_op = -1, .rep = report ? report : &dummy, .err = err, .err_size = err_size,
-                    .hold_bytes = hold, .hold_firm = firm };
+                    .hold_bytes = hold, .hold_firm = firm, .arena_hint = arena };
     memset(lw.rep, 0, sizeof *lw.rep);
     *need = NULL;
+    *arena_need = NULL;
     if (!plan_machine(&lw) || !load_library(&lw))
         return NULL;
     ipu_exe *e = NULL;
@@ -718,6 +727,11 @@ static ipu_exe *lower_once(const graph *g, const lower_options *o, lower_report 
             if (o->progress)
                 o->progress(o->progress_ctx, (uint32_t)i + 1, (uint32_t)g->n_nodes);
         }
+        lw_release_scratch(&lw);
+        if (!lw.failed)
+            lw_section_leave(&lw);
+        if (!lw.failed)
+            lw_sections_done(&lw);
         if (lw.in_cycle && !lw.failed)
             close_cycle(&lw);
         if (!lw.failed && lw_streaming_store(&lw, INT_MAX))
@@ -734,6 +748,13 @@ static ipu_exe *lower_once(const graph *g, const lower_options *o, lower_report 
         *need = lw.control_bytes;
         lw.control_bytes = NULL;
     }
+    if (lw.failed)
+        lw_sections_failed(&lw);
+    if (lw.failed && lw.arena_retry && lw.arena_need) {
+        lw.arena_need[4 * (size_t)lw.program_tiles] = UINT32_MAX;
+        *arena_need = lw.arena_need;
+        lw.arena_need = NULL;
+    }
     free_lowering(&lw);
     if (lw.failed || !e) {
         exe_free(e);
@@ -749,13 +770,36 @@ static ipu_exe *lower_once(const graph *g, const lower_options *o, lower_report 
  * margin, the plans then choosing within the rest; a constant that comes
  * late and finds no other room may take the margin (lw_tile_alloc). */
 #define CONTROL_TRIES 3
+#define ARENA_TRIES 4
 
 ipu_exe *lower_graph(const graph *g, const lower_options *o, lower_report *report, char *err, size_t err_size)
 {
-    uint32_t *hold = NULL, *firm = NULL, *need = NULL;
+    uint32_t *hold = NULL, *firm = NULL, *need = NULL, *arena = NULL, *arena_need = NULL;
     ipu_exe *e = NULL;
-    for (int attempt = 0; attempt < CONTROL_TRIES; attempt++) {
-        e = lower_once(g, o, report, err, err_size, hold, firm, &need);
+    for (int attempt = 0, arena_tries = 0; attempt < CONTROL_TRIES; attempt++) {
+        e = lower_once(g, o, report, err, err_size, hold, firm, &need, arena, &arena_need);
+        /* shared programs (lower_section.c): the first lowering measured
+         * what each stage's sections need of their arena and what the rest
+         * of the program takes beside it; again with that and a margin (or,
+         * where a section found its arena too small, a quarter more) */
+        if (!e && arena_need && arena_tries++ < ARENA_TRIES) {
+            if (!arena) {
+                arena = arena_need;       /* as measured, and a margin */
+                for (size_t k = 0; arena[k] != UINT32_MAX; k++)
+                    arena[k] += arena[k] ? arena[k] / 4 + 4096 : 0;
+            } else {
+                for (size_t k = 0; arena_need[k] != UINT32_MAX; k++)
+                    arena[k] = arena_need[k] > arena[k] ? arena_need[k] : arena[k];
+                free(arena_need);
+            }
+            arena_need = NULL;
+            free(need);
+            need = NULL;
+            attempt--;
+            continue;
+        }
+        free(arena_need);
+        arena_need = NULL;
         if (report)
             report->lowerings = (uint32_t)attempt + 1;
         if (!e && attempt > 0 && hold) {
@@ -797,5 +841,6 @@ ipu_exe *lower_graph(const graph *g, const lower_options *o, lower_report *repor
     free(hold);
     free(firm);
     free(need);
+    free(arena);
     return e;
 }

@@ -96,6 +96,8 @@ typedef struct lower_options {
     void *progress_ctx;
     uint32_t control_room_bytes;  /* 0, or the most room a region offers a tile's control
                                      program (the tests split small programs with it) */
+    bool share_programs;          /* a pipeline's micro-batches run one program for each
+                                     stage's forward and backward pass (lower_section.c) */
 } lower_options;
 
 /* What the compile produced, for the report. */
@@ -129,6 +131,10 @@ typedef struct lower_report {
     uint32_t serialised_by[3];    /* ... cut along their rows, columns or K ... */
     uint32_t serial_parts;        /* ... in this many parts in all */
     uint64_t shared_record_bytes; /* worker records not stored twice on a tile (all tiles) */
+    uint32_t shared_sections;     /* a pipeline's sections that ran the steps of an earlier
+                                     alike one (lower_options.share_programs) ... */
+    uint64_t shared_section_tiles;  /* ... on how many of their tiles in all ... */
+    uint64_t shared_control_bytes;  /* ... and the control program bytes that saved */
     uint64_t merged_record_bytes; /* worker records saved by one record for six workers (all tiles) */
     uint64_t memory_bytes;        /* tile memory of one tile */
     uint64_t library_bytes;       /* of it the kernel library's (code and its data) */

@@ -32,6 +32,7 @@ uint32_t lw_new_record(lowering *lw, uint32_t tile, uint32_t words, uint32_t **r
     }
     memset(t->records.w + at, 0, padded * sizeof(uint32_t));
     t->records.n += padded;
+    t->last_record_words = (uint32_t)padded;
     *rec = t->records.w + at;
     return (uint32_t)(at * 4);
 }
@@ -48,9 +49,10 @@ static bool lw_patch_here(lowering *lw, uint32_t tile)
 /* The six records just made at rec0 (bytes of them, the last on the tile)
  * when the tile already holds the same words for an earlier compute set:
  * that one's offset, the new ones given back; else rec0, remembered.
- * Worker records are read-only, except vtx_maxpool_grad_nhwc_f32's (it
- * keeps its place in them), which are never shared.  Poplar likewise
- * keeps one copy of identical vertex state. */
+ * Worker records and the matmuls' supervisor records (lw_step_call) are
+ * read-only, except vtx_maxpool_grad_nhwc_f32's (it keeps its place in
+ * them), which are never shared.  Poplar likewise keeps one copy of
+ * identical vertex state. */
 static uint32_t share_records(lowering *lw, uint32_t tile, uint32_t entry, uint32_t rec0, uint32_t bytes)
 {
     ltile *t = &lw->tile[tile];
@@ -294,6 +296,9 @@ bool lw_step_run(lowering *lw, uint32_t tile, uint32_t entry, uint32_t rec0, uin
 bool lw_step_call(lowering *lw, uint32_t tile, uint32_t entry, uint32_t rec)
 {
     ltile *t = &lw->tile[tile];
+    /* the record made last: shared with an earlier one alike */
+    if (rec / 4 + t->last_record_words == t->records.n)
+        rec = share_records(lw, tile, entry, rec, t->last_record_words * 4);
     note_compute(lw);
     lw_push_word(lw, &t->steps, lw->kernels.ctl_call);
     lw_push_word(lw, &t->steps, entry);

@@ -107,6 +107,10 @@ typedef struct ltile {
     size_t n_shared, cap_shared;
     size_t *patch;                    /* step words holding record offsets */
     size_t n_patch, cap_patch;
+    uint32_t last_record_words;       /* the last record lw_new_record made (padded) */
+    size_t *step_refs;                /* step words holding the index of a step (ctl_sub's,
+                                         ctl_jump's), made addresses when the steps are placed */
+    size_t n_step_refs, cap_step_refs;
     xfer *sends, *recvs;
     size_t n_sends, cap_sends, n_recvs, cap_recvs;
     word_vec copies;                  /* pending local copies: src, dst, bytes */
@@ -182,6 +186,14 @@ typedef struct lowering {
     program_phases phases;            /* where each phase's supersteps start */
     op_map ops;                       /* which op each superstep's compute and exchange are */
     int32_t cur_op;                   /* the op being lowered (in ops), -1 none */
+    struct lw_sections *sections;     /* control programs shared between micro-batches
+                                         (lower_section.c); NULL: none */
+    const uint32_t *arena_hint;       /* per program tile, 4 words: the bytes of regions 0 and 1
+                                         its stage's sections need at most in their arena, and
+                                         those the rest of the program took beside them, as a
+                                         former lowering measured (NULL: measure now) ... */
+    uint32_t *arena_need;             /* ... and as this one measured */
+    bool arena_retry;                 /* lower again with arena_need (lower_graph) */
     bool pin_records;                 /* records are not shared with earlier ones (their
                                          words are relocated for each replica) */
     /* A pipelined step (graph.pipeline_stages, lower.c): in a pipeline
@@ -324,6 +336,41 @@ bool lw_add_transfer(lowering *lw, uint32_t from, uint32_t src_addr, uint32_t to
 bool lw_add_local_copy(lowering *lw, uint32_t tile, uint32_t src, uint32_t dst, uint32_t bytes);
 bool lw_add_host_receive(lowering *lw, uint32_t tile, uint32_t addr, uint32_t bytes, uint32_t endpoint);
 bool lw_end_phase(lowering *lw);
+
+/* Control programs shared between a pipeline's micro-batches
+ * (lower_section.c, lower_options.share_programs).  lw_sections_plan finds
+ * the sections and their keys (nothing without the option);
+ * lw_section_enter before node i (the first of a section),
+ * lw_section_leave after the section's last node; lw_sections_release
+ * before node i gives the arenas back once the pipeline is over;
+ * lw_sections_done fails a lowering that only measured the arenas. */
+bool lw_sections_plan(lowering *lw);
+bool lw_section_enter(lowering *lw, int i);
+bool lw_section_leave(lowering *lw);
+bool lw_section_in(const lowering *lw, int i);
+bool lw_sections_release(lowering *lw, int i);
+bool lw_sections_done(lowering *lw);
+/* The lowering failed: where inside a shared section, its stage's arena
+ * asked a quarter larger of the next lowering. */
+void lw_sections_failed(lowering *lw);
+void lw_sections_free(lowering *lw);
+/* Inside a section: whether block b (released) lies outside its arena,
+ * held back until the section ends (give_back); whether allocations are
+ * in an arena (no block in one is zeros when a section runs again);
+ * whether tensor t, placed on `tile`, outlives the stage's next section
+ * (then lw_tensor_alloc places it outside the arena, lw_section_outside
+ * switching the tile's allocator to the state outside and back); whether
+ * a block kept for the run (lw_tile_alloc) goes outside the arena, by
+ * lw_section_kept_alloc. */
+bool lw_section_defers(lowering *lw, mem_block b);
+bool lw_in_arena(const lowering *lw);
+bool lw_section_outlives(const lowering *lw, int t, uint32_t tile);
+void lw_section_outside(lowering *lw, uint32_t tile, bool in);
+bool lw_section_keeps(const lowering *lw);
+uint32_t lw_section_kept_alloc(lowering *lw, uint32_t tile, uint64_t bytes, enum region_pref pref, uint32_t align,
+                               const char *what);
+/* Block b back to its tile's free blocks. */
+bool lw_give_back(lowering *lw, mem_block b);
 
 /* Tensors. */
 bool lw_add_piece(lowering *lw, int tensor, uint32_t tile, uint32_t addr, uint64_t first, uint64_t count);

@@ -190,8 +190,11 @@ static uint32_t bump_alloc(lowering *lw, uint32_t tile, uint64_t bytes, uint64_t
 uint64_t lw_fullest_tile(const lowering *lw, uint32_t *fullest)
 {
     /* the records and control program: the room held back, else a guess
-     * (with the library, 96 KiB) */
+     * (with the library, 96 KiB); in a shared section's arena, none (the
+     * rest of the program's) */
     uint64_t library = lw_library_bytes(lw), guess = 96 * 1024 > library ? 96 * 1024 - library : 0, most = 0;
+    if (lw_in_arena(lw))
+        guess = 0;
     for (uint32_t i = 0; i < lw->tiles; i++) {
         const ltile *t = &lw->tile[lw->stage * lw->tiles + i];
         uint64_t held = (uint64_t)(t->region0_kept_end - lw->region0_start) + (t->region1_kept_end - lw->region1_start) +
@@ -228,6 +231,8 @@ uint64_t lw_most_on_a_tile(const lowering *lw, int t)
 uint32_t lw_tile_alloc(lowering *lw, uint32_t tile, uint64_t bytes, enum region_pref pref, uint32_t align,
                            const char *what)
 {
+    if (lw_section_keeps(lw))
+        return lw_section_kept_alloc(lw, tile, bytes, pref, align, what);
     uint64_t need = ALIGN8(bytes) + CODELET_READ_SLACK_BYTES;
     uint32_t a = (align < 8 ? 8 : align) - 1;
     ltile *t = &lw->tile[tile];
@@ -376,7 +381,7 @@ uint32_t lw_scratch_zeroed(lowering *lw, uint32_t tile, uint64_t bytes, enum reg
     if (!a)
         return 0;
     /* bytes no block used before are zeros when the executable holds them */
-    if (fresh ? !note_block(lw, &lw->tile[tile], a, bytes) : !fill_zeros(lw, tile, a, bytes))
+    if (fresh && !lw_in_arena(lw) ? !note_block(lw, &lw->tile[tile], a, bytes) : !fill_zeros(lw, tile, a, bytes))
         return 0;
     return a;
 }
@@ -532,8 +537,15 @@ static uint32_t take_released(lowering *lw, ltile *t, uint64_t need, uint32_t a,
 
 /* Give block b back to its tile, merged with its neighbours in the same
  * region. */
+bool lw_give_back(lowering *lw, mem_block b)
+{
+    return give_back(lw, b);
+}
+
 static bool give_back(lowering *lw, mem_block b)
 {
+    if (lw_section_defers(lw, b))
+        return !lw->failed;
     ltile *t = &lw->tile[b.tile];
     size_t k = 0;
     while (k < t->n_free && t->free[k].addr < b.addr)
@@ -559,6 +571,13 @@ static bool give_back(lowering *lw, mem_block b)
 uint32_t lw_tensor_alloc(lowering *lw, int tensor, uint32_t tile, uint64_t bytes, enum region_pref pref,
                          uint32_t align, bool zeroed, const char *what)
 {
+    if (lw_section_outlives(lw, tensor, tile)) {
+        /* kept past the stage's next shared section: outside its arena */
+        lw_section_outside(lw, tile, true);
+        uint32_t at = lw_tensor_alloc(lw, tensor, tile, bytes, pref, align, zeroed, what);
+        lw_section_outside(lw, tile, false);
+        return at;
+    }
     ltile *t = &lw->tile[tile];
     ltensor *owner = &lw->tensor[lw->tensor[tensor].root];
     uint64_t need = ALIGN8(bytes) + CODELET_READ_SLACK_BYTES;
@@ -595,6 +614,8 @@ uint32_t lw_tensor_alloc(lowering *lw, int tensor, uint32_t tile, uint64_t bytes
             lw->rep->reused_scratch_bytes += need;
         if (zeroed && !fill_zeros(lw, tile, at, ALIGN8(bytes)))
             return 0;
+    } else if (zeroed && lw_in_arena(lw) && !fill_zeros(lw, tile, at, ALIGN8(bytes))) {
+        return 0;
     }
     if (!lw_grow((void **)&owner->blocks, &owner->cap_blocks, owner->n_blocks + 1, sizeof *owner->blocks)) {
         lw_fail(lw, "out of host memory");

@@ -34,9 +34,9 @@ static size_t step_words(const lowering *lw, const uint32_t *w, size_t n)
         return 6;
     if (h == k->ctl_call)
         return 3;
-    if (h == k->ctl_jump)
+    if (h == k->ctl_jump || h == k->ctl_sub)
         return 2;
-    if (h == k->ctl_sync_chip || h == k->ctl_sync_system || h == k->ctl_end)
+    if (h == k->ctl_sync_chip || h == k->ctl_sync_system || h == k->ctl_end || h == k->ctl_ret)
         return 1;
     return 0;
 }
@@ -158,6 +158,12 @@ static bool close_tile(lowering *lw, uint32_t i)
     }
     for (size_t k = 0; k < t->n_patch; k++)
         t->steps.w[t->patch[k]] += t->rec_base;
+    /* ctl_sub's and ctl_jump's step indices made addresses */
+    for (size_t k = 0; k < t->n_step_refs; k++) {
+        uint32_t *w = &t->steps.w[t->step_refs[k]];
+        *w = t->split_word && *w >= t->split_word ? t->step_base2 + (uint32_t)(*w - t->split_word) * 4
+                                                  : t->step_base + *w * 4;
+    }
     lower_report *rep = lw->rep;
     rep->control_bytes += t->steps.n * 4;
     rep->record_bytes += rec_bytes;

@@ -480,6 +480,7 @@ static int micro_batch_sum(graph *g, int t, int *const *copies, const bool *data
                 int j = graph_add_node(g, GRAPH_OP_ADD, "", in, 2, &out, 1);
                 g->nodes[j].stage = sa;
                 g->nodes[j].cycle = (int)ma++;
+                g->nodes[j].accumulates = true;
             } else {
                 int from = g->tensors[of_micro_batch(t, ms, copies, data)].producer;
                 int in[3] = { of_micro_batch(g->nodes[p].inputs[0], ms, copies, data),
@@ -488,6 +489,7 @@ static int micro_batch_sum(graph *g, int t, int *const *copies, const bool *data
                 graph_copy_attrs(&g->nodes[j], &g->nodes[from]);
                 g->nodes[j].stage = st;
                 g->nodes[j].cycle = (int)ms++;
+                g->nodes[j].accumulates = true;
                 g->nodes[from].removed = true;
             }
             acc = out;
@@ -501,6 +503,7 @@ static int micro_batch_sum(graph *g, int t, int *const *copies, const bool *data
         int j = graph_add_node(g, GRAPH_OP_ADD, "", in, 2, &out, 1);
         g->nodes[j].stage = stage;
         g->nodes[j].cycle = (int)m;
+        g->nodes[j].accumulates = true;
         acc = out;
     }
     return acc;

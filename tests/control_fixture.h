@@ -18,7 +18,8 @@
 
 enum control_kind {
     CONTROL_RUN, CONTROL_CALL, CONTROL_SEND, CONTROL_RECV, CONTROL_SEND_RUN, CONTROL_RECV_RUN,
-    CONTROL_SEND_ROWS, CONTROL_RECV_ROWS, CONTROL_SYNC, CONTROL_JUMP, CONTROL_END, CONTROL_KINDS
+    CONTROL_SEND_ROWS, CONTROL_RECV_ROWS, CONTROL_SYNC, CONTROL_JUMP, CONTROL_SUB, CONTROL_RET, CONTROL_END,
+    CONTROL_KINDS
 };
 
 typedef struct control_step {
@@ -60,7 +61,7 @@ static inline void control_walk_begin(control_walk *cw, const ipu_exe *e, uint32
 {
     static const char *const names[CONTROL_KINDS] = {
         "ctl_run", "ctl_call", "ctl_send", "ctl_recv", "ctl_sends", "ctl_recvs", "ctl_send_rows", "ctl_recv_rows",
-        "ctl_sync_chip", "ctl_jump", "ctl_end",
+        "ctl_sync_chip", "ctl_jump", "ctl_sub", "ctl_ret", "ctl_end",
     };
     for (int k = 0; k < CONTROL_KINDS; k++)
         cw->handler[k] = control_symbol(e, names[k]);
@@ -108,7 +109,8 @@ static inline bool control_walk_next(control_walk *cw, control_step *s)
     case CONTROL_RUN: s->words = 4; break;
     case CONTROL_CALL: s->words = 3; break;
     case CONTROL_JUMP: s->words = 2; break;   /* the second block follows in w */
-    case CONTROL_SYNC: case CONTROL_END: break;
+    case CONTROL_SUB: s->words = 2; break;    /* its steps are walked where they lie */
+    case CONTROL_SYNC: case CONTROL_RET: case CONTROL_END: break;
     case CONTROL_SEND: case CONTROL_RECV:
         s->words = 4, s->transfers = 1, s->endpoint = w + 3, s->endpoints = 1;
         break;

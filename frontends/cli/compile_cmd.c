@@ -70,6 +70,8 @@ bool cli_compile_option(const command *self, lower_options *o, bool *fuse, int a
         *(tiles ? &o->tiles : a[2] == 'r' ? &o->replicas : &o->pipeline) = (uint32_t)n;
     } else if (!strcmp(a, "--serial-pipeline")) {
         o->serial_pipeline = true;
+    } else if (!strcmp(a, "--share-programs")) {
+        o->share_programs = true;
     } else if (!strcmp(a, "--f16-matmul")) {
         o->f16_matmul = true;
     } else if (!strcmp(a, "--partials")) {
@@ -209,6 +211,9 @@ graph *cli_load_model(const char *model, bool fuse, const cli_train *t, const lo
               "and --recompute need --train", model);
     if (lo && lo->serial_pipeline && !(train && lo->pipeline > 1))
         fatal("%s: --serial-pipeline is of a pipelined training step: it needs --train and --pipeline N", model);
+    if (lo && lo->share_programs && !(train && lo->pipeline > 1 && !lo->serial_pipeline))
+        fatal("%s: --share-programs is of a pipelined training step's overlapped micro-batches: it needs --train and "
+              "--pipeline N (without --serial-pipeline)", model);
     if (t && t->o.recompute && !(train && lo && lo->pipeline > 1))
         fatal("%s: --recompute is of a pipelined training step: it needs --train and --pipeline N", model);
     if (t && !t->o.stochastic_rounding && !t->o.f16_weights)
@@ -382,6 +387,10 @@ int cmd_compile(int argc, char **argv, const command *self)
                (double)(rep.merged_record_bytes + rep.shared_record_bytes) / 1e6,
                (double)rep.merged_record_bytes / 1e6, (double)rep.shared_record_bytes / 1e6,
                (double)rep.library_bytes / 1e3);
+    if (o.share_programs)
+        printf("shared programs: %u sections ran an earlier alike section's control program on %llu of their tiles "
+               "(%.1f KB a tile saved on average)\n", rep.shared_sections, (unsigned long long)rep.shared_section_tiles,
+               rep.program_tiles ? (double)rep.shared_control_bytes / rep.program_tiles / 1e3 : 0.0);
     if (rep.lowerings > 1)
         printf("lowered %u times: the first left a tile too little room for its vertex records and control "
                "program, held back on every tile from the start the next time\n", rep.lowerings);

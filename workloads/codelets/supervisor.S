@@ -59,6 +59,14 @@
 //                                               phase without a barrier
 //   ctl_jump, addr                              the table goes on at addr
 //                                               (a program in two blocks)
+//   ctl_sub, addr                               the steps at addr, until
+//                                               their ctl_ret, then the
+//                                               step after this one (steps
+//                                               several places share: a
+//                                               pipeline's micro-batches;
+//                                               one level, the return in
+//                                               ctl_table's second word)
+//   ctl_ret                                     back after the last ctl_sub
 //   ctl_end                                     the tile's program is over
 //
 // Registers: $m9 points at the current step (abi.h: supervisor codelets
@@ -70,7 +78,7 @@
     .globl ctl_table
 ctl_table:
     .word 0                             // address of the first step (per tile)
-    .word 0
+    .word 0                             // where the last ctl_sub returns to
 
     .text
     .align 8
@@ -154,6 +162,24 @@ ctl_sync_exchange:
     .globl ctl_jump
 ctl_jump:
     ld32    $m9, $m9, $mzero, 1
+    ld32    $m1, $m9, $mzero, 0
+    br      $m1
+
+    .align 8
+    .globl ctl_sub
+ctl_sub:
+    add     $m2, $m9, 8
+    setzi   $m3, ctl_table
+    st32    $m2, $m3, $mzero, 1
+    ld32    $m9, $m9, $mzero, 1
+    ld32    $m1, $m9, $mzero, 0
+    br      $m1
+
+    .align 8
+    .globl ctl_ret
+ctl_ret:
+    setzi   $m3, ctl_table
+    ld32    $m9, $m3, $mzero, 1
     ld32    $m1, $m9, $mzero, 0
     br      $m1
 
