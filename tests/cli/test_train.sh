@@ -148,6 +148,18 @@ check "recomputation makes the step longer" \
     --accumulate 4 --recompute --steps 2 > mlp_recompute.txt 2>&1
 check "mlp, pipeline with recomputation: 2 steps within tolerance" \
     grep -q "^PASS: 2 steps of mlp.onnx within tolerance" mlp_recompute.txt
+# shared programs: the later micro-batches' sections call the first's steps, on both replicas; the
+# step held against the host reference
+expect 0 "^shared programs: 10 sections ran an earlier alike section's control program on [0-9]+ of their tiles" -- \
+    "$IPUSIM" compile mlp.onnx --train --loss softmax-ce:logits:labels --machine m2000 --pipeline 2 --replicas 2 \
+    --accumulate 4 --recompute --share-programs -o mlp224rs.elf
+expect 0 "^all-reduce +[0-9]+ " -- "$IPUSIM" run mlp224rs.elf
+"$IPUSIM" validate --model mlp.onnx --train --loss softmax-ce:logits:labels --machine m2000 --pipeline 2 \
+    --accumulate 4 --recompute --share-programs --steps 2 > mlp_shared.txt 2>&1
+check "mlp, pipeline with shared programs: 2 steps within tolerance" \
+    grep -q "^PASS: 2 steps of mlp.onnx within tolerance" mlp_shared.txt
+fails 1 "ipusim: mlp.onnx: --share-programs is of a pipelined training step's overlapped micro-batches: it needs --train and --pipeline N (without --serial-pipeline)" -- \
+    "$IPUSIM" compile mlp.onnx --train --loss softmax-ce:logits:labels --share-programs -o bad.elf
 fails 1 "ipusim: mlp.onnx: --recompute is of a pipelined training step: it needs --train and --pipeline N" -- \
     "$IPUSIM" compile mlp.onnx --train --loss softmax-ce:logits:labels --recompute -o bad.elf
 fails 1 "ipusim: mlp.onnx: --serial-pipeline is of a pipelined training step: it needs --train and --pipeline N" -- \
