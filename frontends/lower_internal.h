@@ -367,6 +367,10 @@ bool lw_in_arena(const lowering *lw);
 bool lw_section_outlives(const lowering *lw, int t, uint32_t tile);
 void lw_section_outside(lowering *lw, uint32_t tile, bool in);
 bool lw_section_keeps(const lowering *lw);
+/* A block placed at addr on `tile` (a tensor's, or scratch): while a
+ * lowering measures the arenas, one a section placed, told from the rest
+ * of the program's by that when it is released. */
+void lw_section_placed(lowering *lw, uint32_t tile, uint32_t addr);
 uint32_t lw_section_kept_alloc(lowering *lw, uint32_t tile, uint64_t bytes, enum region_pref pref, uint32_t align,
                                const char *what);
 /* Block b back to its tile's free blocks. */

@@ -270,6 +270,7 @@ static uint32_t lend(lowering *lw, uint32_t tile, uint32_t at, uint64_t need)
         return 0;
     }
     lw->lent[lw->n_lent++] = (mem_block){ tile, at, (uint32_t)need };
+    lw_section_placed(lw, tile, at);
     return at;
 }
 
@@ -622,6 +623,7 @@ uint32_t lw_tensor_alloc(lowering *lw, int tensor, uint32_t tile, uint64_t bytes
         return 0;
     }
     owner->blocks[owner->n_blocks++] = (mem_block){ tile, at, (uint32_t)need };
+    lw_section_placed(lw, tile, at);
     return at;
 }
 

@@ -105,6 +105,9 @@ struct lw_sections {
     size_t *mark;                     /* per stage tile: steps, patches, peers, records at the body's start */
     char retry_why[160];
     bool outside;                     /* a block being placed outside the arena */
+    uint64_t *placed;                 /* measuring: the blocks the section placed (tile << 32 |
+                                         address + 1, open addressing; 0 empty) */
+    size_t n_placed, cap_placed;
     bool restoring;                   /* placing the copies of restored inputs (in the arena) */
     size_t kept_next;                 /* a later section: its template's kept block to give next */
     int last_section_node;
@@ -255,6 +258,7 @@ static void free_sections(struct lw_sections *x)
     free(x->outer_n_free);
     free(x->outer_cap_free);
     free(x->deferred);
+    free(x->placed);
     free(x->mark);
     free(x);
 }
@@ -390,6 +394,76 @@ static bool in_reserved(const lowering *lw, mem_block b)
     return in_arena(lw, b, r->kept, r->floor);
 }
 
+/* ---- blocks a section placed, while measuring ------------------------------------------------------ */
+
+static uint64_t placed_key(uint32_t tile, uint32_t addr)
+{
+    return ((uint64_t)tile << 32 | addr) + 1;
+}
+
+static bool placed_has(const struct lw_sections *x, uint64_t key)
+{
+    if (!x->cap_placed)
+        return false;
+    for (size_t at = (size_t)(key * 0x9e3779b97f4a7c15ull >> 20) & (x->cap_placed - 1); x->placed[at];
+         at = (at + 1) & (x->cap_placed - 1))
+        if (x->placed[at] == key)
+            return true;
+    return false;
+}
+
+static bool placed_add(struct lw_sections *x, uint64_t key)
+{
+    if (placed_has(x, key))
+        return true;
+    if ((x->n_placed + 1) * 2 > x->cap_placed) {
+        size_t cap = x->cap_placed ? 2 * x->cap_placed : 4096;
+        uint64_t *old = x->placed, *n = calloc(cap, sizeof *n);
+        if (!n)
+            return false;
+        for (size_t k = 0; k < x->cap_placed; k++)
+            if (old[k]) {
+                size_t at = (size_t)(old[k] * 0x9e3779b97f4a7c15ull >> 20) & (cap - 1);
+                while (n[at])
+                    at = (at + 1) & (cap - 1);
+                n[at] = old[k];
+            }
+        free(old);
+        x->placed = n;
+        x->cap_placed = cap;
+    }
+    size_t at = (size_t)(key * 0x9e3779b97f4a7c15ull >> 20) & (x->cap_placed - 1);
+    while (x->placed[at])
+        at = (at + 1) & (x->cap_placed - 1);
+    x->placed[at] = key;
+    x->n_placed++;
+    return true;
+}
+
+void lw_section_placed(lowering *lw, uint32_t tile, uint32_t addr)
+{
+    struct lw_sections *x = lw->sections;
+    if (x && x->cur >= 0 && !x->outside && !lw->arena_hint && !placed_add(x, placed_key(tile, addr)))
+        lw_fail(lw, "out of host memory");
+}
+
+/* Whether block b is the arena's: while measuring (the rest of the program
+ * then takes from the same gap), one the section placed; else one in the
+ * arena as far as the section has taken it. */
+static bool arena_block(const lowering *lw, mem_block b)
+{
+    const struct lw_sections *x = lw->sections;
+    if (!lw->arena_hint)
+        return placed_has(x, placed_key(b.tile, b.addr));
+    const ltile *t = &lw->tile[b.tile];
+    const arena_state *r = &x->res[b.tile];
+    uint32_t kept[2] = { r->kept[0] > t->region0_kept_end ? r->kept[0] : t->region0_kept_end,
+                         r->kept[1] > t->region1_kept_end ? r->kept[1] : t->region1_kept_end };
+    uint32_t floor[2] = { r->floor[0] < t->region0_scratch_floor ? r->floor[0] : t->region0_scratch_floor,
+                          r->floor[1] < t->region1_scratch_floor ? r->floor[1] : t->region1_scratch_floor };
+    return in_arena(lw, b, kept, floor);
+}
+
 bool lw_section_defers(lowering *lw, mem_block b)
 {
     struct lw_sections *x = lw->sections;
@@ -398,14 +472,7 @@ bool lw_section_defers(lowering *lw, mem_block b)
     uint32_t lo = x->s[x->cur].stage * lw->tiles;
     if (b.tile < lo || b.tile >= lo + lw->tiles)
         return false;
-    /* the arena as far as the section has taken it */
-    const ltile *t = &lw->tile[b.tile];
-    const arena_state *r = &x->res[b.tile];
-    uint32_t kept[2] = { r->kept[0] > t->region0_kept_end ? r->kept[0] : t->region0_kept_end,
-                         r->kept[1] > t->region1_kept_end ? r->kept[1] : t->region1_kept_end };
-    uint32_t floor[2] = { r->floor[0] < t->region0_scratch_floor ? r->floor[0] : t->region0_scratch_floor,
-                          r->floor[1] < t->region1_scratch_floor ? r->floor[1] : t->region1_scratch_floor };
-    if (in_arena(lw, b, kept, floor))
+    if (arena_block(lw, b))
         return false;
     if (!lw_grow((void **)&x->deferred, &x->cap_deferred, x->n_deferred + 1, sizeof *x->deferred)) {
         lw_fail(lw, "out of host memory");
@@ -596,6 +663,9 @@ bool lw_section_enter(lowering *lw, int i)
     x->cur = si;
     x->n_deferred = 0;
     x->kept_next = 0;
+    if (x->cap_placed)
+        memset(x->placed, 0, x->cap_placed * sizeof *x->placed);
+    x->n_placed = 0;
     lw->op_base = 0;
     lw->op_tiles = 0;
     /* the inputs that differ between micro-batches, into the arena */
@@ -671,13 +741,17 @@ static bool outputs_out(lowering *lw, const section *s)
             ltensor *lt = &lw->tensor[t];
             if (lt->released || lw->last_reader[t] <= s->last || !lt->placed)
                 continue;
+            /* (measuring: the blocks the section placed) */
             bool arena = false;
-            for (size_t k = 0; k < lt->n && !arena; k++)
+            for (size_t k = 0; k < lt->n && !arena && lw->arena_hint; k++)
                 arena = in_reserved(lw, (mem_block){ lt->p[k].tile, lt->p[k].addr, 0 });
+            for (size_t b = 0; b < lt->n_blocks && !arena && !lw->arena_hint; b++)
+                arena = placed_has(lw->sections, placed_key(lt->blocks[b].tile, lt->blocks[b].addr));
             /* the arena's blocks are never the rest of the program's */
             size_t kept = 0;
             for (size_t b = 0; b < lt->n_blocks; b++)
-                if (!in_reserved(lw, lt->blocks[b]))
+                if (lw->arena_hint ? !in_reserved(lw, lt->blocks[b])
+                                   : !placed_has(lw->sections, placed_key(lt->blocks[b].tile, lt->blocks[b].addr)))
                     lt->blocks[kept++] = lt->blocks[b];
             lt->n_blocks = kept;
             if (!arena || lw->last_reader[t] < until)

@@ -606,9 +606,9 @@ static void test_tied_table_accumulated(void)
  * its inputs first copied there: the same arithmetic in the same order),
  * both the evaluator's within 1e-5, in as many cycles within 5% (the
  * copies of a micro-batch's inputs into the arena and of what stays out of
- * it, and a phase ended at each section's start and end: 2.6% here on 16
+ * it, and a phase ended at each section's start and end: 2.5% here on 16
  * tiles a chip; BERT-Base, 2 stages of 1472 tiles, 4 micro-batches, is
- * 0.4% faster shared). */
+ * 0.5% faster shared). */
 static void test_shared_programs(void)
 {
     char err[512];
