@@ -51,7 +51,9 @@
 #include <string.h>
 
 #include "lower_ops.h"
+#include "isa/elf/exe_store.h"
 #include "isa/isa.h"
+#include "sim/base/hash.h"
 
 enum slot_kind { SLOT_SHARED, SLOT_CARRIED, SLOT_RESTORED };
 
@@ -69,6 +71,8 @@ typedef struct section {
     uint64_t *sig;                    /* its signature (the template's is compared) */
     size_t n_sig;
     int *slots;                       /* the tensors it reads that are made before it, in order */
+    bool *sum_in;                     /* ... each the running sum its reader adds into in place
+                                         (graph_node.accumulates: input 0, a GatherGrad's 2) */
     size_t n_slots;
     uint8_t *kind;                    /* template: enum slot_kind of each slot */
     size_t *body;                     /* template: each stage tile's steps [body[2i], body[2i+1]) */
@@ -105,9 +109,8 @@ struct lw_sections {
     size_t *mark;                     /* per stage tile: steps, patches, peers, records at the body's start */
     char retry_why[160];
     bool outside;                     /* a block being placed outside the arena */
-    uint64_t *placed;                 /* measuring: the blocks the section placed (tile << 32 |
-                                         address + 1, open addressing; 0 empty) */
-    size_t n_placed, cap_placed;
+    exe_u64map placed;                /* measuring: the blocks the section placed (tile << 32 |
+                                         address) */
     bool restoring;                   /* placing the copies of restored inputs (in the arena) */
     size_t kept_next;                 /* a later section: its template's kept block to give next */
     int last_section_node;
@@ -123,10 +126,7 @@ static uint64_t mix(uint64_t h, uint64_t v)
 
 static uint64_t bytes_hash(uint64_t h, const void *p, size_t n)
 {
-    const uint8_t *b = p;
-    for (size_t i = 0; i < n; i++)
-        h = mix(h, b[i]);
-    return h;
+    return mix(h, hash_fnv1a(p, n));
 }
 
 static uint64_t attrs_hash(const graph_node *n)
@@ -135,7 +135,7 @@ static uint64_t attrs_hash(const graph_node *n)
     for (int a = 0; a < n->n_attrs; a++) {
         const graph_attr *x = &n->attrs[a];
         h = bytes_hash(mix(h, (uint64_t)x->type), x->name, strlen(x->name));
-        h = mix(mix(h, (uint64_t)x->i), (uint64_t)(x->f * 1e9));
+        h = bytes_hash(mix(h, (uint64_t)x->i), &x->f, sizeof x->f);
         if (x->s)
             h = bytes_hash(h, x->s, strlen(x->s));
         if (x->ints)
@@ -173,7 +173,7 @@ static bool member(const lowering *lw, const graph_node *n)
 static bool sign(lowering *lw, section *s)
 {
     const graph *g = lw->g;
-    size_t cap = 0, cap_slots = 0;
+    size_t cap = 0, cap_slots = 0, cap_sum_in = 0;
     for (int i = s->first; i <= s->last; i++) {
         const graph_node *n = &g->nodes[i];
         if (!member(lw, n))
@@ -193,8 +193,10 @@ static bool sign(lowering *lw, section *s)
                 v = mix(2, mix((uint64_t)(p - s->first), (uint64_t)o));
             } else {
                 v = mix(3, tensor_hash(&g->tensors[t]));
-                if (!lw_grow((void **)&s->slots, &cap_slots, s->n_slots + 1, sizeof *s->slots))
+                if (!lw_grow((void **)&s->slots, &cap_slots, s->n_slots + 1, sizeof *s->slots) ||
+                    !lw_grow((void **)&s->sum_in, &cap_sum_in, s->n_slots + 1, sizeof *s->sum_in))
                     return false;
+                s->sum_in[s->n_slots] = n->accumulates && k == (n->op == GRAPH_OP_GATHERGRAD ? 2 : 0);
                 s->slots[s->n_slots++] = t;
             }
             if (!push_u64(&s->sig, &s->n_sig, &cap, v))
@@ -207,27 +209,6 @@ static bool sign(lowering *lw, section *s)
     return true;
 }
 
-/* The consumer of slot k of section s and which of its inputs it is. */
-static const graph_node *slot_reader(const lowering *lw, const section *s, size_t k, int *input)
-{
-    size_t seen = 0;
-    for (int i = s->first; i <= s->last; i++) {
-        const graph_node *n = &lw->g->nodes[i];
-        if (!member(lw, n))
-            continue;
-        for (int j = 0; j < n->n_inputs; j++) {
-            int t = n->inputs[j], p = t >= 0 ? lw->g->tensors[t].producer : -1;
-            if (t < 0 || (p >= s->first && p <= s->last && member(lw, &lw->g->nodes[p])))
-                continue;
-            if (seen++ == k) {
-                *input = j;
-                return n;
-            }
-        }
-    }
-    return NULL;
-}
-
 /* ---- finding the sections -------------------------------------------------------------------- */
 
 static void free_sections(struct lw_sections *x)
@@ -237,6 +218,7 @@ static void free_sections(struct lw_sections *x)
     for (size_t i = 0; i < x->n; i++) {
         free(x->s[i].sig);
         free(x->s[i].slots);
+        free(x->s[i].sum_in);
         free(x->s[i].kind);
         free(x->s[i].body);
         for (size_t k = 0; x->s[i].layout && k < x->s[i].n_slots; k++)
@@ -258,7 +240,7 @@ static void free_sections(struct lw_sections *x)
     free(x->outer_n_free);
     free(x->outer_cap_free);
     free(x->deferred);
-    free(x->placed);
+    exe_u64map_free(&x->placed);
     free(x->mark);
     free(x);
 }
@@ -338,10 +320,7 @@ bool lw_sections_plan(lowering *lw)
             bool same = true;
             for (int j = s->next; j >= 0 && same; j = x->s[j].next)
                 same = x->s[j].slots[k] == s->slots[k];
-            int input = -1;
-            const graph_node *r = slot_reader(lw, s, k, &input);
-            bool carried = r && r->accumulates && input == (r->op == GRAPH_OP_GATHERGRAD ? 2 : 0);
-            s->kind[k] = same ? SLOT_SHARED : carried ? SLOT_CARRIED : SLOT_RESTORED;
+            s->kind[k] = same ? SLOT_SHARED : s->sum_in[k] ? SLOT_CARRIED : SLOT_RESTORED;
         }
     }
     x->release_node = INT_MAX;
@@ -398,52 +377,18 @@ static bool in_reserved(const lowering *lw, mem_block b)
 
 static uint64_t placed_key(uint32_t tile, uint32_t addr)
 {
-    return ((uint64_t)tile << 32 | addr) + 1;
+    return (uint64_t)tile << 32 | addr;
 }
 
 static bool placed_has(const struct lw_sections *x, uint64_t key)
 {
-    if (!x->cap_placed)
-        return false;
-    for (size_t at = (size_t)(key * 0x9e3779b97f4a7c15ull >> 20) & (x->cap_placed - 1); x->placed[at];
-         at = (at + 1) & (x->cap_placed - 1))
-        if (x->placed[at] == key)
-            return true;
-    return false;
-}
-
-static bool placed_add(struct lw_sections *x, uint64_t key)
-{
-    if (placed_has(x, key))
-        return true;
-    if ((x->n_placed + 1) * 2 > x->cap_placed) {
-        size_t cap = x->cap_placed ? 2 * x->cap_placed : 4096;
-        uint64_t *old = x->placed, *n = calloc(cap, sizeof *n);
-        if (!n)
-            return false;
-        for (size_t k = 0; k < x->cap_placed; k++)
-            if (old[k]) {
-                size_t at = (size_t)(old[k] * 0x9e3779b97f4a7c15ull >> 20) & (cap - 1);
-                while (n[at])
-                    at = (at + 1) & (cap - 1);
-                n[at] = old[k];
-            }
-        free(old);
-        x->placed = n;
-        x->cap_placed = cap;
-    }
-    size_t at = (size_t)(key * 0x9e3779b97f4a7c15ull >> 20) & (x->cap_placed - 1);
-    while (x->placed[at])
-        at = (at + 1) & (x->cap_placed - 1);
-    x->placed[at] = key;
-    x->n_placed++;
-    return true;
+    return exe_u64map_get(&x->placed, key) != 0;
 }
 
 void lw_section_placed(lowering *lw, uint32_t tile, uint32_t addr)
 {
     struct lw_sections *x = lw->sections;
-    if (x && x->cur >= 0 && !x->outside && !lw->arena_hint && !placed_add(x, placed_key(tile, addr)))
+    if (x && x->cur >= 0 && !x->outside && !lw->arena_hint && !exe_u64map_put(&x->placed, placed_key(tile, addr), 1))
         lw_fail(lw, "out of host memory");
 }
 
@@ -663,9 +608,7 @@ bool lw_section_enter(lowering *lw, int i)
     x->cur = si;
     x->n_deferred = 0;
     x->kept_next = 0;
-    if (x->cap_placed)
-        memset(x->placed, 0, x->cap_placed * sizeof *x->placed);
-    x->n_placed = 0;
+    exe_u64map_free(&x->placed);
     lw->op_base = 0;
     lw->op_tiles = 0;
     /* the inputs that differ between micro-batches, into the arena */
