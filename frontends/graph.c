@@ -940,7 +940,8 @@ bool graph_infer_all(graph *g, bool fold, char *err, size_t err_size)
                 if (n->outputs[i] >= 0)
                     g->tensors[n->outputs[i]].producer = -1;
             n->removed = true;
-        } else if (all_inputs_const && graph_ops[n->op].eval) {
+        } else if (all_inputs_const && graph_ops[n->op].eval && n->op != GRAPH_OP_ZEROS) {
+            /* (a Zeros is storage written every run: a running sum's start) */
             if (!fold_node(g, n, err, err_size))
                 return false;
         }

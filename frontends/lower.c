@@ -644,6 +644,8 @@ static void lower_node(lowering *lw, int i)
     const lw_op_rule *rule = &lw_op_rules[n->op];
     if (lw->failed || !lw_streaming_load(lw, i))
         return;
+    if (!lw_place_zeros(lw, n))
+        return;
     if (rule->lower)
         rule->lower(lw, n, i);
     else

@@ -552,6 +552,13 @@ bool lw_lower_gather_grad(lowering *lw, const graph_node *n, int index);
  * (lower_elementwise.c; vtx_scaled_add_*). */
 bool lw_lower_scaled_add(lowering *lw, const graph_node *n, int index);
 bool lw_lower_adam_updater(lowering *lw, const graph_node *n, int index);
+/* Zeros: nothing where the node is; before the first node that reads
+ * it (lw_place_zeros, lower_graph), storage that starts as zeros
+ * (lw_tensor_alloc's zeroed) laid out as the reader's first placed input
+ * of as many elements (an accumulating Add's micro-batch gradient), else
+ * in even runs (lower_memory.c). */
+bool lw_lower_zeros(lowering *lw, const graph_node *n, int index);
+bool lw_place_zeros(lowering *lw, const graph_node *n);
 /* ReplicatedAllReduce: a ring over the replicas (lower_collectives.c). */
 bool lw_lower_all_reduce(lowering *lw, const graph_node *n, int index);
 /* IpuCopy: the input's pieces sent to the same tiles of the node's stage,

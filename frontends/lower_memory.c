@@ -940,5 +940,75 @@ bool lw_place_linear(lowering *lw, int out, uint64_t gran, uint32_t tiles, const
     return !lw->failed;
 }
 
+bool lw_lower_zeros(lowering *lw, const graph_node *n, int index)
+{
+    (void)lw, (void)n, (void)index;   /* placed where first read: lw_place_zeros */
+    return true;
+}
+
+bool lw_place_zeros(lowering *lw, const graph_node *n)
+{
+    const graph *g = lw->g;
+    for (int i = 0; i < n->n_inputs && !lw->failed; i++) {
+        int t = n->inputs[i], p = t >= 0 ? g->tensors[t].producer : -1;
+        if (p < 0 || g->nodes[p].op != GRAPH_OP_ZEROS || lw->tensor[t].placed)
+            continue;
+        uint64_t total = (uint64_t)graph_shape_numel(&lw_gt(lw, t)->shape);
+        const ltensor *ll = NULL;
+        for (int k = 0; k < n->n_inputs && !ll; k++) {
+            int x = n->inputs[k];
+            if (x >= 0 && x != t && lw->tensor[x].placed && lw->tensor[x].n && !lw->tensor[x].permuted &&
+                (uint64_t)graph_shape_numel(&lw_gt(lw, x)->shape) == total)
+                ll = &lw->tensor[x];
+        }
+        ltensor *lo = &lw->tensor[t];
+        char what[96];
+        snprintf(what, sizeof what, "tensor '%s'", lw_gt(lw, t)->name);
+        if (!ll) {
+            uint64_t gran = lw_gran_of(lo->element_bytes);
+            uint32_t tiles = lw_plan_tiles(lw, total, gran, 1.0, 200);
+            uint64_t *l = malloc(tiles * sizeof *l + 1), *h = malloc(tiles * sizeof *h + 1);
+            if (!l || !h) {
+                free(l);
+                free(h);
+                return lw_fail(lw, "out of host memory");
+            }
+            lw_linear_split(total, gran, tiles, l, h);
+            for (uint32_t k = 0; k < tiles && !lw->failed; k++) {
+                uint32_t tile = lw_tile_of(lw, k), a;
+                if (h[k] > l[k] && (a = lw_tensor_alloc(lw, t, tile, (h[k] - l[k]) * lo->element_bytes,
+                                                        PREFER_REGION1, 8, true, what)))
+                    lw_add_piece(lw, t, tile, a, l[k], h[k] - l[k]);
+            }
+            free(l);
+            free(h);
+            if (!lo->placed && !lw->failed)
+                lo->placed = true;            /* an empty tensor */
+            continue;
+        }
+        /* one block a tile, its pieces in it: one compute set fills it */
+        uint64_t *at = calloc(lw->program_tiles, sizeof *at);
+        if (!at)
+            return lw_fail(lw, "out of host memory");
+        for (size_t k = 0; k < ll->n; k++)
+            at[ll->p[k].tile] += ALIGN8(ll->p[k].count * lo->element_bytes);
+        for (size_t k = 0; k < ll->n && !lw->failed; k++) {
+            const piece *q = &ll->p[k];
+            if (at[q->tile] >> 32 == 0 && at[q->tile]) {
+                uint32_t a = lw_tensor_alloc(lw, t, q->tile, at[q->tile], PREFER_REGION1, 8, true, what);
+                at[q->tile] = (uint64_t)1 << 32 | a;
+            }
+        }
+        for (size_t k = 0; k < ll->n && !lw->failed; k++) {
+            const piece *q = &ll->p[k];
+            uint32_t a = (uint32_t)at[q->tile];
+            if (lw_add_piece(lw, t, q->tile, a, q->first, q->count))
+                at[q->tile] += ALIGN8(q->count * lo->element_bytes);
+        }
+        free(at);
+    }
+    return !lw->failed;
+}
+
 /* Granularity in elements that keeps pieces 8-byte aligned. */
 uint64_t lw_gran_of(uint32_t eb) { return eb >= 8 ? 1 : 8 / eb; }

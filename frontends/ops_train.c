@@ -2,7 +2,8 @@
  * ops_train.c — inference and host evaluation of the ops a training graph
  * adds to a forward graph: the class losses SoftmaxCrossEntropyLoss and
  * NegativeLogLikelihoodLoss (ai.onnx, opset 12 on), and the optimizer
- * steps Momentum, Adam and Adagrad (ai.onnx.preview.training, opset 1).
+ * steps Momentum, Adam and Adagrad (ai.onnx.preview.training, opset 1),
+ * and ipusim's ScaledAdd, Zeros (a gradient sum's start) and AdamUpdater.
  * The evaluation is the reference the compiled rewrites (decompose_train.c)
  * are held against: f64 arithmetic, one rounding to the output's dtype, as
  * graph_eval.c.
@@ -303,6 +304,36 @@ bool ops_eval_scaled_add(const graph *g, const graph_node *n, const void *const 
         float r = (float)(graph_load_f64(x->dtype, in[0], i) + (double)p);
         graph_store_f64(x->dtype, out[0], i, r);
     }
+    return true;
+}
+
+/* ---- Zeros -------------------------------------------------------------------------------------- */
+
+bool ops_infer_zeros(graph *g, graph_node *n, char *err, size_t err_size)
+{
+    int64_t to = graph_attr_int(n, "to");
+    const int64_t *dims = NULL;
+    size_t rank = graph_attr_ints(n, "shape", &dims);
+    if (to <= 0 || to > GDT_BF16 || !graph_dtype_size((graph_dtype)to))
+        return graph_node_error(g, n, err, err_size, "to %lld is not a dtype", (long long)to);
+    if (rank > GRAPH_MAX_RANK)
+        return graph_node_error(g, n, err, err_size, "shape of rank %zu: at most %d", rank, GRAPH_MAX_RANK);
+    graph_shape s = { .rank = (int)rank };
+    for (size_t d = 0; d < rank; d++) {
+        if (dims[d] < 0)
+            return graph_node_error(g, n, err, err_size, "shape dimension %zu is %lld", d, (long long)dims[d]);
+        s.dims[d] = dims[d];
+    }
+    ops_set_output(g, n, 0, (graph_dtype)to, &s);
+    return true;
+}
+
+bool ops_eval_zeros(const graph *g, const graph_node *n, const void *const *in, void *const *out, char *err,
+                    size_t err_size)
+{
+    (void)in, (void)err, (void)err_size;
+    const graph_tensor *y = &g->tensors[n->outputs[0]];
+    memset(out[0], 0, (size_t)graph_shape_numel(&y->shape) * graph_dtype_size(y->dtype));
     return true;
 }
 
