@@ -165,6 +165,11 @@ typedef struct graph_node {
      * (train_pipeline.c): its input 0 (a GatherGrad's input 2) is the sum
      * so far, its output the sum after it, written in place. */
     bool accumulates;
+    /* A pipelined step's node made from weights alone (an f16 weight's
+     * Cast, a gradient sum's Zeros; train_pipeline.c): once a step, in
+     * micro-batch 0's cycle, before the stage's other nodes of that cycle,
+     * so that micro-batch 0's passes are the others' node for node. */
+    bool weights_only;
 } graph_node;
 
 typedef struct graph graph;

@@ -555,8 +555,8 @@ bool lw_lower_adam_updater(lowering *lw, const graph_node *n, int index);
 /* Zeros: nothing where the node is; before the first node that reads
  * it (lw_place_zeros, lower_graph), storage that starts as zeros
  * (lw_tensor_alloc's zeroed) laid out as the reader's first placed input
- * of as many elements (an accumulating Add's micro-batch gradient), else
- * in even runs (lower_memory.c). */
+ * of as many elements (an accumulating Add's micro-batch gradient), its
+ * pieces in one block a tile, else in even runs (lower_memory.c). */
 bool lw_lower_zeros(lowering *lw, const graph_node *n, int index);
 bool lw_place_zeros(lowering *lw, const graph_node *n);
 /* ReplicatedAllReduce: a ring over the replicas (lower_collectives.c). */

@@ -8,9 +8,11 @@
  *
  * A section is a run of nodes, in the order they are lowered, of one
  * pipeline cycle, stage and phase: a stage's forward or backward pass of
- * one micro-batch.  Sections alike (the same ops, attributes, shapes and
- * inputs made inside them, node for node: the micro-batch copies of
- * train_pipeline.c) share a key; the first is its template.  Every section
+ * one micro-batch (what micro-batch 0's cycles make of weights alone,
+ * graph_node.weights_only, a section apart).  Sections alike (the same
+ * ops, attributes, shapes and inputs made inside them, node for node: the
+ * micro-batch copies of train_pipeline.c) share a key; the first is its
+ * template.  Every section
  * is lowered in full, in its stage's arena:
  *
  *   - the arena is as many bytes of each region on every tile of the stage
@@ -270,7 +272,8 @@ bool lw_sections_plan(lowering *lw)
             continue;
         section *c = x->n ? &x->s[x->n - 1] : NULL;
         const graph_node *l = c ? &g->nodes[c->last] : NULL;
-        bool joins = c && l->cycle == n->cycle && lw->stage_of[c->last] == lw->stage_of[i] && l->phase == n->phase;
+        bool joins = c && l->cycle == n->cycle && lw->stage_of[c->last] == lw->stage_of[i] && l->phase == n->phase &&
+                     l->weights_only == n->weights_only;
         for (int k = c ? c->last + 1 : 0; joins && k < i; k++)
             joins = g->nodes[k].removed || graph_node_folded(g, &g->nodes[k]);
         if (!joins) {
@@ -563,16 +566,33 @@ bool lw_section_enter(lowering *lw, int i)
                 size[g] = lw->arena_hint[4 * (size_t)(lo + k) + (size_t)g] > size[g]
                               ? lw->arena_hint[4 * (size_t)(lo + k) + (size_t)g] : size[g];
         /* ... but leaving every tile what the rest of the program took of
-         * the gap meanwhile (measured too), the sections' plans then
-         * choosing within less */
+         * the gap meanwhile (measured too; what it takes beyond a region's
+         * gap it takes of the other's, its blocks going to either), the
+         * sections' plans then choosing within less.  That measure, taken
+         * while the sections had the whole gap, runs high (it counts the
+         * high-water mark of blocks the real lowering places in what the
+         * sections gave back), so it may take the margin but never the
+         * sections' own measured need: where they then find too little, the
+         * lowering after says so. */
+        uint32_t need[2];
+        for (int g = 0; g < 2; g++)
+            need[g] = size[g] > 4096 ? (uint32_t)(((uint64_t)size[g] - 4096) * 4 / 5) : size[g];
         for (uint32_t k = 0; k < lw->tiles && lw->arena_hint; k++) {
             const ltile *t = &lw->tile[lo + k];
             uint32_t gap[2] = { t->region0_scratch_floor - t->region0_kept_end,
                                 t->region1_scratch_floor - t->region1_kept_end };
+            int64_t room[2];
+            for (int g = 0; g < 2; g++)
+                room[g] = (int64_t)gap[g] - lw->arena_hint[4 * (size_t)(lo + k) + 2 + (size_t)g];
+            for (int g = 0; g < 2; g++)
+                if (room[g] < 0) {
+                    room[1 - g] += room[g];
+                    room[g] = 0;
+                }
             for (int g = 0; g < 2; g++) {
-                uint32_t rest = lw->arena_hint[4 * (size_t)(lo + k) + 2 + (size_t)g];
-                uint32_t room = gap[g] > rest ? gap[g] - rest : 0;
-                size[g] = size[g] < room ? size[g] : room;
+                uint32_t floor = need[g] < gap[g] ? need[g] : gap[g];
+                int64_t cap = room[g] > (int64_t)floor ? room[g] : (int64_t)floor;
+                size[g] = (int64_t)size[g] < cap ? size[g] : (uint32_t)cap;
             }
         }
         for (uint32_t k = 0; k < lw->tiles; k++) {
@@ -813,9 +833,20 @@ bool lw_sections_release(lowering *lw, int i)
             uint32_t floor[2] = { t->region0_scratch_floor, t->region1_scratch_floor };
             if (!lw->arena_need && !(lw->arena_need = calloc(4 * (size_t)lw->program_tiles + 1, sizeof *lw->arena_need)))
                 return lw_fail(lw, "out of host memory");
-            for (int g = 0; g < 2; g++)
-                lw->arena_need[4 * (size_t)tile + 2 + (size_t)g] =
-                    (kept[g] > a->kept[g] ? kept[g] - a->kept[g] : 0) + (a->floor[g] > floor[g] ? a->floor[g] - floor[g] : 0);
+            /* (less the blocks free again by then: those the rest took
+             * and gave back, which its later blocks could have had) */
+            uint64_t back[2] = { 0, 0 };
+            for (size_t f = 0; f < t->n_free; f++) {
+                const mem_block *b = &t->free[f];
+                int g = b->addr >= ISA_REGION1_BASE;
+                if (b->addr >= a->kept[g] && b->addr + b->size <= kept[g])
+                    back[g] += b->size;
+            }
+            for (int g = 0; g < 2; g++) {
+                uint64_t took = (kept[g] > a->kept[g] ? kept[g] - a->kept[g] : 0) +
+                                (a->floor[g] > floor[g] ? a->floor[g] - floor[g] : 0);
+                lw->arena_need[4 * (size_t)tile + 2 + (size_t)g] = (uint32_t)(took > back[g] ? took - back[g] : 0);
+            }
             continue;
         }
         for (int g = 0; g < 2; g++) {
@@ -843,6 +874,27 @@ bool lw_sections_done(lowering *lw)
 
 /* ---- storage outside the arena ------------------------------------------------------------------ */
 
+/* The last node that reads tensor t's storage, or the running sum it
+ * starts: a node adding into it in place (graph_node.accumulates) reads
+ * it on as its output. */
+static int storage_end(const lowering *lw, int t)
+{
+    const graph *g = lw->g;
+    int r = lw->tensor[t].root, end = lw->last_reader[r];
+    while (end >= 0 && end < g->n_nodes) {      /* (past the nodes: a graph output) */
+        const graph_node *n = &g->nodes[end];
+        int k = n->op == GRAPH_OP_GATHERGRAD ? 2 : 0;
+        if (!n->accumulates || n->n_inputs <= k || n->inputs[k] < 0 || lw->tensor[n->inputs[k]].root != r ||
+            n->outputs[0] < 0)
+            break;
+        r = lw->tensor[n->outputs[0]].root;
+        if (lw->last_reader[r] <= end)
+            break;
+        end = lw->last_reader[r];
+    }
+    return end;
+}
+
 /* Whether tensor t, being placed on `tile` inside a section, is read
  * after the stage's next section: then it is placed outside the arena
  * (lw_tensor_alloc), where the rest of the program keeps it. */
@@ -853,7 +905,7 @@ bool lw_section_outlives(const lowering *lw, int t, uint32_t tile)
         return false;
     const section *s = &x->s[x->cur];
     int until = s->next_on_stage >= 0 ? x->s[s->next_on_stage].first : x->release_node;
-    return tile / lw->tiles == s->stage && lw->last_reader[lw->tensor[t].root] >= until;
+    return tile / lw->tiles == s->stage && storage_end(lw, t) >= until;
 }
 
 /* Tile `tile`'s allocator switched to the state outside the section (in)

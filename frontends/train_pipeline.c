@@ -6,11 +6,15 @@
  *   - micro-batches: the forward and backward passes are made once for
  *     each micro-batch (the step's nodes that read the data copied, their
  *     tensors and inputs named "mbM/NAME" for micro-batch M > 0; nodes that
- *     read only weights stay one); each gradient the update reads is the
- *     sum of the micro-batches' (an Add a micro-batch, in its backward
- *     pass, as PopART accumulates), and the update divides by their count
- *     (train.c); a table the first stage looks up and the tied head reads
- *     again has one accumulator both add into as they make their parts;
+ *     read only weights stay one, graph_node.weights_only, run first in
+ *     micro-batch 0's cycle); each gradient the update reads is the sum of
+ *     the micro-batches' (a Zeros made once, then an Add a micro-batch into
+ *     it in place, in its backward pass, as PopART zeroes its accumulators
+ *     and adds every micro-batch's gradient into them), and the update
+ *     divides by their count (train.c): every micro-batch's passes are then
+ *     the same nodes, micro-batch 0's too; a table the first stage looks up
+ *     and the tied head reads again has one accumulator both add into as
+ *     they make their parts;
  *   - stages: the forward nodes are cut, in order, into runs of about equal
  *     work (graph_node_work), one a stage; a backward node runs on the
  *     stage of the forward node whose gradient it is (graph_node.origin;
@@ -454,29 +458,47 @@ static bool scatter_into_other_stage(const graph *g, int t, const bool *data, in
     return true;
 }
 
-/* The sum over the micro-batches of backward tensor t: an Add a
- * micro-batch on t's stage, in the cycle that makes it, as PopART adds
- * each micro-batch's gradient into its accumulator.  A scatter-add into
- * another stage's gradient (scatter_into_other_stage) is one accumulator
- * both stages add into, in the order of their cycles: the head's gradient
- * of each micro-batch added as it is made, each micro-batch's lookup
- * scattered into the sum (PopLibs' multiUpdateAdd into the accumulator),
- * so that no micro-batch's table-sized gradient waits for the first
- * stage's backward pass of it; t's own scatter-adds are then dropped. */
+/* A gradient sum's start: zeros of t's dtype and shape, on stage `stage`
+ * in micro-batch 0's backward cycle. */
+static int sum_zeros(graph *g, int t, int stage)
+{
+    int out = tensor_like(g, t, "accumulator/%s", g->tensors[t].name);
+    int j = graph_add_node(g, GRAPH_OP_ZEROS, "", NULL, 0, &out, 1);
+    graph_node *z = &g->nodes[j];
+    const graph_shape *s = &g->tensors[t].shape;
+    graph_set_attr_int(z, "to", g->tensors[t].dtype);
+    graph_set_attr_ints(z, "shape", s->dims, (size_t)s->rank);
+    z->stage = stage;
+    z->cycle = 0;
+    z->weights_only = true;
+    return out;
+}
+
+/* The sum over the micro-batches of backward tensor t, as PopART
+ * accumulates gradients: zeros (sum_zeros), made once a step, and an Add
+ * a micro-batch on t's stage, in the cycle that makes it, into them in
+ * place, so that every micro-batch's backward pass is the same nodes,
+ * micro-batch 0's too.  A scatter-add into another stage's gradient
+ * (scatter_into_other_stage) is one accumulator both stages add into, in
+ * the order of their cycles: the head's gradient of each micro-batch
+ * added as it is made, each micro-batch's lookup scattered into the sum
+ * (PopLibs' multiUpdateAdd into the accumulator), so that no
+ * micro-batch's table-sized gradient waits for the first stage's backward
+ * pass of it; t's own scatter-adds are then dropped. */
 static int micro_batch_sum(graph *g, int t, int *const *copies, const bool *data, uint32_t micro_batches, int chips)
 {
     int p = g->tensors[t].producer;
     g->phase = GRAPH_PHASE_BACKWARD;
-    if (micro_batches > 1 && scatter_into_other_stage(g, t, data, chips)) {
+    if (scatter_into_other_stage(g, t, data, chips)) {
         int a = g->nodes[p].inputs[2], sa = g->nodes[g->tensors[a].producer].stage, st = g->nodes[p].stage;
-        int acc = a;
         /* backward cycles go as m - stage: the sooner of the next of each */
-        for (uint32_t ma = 1, ms = 0; ma < micro_batches || ms < micro_batches;) {
+        int acc = sum_zeros(g, t, sa > st ? sa : st);
+        for (uint32_t ma = 0, ms = 0; ma < micro_batches || ms < micro_batches;) {
             int ka = (int)ma - sa, ks = (int)ms - st;
             bool add = ma < micro_batches && (ms >= micro_batches || ka < ks || (ka == ks && sa < st));
             int out = tensor_like(g, t, "accumulated");
             if (add) {
-                int in[2] = { acc, copies[a][ma] };
+                int in[2] = { acc, of_micro_batch(a, ma, copies, data) };
                 int j = graph_add_node(g, GRAPH_OP_ADD, "", in, 2, &out, 1);
                 g->nodes[j].stage = sa;
                 g->nodes[j].cycle = (int)ma++;
@@ -496,10 +518,10 @@ static int micro_batch_sum(graph *g, int t, int *const *copies, const bool *data
         }
         return acc;
     }
-    int acc = t, stage = g->nodes[p].stage;
-    for (uint32_t m = 1; m < micro_batches; m++) {
+    int stage = g->nodes[p].stage, acc = sum_zeros(g, t, stage);
+    for (uint32_t m = 0; m < micro_batches; m++) {
         int out = tensor_like(g, t, "accumulated");
-        int in[2] = { acc, copies[t][m] };
+        int in[2] = { acc, of_micro_batch(t, m, copies, data) };
         int j = graph_add_node(g, GRAPH_OP_ADD, "", in, 2, &out, 1);
         g->nodes[j].stage = stage;
         g->nodes[j].cycle = (int)m;
@@ -521,8 +543,14 @@ static void unroll(graph *g, uint32_t micro_batches, uint32_t chips)
     int **copies = calloc((size_t)n_tensors + 1, sizeof *copies);
     if (!map || !copies)
         panic("out of host memory");
-    for (int k = 0; k < n_nodes; k++)
-        g->nodes[k].cycle = 0;
+    for (int k = 0; k < n_nodes; k++) {
+        graph_node *n = &g->nodes[k];
+        n->cycle = 0;
+        bool of_data = false;
+        for (int i = 0; i < n->n_outputs; i++)
+            of_data |= n->outputs[i] >= 0 && data[n->outputs[i]];
+        n->weights_only = fwd_bwd(n) && !n->removed && !of_data;
+    }
     for (int t = 0; t < n_tensors; t++)
         if (data[t] && !(copies[t] = malloc(micro_batches * sizeof **copies)))
             panic("out of host memory");
@@ -580,9 +608,9 @@ static void unroll(graph *g, uint32_t micro_batches, uint32_t chips)
                 continue;
             if (sum[t] < 0) {
                 int p = g->tensors[t].producer;
-                sum[t] = g->nodes[p].phase == GRAPH_PHASE_FORWARD
-                             ? copies[t][micro_batches - 1]
-                             : micro_batch_sum(g, t, copies, data, micro_batches, (int)chips);
+                sum[t] = g->nodes[p].phase == GRAPH_PHASE_FORWARD ? copies[t][micro_batches - 1]
+                         : micro_batches > 1 ? micro_batch_sum(g, t, copies, data, micro_batches, (int)chips)
+                                             : t;
             }
             g->nodes[k].inputs[i] = sum[t];
         }
@@ -755,8 +783,9 @@ static int cycle_of(const graph_node *n, int m, int s, int stages)
 }
 
 /* Each node's cycle, and the nodes in the schedule's order: before cycle
- * 0 the copies of inputs and weights; in cycle t each stage's forward
- * nodes then its backward ones, then the copies of what the cycle made;
+ * 0 the copies of inputs and weights; in cycle t each stage's nodes of
+ * weights alone, its forward nodes, then its backward ones (recomputed
+ * first), then the copies of what the cycle made;
  * after the last cycle the update.  False (err) where a node would read
  * what a later cycle makes. */
 static bool schedule(graph *g, int stages, int chips, char *err, size_t err_size)
@@ -792,10 +821,10 @@ static bool schedule(graph *g, int stages, int chips, char *err, size_t err_size
         } else {
             key = 2LL * x->cycle + 1;
         }
-        key = key * (3 * stages + 1) + (x->op == GRAPH_OP_IPU_COPY || x->phase == GRAPH_PHASE_UPDATE
-                                            ? 0
-                                            : 3 * x->stage + (x->phase == GRAPH_PHASE_BACKWARD) +
-                                                  (x->phase == GRAPH_PHASE_BACKWARD && !x->recomputed));
+        bool bwd = x->phase == GRAPH_PHASE_BACKWARD;
+        key = key * (4 * stages + 1) + (x->op == GRAPH_OP_IPU_COPY || x->phase == GRAPH_PHASE_UPDATE ? 0
+                                        : x->weights_only ? 4 * x->stage
+                                                          : 4 * x->stage + 1 + bwd + (bwd && !x->recomputed));
         order[k] = (slot){ key, k };
     }
     /* what each node reads must be made in an earlier cycle, or earlier in its own on its stage */

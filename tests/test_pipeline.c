@@ -568,7 +568,7 @@ static void test_tied_table_accumulated(void)
     }
     for (int t = 0; t < g->n_tensors; t++)
         tables += made[t] >= 0;
-    CU_ASSERT_EQUAL(tables, 3 * M - 1);   /* the decoder's M gradients, M - 1 Adds, M scatter-adds */
+    CU_ASSERT_EQUAL(tables, 3 * M + 1);   /* the sum's zeros, the decoder's M gradients, M Adds, M scatter-adds */
     CU_ASSERT(most <= 2);
     free(made);
     free(last);
@@ -593,6 +593,83 @@ static void test_tied_table_accumulated(void)
     CU_ASSERT_EQUAL(train_check_step(g, built[1], in, &lo, 1e-5, 1e-5), 4);
     graph_free(built[0]);
     graph_free(built[1]);
+}
+
+/* Micro-batch 0's passes are the others' node for node: the step of
+ * test_recompute (two stages, four micro-batches, recomputation) sums each
+ * gradient from a Zeros (PopART's zeroed accumulator, made once, before
+ * micro-batch 0 adds into it as every other does), and what its cycles
+ * make of weights alone (graph_node.weights_only) comes first in them.
+ * The Zeros stay nodes when the graph is folded (storage written every
+ * run, never a constant), and evaluate to zeros. */
+static void test_micro_batches_alike(void)
+{
+    const int S = 2, M = 4;
+    graph *g = step_with((uint32_t)S, (uint32_t)M, true);
+    /* each (stage, phase, micro-batch)'s ops in order, weights_only apart */
+    enum { MAX_OPS = 128 };
+    static int ops[2][2][4][MAX_OPS];
+    int n_ops[2][2][4] = { { { 0 } } }, zeros = 0, adds = 0;
+    for (int k = 0; k < g->n_nodes; k++) {
+        const graph_node *n = &g->nodes[k];
+        if (n->op == GRAPH_OP_ZEROS) {
+            zeros++;
+            CU_ASSERT(n->weights_only && n->phase == GRAPH_PHASE_BACKWARD && n->n_inputs == 0);
+            CU_ASSERT_EQUAL(n->cycle, 2 * S - 2 - n->stage);      /* micro-batch 0's backward cycle */
+            int readers = 0;
+            for (int j = 0; j < g->n_nodes; j++)
+                for (int i = 0; i < g->nodes[j].n_inputs; i++)
+                    if (g->nodes[j].inputs[i] == n->outputs[0]) {
+                        readers++;
+                        CU_ASSERT(g->nodes[j].accumulates && g->nodes[j].op == GRAPH_OP_ADD && i == 0);
+                        CU_ASSERT(j > k && g->nodes[j].cycle == n->cycle);
+                    }
+            CU_ASSERT_EQUAL(readers, 1);
+        }
+        adds += n->accumulates;
+        if (n->weights_only) {
+            /* before every node of its cycle and stage that is not */
+            for (int j = 0; j < k; j++)
+                CU_ASSERT(g->nodes[j].weights_only || g->nodes[j].cycle != n->cycle ||
+                          g->nodes[j].stage != n->stage || g->nodes[j].op == GRAPH_OP_IPU_COPY);
+            continue;
+        }
+        if (n->cycle < 0 || n->op == GRAPH_OP_IPU_COPY)
+            continue;
+        int bwd = n->phase == GRAPH_PHASE_BACKWARD;
+        int mb = bwd ? n->cycle - (2 * S - 2 - n->stage) : n->cycle - n->stage;
+        CU_ASSERT_FATAL(n->stage < S && mb >= 0 && mb < M && n_ops[n->stage][bwd][mb] < MAX_OPS);
+        ops[n->stage][bwd][mb][n_ops[n->stage][bwd][mb]++] = (int)n->op * 4 + n->accumulates * 2 + n->recomputed;
+    }
+    CU_ASSERT_EQUAL(zeros, WEIGHTS);
+    CU_ASSERT_EQUAL(adds, WEIGHTS * M);
+    for (int s = 0; s < S; s++)
+        for (int b = 0; b < 2; b++)
+            for (int m = 1; m < M; m++) {
+                CU_ASSERT(n_ops[s][b][0] > 0);
+                CU_ASSERT_EQUAL(n_ops[s][b][m], n_ops[s][b][0]);
+                CU_ASSERT_EQUAL(memcmp(ops[s][b][m], ops[s][b][0], (size_t)n_ops[s][b][0] * sizeof(int)), 0);
+            }
+    char err[256];
+    CU_ASSERT_TRUE(graph_infer_all(g, true, err, sizeof err));
+    int kept = 0;
+    for (int k = 0; k < g->n_nodes; k++)
+        if (g->nodes[k].op == GRAPH_OP_ZEROS) {
+            kept++;
+            const graph_tensor *y = &g->tensors[g->nodes[k].outputs[0]];
+            CU_ASSERT_PTR_NULL(y->data);
+            size_t bytes = (size_t)graph_shape_numel(&y->shape) * graph_dtype_size(y->dtype);
+            unsigned char *out = malloc(bytes + 1);
+            CU_ASSERT_FATAL(out != NULL);
+            memset(out, 0xa5, bytes);
+            void *outs[1] = { out };
+            CU_ASSERT_TRUE(graph_ops[GRAPH_OP_ZEROS].eval(g, &g->nodes[k], NULL, outs, err, sizeof err));
+            for (size_t i = 0; i < bytes; i++)
+                CU_ASSERT_EQUAL_FATAL(out[i], 0);
+            free(out);
+        }
+    CU_ASSERT_EQUAL(kept, WEIGHTS);
+    graph_free(g);
 }
 
 /* Programs shared between micro-batches (lower_section.c): the step of
@@ -681,5 +758,6 @@ void test_register(void)
               { "recomputation: the same step, the stashed activations the stages' inputs", test_recompute },
               { "f16 weights with their layers, the optimizer's state with its weight", test_weight_and_state_stages },
               { "a tied table's gradient: one accumulator both stages add into", test_tied_table_accumulated },
+              { "micro-batch 0's passes are the others', each sum started from zeros", test_micro_batches_alike },
               { "micro-batches share each stage's program, the step bit for bit the same", test_shared_programs });
 }

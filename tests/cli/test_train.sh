@@ -150,7 +150,7 @@ check "mlp, pipeline with recomputation: 2 steps within tolerance" \
     grep -q "^PASS: 2 steps of mlp.onnx within tolerance" mlp_recompute.txt
 # shared programs: the later micro-batches' sections call the first's steps, on both replicas; the
 # step held against the host reference
-expect 0 "^shared programs: 10 sections ran an earlier alike section's control program on [0-9]+ of their tiles" -- \
+expect 0 "^shared programs: 12 sections ran an earlier alike section's control program on [0-9]+ of their tiles" -- \
     "$IPUSIM" compile mlp.onnx --train --loss softmax-ce:logits:labels --machine m2000 --pipeline 2 --replicas 2 \
     --accumulate 4 --recompute --share-programs -o mlp224rs.elf
 expect 0 "^all-reduce +[0-9]+ " -- "$IPUSIM" run mlp224rs.elf
