@@ -1002,10 +1002,12 @@ bool lw_place_zeros(lowering *lw, const graph_node *n)
         for (size_t k = 0; k < ll->n && !lw->failed; k++) {
             const piece *q = &ll->p[k];
             uint32_t a = (uint32_t)at[q->tile];
-            if (lw_add_piece(lw, t, q->tile, a, q->first, q->count))
+            if (q->count && lw_add_piece(lw, t, q->tile, a, q->first, q->count))
                 at[q->tile] += ALIGN8(q->count * lo->element_bytes);
         }
         free(at);
+        if (!lo->placed && !lw->failed)
+            lo->placed = true;                /* an empty tensor */
     }
     return !lw->failed;
 }
