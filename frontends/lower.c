@@ -788,7 +788,7 @@ ipu_exe *lower_graph(const graph *g, const lower_options *o, lower_report *repor
             if (!arena) {
                 arena = arena_need;       /* as measured, and a margin */
                 for (size_t k = 0; arena[k] != UINT32_MAX; k++)
-                    arena[k] += arena[k] ? arena[k] / 4 + 4096 : 0;
+                    arena[k] = arena[k] ? lw_arena_margin(arena[k]) : 0;
             } else {
                 for (size_t k = 0; arena_need[k] != UINT32_MAX; k++)
                     arena[k] = arena_need[k] > arena[k] ? arena_need[k] : arena[k];

@@ -192,7 +192,7 @@ typedef struct lowering {
                                          its stage's sections need at most in their arena, and
                                          those the rest of the program took beside them, as a
                                          former lowering measured (NULL: measure now) ... */
-    uint32_t *arena_need;             /* ... and as this one measured */
+    uint32_t *arena_need;             /* ... and as this one measured (lw_arena_margin) */
     bool arena_retry;                 /* lower again with arena_need (lower_graph) */
     bool pin_records;                 /* records are not shared with earlier ones (their
                                          words are relocated for each replica) */
@@ -552,6 +552,19 @@ bool lw_lower_gather_grad(lowering *lw, const graph_node *n, int index);
  * (lower_elementwise.c; vtx_scaled_add_*). */
 bool lw_lower_scaled_add(lowering *lw, const graph_node *n, int index);
 bool lw_lower_adam_updater(lowering *lw, const graph_node *n, int index);
+/* A stage's arena: `need` bytes as measured and the margin given them
+ * (a quarter and 4 KB), and the need a size with that margin was made
+ * of (lower_section.c, lower_graph). */
+static inline uint32_t lw_arena_margin(uint32_t need)
+{
+    return need + need / 4 + 4096;
+}
+
+static inline uint32_t lw_arena_need_of(uint32_t size)
+{
+    return size > 4096 ? (uint32_t)(((uint64_t)size - 4096) * 4 / 5) : size;
+}
+
 /* Zeros: nothing where the node is; before the first node that reads
  * it (lw_place_zeros, lower_graph), storage that starts as zeros
  * (lw_tensor_alloc's zeroed) laid out as the reader's first placed input

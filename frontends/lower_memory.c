@@ -916,7 +916,8 @@ bool lw_place_like(lowering *lw, int out, int like, const char *what)
     return true;
 }
 
-bool lw_place_linear(lowering *lw, int out, uint64_t gran, uint32_t tiles, const char *what)
+/* lw_place_linear, its blocks starting as zeros where `zeroed`. */
+static bool place_linear(lowering *lw, int out, uint64_t gran, uint32_t tiles, bool zeroed, const char *what)
 {
     ltensor *lo = &lw->tensor[out];
     uint64_t n = (uint64_t)graph_shape_numel(&lw_gt(lw, out)->shape);
@@ -931,13 +932,18 @@ bool lw_place_linear(lowering *lw, int out, uint64_t gran, uint32_t tiles, const
         if (h[i] == l[i])
             continue;
         uint32_t tile = lw_tile_of(lw, i);
-        uint32_t a = lw_tensor_alloc(lw, out, tile, (h[i] - l[i]) * lo->element_bytes, PREFER_REGION1, 8, false, what);
+        uint32_t a = lw_tensor_alloc(lw, out, tile, (h[i] - l[i]) * lo->element_bytes, PREFER_REGION1, 8, zeroed, what);
         if (a)
             lw_add_piece(lw, out, tile, a, l[i], h[i] - l[i]);
     }
     free(l);
     free(h);
     return !lw->failed;
+}
+
+bool lw_place_linear(lowering *lw, int out, uint64_t gran, uint32_t tiles, const char *what)
+{
+    return place_linear(lw, out, gran, tiles, false, what);
 }
 
 bool lw_lower_zeros(lowering *lw, const graph_node *n, int index)
@@ -966,23 +972,7 @@ bool lw_place_zeros(lowering *lw, const graph_node *n)
         snprintf(what, sizeof what, "tensor '%s'", lw_gt(lw, t)->name);
         if (!ll) {
             uint64_t gran = lw_gran_of(lo->element_bytes);
-            uint32_t tiles = lw_plan_tiles(lw, total, gran, 1.0, 200);
-            uint64_t *l = malloc(tiles * sizeof *l + 1), *h = malloc(tiles * sizeof *h + 1);
-            if (!l || !h) {
-                free(l);
-                free(h);
-                return lw_fail(lw, "out of host memory");
-            }
-            lw_linear_split(total, gran, tiles, l, h);
-            for (uint32_t k = 0; k < tiles && !lw->failed; k++) {
-                uint32_t tile = lw_tile_of(lw, k), a;
-                if (h[k] > l[k] && (a = lw_tensor_alloc(lw, t, tile, (h[k] - l[k]) * lo->element_bytes,
-                                                        PREFER_REGION1, 8, true, what)))
-                    lw_add_piece(lw, t, tile, a, l[k], h[k] - l[k]);
-            }
-            free(l);
-            free(h);
-            if (!lo->placed && !lw->failed)
+            if (place_linear(lw, t, gran, lw_plan_tiles(lw, total, gran, 1.0, 200), true, what) && !lo->placed)
                 lo->placed = true;            /* an empty tensor */
             continue;
         }

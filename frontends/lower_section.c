@@ -12,8 +12,7 @@
  * graph_node.weights_only, a section apart).  Sections alike (the same
  * ops, attributes, shapes and inputs made inside them, node for node: the
  * micro-batch copies of train_pipeline.c) share a key; the first is its
- * template.  Every section
- * is lowered in full, in its stage's arena:
+ * template.  Every section is lowered in full, in its stage's arena:
  *
  *   - the arena is as many bytes of each region on every tile of the stage
  *     as its sections need at most, from where the gap between the blocks
@@ -166,6 +165,14 @@ static bool push_u64(uint64_t **v, size_t *n, size_t *cap, uint64_t x)
     return true;
 }
 
+/* The input of node n that is the running sum it adds into in place
+ * (graph_node.accumulates: input 0, a GatherGrad's 2); -1: none. */
+static int sum_input(const graph_node *n)
+{
+    int k = n->op == GRAPH_OP_GATHERGRAD ? 2 : 0;
+    return n->accumulates && k < n->n_inputs ? k : -1;
+}
+
 static bool member(const lowering *lw, const graph_node *n)
 {
     return !n->removed && !graph_node_folded(lw->g, n) && n->cycle >= 0 && n->op != GRAPH_OP_IPU_COPY;
@@ -198,7 +205,7 @@ static bool sign(lowering *lw, section *s)
                 if (!lw_grow((void **)&s->slots, &cap_slots, s->n_slots + 1, sizeof *s->slots) ||
                     !lw_grow((void **)&s->sum_in, &cap_sum_in, s->n_slots + 1, sizeof *s->sum_in))
                     return false;
-                s->sum_in[s->n_slots] = n->accumulates && k == (n->op == GRAPH_OP_GATHERGRAD ? 2 : 0);
+                s->sum_in[s->n_slots] = k == sum_input(n);
                 s->slots[s->n_slots++] = t;
             }
             if (!push_u64(&s->sig, &s->n_sig, &cap, v))
@@ -576,7 +583,7 @@ bool lw_section_enter(lowering *lw, int i)
          * lowering after says so. */
         uint32_t need[2];
         for (int g = 0; g < 2; g++)
-            need[g] = size[g] > 4096 ? (uint32_t)(((uint64_t)size[g] - 4096) * 4 / 5) : size[g];
+            need[g] = lw_arena_need_of(size[g]);
         for (uint32_t k = 0; k < lw->tiles && lw->arena_hint; k++) {
             const ltile *t = &lw->tile[lo + k];
             uint32_t gap[2] = { t->region0_scratch_floor - t->region0_kept_end,
@@ -883,9 +890,8 @@ static int storage_end(const lowering *lw, int t)
     int r = lw->tensor[t].root, end = lw->last_reader[r];
     while (end >= 0 && end < g->n_nodes) {      /* (past the nodes: a graph output) */
         const graph_node *n = &g->nodes[end];
-        int k = n->op == GRAPH_OP_GATHERGRAD ? 2 : 0;
-        if (!n->accumulates || n->n_inputs <= k || n->inputs[k] < 0 || lw->tensor[n->inputs[k]].root != r ||
-            n->outputs[0] < 0)
+        int k = sum_input(n);
+        if (k < 0 || n->inputs[k] < 0 || lw->tensor[n->inputs[k]].root != r || n->outputs[0] < 0)
             break;
         r = lw->tensor[n->outputs[0]].root;
         if (lw->last_reader[r] <= end)
@@ -943,7 +949,7 @@ void lw_sections_failed(lowering *lw)
     for (uint32_t k = 0; k < lw->tiles; k++)
         for (int g = 0; g < 2; g++) {
             uint32_t *n = &lw->arena_need[4 * (size_t)(x->s[x->cur].stage * lw->tiles + k) + (size_t)g];
-            *n += *n / 4 + 4096;
+            *n = lw_arena_margin(*n);
         }
     lw->arena_retry = true;
 }

@@ -568,10 +568,7 @@ static void unroll(graph *g, uint32_t micro_batches, uint32_t chips)
                 graph_add_output(g, map[g->outputs[i]]);
         for (int k = 0; k < n_nodes; k++) {
             const graph_node *n = &g->nodes[k];
-            bool reads = false;
-            for (int i = 0; i < n->n_outputs; i++)
-                reads |= n->outputs[i] >= 0 && data[n->outputs[i]];
-            if (!reads || !fwd_bwd(n) || n->removed)
+            if (!fwd_bwd(n) || n->removed || n->weights_only)
                 continue;
             int *in = malloc(((size_t)n->n_inputs + (size_t)n->n_outputs + 1) * sizeof *in), *out = in + n->n_inputs;
             if (!in)
