@@ -44,6 +44,10 @@ typedef struct piece {
  * included). */
 typedef struct mem_block {
     uint32_t tile, addr, size;
+    bool arena;                       /* while the shared sections' arenas are measured: a block
+                                         of the section being lowered (lower_section.c), told
+                                         from the rest of the program's blocks, which may lie
+                                         at the same addresses then */
 } mem_block;
 
 typedef struct ltensor {
@@ -367,10 +371,12 @@ bool lw_in_arena(const lowering *lw);
 bool lw_section_outlives(const lowering *lw, int t, uint32_t tile);
 void lw_section_outside(lowering *lw, uint32_t tile, bool in);
 bool lw_section_keeps(const lowering *lw);
-/* A block placed at addr on `tile` (a tensor's, or scratch): while a
- * lowering measures the arenas, one a section placed, told from the rest
- * of the program's by that when it is released. */
-void lw_section_placed(lowering *lw, uint32_t tile, uint32_t addr);
+/* Whether a block is being placed outside the arena from inside a section. */
+bool lw_section_placing_outside(const lowering *lw);
+/* Whether a block placed on `tile` now (a tensor's, or scratch) is the
+ * arena's while a lowering measures the arenas (mem_block.arena): inside
+ * a section, not outside its arena, on its stage. */
+bool lw_section_measured(const lowering *lw, uint32_t tile);
 uint32_t lw_section_kept_alloc(lowering *lw, uint32_t tile, uint64_t bytes, enum region_pref pref, uint32_t align,
                                const char *what);
 /* Block b back to its tile's free blocks. */
@@ -462,7 +468,8 @@ typedef struct lw_block_need {
 } lw_block_need;
 /* Whether the blocks all fit the room, each with the codelets' read
  * slack, taken in order from the smallest free block that holds it in the
- * region it prefers, else in the other (an estimate: lw_scratch_alloc
+ * region it prefers, else in the other (region 1 alone for NEED_REGION1;
+ * an estimate: lw_scratch_alloc
  * takes the highest free block that holds it). */
 bool lw_blocks_fit(const uint64_t room[LW_ROOM_SIZE], const lw_block_need *blocks, int n);
 uint32_t lw_plan_tiles(const lowering *lw, uint64_t n, uint64_t gran, double cycles_per_element,
@@ -553,23 +560,19 @@ bool lw_lower_gather_grad(lowering *lw, const graph_node *n, int index);
 bool lw_lower_scaled_add(lowering *lw, const graph_node *n, int index);
 bool lw_lower_adam_updater(lowering *lw, const graph_node *n, int index);
 /* A stage's arena: `need` bytes as measured and the margin given them
- * (a quarter and 4 KB), and the need a size with that margin was made
- * of (lower_section.c, lower_graph). */
+ * (a quarter and 4 KB; lower_section.c, lower_graph). */
 static inline uint32_t lw_arena_margin(uint32_t need)
 {
     return need + need / 4 + 4096;
 }
 
-static inline uint32_t lw_arena_need_of(uint32_t size)
-{
-    return size > 4096 ? (uint32_t)(((uint64_t)size - 4096) * 4 / 5) : size;
-}
-
 /* Zeros: nothing where the node is; before the first node that reads
  * it (lw_place_zeros, lower_graph), storage that starts as zeros
- * (lw_tensor_alloc's zeroed) laid out as the reader's first placed input
- * of as many elements (an accumulating Add's micro-batch gradient), its
- * pieces in one block a tile, else in even runs (lower_memory.c). */
+ * (lw_tensor_alloc's zeroed) laid out as the Zeros' own input where that
+ * is placed (the weight of a gradient sum), else as the reader's first
+ * placed input of as many elements (an accumulating Add's micro-batch
+ * gradient), its pieces in one block a tile; else in even runs
+ * (lower_memory.c). */
 bool lw_lower_zeros(lowering *lw, const graph_node *n, int index);
 bool lw_place_zeros(lowering *lw, const graph_node *n);
 /* ReplicatedAllReduce: a ring over the replicas (lower_collectives.c). */

@@ -269,8 +269,7 @@ static uint32_t lend(lowering *lw, uint32_t tile, uint32_t at, uint64_t need)
         lw_fail(lw, "out of host memory");
         return 0;
     }
-    lw->lent[lw->n_lent++] = (mem_block){ tile, at, (uint32_t)need };
-    lw_section_placed(lw, tile, at);
+    lw->lent[lw->n_lent++] = (mem_block){ tile, at, (uint32_t)need, lw_section_measured(lw, tile) };
     return at;
 }
 
@@ -296,7 +295,7 @@ static uint32_t lower_floor(lowering *lw, uint32_t tile, uint64_t need, uint32_t
         (t->hold && new_bytes_left(t, region0, at - bottom) < (uint64_t)t->hold + reserve))
         return 0;
     if (joined) {
-        mem_block rest = { tile, (uint32_t)(at + need), (uint32_t)(top - at - need) };
+        mem_block rest = { tile, (uint32_t)(at + need), (uint32_t)(top - at - need), t->free[k].arena };
         memmove(&t->free[k], &t->free[k + 1], (t->n_free - k - 1) * sizeof *t->free);
         t->n_free--;
         if (rest.size && !give_back(lw, rest))
@@ -469,7 +468,7 @@ bool lw_blocks_fit(const uint64_t room[LW_ROOM_SIZE], const lw_block_need *block
             continue;
         }
         int best = -1;
-        for (int pass = 0; pass < 2 && best < 0; pass++) {
+        for (int pass = 0; pass < (blocks[k].pref == NEED_REGION1 ? 1 : 2) && best < 0; pass++) {
             int r = (blocks[k].pref == PREFER_REGION0) == (pass == 0) ? 0 : 1;
             for (int j = r * LW_ROOM_BLOCKS; j < (r + 1) * LW_ROOM_BLOCKS; j++)
                 if (left[j] >= want && (best < 0 || left[j] < left[best]))
@@ -522,7 +521,7 @@ static uint32_t take_released(lowering *lw, ltile *t, uint64_t need, uint32_t a,
         return 0;
     mem_block *f = &t->free[found];
     uint64_t end = (uint64_t)f->addr + f->size;
-    mem_block tail = { f->tile, (uint32_t)(at + need), (uint32_t)(end - at - need) };
+    mem_block tail = { f->tile, (uint32_t)(at + need), (uint32_t)(end - at - need), f->arena };
     f->size = (uint32_t)(at - f->addr);
     if (f->size) {
         if (tail.size && !insert_free(lw, t, found + 1, tail))
@@ -584,6 +583,14 @@ uint32_t lw_tensor_alloc(lowering *lw, int tensor, uint32_t tile, uint64_t bytes
     uint64_t need = ALIGN8(bytes) + CODELET_READ_SLACK_BYTES;
     uint32_t a = (align < 8 ? 8 : align) - 1, at = 0;
     bool reused = false;
+    /* Zeros placed outside a shared section's arena from inside it (a
+     * gradient sum's, where it is first read): new bytes, zeros when the
+     * executable is loaded, where there are any, so that no fill lands in
+     * the section's steps, which then stay those of the sections alike. */
+    int regions = pref == NEED_REGION1 ? 1 : 2;
+    for (int k = 0; k < 2 * regions && zeroed && lw_section_placing_outside(lw) && !at && !lw->failed; k++)
+        at = bump_alloc(lw, tile, bytes, need, a, (pref == PREFER_REGION0) == (k % regions == 0),
+                        k < regions ? LW_KEPT_RESERVE_BYTES : 0);
     /* In the preferred region a released block among those kept for the
      * run, else a new one (leaving room for constants later ops keep for
      * the run), else one that ops' scratch used (keeping the blocks of
@@ -622,8 +629,7 @@ uint32_t lw_tensor_alloc(lowering *lw, int tensor, uint32_t tile, uint64_t bytes
         lw_fail(lw, "out of host memory");
         return 0;
     }
-    owner->blocks[owner->n_blocks++] = (mem_block){ tile, at, (uint32_t)need };
-    lw_section_placed(lw, tile, at);
+    owner->blocks[owner->n_blocks++] = (mem_block){ tile, at, (uint32_t)need, lw_section_measured(lw, tile) };
     return at;
 }
 
@@ -961,6 +967,11 @@ bool lw_place_zeros(lowering *lw, const graph_node *n)
             continue;
         uint64_t total = (uint64_t)graph_shape_numel(&lw_gt(lw, t)->shape);
         const ltensor *ll = NULL;
+        const graph_node *z = &g->nodes[p];
+        int like = z->n_inputs ? z->inputs[0] : -1;
+        if (like >= 0 && lw->tensor[like].placed && lw->tensor[like].n && !lw->tensor[like].permuted &&
+            (uint64_t)graph_shape_numel(&lw_gt(lw, like)->shape) == total)
+            ll = &lw->tensor[like];
         for (int k = 0; k < n->n_inputs && !ll; k++) {
             int x = n->inputs[k];
             if (x >= 0 && x != t && lw->tensor[x].placed && lw->tensor[x].n && !lw->tensor[x].permuted &&

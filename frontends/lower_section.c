@@ -17,25 +17,30 @@
  *   - the arena is as many bytes of each region on every tile of the stage
  *     as its sections need at most, from where the gap between the blocks
  *     kept for the run and the ops' scratch began at the stage's first
- *     section; each section starts with the arena empty (no free blocks),
- *     so that sections alike are placed alike.  The size comes from a
- *     first lowering that only measures (each section with the whole gap
- *     to itself), lower_graph then lowering again with it and a margin (a
- *     quarter more for a stage where a section still finds too little);
- *   - what a section makes that is read after the stage's next section
- *     (a micro-batch's gradients, activations kept for the backward pass)
- *     and the blocks kept for the run it places (its constants) go outside
- *     the arena, where the rest of the program has them; a later section
- *     of a key is given its template's kept blocks;
+ *     section, less where a tile must leave the rest of the program its
+ *     room (tile_arena); each section starts with the arena empty (no free
+ *     blocks), so that sections alike are placed alike.  The sizes come
+ *     from a first lowering that only measures (each section with the
+ *     whole gap to itself, its blocks told from the rest's by
+ *     mem_block.arena), lower_graph then lowering again with them and a
+ *     margin (a quarter more for a stage where a section still finds too
+ *     little);
+ *   - storage a section does not make but places, read after the stage's
+ *     next section (a gradient sum's zeros, in new bytes: zeros when
+ *     loaded), and the blocks kept for the run it places (its constants)
+ *     go outside the arena, where the rest of the program has them; a
+ *     later section of a key is given its template's kept blocks;
  *   - the inputs that differ between micro-batches (what another stage
  *     sent, the micro-batch's data) are first copied into the arena as the
  *     template's copy lies (restored), so the section reads them where the
  *     template did; a running gradient sum it adds into
  *     (graph_node.accumulates) is where the template's was, in place;
  *     weights are the same tensors;
- *   - what the section made and leaves in the arena is read before the
- *     stage's next section, or copied out (stashed); blocks outside the
- *     arena released inside it go back when the section ends;
+ *   - what the section makes is placed in the arena and read before the
+ *     stage's next section, or copied out when the section ends (stashed:
+ *     activations kept for the backward pass, what the head reads of the
+ *     first stage's micro-batch); blocks outside the arena released
+ *     inside it go back when the section ends;
  *   - the op rotation starts at tile 0, and the exchange phase before it is
  *     ended.
  *
@@ -110,8 +115,6 @@ struct lw_sections {
     size_t *mark;                     /* per stage tile: steps, patches, peers, records at the body's start */
     char retry_why[160];
     bool outside;                     /* a block being placed outside the arena */
-    exe_u64map placed;                /* measuring: the blocks the section placed (tile << 32 |
-                                         address) */
     bool restoring;                   /* placing the copies of restored inputs (in the arena) */
     size_t kept_next;                 /* a later section: its template's kept block to give next */
     int last_section_node;
@@ -249,7 +252,6 @@ static void free_sections(struct lw_sections *x)
     free(x->outer_n_free);
     free(x->outer_cap_free);
     free(x->deferred);
-    exe_u64map_free(&x->placed);
     free(x->mark);
     free(x);
 }
@@ -385,21 +387,10 @@ static bool in_reserved(const lowering *lw, mem_block b)
 
 /* ---- blocks a section placed, while measuring ------------------------------------------------------ */
 
-static uint64_t placed_key(uint32_t tile, uint32_t addr)
+bool lw_section_measured(const lowering *lw, uint32_t tile)
 {
-    return (uint64_t)tile << 32 | addr;
-}
-
-static bool placed_has(const struct lw_sections *x, uint64_t key)
-{
-    return exe_u64map_get(&x->placed, key) != 0;
-}
-
-void lw_section_placed(lowering *lw, uint32_t tile, uint32_t addr)
-{
-    struct lw_sections *x = lw->sections;
-    if (x && x->cur >= 0 && !x->outside && !lw->arena_hint && !exe_u64map_put(&x->placed, placed_key(tile, addr), 1))
-        lw_fail(lw, "out of host memory");
+    const struct lw_sections *x = lw->sections;
+    return x && x->cur >= 0 && !x->outside && !lw->arena_hint && tile / lw->tiles == x->s[x->cur].stage;
 }
 
 /* Whether block b is the arena's: while measuring (the rest of the program
@@ -409,7 +400,7 @@ static bool arena_block(const lowering *lw, mem_block b)
 {
     const struct lw_sections *x = lw->sections;
     if (!lw->arena_hint)
-        return placed_has(x, placed_key(b.tile, b.addr));
+        return b.arena;
     const ltile *t = &lw->tile[b.tile];
     const arena_state *r = &x->res[b.tile];
     uint32_t kept[2] = { r->kept[0] > t->region0_kept_end ? r->kept[0] : t->region0_kept_end,
@@ -547,6 +538,33 @@ static void push_ref(lowering *lw, ltile *t, uint32_t index)
     lw_push_word(lw, &t->steps, index);
 }
 
+/* Tile `tile`'s arena (mine, each region's bytes) when its stage's
+ * sections want `want` (the most any tile of the stage needs, so that the
+ * plans, made for the tile with least room, have the room they had): as
+ * much of each region's gap, but leaving the tile what the rest of the
+ * program took of the gap meanwhile (measured too; its blocks go to either
+ * region) and the room held back for its records and control program,
+ * both regions cut alike where that is less.  A matmul's or a
+ * scatter-add's plan takes what room it finds, so the sections' measure,
+ * made with the whole gap, runs high: their plans then choose within less,
+ * and where they find too little the lowering after says so. */
+static void tile_arena(const lowering *lw, uint32_t tile, const uint32_t want[2], uint32_t mine[2])
+{
+    const ltile *t = &lw->tile[tile];
+    uint32_t gap[2] = { t->region0_scratch_floor - t->region0_kept_end, t->region1_scratch_floor - t->region1_kept_end };
+    int64_t room = (int64_t)gap[0] + gap[1] - t->hold;
+    for (int g = 0; g < 2; g++) {
+        room -= lw->arena_hint[4 * (size_t)tile + 2 + (size_t)g];
+        mine[g] = want[g] < gap[g] ? want[g] : gap[g];
+    }
+    uint64_t both = (uint64_t)mine[0] + mine[1];
+    if (room < 0)
+        room = 0;
+    if (both > (uint64_t)room)
+        for (int g = 0; g < 2; g++)
+            mine[g] = (uint32_t)((uint64_t)mine[g] * (uint64_t)room / both) & ~7u;
+}
+
 bool lw_section_enter(lowering *lw, int i)
 {
     struct lw_sections *x = lw->sections;
@@ -565,54 +583,20 @@ bool lw_section_enter(lowering *lw, int i)
          * from the whole gap, the rest of the program beside it as if it
          * were not there) */
         x->started[s->stage] = true;
-        /* as large on every tile, the most one needs: the plans, made for
-         * the tile with least room, then have the room they had */
         uint32_t size[2] = { 0, 0 };
         for (uint32_t k = 0; k < lw->tiles && lw->arena_hint; k++)
             for (int g = 0; g < 2; g++)
                 size[g] = lw->arena_hint[4 * (size_t)(lo + k) + (size_t)g] > size[g]
                               ? lw->arena_hint[4 * (size_t)(lo + k) + (size_t)g] : size[g];
-        /* ... but leaving every tile what the rest of the program took of
-         * the gap meanwhile (measured too; what it takes beyond a region's
-         * gap it takes of the other's, its blocks going to either), the
-         * sections' plans then choosing within less.  That measure, taken
-         * while the sections had the whole gap, runs high (it counts the
-         * high-water mark of blocks the real lowering places in what the
-         * sections gave back), so it may take the margin but never the
-         * sections' own measured need: where they then find too little, the
-         * lowering after says so. */
-        uint32_t need[2];
-        for (int g = 0; g < 2; g++)
-            need[g] = lw_arena_need_of(size[g]);
-        for (uint32_t k = 0; k < lw->tiles && lw->arena_hint; k++) {
-            const ltile *t = &lw->tile[lo + k];
-            uint32_t gap[2] = { t->region0_scratch_floor - t->region0_kept_end,
-                                t->region1_scratch_floor - t->region1_kept_end };
-            int64_t room[2];
-            for (int g = 0; g < 2; g++)
-                room[g] = (int64_t)gap[g] - lw->arena_hint[4 * (size_t)(lo + k) + 2 + (size_t)g];
-            for (int g = 0; g < 2; g++)
-                if (room[g] < 0) {
-                    room[1 - g] += room[g];
-                    room[g] = 0;
-                }
-            for (int g = 0; g < 2; g++) {
-                uint32_t floor = need[g] < gap[g] ? need[g] : gap[g];
-                int64_t cap = room[g] > (int64_t)floor ? room[g] : (int64_t)floor;
-                size[g] = (int64_t)size[g] < cap ? size[g] : (uint32_t)cap;
-            }
-        }
         for (uint32_t k = 0; k < lw->tiles; k++) {
             ltile *t = &lw->tile[lo + k];
             arena_state a = state_of(t), r = a;
             a.hold = 0;                   /* the room held back is the rest of the program's */
             if (lw->arena_hint) {
+                uint32_t mine[2];
+                tile_arena(lw, lo + k, size, mine);
                 for (int g = 0; g < 2; g++) {
-                    if (size[g] > a.floor[g] - a.kept[g])
-                        return lw_fail(lw, "%s: does not fit: tile %u has %u bytes of region %d free for the %u its "
-                                       "pipeline stage's shared sections need at once", lw->g->source, lo + k,
-                                       a.floor[g] - a.kept[g], g, size[g]);
-                    a.floor[g] = a.kept[g] + size[g];
+                    a.floor[g] = a.kept[g] + mine[g];
                     r.kept[g] = r.floor[g] = a.floor[g];
                 }
                 t->region0_kept_end = a.floor[0];
@@ -635,7 +619,6 @@ bool lw_section_enter(lowering *lw, int i)
     x->cur = si;
     x->n_deferred = 0;
     x->kept_next = 0;
-    exe_u64map_free(&x->placed);
     lw->op_base = 0;
     lw->op_tiles = 0;
     /* the inputs that differ between micro-batches, into the arena */
@@ -716,12 +699,12 @@ static bool outputs_out(lowering *lw, const section *s)
             for (size_t k = 0; k < lt->n && !arena && lw->arena_hint; k++)
                 arena = in_reserved(lw, (mem_block){ lt->p[k].tile, lt->p[k].addr, 0 });
             for (size_t b = 0; b < lt->n_blocks && !arena && !lw->arena_hint; b++)
-                arena = placed_has(lw->sections, placed_key(lt->blocks[b].tile, lt->blocks[b].addr));
+                arena = lt->blocks[b].arena;
             /* the arena's blocks are never the rest of the program's */
             size_t kept = 0;
             for (size_t b = 0; b < lt->n_blocks; b++)
                 if (lw->arena_hint ? !in_reserved(lw, lt->blocks[b])
-                                   : !placed_has(lw->sections, placed_key(lt->blocks[b].tile, lt->blocks[b].addr)))
+                                   : !lt->blocks[b].arena)
                     lt->blocks[kept++] = lt->blocks[b];
             lt->n_blocks = kept;
             if (!arena || lw->last_reader[t] < until)
@@ -732,12 +715,28 @@ static bool outputs_out(lowering *lw, const section *s)
             lt->n = lt->cap = 0;
             char what[96];
             snprintf(what, sizeof what, "'%s' stashed from a shared section", lw_gt(lw, t)->name);
-            for (size_t k = 0; k < n_old && !lw->failed; k++) {
-                uint32_t bytes = (uint32_t)(old[k].count * lt->element_bytes);
-                uint32_t a = lw_tensor_alloc(lw, t, old[k].tile, bytes, PREFER_REGION0, 8, false, what);
-                if (a && lw_add_local_copy(lw, old[k].tile, old[k].addr, a, bytes))
-                    lw_add_piece(lw, t, old[k].tile, a, old[k].first, old[k].count);
+            /* each tile's pieces in one block (8-byte aligned each) */
+            uint64_t *at = calloc(lw->program_tiles, sizeof *at);
+            if (!at) {
+                free(old);
+                return lw_fail(lw, "out of host memory");
             }
+            for (size_t k = 0; k < n_old; k++)
+                at[old[k].tile] += ALIGN8(old[k].count * lt->element_bytes);
+            for (size_t k = 0; k < n_old && !lw->failed; k++) {
+                uint32_t tile = old[k].tile, bytes = (uint32_t)(old[k].count * lt->element_bytes), a = old[k].addr;
+                if (at[tile] >> 32 == 0 && at[tile]) {
+                    uint32_t b = lw_tensor_alloc(lw, t, tile, at[tile], PREFER_REGION0, 8, false, what);
+                    at[tile] = (uint64_t)1 << 32 | b;
+                }
+                if (at[tile] >> 32)
+                    a = (uint32_t)at[tile];
+                if (!lw->failed && (!bytes || lw_add_local_copy(lw, tile, old[k].addr, a, bytes)))
+                    lw_add_piece(lw, t, tile, a, old[k].first, old[k].count);
+                if (at[tile] >> 32)
+                    at[tile] += ALIGN8(bytes);
+            }
+            free(at);
             if (!lw->failed && lt->n == n_old)
                 for (int j = s->first; j <= s->last; j++)
                     for (int q = 0; member(lw, &g->nodes[j]) && q < g->nodes[j].n_outputs; q++) {
@@ -901,15 +900,21 @@ static int storage_end(const lowering *lw, int t)
     return end;
 }
 
-/* Whether tensor t, being placed on `tile` inside a section, is read
- * after the stage's next section: then it is placed outside the arena
- * (lw_tensor_alloc), where the rest of the program keeps it. */
+/* Whether tensor t, being placed on `tile` inside a section, is storage
+ * the section does not make (a gradient sum's zeros, placed where first
+ * read) that is read after the stage's next section: then it is placed
+ * outside the arena (lw_tensor_alloc), where the rest of the program keeps
+ * it.  What the section makes is placed in the arena, where the sections
+ * alike place it alike, and stashed when the section ends (outputs_out). */
 bool lw_section_outlives(const lowering *lw, int t, uint32_t tile)
 {
     const struct lw_sections *x = lw->sections;
     if (!x || x->cur < 0 || x->outside)
         return false;
     const section *s = &x->s[x->cur];
+    int p = lw->g->tensors[lw->tensor[t].root].producer;
+    if (p >= 0 && x->of_node[p] == x->cur)
+        return false;
     int until = s->next_on_stage >= 0 ? x->s[s->next_on_stage].first : x->release_node;
     return tile / lw->tiles == s->stage && storage_end(lw, t) >= until;
 }
@@ -955,6 +960,12 @@ void lw_sections_failed(lowering *lw)
 }
 
 /* ---- blocks kept for the run ----------------------------------------------------------------------- */
+
+bool lw_section_placing_outside(const lowering *lw)
+{
+    const struct lw_sections *x = lw->sections;
+    return x && x->cur >= 0 && x->outside;
+}
 
 bool lw_section_keeps(const lowering *lw)
 {

@@ -459,11 +459,12 @@ static bool scatter_into_other_stage(const graph *g, int t, const bool *data, in
 }
 
 /* A gradient sum's start: zeros of t's dtype and shape, on stage `stage`
- * in micro-batch 0's backward cycle. */
-static int sum_zeros(graph *g, int t, int stage)
+ * in micro-batch 0's backward cycle, laid out as variable `like` (the
+ * weight t is the gradient of; -1: as the sum's first addend). */
+static int sum_zeros(graph *g, int t, int like, int stage)
 {
     int out = tensor_like(g, t, "accumulator/%s", g->tensors[t].name);
-    int j = graph_add_node(g, GRAPH_OP_ZEROS, "", NULL, 0, &out, 1);
+    int j = graph_add_node(g, GRAPH_OP_ZEROS, "", &like, like >= 0, &out, 1);
     graph_node *z = &g->nodes[j];
     const graph_shape *s = &g->tensors[t].shape;
     graph_set_attr_int(z, "to", g->tensors[t].dtype);
@@ -474,8 +475,34 @@ static int sum_zeros(graph *g, int t, int stage)
     return out;
 }
 
+/* The weight of as many elements as gradient t that the update reads it
+ * with (or whose optimizer state it reads it with): read by update node
+ * k, or by the update nodes that follow from k's output (the mean's
+ * scaling, an all-reduce); -1: none. */
+static int update_variable(const graph *g, int k, int t)
+{
+    int64_t numel = graph_shape_numel(&g->tensors[t].shape);
+    for (int hops = 0; hops < 4 && k >= 0; hops++) {
+        const graph_node *u = &g->nodes[k];
+        for (int i = 0; i < u->n_inputs; i++) {
+            int v = u->inputs[i];
+            if (v >= 0 && g->tensors[v].is_variable && g->tensors[v].state_of >= 0)
+                v = g->tensors[v].state_of;
+            if (v >= 0 && g->tensors[v].is_variable && graph_shape_numel(&g->tensors[v].shape) == numel)
+                return v;
+        }
+        int o = u->n_outputs ? u->outputs[0] : -1, next = -1;
+        for (int j = k + 1; o >= 0 && j < g->n_nodes && next < 0; j++)
+            for (int i = 0; i < g->nodes[j].n_inputs && next < 0; i++)
+                if (g->nodes[j].inputs[i] == o && g->nodes[j].phase == GRAPH_PHASE_UPDATE && !g->nodes[j].removed)
+                    next = j;
+        k = next;
+    }
+    return -1;
+}
+
 /* The sum over the micro-batches of backward tensor t, as PopART
- * accumulates gradients: zeros (sum_zeros), made once a step, and an Add
+ * accumulates gradients: zeros (sum_zeros) laid out as `like`, made once a step, and an Add
  * a micro-batch on t's stage, in the cycle that makes it, into them in
  * place, so that every micro-batch's backward pass is the same nodes,
  * micro-batch 0's too.  A scatter-add into another stage's gradient
@@ -485,14 +512,15 @@ static int sum_zeros(graph *g, int t, int stage)
  * (PopLibs' multiUpdateAdd into the accumulator), so that no
  * micro-batch's table-sized gradient waits for the first stage's backward
  * pass of it; t's own scatter-adds are then dropped. */
-static int micro_batch_sum(graph *g, int t, int *const *copies, const bool *data, uint32_t micro_batches, int chips)
+static int micro_batch_sum(graph *g, int t, int like, int *const *copies, const bool *data, uint32_t micro_batches,
+                           int chips)
 {
     int p = g->tensors[t].producer;
     g->phase = GRAPH_PHASE_BACKWARD;
     if (scatter_into_other_stage(g, t, data, chips)) {
         int a = g->nodes[p].inputs[2], sa = g->nodes[g->tensors[a].producer].stage, st = g->nodes[p].stage;
         /* backward cycles go as m - stage: the sooner of the next of each */
-        int acc = sum_zeros(g, t, sa > st ? sa : st);
+        int acc = sum_zeros(g, t, like, sa > st ? sa : st);
         for (uint32_t ma = 0, ms = 0; ma < micro_batches || ms < micro_batches;) {
             int ka = (int)ma - sa, ks = (int)ms - st;
             bool add = ma < micro_batches && (ms >= micro_batches || ka < ks || (ka == ks && sa < st));
@@ -518,7 +546,7 @@ static int micro_batch_sum(graph *g, int t, int *const *copies, const bool *data
         }
         return acc;
     }
-    int stage = g->nodes[p].stage, acc = sum_zeros(g, t, stage);
+    int stage = g->nodes[p].stage, acc = sum_zeros(g, t, like, stage);
     for (uint32_t m = 0; m < micro_batches; m++) {
         int out = tensor_like(g, t, "accumulated");
         int in[2] = { acc, of_micro_batch(t, m, copies, data) };
@@ -606,8 +634,10 @@ static void unroll(graph *g, uint32_t micro_batches, uint32_t chips)
             if (sum[t] < 0) {
                 int p = g->tensors[t].producer;
                 sum[t] = g->nodes[p].phase == GRAPH_PHASE_FORWARD ? copies[t][micro_batches - 1]
-                         : micro_batches > 1 ? micro_batch_sum(g, t, copies, data, micro_batches, (int)chips)
-                                             : t;
+                         : micro_batches > 1
+                             ? micro_batch_sum(g, t, update_variable(g, k, t), copies, data, micro_batches,
+                                               (int)chips)
+                             : t;
             }
             g->nodes[k].inputs[i] = sum[t];
         }

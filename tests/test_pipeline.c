@@ -614,7 +614,11 @@ static void test_micro_batches_alike(void)
         const graph_node *n = &g->nodes[k];
         if (n->op == GRAPH_OP_ZEROS) {
             zeros++;
-            CU_ASSERT(n->weights_only && n->phase == GRAPH_PHASE_BACKWARD && n->n_inputs == 0);
+            /* laid out as the weight it sums the gradient of (PopART's accumulator, the weight's clone) */
+            CU_ASSERT(n->weights_only && n->phase == GRAPH_PHASE_BACKWARD && n->n_inputs == 1);
+            CU_ASSERT(n->n_inputs == 1 && g->tensors[n->inputs[0]].is_variable && g->tensors[n->inputs[0]].state_of < 0 &&
+                      graph_shape_numel(&g->tensors[n->inputs[0]].shape) ==
+                          graph_shape_numel(&g->tensors[n->outputs[0]].shape));
             CU_ASSERT_EQUAL(n->cycle, 2 * S - 2 - n->stage);      /* micro-batch 0's backward cycle */
             int readers = 0;
             for (int j = 0; j < g->n_nodes; j++)
