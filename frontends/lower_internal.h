@@ -575,6 +575,13 @@ static inline uint32_t lw_arena_margin(uint32_t need)
  * (lower_memory.c). */
 bool lw_lower_zeros(lowering *lw, const graph_node *n, int index);
 bool lw_place_zeros(lowering *lw, const graph_node *n);
+/* Storage for tensor t's pieces laid out as `like` (n pieces: tile,
+ * count): one block a tile (lw_tensor_alloc, in the order the tiles first
+ * come), the tile's pieces one after the other in it, 8-byte aligned;
+ * each piece's address in addr[k] (0 for a piece of no elements on a tile
+ * that has no block).  A Zeros' storage, a section's stash. */
+bool lw_blocks_for_pieces(lowering *lw, int t, const piece *like, size_t n, enum region_pref pref, bool zeroed,
+                          const char *what, uint32_t *addr);
 /* ReplicatedAllReduce: a ring over the replicas (lower_collectives.c). */
 bool lw_lower_all_reduce(lowering *lw, const graph_node *n, int index);
 /* IpuCopy: the input's pieces sent to the same tiles of the node's stage,

@@ -958,6 +958,34 @@ bool lw_lower_zeros(lowering *lw, const graph_node *n, int index)
     return true;
 }
 
+bool lw_blocks_for_pieces(lowering *lw, int t, const piece *like, size_t n, enum region_pref pref, bool zeroed,
+                          const char *what, uint32_t *addr)
+{
+    uint32_t eb = lw->tensor[t].element_bytes;
+    uint64_t *at = calloc(lw->program_tiles, sizeof *at);    /* bytes, then 1 << 32 | the next address */
+    if (!at)
+        return lw_fail(lw, "out of host memory");
+    for (size_t k = 0; k < n; k++)
+        at[like[k].tile] += ALIGN8(like[k].count * eb);
+    for (size_t k = 0; k < n && !lw->failed; k++) {
+        uint64_t *x = &at[like[k].tile];
+        if (*x >> 32 == 0 && *x)
+            *x = (uint64_t)1 << 32 | lw_tensor_alloc(lw, t, like[k].tile, *x, pref, 8, zeroed, what);
+        addr[k] = *x >> 32 ? (uint32_t)*x : 0;
+        if (*x >> 32)
+            *x += ALIGN8(like[k].count * eb);
+    }
+    free(at);
+    return !lw->failed;
+}
+
+/* Whether tensor x is placed as a Zeros of `total` elements may be laid out. */
+static bool zeros_may_be_like(const lowering *lw, int x, uint64_t total)
+{
+    const ltensor *l = &lw->tensor[x];
+    return l->placed && l->n && !l->permuted && (uint64_t)graph_shape_numel(&lw_gt(lw, x)->shape) == total;
+}
+
 bool lw_place_zeros(lowering *lw, const graph_node *n)
 {
     const graph *g = lw->g;
@@ -969,13 +997,11 @@ bool lw_place_zeros(lowering *lw, const graph_node *n)
         const ltensor *ll = NULL;
         const graph_node *z = &g->nodes[p];
         int like = z->n_inputs ? z->inputs[0] : -1;
-        if (like >= 0 && lw->tensor[like].placed && lw->tensor[like].n && !lw->tensor[like].permuted &&
-            (uint64_t)graph_shape_numel(&lw_gt(lw, like)->shape) == total)
+        if (like >= 0 && zeros_may_be_like(lw, like, total))
             ll = &lw->tensor[like];
         for (int k = 0; k < n->n_inputs && !ll; k++) {
             int x = n->inputs[k];
-            if (x >= 0 && x != t && lw->tensor[x].placed && lw->tensor[x].n && !lw->tensor[x].permuted &&
-                (uint64_t)graph_shape_numel(&lw_gt(lw, x)->shape) == total)
+            if (x >= 0 && x != t && zeros_may_be_like(lw, x, total))
                 ll = &lw->tensor[x];
         }
         ltensor *lo = &lw->tensor[t];
@@ -988,25 +1014,14 @@ bool lw_place_zeros(lowering *lw, const graph_node *n)
             continue;
         }
         /* one block a tile, its pieces in it: one compute set fills it */
-        uint64_t *at = calloc(lw->program_tiles, sizeof *at);
-        if (!at)
+        uint32_t *addr = malloc((ll->n + 1) * sizeof *addr);
+        if (!addr)
             return lw_fail(lw, "out of host memory");
-        for (size_t k = 0; k < ll->n; k++)
-            at[ll->p[k].tile] += ALIGN8(ll->p[k].count * lo->element_bytes);
-        for (size_t k = 0; k < ll->n && !lw->failed; k++) {
-            const piece *q = &ll->p[k];
-            if (at[q->tile] >> 32 == 0 && at[q->tile]) {
-                uint32_t a = lw_tensor_alloc(lw, t, q->tile, at[q->tile], PREFER_REGION1, 8, true, what);
-                at[q->tile] = (uint64_t)1 << 32 | a;
-            }
-        }
-        for (size_t k = 0; k < ll->n && !lw->failed; k++) {
-            const piece *q = &ll->p[k];
-            uint32_t a = (uint32_t)at[q->tile];
-            if (q->count && lw_add_piece(lw, t, q->tile, a, q->first, q->count))
-                at[q->tile] += ALIGN8(q->count * lo->element_bytes);
-        }
-        free(at);
+        if (lw_blocks_for_pieces(lw, t, ll->p, ll->n, PREFER_REGION1, true, what, addr))
+            for (size_t k = 0; k < ll->n && !lw->failed; k++)
+                if (ll->p[k].count)
+                    lw_add_piece(lw, t, ll->p[k].tile, addr[k], ll->p[k].first, ll->p[k].count);
+        free(addr);
         if (!lo->placed && !lw->failed)
             lo->placed = true;                /* an empty tensor */
     }

@@ -57,7 +57,6 @@
 #include <string.h>
 
 #include "lower_ops.h"
-#include "isa/elf/exe_store.h"
 #include "isa/isa.h"
 #include "sim/base/hash.h"
 
@@ -715,28 +714,18 @@ static bool outputs_out(lowering *lw, const section *s)
             lt->n = lt->cap = 0;
             char what[96];
             snprintf(what, sizeof what, "'%s' stashed from a shared section", lw_gt(lw, t)->name);
-            /* each tile's pieces in one block (8-byte aligned each) */
-            uint64_t *at = calloc(lw->program_tiles, sizeof *at);
-            if (!at) {
+            uint32_t *addr = malloc((n_old + 1) * sizeof *addr);
+            if (!addr) {
                 free(old);
                 return lw_fail(lw, "out of host memory");
             }
-            for (size_t k = 0; k < n_old; k++)
-                at[old[k].tile] += ALIGN8(old[k].count * lt->element_bytes);
-            for (size_t k = 0; k < n_old && !lw->failed; k++) {
-                uint32_t tile = old[k].tile, bytes = (uint32_t)(old[k].count * lt->element_bytes), a = old[k].addr;
-                if (at[tile] >> 32 == 0 && at[tile]) {
-                    uint32_t b = lw_tensor_alloc(lw, t, tile, at[tile], PREFER_REGION0, 8, false, what);
-                    at[tile] = (uint64_t)1 << 32 | b;
+            if (lw_blocks_for_pieces(lw, t, old, n_old, PREFER_REGION0, false, what, addr))
+                for (size_t k = 0; k < n_old && !lw->failed; k++) {
+                    uint32_t bytes = (uint32_t)(old[k].count * lt->element_bytes), a = addr[k] ? addr[k] : old[k].addr;
+                    if (!bytes || lw_add_local_copy(lw, old[k].tile, old[k].addr, a, bytes))
+                        lw_add_piece(lw, t, old[k].tile, a, old[k].first, old[k].count);
                 }
-                if (at[tile] >> 32)
-                    a = (uint32_t)at[tile];
-                if (!lw->failed && (!bytes || lw_add_local_copy(lw, tile, old[k].addr, a, bytes)))
-                    lw_add_piece(lw, t, tile, a, old[k].first, old[k].count);
-                if (at[tile] >> 32)
-                    at[tile] += ALIGN8(bytes);
-            }
-            free(at);
+            free(addr);
             if (!lw->failed && lt->n == n_old)
                 for (int j = s->first; j <= s->last; j++)
                     for (int q = 0; member(lw, &g->nodes[j]) && q < g->nodes[j].n_outputs; q++) {
