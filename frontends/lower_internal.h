@@ -460,18 +460,22 @@ void lw_least_room(const lowering *lw, uint64_t room[LW_ROOM_SIZE]);
  * the bytes of its LW_ROOM_BLOCKS largest in each region together. */
 void lw_tile_free_room(const lowering *lw, uint32_t tile, uint64_t *largest, uint64_t *total);
 /* A block an op will take: bytes (0: none), the region it prefers, and
- * whether it is kept for the run (new bytes only). */
+ * whether it is kept for the run (new bytes only); or, with `ends` k + 1,
+ * the op giving back the scratch block it took at event k (nothing when
+ * that took none). */
 typedef struct lw_block_need {
     uint64_t bytes;
     enum region_pref pref;
     bool kept;
+    int ends;
 } lw_block_need;
-/* Whether the blocks all fit the room, each with the codelets' read
- * slack, taken in order from the smallest free block that holds it in the
- * region it prefers, else in the other (region 1 alone for NEED_REGION1;
- * an estimate: lw_scratch_alloc
- * takes the highest free block that holds it). */
-bool lw_blocks_fit(const uint64_t room[LW_ROOM_SIZE], const lw_block_need *blocks, int n);
+/* Whether an op's blocks all fit the room, taken and given back in the
+ * order of the events: each block with the codelets' read slack from the
+ * smallest free block that holds it in the region it prefers, else in the
+ * other (region 1 alone for NEED_REGION1), and given back to the block it
+ * came from.  An estimate: lw_scratch_alloc takes the highest free block
+ * that holds it, and blocks given back join their neighbours. */
+bool lw_blocks_fit(const uint64_t room[LW_ROOM_SIZE], const lw_block_need *events, int n);
 uint32_t lw_plan_tiles(const lowering *lw, uint64_t n, uint64_t gran, double cycles_per_element,
                        double fixed_cycles);
 void lw_linear_split(uint64_t n, uint64_t gran, uint32_t tiles, uint64_t *lo, uint64_t *hi);

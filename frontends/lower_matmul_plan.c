@@ -57,6 +57,37 @@ static uint64_t stretch_bytes(const lw_block_need *blocks, int n, uint64_t *most
     return sum;
 }
 
+/* Whether a tile's blocks for a grid fit the room as the tile takes and
+ * gives them back (fetch_operands, prepare_a, pack_runtime_b, emit_product,
+ * free_temps in lower_matmul.c): prepare[] are B as received, A as
+ * received, the bias and A's later forms; product[] B widened and turned,
+ * then C and the codelet's scratch; reduce[] the partials' blocks.  A form
+ * of A is made while the form before it still holds its room, and B's
+ * packed block (gathered first where B is a weight) beside B as received. */
+static bool fits_as_taken(const uint64_t *room, const mm_shape *s, const lw_block_need prepare[6],
+                          const lw_block_need product[8], const lw_block_need reduce[7], lw_block_need packed,
+                          bool b_tile, bool b_turn, bool a_cast)
+{
+    lw_block_need first = packed, later = packed;
+    first.bytes = b_tile ? 0 : packed.bytes;
+    later.bytes = b_tile ? packed.bytes : 0;
+    later.kept = false;
+    const lw_block_need ev[] = {
+        /* 0 */ first, prepare[0], prepare[1], prepare[2], prepare[3], prepare[4],
+        /* 6 */ { .ends = !s->trans_a ? 0 : s->f32_inputs ? 3 : 5 },
+        /* 7 */ prepare[5],
+        /* 8 */ { .ends = !a_cast ? 0 : s->trans_a ? 6 : 3 },
+        /* 9 */ product[3], product[4],
+        /* 11 */ { .ends = !b_turn ? 0 : b_tile && !s->b_f32 ? 10 : 2 },
+        /* 12 */ later, product[6], product[7],
+        /* 15: the product's blocks given back, C and the bias kept */
+        { .ends = 1 }, { .ends = 2 }, { .ends = 3 }, { .ends = 5 }, { .ends = 6 },
+        { .ends = 8 }, { .ends = 10 }, { .ends = 11 }, { .ends = 13 }, { .ends = 15 },
+        /* 25 */ reduce[2], reduce[3], reduce[4], reduce[5], reduce[6]
+    };
+    return lw_blocks_fit(room, ev, (int)(sizeof ev / sizeof *ev));
+}
+
 /* A candidate grid: the best so far when its score is lower (ties to the
  * earlier), else the runner-up when lower than that. */
 static void consider(mm_grid *best, const mm_grid_choice *cand, bool least_memory)
@@ -190,8 +221,10 @@ static bool plan_grid_in(const lowering *lw, const mm_shape *s, const mm_kind *k
                 const enum region_pref R0 = PREFER_REGION0, R1 = PREFER_REGION1;
                 const uint64_t bias_bytes = (s->bias_row ? share : 1) * nt * 4;
                 /* constant weights, loaded with the executable: kept for the run
-                 * (on a grid column's first tile; the others' copies are scratch) */
-                const bool c_weights = !s->b_act;
+                 * on a grid column's first tile where the block is one part
+                 * (lower_matmul.c); the other rows' copies are scratch, and
+                 * this room, the least over tiles, is theirs too */
+                const bool c_weights = !s->b_act && gm == 1;
                 /* A turned (transA) or cast on the tile: each form free
                  * once the next is made (prepare_a), so the product holds
                  * the last; before it, A as received and its next form */
@@ -202,12 +235,11 @@ static bool plan_grid_in(const lowering *lw, const mm_shape *s, const mm_kind *k
                     { b_tile ? kt * nt * 4 : 0, R1 }, { a_in, R0 }, { bias_bytes, R1 },
                     { s->trans_a && !s->f32_inputs ? mt * kt * 4 : 0, R0 }, { a_wide, R0 }, { a_cast ? a_final : 0, R0 }
                 };
-                /* (packed weights: region 1 only, held there when they are
-                 * allocated; this room, the least over tiles, does not) */
+                /* (packed weights: region 1 only, where the AMP reads them) */
                 const lw_block_need product[] = {
                     { b_tile ? kt * nt * 4 : 0, R1 }, { a_cast || s->trans_a ? a_final : a_in, R0 }, { bias_bytes, R1 },
                     { widen || (b_tile && !s->b_f32) ? kt * nt * 2 : 0, R1 },
-                    { b_turn ? kt * nt * 4 : 0, R1 }, { b_turn ? 0 : kt * nt * kd->w_eb, R1, c_weights },
+                    { b_turn ? kt * nt * 4 : 0, R1 }, { b_turn ? 0 : kt * nt * kd->w_eb, NEED_REGION1, c_weights },
                     { mt * nt * kd->c_eb, R1 }, { 4096, R1 }
                 };
                 /* (f16 partials, h: summed in one pass, into f32 for an
@@ -236,8 +268,8 @@ static bool plan_grid_in(const lowering *lw, const mm_shape *s, const mm_kind *k
                     }
                     continue;
                 }
-                if (room && (!lw_blocks_fit(room, prepare, N_PREPARE) || !lw_blocks_fit(room, product, N_PRODUCT) ||
-                             !lw_blocks_fit(room, reduce, N_REDUCE)))
+                const lw_block_need packed = { b_turn ? 0 : kt * nt * kd->w_eb, NEED_REGION1, c_weights };
+                if (room && !fits_as_taken(room, s, prepare, product, reduce, packed, b_tile, b_turn, a_cast))
                     continue;
                 /* A: received at 4 bytes a cycle, no sooner than its
                  * busiest sender sends (above). */

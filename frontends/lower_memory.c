@@ -444,19 +444,32 @@ void lw_least_room(const lowering *lw, uint64_t room[LW_ROOM_SIZE])
     }
 }
 
-bool lw_blocks_fit(const uint64_t room[LW_ROOM_SIZE], const lw_block_need *blocks, int n)
+bool lw_blocks_fit(const uint64_t room[LW_ROOM_SIZE], const lw_block_need *events, int n)
 {
     uint64_t left[LW_ROOM_SIZE];
     memcpy(left, room, sizeof left);
+    enum { MOST_EVENTS = 64 };
+    int from[MOST_EVENTS];                /* the room slot each scratch block took, or -1 */
+    if (n > MOST_EVENTS)
+        return false;
     for (int k = 0; k < n; k++) {
-        if (!blocks[k].bytes)
+        from[k] = -1;
+        if (events[k].ends) {
+            int e = events[k].ends - 1;
+            if (e >= 0 && e < k && from[e] >= 0) {
+                left[from[e]] += ALIGN8(events[e].bytes) + CODELET_READ_SLACK_BYTES + 16;
+                from[e] = -1;
+            }
             continue;
-        uint64_t want = ALIGN8(blocks[k].bytes) + CODELET_READ_SLACK_BYTES + 16;
-        if (blocks[k].kept) {
+        }
+        if (!events[k].bytes)
+            continue;
+        uint64_t want = ALIGN8(events[k].bytes) + CODELET_READ_SLACK_BYTES + 16;
+        if (events[k].kept) {
             /* new bytes (of the region it prefers, else the other), which
              * are also the largest room of that region for scratch */
-            int r = blocks[k].pref == PREFER_REGION0 ? 0 : 1;
-            if (left[2 * LW_ROOM_BLOCKS + r] < want)
+            int r = events[k].pref == PREFER_REGION0 ? 0 : 1;
+            if (left[2 * LW_ROOM_BLOCKS + r] < want && events[k].pref != NEED_REGION1)
                 r = !r;
             if (left[2 * LW_ROOM_BLOCKS + r] < want)
                 return false;
@@ -468,8 +481,8 @@ bool lw_blocks_fit(const uint64_t room[LW_ROOM_SIZE], const lw_block_need *block
             continue;
         }
         int best = -1;
-        for (int pass = 0; pass < (blocks[k].pref == NEED_REGION1 ? 1 : 2) && best < 0; pass++) {
-            int r = (blocks[k].pref == PREFER_REGION0) == (pass == 0) ? 0 : 1;
+        for (int pass = 0; pass < (events[k].pref == NEED_REGION1 ? 1 : 2) && best < 0; pass++) {
+            int r = (events[k].pref == PREFER_REGION0) == (pass == 0) ? 0 : 1;
             for (int j = r * LW_ROOM_BLOCKS; j < (r + 1) * LW_ROOM_BLOCKS; j++)
                 if (left[j] >= want && (best < 0 || left[j] < left[best]))
                     best = j;
@@ -477,6 +490,7 @@ bool lw_blocks_fit(const uint64_t room[LW_ROOM_SIZE], const lw_block_need *block
         if (best < 0)
             return false;
         left[best] -= want;
+        from[k] = best;
     }
     return true;
 }
