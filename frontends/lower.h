@@ -98,6 +98,8 @@ typedef struct lower_options {
                                      program (the tests split small programs with it) */
     bool share_programs;          /* a pipeline's micro-batches run one program for each
                                      stage's forward and backward pass (lower_section.c) */
+    bool no_share_programs;       /* the command line's --no-share-programs: share_programs
+                                     not made the default of an overlapped pipeline */
 } lower_options;
 
 /* What the compile produced, for the report. */

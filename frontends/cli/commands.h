@@ -118,7 +118,7 @@ bool cli_train_option(const command *cmd, cli_train *t, int argc, char **argv, i
  * --model`.  With t->train, the training step instead (autodiff.h:
  * train_prepare) for the replicas a program for lo has (their gradients
  * all-reduced), its figures in *info.  Any error is fatal. */
-graph *cli_load_model(const char *model, bool fuse, const cli_train *t, const lower_options *lo, train_info *info);
+graph *cli_load_model(const char *model, bool fuse, const cli_train *t, lower_options *lo, train_info *info);
 
 /* "training step: loss L; W weights (E elements) ..." for the compile report. */
 void cli_print_training(const graph *g, const cli_train *t, const train_info *info);

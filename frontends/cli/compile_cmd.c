@@ -72,6 +72,8 @@ bool cli_compile_option(const command *self, lower_options *o, bool *fuse, int a
         o->serial_pipeline = true;
     } else if (!strcmp(a, "--share-programs")) {
         o->share_programs = true;
+    } else if (!strcmp(a, "--no-share-programs")) {
+        o->no_share_programs = true;
     } else if (!strcmp(a, "--f16-matmul")) {
         o->f16_matmul = true;
     } else if (!strcmp(a, "--partials")) {
@@ -200,7 +202,7 @@ static uint32_t replicas_of(const lower_options *o)
     return o->pipeline > 1 ? 1 : machine_u32(o->machine, MP_chips);
 }
 
-graph *cli_load_model(const char *model, bool fuse, const cli_train *t, const lower_options *lo, train_info *info)
+graph *cli_load_model(const char *model, bool fuse, const cli_train *t, lower_options *lo, train_info *info)
 {
     char err[4096];
     graph *g;
@@ -214,6 +216,15 @@ graph *cli_load_model(const char *model, bool fuse, const cli_train *t, const lo
     if (lo && lo->share_programs && !(train && lo->pipeline > 1 && !lo->serial_pipeline))
         fatal("%s: --share-programs is of a pipelined training step's overlapped micro-batches: it needs --train and "
               "--pipeline N (without --serial-pipeline)", model);
+    if (lo && lo->share_programs && lo->no_share_programs)
+        fatal("%s: --share-programs and --no-share-programs: give one", model);
+    if (lo && lo->no_share_programs && !(train && lo->pipeline > 1 && !lo->serial_pipeline))
+        fatal("%s: --no-share-programs is of a pipelined training step's overlapped micro-batches: it needs --train "
+              "and --pipeline N (without --serial-pipeline)", model);
+    /* an overlapped pipeline shares its stages' programs between micro-batches, as Poplar runs
+     * one program of a stage's pass for each */
+    if (lo && train && lo->pipeline > 1 && !lo->serial_pipeline && !lo->no_share_programs)
+        lo->share_programs = true;
     if (t && t->o.recompute && !(train && lo && lo->pipeline > 1))
         fatal("%s: --recompute is of a pipelined training step: it needs --train and --pipeline N", model);
     if (t && !t->o.stochastic_rounding && !t->o.f16_weights)

@@ -110,6 +110,7 @@ expect 0 "^pipeline +[0-9]+ " -- "$IPUSIM" run mlp224.elf
 expect 0 "^ops on chips 0-1 \(a pipeline's stages, each chip's cycles given to its own ops\)" -- \
     "$IPUSIM" run mlp224.elf --ops 5
 cycles_of() { "$IPUSIM" run "$1" 2>/dev/null | awk '$1 == "0" { print $4 }'; }
+control_kb() { sed -n 's/^control programs: \([0-9.]*\) KB a tile.*/\1/p' "$1"; }
 "$IPUSIM" compile mlp.onnx --train --loss softmax-ce:logits:labels --machine m2000 --pipeline 2 --replicas 2 \
     --accumulate 4 --serial-pipeline -o mlp224s.elf >/dev/null
 check "the serial pipeline is slower than the overlapped one" \
@@ -148,18 +149,31 @@ check "recomputation makes the step longer" \
     --accumulate 4 --recompute --steps 2 > mlp_recompute.txt 2>&1
 check "mlp, pipeline with recomputation: 2 steps within tolerance" \
     grep -q "^PASS: 2 steps of mlp.onnx within tolerance" mlp_recompute.txt
-# shared programs: the later micro-batches' sections call the first's steps, on both replicas; the
-# step held against the host reference
-expect 0 "^shared programs: 12 sections ran an earlier alike section's control program on [0-9]+ of their tiles" -- \
-    "$IPUSIM" compile mlp.onnx --train --loss softmax-ce:logits:labels --machine m2000 --pipeline 2 --replicas 2 \
-    --accumulate 4 --recompute --share-programs -o mlp224rs.elf
-expect 0 "^all-reduce +[0-9]+ " -- "$IPUSIM" run mlp224rs.elf
+# shared programs (an overlapped pipeline's default): the later micro-batches' sections call the
+# first's steps, on both replicas; the step held against the host reference; --no-share-programs
+# gives each micro-batch's sections steps of their own, the same values
+"$IPUSIM" compile mlp.onnx --train --loss softmax-ce:logits:labels --machine m2000 --pipeline 2 --replicas 2 \
+    --accumulate 4 --recompute -o mlp224rs.elf > mlp224rs.txt 2>&1
+check "shared programs by default: 12 sections share" \
+    grep -Eq "^shared programs: 12 sections ran an earlier alike section's control program on [0-9]+ of their tiles" mlp224rs.txt
+expect 0 "^all-reduce +[0-9]+ " -- "$IPUSIM" run mlp224rs.elf --output loss=loss_shared.bin
+"$IPUSIM" compile mlp.onnx --train --loss softmax-ce:logits:labels --machine m2000 --pipeline 2 --replicas 2 \
+    --accumulate 4 --recompute --no-share-programs -o mlp224ru.elf > mlp224ru.txt 2>&1
+check "--no-share-programs: no section shares" bash -c '! grep -q "^shared programs" mlp224ru.txt && grep -q "a pipeline of 2 stages" mlp224ru.txt'
+"$IPUSIM" run mlp224ru.elf --output loss=loss_own.bin > /dev/null 2>&1
+check "shared and own programs: the same loss, bit for bit" cmp -s loss_shared.bin loss_own.bin
+check "own programs: more control program a tile" \
+    awk -v a="$(control_kb mlp224rs.txt)" -v b="$(control_kb mlp224ru.txt)" 'BEGIN { exit !(a > 0 && b > a) }'
 "$IPUSIM" validate --model mlp.onnx --train --loss softmax-ce:logits:labels --machine m2000 --pipeline 2 \
     --accumulate 4 --recompute --share-programs --steps 2 > mlp_shared.txt 2>&1
 check "mlp, pipeline with shared programs: 2 steps within tolerance" \
     grep -q "^PASS: 2 steps of mlp.onnx within tolerance" mlp_shared.txt
 fails 1 "ipusim: mlp.onnx: --share-programs is of a pipelined training step's overlapped micro-batches: it needs --train and --pipeline N (without --serial-pipeline)" -- \
     "$IPUSIM" compile mlp.onnx --train --loss softmax-ce:logits:labels --share-programs -o bad.elf
+fails 1 "ipusim: mlp.onnx: --no-share-programs is of a pipelined training step's overlapped micro-batches: it needs --train and --pipeline N (without --serial-pipeline)" -- \
+    "$IPUSIM" compile mlp.onnx --train --loss softmax-ce:logits:labels --machine m2000 --pipeline 2 --serial-pipeline --no-share-programs -o bad.elf
+fails 1 "ipusim: mlp.onnx: --share-programs and --no-share-programs: give one" -- \
+    "$IPUSIM" compile mlp.onnx --train --loss softmax-ce:logits:labels --machine m2000 --pipeline 2 --share-programs --no-share-programs -o bad.elf
 fails 1 "ipusim: mlp.onnx: --recompute is of a pipelined training step: it needs --train and --pipeline N" -- \
     "$IPUSIM" compile mlp.onnx --train --loss softmax-ce:logits:labels --recompute -o bad.elf
 fails 1 "ipusim: mlp.onnx: --serial-pipeline is of a pipelined training step: it needs --train and --pipeline N" -- \
