@@ -9,6 +9,7 @@
  * (lower.h), and the planner's linear splits over tiles and workers.
  */
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -134,11 +135,19 @@ static uint32_t no_room_in(lowering *lw, uint32_t tile, uint64_t need, const cha
     }
     const bool r1 = pref == NEED_REGION1;
     int big = r1 || largest[1] > largest[0];
-    char held[512];
+    char held[512], op[OP_MAP_NAME_MAX_BYTES + OP_MAP_TYPE_BYTES + 16] = "";
     lw_describe_holders(lw, tile, held, sizeof held);
-    lw_fail(lw, "%s: does not fit: tile %u has no room for a block of %llu bytes for %s in region %s "
+    /* the op taking the block, where `what` does not name it */
+    if (lw->cur_op >= 0 && (uint32_t)lw->cur_op < lw->ops.n_ops) {
+        const op_map_op *o = &lw->ops.ops[lw->cur_op];
+        char quoted[OP_MAP_NAME_MAX_BYTES + 4];
+        snprintf(quoted, sizeof quoted, "'%.*s'", OP_MAP_NAME_MAX_BYTES, o->name);
+        if (!strstr(what, quoted))
+            snprintf(op, sizeof op, " (op %s, %s)", quoted, o->type);
+    }
+    lw_fail(lw, "%s: does not fit: tile %u has no room for a block of %llu bytes for %s%s in region %s "
             "(largest free block %llu bytes, in region %d; %llu bytes free in all, %u bytes are the kernel library%s)",
-            lw->g->source, tile, (unsigned long long)need, what,
+            lw->g->source, tile, (unsigned long long)need, what, op,
             r1 ? "1, where the AMP reads its packed weights" : "0 or 1", (unsigned long long)largest[big], big,
             (unsigned long long)free_bytes, (unsigned)lw_library_bytes(lw), held);
     return 0;

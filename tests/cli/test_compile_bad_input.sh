@@ -52,6 +52,9 @@ def write(name, data):
 good = model([node('MatMul', ['a', 'b'], ['c'], 'mm')], [('a', [3, 4])], [('c', [3, 6])],
              [initializer('b', [4, 6], 0.25)])
 write('good.onnx', good)
+# a 4 MiB table looked up on one tile: its blocks do not fit, and the message names the op
+write('big_gather.onnx', model([node('Gather', ['W', 'ix'], ['y'], 'lookup')], [('ix', [64], 7)], [('y', [64, 256])],
+                               [initializer('W', [4096, 256], 0.5)]))
 write('truncated.onnx', good[:len(good) // 2])
 write('not_onnx.onnx', b'this is not an ONNX model\n')
 write('cycle.onnx', model([node('Add', ['x', 't2'], ['t1'], 'add1'), node('Relu', ['t1'], ['t2'], 'relu1')],
@@ -128,6 +131,10 @@ expect 0 "^serialised: 1 matmuls no grid fit at once computed in 2 parts one aft
 rm -f "$OUT/x.elf"
 refused 1 "^ipusim: matmul:200000x2000x64: does not fit: tile 0 has no room for a block of 568064 bytes for input 'a' in region 0 or 1 " -- \
     "$IPUSIM" compile matmul:200000x2000x64 -o "$OUT/x.elf"
+
+# a block an op takes that does not fit names the op where the block's own name does not
+refused 1 "^ipusim: .*/big_gather\.onnx: does not fit: tile 0 has no room for a block of [0-9]+ bytes for constant 'W' \(op 'lookup', Gather\) in region 0 or 1 \(largest free block " -- \
+    "$IPUSIM" compile "$M/big_gather.onnx" --tiles 1 -o "$OUT/x.elf"
 
 # the AMP's packed weights must be in region 1 (ld128putcs): 256 KiB tiles with GC200's 208 KiB
 # of region 0 leave 32 KiB of interleaved region 1 (once this compiled and then trapped, then it
