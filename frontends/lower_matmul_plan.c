@@ -61,16 +61,17 @@ static uint64_t stretch_bytes(const lw_block_need *blocks, int n, uint64_t *most
  * gives them back (fetch_operands, prepare_a, pack_runtime_b, emit_product,
  * free_temps in lower_matmul.c): prepare[] are B as received, A as
  * received, the bias and A's later forms; product[] B widened and turned,
- * then C and the codelet's scratch; reduce[] the partials' blocks.  A form
+ * the packed block, then C and the codelet's scratch; reduce[] the
+ * partials' blocks.  A form
  * of A is made while the form before it still holds its room, and B's
  * packed block (gathered first where B is a weight) beside B as received. */
 static bool fits_as_taken(const uint64_t *room, const mm_shape *s, const lw_block_need prepare[6],
-                          const lw_block_need product[8], const lw_block_need reduce[7], lw_block_need packed,
-                          bool b_tile, bool b_turn, bool a_cast)
+                          const lw_block_need product[8], const lw_block_need reduce[7], bool b_tile, bool b_turn,
+                          bool a_cast)
 {
-    lw_block_need first = packed, later = packed;
-    first.bytes = b_tile ? 0 : packed.bytes;
-    later.bytes = b_tile ? packed.bytes : 0;
+    lw_block_need first = product[5], later = product[5];   /* the packed block */
+    first.bytes = b_tile ? 0 : product[5].bytes;
+    later.bytes = b_tile ? product[5].bytes : 0;
     later.kept = false;
     const lw_block_need ev[] = {
         /* 0 */ first, prepare[0], prepare[1], prepare[2], prepare[3], prepare[4],
@@ -268,8 +269,7 @@ static bool plan_grid_in(const lowering *lw, const mm_shape *s, const mm_kind *k
                     }
                     continue;
                 }
-                const lw_block_need packed = { b_turn ? 0 : kt * nt * kd->w_eb, NEED_REGION1, c_weights };
-                if (room && !fits_as_taken(room, s, prepare, product, reduce, packed, b_tile, b_turn, a_cast))
+                if (room && !fits_as_taken(room, s, prepare, product, reduce, b_tile, b_turn, a_cast))
                     continue;
                 /* A: received at 4 bytes a cycle, no sooner than its
                  * busiest sender sends (above). */
