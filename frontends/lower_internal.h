@@ -459,6 +459,12 @@ void lw_least_room(const lowering *lw, uint64_t room[LW_ROOM_SIZE]);
 /* Tile `tile`'s room for scratch the same way: its largest free block, and
  * the bytes of its LW_ROOM_BLOCKS largest in each region together. */
 void lw_tile_free_room(const lowering *lw, uint32_t tile, uint64_t *largest, uint64_t *total);
+/* The room a block of `bytes` takes in the planners' estimates: 8-byte
+ * aligned, with the codelets' read slack and up to 16 bytes of alignment. */
+static inline uint64_t lw_block_room(uint64_t bytes)
+{
+    return ALIGN8(bytes) + CODELET_READ_SLACK_BYTES + 16;
+}
 /* A block an op will take: bytes (0: none), the region it prefers, and
  * whether it is kept for the run (new bytes only); or, with `ends` k + 1,
  * the op giving back the scratch block it took at event k (nothing when

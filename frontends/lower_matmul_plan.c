@@ -259,7 +259,7 @@ static bool plan_grid_in(const lowering *lw, const mm_shape *s, const mm_kind *k
                 uint64_t bytes = product_bytes > reduce_bytes ? product_bytes : reduce_bytes;
                 bytes = prepare_bytes > bytes ? prepare_bytes : bytes;
                 if (mt * kt * kd->a_eb > lw_region0_above_code(lw) || (s->wgrad && !s->f32_inputs && mt % 2) ||
-                    ALIGN8(kt * nt * kd->w_eb) + CODELET_READ_SLACK_BYTES + 16 > r1_room)
+                    lw_block_room(kt * nt * kd->w_eb) > r1_room)
                     continue;                          /* (the packed weights: region 1 only) */
                 if (bytes > avail) {
                     if (!best->least_bytes || bytes < best->least_bytes) {

@@ -459,6 +459,7 @@ bool lw_blocks_fit(const uint64_t room[LW_ROOM_SIZE], const lw_block_need *event
     memcpy(left, room, sizeof left);
     enum { MOST_EVENTS = 64 };
     int from[MOST_EVENTS];                /* the room slot each scratch block took, or -1 */
+    uint64_t took[MOST_EVENTS];           /* ... and the bytes it took */
     if (n > MOST_EVENTS)
         return false;
     for (int k = 0; k < n; k++) {
@@ -466,14 +467,14 @@ bool lw_blocks_fit(const uint64_t room[LW_ROOM_SIZE], const lw_block_need *event
         if (events[k].ends) {
             int e = events[k].ends - 1;
             if (e >= 0 && e < k && from[e] >= 0) {
-                left[from[e]] += ALIGN8(events[e].bytes) + CODELET_READ_SLACK_BYTES + 16;
+                left[from[e]] += took[e];
                 from[e] = -1;
             }
             continue;
         }
         if (!events[k].bytes)
             continue;
-        uint64_t want = ALIGN8(events[k].bytes) + CODELET_READ_SLACK_BYTES + 16;
+        uint64_t want = lw_block_room(events[k].bytes);
         if (events[k].kept) {
             /* new bytes (of the region it prefers, else the other), which
              * are also the largest room of that region for scratch */
@@ -500,6 +501,7 @@ bool lw_blocks_fit(const uint64_t room[LW_ROOM_SIZE], const lw_block_need *event
             return false;
         left[best] -= want;
         from[k] = best;
+        took[k] = want;
     }
     return true;
 }
