@@ -4,7 +4,8 @@
  * scatter-add, at the end of the file): ONNX Gather on axis 0 of a table
  * data [V, D...] with indices of any shape (i32 or i64), out =
  * indices.shape + data.shape[1:]; rows of any element type that are whole
- * 32-bit words (f32, f16 with an even row, i32, ...), summed only in f32.
+ * 32-bit words (f32, f16 with an even row, i32, ...); partials summed in
+ * f32 and f16.
  *
  * The plan is Poplar's multiSlice: the table is cut into C column slices
  * of w elements and R row ranges, one block a tile (C x R table tiles);
@@ -16,11 +17,16 @@
  * output tile receives, from every table tile, the rows of the partial it
  * owns (one block per table tile, contiguous on both sides) and then
  *   - with R = 1 copies each slice into place (vtx_copy: bit-exact), or
- *   - with R > 1 sums the R partials of each slice (vtx_reduce_cols_f32,
- *     SUM; f32 only): exactly one of them is the row, the others zeros,
- *     so the result is the row except that a looked-up -0.0 comes out as
- *     +0.0, a denormal as 0 (the tile's f32 arithmetic flushes them) and a
- *     NaN as the tile's quiet NaN.
+ *   - with R > 1 sums the R partials of each slice: exactly one of them
+ *     is the row, the others zeros.  An f32 table's partials are summed
+ *     by vtx_reduce_cols_f32 (SUM): the result is the row except that a
+ *     looked-up -0.0 comes out as +0.0, a denormal as 0 (the tile's f32
+ *     arithmetic flushes them) and a NaN as the tile's quiet NaN.  An f16
+ *     table's (rows and slices whole groups of 8 elements) are summed as
+ *     PopLibs reduces half partials, in f32 from +0 and rounded back to
+ *     f16 (vtx_reduce_partials_f16): the row exactly, except -0.0 as +0.0
+ *     and an infinity or NaN as the tile's quiet NaN.  Other types are
+ *     not summed: their table is split by columns only.
  * A table that fits one tile with its output is gathered straight into
  * the output (no second exchange).  Other axes a > 0 (data seen as
  * [outer][V][D], one axis-0 lookup per outer index) are lowered only that
@@ -76,8 +82,27 @@ typedef struct gather_shape {
     uint64_t v, d, n;      /* table rows, elements a row, indices */
     uint32_t eb, ieb;      /* bytes an element of data, of indices */
     bool computed;         /* the table is made at run time (else a constant) */
-    bool can_sum;          /* f32: partials may be summed */
+    bool can_sum;          /* f32, or f16 with D a multiple of 8: partials may be summed */
+    bool f16_sums;         /* summed as f16 (vtx_reduce_partials_f16): slices of 8k elements */
 } gather_shape;
+
+/* The elements a sum record's columns come in: groups of 8 for f16
+ * (vtx_reduce_partials_f16's COLS), pairs for f32. */
+static uint64_t sum_unit(const gather_shape *s) { return s->f16_sums ? 8 : 2; }
+
+/* Whether a plan whose slices are w wide may sum its partials. */
+static bool sums_at(const gather_shape *s, uint64_t w)
+{
+    return s->can_sum && (!s->f16_sums || w % 8 == 0);
+}
+
+/* Tile cycles a partial element summed over `parts` partials: the f32
+ * codelet's general path, 1.5 an element; the f16 one's paced loop, 13 +
+ * R issues a group of 8 columns a worker (rowwise.h), six workers. */
+static double sum_cycles_per_element(const gather_shape *s, uint64_t parts)
+{
+    return s->f16_sums ? (13.0 + (double)parts) / (8.0 * (double)parts) : 1.5;
+}
 
 static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
@@ -120,7 +145,8 @@ static void estimate(const gather_shape *s, gather_plan *p, uint32_t tiles)
     if (parts != p->r) {
         uint64_t share = ceil_div(s->n, GATHER_FAN_IN);
         cycles += GATHER_FAN_IN * 2.0 * GATHER_STEP_CYCLES + n * (double)slice_bytes / 4.0 + 100.0 +
-                  GATHER_SET_CYCLES + (double)(share * p->w) * 1.5 * GATHER_FAN_IN / CODELET_WORKERS;
+                  GATHER_SET_CYCLES + (double)(share * p->w) * sum_cycles_per_element(s, GATHER_FAN_IN) *
+                                          GATHER_FAN_IN / CODELET_WORKERS;
         table_tile += s->n * slice_bytes + share * slice_bytes;
     }
     double send = p->out_tiles * GATHER_STEP_CYCLES + n * (double)slice_bytes / 4.0;
@@ -128,7 +154,7 @@ static void estimate(const gather_shape *s, gather_plan *p, uint32_t tiles)
                   (double)(parts * nrows * s->d * s->eb) / 4.0;
     cycles += (send > recv ? send : recv) + 100.0;
     double sets = p->c == 1 ? 1.0 : (double)ceil_div(nrows * p->c, CODELET_WORKERS);
-    double per_element = parts > 1 ? 1.5 : 0.5;
+    double per_element = parts > 1 ? sum_cycles_per_element(s, parts) : 0.5;
     cycles += sets * GATHER_SET_CYCLES + (double)(parts * nrows * s->d) * per_element;
     p->cycles = cycles;
     uint64_t block = ALIGN8(nrows * p->w * s->eb);
@@ -175,11 +201,11 @@ static bool choose_plan(const gather_shape *s, uint32_t tiles, uint64_t avail, u
         if (p.r > s->v)
             p.r = (uint32_t)s->v;
         p.sums = p.r > 1;
-        if ((p.sums && !s->can_sum) || (uint64_t)p.c * p.r > tiles || p.r > KERNEL_REDUCE_COLS_MAX_ROWS) {
+        if ((p.sums && !sums_at(s, w)) || (uint64_t)p.c * p.r > tiles || p.r > KERNEL_REDUCE_COLS_MAX_ROWS) {
             /* Nothing fits: remember the plan that needs least. */
             {
                 gather_plan q = p;
-                q.r = s->can_sum ? (uint32_t)min_u64(p.r, tiles / p.c ? tiles / p.c : 1) : 1;
+                q.r = sums_at(s, w) ? (uint32_t)min_u64(p.r, tiles / p.c ? tiles / p.c : 1) : 1;
                 q.sums = q.r > 1;
                 q.out_tiles = (uint32_t)min_u64(s->n, tiles);
                 estimate(s, &q, tiles);
@@ -271,11 +297,13 @@ static uint32_t place_table_block(lowering *lw, int data, const gather_shape *s,
     return lw->failed ? 0 : a;
 }
 
-/* One compute set of vtx_copy or vtx_reduce_cols_f32 records on `tile`. */
+/* One compute set of vtx_copy, vtx_reduce_cols_f32 or
+ * vtx_reduce_partials_f16 records on `tile`. */
 typedef struct move_set {
     uint32_t n;
+    bool f16;                           /* sums of f16 partials */
     uint32_t in[CODELET_WORKERS], out[CODELET_WORKERS];
-    uint32_t amount[CODELET_WORKERS];   /* sums: f32 columns; copies: bytes */
+    uint32_t amount[CODELET_WORKERS];   /* sums: columns; copies: bytes */
 } move_set;
 
 /* Records of `ms` (rows > 1: sums of `rows` partials in_step apart; 1: copies). */
@@ -283,13 +311,16 @@ static bool flush_moves(lowering *lw, uint32_t tile, move_set *ms, uint32_t rows
 {
     if (!ms->n)
         return true;
-    uint32_t words = rows > 1 ? KERNEL_REDUCE_COLS_WORDS : KERNEL_COPY_WORDS;
+    uint32_t words = rows <= 1 ? KERNEL_COPY_WORDS : ms->f16 ? KERNEL_REDUCE_PARTIALS_WORDS : KERNEL_REDUCE_COLS_WORDS;
     uint32_t *recs[CODELET_WORKERS];
     uint32_t off = lw_six_records(lw, tile, words, recs);
     if (lw->failed)
         return false;
     for (uint32_t k = 0; k < ms->n; k++) {
-        if (rows > 1)
+        if (rows > 1 && ms->f16)
+            kernel_reduce_partials_record(recs[k], ms->in[k], ms->in[k] + in_step, ms->out[k], rows,
+                                          ms->amount[k], in_step, true);
+        else if (rows > 1)
             kernel_reduce_cols_record(recs[k], ms->in[k], ms->out[k], rows, ms->amount[k], in_step,
                                       KERNEL_REDUCE_SUM, 1.0f, false);
         else
@@ -297,7 +328,9 @@ static bool flush_moves(lowering *lw, uint32_t tile, move_set *ms, uint32_t rows
     }
     /* Workers without a move: an empty record (rows or bytes 0) does nothing. */
     ms->n = 0;
-    return lw_step_run(lw, tile, rows > 1 ? lw->kernels.vtx_reduce_cols_f32 : lw->kernels.vtx_copy, off, words);
+    uint32_t vertex = rows <= 1 ? lw->kernels.vtx_copy
+                      : ms->f16 ? lw->kernels.vtx_reduce_partials_f16 : lw->kernels.vtx_reduce_cols_f32;
+    return lw_step_run(lw, tile, vertex, off, words);
 }
 
 static bool add_move(lowering *lw, uint32_t tile, move_set *ms, uint32_t in, uint32_t out, uint32_t amount,
@@ -387,17 +420,17 @@ static void sum_groups(lowering *lw, gather_run *G)
         uint64_t wc = min_u64(G->p.w, G->s.d - (uint64_t)(k / G->p.r) * G->p.w), cols = (G->gh[k] - G->gl[k]) * wc;
         if (!cols)
             continue;
-        uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
-        lw_worker_split((cols + 1) / 2, wl, wh);
-        move_set ms = { 0 };
+        uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS], u = sum_unit(&G->s), eb = G->s.eb;
+        lw_worker_split(ceil_div(cols, u), wl, wh);
+        move_set ms = { .f16 = G->s.f16_sums };
         for (int w = 0; w < CODELET_WORKERS && !lw->failed; w++) {
-            uint64_t c0 = wl[w] * 2, c1 = wh[w] * 2 < cols ? wh[w] * 2 : cols;
+            uint64_t c0 = wl[w] * u, c1 = wh[w] * u < cols ? wh[w] * u : cols;
             if (c1 > c0)
-                add_move(lw, tile, &ms, buf[k] + (uint32_t)(c0 * 4), G->gsum[k] + (uint32_t)(c0 * 4),
-                         (uint32_t)(c1 - c0), m, (uint32_t)(cols * 4));
+                add_move(lw, tile, &ms, buf[k] + (uint32_t)(c0 * eb), G->gsum[k] + (uint32_t)(c0 * eb),
+                         (uint32_t)(c1 - c0), m, (uint32_t)(cols * eb));
         }
         if (!lw->failed)
-            flush_moves(lw, tile, &ms, m, (uint32_t)(cols * 4));
+            flush_moves(lw, tile, &ms, m, (uint32_t)(cols * eb));
     }
     for (uint32_t k = 0; k < G->table_tiles && G->pass < G->all_n && buf; k++)
         if (buf[k])        /* summed: free for the passes to come */
@@ -536,16 +569,19 @@ static void write_output_rows(lowering *lw, gather_run *G)
             continue;
         uint32_t tile = lw_tile_of(lw, (G->table_tiles + o) % lw->tiles);
         uint32_t bsz = (uint32_t)ALIGN8(nrows * G->p.w * G->s.eb);
-        move_set ms = { 0 };
+        move_set ms = { .f16 = G->s.f16_sums };
         if (G->p.c == 1) {
             /* Whole rows: the block is the output's rows, in order; the
-             * six workers take a range of it each. */
-            uint64_t units = nrows * G->s.d * G->s.eb / 4, wl[CODELET_WORKERS], wh[CODELET_WORKERS];
+             * six workers take a range of it each, in words (copies, f32
+             * sums) or groups of 8 f16 elements (f16 sums). */
+            uint64_t unit = G->parts > 1 && G->s.f16_sums ? 16 : 4;
+            uint64_t units = nrows * G->s.d * G->s.eb / unit, wl[CODELET_WORKERS], wh[CODELET_WORKERS];
             lw_worker_split(units, wl, wh);
             for (int w = 0; w < CODELET_WORKERS && !lw->failed; w++)
                 if (wh[w] > wl[w])
-                    add_move(lw, tile, &ms, G->stage[o] + (uint32_t)(wl[w] * 4), G->oaddr[o] + (uint32_t)(wl[w] * 4),
-                             (uint32_t)(G->parts > 1 ? wh[w] - wl[w] : (wh[w] - wl[w]) * 4), G->parts, bsz);
+                    add_move(lw, tile, &ms, G->stage[o] + (uint32_t)(wl[w] * unit),
+                             G->oaddr[o] + (uint32_t)(wl[w] * unit),
+                             (uint32_t)((wh[w] - wl[w]) * unit / (G->parts > 1 ? G->s.eb : 1)), G->parts, bsz);
         } else {
             for (uint64_t i = 0; i < nrows && !lw->failed; i++)
                 for (uint32_t c = 0; c < G->p.c && !lw->failed; c++) {
@@ -595,9 +631,10 @@ bool lw_lower_gather(lowering *lw, const graph_node *n, int index)
         .eb = lw->tensor[data].element_bytes,
         .ieb = lw->tensor[ix].element_bytes,
         .computed = !dt->data || lw->tensor[data].placed,
-        .can_sum = dt->dtype == GDT_F32,
     };
     s.d = s.v && outer ? (uint64_t)graph_shape_numel(&dt->shape) / s.v / outer : 0;
+    s.f16_sums = dt->dtype == GDT_F16 && s.eb == 2 && s.d % 8 == 0;
+    s.can_sum = dt->dtype == GDT_F32 || s.f16_sums;
     uint64_t total = outer * s.n * s.d;
     if (!total) {
         lw->tensor[out].placed = true;    /* an empty output: nothing to look up */
