@@ -456,6 +456,17 @@ enum { LW_ROOM_BLOCKS = 4, LW_ROOM_SIZE = 2 * LW_ROOM_BLOCKS + 2 };
  * and at the end the vertex records and the control program). */
 enum { LW_KEPT_RESERVE_BYTES = 24 * 1024 };
 void lw_least_room(const lowering *lw, uint64_t room[LW_ROOM_SIZE]);
+/* Every tile's room of this stage, each distinct one once (n of them,
+ * LW_ROOM_SIZE words each; free v; false: out of host memory), with the
+ * new bytes under each region's scratch floor counted whole, as scratch
+ * takes them before it tries the other region: the least room is no
+ * tile's own, and a tile with more room in one region takes its blocks
+ * there and can find less in the other later (lw_blocks_fit on each). */
+typedef struct lw_rooms {
+    uint64_t *v;
+    size_t n;
+} lw_rooms;
+bool lw_stage_rooms(const lowering *lw, lw_rooms *out);
 /* Tile `tile`'s room for scratch the same way: its largest free block, and
  * the bytes of its LW_ROOM_BLOCKS largest in each region together. */
 void lw_tile_free_room(const lowering *lw, uint32_t tile, uint64_t *largest, uint64_t *total);
@@ -482,6 +493,11 @@ typedef struct lw_block_need {
  * came from.  An estimate: lw_scratch_alloc takes the highest free block
  * that holds it, and blocks given back join their neighbours. */
 bool lw_blocks_fit(const uint64_t room[LW_ROOM_SIZE], const lw_block_need *events, int n);
+/* The same on one tile's room as lw_stage_rooms gives it (the floor's
+ * slot first in each region): floor_first takes a scratch block from the
+ * floor's slot where it holds it, as scratch_alloc takes the highest free
+ * block, before the smallest other block that does. */
+bool lw_blocks_fit_as(const uint64_t room[LW_ROOM_SIZE], const lw_block_need *events, int n, bool floor_first);
 uint32_t lw_plan_tiles(const lowering *lw, uint64_t n, uint64_t gran, double cycles_per_element,
                        double fixed_cycles);
 void lw_linear_split(uint64_t n, uint64_t gran, uint32_t tiles, uint64_t *lo, uint64_t *hi);

@@ -9,6 +9,7 @@
  * the lowering itself).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lower_matmul.h"
@@ -67,7 +68,7 @@ static uint64_t stretch_bytes(const lw_block_need *blocks, int n, uint64_t *most
  * packed block (gathered first where B is a weight) beside B as received. */
 static bool fits_as_taken(const uint64_t *room, const mm_shape *s, const lw_block_need prepare[6],
                           const lw_block_need product[8], const lw_block_need reduce[7], bool b_tile, bool b_turn,
-                          bool a_cast)
+                          bool a_cast, bool one_tile)
 {
     lw_block_need first = product[5], later = product[5];   /* the packed block */
     first.bytes = b_tile ? 0 : product[5].bytes;
@@ -86,7 +87,7 @@ static bool fits_as_taken(const uint64_t *room, const mm_shape *s, const lw_bloc
         { .ends = 8 }, { .ends = 10 }, { .ends = 11 }, { .ends = 13 }, { .ends = 15 },
         /* 25 */ reduce[2], reduce[3], reduce[4], reduce[5], reduce[6]
     };
-    return lw_blocks_fit(room, ev, (int)(sizeof ev / sizeof *ev));
+    return lw_blocks_fit_as(room, ev, (int)(sizeof ev / sizeof *ev), one_tile);
 }
 
 /* A candidate grid: the best so far when its score is lower (ties to the
@@ -165,9 +166,10 @@ static double b_cycles(const mm_shape *s, const mm_kind *kd, uint32_t gm, uint32
 
 /* The grid with the lowest estimate among those whose blocks fit: their
  * bytes together beside what the fullest tile holds, and (room not NULL)
- * each in a free block (lw_least_room). */
+ * each in a free block (lw_least_room); a grid about to become the best
+ * also on each tile's own room (tile_rooms, lw_stage_rooms). */
 static bool plan_grid_in(const lowering *lw, const mm_shape *s, const mm_kind *kd, mm_grid *best,
-                         const uint64_t *room, uint64_t a_most, bool a_spread)
+                         const uint64_t *room, const lw_rooms *tile_rooms, uint64_t a_most, bool a_spread)
 {
     const graph *g = lw->g;
     const uint64_t kblocks = (s->k + kd->k_block - 1) / kd->k_block;
@@ -269,7 +271,7 @@ static bool plan_grid_in(const lowering *lw, const mm_shape *s, const mm_kind *k
                     }
                     continue;
                 }
-                if (room && !fits_as_taken(room, s, prepare, product, reduce, b_tile, b_turn, a_cast))
+                if (room && !fits_as_taken(room, s, prepare, product, reduce, b_tile, b_turn, a_cast, false))
                     continue;
                 /* A: received at 4 bytes a cycle, no sooner than its
                  * busiest sender sends (above). */
@@ -295,6 +297,14 @@ static bool plan_grid_in(const lowering *lw, const mm_shape *s, const mm_kind *k
                 double score = c;
                 if (!room)   /* no grid fits: the one that needs least, its largest block first (ties by cycles) */
                     score = (double)(most + bytes) * 1e6 + c;
+                if (room && tile_rooms && score < best->score * 0.999) {
+                    bool every = true;
+                    for (size_t t = 0; t < tile_rooms->n && every; t++)
+                        every = fits_as_taken(tile_rooms->v + t * LW_ROOM_SIZE, s, prepare, product, reduce,
+                                              b_tile, b_turn, a_cast, true);
+                    if (!every)
+                        continue;
+                }
                 const mm_grid_choice cand = { gm, gn, gk, mt, nt, kt, c, score };
                 consider(best, &cand, !room);
             }
@@ -318,7 +328,12 @@ bool lw_mm_plan_grid_as(const lowering *lw, const mm_shape *s, const mm_kind *kd
      * lw_matmul_input_layout), and for an image's im2col rows (a_most 0),
      * a grid row's rows are taken to be on one tile, which sends them all. */
     const uint64_t a_most = s->conv || s->wgrad ? 0 : lw_most_on_a_tile(lw, s->a);
-    return plan_grid_in(lw, s, kd, best, room, a_most, a_spread) || plan_grid_in(lw, s, kd, best, NULL, a_most, a_spread);
+    lw_rooms tile_rooms;
+    bool each = lw_stage_rooms(lw, &tile_rooms);
+    bool ok = plan_grid_in(lw, s, kd, best, room, each ? &tile_rooms : NULL, a_most, a_spread) ||
+              plan_grid_in(lw, s, kd, best, NULL, NULL, a_most, a_spread);
+    free(tile_rooms.v);
+    return ok;
 }
 
 uint64_t lw_mm_side(const mm_shape *s, enum mm_axis a)

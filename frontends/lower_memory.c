@@ -395,10 +395,10 @@ uint32_t lw_scratch_zeroed(lowering *lw, uint32_t tile, uint64_t bytes, enum reg
     return a;
 }
 
-/* Insert size into room[] (one region's), largest first. */
-static void room_insert(uint64_t *room, uint64_t size)
+/* Insert size into room[] (n slots of one region's), largest first. */
+static void room_insert_n(uint64_t *room, int n, uint64_t size)
 {
-    for (int j = 0; j < LW_ROOM_BLOCKS && size; j++)
+    for (int j = 0; j < n && size; j++)
         if (size > room[j]) {
             uint64_t y = room[j];
             room[j] = size;
@@ -409,8 +409,13 @@ static void room_insert(uint64_t *room, uint64_t size)
 /* Tile t's LW_ROOM_BLOCKS largest free blocks in each region (room[r *
  * LW_ROOM_BLOCKS ..], largest first): released ones, and the new bytes
  * (between the blocks kept for the run and the ops' scratch, with the free
- * block at the scratch's floor) less the room held back. */
-static void tile_room(const ltile *t, uint64_t room[LW_ROOM_SIZE])
+ * block at the scratch's floor) less the room held back and the reserve
+ * for blocks kept for the run (the planners' margin).  as_taken: the new
+ * bytes and the block at the floor whole (scratch takes them so in a
+ * region before it tries the other: lower_floor without its reserve),
+ * always room[r LW_ROOM_BLOCKS] (the floor's slot), the released blocks
+ * after it, largest first. */
+static void tile_room_as(const ltile *t, uint64_t room[LW_ROOM_SIZE], bool as_taken)
 {
     memset(room, 0, LW_ROOM_SIZE * sizeof *room);
     uint64_t gap[2] = { new_bytes(t, 0), new_bytes(t, 1) };
@@ -420,13 +425,22 @@ static void tile_room(const ltile *t, uint64_t room[LW_ROOM_SIZE])
         if (f->addr == (r ? t->region1_scratch_floor : t->region0_scratch_floor))
             gap[r] += f->size;
         else
-            room_insert(room + r * LW_ROOM_BLOCKS, f->size);
+            room_insert_n(room + r * LW_ROOM_BLOCKS + as_taken, LW_ROOM_BLOCKS - as_taken, f->size);
     }
     less_held(t, gap);
     for (int r = 0; r < 2; r++) {
-        room_insert(room + r * LW_ROOM_BLOCKS, gap[r] > LW_KEPT_RESERVE_BYTES ? gap[r] - LW_KEPT_RESERVE_BYTES : 0);
+        if (as_taken)
+            room[r * LW_ROOM_BLOCKS] = gap[r];
+        else
+            room_insert_n(room + r * LW_ROOM_BLOCKS, LW_ROOM_BLOCKS,
+                          gap[r] > LW_KEPT_RESERVE_BYTES ? gap[r] - LW_KEPT_RESERVE_BYTES : 0);
         room[2 * LW_ROOM_BLOCKS + r] = new_bytes(t, r);
     }
+}
+
+static void tile_room(const ltile *t, uint64_t room[LW_ROOM_SIZE])
+{
+    tile_room_as(t, room, false);
 }
 
 void lw_tile_free_room(const lowering *lw, uint32_t tile, uint64_t *largest, uint64_t *total)
@@ -438,6 +452,27 @@ void lw_tile_free_room(const lowering *lw, uint32_t tile, uint64_t *largest, uin
         *largest = r[j] > *largest ? r[j] : *largest;
         *total += r[j];
     }
+}
+
+static int room_order(const void *a, const void *b)
+{
+    return memcmp(a, b, LW_ROOM_SIZE * sizeof(uint64_t));
+}
+
+bool lw_stage_rooms(const lowering *lw, lw_rooms *out)
+{
+    out->n = 0;
+    out->v = malloc((size_t)lw->tiles * LW_ROOM_SIZE * sizeof *out->v);
+    if (!out->v)
+        return false;
+    for (uint32_t i = 0; i < lw->tiles; i++)
+        tile_room_as(&lw->tile[lw->stage * lw->tiles + i], out->v + (size_t)i * LW_ROOM_SIZE, true);
+    qsort(out->v, lw->tiles, LW_ROOM_SIZE * sizeof *out->v, room_order);
+    for (uint32_t i = 0; i < lw->tiles; i++)
+        if (!out->n || room_order(out->v + (out->n - 1) * LW_ROOM_SIZE, out->v + (size_t)i * LW_ROOM_SIZE))
+            memmove(out->v + out->n++ * LW_ROOM_SIZE, out->v + (size_t)i * LW_ROOM_SIZE,
+                    LW_ROOM_SIZE * sizeof *out->v);
+    return true;
 }
 
 void lw_least_room(const lowering *lw, uint64_t room[LW_ROOM_SIZE])
@@ -454,6 +489,11 @@ void lw_least_room(const lowering *lw, uint64_t room[LW_ROOM_SIZE])
 }
 
 bool lw_blocks_fit(const uint64_t room[LW_ROOM_SIZE], const lw_block_need *events, int n)
+{
+    return lw_blocks_fit_as(room, events, n, false);
+}
+
+bool lw_blocks_fit_as(const uint64_t room[LW_ROOM_SIZE], const lw_block_need *events, int n, bool floor_first)
 {
     uint64_t left[LW_ROOM_SIZE];
     memcpy(left, room, sizeof left);
@@ -493,6 +533,10 @@ bool lw_blocks_fit(const uint64_t room[LW_ROOM_SIZE], const lw_block_need *event
         int best = -1;
         for (int pass = 0; pass < (events[k].pref == NEED_REGION1 ? 1 : 2) && best < 0; pass++) {
             int r = (events[k].pref == PREFER_REGION0) == (pass == 0) ? 0 : 1;
+            if (floor_first && left[r * LW_ROOM_BLOCKS] >= want) {
+                best = r * LW_ROOM_BLOCKS;
+                break;
+            }
             for (int j = r * LW_ROOM_BLOCKS; j < (r + 1) * LW_ROOM_BLOCKS; j++)
                 if (left[j] >= want && (best < 0 || left[j] < left[best]))
                     best = j;

@@ -17,6 +17,7 @@
 
 #include "frontends/graph_eval.h"
 #include "frontends/lower.h"
+#include "frontends/lower_internal.h"
 #include "frontends/simulate.h"
 #include "isa/fp16.h"
 #include "sim/engine/program_io.h"
@@ -691,6 +692,44 @@ static void test_matmul_serialised(void)
     serial_case(2048, 256, 64, 16, 304, 0, true);
 }
 
+/* The room of a tile (tile 538 of bert-base:s256:l1:b4 --train before the
+ * decoder's weight gradient, 30522 x 152 x 768 on a 122 x 6 x 2 grid, as
+ * lw_stage_rooms gives it: each region's scratch floor slot first, whole)
+ * and the blocks the grid takes there in order: A, B as received and
+ * turned, the bias, the packed weights and C.  Taken best-fit, A goes in
+ * the 55,728-byte released block of region 1 and C then fits the floor's
+ * slot there.  The tile took A from the highest free block, the one at
+ * the floor, as scratch_alloc takes every scratch block that block holds,
+ * and the packed weights after it: C found 125,264 bytes where it needs
+ * 128,576.  lw_blocks_fit_as with floor_first, as the matmul planner
+ * checks each tile's own room, says so. */
+static void test_room_floor_first(void)
+{
+    enum { B = LW_ROOM_BLOCKS };
+    uint64_t room[LW_ROOM_SIZE] = { 0 };
+    room[0] = 17392 + 155712;                         /* region 0: new bytes and the block at the floor */
+    room[B] = 35088 + 172224;                         /* region 1: the same */
+    room[B + 1] = 55728, room[B + 2] = 37056, room[B + 3] = 13776;
+    room[2 * B] = 17392, room[2 * B + 1] = 35088;
+    const lw_block_need ev[] = {
+        { .bytes = 40960, .pref = PREFER_REGION1 },   /* 1: A */
+        { .bytes = 80320, .pref = PREFER_REGION0 },   /* 2: B as received */
+        { .bytes = 528, .pref = PREFER_REGION1 },     /* 3: the bias */
+        { .bytes = 80320, .pref = PREFER_REGION0 },   /* 4: B turned */
+        { .ends = 2 },                                /* B as received given back */
+        { .bytes = 40960, .pref = NEED_REGION1 },     /* the packed weights */
+        { .bytes = 128512, .pref = PREFER_REGION1 },  /* C */
+    };
+    const int n = (int)(sizeof ev / sizeof *ev);
+    CU_ASSERT_TRUE(lw_blocks_fit_as(room, ev, n, false));
+    CU_ASSERT_FALSE(lw_blocks_fit_as(room, ev, n, true));
+    /* C a quarter smaller: the tile holds it either way. */
+    lw_block_need smaller[sizeof ev / sizeof *ev];
+    memcpy(smaller, ev, sizeof ev);
+    smaller[n - 1].bytes = 96384;
+    CU_ASSERT_TRUE(lw_blocks_fit_as(room, smaller, n, true));
+}
+
 void test_register(void)
 {
     ADD_SUITE("lowering: tile memory",
@@ -706,5 +745,6 @@ void test_register(void)
               { "an f32 matmul reads the rows of A it holds in place", test_matmul_rows_of_a_in_place },
               { "a matmul's A from the host is spread over its grid rows", test_matmul_a_spread },
               { "a tile's local copies are shared by its workers", test_local_copies_shared_by_workers },
-              { "a matmul that fits no grid at once is serialised", test_matmul_serialised });
+              { "a matmul that fits no grid at once is serialised", test_matmul_serialised },
+              { "a tile's own room: scratch from the floor's block first", test_room_floor_first });
 }
