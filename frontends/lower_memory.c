@@ -145,6 +145,9 @@ static uint32_t no_room_in(lowering *lw, uint32_t tile, uint64_t need, const cha
         if (!strstr(what, quoted))
             snprintf(op, sizeof op, " (op %s, %s)", quoted, o->type);
     }
+    lw->no_room_tile = tile;
+    lw->no_room_bytes = need;
+    lw->no_room_outside = !lw_in_arena(lw);
     lw_fail(lw, "%s: does not fit: tile %u has no room for a block of %llu bytes for %s%s in region %s "
             "(largest free block %llu bytes, in region %d; %llu bytes free in all, %u bytes are the kernel library%s)",
             lw->g->source, tile, (unsigned long long)need, what, op,
@@ -194,6 +197,38 @@ static uint32_t bump_alloc(lowering *lw, uint32_t tile, uint64_t bytes, uint64_t
         return 0;
     *next = (uint32_t)(at + need);
     return note_block(lw, t, (uint32_t)at, bytes) ? (uint32_t)at : 0;
+}
+
+static bool give_back(lowering *lw, mem_block b);
+
+/* bump_alloc past the scratch's floor: the new bytes and the free block
+ * at the floor, which continues them, taken as one block, the floor
+ * raised to its end (what is left of the free block stays free, at the
+ * new floor), leaving the room held back in the other region; 0 when
+ * they do not hold it.  Part of the block held scratch before: the caller
+ * notes it as a reused one (and fills it where it must be zeros). */
+static uint32_t bump_into_floor(lowering *lw, uint32_t tile, uint64_t need, uint32_t a, bool region0)
+{
+    ltile *t = &lw->tile[tile];
+    uint32_t *next = region0 ? &t->region0_kept_end : &t->region1_kept_end;
+    uint32_t *floor = region0 ? &t->region0_scratch_floor : &t->region1_scratch_floor;
+    uint64_t at = ((uint64_t)*next + a) & ~(uint64_t)a;
+    size_t k = 0;
+    while (k < t->n_free && t->free[k].addr < *floor)
+        k++;
+    if (k == t->n_free || t->free[k].addr != *floor)
+        return 0;
+    uint64_t top = (uint64_t)*floor + t->free[k].size;
+    if (at + need > top || (t->hold && new_bytes_left(t, region0, 0) < (uint64_t)t->hold))
+        return 0;
+    mem_block rest = { tile, (uint32_t)(at + need), (uint32_t)(top - at - need), t->free[k].arena };
+    memmove(&t->free[k], &t->free[k + 1], (t->n_free - k - 1) * sizeof *t->free);
+    t->n_free--;
+    *floor = (uint32_t)(at + need);
+    *next = (uint32_t)(at + need);
+    if (rest.size && !give_back(lw, rest))
+        return 0;
+    return (uint32_t)at;
 }
 
 uint64_t lw_fullest_tile(const lowering *lw, uint32_t *fullest)
@@ -269,7 +304,6 @@ uint32_t lw_tile_alloc(lowering *lw, uint32_t tile, uint64_t bytes, enum region_
 
 static uint32_t take_released(lowering *lw, ltile *t, uint64_t need, uint32_t a, bool region0, bool high,
                               uint32_t below);
-static bool give_back(lowering *lw, mem_block b);
 
 /* Note block [at, at + need) of tile `tile` as the current op's scratch. */
 static uint32_t lend(lowering *lw, uint32_t tile, uint32_t at, uint64_t need)
@@ -672,6 +706,10 @@ uint32_t lw_tensor_alloc(lowering *lw, int tensor, uint32_t tile, uint64_t bytes
         if (attempt == 2) {
             for (int k = 0; k < (pref == NEED_REGION1 ? 1 : 2) && !at && !lw->failed; k++)
                 at = bump_alloc(lw, tile, bytes, need, a, k ? !r0 : r0, 0);
+            /* last, new bytes and the free block at the scratch's floor
+             * as one block (the floor raised past it) */
+            for (int k = 0; k < (pref == NEED_REGION1 ? 1 : 2) && !at && !lw->failed; k++)
+                reused = (at = bump_into_floor(lw, tile, need, a, k ? !r0 : r0)) != 0;
             break;
         }
         reused = (at = take_released(lw, t, need, a, r0, false, r0 ? t->region0_kept_end : t->region1_kept_end)) != 0;

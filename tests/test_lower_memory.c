@@ -730,6 +730,49 @@ static void test_room_floor_first(void)
     CU_ASSERT_TRUE(lw_blocks_fit_as(room, smaller, n, true));
 }
 
+/* A tensor that neither the new bytes of a region (8 KiB between the
+ * blocks kept for the run and the scratch's floor) nor the free block at
+ * the floor (16 KiB, scratch before) holds alone, but the two together
+ * do: it takes them as one block, the floor raised past it, the rest of
+ * the free block left free at the new floor (BERT-Large's pipeline needed
+ * this of a weight gradient's C inside a stage's arena). */
+static void test_tensor_across_floor(void)
+{
+    const uint32_t base = ISA_REGION1_BASE - 0x10000, tensor_bytes = 20 * 1024;
+    ltile t = { 0 };
+    t.region0_kept_end = base;
+    t.region0_scratch_floor = base + 0x2000;
+    t.region1_kept_end = t.region1_scratch_floor = ISA_REGION1_BASE + 0x1000;
+    t.free = malloc(sizeof *t.free);
+    CU_ASSERT_FATAL(t.free != NULL);
+    t.free[0] = (mem_block){ 0, base + 0x2000, 0x4000, false };
+    t.n_free = t.cap_free = 1;
+    ltensor x = { .root = 0 };
+    lower_report rep = { 0 };
+    char err[512] = "";
+    graph *g = graph_new("floor", 13);
+    lowering lw = { .g = g, .tile = &t, .tensor = &x, .rep = &rep, .tiles = 1, .program_tiles = 1, .err = err,
+                    .err_size = sizeof err, .cur_op = -1 };
+    uint32_t at = lw_tensor_alloc(&lw, 0, 0, tensor_bytes, PREFER_REGION0, 8, false, "tensor 'x'");
+    if (!at)
+        fprintf(stderr, "\n  %s\n", err);
+    const uint32_t end = base + tensor_bytes + CODELET_READ_SLACK_BYTES;
+    CU_ASSERT_EQUAL(at, base);
+    CU_ASSERT_EQUAL(t.region0_kept_end, end);
+    CU_ASSERT_EQUAL(t.region0_scratch_floor, end);
+    CU_ASSERT_EQUAL_FATAL(t.n_free, 1);
+    CU_ASSERT_EQUAL(t.free[0].addr, end);
+    CU_ASSERT_EQUAL(t.free[0].size, base + 0x6000 - end);
+    CU_ASSERT_EQUAL(x.n_blocks, 1);
+    /* A second one finds the 3.9 KiB left too little: no room, said so. */
+    CU_ASSERT_EQUAL(lw_tensor_alloc(&lw, 0, 0, tensor_bytes, PREFER_REGION0, 8, false, "tensor 'x'"), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "no room for a block"));
+    free(t.free);
+    free(t.allocs);
+    free(x.blocks);
+    graph_free(g);
+}
+
 void test_register(void)
 {
     ADD_SUITE("lowering: tile memory",
@@ -746,5 +789,6 @@ void test_register(void)
               { "a matmul's A from the host is spread over its grid rows", test_matmul_a_spread },
               { "a tile's local copies are shared by its workers", test_local_copies_shared_by_workers },
               { "a matmul that fits no grid at once is serialised", test_matmul_serialised },
-              { "a tile's own room: scratch from the floor's block first", test_room_floor_first });
+              { "a tile's own room: scratch from the floor's block first", test_room_floor_first },
+              { "a tensor in new bytes and the free block at the floor together", test_tensor_across_floor });
 }
