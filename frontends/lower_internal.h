@@ -180,6 +180,12 @@ typedef struct lowering {
     uint32_t *control_bytes;          /* per program tile: the bytes they need, when a tile's
                                          found no room (lower_graph tries again) */
     bool control_no_room;
+    /* The block that found no room (no_room_in): its tile and bytes, and
+     * whether it was the rest of the program's, outside the shared
+     * sections' arenas (lw_sections_failed). */
+    uint32_t no_room_tile;
+    uint64_t no_room_bytes;
+    bool no_room_outside;
     mem_block *lent;                  /* released blocks the current op holds as scratch */
     size_t n_lent, cap_lent;
     char *err;

@@ -932,20 +932,37 @@ void lw_section_outside(lowering *lw, uint32_t tile, bool in)
 void lw_sections_failed(lowering *lw)
 {
     struct lw_sections *x = lw->sections;
-    if (!x || x->cur < 0 || !lw->arena_hint || lw->arena_retry)
+    if (!x || !lw->arena_hint || lw->arena_retry)
         return;
-    /* a section found its arena too small (the measure is of the sections
-     * with the whole gap to themselves): a quarter more for its stage */
+    uint32_t tile = lw->no_room_tile;
+    bool rest = lw->no_room_outside && lw->no_room_bytes && tile < lw->program_tiles && x->started[tile / lw->tiles];
+    if (!rest && x->cur < 0)
+        return;
     free(lw->arena_need);
     if (!(lw->arena_need = malloc((4 * (size_t)lw->program_tiles + 1) * sizeof *lw->arena_need)))
         return;
     memcpy(lw->arena_need, lw->arena_hint, 4 * (size_t)lw->program_tiles * sizeof *lw->arena_need);
+    lw->arena_retry = true;
+    if (rest) {
+        /* a block of the rest of the program, outside the arena, on a
+         * tile of a stage with one: the measure of what the rest takes
+         * there (made when the pipeline was over, lw_sections_release)
+         * ran low; the tile's arena leaves it the block and a margin more */
+        uint64_t more = (uint64_t)lw->arena_need[4 * (size_t)tile + 3] + lw_arena_margin((uint32_t)lw->no_room_bytes);
+        uint32_t lo = tile / lw->tiles * lw->tiles;
+        for (uint32_t k = 0; k < lw->tiles; k++) {
+            uint32_t *r = &lw->arena_need[4 * (size_t)(lo + k) + 3];
+            *r = more > *r ? (more < UINT32_MAX ? (uint32_t)more : UINT32_MAX - 1) : *r;
+        }
+        return;
+    }
+    /* a section found its arena too small (the measure is of the sections
+     * with the whole gap to themselves): a quarter more for its stage */
     for (uint32_t k = 0; k < lw->tiles; k++)
         for (int g = 0; g < 2; g++) {
             uint32_t *n = &lw->arena_need[4 * (size_t)(x->s[x->cur].stage * lw->tiles + k) + (size_t)g];
             *n = lw_arena_margin(*n);
         }
-    lw->arena_retry = true;
 }
 
 /* ---- blocks kept for the run ----------------------------------------------------------------------- */
