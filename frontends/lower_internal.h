@@ -186,6 +186,8 @@ typedef struct lowering {
     uint32_t no_room_tile;
     uint64_t no_room_bytes;
     bool no_room_outside;
+    bool no_room_quiet;               /* no room: 0 without failing, for a caller that has
+                                         another way (a matmul's C without its fast placement) */
     mem_block *lent;                  /* released blocks the current op holds as scratch */
     size_t n_lent, cap_lent;
     char *err;

@@ -1178,10 +1178,17 @@ static bool emit_product(lowering *lw, mm_plan *P, const mm_tile *t)
     /* a later part of K adds into the block the first part made */
     const bool c_again = P->serial_axis == MM_AXIS_K && P->part_now > 0;
     const uint64_t c_bytes = (uint64_t)rows * nt * kd->c_eb;
-    uint32_t c = !b ? 0
-                 : c_again ? P->c_addr[t->slot]
-                 : c_is_out ? lw_tensor_alloc(lw, s->out, tile, c_bytes, PREFER_REGION1, c_align, true, P->what)
-                            : lw_scratch_zeroed(lw, tile, c_bytes, PREFER_REGION1, c_align, P->what);
+    uint32_t c = !b ? 0 : c_again ? P->c_addr[t->slot] : 0;
+    /* where no free block holds C so aligned, C anywhere: the codelet's
+     * slow loop where it then shares a 32 KiB block with A */
+    for (uint32_t align = c_align; b && !c_again && !c && !lw->failed; align = 8) {
+        lw->no_room_quiet = align != 8;
+        c = c_is_out ? lw_tensor_alloc(lw, s->out, tile, c_bytes, PREFER_REGION1, align, true, P->what)
+                     : lw_scratch_zeroed(lw, tile, c_bytes, PREFER_REGION1, align, P->what);
+        lw->no_room_quiet = false;
+        if (align == 8)
+            break;
+    }
     if (!c)
         return false;
     if (!pack)

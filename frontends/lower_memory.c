@@ -120,6 +120,8 @@ uint32_t lw_no_room(lowering *lw, uint32_t tile, uint64_t need, const char *what
  * region 1's largest free block is the one named. */
 static uint32_t no_room_in(lowering *lw, uint32_t tile, uint64_t need, const char *what, enum region_pref pref)
 {
+    if (lw->no_room_quiet)
+        return 0;
     const ltile *t = &lw->tile[tile];
     uint64_t largest[2] = { 0, 0 }, free_bytes = 0, gap[2] = { new_bytes(t, 0), new_bytes(t, 1) };
     less_held(t, gap);
