@@ -1181,13 +1181,12 @@ static bool emit_product(lowering *lw, mm_plan *P, const mm_tile *t)
     uint32_t c = !b ? 0 : c_again ? P->c_addr[t->slot] : 0;
     /* where no free block holds C so aligned, C anywhere: the codelet's
      * slow loop where it then shares a 32 KiB block with A */
-    for (uint32_t align = c_align; b && !c_again && !c && !lw->failed; align = 8) {
+    for (int k = 0; b && !c_again && !c && !lw->failed && k < (c_align != 8 ? 2 : 1); k++) {
+        const uint32_t align = k ? 8 : c_align;
         lw->no_room_quiet = align != 8;
         c = c_is_out ? lw_tensor_alloc(lw, s->out, tile, c_bytes, PREFER_REGION1, align, true, P->what)
                      : lw_scratch_zeroed(lw, tile, c_bytes, PREFER_REGION1, align, P->what);
         lw->no_room_quiet = false;
-        if (align == 8)
-            break;
     }
     if (!c)
         return false;

@@ -203,6 +203,27 @@ static uint32_t bump_alloc(lowering *lw, uint32_t tile, uint64_t bytes, uint64_t
 
 static bool give_back(lowering *lw, mem_block b);
 
+/* The free block of tile t at a region's scratch floor (it continues the
+ * new bytes under it), or t->n_free where there is none. */
+static size_t floor_block(const ltile *t, uint32_t floor)
+{
+    size_t k = 0;
+    while (k < t->n_free && t->free[k].addr < floor)
+        k++;
+    return k < t->n_free && t->free[k].addr == floor ? k : t->n_free;
+}
+
+/* Free block k taken up to `end`: what lies above end given back. */
+static bool take_floor_block(lowering *lw, uint32_t tile, size_t k, uint64_t end)
+{
+    ltile *t = &lw->tile[tile];
+    uint64_t top = (uint64_t)t->free[k].addr + t->free[k].size;
+    mem_block rest = { tile, (uint32_t)end, (uint32_t)(top - end), t->free[k].arena };
+    memmove(&t->free[k], &t->free[k + 1], (t->n_free - k - 1) * sizeof *t->free);
+    t->n_free--;
+    return !rest.size || give_back(lw, rest);
+}
+
 /* bump_alloc past the scratch's floor: the new bytes and the free block
  * at the floor, which continues them, taken as one block, the floor
  * raised to its end (what is left of the free block stays free, at the
@@ -215,22 +236,13 @@ static uint32_t bump_into_floor(lowering *lw, uint32_t tile, uint64_t need, uint
     uint32_t *next = region0 ? &t->region0_kept_end : &t->region1_kept_end;
     uint32_t *floor = region0 ? &t->region0_scratch_floor : &t->region1_scratch_floor;
     uint64_t at = ((uint64_t)*next + a) & ~(uint64_t)a;
-    size_t k = 0;
-    while (k < t->n_free && t->free[k].addr < *floor)
-        k++;
-    if (k == t->n_free || t->free[k].addr != *floor)
+    size_t k = floor_block(t, *floor);
+    if (k == t->n_free || at + need > (uint64_t)*floor + t->free[k].size ||
+        (t->hold && new_bytes_left(t, region0, 0) < (uint64_t)t->hold))
         return 0;
-    uint64_t top = (uint64_t)*floor + t->free[k].size;
-    if (at + need > top || (t->hold && new_bytes_left(t, region0, 0) < (uint64_t)t->hold))
-        return 0;
-    mem_block rest = { tile, (uint32_t)(at + need), (uint32_t)(top - at - need), t->free[k].arena };
-    memmove(&t->free[k], &t->free[k + 1], (t->n_free - k - 1) * sizeof *t->free);
-    t->n_free--;
     *floor = (uint32_t)(at + need);
     *next = (uint32_t)(at + need);
-    if (rest.size && !give_back(lw, rest))
-        return 0;
-    return (uint32_t)at;
+    return take_floor_block(lw, tile, k, at + need) ? (uint32_t)at : 0;
 }
 
 uint64_t lw_fullest_tile(const lowering *lw, uint32_t *fullest)
@@ -328,10 +340,8 @@ static uint32_t lower_floor(lowering *lw, uint32_t tile, uint64_t need, uint32_t
     ltile *t = &lw->tile[tile];
     uint32_t *floor = region0 ? &t->region0_scratch_floor : &t->region1_scratch_floor;
     uint64_t bottom = region0 ? t->region0_kept_end : t->region1_kept_end;
-    size_t k = 0;
-    while (k < t->n_free && t->free[k].addr < *floor)
-        k++;
-    bool joined = k < t->n_free && t->free[k].addr == *floor;
+    size_t k = floor_block(t, *floor);
+    bool joined = k < t->n_free;
     uint64_t top = joined ? (uint64_t)*floor + t->free[k].size : *floor;
     if (top < need + bottom)
         return 0;
@@ -339,13 +349,8 @@ static uint32_t lower_floor(lowering *lw, uint32_t tile, uint64_t need, uint32_t
     if (at < bottom || at >= *floor || (at - bottom < reserve) ||
         (t->hold && new_bytes_left(t, region0, at - bottom) < (uint64_t)t->hold + reserve))
         return 0;
-    if (joined) {
-        mem_block rest = { tile, (uint32_t)(at + need), (uint32_t)(top - at - need), t->free[k].arena };
-        memmove(&t->free[k], &t->free[k + 1], (t->n_free - k - 1) * sizeof *t->free);
-        t->n_free--;
-        if (rest.size && !give_back(lw, rest))
-            return 0;
-    }
+    if (joined && !take_floor_block(lw, tile, k, at + need))
+        return 0;
     *fresh = at + need <= *floor;
     *floor = (uint32_t)at;
     return lend(lw, tile, (uint32_t)at, need);
