@@ -1238,6 +1238,7 @@ static bool lower_planned(lowering *lw, mm_plan *P)
         gather_weight_parts(lw, P);
     for (uint32_t q = 0; q < P->serial && !lw->failed; q++) {
         P->part_now = q;
+        P->hold = q + 1 < P->serial;
         if (q) {
             /* the next part: the last one's scratch is free (its compute
              * sets run before the exchange that fills the next's) */

@@ -181,6 +181,10 @@ typedef struct mm_plan {
      * them when not serialised).  Parts of K add into the output's block
      * (the codelet's C += A B), the epilogue after the last. */
     uint32_t serial, part_now;
+    /* a later part follows: the part's product blocks are held to its end
+     * (lw_mm_free_temps gives nothing back), so that the blocks of its sum
+     * and epilogue leave the next part the room this one had */
+    bool hold;
     enum mm_axis serial_axis;
     uint64_t part, lo[3], hi[3];
     mm_bias *bias;
@@ -214,9 +218,9 @@ static inline uint32_t lw_mm_slot_of(const mm_plan *P, uint64_t bt, uint32_t l, 
     return (uint32_t)(bt * P->per_batch) + (l * P->gm + i) * P->gn + j;
 }
 
-/* The product's scratch on the slot's tile free again (its compute sets
- * are made: the sum of the partials and the epilogue may take it). */
-static inline void lw_mm_free_temps(lowering *lw, mm_plan *P, const mm_tile *t)
+/* The product's scratch on the slot's tile given back (its compute sets
+ * are made), C and the bias kept. */
+static inline void lw_mm_give_back_temps(lowering *lw, mm_plan *P, const mm_tile *t)
 {
     uint32_t *tp = &P->temps[(size_t)t->slot * MM_TEMPS];
     for (int i = 0; i < MM_TEMPS; i++) {
@@ -224,6 +228,15 @@ static inline void lw_mm_free_temps(lowering *lw, mm_plan *P, const mm_tile *t)
             lw_scratch_free(lw, t->tile, tp[i]);
         tp[i] = 0;
     }
+}
+
+/* The product's scratch free again for the sum of the partials and the
+ * epilogue, unless a later serial part follows (P->hold: the part's end
+ * gives it back). */
+static inline void lw_mm_free_temps(lowering *lw, mm_plan *P, const mm_tile *t)
+{
+    if (!P->hold)
+        lw_mm_give_back_temps(lw, P, t);
 }
 
 /* K split: every tile's buffer for the partials of its share of the rows

@@ -43,15 +43,39 @@ static bool share_pieces(lowering *lw, const mm_shape *s, uint32_t tile, uint32_
     return !lw->failed;
 }
 
+/* A block of the tile's share of the sum or epilogue, in region 1 where
+ * it may: a piece of the output, or scratch.  Where a later serial part
+ * follows, the part's product blocks are still held (P->hold), and the
+ * block goes beside them, so that the next part finds its blocks where
+ * this one had them (the output's piece in the released packed weights
+ * had left the next part's packed block no room); where it finds no room
+ * there, they are given back first.  0 when lw failed. */
+static uint32_t share_alloc(lowering *lw, mm_plan *P, const mm_tile *t, bool out, uint64_t bytes)
+{
+    uint32_t at = 0;
+    for (int k = P->hold ? 0 : 1; k < 2 && !at && !lw->failed; k++) {
+        if (k && P->hold)
+            lw_mm_give_back_temps(lw, P, t);
+        lw->no_room_quiet = k == 0;
+        at = out ? lw_tensor_alloc(lw, P->s.out, t->tile, bytes, PREFER_REGION1, 8, false, P->what)
+                 : lw_scratch_alloc(lw, t->tile, bytes, PREFER_REGION1, 8, P->what);
+        lw->no_room_quiet = false;
+    }
+    return at;
+}
+
 /* The epilogue of `rows` rows of a tile's block at `c` (nt f32 a row,
  * columns [n0, n1) of the output, its first row first_row): alpha, the
  * bias (times beta), the activation, the cast to f16, and the rows become
  * pieces of the output. */
-static bool matmul_epilogue(lowering *lw, const mm_shape *s, uint32_t tile, uint32_t c, uint64_t rows,
-                            uint64_t first_row, uint64_t n0, uint64_t n1, uint64_t nt, const mm_bias *bias,
-                            const char *what)
+static bool matmul_epilogue(lowering *lw, mm_plan *P, const mm_tile *t, uint32_t c, uint64_t rows,
+                            uint64_t first_row)
 {
     const graph *g = lw->g;
+    const mm_shape *s = &P->s;
+    const mm_bias *bias = &P->bias[t->slot];
+    const uint32_t tile = t->tile;
+    const uint64_t n0 = t->n0, n1 = t->n1, nt = P->nt;
     if (!rows)
         return true;
     if (s->alpha != 1.0)
@@ -82,7 +106,7 @@ static bool matmul_epilogue(lowering *lw, const mm_shape *s, uint32_t tile, uint
     }
     uint32_t res = c, res_eb = 4;
     if (g->tensors[s->out].dtype == GDT_F16) {
-        res = lw_tensor_alloc(lw, s->out, tile, rows * nt * 2, PREFER_REGION1, 8, false, what);
+        res = share_alloc(lw, P, t, true, rows * nt * 2);
         if (!res)
             return false;
         lw_mm_cast(lw, tile, c, res, rows * nt, false);
@@ -100,7 +124,7 @@ bool lw_mm_receive_partials(lowering *lw, mm_plan *P, const mm_tile *t)
     if (t->r0 == t->r1)
         return true;
     const uint64_t bytes = (t->r1 - t->r0) * P->nt * P->kd.c_eb;
-    P->recv[t->slot] = lw_scratch_alloc(lw, t->tile, (P->gk - 1) * bytes, PREFER_REGION1, 8, P->what);
+    P->recv[t->slot] = share_alloc(lw, P, t, false, (P->gk - 1) * bytes);
     return P->recv[t->slot] != 0;
 }
 
@@ -149,7 +173,7 @@ static bool sum_partials(lowering *lw, mm_plan *P, const mm_tile *t, uint32_t c,
     uint32_t part = P->recv[t->slot];
     worker_set ws;
     if (gk > 2) {
-        uint32_t sum = lw_scratch_alloc(lw, tile, elems * 4, PREFER_REGION1, 8, P->what);
+        uint32_t sum = share_alloc(lw, P, t, false, elems * 4);
         if (!sum)
             return false;
         if (lw_workers_begin(lw, tile, KERNEL_REDUCE_COLS_WORDS, elems / 2, &ws))
@@ -211,14 +235,13 @@ bool lw_mm_finish_share(lowering *lw, mm_plan *P, const mm_tile *t)
             return share_pieces(lw, &P->s, t->tile, c, rows, first_row, t->n0, t->n1, nt, 2);
         }
         if (P->gk > 1 && out_f16 && !epilogue_computes(lw, &P->s)) {
-            uint32_t out = lw_tensor_alloc(lw, P->s.out, t->tile, elems * 2, PREFER_REGION1, 8, false, P->what);
+            uint32_t out = share_alloc(lw, P, t, true, elems * 2);
             return out && sum_f16_partials(lw, P, t, c, out, elems, true) &&
                    share_pieces(lw, &P->s, t->tile, out, rows, first_row, t->n0, t->n1, nt, 2);
         }
         /* The sum (or the share alone) in f32, finished as f32 partials
          * are: one rounding to f16 at the end. */
-        uint32_t wide = out_f16 ? lw_scratch_alloc(lw, t->tile, elems * 4, PREFER_REGION1, 8, P->what)
-                                : lw_tensor_alloc(lw, P->s.out, t->tile, elems * 4, PREFER_REGION1, 8, false, P->what);
+        uint32_t wide = share_alloc(lw, P, t, !out_f16, elems * 4);
         if (!wide)
             return false;
         if (P->gk > 1) {
@@ -229,12 +252,11 @@ bool lw_mm_finish_share(lowering *lw, mm_plan *P, const mm_tile *t)
         }
         c = wide;
     } else if (P->gk > 1 && elems) {
-        uint32_t dst = out_f16 ? c : lw_tensor_alloc(lw, P->s.out, t->tile, elems * 4, PREFER_REGION1, 8, false, P->what);
+        uint32_t dst = out_f16 ? c : share_alloc(lw, P, t, true, elems * 4);
         if (!dst || !sum_partials(lw, P, t, c, dst, elems))
             return false;
         c = dst;
     }
-    matmul_epilogue(lw, &P->s, t->tile, c, t->r1 - t->r0, t->bt * P->s.m + t->m0 + t->r0, t->n0, t->n1, nt,
-                    &P->bias[t->slot], P->what);
+    matmul_epilogue(lw, P, t, c, t->r1 - t->r0, t->bt * P->s.m + t->m0 + t->r0);
     return true;
 }
