@@ -668,7 +668,10 @@ static uint32_t receive_endpoint(lowering *lw, const xfer *rv, enum exe_reloc_ki
  *     endpoint each (a block gathered a row a tile), one ctl_recvs /
  *     ctl_sends of 4 words and a word an endpoint, or ctl_recvs16 /
  *     ctl_sends16 with half a word an endpoint where every endpoint of
- *     the run (renumbered for the last replica) is below 65536;
+ *     the run (renumbered for the last replica) is below 65536, or
+ *     ctl_recvs16_group where they are the receives of multicast groups
+ *     whose bits above the half (the group's) are the same, a base word
+ *     of the step;
  *   - single transfers, 4 words each.
  * The plain steps (runs and singles) are found first; a chain of rows
  * replaces its transfers where it takes fewer words than their share of
@@ -687,28 +690,35 @@ typedef struct step_item {
     enum exe_reloc_kind kind;
     bool host;                        /* from the host: never in rows or runs */
     bool note;                        /* the endpoint is renumbered for replicas */
-    bool narrow;                      /* it fits half a word in every replica */
+    bool narrow;                      /* it fits half a word in every replica ... */
+    uint32_t base;                    /* ... above these bits (a multicast group's; 0: a tile) */
 } step_item;
 
 /* Whether item s's endpoint takes half a word (below 65536 in every
- * replica; only tiles' endpoints are renumbered by adding to the word). */
-static bool narrow_endpoint(const lowering *lw, const step_item *s)
+ * replica; only tiles' endpoints are renumbered by adding to the word),
+ * s->base set to the bits above it: 0 for a tile, a multicast group's
+ * bits for its receive (XCH_MULTICAST | g << 17 | sender: the sender's
+ * tile renumbered) where `group` allows it. */
+static bool narrow_endpoint(const lowering *lw, step_item *s, bool group)
 {
+    s->base = 0;
     if (s->host || s->kind != EXE_RELOC_TILE)
         return false;
-    uint64_t top = s->endpoint;
+    const bool multicast = group && s->endpoint != XCH_BROADCAST && (s->endpoint & XCH_MULTICAST);
+    uint64_t top = multicast ? s->endpoint & 0xffffu : s->endpoint;
     if (s->note && lw->replicas > 1)
         top += (uint64_t)(lw->replicas - 1) * lw->replica_stride;
+    s->base = multicast ? s->endpoint & ~0xffffu : 0;
     return top <= 0xffffu;
 }
 
 /* Whether a run of m transfers (items at[0 .. m)) takes half a word an
- * endpoint: two or more, every endpoint narrow. */
+ * endpoint: two or more, every endpoint narrow above the same base. */
 static bool run_narrow(const step_item *it, const size_t *at, size_t m)
 {
     bool narrow = m > 1;
     for (size_t q = 0; q < m && narrow; q++)
-        narrow = it[at[q]].narrow;
+        narrow = it[at[q]].narrow && it[at[q]].base == it[at[0]].base;
     return narrow;
 }
 
@@ -819,9 +829,10 @@ static void find_chains(const step_item *it, size_t n, bool adjacent, size_t *ch
 }
 
 /* The steps of tile i's transfers it[0 .. n) (handlers: rows, run, run
- * with narrow endpoints, single). */
+ * with narrow endpoints, the same above a base (receives only: 0 for
+ * sends), single). */
 static void emit_steps(lowering *lw, uint32_t i, const step_item *it, size_t n, bool adjacent, uint32_t rows_step,
-                       uint32_t run_step, uint32_t run16_step, uint32_t single_step)
+                       uint32_t run_step, uint32_t run16_step, uint32_t run16_group_step, uint32_t single_step)
 {
     ltile *t = &lw->tile[i];
     size_t *chain = calloc(n + 1, sizeof *chain), *next = calloc(n + 1, sizeof *next);
@@ -849,15 +860,17 @@ static void emit_steps(lowering *lw, uint32_t i, const step_item *it, size_t n, 
         if (member[k])
             continue;
         size_t m = plain_run(it, n, k, chain, member, at);
-        bool narrow = run_narrow(it, at, m);
-        lw_push_word(lw, &t->steps, m == 1 ? single_step : narrow ? run16_step : run_step);
+        const bool narrow = run_narrow(it, at, m), based = narrow && it[k].base;
+        lw_push_word(lw, &t->steps, m == 1 ? single_step : based ? run16_group_step : narrow ? run16_step : run_step);
         lw_push_word(lw, &t->steps, it[k].x->addr);
         lw_push_word(lw, &t->steps, padded_bytes(it[k].x));
         if (m > 1)
             lw_push_word(lw, &t->steps, narrow ? lw_narrow_run_count(m) : (uint32_t)(m - 1));
+        if (based)
+            lw_push_word(lw, &t->steps, it[k].base);
         for (size_t q = 0; narrow && q < m; q += 2) {
             const step_item *lo = &it[at[q]], *hi = q + 1 < m ? &it[at[q + 1]] : NULL;
-            lw_push_word(lw, &t->steps, lo->endpoint | (hi ? hi->endpoint << 16 : 0));
+            lw_push_word(lw, &t->steps, (lo->endpoint & 0xffffu) | (hi ? (hi->endpoint & 0xffffu) << 16 : 0));
             if (lo->note)
                 lw_note_peer(lw, i, EXE_RELOC_TILE);
             if (hi && hi->note)
@@ -890,10 +903,10 @@ static void emit_receives(lowering *lw, uint32_t i, const xfer *const *rv, size_
         it[k].endpoint = receive_endpoint(lw, rv[k], &it[k].kind);
         it[k].host = rv[k]->peer & (XCH_HOST | XCH_STREAM_MEMORY);   /* a step each, in order */
         it[k].note = true;
-        it[k].narrow = narrow_endpoint(lw, &it[k]);
+        it[k].narrow = narrow_endpoint(lw, &it[k], true);
     }
     emit_steps(lw, i, it, n, false, lw->kernels.ctl_recv_rows, lw->kernels.ctl_recvs, lw->kernels.ctl_recvs16,
-               lw->kernels.ctl_recv);
+               lw->kernels.ctl_recvs16_group, lw->kernels.ctl_recv);
     free(it);
 }
 
@@ -950,11 +963,11 @@ static void emit_sends(lowering *lw, uint32_t i, size_t groups)
         s->note = !groups && sd->group < 0;
         s->endpoint = groups ? XCH_BROADCAST
                     : sd->group >= 0 ? xch_multicast_send((uint32_t)sd->group) : lw_global_tile(lw, sd->peer);
-        s->narrow = narrow_endpoint(lw, s);
+        s->narrow = narrow_endpoint(lw, s, false);
     }
     if (!groups)
         stagger_multicasts(it, m, i);
-    emit_steps(lw, i, it, m, true, lw->kernels.ctl_send_rows, lw->kernels.ctl_sends, lw->kernels.ctl_sends16,
+    emit_steps(lw, i, it, m, true, lw->kernels.ctl_send_rows, lw->kernels.ctl_sends, lw->kernels.ctl_sends16, 0,
                lw->kernels.ctl_send);
     free(it);
 }

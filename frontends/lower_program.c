@@ -30,6 +30,8 @@ static size_t step_words(const lowering *lw, const uint32_t *w, size_t n)
         return n >= 4 ? 5 + (size_t)w[3] : 0;
     if (h == k->ctl_recvs16 || h == k->ctl_sends16)
         return n >= 4 ? 4 + (size_t)(lw_narrow_run_blocks(w[3]) + 1) / 2 : 0;   /* half a word a block */
+    if (h == k->ctl_recvs16_group)
+        return n >= 5 ? 5 + (size_t)(lw_narrow_run_blocks(w[3]) + 1) / 2 : 0;   /* ... and the base */
     if (h == k->ctl_recv_rows || h == k->ctl_send_rows)
         return 6;
     if (h == k->ctl_call)
@@ -96,12 +98,14 @@ static void explain_control(lowering *lw, uint32_t i)
         if (!n)
             return;
         runs += h == k->ctl_run || h == k->ctl_call;
-        bool rows = h == k->ctl_recv_rows || h == k->ctl_send_rows, run = h == k->ctl_recvs || h == k->ctl_sends ||
-                    h == k->ctl_recvs16 || h == k->ctl_sends16;
+        const bool narrow = h == k->ctl_recvs16 || h == k->ctl_sends16 || h == k->ctl_recvs16_group;
+        bool rows = h == k->ctl_recv_rows || h == k->ctl_send_rows, run = h == k->ctl_recvs || h == k->ctl_sends || narrow;
         uint32_t count = t->steps.w[w + (rows ? 4 : 3)];
-        uint64_t blocks = h == k->ctl_recvs16 || h == k->ctl_sends16 ? lw_narrow_run_blocks(count)
-                        : rows || run ? (uint64_t)count + 1 : 1;
-        recvs += h == k->ctl_recv || h == k->ctl_recvs || h == k->ctl_recvs16 || h == k->ctl_recv_rows ? blocks : 0;
+        uint64_t blocks = narrow ? lw_narrow_run_blocks(count) : rows || run ? (uint64_t)count + 1 : 1;
+        recvs += h == k->ctl_recv || h == k->ctl_recvs || h == k->ctl_recvs16 || h == k->ctl_recvs16_group ||
+                         h == k->ctl_recv_rows
+                     ? blocks
+                     : 0;
         sends += h == k->ctl_send || h == k->ctl_sends || h == k->ctl_sends16 || h == k->ctl_send_rows ? blocks : 0;
         syncs += h == k->ctl_sync_chip || h == k->ctl_sync_system;
         w += n;

@@ -28,7 +28,8 @@ typedef struct control_step {
     uint32_t transfers;                 /* sends or receives it makes */
     const uint32_t *endpoint;           /* the endpoint words (control_endpoint reads them) */
     uint32_t endpoints;
-    bool narrow;                        /* a run's endpoints two to a word (ctl_sends16, ctl_recvs16) */
+    bool narrow;                        /* a run's endpoints two to a word (ctl_sends16, ctl_recvs16, */
+    uint32_t base;                      /* ctl_recvs16_group: each base | its half) */
 } control_step;
 
 /* Transfer k's endpoint. */
@@ -37,14 +38,14 @@ static inline uint32_t control_endpoint(const control_step *s, uint32_t k)
     if (s->endpoints == 1)
         return s->endpoint[0];
     if (s->narrow)
-        return (s->endpoint[k / 2] >> (k % 2 ? 16 : 0)) & 0xffffu;
+        return s->base | ((s->endpoint[k / 2] >> (k % 2 ? 16 : 0)) & 0xffffu);
     return s->endpoint[k];
 }
 
 typedef struct control_walk {
     uint32_t handler[CONTROL_KINDS];
     uint32_t handler2;                  /* ctl_sync_system, a CONTROL_SYNC too */
-    uint32_t send16, recv16;            /* ctl_sends16 and ctl_recvs16, runs too */
+    uint32_t send16, recv16, recv16g;   /* ctl_sends16, ctl_recvs16 and ctl_recvs16_group, runs too */
     uint32_t *w;                        /* the program's words, both blocks one after the other */
     size_t n, i;
 } control_walk;
@@ -68,6 +69,7 @@ static inline void control_walk_begin(control_walk *cw, const ipu_exe *e, uint32
     cw->handler2 = control_symbol(e, "ctl_sync_system");
     cw->send16 = control_symbol(e, "ctl_sends16");
     cw->recv16 = control_symbol(e, "ctl_recvs16");
+    cw->recv16g = control_symbol(e, "ctl_recvs16_group");
     const exe_section *blk[2] = { NULL, NULL };
     for (size_t s = 0; s < e->n_sections; s++) {
         const exe_section *sec = &e->sections[s];
@@ -101,7 +103,7 @@ static inline bool control_walk_next(control_walk *cw, control_step *s)
             kind = k;
     if (w[0] == cw->handler2)
         kind = CONTROL_SYNC;
-    bool narrow = w[0] == cw->send16 || w[0] == cw->recv16;
+    const bool based = w[0] == cw->recv16g, narrow = w[0] == cw->send16 || w[0] == cw->recv16 || based;
     if (narrow)
         kind = w[0] == cw->send16 ? CONTROL_SEND_RUN : CONTROL_RECV_RUN;
     *s = (control_step){ .kind = (enum control_kind)kind, .words = 1, .narrow = narrow };
@@ -117,9 +119,12 @@ static inline bool control_walk_next(control_walk *cw, control_step *s)
     case CONTROL_SEND_RUN: case CONTROL_RECV_RUN:
         if (left < 4)
             break;
+        if (based && left < 5)
+            break;
         s->transfers = narrow ? ((w[3] >> 1) + 1) * 2 + (w[3] & 1) : w[3] + 1;
-        s->endpoint = w + 4, s->endpoints = s->transfers;
-        s->words = 4 + (narrow ? (s->transfers + 1) / 2 : s->transfers);
+        s->base = based ? w[4] : 0;
+        s->endpoint = w + (based ? 5 : 4), s->endpoints = s->transfers;
+        s->words = (based ? 5 : 4) + (narrow ? (s->transfers + 1) / 2 : s->transfers);
         break;
     case CONTROL_SEND_ROWS: case CONTROL_RECV_ROWS:
         s->words = 6, s->transfers = left >= 5 ? w[4] + 1 : 0, s->endpoint = w + 5, s->endpoints = 1;

@@ -17,6 +17,7 @@
  * simulated exception).
  */
 #include <CUnit/CUnit.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,7 @@
 #include "frontends/simulate.h"
 #include "isa/elf/executable.h"
 #include "isa/exchange_port.h"
+#include "workloads/codelets/matmul_f32.h"
 #include "control_fixture.h"
 #include "graph_fixture.h"
 #include "test_util.h"
@@ -192,10 +194,97 @@ static void test_replica_endpoints(void)
     graph_free(g);
 }
 
+/* A matmul's operands gathered by multicast (a row's K pieces to the
+ * grid rows' K shares, weights' parts to a grid column), in four replicas
+ * on an M2000: the receives of a group run in ctl_recvs16_group steps,
+ * half a word an endpoint above the group's bits, and read back each
+ * names a multicast group of a tile of its own replica (the sender's
+ * tile renumbered in either half); the product is held to the f32
+ * codelet's error bound (simulated with one replica, so the values come
+ * back as the graph's output). */
+static void test_multicast_receive_runs(void)
+{
+    enum { M = 96, K = 512, N = 256 };
+    const int64_t da[2] = { M, K }, db[2] = { K, N };
+    float *a = malloc((size_t)M * K * sizeof *a), *b = malloc((size_t)K * N * sizeof *b);
+    CU_ASSERT_FATAL(a && b);
+    for (size_t i = 0; i < (size_t)M * K; i++)
+        a[i] = rnd();
+    for (size_t i = 0; i < (size_t)K * N; i++)
+        b[i] = rnd();
+    graph *g = graph_new("multicast", 13);
+    input(g, "a", 2, da);
+    input(g, "b", 2, db);
+    node(g, GRAPH_OP_MATMUL, "a,b", "c");
+    finish(g, "c");
+    machine m;
+    char err[1024];
+    CU_ASSERT_TRUE_FATAL(machine_preset("m2000", &m, err, sizeof err));
+    const uint32_t tiles = 64, chip = (uint32_t)m.value[MP_tiles_per_chip];
+    lower_options lo = { .machine = &m, .tiles = tiles, .replicas = 4 };
+    lower_report rep;
+    ipu_exe *e = lower_graph(g, &lo, &rep, err, sizeof err);
+    if (!e)
+        fprintf(stderr, "\n  %s\n", err);
+    CU_ASSERT_FATAL(e != NULL);
+    uint64_t group_runs = 0, checked[2] = { 0, 0 }, saved = 0;
+    for (uint32_t r = 0; r < 4; r++)
+        for (uint32_t t = 0; t < tiles; t++) {
+            control_walk cw;
+            control_walk_begin(&cw, e, r * chip + t);
+            control_step st;
+            while (control_walk_next(&cw, &st)) {
+                if (st.kind != CONTROL_RECV_RUN || !st.base)
+                    continue;
+                group_runs++;
+                saved += st.transfers - (st.transfers + 1) / 2 - 1;
+                CU_ASSERT(st.narrow && (st.base & XCH_MULTICAST) && !(st.base & 0xffffu));
+                for (uint32_t k = 0; k < st.transfers; k++) {
+                    uint32_t ep = control_endpoint(&st, k), sender = ep & XCH_MULTICAST_TILE;
+                    CU_ASSERT((ep & ~XCH_MULTICAST_TILE) == st.base);
+                    CU_ASSERT(sender >= r * chip && sender < r * chip + tiles);
+                    checked[k % 2]++;
+                }
+            }
+            control_walk_end(&cw);
+        }
+    printf(" (%llu runs of multicast receives, %llu words saved)", (unsigned long long)group_runs,
+           (unsigned long long)saved);
+    CU_ASSERT(group_runs > 0);
+    CU_ASSERT(checked[0] > 0 && checked[1] > 0);
+    exe_free(e);
+
+    lo.machine = gc200(), lo.replicas = 0;
+    graph_value ins[2] = { { .dtype = GDT_F32, .shape = g->tensors[g->inputs[0]].shape, .data = a },
+                           { .dtype = GDT_F32, .shape = g->tensors[g->inputs[1]].shape, .data = b } },
+                y = { 0 };
+    simulate_result sr;
+    bool ok = simulate_graph(g, &lo, ins, &y, &sr, err, sizeof err);
+    if (!ok)
+        fprintf(stderr, "\n  %s\n", err);
+    CU_ASSERT_TRUE_FATAL(ok);
+    size_t bad = 0;
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double want = 0, sum_abs = 0;
+            for (int k = 0; k < K; k++) {
+                want += (double)a[(size_t)i * K + k] * b[(size_t)k * N + j];
+                sum_abs += fabs((double)a[(size_t)i * K + k] * b[(size_t)k * N + j]);
+            }
+            bad += fabs(((const float *)y.data)[i * N + j] - want) > matmul_f32_error_bound((size_t)K, sum_abs);
+        }
+    CU_ASSERT_EQUAL(bad, 0);
+    graph_value_free(&y);
+    free(a);
+    free(b);
+    graph_free(g);
+}
+
 void test_register(void)
 {
     ADD_SUITE("lowering: exchange steps",
               { "transposes of a square block take rows steps", test_square_transposes },
               { "replicas renumber both endpoints of a word", test_replica_endpoints },
+              { "multicast receives run half a word an endpoint", test_multicast_receive_runs },
               { "transposes of uneven shapes take rows steps", test_uneven_transposes });
 }

@@ -42,6 +42,14 @@
 //                                               odd n's last word holds one,
 //                                               the high half 0); count is
 //                                               (n / 2 - 1) * 2 + n % 2
+//   ctl_recvs16_group, addr, bytes, count, base, endpoints 1 and 2, ...
+//                                               as ctl_recvs16, each
+//                                               endpoint base | its half
+//                                               (the receives of multicast
+//                                               groups, XCH_MULTICAST |
+//                                               g << 17 | sender, from
+//                                               senders below 65536, base
+//                                               the same for the run)
 //   ctl_send_rows, addr, bytes, stride, n - 1, endpoint
 //                                               n xsend of `bytes` each
 //                                               from blocks `stride` bytes
@@ -216,28 +224,47 @@ ctl_end:
 // its words, and three more a step (the count's two halves and the odd
 // block's test).  $m7 counts the pairs still to go after the current one,
 // $m2 is 1 when an odd block is left for the end.
-    .macro CTL_RUN16_OF name, insn
+//
+// With a base word after the count (ctl_recvs16_group: a multicast
+// group's receives, whose endpoints share the bits above the sender's
+// tile), each endpoint is base | its half: two issues more a pair and one
+// a step, for half the words of the wide form.
+    .macro CTL_RUN16_OF name, insn, based=0
     .align 8
     .globl \name
 \name:
     ld32    $m5, $m9, $mzero, 1
     ld32    $m6, $m9, $mzero, 2
     ld32    $m7, $m9, $mzero, 3
+    .if \based
+    ld32    $m8, $m9, $mzero, 4
+    add     $m9, $m9, 20
+    .else
     add     $m9, $m9, 16
+    .endif
     and     $m2, $m7, 1
     shr     $m7, $m7, 1
 1:
     ld32    $m4, $m9, $mzero, 0
     and     $m3, $m4, 0xffff
+    .if \based
+    or      $m3, $m3, $m8
+    .endif
     \insn   $m5, $m6, $m3
     add     $m5, $m5, $m6
     shr     $m3, $m4, 16
+    .if \based
+    or      $m3, $m3, $m8
+    .endif
     \insn   $m5, $m6, $m3
     add     $m5, $m5, $m6
     add     $m9, $m9, 4
     brnzdec $m7, 1b
     brz     $m2, 2f
     ld32    $m3, $m9, $mzero, 0         // the odd last endpoint, the high half 0
+    .if \based
+    or      $m3, $m3, $m8
+    .endif
     \insn   $m5, $m6, $m3
     add     $m9, $m9, 4
 2:
@@ -247,6 +274,7 @@ ctl_end:
 
     CTL_RUN16_OF ctl_sends16, xsend
     CTL_RUN16_OF ctl_recvs16, xrecv
+    CTL_RUN16_OF ctl_recvs16_group, xrecv, 1
 
 // n sends or receives of `bytes` to or from one endpoint, the blocks
 // `stride` bytes apart (ctl_send_rows, ctl_recv_rows): three issues a row,
