@@ -73,7 +73,7 @@ bool kernel_symbols_find(const codelet_library *lib, kernel_symbols *k, char *er
 #define SYM(f, req) { #f, offsetof(kernel_symbols, f), req }
         SYM(ctl_table, true), SYM(ctl_run, true), SYM(ctl_call, true), SYM(ctl_send, true),
         SYM(ctl_recv, true), SYM(ctl_recvs, true), SYM(ctl_sends, true), SYM(ctl_send_rows, true),
-        SYM(ctl_recv_rows, true), SYM(ctl_recvs16, true), SYM(ctl_sends16, true), SYM(ctl_recvs16_group, true), SYM(ctl_sync_chip, true), SYM(ctl_sync_system, true), SYM(ctl_jump, true), SYM(ctl_sub, true), SYM(ctl_ret, true),
+        SYM(ctl_recv_rows, true), SYM(ctl_recvs16, true), SYM(ctl_sends16, true), SYM(ctl_recvs16_group, true), SYM(ctl_recv_list, true), SYM(ctl_send_list, true), SYM(ctl_recv_list_group, true), SYM(ctl_send_list_group, true), SYM(ctl_sync_chip, true), SYM(ctl_sync_system, true), SYM(ctl_jump, true), SYM(ctl_sub, true), SYM(ctl_ret, true),
         SYM(ctl_end, true),
         SYM(vtx_copy, true), SYM(vtx_unary_f32, true), SYM(vtx_binary_f32, true), SYM(vtx_unary_f32_split, true), SYM(vtx_binary_f32_split, true),
         SYM(vtx_binary_f32_split_rows, true), SYM(vtx_reduce_cols_f32_split, true),

@@ -24,6 +24,8 @@ typedef struct kernel_symbols {
     uint32_t ctl_run, ctl_call, ctl_send, ctl_recv, ctl_recvs, ctl_sends, ctl_send_rows, ctl_recv_rows;
     uint32_t ctl_recvs16, ctl_sends16;          /* runs with endpoints two to a word */
     uint32_t ctl_recvs16_group;                 /* ... above a base word (a multicast group's) */
+    uint32_t ctl_recv_list, ctl_send_list;      /* single transfers two words each ... */
+    uint32_t ctl_recv_list_group, ctl_send_list_group;  /* ... above a base word */
     uint32_t ctl_sync_chip, ctl_sync_system, ctl_jump, ctl_sub, ctl_ret, ctl_end;
     uint32_t vtx_copy, vtx_unary_f32, vtx_binary_f32, vtx_cast_f32_to_f16, vtx_cast_f16_to_f32;
     uint32_t vtx_cast_f32_to_f16_sr;            /* rounded stochastically */

@@ -672,7 +672,11 @@ static uint32_t receive_endpoint(lowering *lw, const xfer *rv, enum exe_reloc_ki
  *     ctl_recvs16_group where they are the receives of multicast groups
  *     whose bits above the half (the group's) are the same, a base word
  *     of the step;
- *   - single transfers, 4 words each.
+ *   - single transfers, 4 words each, or two words each in a list of
+ *     them (ctl_recv_list / ctl_send_list: singles one after another,
+ *     each of fewer than 65536 bytes, its endpoint a half word; the
+ *     _group forms with a base word the list's endpoints share above
+ *     their halves, a multicast group's bits).
  * The plain steps (runs and singles) are found first; a chain of rows
  * replaces its transfers where it takes fewer words than their share of
  * the plain steps.  The exchange matches the i-th send from one tile to
@@ -828,18 +832,57 @@ static void find_chains(const step_item *it, size_t n, bool adjacent, size_t *ch
     free(seen);
 }
 
-/* The steps of tile i's transfers it[0 .. n) (handlers: rows, run, run
- * with narrow endpoints, the same above a base (receives only: 0 for
- * sends), single). */
-static void emit_steps(lowering *lw, uint32_t i, const step_item *it, size_t n, bool adjacent, uint32_t rows_step,
-                       uint32_t run_step, uint32_t run16_step, uint32_t run16_group_step, uint32_t single_step)
+/* The handlers of one direction's steps (supervisor.S). */
+typedef struct step_handlers {
+    uint32_t rows, run, run16;
+    uint32_t run16_group;             /* receives only (0 for sends) */
+    uint32_t list, list_group, single;
+} step_handlers;
+
+/* Whether item s may be in a list: its endpoint base | a half word (in
+ * every replica), *base set. */
+static bool list_item(const lowering *lw, const step_item *s, uint32_t *base)
+{
+    if (s->host || s->kind != EXE_RELOC_TILE || s->endpoint == XCH_BROADCAST || padded_bytes(s->x) > 0xffffu)
+        return false;
+    uint64_t top = s->endpoint & 0xffffu;
+    if (s->note && lw->replicas > 1)
+        top += (uint64_t)(lw->replicas - 1) * lw->replica_stride;
+    *base = s->endpoint & ~0xffffu;
+    return top <= 0xffffu;
+}
+
+/* The single transfers that follow single item k in the order the steps
+ * are written, one list with it (at most 65536): their items into lst[],
+ * their number returned (1: k alone); look[] room for n items. */
+static size_t list_run(const lowering *lw, const step_item *it, size_t n, size_t k, const size_t *chain,
+                       const bool *member, size_t *look, size_t *lst)
+{
+    uint32_t base, b;
+    size_t m = 0;
+    if (!list_item(lw, &it[k], &base))
+        return 1;
+    lst[m++] = k;
+    for (size_t j = k + 1; j < n && m < 65536; j++) {
+        if (member[j] && !chain[j])
+            continue;                 /* in a chain written before */
+        if (chain[j] || plain_run(it, n, j, chain, member, look) != 1 || !list_item(lw, &it[j], &b) || b != base)
+            break;
+        lst[m++] = j;
+    }
+    return m;
+}
+
+/* The steps of tile i's transfers it[0 .. n). */
+static void emit_steps(lowering *lw, uint32_t i, const step_item *it, size_t n, bool adjacent, const step_handlers *h)
 {
     ltile *t = &lw->tile[i];
     size_t *chain = calloc(n + 1, sizeof *chain), *next = calloc(n + 1, sizeof *next);
-    size_t *at = malloc((n + 1) * sizeof *at);
+    size_t *at = malloc((n + 1) * sizeof *at), *lst = malloc((n + 1) * sizeof *lst);
+    size_t *look = malloc((n + 1) * sizeof *look);
     bool *member = calloc(n + 1, sizeof *member);
-    if (!chain || !next || !member || !at) {
-        free(chain); free(next); free(member); free(at);
+    if (!chain || !next || !member || !at || !lst || !look) {
+        free(chain); free(next); free(member); free(at); free(lst); free(look);
         lw_fail(lw, "out of host memory");
         return;
     }
@@ -847,7 +890,7 @@ static void emit_steps(lowering *lw, uint32_t i, const step_item *it, size_t n, 
     for (size_t k = 0; k < n && !lw->failed; k++) {
         if (chain[k]) {
             const xfer *x1 = it[next[k]].x;
-            lw_push_word(lw, &t->steps, rows_step);
+            lw_push_word(lw, &t->steps, h->rows);
             lw_push_word(lw, &t->steps, it[k].x->addr);
             lw_push_word(lw, &t->steps, padded_bytes(it[k].x));
             lw_push_word(lw, &t->steps, x1->addr - it[k].x->addr);
@@ -860,8 +903,26 @@ static void emit_steps(lowering *lw, uint32_t i, const step_item *it, size_t n, 
         if (member[k])
             continue;
         size_t m = plain_run(it, n, k, chain, member, at);
+        const size_t listed = m == 1 ? list_run(lw, it, n, k, chain, member, look, lst) : 0;
+        if (listed > 1) {
+            uint32_t base = 0;
+            list_item(lw, &it[k], &base);
+            lw_push_word(lw, &t->steps, base ? h->list_group : h->list);
+            lw_push_word(lw, &t->steps, (uint32_t)(listed - 1));
+            if (base)
+                lw_push_word(lw, &t->steps, base);
+            for (size_t q = 0; q < listed; q++) {
+                const step_item *s = &it[lst[q]];
+                lw_push_word(lw, &t->steps, s->x->addr);
+                lw_push_word(lw, &t->steps, padded_bytes(s->x) | (s->endpoint & 0xffffu) << 16);
+                if (s->note)
+                    lw_note_peer(lw, i, EXE_RELOC_TILE_HIGH);
+            }
+            k = lst[listed - 1];
+            continue;
+        }
         const bool narrow = run_narrow(it, at, m), based = narrow && it[k].base;
-        lw_push_word(lw, &t->steps, m == 1 ? single_step : based ? run16_group_step : narrow ? run16_step : run_step);
+        lw_push_word(lw, &t->steps, m == 1 ? h->single : based ? h->run16_group : narrow ? h->run16 : h->run);
         lw_push_word(lw, &t->steps, it[k].x->addr);
         lw_push_word(lw, &t->steps, padded_bytes(it[k].x));
         if (m > 1)
@@ -887,6 +948,8 @@ static void emit_steps(lowering *lw, uint32_t i, const step_item *it, size_t n, 
     free(next);
     free(member);
     free(at);
+    free(lst);
+    free(look);
 }
 
 /* Tile i's receives in the order they are posted (rows chains gather an
@@ -905,8 +968,10 @@ static void emit_receives(lowering *lw, uint32_t i, const xfer *const *rv, size_
         it[k].note = true;
         it[k].narrow = narrow_endpoint(lw, &it[k], true);
     }
-    emit_steps(lw, i, it, n, false, lw->kernels.ctl_recv_rows, lw->kernels.ctl_recvs, lw->kernels.ctl_recvs16,
-               lw->kernels.ctl_recvs16_group, lw->kernels.ctl_recv);
+    const kernel_symbols *ks = &lw->kernels;
+    const step_handlers h = { ks->ctl_recv_rows, ks->ctl_recvs, ks->ctl_recvs16, ks->ctl_recvs16_group,
+                              ks->ctl_recv_list, ks->ctl_recv_list_group, ks->ctl_recv };
+    emit_steps(lw, i, it, n, false, &h);
     free(it);
 }
 
@@ -967,8 +1032,10 @@ static void emit_sends(lowering *lw, uint32_t i, size_t groups)
     }
     if (!groups)
         stagger_multicasts(it, m, i);
-    emit_steps(lw, i, it, m, true, lw->kernels.ctl_send_rows, lw->kernels.ctl_sends, lw->kernels.ctl_sends16, 0,
-               lw->kernels.ctl_send);
+    const kernel_symbols *ks = &lw->kernels;
+    const step_handlers h = { ks->ctl_send_rows, ks->ctl_sends, ks->ctl_sends16, 0, ks->ctl_send_list,
+                              ks->ctl_send_list_group, ks->ctl_send };
+    emit_steps(lw, i, it, m, true, &h);
     free(it);
 }
 

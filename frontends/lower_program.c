@@ -32,6 +32,10 @@ static size_t step_words(const lowering *lw, const uint32_t *w, size_t n)
         return n >= 4 ? 4 + (size_t)(lw_narrow_run_blocks(w[3]) + 1) / 2 : 0;   /* half a word a block */
     if (h == k->ctl_recvs16_group)
         return n >= 5 ? 5 + (size_t)(lw_narrow_run_blocks(w[3]) + 1) / 2 : 0;   /* ... and the base */
+    if (h == k->ctl_recv_list || h == k->ctl_send_list)
+        return n >= 2 ? 2 + 2 * ((size_t)w[1] + 1) : 0;                        /* two words a transfer */
+    if (h == k->ctl_recv_list_group || h == k->ctl_send_list_group)
+        return n >= 2 ? 3 + 2 * ((size_t)w[1] + 1) : 0;                        /* ... and the base */
     if (h == k->ctl_recv_rows || h == k->ctl_send_rows)
         return 6;
     if (h == k->ctl_call)
@@ -99,14 +103,19 @@ static void explain_control(lowering *lw, uint32_t i)
             return;
         runs += h == k->ctl_run || h == k->ctl_call;
         const bool narrow = h == k->ctl_recvs16 || h == k->ctl_sends16 || h == k->ctl_recvs16_group;
+        const bool list = h == k->ctl_recv_list || h == k->ctl_send_list || h == k->ctl_recv_list_group ||
+                          h == k->ctl_send_list_group;
         bool rows = h == k->ctl_recv_rows || h == k->ctl_send_rows, run = h == k->ctl_recvs || h == k->ctl_sends || narrow;
-        uint32_t count = t->steps.w[w + (rows ? 4 : 3)];
-        uint64_t blocks = narrow ? lw_narrow_run_blocks(count) : rows || run ? (uint64_t)count + 1 : 1;
+        uint32_t count = t->steps.w[w + (list ? 1 : rows ? 4 : 3)];
+        uint64_t blocks = narrow ? lw_narrow_run_blocks(count) : rows || run || list ? (uint64_t)count + 1 : 1;
         recvs += h == k->ctl_recv || h == k->ctl_recvs || h == k->ctl_recvs16 || h == k->ctl_recvs16_group ||
-                         h == k->ctl_recv_rows
+                         h == k->ctl_recv_rows || h == k->ctl_recv_list || h == k->ctl_recv_list_group
                      ? blocks
                      : 0;
-        sends += h == k->ctl_send || h == k->ctl_sends || h == k->ctl_sends16 || h == k->ctl_send_rows ? blocks : 0;
+        sends += h == k->ctl_send || h == k->ctl_sends || h == k->ctl_sends16 || h == k->ctl_send_rows ||
+                         h == k->ctl_send_list || h == k->ctl_send_list_group
+                     ? blocks
+                     : 0;
         syncs += h == k->ctl_sync_chip || h == k->ctl_sync_system;
         w += n;
     }

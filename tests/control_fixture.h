@@ -19,7 +19,8 @@
 enum control_kind {
     CONTROL_RUN, CONTROL_CALL, CONTROL_SEND, CONTROL_RECV, CONTROL_SEND_RUN, CONTROL_RECV_RUN,
     CONTROL_SEND_ROWS, CONTROL_RECV_ROWS, CONTROL_SYNC, CONTROL_JUMP, CONTROL_SUB, CONTROL_RET, CONTROL_END,
-    CONTROL_KINDS
+    CONTROL_KINDS,
+    CONTROL_SEND_LIST = CONTROL_KINDS, CONTROL_RECV_LIST  /* (found by their own handlers) */
 };
 
 typedef struct control_step {
@@ -30,11 +31,16 @@ typedef struct control_step {
     uint32_t endpoints;
     bool narrow;                        /* a run's endpoints two to a word (ctl_sends16, ctl_recvs16, */
     uint32_t base;                      /* ctl_recvs16_group: each base | its half) */
+    bool list;                          /* a list (ctl_send_list, ctl_recv_list, the _group
+                                           forms): transfer k's address endpoint[2 k - 1], its
+                                           endpoint base | the high half of endpoint[2 k] */
 } control_step;
 
 /* Transfer k's endpoint. */
 static inline uint32_t control_endpoint(const control_step *s, uint32_t k)
 {
+    if (s->list)
+        return s->base | s->endpoint[2 * k] >> 16;
     if (s->endpoints == 1)
         return s->endpoint[0];
     if (s->narrow)
@@ -46,6 +52,8 @@ typedef struct control_walk {
     uint32_t handler[CONTROL_KINDS];
     uint32_t handler2;                  /* ctl_sync_system, a CONTROL_SYNC too */
     uint32_t send16, recv16, recv16g;   /* ctl_sends16, ctl_recvs16 and ctl_recvs16_group, runs too */
+    uint32_t send_list, recv_list;      /* ctl_send_list and ctl_recv_list ... */
+    uint32_t send_list_g, recv_list_g;  /* ... above a base (the _group forms) */
     uint32_t *w;                        /* the program's words, both blocks one after the other */
     size_t n, i;
 } control_walk;
@@ -70,6 +78,10 @@ static inline void control_walk_begin(control_walk *cw, const ipu_exe *e, uint32
     cw->send16 = control_symbol(e, "ctl_sends16");
     cw->recv16 = control_symbol(e, "ctl_recvs16");
     cw->recv16g = control_symbol(e, "ctl_recvs16_group");
+    cw->send_list = control_symbol(e, "ctl_send_list");
+    cw->recv_list = control_symbol(e, "ctl_recv_list");
+    cw->send_list_g = control_symbol(e, "ctl_send_list_group");
+    cw->recv_list_g = control_symbol(e, "ctl_recv_list_group");
     const exe_section *blk[2] = { NULL, NULL };
     for (size_t s = 0; s < e->n_sections; s++) {
         const exe_section *sec = &e->sections[s];
@@ -107,6 +119,9 @@ static inline bool control_walk_next(control_walk *cw, control_step *s)
     if (narrow)
         kind = w[0] == cw->send16 ? CONTROL_SEND_RUN : CONTROL_RECV_RUN;
     *s = (control_step){ .kind = (enum control_kind)kind, .words = 1, .narrow = narrow };
+    const bool list_base = w[0] == cw->send_list_g || w[0] == cw->recv_list_g;
+    if (w[0] == cw->send_list || w[0] == cw->recv_list || list_base)
+        s->kind = kind = w[0] == cw->send_list || w[0] == cw->send_list_g ? CONTROL_SEND_LIST : CONTROL_RECV_LIST;
     switch (kind) {
     case CONTROL_RUN: s->words = 4; break;
     case CONTROL_CALL: s->words = 3; break;
@@ -125,6 +140,13 @@ static inline bool control_walk_next(control_walk *cw, control_step *s)
         s->base = based ? w[4] : 0;
         s->endpoint = w + (based ? 5 : 4), s->endpoints = s->transfers;
         s->words = (based ? 5 : 4) + (narrow ? (s->transfers + 1) / 2 : s->transfers);
+        break;
+    case CONTROL_SEND_LIST: case CONTROL_RECV_LIST:
+        if (left < 3)
+            break;
+        s->list = true, s->transfers = w[1] + 1, s->base = list_base ? w[2] : 0;
+        s->endpoint = w + (list_base ? 4 : 3), s->endpoints = s->transfers;
+        s->words = (list_base ? 3 : 2) + 2 * s->transfers;
         break;
     case CONTROL_SEND_ROWS: case CONTROL_RECV_ROWS:
         s->words = 6, s->transfers = left >= 5 ? w[4] + 1 : 0, s->endpoint = w + 5, s->endpoints = 1;
@@ -150,12 +172,14 @@ static inline void control_walk_end(control_walk *cw)
 /* Whether step s sends (else receives, or neither). */
 static inline bool control_sends(const control_step *s)
 {
-    return s->kind == CONTROL_SEND || s->kind == CONTROL_SEND_RUN || s->kind == CONTROL_SEND_ROWS;
+    return s->kind == CONTROL_SEND || s->kind == CONTROL_SEND_RUN || s->kind == CONTROL_SEND_ROWS ||
+           s->kind == CONTROL_SEND_LIST;
 }
 
 static inline bool control_receives(const control_step *s)
 {
-    return s->kind == CONTROL_RECV || s->kind == CONTROL_RECV_RUN || s->kind == CONTROL_RECV_ROWS;
+    return s->kind == CONTROL_RECV || s->kind == CONTROL_RECV_RUN || s->kind == CONTROL_RECV_ROWS ||
+           s->kind == CONTROL_RECV_LIST;
 }
 
 #endif

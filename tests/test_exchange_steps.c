@@ -36,6 +36,7 @@
  * describes them, and the words of those steps. */
 typedef struct receive_count {
     uint64_t singles, in_runs, in_rows, rows_steps, words;
+    uint64_t in_lists;                  /* singles two words each in lists */
     uint64_t in_narrow_runs;            /* of in_runs: in runs with endpoints two to a word */
     uint64_t narrow_saved;              /* words those runs save over a word an endpoint */
     uint32_t most_endpoint;             /* the largest endpoint of a receive from a tile */
@@ -60,6 +61,9 @@ static void count_receives(const ipu_exe *e, uint32_t tile, receive_count *c)
             for (uint32_t k = 0; k < st.transfers; k++)
                 if (control_endpoint(&st, k) > c->most_endpoint)
                     c->most_endpoint = control_endpoint(&st, k);
+        } else if (st.kind == CONTROL_RECV_LIST) {
+            c->in_lists += st.transfers;
+            c->words += st.words;
         } else if (st.kind == CONTROL_RECV_ROWS) {
             CU_ASSERT(!(st.endpoint[0] & XCH_HOST));
             c->in_rows += st.transfers;
@@ -97,7 +101,7 @@ static void transposes(int64_t rows, int64_t cols, int count, uint32_t tiles, bo
     receive_count c = { 0 };
     for (size_t t = 0; t < e->n_tiles; t++)
         count_receives(e, e->tiles[t].tile, &c);
-    uint64_t pieces = c.singles + c.in_runs + c.in_rows;
+    uint64_t pieces = c.singles + c.in_lists + c.in_runs + c.in_rows;
     CU_ASSERT(c.rows_steps > 0);
     if (most_in_rows)
         CU_ASSERT(c.in_rows * 2 > pieces);
@@ -194,17 +198,19 @@ static void test_replica_endpoints(void)
     graph_free(g);
 }
 
-/* A matmul's operands gathered by multicast (a row's K pieces to the
- * grid rows' K shares, weights' parts to a grid column), in four replicas
- * on an M2000: the receives of a group run in ctl_recvs16_group steps,
- * half a word an endpoint above the group's bits, and read back each
- * names a multicast group of a tile of its own replica (the sender's
- * tile renumbered in either half); the product is held to the f32
- * codelet's error bound (simulated with one replica, so the values come
- * back as the graph's output). */
+/* A matmul of uneven sides (its blocks' pieces of several sizes), its
+ * operands gathered by multicast (a row's K pieces to the grid rows' K
+ * shares), in four replicas on an M2000: the receives of a group run in
+ * ctl_recvs16_group steps, half a word an endpoint above the group's bits,
+ * and single transfers one after another go in lists, two words each;
+ * read back, each endpoint names a tile of its own replica (the sender's
+ * tile of a multicast receive, renumbered in either half; a multicast
+ * send names its group alone).  The product is held to the f32 codelet's
+ * error bound (simulated on one chip, so the values come back as the
+ * graph's output). */
 static void test_multicast_receive_runs(void)
 {
-    enum { M = 96, K = 512, N = 256 };
+    enum { M = 100, K = 300, N = 200 };
     const int64_t da[2] = { M, K }, db[2] = { K, N };
     float *a = malloc((size_t)M * K * sizeof *a), *b = malloc((size_t)K * N * sizeof *b);
     CU_ASSERT_FATAL(a && b);
@@ -227,13 +233,27 @@ static void test_multicast_receive_runs(void)
     if (!e)
         fprintf(stderr, "\n  %s\n", err);
     CU_ASSERT_FATAL(e != NULL);
-    uint64_t group_runs = 0, checked[2] = { 0, 0 }, saved = 0;
+    uint64_t group_runs = 0, checked[2] = { 0, 0 }, saved = 0, listed[2] = { 0, 0 };
     for (uint32_t r = 0; r < 4; r++)
         for (uint32_t t = 0; t < tiles; t++) {
             control_walk cw;
             control_walk_begin(&cw, e, r * chip + t);
             control_step st;
             while (control_walk_next(&cw, &st)) {
+                if (st.list) {
+                    /* singles in a list: each to or from a tile of the replica (a
+                     * send's multicast group names none) */
+                    for (uint32_t k = 0; k < st.transfers; k++) {
+                        uint32_t ep = control_endpoint(&st, k), peer = ep & XCH_MULTICAST_TILE;
+                        if (st.kind == CONTROL_SEND_LIST && (ep & XCH_MULTICAST)) {
+                            CU_ASSERT_EQUAL(peer, 0);
+                        } else {
+                            CU_ASSERT(peer >= r * chip && peer < r * chip + tiles);
+                        }
+                        listed[st.kind == CONTROL_RECV_LIST]++;
+                    }
+                    continue;
+                }
                 if (st.kind != CONTROL_RECV_RUN || !st.base)
                     continue;
                 group_runs++;
@@ -248,9 +268,11 @@ static void test_multicast_receive_runs(void)
             }
             control_walk_end(&cw);
         }
-    printf(" (%llu runs of multicast receives, %llu words saved)", (unsigned long long)group_runs,
-           (unsigned long long)saved);
+    printf(" (%llu runs of multicast receives, %llu words saved; %llu sends and %llu receives in lists)",
+           (unsigned long long)group_runs, (unsigned long long)saved, (unsigned long long)listed[0],
+           (unsigned long long)listed[1]);
     CU_ASSERT(group_runs > 0);
+    CU_ASSERT(listed[0] > 0 && listed[1] > 0);
     CU_ASSERT(checked[0] > 0 && checked[1] > 0);
     exe_free(e);
 
@@ -285,6 +307,6 @@ void test_register(void)
     ADD_SUITE("lowering: exchange steps",
               { "transposes of a square block take rows steps", test_square_transposes },
               { "replicas renumber both endpoints of a word", test_replica_endpoints },
-              { "multicast receives run half a word an endpoint", test_multicast_receive_runs },
+              { "multicast receives and single transfers take fewer words", test_multicast_receive_runs },
               { "transposes of uneven shapes take rows steps", test_uneven_transposes });
 }

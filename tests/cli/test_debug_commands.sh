@@ -902,7 +902,7 @@ run_session "ring: checkpoints, reverse-continue and goto across the exchange" r
 
 session
 cmd 'info tensors'
-is 'a: f16 [64,64] input (transient), 64 pieces, first on tile 0 at 0x55c38
+is 'a: f16 [64,64] input (transient), 64 pieces, first on tile 0 at 0x55d08
 c: f16 [64,64] output, 512 pieces, first on tile 505 at 0x805c0'
 cmd 'break superstep 3'
 is 'Breakpoint 1: end of superstep 3'
@@ -948,9 +948,9 @@ cmd 'info memory'
 has 'tile 0: 0x4c000-0xe7fff (624 KiB), 39 elements of 16 KiB'
 has '  region 1 0x80000-0xe7fff (416 KiB): data, 2-way interleaved on 64-bit words'
 has 'sections:'
-like '^  \.bss\.0 +0x55c38-0x55cb7 +128 bytes  data, writable, zero-filled$'
+like '^  \.bss\.0 +0x55d08-0x55d87 +128 bytes  data, writable, zero-filled$'
 has 'tensors:'
-like '^  a +0x55c38-0x55cb7 elements 0\.\.63 \(f16\)$'
+like '^  a +0x55d08-0x55d87 elements 0\.\.63 \(f16\)$'
 cmd 'continue'
 is "The program ended: $m_cycles cycles, 278765 instructions, 5 supersteps."
 # The output: a slice of a row, one element, and the same bytes read as

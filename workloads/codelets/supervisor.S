@@ -50,6 +50,21 @@
 //                                               g << 17 | sender, from
 //                                               senders below 65536, base
 //                                               the same for the run)
+//   ctl_send_list, n - 1, addr 1, bytes 1 | endpoint 1 << 16, ...
+//   ctl_recv_list, n - 1, addr 1, bytes 1 | endpoint 1 << 16, ...
+//                                               n xsend / xrecv, each of
+//                                               its own addr and bytes
+//                                               (below 65536), to or from
+//                                               its endpoint (below 65536)
+//                                               (single transfers one
+//                                               after another, two words
+//                                               each where a step of its
+//                                               own takes four)
+//   ctl_send_list_group, n - 1, base, addr 1, bytes 1 | half 1 << 16, ...
+//   ctl_recv_list_group, n - 1, base, addr 1, bytes 1 | half 1 << 16, ...
+//                                               the same, each endpoint
+//                                               base | its half (a
+//                                               multicast group's)
 //   ctl_send_rows, addr, bytes, stride, n - 1, endpoint
 //                                               n xsend of `bytes` each
 //                                               from blocks `stride` bytes
@@ -275,6 +290,40 @@ ctl_end:
     CTL_RUN16_OF ctl_sends16, xsend
     CTL_RUN16_OF ctl_recvs16, xrecv
     CTL_RUN16_OF ctl_recvs16_group, xrecv, 1
+
+// A list of single sends or receives (ctl_send_list, ctl_recv_list):
+// seven issues a transfer, as a step of its own takes; eight above a
+// base (ctl_send_list_group, ctl_recv_list_group).
+    .macro CTL_LIST_OF name, insn, based=0
+    .align 8
+    .globl \name
+\name:
+    ld32    $m7, $m9, $mzero, 1
+    .if \based
+    ld32    $m8, $m9, $mzero, 2
+    add     $m9, $m9, 12
+    .else
+    add     $m9, $m9, 8
+    .endif
+1:
+    ld32    $m5, $m9, $mzero, 0
+    ld32    $m4, $m9, $mzero, 1
+    and     $m6, $m4, 0xffff
+    shr     $m3, $m4, 16
+    .if \based
+    or      $m3, $m3, $m8
+    .endif
+    \insn   $m5, $m6, $m3
+    add     $m9, $m9, 8
+    brnzdec $m7, 1b
+    ld32    $m1, $m9, $mzero, 0
+    br      $m1
+    .endm
+
+    CTL_LIST_OF ctl_send_list, xsend
+    CTL_LIST_OF ctl_recv_list, xrecv
+    CTL_LIST_OF ctl_send_list_group, xsend, 1
+    CTL_LIST_OF ctl_recv_list_group, xrecv, 1
 
 // n sends or receives of `bytes` to or from one endpoint, the blocks
 // `stride` bytes apart (ctl_send_rows, ctl_recv_rows): three issues a row,
