@@ -106,7 +106,8 @@ static void explain_control(lowering *lw, uint32_t i)
         const bool list = h == k->ctl_recv_list || h == k->ctl_send_list || h == k->ctl_recv_list_group ||
                           h == k->ctl_send_list_group;
         bool rows = h == k->ctl_recv_rows || h == k->ctl_send_rows, run = h == k->ctl_recvs || h == k->ctl_sends || narrow;
-        uint32_t count = t->steps.w[w + (list ? 1 : rows ? 4 : 3)];
+        /* (the count word of a run, rows or list step; step_words has checked it is there) */
+        uint32_t count = rows || run || list ? t->steps.w[w + (list ? 1 : rows ? 4 : 3)] : 0;
         uint64_t blocks = narrow ? lw_narrow_run_blocks(count) : rows || run || list ? (uint64_t)count + 1 : 1;
         recvs += h == k->ctl_recv || h == k->ctl_recvs || h == k->ctl_recvs16 || h == k->ctl_recvs16_group ||
                          h == k->ctl_recv_rows || h == k->ctl_recv_list || h == k->ctl_recv_list_group
