@@ -698,22 +698,31 @@ typedef struct step_item {
     uint32_t base;                    /* ... above these bits (a multicast group's; 0: a tile) */
 } step_item;
 
-/* Whether item s's endpoint takes half a word (below 65536 in every
- * replica; only tiles' endpoints are renumbered by adding to the word),
- * s->base set to the bits above it: 0 for a tile, a multicast group's
- * bits for its receive (XCH_MULTICAST | g << 17 | sender: the sender's
- * tile renumbered) where `group` allows it. */
+/* Whether the low half of item s's endpoint stays below 65536 in every
+ * replica (only tiles' endpoints are renumbered, by adding to the word),
+ * *base set to the bits above it. */
+static bool endpoint_half(const lowering *lw, const step_item *s, uint32_t *base)
+{
+    uint64_t top = s->endpoint & 0xffffu;
+    if (s->note && lw->replicas > 1)
+        top += (uint64_t)(lw->replicas - 1) * lw->replica_stride;
+    *base = s->endpoint & ~0xffffu;
+    return top <= 0xffffu;
+}
+
+/* Whether item s's endpoint takes half a word in a run, s->base set to
+ * the bits above it: 0 for a tile (below 65536 in every replica), a
+ * multicast group's bits for its receive (XCH_MULTICAST | g << 17 |
+ * sender: the sender's tile renumbered) where `group` allows it. */
 static bool narrow_endpoint(const lowering *lw, step_item *s, bool group)
 {
     s->base = 0;
     if (s->host || s->kind != EXE_RELOC_TILE)
         return false;
-    const bool multicast = group && s->endpoint != XCH_BROADCAST && (s->endpoint & XCH_MULTICAST);
-    uint64_t top = multicast ? s->endpoint & 0xffffu : s->endpoint;
-    if (s->note && lw->replicas > 1)
-        top += (uint64_t)(lw->replicas - 1) * lw->replica_stride;
-    s->base = multicast ? s->endpoint & ~0xffffu : 0;
-    return top <= 0xffffu;
+    if (group && s->endpoint != XCH_BROADCAST && (s->endpoint & XCH_MULTICAST))
+        return endpoint_half(lw, s, &s->base);
+    uint32_t base;
+    return endpoint_half(lw, s, &base) && !base;
 }
 
 /* Whether a run of m transfers (items at[0 .. m)) takes half a word an
@@ -845,11 +854,7 @@ static bool list_item(const lowering *lw, const step_item *s, uint32_t *base)
 {
     if (s->host || s->kind != EXE_RELOC_TILE || s->endpoint == XCH_BROADCAST || padded_bytes(s->x) > 0xffffu)
         return false;
-    uint64_t top = s->endpoint & 0xffffu;
-    if (s->note && lw->replicas > 1)
-        top += (uint64_t)(lw->replicas - 1) * lw->replica_stride;
-    *base = s->endpoint & ~0xffffu;
-    return top <= 0xffffu;
+    return endpoint_half(lw, s, base);
 }
 
 /* The single transfers that follow single item k in the order the steps

@@ -16,35 +16,50 @@
 #include "sim/program/model_record.h"
 #include "sim/program/tensor_map.h"
 
-/* Words of the control-program step whose handler is h (supervisor.S);
- * 0 for a word that is no handler. */
-/* The words of the step at w (n words left in the program); 0 when w is
- * not the start of one. */
-static size_t step_words(const lowering *lw, const uint32_t *w, size_t n)
+/* A control-program step as supervisor.S lays it out. */
+typedef struct step_shape {
+    size_t words;                     /* 0: no step starts here, or its count word is cut off */
+    uint64_t transfers;               /* the sends or receives it makes ... */
+    bool sends;                       /* ... sends, else receives */
+    bool compute, sync;               /* a compute set or supervisor codelet; a sync */
+} step_shape;
+
+/* The step at w (n words left in the program). */
+static step_shape decode_step(const lowering *lw, const uint32_t *w, size_t n)
 {
     const kernel_symbols *k = &lw->kernels;
-    uint32_t h = w[0];
-    if (h == k->ctl_run || h == k->ctl_send || h == k->ctl_recv)
-        return 4;
-    if (h == k->ctl_recvs || h == k->ctl_sends)
-        return n >= 4 ? 5 + (size_t)w[3] : 0;
-    if (h == k->ctl_recvs16 || h == k->ctl_sends16)
-        return n >= 4 ? 4 + (size_t)(lw_narrow_run_blocks(w[3]) + 1) / 2 : 0;   /* half a word a block */
-    if (h == k->ctl_recvs16_group)
-        return n >= 5 ? 5 + (size_t)(lw_narrow_run_blocks(w[3]) + 1) / 2 : 0;   /* ... and the base */
-    if (h == k->ctl_recv_list || h == k->ctl_send_list)
-        return n >= 2 ? 2 + 2 * ((size_t)w[1] + 1) : 0;                        /* two words a transfer */
-    if (h == k->ctl_recv_list_group || h == k->ctl_send_list_group)
-        return n >= 2 ? 3 + 2 * ((size_t)w[1] + 1) : 0;                        /* ... and the base */
-    if (h == k->ctl_recv_rows || h == k->ctl_send_rows)
-        return 6;
-    if (h == k->ctl_call)
-        return 3;
-    if (h == k->ctl_jump || h == k->ctl_sub)
-        return 2;
-    if (h == k->ctl_sync_chip || h == k->ctl_sync_system || h == k->ctl_end || h == k->ctl_ret)
-        return 1;
-    return 0;
+    const uint32_t h = w[0];
+    step_shape s = { 0 };
+    if (h == k->ctl_run || h == k->ctl_call) {
+        s.words = h == k->ctl_run ? 4 : 3, s.compute = true;
+    } else if (h == k->ctl_send || h == k->ctl_recv) {
+        s.words = 4, s.transfers = 1, s.sends = h == k->ctl_send;
+    } else if (h == k->ctl_sends || h == k->ctl_recvs) {
+        s.sends = h == k->ctl_sends;
+        if (n >= 4)
+            s.transfers = (uint64_t)w[3] + 1, s.words = 4 + (size_t)s.transfers;
+    } else if (h == k->ctl_sends16 || h == k->ctl_recvs16 || h == k->ctl_recvs16_group) {
+        /* half a word a transfer (after the group's base word) */
+        const size_t based = h == k->ctl_recvs16_group;
+        s.sends = h == k->ctl_sends16;
+        if (n >= 4 + based)
+            s.transfers = lw_narrow_run_blocks(w[3]), s.words = 4 + based + (size_t)(s.transfers + 1) / 2;
+    } else if (h == k->ctl_send_list || h == k->ctl_recv_list || h == k->ctl_send_list_group ||
+               h == k->ctl_recv_list_group) {
+        /* two words a transfer (after the group's base word) */
+        const size_t based = h == k->ctl_send_list_group || h == k->ctl_recv_list_group;
+        s.sends = h == k->ctl_send_list || h == k->ctl_send_list_group;
+        if (n >= 2)
+            s.transfers = (uint64_t)w[1] + 1, s.words = 2 + based + 2 * (size_t)s.transfers;
+    } else if (h == k->ctl_send_rows || h == k->ctl_recv_rows) {
+        s.words = 6, s.sends = h == k->ctl_send_rows;
+        s.transfers = n >= 5 ? (uint64_t)w[4] + 1 : 0;
+    } else if (h == k->ctl_jump || h == k->ctl_sub) {
+        s.words = 2;
+    } else if (h == k->ctl_sync_chip || h == k->ctl_sync_system || h == k->ctl_end || h == k->ctl_ret) {
+        s.words = 1, s.sync = h == k->ctl_sync_chip || h == k->ctl_sync_system;
+    }
+    return s;
 }
 
 /* Tile i's control program in one block where a region has room for it;
@@ -72,7 +87,7 @@ static bool place_steps(lowering *lw, uint32_t i)
     size_t w = 0, split = 0;
     while (w < t->steps.n && (w + 2) * 4 + slack <= first_room) {
         split = w;
-        size_t n = step_words(lw, t->steps.w + w, t->steps.n - w);
+        size_t n = decode_step(lw, t->steps.w + w, t->steps.n - w).words;
         if (!n)
             return lw_fail(lw, "internal: tile %u: word %zu of the control program is no step", i, w);
         w += n;
@@ -94,31 +109,16 @@ static bool place_steps(lowering *lw, uint32_t i)
 static void explain_control(lowering *lw, uint32_t i)
 {
     const ltile *t = &lw->tile[i];
-    const kernel_symbols *k = &lw->kernels;
     uint64_t runs = 0, recvs = 0, sends = 0, syncs = 0;
     for (size_t w = 0; w < t->steps.n;) {
-        uint32_t h = t->steps.w[w];
-        size_t n = step_words(lw, t->steps.w + w, t->steps.n - w);
-        if (!n)
+        const step_shape st = decode_step(lw, t->steps.w + w, t->steps.n - w);
+        if (!st.words)
             return;
-        runs += h == k->ctl_run || h == k->ctl_call;
-        const bool narrow = h == k->ctl_recvs16 || h == k->ctl_sends16 || h == k->ctl_recvs16_group;
-        const bool list = h == k->ctl_recv_list || h == k->ctl_send_list || h == k->ctl_recv_list_group ||
-                          h == k->ctl_send_list_group;
-        bool rows = h == k->ctl_recv_rows || h == k->ctl_send_rows, run = h == k->ctl_recvs || h == k->ctl_sends || narrow;
-        /* (the count word of a run, rows or list step; step_words has checked it is there) */
-        uint32_t count = rows || run || list ? t->steps.w[w + (list ? 1 : rows ? 4 : 3)] : 0;
-        uint64_t blocks = narrow ? lw_narrow_run_blocks(count) : rows || run || list ? (uint64_t)count + 1 : 1;
-        recvs += h == k->ctl_recv || h == k->ctl_recvs || h == k->ctl_recvs16 || h == k->ctl_recvs16_group ||
-                         h == k->ctl_recv_rows || h == k->ctl_recv_list || h == k->ctl_recv_list_group
-                     ? blocks
-                     : 0;
-        sends += h == k->ctl_send || h == k->ctl_sends || h == k->ctl_sends16 || h == k->ctl_send_rows ||
-                         h == k->ctl_send_list || h == k->ctl_send_list_group
-                     ? blocks
-                     : 0;
-        syncs += h == k->ctl_sync_chip || h == k->ctl_sync_system;
-        w += n;
+        runs += st.compute;
+        recvs += st.sends ? 0 : st.transfers;
+        sends += st.sends ? st.transfers : 0;
+        syncs += st.sync;
+        w += st.words;
     }
     size_t len = strlen(lw->err);
     uint64_t kept = (t->region0_kept_end - lw->region0_start) + (t->region1_kept_end - lw->region1_start);
