@@ -17,7 +17,6 @@
  * simulated exception).
  */
 #include <CUnit/CUnit.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,9 +26,9 @@
 #include "frontends/simulate.h"
 #include "isa/elf/executable.h"
 #include "isa/exchange_port.h"
-#include "workloads/codelets/matmul_f32.h"
 #include "control_fixture.h"
 #include "graph_fixture.h"
+#include "matmul_check.h"
 #include "test_util.h"
 
 /* The pieces a program's tiles receive from other tiles, by the step that
@@ -154,6 +153,23 @@ static void test_uneven_transposes(void)
     transposes(130, 70, 3, 24, true);
 }
 
+/* g compiled for the first `tiles` tiles of each chip of an M2000, a
+ * replica a chip; *chip the tiles of a chip. */
+static ipu_exe *lower_four_replicas(const graph *g, uint32_t tiles, uint32_t *chip)
+{
+    machine m;
+    char err[1024];
+    CU_ASSERT_TRUE_FATAL(machine_preset("m2000", &m, err, sizeof err));
+    *chip = (uint32_t)m.value[MP_tiles_per_chip];
+    lower_options lo = { .machine = &m, .tiles = tiles, .replicas = 4 };
+    lower_report rep;
+    ipu_exe *e = lower_graph(g, &lo, &rep, err, sizeof err);
+    if (!e)
+        fprintf(stderr, "\n  %s\n", err);
+    CU_ASSERT_FATAL(e != NULL);
+    return e;
+}
+
 /* Four replicas on an M2000: replica 3's runs name chip 3's tiles, in the
  * low and the high halves of their words alike (each half renumbered). */
 static void test_replica_endpoints(void)
@@ -165,16 +181,9 @@ static void test_replica_endpoints(void)
     graph_set_attr_ints(node(g, GRAPH_OP_TRANSPOSE, "x", "t1"), "perm", perm, 2);
     graph_set_attr_ints(node(g, GRAPH_OP_TRANSPOSE, "t1", "t2"), "perm", perm, 2);
     finish(g, "t2");
-    machine m;
-    char err[1024];
-    CU_ASSERT_TRUE_FATAL(machine_preset("m2000", &m, err, sizeof err));
-    const uint32_t tiles = 16, chip = (uint32_t)m.value[MP_tiles_per_chip];
-    lower_options lo = { .machine = &m, .tiles = tiles, .replicas = 4 };
-    lower_report rep;
-    ipu_exe *e = lower_graph(g, &lo, &rep, err, sizeof err);
-    if (!e)
-        fprintf(stderr, "\n  %s\n", err);
-    CU_ASSERT_FATAL(e != NULL);
+    uint32_t chip;
+    const uint32_t tiles = 16;
+    ipu_exe *e = lower_four_replicas(g, tiles, &chip);
     uint64_t checked[2] = { 0, 0 };   /* endpoints read in low and high halves */
     for (uint32_t r = 0; r < 4; r++)
         for (uint32_t t = 0; t < tiles; t++) {
@@ -223,16 +232,9 @@ static void test_multicast_receive_runs(void)
     input(g, "b", 2, db);
     node(g, GRAPH_OP_MATMUL, "a,b", "c");
     finish(g, "c");
-    machine m;
-    char err[1024];
-    CU_ASSERT_TRUE_FATAL(machine_preset("m2000", &m, err, sizeof err));
-    const uint32_t tiles = 64, chip = (uint32_t)m.value[MP_tiles_per_chip];
-    lower_options lo = { .machine = &m, .tiles = tiles, .replicas = 4 };
-    lower_report rep;
-    ipu_exe *e = lower_graph(g, &lo, &rep, err, sizeof err);
-    if (!e)
-        fprintf(stderr, "\n  %s\n", err);
-    CU_ASSERT_FATAL(e != NULL);
+    uint32_t chip;
+    const uint32_t tiles = 64;
+    ipu_exe *e = lower_four_replicas(g, tiles, &chip);
     uint64_t group_runs = 0, checked[2] = { 0, 0 }, saved = 0, listed[2] = { 0, 0 };
     for (uint32_t r = 0; r < 4; r++)
         for (uint32_t t = 0; t < tiles; t++) {
@@ -276,7 +278,8 @@ static void test_multicast_receive_runs(void)
     CU_ASSERT(checked[0] > 0 && checked[1] > 0);
     exe_free(e);
 
-    lo.machine = gc200(), lo.replicas = 0;
+    lower_options lo = { .machine = gc200(), .tiles = tiles };
+    char err[1024];
     graph_value ins[2] = { { .dtype = GDT_F32, .shape = g->tensors[g->inputs[0]].shape, .data = a },
                            { .dtype = GDT_F32, .shape = g->tensors[g->inputs[1]].shape, .data = b } },
                 y = { 0 };
@@ -285,17 +288,7 @@ static void test_multicast_receive_runs(void)
     if (!ok)
         fprintf(stderr, "\n  %s\n", err);
     CU_ASSERT_TRUE_FATAL(ok);
-    size_t bad = 0;
-    for (int i = 0; i < M; i++)
-        for (int j = 0; j < N; j++) {
-            double want = 0, sum_abs = 0;
-            for (int k = 0; k < K; k++) {
-                want += (double)a[(size_t)i * K + k] * b[(size_t)k * N + j];
-                sum_abs += fabs((double)a[(size_t)i * K + k] * b[(size_t)k * N + j]);
-            }
-            bad += fabs(((const float *)y.data)[i * N + j] - want) > matmul_f32_error_bound((size_t)K, sum_abs);
-        }
-    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT_EQUAL(matmul_f32_out_of_bound(a, b, y.data, (size_t)M, (size_t)K, (size_t)N), 0);
     graph_value_free(&y);
     free(a);
     free(b);
