@@ -971,8 +971,9 @@ static scatter_rect *rectangles(const lowering *lw, int t, uint64_t d, size_t *n
 
 /* The dY rows a chunk of the scatter-add in place takes: all of them
  * where every tile's indices and dY columns fit its free blocks (each
- * column range's slice in one block), else as many as fit on the tile
- * with the least room, chunks of equal size; 0 where not one row fits. */
+ * column range's slice in one block, which the indices, fetched first,
+ * may have shortened), else as many as fit on the tile with the least
+ * room, chunks of equal size; 0 where not one row fits. */
 static uint64_t scatter_chunk_rows(const lowering *lw, const gather_shape *s, const scatter_rect *r, size_t nr)
 {
     uint64_t chunk = s->n;
@@ -989,7 +990,9 @@ static uint64_t scatter_chunk_rows(const lowering *lw, const gather_shape *s, co
         uint64_t largest, total;
         lw_tile_free_room(lw, r[k].tile, &largest, &total);
         total = total * 9 / 10;
-        uint64_t by_block = largest > slack ? (largest - slack) / widest : 0;
+        /* (the chunk's indices are fetched first and may take their bytes
+         * from the largest block too) */
+        uint64_t by_block = largest > 2 * slack ? (largest - 2 * slack) / (widest + index_row) : 0;
         uint64_t by_total = total > blocks * slack ? (total - blocks * slack) / row : 0;
         chunk = by_block < chunk ? by_block : chunk;
         chunk = by_total < chunk ? by_total : chunk;
