@@ -792,6 +792,8 @@ static void copy_between_stages(graph *g, uint32_t stages)
 
 typedef struct slot {
     long long key;
+    int at;                           /* its place among the nodes of its key: 2 node, or just after
+                                         the node that makes what it adds into a running sum */
     int node;
 } slot;
 
@@ -800,7 +802,25 @@ static int cmp_slot(const void *a, const void *b)
     const slot *x = a, *y = b;
     if (x->key != y->key)
         return x->key < y->key ? -1 : 1;
+    if (x->at != y->at)
+        return x->at < y->at ? -1 : 1;
     return (x->node > y->node) - (x->node < y->node);
+}
+
+/* Where node k goes among the nodes of its key (its stage's pass of a
+ * cycle): in its own place, except an Add of a micro-batch's gradient
+ * into a running sum (graph_node.accumulates), which goes just after the
+ * node that made the gradient when that is of the same key: the gradient
+ * is then dead at once instead of waiting, with every other weight's, for
+ * the end of the backward pass (and a serialised matmul making it adds
+ * each part into the sum, lower_matmul.c). */
+static int place_in_key(const graph *g, const slot *order, int k)
+{
+    const graph_node *x = &g->nodes[k];
+    if (!x->accumulates || x->op != GRAPH_OP_ADD || x->n_inputs != 2 || x->inputs[1] < 0)
+        return 2 * k;
+    int p = g->tensors[x->inputs[1]].producer;
+    return p >= 0 && p < k && order[p].key == order[k].key ? 2 * p + 1 : 2 * k;
 }
 
 /* The cycle a forward or backward node of micro-batch m runs in on stage s. */
@@ -812,7 +832,8 @@ static int cycle_of(const graph_node *n, int m, int s, int stages)
 /* Each node's cycle, and the nodes in the schedule's order: before cycle
  * 0 the copies of inputs and weights; in cycle t each stage's nodes of
  * weights alone, its forward nodes, then its backward ones (recomputed
- * first), then the copies of what the cycle made;
+ * first, each Add into a gradient sum just after the node making its
+ * gradient, place_in_key), then the copies of what the cycle made;
  * after the last cycle the update.  False (err) where a node would read
  * what a later cycle makes. */
 static bool schedule(graph *g, int stages, int chips, char *err, size_t err_size)
@@ -852,8 +873,10 @@ static bool schedule(graph *g, int stages, int chips, char *err, size_t err_size
         key = key * (4 * stages + 1) + (x->op == GRAPH_OP_IPU_COPY || x->phase == GRAPH_PHASE_UPDATE ? 0
                                         : x->weights_only ? 4 * x->stage
                                                           : 4 * x->stage + 1 + bwd + (bwd && !x->recomputed));
-        order[k] = (slot){ key, k };
+        order[k] = (slot){ key, 2 * k, k };
     }
+    for (int k = 0; k < n; k++)
+        order[k].at = place_in_key(g, order, k);
     /* what each node reads must be made in an earlier cycle, or earlier in its own on its stage */
     for (int k = 0; k < n; k++) {
         const graph_node *x = &g->nodes[k];
@@ -861,7 +884,7 @@ static bool schedule(graph *g, int stages, int chips, char *err, size_t err_size
             continue;
         for (int i = 0; i < x->n_inputs; i++) {
             int t = x->inputs[i], p = t >= 0 ? g->tensors[t].producer : -1;
-            if (p < 0 || order[p].key < order[k].key || (order[p].key == order[k].key && p < k))
+            if (p < 0 || order[p].key < order[k].key || (order[p].key == order[k].key && order[p].at < order[k].at))
                 continue;
             char label[160];
             snprintf(err, err_size, "%s: %s of pipeline stage %d, cycle %d, reads '%s' made later in the schedule "
