@@ -458,6 +458,9 @@ static bool start_lowering(lowering *lw)
     lw->scope_hi = lw->program_tiles;
     lw->overlap = g->pipeline_stages > 1 && !lw->opts->serial_pipeline;
     lw->stage_of = calloc((size_t)g->n_nodes + 1, sizeof *lw->stage_of);
+    lw->early_op = malloc(((size_t)g->n_nodes + 1) * sizeof *lw->early_op);
+    for (int i = 0; lw->early_op && i < g->n_nodes; i++)
+        lw->early_op[i] = -1;
     lw->home_stage = calloc((size_t)g->n_tensors + 1, sizeof *lw->home_stage);
     lw->stage_syncs = calloc(lw->stages, sizeof *lw->stage_syncs);
     if (lw->stage_of && lw->home_stage && g->pipeline_stages)
@@ -467,8 +470,8 @@ static bool start_lowering(lowering *lw)
     lw->tensor = calloc((size_t)g->n_tensors + 1, sizeof *lw->tensor);
     lw->last_reader = calloc((size_t)g->n_tensors + 1, sizeof *lw->last_reader);
     lw->tmap = tmap_new();
-    if (!lw->tile || !lw->tensor || !lw->tmap || !lw->stage_of || !lw->last_reader || !lw->home_stage ||
-        !lw->stage_syncs) {
+    if (!lw->tile || !lw->tensor || !lw->tmap || !lw->stage_of || !lw->early_op || !lw->last_reader ||
+        !lw->home_stage || !lw->stage_syncs) {
         snprintf(lw->err, lw->err_size, "out of host memory");
         return false;
     }
@@ -639,17 +642,19 @@ static void lower_node(lowering *lw, int i)
         return;
     char label[24];
     snprintf(label, sizeof label, "#%d", i);
-    if ((lw->cur_op = op_map_add_op(&lw->ops, graph_ops[n->op].name, n->name && n->name[0] ? n->name : label)) < 0)
-        lw_fail(lw, "out of host memory");
     const lw_op_rule *rule = &lw_op_rules[n->op];
-    if (lw->failed || !lw_streaming_load(lw, i))
-        return;
-    if (!lw_place_zeros(lw, n))
-        return;
-    if (rule->lower)
-        rule->lower(lw, n, i);
-    else
-        lw_unsupported(lw, n, i, "no lowering for this op yet");
+    if (lw->early_op[i] >= 0) {
+        lw->cur_op = lw->early_op[i];     /* lowered with an earlier node: its pieces and storage */
+    } else {
+        if ((lw->cur_op = op_map_add_op(&lw->ops, graph_ops[n->op].name, n->name && n->name[0] ? n->name : label)) < 0)
+            lw_fail(lw, "out of host memory");
+        if (lw->failed || !lw_streaming_load(lw, i) || !lw_place_zeros(lw, n))
+            return;
+        if (rule->lower)
+            rule->lower(lw, n, i);
+        else
+            lw_unsupported(lw, n, i, "no lowering for this op yet");
+    }
     for (int k = 0; k < n->n_outputs && !lw->failed; k++)
         if (n->outputs[k] >= 0)
             lw_sort_pieces(lw, n->outputs[k]);
@@ -663,6 +668,7 @@ static void free_lowering(lowering *lw)
 {
     lw_sections_free(lw);
     free(lw->stage_of);
+    free(lw->early_op);
     free(lw->home_stage);
     free(lw->stream_done);
     free(lw->stream_base);

@@ -132,6 +132,8 @@ typedef struct lower_report {
     uint32_t serialised_matmuls;  /* matmuls computed in serial parts where no grid fit at once ... */
     uint32_t serialised_by[3];    /* ... cut along their rows, columns or K ... */
     uint32_t serial_parts;        /* ... in this many parts in all */
+    uint32_t accumulated_in_parts;  /* ... of them, those whose rows each part added into the
+                                     running sum over the micro-batches as it made them */
     uint64_t shared_record_bytes; /* worker records not stored twice on a tile (all tiles) */
     uint32_t shared_sections;     /* a pipeline's sections that ran the steps of an earlier
                                      alike one (lower_options.share_programs) ... */

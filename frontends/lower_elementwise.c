@@ -397,6 +397,8 @@ typedef struct binary_plan {
     uint32_t *a0, *a1;                 /* per output piece: where its in0 and in1 elements are */
     int64_t *base1;                    /* ... and in1's first element fetched (IN1_EXPANDED: in1
                                           fetched as the piece's own elements, row by row) */
+    const ltensor *view;               /* the output's pieces computed: all of them, or those of
+                                          a range of its elements (lw_accumulate_range) */
 } binary_plan;
 
 /* The operands as the codelet takes them (in0 the output's shape) and how
@@ -530,7 +532,7 @@ static bool fetch_in1_expanded(lowering *lw, binary_plan *bp, const piece *p, ui
  * exchange phase that brings them. */
 static bool fetch_binary_operands(lowering *lw, binary_plan *bp)
 {
-    const ltensor *lo = &lw->tensor[bp->out];
+    const ltensor *lo = bp->view;
     bp->a0 = malloc((lo->n + 1) * sizeof *bp->a0);
     bp->a1 = malloc((lo->n + 1) * sizeof *bp->a1);
     bp->base1 = malloc((lo->n + 1) * sizeof *bp->base1);
@@ -644,7 +646,7 @@ static void split_segment_record(const binary_plan *bp, size_t k, const piece *p
  * in1 row step, one record per run, one compute set per round of runs. */
 static bool binary_piece_compute_sets(lowering *lw, const binary_plan *bp, size_t k)
 {
-    const piece *p = &lw->tensor[bp->out].p[k];
+    const piece *p = &bp->view->p[k];
     uint64_t units = bp->flat || bp->split ? (p->count + 1) / 2
                                            : (p->count / bp->row_len ? p->count / bp->row_len : 1);
     uint64_t wl[CODELET_WORKERS], wh[CODELET_WORKERS];
@@ -693,7 +695,7 @@ static bool binary_piece_compute_sets(lowering *lw, const binary_plan *bp, size_
  * segments of a split piece) as items of the tile's batch. */
 static bool binary_piece_items(lowering *lw, const binary_plan *bp, size_t k, ew_batch *bt)
 {
-    const piece *p = &lw->tensor[bp->out].p[k];
+    const piece *p = &bp->view->p[k];
     uint64_t end = bp->flat ? (p->count + 1) / 2
                  : bp->split ? p->count
                              : (p->count / bp->row_len ? p->count / bp->row_len : 1);
@@ -751,32 +753,150 @@ bool lw_lower_binary(lowering *lw, const graph_node *n, int index)
     return lw_lower_binary_fn(lw, n, index, lw_op_rules[n->op].function, n->inputs[0], n->inputs[1]);
 }
 
-bool lw_lower_binary_fn(lowering *lw, const graph_node *n, int index, int function, int in0, int in1)
+/* The operands of bp's pieces (bp->view) fetched, then each tile's
+ * compute sets. */
+static bool binary_pieces(lowering *lw, const graph_node *n, binary_plan *bp)
 {
-    binary_plan bp = { .in0 = in0, .in1 = in1, .function = function };
-    if (binary_operands(lw, n, index, &bp) && place_binary_output(lw, &bp, index) && fetch_binary_operands(lw, &bp)) {
-        const ltensor *lo = &lw->tensor[bp.out];
+    if (fetch_binary_operands(lw, bp)) {
+        const ltensor *lo = bp->view;
         size_t *start = NULL, groups = 0, *order = pieces_by_tile(lw, lo, &start, &groups);
         for (size_t g = 0; order && g < groups && !lw->failed; g++) {
             if (!batched(n, start[g + 1] - start[g])) {
                 for (size_t i = start[g]; i < start[g + 1] && !lw->failed; i++)
-                    binary_piece_compute_sets(lw, &bp, order[i]);
+                    binary_piece_compute_sets(lw, bp, order[i]);
                 continue;
             }
             ew_batch bt = { 0 };
             for (size_t i = start[g]; i < start[g + 1] && !lw->failed; i++)
-                binary_piece_items(lw, &bp, order[i], &bt);
+                binary_piece_items(lw, bp, order[i], &bt);
             if (!lw->failed)
                 batch_run(lw, &bt, lo->p[order[start[g]]].tile, EW_BINARY, lw->kernels.vtx_binary_f32,
-                          (uint32_t)bp.function, 0, 0);
+                          (uint32_t)bp->function, 0, 0);
             batch_free(&bt);
         }
         free(order);
         free(start);
     }
-    free(bp.a0);
-    free(bp.a1);
-    free(bp.base1);
+    free(bp->a0);
+    free(bp->a1);
+    free(bp->base1);
+    return !lw->failed;
+}
+
+bool lw_lower_binary_fn(lowering *lw, const graph_node *n, int index, int function, int in0, int in1)
+{
+    binary_plan bp = { .in0 = in0, .in1 = in1, .function = function };
+    if (!binary_operands(lw, n, index, &bp) || !place_binary_output(lw, &bp, index))
+        return false;
+    bp.view = &lw->tensor[bp.out];
+    return binary_pieces(lw, n, &bp);
+}
+
+bool lw_accumulate_range_ok(const lowering *lw, const graph_node *n)
+{
+    if (n->op != GRAPH_OP_ADD || !n->accumulates || n->n_inputs != 2 || n->n_outputs != 1 || n->inputs[0] < 0 ||
+        n->inputs[1] < 0 || n->outputs[0] < 0)
+        return false;
+    const graph_tensor *x = lw_gt(lw, n->inputs[0]), *y = lw_gt(lw, n->inputs[1]), *o = lw_gt(lw, n->outputs[0]);
+    return x->dtype == GDT_F32 && y->dtype == GDT_F32 && o->dtype == GDT_F32 && graph_shape_equal(&x->shape, &o->shape) &&
+           graph_shape_equal(&y->shape, &o->shape) && !lw->tensor[n->inputs[0]].permuted &&
+           !lw->tensor[n->inputs[1]].permuted && lw->tensor[n->inputs[1]].root != lw->tensor[n->inputs[0]].root;
+}
+
+/* The sum's pieces (lo) within [e0, e1), each from element `off` of its
+ * part there, at most w elements, into view. */
+static bool clip_pieces(lowering *lw, const ltensor *lo, uint64_t e0, uint64_t e1, uint64_t off, uint64_t w,
+                        ltensor *view)
+{
+    view->n = 0;
+    for (size_t k = 0; k < lo->n; k++) {
+        const piece *p = &lo->p[k];
+        uint64_t a = (p->first > e0 ? p->first : e0) + off, b = p->first + p->count < e1 ? p->first + p->count : e1;
+        b = b < a + w ? b : a + w;
+        if (a >= b)
+            continue;
+        if (!lw_grow((void **)&view->p, &view->cap, view->n + 1, sizeof *view->p))
+            return lw_fail(lw, "out of host memory");
+        view->p[view->n++] = (piece){ .tile = p->tile, .addr = p->addr + (uint32_t)((a - p->first) * lo->element_bytes),
+                                      .first = a, .count = b - a };
+    }
+    return true;
+}
+
+/* The most elements (even) of each piece a round takes, w, whose copies
+ * of the addend (in1, where the tile does not hold its elements already)
+ * fit every tile's room (lw_tile_free_room: each copy its largest free
+ * block, all of them its largest blocks together): all of a piece where
+ * there is room, as a plain Add takes it; halved while there is not
+ * (BERT-Large's tied word table has an f32 sum of 90 KB a tile, laid out
+ * as the table, beside a part of its decoder's weight gradient), down to
+ * ACCUMULATE_ROUND_MIN. */
+#define ACCUMULATE_ROUND_MIN 256u
+
+static uint64_t round_elements(lowering *lw, const ltensor *view, int in1)
+{
+    uint64_t w = 2, *largest = calloc(lw->program_tiles + 1, sizeof *largest);
+    uint64_t *total = calloc(lw->program_tiles + 1, sizeof *total), *sum = calloc(lw->program_tiles + 1, sizeof *sum);
+    uint64_t *most = calloc(lw->program_tiles + 1, sizeof *most);
+    if (!largest || !total || !sum || !most) {
+        lw_fail(lw, "out of host memory");
+        w = 0;
+    }
+    for (size_t k = 0; w && k < view->n; k++) {
+        w = view->p[k].count > w ? view->p[k].count : w;
+        if (!total[view->p[k].tile])
+            lw_tile_free_room(lw, view->p[k].tile, &largest[view->p[k].tile], &total[view->p[k].tile]);
+    }
+    w = (w + 1) & ~(uint64_t)1;
+    for (bool fits = false; w && !fits;) {
+        for (size_t k = 0; k < view->n; k++)
+            sum[view->p[k].tile] = most[view->p[k].tile] = 0;
+        for (size_t k = 0; k < view->n; k++) {
+            uint32_t t = view->p[k].tile;
+            if (lw_held_at(lw, in1, view->p[k].first, view->p[k].count, t))
+                continue;
+            uint64_t b = lw_block_room((view->p[k].count < w ? view->p[k].count : w) * 4);
+            sum[t] += b;
+            most[t] = b > most[t] ? b : most[t];
+        }
+        fits = true;
+        for (size_t k = 0; k < view->n && fits; k++)
+            fits = most[view->p[k].tile] <= largest[view->p[k].tile] && sum[view->p[k].tile] <= total[view->p[k].tile];
+        if (!fits && w <= 2 * ACCUMULATE_ROUND_MIN)
+            break;
+        if (!fits)
+            w = (w / 2 + 1) & ~(uint64_t)1;
+    }
+    free(largest);
+    free(total);
+    free(sum);
+    free(most);
+    return w;
+}
+
+bool lw_accumulate_range(lowering *lw, const graph_node *n, int index, uint64_t e0, uint64_t e1)
+{
+    binary_plan bp = { .in0 = n->inputs[0], .in1 = n->inputs[1], .function = ELEMENTWISE_ADD };
+    if (!binary_operands(lw, n, index, &bp))
+        return false;
+    ltensor *lo = &lw->tensor[bp.out];
+    if (!lo->placed && !place_binary_output(lw, &bp, index))
+        return false;
+    ltensor view = { 0 };
+    uint64_t w = clip_pieces(lw, lo, e0, e1, 0, UINT64_MAX / 2, &view) ? round_elements(lw, &view, bp.in1) : 0;
+    for (uint64_t off = 0; w && !lw->failed; off += w) {
+        if (!clip_pieces(lw, lo, e0, e1, off, w, &view) || !view.n)
+            break;
+        /* the round before's fetched elements are free: its compute sets
+         * run before this round's exchange */
+        if (off)
+            lw_release_scratch(lw);
+        bp.view = &view;
+        bp.a0 = bp.a1 = NULL;
+        bp.base1 = NULL;
+        binary_pieces(lw, n, &bp);
+    }
+    free(view.p);
     return !lw->failed;
 }
 

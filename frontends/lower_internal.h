@@ -158,6 +158,9 @@ typedef struct lowering {
     uint32_t stages, stage;           /* pipeline stages (one a chip), the current op's */
     uint32_t program_tiles;           /* stages x tiles: the index space of lw->tile */
     uint32_t *stage_of;               /* per node */
+    int32_t *early_op;                /* per node lowered with an earlier one (a running sum's Add,
+                                         with the serialised matmul whose output it adds): its op
+                                         in the op map; -1 for the others */
     uint32_t *home_stage;             /* per tensor: the stage an input or variable is placed on */
     int *last_reader;                 /* per tensor root: the last node reading it, INT_MAX
                                          for graph outputs, -1 for none */
@@ -395,6 +398,10 @@ bool lw_add_piece(lowering *lw, int tensor, uint32_t tile, uint32_t addr, uint64
 /* Whether tensors a and b come in the same pieces (tile, elements; with
  * addresses, the same storage too). */
 bool lw_same_pieces(const ltensor *a, const ltensor *b, bool addresses);
+/* Where tile `tile` holds elements [first, first + count) of tensor t in
+ * one piece, 8-byte aligned, as lw_fetch reads them in place; 0: it does
+ * not (t's pieces sorted). */
+uint32_t lw_held_at(const lowering *lw, int t, uint64_t first, uint64_t count, uint32_t tile);
 uint32_t lw_fetch(lowering *lw, int t, uint64_t first, uint64_t count, uint32_t tile, enum region_pref pref);
 /* The same into a given tile address (count elements from there). */
 bool lw_fetch_into(lowering *lw, int t, uint64_t first, uint64_t count, uint32_t tile, uint32_t addr);
@@ -592,6 +599,19 @@ bool lw_lower_gather_grad(lowering *lw, const graph_node *n, int index);
 /* x + scale y over the output's pieces, in place over x where it may
  * (lower_elementwise.c; vtx_scaled_add_*). */
 bool lw_lower_scaled_add(lowering *lw, const graph_node *n, int index);
+/* An Add of a micro-batch's gradient into a running sum in place
+ * (graph_node.accumulates) that can run over ranges of its elements:
+ * f32, the sum's shape, neither operand channels-last. */
+bool lw_accumulate_range_ok(const lowering *lw, const graph_node *n);
+/* Such an Add (node `index`) over its elements [e0, e1) (even, or the
+ * end): the output placed over the sum first where it is not yet; the
+ * gradient's elements there fetched to the sum's tiles and added, in
+ * rounds of a few KB of each of the sum's pieces. */
+bool lw_accumulate_range(lowering *lw, const graph_node *n, int index, uint64_t e0, uint64_t e1);
+/* Tensor t's blocks from its from-th on given back before its last
+ * reader, the exchange phase ended first (a serialised matmul's part of
+ * its output, once added into a running sum). */
+bool lw_release_blocks_from(lowering *lw, int t, size_t from);
 bool lw_lower_adam_updater(lowering *lw, const graph_node *n, int index);
 /* A stage's arena: `need` bytes as measured and the margin given them
  * (a quarter and 4 KB; lower_section.c, lower_graph). */

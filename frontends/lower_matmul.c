@@ -41,6 +41,7 @@
 #include <string.h>
 
 #include "lower_matmul.h"
+#include "lower_ops.h"
 #include "ops_impl.h"
 #include "isa/isa.h"
 #include "isa/fp16.h"
@@ -1221,6 +1222,50 @@ static bool emit_product(lowering *lw, mm_plan *P, const mm_tile *t)
     return true;
 }
 
+/* The Add into a running sum that reads matmul node `index`'s output and
+ * nothing else, lowered next (the nodes between it and the matmul
+ * folded), where P is serialised by rows of one batch item and that Add
+ * can run over the rows of a part (lw_accumulate_range_ok); -1: none. */
+static int accumulating_reader(const lowering *lw, const graph_node *n, int index, const mm_plan *P)
+{
+    const graph *g = lw->g;
+    int out = P->s.out;
+    if (n->op != GRAPH_OP_MATMUL || P->serial < 2 || P->serial_axis != MM_AXIS_M || P->s.batch != 1 ||
+        P->s.conv || P->s.wgrad || P->s.n % 2 || out < 0 || lw->tensor[out].root != out || g->tensors[out].is_output)
+        return -1;
+    int j = lw->last_reader[out];
+    if (j <= index || j >= g->n_nodes || !lw_accumulate_range_ok(lw, &g->nodes[j]) || g->nodes[j].inputs[1] != out)
+        return -1;
+    for (int k = index + 1; k < j; k++)
+        if (!graph_node_folded(g, &g->nodes[k]))
+            return -1;
+    return j;
+}
+
+/* Part q's rows of the output added into the running sum (P->acc_node),
+ * as the Add's op, then the part's blocks of the output given back (from
+ * its mark-th). */
+static bool accumulate_part(lowering *lw, mm_plan *P, size_t mark)
+{
+    const graph_node *a = &lw->g->nodes[P->acc_node];
+    int32_t op = lw->cur_op;
+    if (P->part_now == 0) {
+        char label[24];
+        snprintf(label, sizeof label, "#%d", P->acc_node);
+        if ((P->acc_op = op_map_add_op(&lw->ops, graph_ops[a->op].name, a->name && a->name[0] ? a->name : label)) < 0)
+            return lw_fail(lw, "out of host memory");
+        lw->early_op[P->acc_node] = P->acc_op;
+        lw->rep->accumulated_in_parts++;
+    }
+    lw->cur_op = P->acc_op;
+    lw_sort_pieces(lw, P->s.out);             /* (read by element, lw_fetch) */
+    const uint64_t n = P->s.n;
+    bool ok = lw_accumulate_range(lw, a, P->acc_node, P->lo[MM_AXIS_M] * n, P->hi[MM_AXIS_M] * n) &&
+              lw_release_blocks_from(lw, P->s.out, mark);
+    lw->cur_op = op;
+    return ok;
+}
+
 /* The planned matmul P: weights, operands, products, partial sums and
  * epilogues. */
 static bool lower_planned(lowering *lw, mm_plan *P)
@@ -1249,6 +1294,7 @@ static bool lower_planned(lowering *lw, mm_plan *P)
             P->lo[a] = q * P->part;
             P->hi[a] = P->lo[a] + P->part < side ? P->lo[a] + P->part : side;
         }
+        const size_t mark = lw->tensor[P->s.out].n_blocks;
         if (!P->s.b_act)
             place_constant_weights(lw, P);
         for_each_tile(lw, P, fetch_operands);
@@ -1263,6 +1309,8 @@ static bool lower_planned(lowering *lw, mm_plan *P)
         }
         if (P->serial_axis != MM_AXIS_K || q + 1 == P->serial)
             for_each_tile(lw, P, lw_mm_finish_share);
+        if (P->acc_node >= 0 && !lw->failed)
+            accumulate_part(lw, P, mark);
     }
     if (P->s.conv || P->s.wgrad) {
         /* The result is kept channels-last: NCHW seen as NHWC (dW
@@ -1283,7 +1331,19 @@ bool lw_lower_matmul(lowering *lw, const graph_node *n, int index)
     const ltensor *a = n->n_inputs ? &lw->tensor[n->inputs[0]] : NULL;
     if (a && a->lhs_spread && lw->op_tiles == 0)
         lw->op_base = a->lhs_base;
-    return plan_matmul(lw, n, index, &P) && lower_planned(lw, &P);
+    if (!plan_matmul(lw, n, index, &P))
+        return false;
+    P.acc_node = accumulating_reader(lw, n, index, &P);
+    if (P.acc_node >= 0) {
+        /* the sum placed first where it starts here (lw_place_zeros), not
+         * like the output's first part */
+        if (!lw_place_zeros(lw, &lw->g->nodes[P.acc_node]))
+            return false;
+        if (lw->opts->verbose)
+            printf("plan: %s: each part's rows added into '%s' as they are made\n", lw_gt(lw, P.s.out)->name,
+                   lw_gt(lw, lw->g->nodes[P.acc_node].outputs[0])->name);
+    }
+    return lower_planned(lw, &P);
 }
 
 /* The matmul of a gradient of a convolution (lw_conv_grad); false with
@@ -1333,6 +1393,7 @@ bool lw_lower_conv_grad(lowering *lw, const graph_node *n, int index, const lw_c
 {
     mm_plan P;
     memset(&P, 0, sizeof P);
+    P.acc_node = -1;
     const char *why;
     if (!describe_grad(lw, cg, &P.s, &why))
         return lw_unsupported(lw, n, index, why);

@@ -187,6 +187,13 @@ typedef struct mm_plan {
     bool hold;
     enum mm_axis serial_axis;
     uint64_t part, lo[3], hi[3];
+    /* Serialised by rows, its output read only by the Add into a running
+     * sum over the micro-batches that follows it (graph_node.accumulates;
+     * poplin's matMulAcc): that node (-1: none), each part's rows added
+     * into the sum as they are made and their blocks given back, so the
+     * output is never whole on the tiles; the Add's op in the op map. */
+    int acc_node;
+    int32_t acc_op;
     mm_bias *bias;
     char what[160];
 } mm_plan;

@@ -793,6 +793,20 @@ bool lw_release_tensor(lowering *lw, int t)
     return true;
 }
 
+bool lw_release_blocks_from(lowering *lw, int t, size_t from)
+{
+    ltensor *r = &lw->tensor[lw->tensor[t].root];
+    if (from >= r->n_blocks)
+        return true;
+    if (!lw_end_phase(lw))
+        return false;
+    for (size_t b = from; b < r->n_blocks; b++)
+        if (!give_back(lw, r->blocks[b]))
+            return false;
+    r->n_blocks = from;
+    return true;
+}
+
 /* After node i: the storage of every tensor it was the last to read (or
  * wrote and nobody reads) goes back to its tiles, once the exchange and
  * copies it left pending are in the program. */
@@ -895,20 +909,27 @@ const graph_tensor *lw_gt(const lowering *lw, int t) { return &lw->g->tensors[t]
  * tile `tile`: a local piece, a constant placed now, or a buffer filled in
  * this op's exchange phase.  first must start 8 bytes aligned in the
  * tensor's element order, except at a piece start. */
+uint32_t lw_held_at(const lowering *lw, int t, uint64_t first, uint64_t count, uint32_t tile)
+{
+    const ltensor *lt = &lw->tensor[t];
+    uint32_t eb = lt->element_bytes;
+    if (!lt->placed || !count)
+        return 0;
+    size_t k = lw_piece_at(lt, first);
+    if (k < lt->n && lt->p[k].tile == tile && lt->p[k].first <= first && lt->p[k].first + lt->p[k].count >= first + count &&
+        ((lt->p[k].addr + (first - lt->p[k].first) * eb) & 7u) == 0)
+        return lt->p[k].addr + (uint32_t)((first - lt->p[k].first) * eb);
+    return 0;
+}
+
 uint32_t lw_fetch(lowering *lw, int t, uint64_t first, uint64_t count, uint32_t tile, enum region_pref pref)
 {
     const graph_tensor *g = lw_gt(lw, t);
-    ltensor *lt = &lw->tensor[t];
-    uint32_t eb = lt->element_bytes;
     if (count == 0)
         return 0;
-    if (lt->placed) {
-        size_t k = lw_piece_at(lt, first);
-        if (k < lt->n && lt->p[k].tile == tile && lt->p[k].first <= first &&
-            lt->p[k].first + lt->p[k].count >= first + count &&
-            ((lt->p[k].addr + (first - lt->p[k].first) * eb) & 7u) == 0)
-            return lt->p[k].addr + (uint32_t)((first - lt->p[k].first) * eb);
-    }
+    uint32_t held = lw_held_at(lw, t, first, count, tile);
+    if (held)
+        return held;
     char what[96];
     snprintf(what, sizeof what, g->data ? "constant '%s'" : "a copy of '%s'", g->name);
     uint32_t buf = lw_fetch_buffer(lw, t, count, tile, pref, what);

@@ -683,6 +683,78 @@ static void test_matmul_serialised(void)
     serial_case(2048, 256, 64, 16, 304, 0, true);
 }
 
+/* A serialised matmul whose output only an Add into a running sum reads
+ * (graph_node.accumulates: a weight gradient summed over micro-batches):
+ * each part's rows are added into the sum as they are made and their
+ * blocks given back (poplin's matMulAcc), so the whole product never lies
+ * on the tiles.  The sum s + A B comes out bit for bit as the same graph
+ * gives it with a plain Add after the whole product (the same plan, the
+ * same f32 additions), within the codelet's bound of the product, and the
+ * fullest tile holds less (by rows, B constant: 2048 x 256 x 64 on 16
+ * tiles of 336 KiB, in 5 parts).  Each part's Add fetches the product's
+ * rows to the sum's tiles in rounds whose copies fit the room there. */
+static graph *sum_of_product(const float *b, bool accumulates)
+{
+    enum { M = 2048, K = 256, N = 64 };
+    graph *g = graph_new("sum", 13);
+    input(g, "s0", 2, (const int64_t[]){ M, N });
+    input(g, "a", 2, (const int64_t[]){ M, K });
+    cnst(g, "b", 2, (const int64_t[]){ K, N }, b);
+    node(g, GRAPH_OP_RELU, "s0", "s");                 /* the running sum, made on the tiles */
+    node(g, GRAPH_OP_MATMUL, "a,b", "c");
+    node(g, GRAPH_OP_ADD, "s,c", "y")->accumulates = accumulates;
+    finish(g, "y");
+    return g;
+}
+
+static void test_matmul_added_by_parts(void)
+{
+    enum { M = 2048, K = 256, N = 64 };
+    float *a = malloc((size_t)M * K * sizeof *a), *b = malloc((size_t)K * N * sizeof *b);
+    float *sum = malloc((size_t)M * N * sizeof *sum);
+    CU_ASSERT_FATAL(a && b && sum);
+    for (size_t i = 0; i < (size_t)M * K; i++)
+        a[i] = rnd();
+    for (size_t i = 0; i < (size_t)K * N; i++)
+        b[i] = rnd();
+    for (size_t i = 0; i < (size_t)M * N; i++)
+        sum[i] = rnd();
+    machine m = *gc200();
+    char err[1024];
+    CU_ASSERT_TRUE_FATAL(machine_set(&m, "tile_memory_bytes=344064", err, sizeof err));
+    lower_options lo = { .machine = &m, .tiles = 16 };
+    graph_value y[2] = { { 0 }, { 0 } };
+    simulate_result r[2];
+    for (int k = 0; k < 2; k++) {                 /* k = 1: the Add a running sum's */
+        graph *g = sum_of_product(b, k == 1);
+        graph_value ins[2] = { { .dtype = GDT_F32, .shape = g->tensors[g->inputs[0]].shape, .data = sum },
+                               { .dtype = GDT_F32, .shape = g->tensors[g->inputs[1]].shape, .data = a } };
+        bool ok = simulate_graph(g, &lo, ins, &y[k], &r[k], err, sizeof err);
+        if (!ok)
+            fprintf(stderr, "\n  %s\n", err);
+        CU_ASSERT_TRUE_FATAL(ok);
+        CU_ASSERT_EQUAL(r[k].plan.serialised_by[0], 1);
+        CU_ASSERT_EQUAL(r[k].plan.accumulated_in_parts, (uint32_t)k);
+        graph_free(g);
+    }
+    CU_ASSERT_EQUAL(memcmp(y[0].data, y[1].data, (size_t)M * N * sizeof *sum), 0);
+    CU_ASSERT(r[1].plan.max_tile_bytes < r[0].plan.max_tile_bytes);
+    fprintf(stderr, "\n  the fullest tile %llu -> %llu bytes, %llu -> %llu cycles\n",
+            (unsigned long long)r[0].plan.max_tile_bytes, (unsigned long long)r[1].plan.max_tile_bytes,
+            (unsigned long long)r[0].cycles, (unsigned long long)r[1].cycles);
+    float *prod = malloc((size_t)M * N * sizeof *prod);
+    CU_ASSERT_FATAL(prod != NULL);
+    for (size_t i = 0; i < (size_t)M * N; i++)
+        prod[i] = ((const float *)y[1].data)[i] - (sum[i] > 0 ? sum[i] : 0.0f);
+    CU_ASSERT_EQUAL(matmul_f32_out_of_bound(a, b, prod, (size_t)M, (size_t)K, (size_t)N), 0);
+    free(prod);
+    graph_value_free(&y[0]);
+    graph_value_free(&y[1]);
+    free(a);
+    free(b);
+    free(sum);
+}
+
 /* The room of a tile (tile 538 of bert-base:s256:l1:b4 --train before the
  * decoder's weight gradient, 30522 x 152 x 768 on a 122 x 6 x 2 grid, as
  * lw_stage_rooms gives it: each region's scratch floor slot first, whole)
@@ -780,6 +852,7 @@ void test_register(void)
               { "a matmul's A from the host is spread over its grid rows", test_matmul_a_spread },
               { "a tile's local copies are shared by its workers", test_local_copies_shared_by_workers },
               { "a matmul that fits no grid at once is serialised", test_matmul_serialised },
+              { "a serialised matmul added into a running sum part by part", test_matmul_added_by_parts },
               { "a tile's own room: scratch from the floor's block first", test_room_floor_first },
               { "a tensor in new bytes and the free block at the floor together", test_tensor_across_floor });
 }

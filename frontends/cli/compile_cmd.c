@@ -414,9 +414,14 @@ int cmd_compile(int argc, char **argv, const command *self)
         printf("streaming memory: %u optimizer state variables, %.3f MB a replica, each loaded for its weight's "
                "update and stored back (%.3f MB moved a step)\n", rep.streaming_variables,
                (double)rep.streaming_bytes / 1e6, 2.0 * (double)rep.streaming_bytes / 1e6);
-    if (rep.serialised_matmuls)
-        printf("serialised: %u matmuls no grid fit at once computed in %u parts one after another (--verbose: "
-               "which)\n", rep.serialised_matmuls, rep.serial_parts);
+    if (rep.serialised_matmuls) {
+        printf("serialised: %u matmuls no grid fit at once computed in %u parts one after another", rep.serialised_matmuls,
+               rep.serial_parts);
+        if (rep.accumulated_in_parts)
+            printf(", %u of them each part added into its running sum over the micro-batches as it is made",
+                   rep.accumulated_in_parts);
+        printf(" (--verbose: which)\n");
+    }
     if (rep.split_programs)
         printf("control programs in two blocks (no region had room for one): %u tiles\n", rep.split_programs);
     struct stat st;
