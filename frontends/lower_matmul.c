@@ -1224,8 +1224,9 @@ static bool emit_product(lowering *lw, mm_plan *P, const mm_tile *t)
 
 /* The Add into a running sum that reads matmul node `index`'s output and
  * nothing else, lowered next (the nodes between it and the matmul
- * folded), where P is serialised by rows of one batch item and that Add
- * can run over the rows of a part (lw_accumulate_range_ok); -1: none. */
+ * folded, in the same section of a pipeline's shared programs), where P
+ * is serialised by rows of one batch item and that Add can run over the
+ * rows of a part (lw_accumulate_range_ok); -1: none. */
 static int accumulating_reader(const lowering *lw, const graph_node *n, int index, const mm_plan *P)
 {
     const graph *g = lw->g;
@@ -1239,7 +1240,8 @@ static int accumulating_reader(const lowering *lw, const graph_node *n, int inde
     for (int k = index + 1; k < j; k++)
         if (!graph_node_folded(g, &g->nodes[k]))
             return -1;
-    return j;
+    /* (in the matmul's shared section, or as outside one as it is) */
+    return lw_section_in(lw, index) == lw_section_in(lw, j) ? j : -1;
 }
 
 /* Part q's rows of the output added into the running sum (P->acc_node),
