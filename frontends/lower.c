@@ -614,6 +614,17 @@ static void pipeline_section(lowering *lw, const graph_node *n, int phase)
     }
 }
 
+int32_t lw_node_op(lowering *lw, int i)
+{
+    const graph_node *n = &lw->g->nodes[i];
+    char label[24];
+    snprintf(label, sizeof label, "#%d", i);
+    int32_t op = op_map_add_op(&lw->ops, graph_ops[n->op].name, n->name && n->name[0] ? n->name : label);
+    if (op < 0)
+        lw_fail(lw, "out of host memory");
+    return op;
+}
+
 /* Node i with the lowering its row of the op table names; then its
  * outputs' pieces in order and the storage it was the last to read freed. */
 static void lower_node(lowering *lw, int i)
@@ -640,14 +651,11 @@ static void lower_node(lowering *lw, int i)
     pipeline_section(lw, n, phase);
     if (lw->sections && !lw_section_enter(lw, i))
         return;
-    char label[24];
-    snprintf(label, sizeof label, "#%d", i);
     const lw_op_rule *rule = &lw_op_rules[n->op];
     if (lw->early_op[i] >= 0) {
         lw->cur_op = lw->early_op[i];     /* lowered with an earlier node: its pieces and storage */
     } else {
-        if ((lw->cur_op = op_map_add_op(&lw->ops, graph_ops[n->op].name, n->name && n->name[0] ? n->name : label)) < 0)
-            lw_fail(lw, "out of host memory");
+        lw->cur_op = lw_node_op(lw, i);
         if (lw->failed || !lw_streaming_load(lw, i) || !lw_place_zeros(lw, n))
             return;
         if (rule->lower)

@@ -780,6 +780,8 @@ static bool binary_pieces(lowering *lw, const graph_node *n, binary_plan *bp)
     free(bp->a0);
     free(bp->a1);
     free(bp->base1);
+    bp->a0 = bp->a1 = NULL;
+    bp->base1 = NULL;
     return !lw->failed;
 }
 
@@ -892,8 +894,6 @@ bool lw_accumulate_range(lowering *lw, const graph_node *n, int index, uint64_t 
         if (off)
             lw_release_scratch(lw);
         bp.view = &view;
-        bp.a0 = bp.a1 = NULL;
-        bp.base1 = NULL;
         binary_pieces(lw, n, &bp);
     }
     free(view.p);

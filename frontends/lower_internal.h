@@ -160,7 +160,7 @@ typedef struct lowering {
     uint32_t *stage_of;               /* per node */
     int32_t *early_op;                /* per node lowered with an earlier one (a running sum's Add,
                                          with the serialised matmul whose output it adds): its op
-                                         in the op map; -1 for the others */
+                                         in the op map (lw_node_op); -1 for the others */
     uint32_t *home_stage;             /* per tensor: the stage an input or variable is placed on */
     int *last_reader;                 /* per tensor root: the last node reading it, INT_MAX
                                          for graph outputs, -1 for none */
@@ -606,12 +606,16 @@ bool lw_accumulate_range_ok(const lowering *lw, const graph_node *n);
 /* Such an Add (node `index`) over its elements [e0, e1) (even, or the
  * end): the output placed over the sum first where it is not yet; the
  * gradient's elements there fetched to the sum's tiles and added, in
- * rounds of a few KB of each of the sum's pieces. */
+ * rounds of as much of each of the sum's pieces as the tiles have room
+ * to copy. */
 bool lw_accumulate_range(lowering *lw, const graph_node *n, int index, uint64_t e0, uint64_t e1);
 /* Tensor t's blocks from its from-th on given back before its last
  * reader, the exchange phase ended first (a serialised matmul's part of
  * its output, once added into a running sum). */
 bool lw_release_blocks_from(lowering *lw, int t, size_t from);
+/* Node i's op added to the op map (named by the node, else "#i"); -1,
+ * failed, when out of host memory. */
+int32_t lw_node_op(lowering *lw, int i);
 bool lw_lower_adam_updater(lowering *lw, const graph_node *n, int index);
 /* A stage's arena: `need` bytes as measured and the margin given them
  * (a quarter and 4 KB; lower_section.c, lower_graph). */

@@ -1252,10 +1252,8 @@ static bool accumulate_part(lowering *lw, mm_plan *P, size_t mark)
     const graph_node *a = &lw->g->nodes[P->acc_node];
     int32_t op = lw->cur_op;
     if (P->part_now == 0) {
-        char label[24];
-        snprintf(label, sizeof label, "#%d", P->acc_node);
-        if ((P->acc_op = op_map_add_op(&lw->ops, graph_ops[a->op].name, a->name && a->name[0] ? a->name : label)) < 0)
-            return lw_fail(lw, "out of host memory");
+        if ((P->acc_op = lw_node_op(lw, P->acc_node)) < 0)
+            return false;
         lw->early_op[P->acc_node] = P->acc_op;
         lw->rep->accumulated_in_parts++;
     }

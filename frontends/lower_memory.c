@@ -905,10 +905,6 @@ static size_t lw_piece_at(const ltensor *lt, uint64_t e)
 
 const graph_tensor *lw_gt(const lowering *lw, int t) { return &lw->g->tensors[t]; }
 
-/* A tile address holding elements [first, first + count) of tensor t on
- * tile `tile`: a local piece, a constant placed now, or a buffer filled in
- * this op's exchange phase.  first must start 8 bytes aligned in the
- * tensor's element order, except at a piece start. */
 uint32_t lw_held_at(const lowering *lw, int t, uint64_t first, uint64_t count, uint32_t tile)
 {
     const ltensor *lt = &lw->tensor[t];
@@ -922,6 +918,10 @@ uint32_t lw_held_at(const lowering *lw, int t, uint64_t first, uint64_t count, u
     return 0;
 }
 
+/* A tile address holding elements [first, first + count) of tensor t on
+ * tile `tile`: a local piece, a constant placed now, or a buffer filled in
+ * this op's exchange phase.  first must start 8 bytes aligned in the
+ * tensor's element order, except at a piece start. */
 uint32_t lw_fetch(lowering *lw, int t, uint64_t first, uint64_t count, uint32_t tile, enum region_pref pref)
 {
     const graph_tensor *g = lw_gt(lw, t);
